@@ -1,0 +1,81 @@
+import { SignJWT, UnsecuredJWT } from 'jose';
+import { ApiError } from '@platform/errors';
+import { issueAccessToken, TokenVerifier } from './tokens';
+import { assertOwnerOrAdmin, requireAdmin } from './access';
+
+const secret = 'a-test-secret-that-is-long-enough-0123456789';
+const verifier = new TokenVerifier(secret);
+
+async function rejection(promise: Promise<unknown>): Promise<ApiError> {
+  try {
+    await promise;
+  } catch (error) {
+    return error as ApiError;
+  }
+  throw new Error('expected a rejection');
+}
+
+describe('access tokens', () => {
+  it('issues a bearer token that verifies to its user and role', async () => {
+    const token = await issueAccessToken(secret, { userId: 'u1', role: 'admin' }, 60);
+    expect(token).toMatchObject({ tokenType: 'Bearer', expiresIn: 60 });
+    await expect(verifier.verifyHeader(`Bearer ${token.accessToken}`)).resolves.toMatchObject({ userId: 'u1', role: 'admin' });
+  });
+
+  it('refuses alg none, a wrong signature, a tampered payload and an expired token with 401 and WWW-Authenticate', async () => {
+    const valid = (await issueAccessToken(secret, { userId: 'u1', role: 'customer' })).accessToken;
+    const [header, , signature] = valid.split('.');
+    const tamperedPayload = Buffer.from(JSON.stringify({ sub: 'u1', role: 'admin', iss: 'order-platform', aud: 'order-platform-api', exp: 9999999999 })).toString('base64url');
+    const unsigned = new UnsecuredJWT({ role: 'admin' }).setSubject('u1').setIssuer('order-platform').setAudience('order-platform-api').setExpirationTime('1h').encode();
+    const otherKey = await new SignJWT({ role: 'admin' })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject('u1')
+      .setIssuer('order-platform')
+      .setAudience('order-platform-api')
+      .setExpirationTime('1h')
+      .sign(new TextEncoder().encode('another-secret-another-secret-another'));
+    const expired = await new SignJWT({ role: 'customer' })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject('u1')
+      .setIssuer('order-platform')
+      .setAudience('order-platform-api')
+      .setExpirationTime(Math.floor(Date.now() / 1000) - 10)
+      .sign(new TextEncoder().encode(secret));
+    const hs512 = await new SignJWT({ role: 'admin' }).setProtectedHeader({ alg: 'HS512' }).setSubject('u1').setExpirationTime('1h').sign(new TextEncoder().encode(secret));
+    for (const token of [unsigned, `${header}.${tamperedPayload}.${signature}`, otherKey, expired, hs512]) {
+      const error = await rejection(verifier.verify(token));
+      expect(error).toBeInstanceOf(ApiError);
+      expect(error.status).toBe(401);
+      expect(error.code).toBe('UNAUTHENTICATED');
+      expect(error.headers['WWW-Authenticate']).toBe('Bearer');
+    }
+    expect((await rejection(verifier.verify(expired))).message).toMatch(/expired/);
+  });
+
+  it('refuses a missing or malformed Authorization header', async () => {
+    expect((await rejection(verifier.verifyHeader(undefined))).status).toBe(401);
+    expect((await rejection(verifier.verifyHeader('Basic dXNlcjpwYXNz'))).status).toBe(401);
+    expect((await rejection(verifier.verifyHeader('Bearer not-a-jwt'))).status).toBe(401);
+  });
+});
+
+describe('access rules', () => {
+  const customer = { userId: 'u1', role: 'customer' as const, expiresAt: 0 };
+  const admin = { userId: 'a1', role: 'admin' as const, expiresAt: 0 };
+
+  it('hides another customer\'s resource behind 404 and lets the owner and admins through', () => {
+    expect(() => assertOwnerOrAdmin(customer, 'u1', 'Order')).not.toThrow();
+    expect(() => assertOwnerOrAdmin(admin, 'u1', 'Order')).not.toThrow();
+    try {
+      assertOwnerOrAdmin(customer, 'u2', 'Order');
+      throw new Error('expected 404');
+    } catch (error) {
+      expect((error as ApiError).status).toBe(404);
+    }
+  });
+
+  it('answers 403 to a customer on an admin-only operation', () => {
+    expect(() => requireAdmin(admin)).not.toThrow();
+    expect(() => requireAdmin(customer)).toThrow(expect.objectContaining({ status: 403, code: 'FORBIDDEN' }));
+  });
+});

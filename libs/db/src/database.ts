@@ -1,0 +1,86 @@
+// One function gives a service its Prisma client: PostgreSQL through @prisma/adapter-pg when
+// DATABASE_URL is set, otherwise an embedded PGlite under DATA_DIR/<service>.
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { PrismaPg } from '@prisma/adapter-pg';
+import type { SqlDriverAdapterFactory } from '@prisma/driver-adapter-utils';
+import { Client } from 'pg';
+import { PrismaPGlite } from 'pglite-prisma-adapter';
+import { applyMigrations, type MigrationResult, type SqlRunner } from './migrate';
+
+export interface PrismaLike {
+  $queryRawUnsafe(sql: string): Promise<unknown>;
+  $disconnect(): Promise<void>;
+}
+
+export interface DatabaseOptions<P> {
+  service: string;
+  /** Unset: embedded PGlite. */
+  databaseUrl?: string;
+  /** Root for embedded data; `memory://` keeps it in memory (tests). */
+  dataDir: string;
+  migrationsDir: string;
+  createClient: (adapter: SqlDriverAdapterFactory) => P;
+  /** Run pending migrations first (embedded default, tests); the Kubernetes Job does it otherwise. */
+  migrate?: boolean;
+  poolSize?: number;
+}
+
+export interface Database<P> {
+  prisma: P;
+  kind: 'postgresql' | 'pglite';
+  migrations?: MigrationResult;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+function pgliteRunner(db: PGlite): SqlRunner {
+  return { query: (sql, params) => db.query(sql, params) as Promise<{ rows: Record<string, unknown>[] }>, exec: (sql) => db.exec(sql) };
+}
+
+/** Migrates a PostgreSQL database over one plain connection (also the `migrate` command). */
+export async function migratePostgres(databaseUrl: string, migrationsDir: string): Promise<MigrationResult> {
+  const client = new Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    return await applyMigrations({ query: (sql, params) => client.query(sql, params), exec: (sql) => client.query(sql) }, migrationsDir);
+  } finally {
+    await client.end();
+  }
+}
+
+export async function openDatabase<P extends PrismaLike>(options: DatabaseOptions<P>): Promise<Database<P>> {
+  if (options.databaseUrl) {
+    const migrations = options.migrate ? await migratePostgres(options.databaseUrl, options.migrationsDir) : undefined;
+    const prisma = options.createClient(new PrismaPg({ connectionString: options.databaseUrl, max: options.poolSize ?? 10 }));
+    return {
+      prisma,
+      kind: 'postgresql',
+      migrations,
+      ping: async () => {
+        await prisma.$queryRawUnsafe('SELECT 1');
+      },
+      close: () => prisma.$disconnect(),
+    };
+  }
+  const inMemory = options.dataDir.startsWith('memory://');
+  const dataPath = inMemory ? undefined : path.join(options.dataDir, options.service);
+  if (dataPath) await mkdir(dataPath, { recursive: true });
+  const pglite = await PGlite.create(dataPath);
+  // The embedded database has no separate migration step: it is this process's own.
+  const migrations = await applyMigrations(pgliteRunner(pglite), options.migrationsDir);
+  const prisma = options.createClient(new PrismaPGlite(pglite) as unknown as SqlDriverAdapterFactory);
+  return {
+    prisma,
+    kind: 'pglite',
+    migrations,
+    ping: async () => {
+      await pglite.query('SELECT 1');
+    },
+    close: async () => {
+      await prisma.$disconnect();
+      await pglite.close();
+    },
+  };
+}

@@ -1,0 +1,3 @@
+export { openDatabase, migratePostgres, type Database, type DatabaseOptions, type PrismaLike } from './database';
+export { applyMigrations, listMigrations, type MigrationResult, type SqlRunner } from './migrate';
+export { openTestDatabase } from './test-database';

@@ -1,0 +1,111 @@
+import express from 'express';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ApiError } from './api-error';
+import { errorHandler, jsonBody, methodNotAllowed, notFoundHandler, requireAcceptableResponse } from './express';
+
+let server: Server;
+let url: string;
+
+beforeAll(async () => {
+  const app = express();
+  app.use((_req, res, next) => {
+    res.locals.traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    next();
+  });
+  app.use(requireAcceptableResponse);
+  app.use(jsonBody());
+  app
+    .route('/things')
+    .get((_req, res) => {
+      res.json({ items: [] });
+    })
+    .post((req, res) => {
+      res.status(201).json(req.body);
+    })
+    .all(methodNotAllowed);
+  app.get('/boom', () => {
+    const error = new Error('relation "users" does not exist: SELECT * FROM users WHERE password_hash = $1');
+    throw error;
+  });
+  app.get('/conflict', () => {
+    throw new ApiError('ORDER_ALREADY_CANCELED', 'The order is already canceled.');
+  });
+  app.use(notFoundHandler);
+  app.use(errorHandler);
+  server = app.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(() => new Promise((resolve) => server.close(resolve)));
+
+describe('the error format', () => {
+  it('renders an ApiError with code, message, traceId and an empty errors list', async () => {
+    const res = await fetch(`${url}/conflict`);
+    expect(res.status).toBe(409);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect((await res.json()) as { code: string }).toEqual({ code: 'ORDER_ALREADY_CANCELED', message: 'The order is already canceled.', traceId: '4bf92f3577b34da6a3ce929d0e0e4736', errors: [] });
+  });
+
+  it('renders RFC 9457 problem+json when the client asks for it', async () => {
+    const res = await fetch(`${url}/conflict`, { headers: { accept: 'application/problem+json' } });
+    expect(res.status).toBe(409);
+    expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    const body = (await res.json()) as Record<string, unknown>;
+    expect(body).toMatchObject({ status: 409, title: 'Order already canceled', detail: 'The order is already canceled.', instance: '/conflict', code: 'ORDER_ALREADY_CANCELED', errors: [] });
+    expect(String(body.type)).toMatch(/order-already-canceled$/);
+  });
+
+  it('answers an unexpected error with a bare 500: no stack, no SQL, no message of the cause', async () => {
+    const res = await fetch(`${url}/boom`);
+    expect(res.status).toBe(500);
+    const text = await res.text();
+    expect(JSON.parse(text)).toMatchObject({ code: 'INTERNAL', traceId: '4bf92f3577b34da6a3ce929d0e0e4736', errors: [] });
+    expect(text).not.toMatch(/SELECT|password_hash|relation|at \w+ \(|\.ts:/);
+  });
+
+  it('answers 404 NOT_FOUND for an unknown path', async () => {
+    const res = await fetch(`${url}/nowhere`);
+    expect(res.status).toBe(404);
+    expect(((await res.json()) as { code: string }).code).toBe('NOT_FOUND');
+  });
+
+  it('answers 405 with Allow for a known path and another method', async () => {
+    const res = await fetch(`${url}/things`, { method: 'DELETE' });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('GET, POST, HEAD');
+    expect(((await res.json()) as { code: string }).code).toBe('METHOD_NOT_ALLOWED');
+  });
+
+  it('answers 400 MALFORMED_JSON for unreadable JSON', async () => {
+    const res = await fetch(`${url}/things`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name": ' });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { code: string }).code).toBe('MALFORMED_JSON');
+  });
+
+  it('answers 413 for a body over 1 MiB', async () => {
+    const body = JSON.stringify({ blob: 'x'.repeat(1024 * 1024 + 10) });
+    const res = await fetch(`${url}/things`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    expect(res.status).toBe(413);
+    expect(((await res.json()) as { code: string }).code).toBe('PAYLOAD_TOO_LARGE');
+  });
+
+  it('answers 415 for a body that is not JSON', async () => {
+    const res = await fetch(`${url}/things`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'hello' });
+    expect(res.status).toBe(415);
+    expect(((await res.json()) as { code: string }).code).toBe('UNSUPPORTED_MEDIA_TYPE');
+  });
+
+  it('answers 406 when the client accepts no JSON', async () => {
+    const res = await fetch(`${url}/things`, { headers: { accept: 'text/html' } });
+    expect(res.status).toBe(406);
+    expect(((await res.json()) as { code: string }).code).toBe('NOT_ACCEPTABLE');
+  });
+
+  it('accepts a JSON body and passes it on', async () => {
+    const res = await fetch(`${url}/things`, { method: 'POST', headers: { 'content-type': 'application/json; charset=utf-8' }, body: '{"a":1}' });
+    expect(res.status).toBe(201);
+    expect((await res.json()) as { code: string }).toEqual({ a: 1 });
+  });
+});

@@ -1,0 +1,81 @@
+// Express glue: the one error handler, and the handlers for requests no route can take.
+import { randomBytes } from 'node:crypto';
+import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Response } from 'express';
+import { ApiError } from './api-error';
+import { asApiError, PROBLEM_JSON, toErrorBody, toProblemBody } from './render';
+
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+function traceIdOf(res: Response): string {
+  return (res.locals.traceId as string | undefined) ?? randomBytes(16).toString('hex');
+}
+
+/** Sends `error` in the one error format, as RFC 9457 when the client prefers problem+json. */
+export function sendError(req: Request, res: Response, thrown: unknown): void {
+  const error = asApiError(thrown);
+  // The request log reads the cause; the client never sees it.
+  if (error.status >= 500) res.locals.errorCause = error.cause ?? error;
+  const traceId = traceIdOf(res);
+  for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
+  res.status(error.status);
+  const wantsProblem = req.accepts(['application/json', PROBLEM_JSON]) === PROBLEM_JSON;
+  if (wantsProblem) {
+    res.type(PROBLEM_JSON).send(JSON.stringify(toProblemBody(error, traceId, req.originalUrl)));
+  } else {
+    res.json(toErrorBody(error, traceId));
+  }
+}
+
+const bodyParserErrors: Record<string, () => ApiError> = {
+  'entity.parse.failed': () => new ApiError('MALFORMED_JSON', 'The request body is not valid JSON.'),
+  'entity.too.large': () => new ApiError('PAYLOAD_TOO_LARGE', `The request body is larger than ${MAX_BODY_BYTES} bytes.`),
+  'encoding.unsupported': () => new ApiError('UNSUPPORTED_MEDIA_TYPE', 'The request body encoding is not supported.'),
+  'charset.unsupported': () => new ApiError('UNSUPPORTED_MEDIA_TYPE', 'The request body charset is not supported; send UTF-8.'),
+  'request.aborted': () => new ApiError('VALIDATION_FAILED', 'The request body was cut short.'),
+  'request.size.invalid': () => new ApiError('VALIDATION_FAILED', 'The request body length does not match Content-Length.'),
+};
+
+/** Last middleware of every app: renders whatever was thrown. Never sends stacks or SQL. */
+export const errorHandler: ErrorRequestHandler = (error, req, res, next) => {
+  if (res.headersSent) return next(error);
+  const parserError = typeof error?.type === 'string' ? bodyParserErrors[error.type] : undefined;
+  sendError(req, res, parserError ? parserError() : error);
+};
+
+/** After all routes: nothing matched the path. */
+export const notFoundHandler: RequestHandler = (req) => {
+  throw new ApiError('NOT_FOUND', `No resource at ${req.method} ${req.path}.`);
+};
+
+/**
+ * Put last on a route (`router.route(p).get(...).all(methodNotAllowed)`): the route exists but
+ * not for this method, so answer 405 with the methods it does have.
+ */
+export const methodNotAllowed: RequestHandler = (req) => {
+  const methods = Object.keys((req.route as { methods: Record<string, boolean> }).methods)
+    .filter((method) => method !== '_all')
+    .map((method) => method.toUpperCase());
+  if (methods.includes('GET') && !methods.includes('HEAD')) methods.push('HEAD');
+  throw new ApiError('METHOD_NOT_ALLOWED', `${req.method} is not supported here.`, { headers: { Allow: methods.join(', ') } });
+};
+
+/** JSON bodies only, at most 1 MiB; any other content type with a body answers 415. */
+export function jsonBody(): RequestHandler[] {
+  const parse = express.json({ limit: MAX_BODY_BYTES, strict: false, type: ['application/json', 'application/*+json'] });
+  const requireJson: RequestHandler = (req, _res, next) => {
+    const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+    if (hasBody && !req.is(['application/json', 'application/*+json'])) {
+      throw new ApiError('UNSUPPORTED_MEDIA_TYPE', 'Send the request body as application/json.');
+    }
+    next();
+  };
+  return [requireJson, parse];
+}
+
+/** 406 when the client accepts neither JSON nor problem+json. */
+export const requireAcceptableResponse: RequestHandler = (req, _res, next) => {
+  if (req.headers.accept && !req.accepts(['application/json', PROBLEM_JSON])) {
+    throw new ApiError('NOT_ACCEPTABLE', 'This API answers with application/json (or application/problem+json for errors).');
+  }
+  next();
+};

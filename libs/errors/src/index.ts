@@ -1,0 +1,12 @@
+export { ApiError, isApiError } from './api-error';
+export { errorCatalog, fieldErrorCodes, type ErrorCode, type FieldError, type FieldErrorCode } from './codes';
+export { asApiError, PROBLEM_JSON, toErrorBody, toProblemBody, type ErrorBody, type ProblemBody } from './render';
+export {
+  errorHandler,
+  jsonBody,
+  MAX_BODY_BYTES,
+  methodNotAllowed,
+  notFoundHandler,
+  requireAcceptableResponse,
+  sendError,
+} from './express';

@@ -1,0 +1,12 @@
+// Identifiers: UUIDv7 strings. Time-ordered (new rows land at the end of B-tree indexes and sort
+// by creation), 74 random bits (unguessable), and a native `uuid` column in PostgreSQL.
+import { v7 as uuidv7, validate, version } from 'uuid';
+
+export function newId(): string {
+  return uuidv7();
+}
+
+/** True for a canonical UUID string; path ids that fail this are answered 404 without a query. */
+export function isId(value: unknown): value is string {
+  return typeof value === 'string' && validate(value) && value === value.toLowerCase() && version(value) === 7;
+}

@@ -1,0 +1,14 @@
+export { parseSort, type Sort, type SortDirection } from './sort';
+export { decodeCursor, encodeCursor, type CursorValue } from './cursor';
+export {
+  DEFAULT_PAGE_SIZE,
+  keysetQuery,
+  MAX_PAGE_SIZE,
+  pagingBodyShape,
+  pagingQueryShape,
+  toListEnvelope,
+  toPageRequest,
+  type ListEnvelope,
+  type PageRequest,
+  type PagingParams,
+} from './page';

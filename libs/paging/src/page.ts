@@ -1,0 +1,127 @@
+// One paging implementation for every list: cursor (keyset, the default), page+size, or
+// offset+limit. Whatever the style, the response carries a keyset `nextCursor`.
+import { ApiError } from '@platform/errors';
+import { queryBoolean, queryInt, z } from '@platform/validation';
+import { type CursorValue, decodeCursor, encodeCursor, scopeOf } from './cursor';
+import type { Sort } from './sort';
+
+export const DEFAULT_PAGE_SIZE = 20;
+export const MAX_PAGE_SIZE = 100;
+
+/** Paging parameters of a query string; spread into a list's `z.strictObject`. */
+export const pagingQueryShape = {
+  size: queryInt().optional(),
+  cursor: z.string().min(1).optional(),
+  page: queryInt().optional(),
+  offset: queryInt().optional(),
+  limit: queryInt().optional(),
+  withTotal: queryBoolean().optional(),
+  sort: z.string().optional(),
+};
+
+/** The same parameters in a JSON body (`POST .../search`). */
+export const pagingBodyShape = {
+  size: z.number().int().optional(),
+  cursor: z.string().min(1).optional(),
+  page: z.number().int().optional(),
+  offset: z.number().int().optional(),
+  limit: z.number().int().optional(),
+  withTotal: z.boolean().optional(),
+  sort: z.string().optional(),
+};
+
+export interface PagingParams {
+  size?: number;
+  cursor?: string;
+  page?: number;
+  offset?: number;
+  limit?: number;
+  withTotal?: boolean;
+}
+
+export interface PageRequest<F extends string = string> {
+  sort: Sort<F>;
+  /** Rows to return; fetch `take + 1` to learn `hasNext`. */
+  take: number;
+  skip: number;
+  /** Keyset position: rows strictly after (sort value, id). */
+  after?: { value: CursorValue; id: string };
+  withTotal: boolean;
+  scope: string;
+}
+
+export interface ListEnvelope<T> {
+  items: T[];
+  nextCursor: string | null;
+  hasNext: boolean;
+  totalCount?: number;
+}
+
+function fieldError(field: string, code: 'OUT_OF_RANGE' | 'NOT_ALLOWED', message: string, status: number): ApiError {
+  return new ApiError('VALIDATION_FAILED', message, { status, fieldErrors: [{ field, code, message }] });
+}
+
+/**
+ * Turns paging parameters into a page request. `list` and `filters` scope the cursor so that it
+ * cannot be replayed against another list, sort or filter.
+ */
+export function toPageRequest<F extends string>(
+  params: PagingParams,
+  options: { list: string; sort: Sort<F>; filters?: unknown; secret: string },
+): PageRequest<F> {
+  const styles = [params.cursor !== undefined && 'cursor', params.page !== undefined && 'page', (params.offset !== undefined || params.limit !== undefined) && 'offset/limit'].filter(Boolean);
+  if (styles.length > 1 || (params.limit !== undefined && params.size !== undefined)) {
+    throw fieldError(String(styles[1] ?? 'limit'), 'NOT_ALLOWED', `Use one paging style: cursor, page+size or offset+limit (got ${styles.join(' and ') || 'limit and size'}).`, 400);
+  }
+  const requested = params.limit ?? params.size ?? DEFAULT_PAGE_SIZE;
+  if (requested < 1) throw fieldError(params.limit !== undefined ? 'limit' : 'size', 'OUT_OF_RANGE', 'Page size must be at least 1.', 422);
+  if (params.page !== undefined && params.page < 1) throw fieldError('page', 'OUT_OF_RANGE', 'page starts at 1.', 422);
+  if (params.offset !== undefined && params.offset < 0) throw fieldError('offset', 'OUT_OF_RANGE', 'offset must be 0 or more.', 422);
+  const take = Math.min(requested, MAX_PAGE_SIZE);
+  const scope = scopeOf([options.list, options.sort.field, options.sort.direction, options.filters ?? null]);
+  const request: PageRequest<F> = {
+    sort: options.sort,
+    take,
+    skip: params.page !== undefined ? (params.page - 1) * take : (params.offset ?? 0),
+    withTotal: params.withTotal ?? false,
+    scope,
+  };
+  if (params.cursor !== undefined) {
+    const values = decodeCursor(options.secret, scope, params.cursor);
+    if (values.length !== 2 || typeof values[1] !== 'string') throw new ApiError('INVALID_CURSOR', 'The cursor is not valid for this list.');
+    request.after = { value: values[0], id: values[1] };
+  }
+  return request;
+}
+
+/**
+ * The Prisma `where` and `orderBy` of a keyset page: rows after (value, id) in sort order, with
+ * `id` breaking ties so the order is total. Needs an index on (field, id).
+ */
+export function keysetQuery(request: PageRequest): { where: Record<string, unknown>; orderBy: Record<string, 'asc' | 'desc'>[] } {
+  const { field, direction } = request.sort;
+  const orderBy = field === 'id' ? [{ id: direction }] : [{ [field]: direction }, { id: direction }];
+  if (!request.after) return { where: {}, orderBy };
+  const beyond = direction === 'desc' ? 'lt' : 'gt';
+  const { value, id } = request.after;
+  const where = field === 'id' ? { id: { [beyond]: id } } : { OR: [{ [field]: { [beyond]: value } }, { [field]: value, id: { [beyond]: id } }] };
+  return { where, orderBy };
+}
+
+/** Builds the envelope from `take + 1` fetched rows. */
+export function toListEnvelope<Row extends { id: string }, Item>(
+  rows: Row[],
+  request: PageRequest,
+  options: { secret: string; toItem: (row: Row) => Item; sortValue: (row: Row) => CursorValue; totalCount?: number },
+): ListEnvelope<Item> {
+  const hasNext = rows.length > request.take;
+  const page = hasNext ? rows.slice(0, request.take) : rows;
+  const last = page.at(-1);
+  const envelope: ListEnvelope<Item> = {
+    items: page.map(options.toItem),
+    nextCursor: hasNext && last ? encodeCursor(options.secret, request.scope, [options.sortValue(last), last.id]) : null,
+    hasNext,
+  };
+  if (request.withTotal) envelope.totalCount = options.totalCount ?? 0;
+  return envelope;
+}

@@ -1,0 +1,40 @@
+import { ApiError } from '@platform/errors';
+
+export type SortDirection = 'asc' | 'desc';
+export interface Sort<F extends string = string> {
+  field: F;
+  direction: SortDirection;
+}
+
+/**
+ * Reads `field,desc`, `field,asc`, `field` or `-field` (leading minus is descending). A field
+ * outside `allowed` is refused with 400: sorting on an unindexed column is a denial of service.
+ */
+export function parseSort<F extends string>(value: string | undefined, allowed: readonly F[], fallback: Sort<F>): Sort<F> {
+  if (value === undefined || value === '') return fallback;
+  let field = value;
+  let direction: SortDirection = 'asc';
+  const comma = value.split(',');
+  if (comma.length === 2) {
+    field = comma[0];
+    const dir = comma[1].toLowerCase();
+    if (dir !== 'asc' && dir !== 'desc') throw sortError(`Sort direction must be asc or desc, not '${comma[1]}'.`);
+    direction = dir;
+  } else if (comma.length > 2) {
+    throw sortError('Sort takes one field: field,desc or -field.');
+  } else if (value.startsWith('-')) {
+    field = value.slice(1);
+    direction = 'desc';
+  }
+  if (!(allowed as readonly string[]).includes(field)) {
+    throw sortError(`Cannot sort by '${field}'. Sortable fields: ${allowed.join(', ')}.`);
+  }
+  return { field: field as F, direction };
+}
+
+function sortError(message: string): ApiError {
+  return new ApiError('VALIDATION_FAILED', 'The sort parameter is not allowed.', {
+    status: 400,
+    fieldErrors: [{ field: 'sort', code: 'NOT_ALLOWED', message }],
+  });
+}

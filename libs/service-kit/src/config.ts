@@ -1,0 +1,56 @@
+// The one config loader: environment variables parsed and checked once at start, with defaults
+// that make `npm start` work on a bare machine. A bad value stops the process with every
+// problem listed.
+import path from 'node:path';
+import { z } from '@platform/validation';
+
+export const DEVELOPMENT_JWT_SECRET = 'development-only-secret-change-me-0123456789';
+
+const port = (fallback: number) => z.coerce.number().int().min(1).max(65535).default(fallback);
+
+export const baseConfigShape = {
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Unset: each service keeps an embedded PostgreSQL (PGlite) under DATA_DIR/<service>. */
+  DATABASE_URL: z.string().url().optional(),
+  DATA_DIR: z.string().default(path.resolve(process.cwd(), '.data')),
+  JWT_SECRET: z.string().min(32, 'JWT_SECRET must be at least 32 characters').optional(),
+  /** Signs list cursors; defaults to a key derived from JWT_SECRET. */
+  CURSOR_SECRET: z.string().min(16).optional(),
+  /** How long readiness reports "stopping" before the listener closes (load balancers catch up). */
+  SHUTDOWN_DRAIN_MS: z.coerce.number().int().min(0).default(0),
+  /** Longest wait for in-flight requests after the listener closes. */
+  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
+  /** Request budget when the caller sends no X-Request-Timeout-Ms. */
+  REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1).default(10_000),
+};
+
+export type BaseConfig = z.output<z.ZodObject<typeof baseConfigShape>>;
+
+export { port as portSetting };
+
+export interface LoadedConfig {
+  jwtSecret: string;
+  cursorSecret: string;
+  /** Set when a development default stands in for a secret: print it loudly. */
+  warnings: string[];
+}
+
+/** Parses process.env against the base settings plus the app's own; exits on error. */
+export function loadConfig<S extends z.ZodRawShape>(shape: S, env: NodeJS.ProcessEnv = process.env): z.output<z.ZodObject<typeof baseConfigShape & S>> & LoadedConfig {
+  const schema = z.object({ ...baseConfigShape, ...shape });
+  const result = schema.safeParse(env);
+  if (!result.success) {
+    const lines = result.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
+    throw new Error(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const config = result.data as z.output<z.ZodObject<typeof baseConfigShape & S>>;
+  const base = config as unknown as BaseConfig;
+  const warnings: string[] = [];
+  if (!base.JWT_SECRET) {
+    if (base.NODE_ENV === 'production') throw new Error('Invalid configuration:\n  JWT_SECRET: required when NODE_ENV=production');
+    warnings.push('JWT_SECRET is not set: using the PUBLIC DEVELOPMENT SECRET. Anyone can mint tokens. Never run like this in production.');
+  }
+  const jwtSecret = base.JWT_SECRET ?? DEVELOPMENT_JWT_SECRET;
+  return { ...config, jwtSecret, cursorSecret: base.CURSOR_SECRET ?? `cursor:${jwtSecret}`, warnings };
+}

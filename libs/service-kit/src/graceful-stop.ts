@@ -1,0 +1,85 @@
+// Clean stop on SIGTERM/SIGINT: readiness fails, the listener closes after a drain delay,
+// in-flight requests finish (bounded), keep-alive sockets close, then resources close.
+// Node's own http.Server does the draining (`close` + `closeIdleConnections`); nothing to add.
+import type { Server } from 'node:http';
+import type { Logger } from 'pino';
+import type { Health } from './health';
+
+export interface Stoppable {
+  /** Stop accepting and resolve when in-flight work is done. */
+  close(): Promise<void>;
+  /** Cut what is left after the timeout. */
+  forceClose?(): void;
+}
+
+export function stoppableHttpServer(server: Server): Stoppable {
+  return {
+    close: () =>
+      new Promise<void>((resolve) => {
+        // Keep-alive sockets of in-flight requests turn idle when their response ends; close
+        // them as they do, instead of holding the stop until the idle timeout.
+        const sweep = setInterval(() => server.closeIdleConnections(), 50);
+        server.close(() => {
+          clearInterval(sweep);
+          resolve();
+        });
+        server.closeIdleConnections();
+      }),
+    forceClose: () => server.closeAllConnections(),
+  };
+}
+
+export interface GracefulStopOptions {
+  logger: Logger;
+  health: Health;
+  listeners: Stoppable[];
+  /** Closed after the listeners: database clients, Redis, timers. */
+  resources?: (() => Promise<void>)[];
+  drainMs: number;
+  timeoutMs: number;
+}
+
+const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Stops everything in order; resolves when done. Safe to call twice. */
+export function createStopper(options: GracefulStopOptions): () => Promise<void> {
+  let stopping: Promise<void> | undefined;
+  return () => {
+    stopping ??= (async () => {
+      options.health.markStopping();
+      options.logger.info({ drainMs: options.drainMs }, 'stopping: readiness now fails');
+      if (options.drainMs > 0) await wait(options.drainMs);
+      const closed = Promise.all(options.listeners.map((listener) => listener.close()));
+      const timer = setTimeout(() => {
+        options.logger.warn('in-flight requests did not finish in time; closing their connections');
+        for (const listener of options.listeners) listener.forceClose?.();
+      }, options.timeoutMs);
+      await closed;
+      clearTimeout(timer);
+      for (const close of options.resources ?? []) {
+        await close().catch((error: unknown) => options.logger.error({ err: error }, 'error while closing a resource'));
+      }
+      options.logger.info('stopped');
+    })();
+    return stopping;
+  };
+}
+
+/** Wires SIGTERM and SIGINT to the stopper; a second signal exits at once. */
+export function stopOnSignals(stop: () => Promise<void>, logger: Logger): void {
+  let signals = 0;
+  const onSignal = (signal: NodeJS.Signals) => {
+    signals += 1;
+    if (signals > 1) process.exit(1);
+    logger.info({ signal }, 'signal received');
+    stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error({ err: error }, 'stop failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+}

@@ -1,0 +1,17 @@
+export { baseConfigShape, DEVELOPMENT_JWT_SECRET, loadConfig, portSetting, type BaseConfig, type LoadedConfig } from './config';
+export { createLogger, type Logger } from './logger';
+export {
+  currentContext,
+  remainingMs,
+  requestContext,
+  runWithContext,
+  TIMEOUT_HEADER,
+  traceIdFrom,
+  traceparentOf,
+  type RequestContext,
+} from './request-context';
+export { requestLog, routeOf } from './request-log';
+export { createMetrics, type Metrics } from './metrics';
+export { Health, type ReadinessCheck } from './health';
+export { createStopper, stopOnSignals, stoppableHttpServer, type GracefulStopOptions, type Stoppable } from './graceful-stop';
+export { listen, type Listening } from './listen';

@@ -1,0 +1,31 @@
+import type { RequestHandler } from 'express';
+import type { Logger } from 'pino';
+
+/** The route pattern (`/users/:id`), not the raw path, so logs and metrics group by endpoint. */
+export function routeOf(req: { baseUrl: string; route?: { path?: unknown } }): string {
+  const path = req.route?.path;
+  return typeof path === 'string' ? `${req.baseUrl}${path}` || '/' : 'unmatched';
+}
+
+/** One JSON line per request: trace id, route, status, duration. 5xx lines carry the cause. */
+export function requestLog(logger: Logger, options: { quietPaths?: string[] } = {}): RequestHandler {
+  const quiet = new Set(options.quietPaths ?? ['/healthz', '/readyz', '/metrics']);
+  return (req, res, next) => {
+    const started = process.hrtime.bigint();
+    res.on('finish', () => {
+      if (quiet.has(req.path) && res.statusCode < 500) return;
+      const entry = {
+        traceId: res.locals.traceId as string,
+        method: req.method,
+        route: routeOf(req),
+        path: req.originalUrl.split('?')[0],
+        status: res.statusCode,
+        durationMs: Number(process.hrtime.bigint() - started) / 1e6,
+        userId: (res.locals.principal as { userId?: string } | undefined)?.userId,
+      };
+      if (res.statusCode >= 500) logger.error({ ...entry, err: res.locals.errorCause }, 'request failed');
+      else logger.info(entry, 'request');
+    });
+    next();
+  };
+}

@@ -1,0 +1,68 @@
+import express from 'express';
+import { loadConfig, portSetting } from './config';
+import { createLogger } from './logger';
+import { createStopper, stoppableHttpServer } from './graceful-stop';
+import { Health } from './health';
+import { listen } from './listen';
+import { currentContext, requestContext, traceIdFrom } from './request-context';
+
+describe('loadConfig', () => {
+  it('applies defaults and warns loudly when the development JWT secret stands in', () => {
+    const config = loadConfig({ PORT: portSetting(3001) }, {});
+    expect(config.PORT).toBe(3001);
+    expect(config.NODE_ENV).toBe('development');
+    expect(config.warnings.join(' ')).toMatch(/DEVELOPMENT SECRET/);
+  });
+
+  it('refuses to start in production without JWT_SECRET', () => {
+    expect(() => loadConfig({}, { NODE_ENV: 'production' })).toThrow(/JWT_SECRET: required/);
+  });
+
+  it('lists every bad setting at once', () => {
+    expect(() => loadConfig({ PORT: portSetting(1) }, { PORT: 'abc', NODE_ENV: 'staging' })).toThrow(/PORT[\s\S]*NODE_ENV|NODE_ENV[\s\S]*PORT/);
+  });
+});
+
+describe('trace ids', () => {
+  it('keeps the trace id of a valid traceparent and makes one otherwise', () => {
+    expect(traceIdFrom('00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01')).toBe('4bf92f3577b34da6a3ce929d0e0e4736');
+    expect(traceIdFrom('garbage')).toMatch(/^[\da-f]{32}$/);
+    expect(traceIdFrom('00-00000000000000000000000000000000-00f067aa0ba902b7-01')).not.toBe('00000000000000000000000000000000');
+  });
+});
+
+describe('graceful stop', () => {
+  it('fails readiness, lets the in-flight request finish, then closes', async () => {
+    const health = new Health();
+    const app = express();
+    app.use(requestContext(1000));
+    app.use(health.router());
+    let release: () => void = () => undefined;
+    app.get('/slow', async (_req, res) => {
+      await new Promise<void>((resolve) => (release = resolve));
+      res.json({ traceId: currentContext()?.traceId });
+    });
+    const server = await listen(app, 0, '127.0.0.1');
+    expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
+
+    const inFlight = fetch(`${server.url}/slow`, { headers: { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' } });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const stop = createStopper({ logger: createLogger('test', 'silent'), health, listeners: [stoppableHttpServer(server.server)], drainMs: 0, timeoutMs: 5000 });
+    const stopped = stop();
+    expect(health.isStopping).toBe(true);
+    release();
+    const response = await inFlight;
+    expect(response.status).toBe(200);
+    expect(response.headers.get('x-request-id')).toBe('4bf92f3577b34da6a3ce929d0e0e4736');
+    expect(await response.json()).toEqual({ traceId: '4bf92f3577b34da6a3ce929d0e0e4736' });
+    await stopped;
+    await expect(fetch(`${server.url}/healthz`)).rejects.toThrow();
+  });
+
+  it('reports not ready while a dependency check fails', async () => {
+    const health = new Health().addCheck('database', async () => {
+      throw new Error('down');
+    });
+    expect(await health.readiness()).toEqual({ ready: false, checks: { database: 'failing' } });
+  });
+});

@@ -1,0 +1,3 @@
+export { z } from 'zod';
+export { parseBody, parseQuery } from './validate';
+export { commaList, isoDate, queryBoolean, queryInt } from './query-fields';

@@ -1,0 +1,20 @@
+// Schema pieces for query-string values, which always arrive as text.
+import { z } from 'zod';
+
+/** `true` / `false` as text, per the spec; anything else is a type error. */
+export const queryBoolean = () =>
+  z.enum(['true', 'false'], { error: () => ({ message: 'expected true or false' }) }).transform((value) => value === 'true');
+
+/** An integer sent as text. */
+export const queryInt = () =>
+  z.string().regex(/^-?\d+$/, { error: 'must be an integer' }).transform(Number).pipe(z.number().int().safe());
+
+/** `YYYY-MM-DD`, a calendar day. */
+export const isoDate = () => z.iso.date({ error: 'must be a date as YYYY-MM-DD' });
+
+/** One comma-separated list of allowed values (`status=PENDING,CANCELED`). */
+export const commaList = <T extends string>(values: readonly [T, ...T[]]) =>
+  z
+    .string()
+    .transform((text) => text.split(',').map((part) => part.trim()).filter(Boolean))
+    .pipe(z.array(z.enum(values)).min(1));

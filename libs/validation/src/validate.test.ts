@@ -1,0 +1,88 @@
+import { ApiError } from '@platform/errors';
+import { z } from 'zod';
+import { commaList, queryBoolean, queryInt } from './query-fields';
+import { parseBody, parseQuery } from './validate';
+
+const signUp = z.strictObject({
+  name: z.string().min(1).max(10),
+  email: z.email(),
+  password: z.string().min(10),
+  marketingAgreed: z.boolean().optional(),
+  address: z.strictObject({ zipCode: z.string() }).optional(),
+});
+
+function failure(fn: () => unknown): ApiError {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof ApiError) return error;
+    throw error;
+  }
+  throw new Error('expected a validation failure');
+}
+
+describe('parseBody', () => {
+  it('returns the parsed value when everything is right', () => {
+    expect(parseBody(signUp, { name: 'Kim', email: 'kim@example.com', password: '0123456789' })).toEqual({ name: 'Kim', email: 'kim@example.com', password: '0123456789' });
+  });
+
+  it('answers 400 and lists every missing, mistyped and unknown field at once', () => {
+    const error = failure(() => parseBody(signUp, { name: 5, marketingAgreed: 'yes', amount: 100, address: { zipCode: 1 } }));
+    expect(error.status).toBe(400);
+    expect(error.code).toBe('VALIDATION_FAILED');
+    expect(error.fieldErrors.map(({ field, code }) => ({ field, code }))).toEqual(
+      expect.arrayContaining([
+        { field: 'name', code: 'INVALID_TYPE' },
+        { field: 'email', code: 'REQUIRED' },
+        { field: 'password', code: 'REQUIRED' },
+        { field: 'marketingAgreed', code: 'INVALID_TYPE' },
+        { field: 'amount', code: 'UNKNOWN_FIELD' },
+        { field: 'address.zipCode', code: 'INVALID_TYPE' },
+      ]),
+    );
+    expect(error.fieldErrors).toHaveLength(6);
+  });
+
+  it('answers 422 when every field is readable but breaks a rule', () => {
+    const error = failure(() => parseBody(signUp, { name: 'a very long name', email: 'not-an-email', password: 'short' }));
+    expect(error.status).toBe(422);
+    expect(error.fieldErrors.map(({ field, code }) => ({ field, code }))).toEqual([
+      { field: 'name', code: 'TOO_LONG' },
+      { field: 'email', code: 'INVALID_FORMAT' },
+      { field: 'password', code: 'TOO_SHORT' },
+    ]);
+    expect(error.fieldErrors.every((entry) => entry.message.length > 0)).toBe(true);
+  });
+
+  it('treats a body that is not an object as a type error', () => {
+    const error = failure(() => parseBody(signUp, [1, 2]));
+    expect(error.status).toBe(400);
+    expect(error.fieldErrors[0]).toMatchObject({ field: 'body', code: 'INVALID_TYPE' });
+  });
+
+  it('names array positions in field paths', () => {
+    const schema = z.strictObject({ items: z.array(z.strictObject({ quantity: z.number().int().min(1) })).min(1) });
+    const error = failure(() => parseBody(schema, { items: [{ quantity: 1 }, { quantity: 0 }] }));
+    expect(error.status).toBe(422);
+    expect(error.fieldErrors[0]).toMatchObject({ field: 'items[1].quantity', code: 'OUT_OF_RANGE' });
+  });
+});
+
+describe('parseQuery', () => {
+  const listQuery = z.strictObject({ size: queryInt().optional(), hasCoupon: queryBoolean().optional(), status: commaList(['PENDING', 'CANCELED']).optional() });
+
+  it('reads integers, booleans and comma lists from text', () => {
+    expect(parseQuery(listQuery, { size: '5', hasCoupon: 'false', status: 'PENDING,CANCELED' })).toEqual({ size: 5, hasCoupon: false, status: ['PENDING', 'CANCELED'] });
+  });
+
+  it('refuses unknown parameters with UNKNOWN_PARAMETER', () => {
+    const error = failure(() => parseQuery(listQuery, { sizee: '5' }));
+    expect(error.status).toBe(400);
+    expect(error.fieldErrors).toEqual([{ field: 'sizee', code: 'UNKNOWN_PARAMETER', message: "Unknown query parameter 'sizee'." }]);
+  });
+
+  it('refuses a boolean that is not true/false and a status outside the list', () => {
+    const error = failure(() => parseQuery(listQuery, { hasCoupon: 'yes', status: 'PENDING,LOST' }));
+    expect(error.fieldErrors.map((entry) => entry.field).sort()).toEqual(['hasCoupon', 'status[1]']);
+  });
+});

@@ -1,0 +1,71 @@
+// The one way request bodies and query strings are checked: zod schemas, with every zod issue
+// mapped to the contract's field codes, all reported at once.
+import { ApiError, type FieldError, type FieldErrorCode } from '@platform/errors';
+import { z } from 'zod';
+
+type Source = 'body' | 'query';
+
+/** Codes that mean "cannot be read as sent" (400); everything else is a broken rule (422). */
+const unreadable = new Set<FieldErrorCode>(['REQUIRED', 'INVALID_TYPE', 'UNKNOWN_FIELD', 'UNKNOWN_PARAMETER']);
+
+function fieldPath(path: PropertyKey[], source: Source): string {
+  if (path.length === 0) return source;
+  return path.reduce<string>((joined, key) => (typeof key === 'number' ? `${joined}[${key}]` : joined ? `${joined}.${String(key)}` : String(key)), '');
+}
+
+function lengthWord(origin: string | undefined): string {
+  return origin === 'array' || origin === 'set' ? 'items' : 'characters';
+}
+
+function toFieldErrors(issue: z.core.$ZodIssue, source: Source): FieldError[] {
+  const field = fieldPath(issue.path, source);
+  switch (issue.code) {
+    case 'unrecognized_keys':
+      return issue.keys.map((key) => ({
+        field: fieldPath([...issue.path, key], source),
+        code: source === 'query' ? 'UNKNOWN_PARAMETER' : 'UNKNOWN_FIELD',
+        message: source === 'query' ? `Unknown query parameter '${key}'.` : `Unknown field '${key}'.`,
+      }));
+    case 'invalid_type':
+      return issue.input === undefined
+        ? [{ field, code: 'REQUIRED', message: `${field} is required.` }]
+        : [{ field, code: 'INVALID_TYPE', message: `${field} must be ${issue.expected === 'int' ? 'an integer' : `a ${issue.expected}`}.` }];
+    case 'too_small':
+      return issue.origin === 'string' || issue.origin === 'array'
+        ? [{ field, code: 'TOO_SHORT', message: `${field} must have at least ${String(issue.minimum)} ${lengthWord(issue.origin)}.` }]
+        : [{ field, code: 'OUT_OF_RANGE', message: `${field} must be ${issue.inclusive ? 'at least' : 'more than'} ${String(issue.minimum)}.` }];
+    case 'too_big':
+      return issue.origin === 'string' || issue.origin === 'array'
+        ? [{ field, code: 'TOO_LONG', message: `${field} must have at most ${String(issue.maximum)} ${lengthWord(issue.origin)}.` }]
+        : [{ field, code: 'OUT_OF_RANGE', message: `${field} must be ${issue.inclusive ? 'at most' : 'less than'} ${String(issue.maximum)}.` }];
+    case 'invalid_format':
+      return [{ field, code: 'INVALID_FORMAT', message: issue.message && !issue.message.startsWith('Invalid') ? issue.message : `${field} is not a valid ${issue.format}.` }];
+    case 'invalid_value':
+      return [{ field, code: 'NOT_ALLOWED', message: `${field} must be one of: ${issue.values.map(String).join(', ')}.` }];
+    case 'custom': {
+      const code = (issue.params?.code as FieldErrorCode | undefined) ?? 'INVALID_FORMAT';
+      return [{ field, code, message: issue.message }];
+    }
+    default:
+      return [{ field, code: 'INVALID_TYPE', message: `${field} is not valid.` }];
+  }
+}
+
+function parse<S extends z.ZodType>(schema: S, input: unknown, source: Source): z.output<S> {
+  const result = schema.safeParse(input, { reportInput: true });
+  if (result.success) return result.data;
+  const fieldErrors = result.error.issues.flatMap((issue) => toFieldErrors(issue, source));
+  const status = fieldErrors.some((error) => unreadable.has(error.code)) ? 400 : 422;
+  const message = status === 400 ? 'The request has missing, unknown or wrongly typed fields.' : 'Some fields break a rule; correct them and resend.';
+  throw new ApiError('VALIDATION_FAILED', message, { status, fieldErrors });
+}
+
+/** Checks a JSON body. Use `z.strictObject` so unknown fields are refused. */
+export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {
+  return parse(schema, body ?? {}, 'body');
+}
+
+/** Checks a query string. Use `z.strictObject` so unknown parameters are refused. */
+export function parseQuery<S extends z.ZodType>(schema: S, query: unknown): z.output<S> {
+  return parse(schema, query ?? {}, 'query');
+}

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Fails when a service's schema.prisma and its committed migrations disagree (a migration was
+# not written). Runs Prisma's own `migrate diff --exit-code` through the offline engine.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+status=0
+for schema in apps/*/prisma/schema.prisma; do
+  app=$(dirname "$(dirname "$schema")")
+  npx prisma migrate diff --config "$app/prisma.config.ts" \
+    --from-migrations "$app/prisma/migrations" --to-schema "$schema" --exit-code >/tmp/drift.$$ 2>&1
+  code=$?
+  if [ $code -eq 0 ]; then echo "drift: $(basename "$app") migrations match schema.prisma"
+  else echo "drift: $(basename "$app") FAILED (exit $code):"; grep -v nodedir /tmp/drift.$$; status=1; fi
+done
+rm -f /tmp/drift.$$
+exit $status
