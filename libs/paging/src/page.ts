@@ -96,10 +96,12 @@ export function toPageRequest<F extends string>(
 
 /**
  * The Prisma `where` and `orderBy` of a keyset page: rows after (value, id) in sort order, with
- * `id` breaking ties so the order is total. Needs an index on (field, id).
+ * `id` breaking ties so the order is total. Needs an index on (field, id). `column` names the
+ * Prisma field when it differs from the public sort name.
  */
-export function keysetQuery(request: PageRequest): { where: Record<string, unknown>; orderBy: Record<string, 'asc' | 'desc'>[] } {
-  const { field, direction } = request.sort;
+export function keysetQuery(request: PageRequest, column: string = request.sort.field): { where: Record<string, unknown>; orderBy: Record<string, 'asc' | 'desc'>[] } {
+  const { direction } = request.sort;
+  const field = column;
   const orderBy = field === 'id' ? [{ id: direction }] : [{ [field]: direction }, { id: direction }];
   if (!request.after) return { where: {}, orderBy };
   const beyond = direction === 'desc' ? 'lt' : 'gt';

@@ -15,3 +15,4 @@ export { createMetrics, type Metrics } from './metrics';
 export { Health, type ReadinessCheck } from './health';
 export { createStopper, stopOnSignals, stoppableHttpServer, type GracefulStopOptions, type Stoppable } from './graceful-stop';
 export { listen, type Listening } from './listen';
+export { expectedVersion } from './conditional';

@@ -1,3 +1,3 @@
 export { z } from 'zod';
 export { parseBody, parseQuery } from './validate';
-export { commaList, isoDate, queryBoolean, queryInt } from './query-fields';
+export { commaList, isoDate, noQueryParameters, queryBoolean, queryInt } from './query-fields';

@@ -18,3 +18,6 @@ export const commaList = <T extends string>(values: readonly [T, ...T[]]) =>
     .string()
     .transform((text) => text.split(',').map((part) => part.trim()).filter(Boolean))
     .pipe(z.array(z.enum(values)).min(1));
+
+/** For endpoints that take no query parameters: any parameter is refused as unknown. */
+export const noQueryParameters = z.strictObject({});

@@ -1,0 +1,47 @@
+// The users-service request pipeline, in the order a request meets it.
+import express from 'express';
+import { authenticate, TokenVerifier } from '@platform/auth';
+import { errorHandler, jsonBody, notFoundHandler, requireAcceptableResponse } from '@platform/errors';
+import { createSubgraphMiddleware } from '@platform/graphql-kit';
+import { type Health, type Logger, type Metrics, requestContext, requestLog } from '@platform/service-kit';
+import type { PrismaClient } from './generated/prisma/client';
+import type { UsersConfig } from './config';
+import { usersResolvers, usersTypeDefs } from './graphql/resolvers';
+import { UserRepository } from './users/repository';
+import { usersRoutes } from './users/routes';
+import { UserService } from './users/service';
+
+export interface UsersAppDeps {
+  config: Pick<UsersConfig, 'jwtSecret' | 'cursorSecret' | 'ACCESS_TOKEN_TTL_S' | 'REQUEST_TIMEOUT_MS' | 'NODE_ENV'>;
+  prisma: PrismaClient;
+  logger: Logger;
+  health: Health;
+  metrics: Metrics;
+}
+
+export async function createUsersApp(deps: UsersAppDeps) {
+  const { config } = deps;
+  const verifier = new TokenVerifier(config.jwtSecret);
+  const users = new UserService(new UserRepository(deps.prisma), {
+    jwtSecret: config.jwtSecret,
+    cursorSecret: config.cursorSecret,
+    accessTokenTtlS: config.ACCESS_TOKEN_TTL_S,
+  });
+  const graphql = await createSubgraphMiddleware({ typeDefs: usersTypeDefs, resolvers: usersResolvers(users), verifier, introspection: config.NODE_ENV !== 'production' });
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.use(requestContext(config.REQUEST_TIMEOUT_MS)); // trace id, X-Request-Id, deadline
+  app.use(requestLog(deps.logger)); // one JSON line per request
+  app.use(deps.metrics.middleware);
+  app.use(deps.health.router()); // /healthz, /readyz
+  app.get('/metrics', deps.metrics.handler);
+  app.use(requireAcceptableResponse); // 406
+  app.use(jsonBody()); // 415, 413, malformed JSON
+  app.use('/graphql', graphql.middleware); // subgraph; verifies the forwarded token itself
+  app.use(usersRoutes(users, authenticate(verifier))); // /users, /tokens
+  app.use(notFoundHandler);
+  app.use(errorHandler);
+  return { app, users, stopGraphql: graphql.stop };
+}

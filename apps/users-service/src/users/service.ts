@@ -1,0 +1,165 @@
+// Rules of the users resource: sign-up, credentials, who may read or change whom.
+import { type AccessToken, assertOwnerOrAdmin, issueAccessToken, type Principal, requireAdmin } from '@platform/auth';
+import { ApiError } from '@platform/errors';
+import { newId } from '@platform/ids';
+import { type ListEnvelope, parseSort, toListEnvelope, toPageRequest } from '@platform/paging';
+import type { Prisma } from '../generated/prisma/client';
+import { decoyHash, hashPassword, verifyPassword } from './password';
+import { isUniqueViolation, type UserRepository, UserRepository as Repo, type UserRow } from './repository';
+import { toUserResponse, type UserResponse } from './representation';
+import { type ListUsersQuery, type PatchUserInput, type ReplaceUserInput, type SignUpInput, userSortFields } from './schemas';
+
+export interface UserServiceSettings {
+  jwtSecret: string;
+  cursorSecret: string;
+  accessTokenTtlS: number;
+}
+
+const emailKeyOf = (email: string) => email.trim().toLowerCase();
+
+function emailTaken(): ApiError {
+  return new ApiError('EMAIL_TAKEN', 'An account with this email already exists.', {
+    fieldErrors: [{ field: 'email', code: 'NOT_ALLOWED', message: 'This email is already registered.' }],
+  });
+}
+
+type Address = SignUpInput['address'];
+
+function addressColumns(address: Address) {
+  return { addressZipCode: address?.zipCode ?? null, addressLine1: address?.line1 ?? null, addressLine2: address?.line2 ?? null };
+}
+
+export class UserService {
+  constructor(
+    private readonly users: UserRepository,
+    private readonly settings: UserServiceSettings,
+  ) {}
+
+  async signUp(input: SignUpInput, role: 'customer' | 'admin' = 'customer'): Promise<UserRow> {
+    try {
+      return await this.users.create({
+        id: newId(),
+        name: input.name,
+        email: input.email,
+        emailKey: emailKeyOf(input.email),
+        phone: input.phone ?? null,
+        ...addressColumns(input.address),
+        nickname: input.nickname ?? null,
+        marketingAgreed: input.marketingAgreed ?? false,
+        role,
+        passwordHash: await hashPassword(input.password),
+      });
+    } catch (error) {
+      // The unique index decides, so two concurrent sign-ups cannot both win.
+      if (isUniqueViolation(error)) throw emailTaken();
+      throw error;
+    }
+  }
+
+  /** The same answer for an unknown email and a wrong password, in about the same time. */
+  async issueToken(email: string, password: string): Promise<AccessToken> {
+    const user = await this.users.findByEmailKey(emailKeyOf(email));
+    const valid = await verifyPassword(password, user?.passwordHash ?? (await decoyHash));
+    if (!user || !valid) throw new ApiError('INVALID_CREDENTIALS', 'The email or password is wrong.');
+    await this.users.touchLastLogin(user.id, new Date());
+    return issueAccessToken(this.settings.jwtSecret, { userId: user.id, role: user.role }, this.settings.accessTokenTtlS);
+  }
+
+  /** `me` is the caller; another customer's user is hidden behind 404. */
+  async get(principal: Principal, id: string): Promise<UserRow> {
+    const userId = id === 'me' ? principal.userId : id;
+    assertOwnerOrAdmin(principal, userId, 'User');
+    const user = await this.users.findById(userId);
+    if (!user) throw ApiError.notFound('User');
+    return user;
+  }
+
+  /** Users visible to the principal among `ids`, for batched GraphQL references. */
+  async getMany(principal: Principal, ids: readonly string[]): Promise<Map<string, UserRow>> {
+    const visible = ids.filter((id) => principal.role === 'admin' || id === principal.userId);
+    const rows = visible.length ? await this.users.findByIds(visible) : [];
+    return new Map(rows.map((row) => [row.id, row]));
+  }
+
+  async list(principal: Principal, query: ListUsersQuery): Promise<ListEnvelope<UserResponse>> {
+    requireAdmin(principal);
+    const { size, cursor, page, offset, limit, withTotal, sort: sortParam, ...filterParams } = query;
+    const sort = parseSort(sortParam, userSortFields, { field: 'createdAt', direction: 'desc' });
+    const pageRequest = toPageRequest({ size, cursor, page, offset, limit, withTotal }, { list: 'users', sort, filters: filterParams, secret: this.settings.cursorSecret });
+    const createdBefore = filterParams.createdTo ? new Date(Date.parse(`${filterParams.createdTo}T00:00:00Z`) + 86_400_000) : undefined;
+    const { rows, total } = await this.users.list(
+      {
+        emailKey: filterParams.email ? emailKeyOf(filterParams.email) : undefined,
+        namePrefix: filterParams.name,
+        marketingAgreed: filterParams.marketingAgreed,
+        createdFrom: filterParams.createdFrom ? new Date(`${filterParams.createdFrom}T00:00:00Z`) : undefined,
+        createdBefore,
+      },
+      pageRequest,
+    );
+    return toListEnvelope(rows, pageRequest, { secret: this.settings.cursorSecret, toItem: toUserResponse, sortValue: (row) => Repo.sortValue(row, sort.field), totalCount: total });
+  }
+
+  async patch(principal: Principal, id: string, input: PatchUserInput, expectedVersion?: number): Promise<UserRow> {
+    const data: Prisma.UserUpdateInput = {};
+    if (input.name !== undefined) data.name = input.name;
+    if (input.email !== undefined) Object.assign(data, { email: input.email, emailKey: emailKeyOf(input.email) });
+    if (input.phone !== undefined) data.phone = input.phone;
+    if (input.address !== undefined) Object.assign(data, addressColumns(input.address));
+    if (input.nickname !== undefined) data.nickname = input.nickname;
+    if (input.marketingAgreed !== undefined) data.marketingAgreed = input.marketingAgreed;
+    if (input.password !== undefined) data.passwordHash = await hashPassword(input.password);
+    return this.update(principal, id, data, expectedVersion);
+  }
+
+  async replace(principal: Principal, id: string, input: ReplaceUserInput, expectedVersion?: number): Promise<UserRow> {
+    return this.update(
+      principal,
+      id,
+      {
+        name: input.name,
+        email: input.email,
+        emailKey: emailKeyOf(input.email),
+        phone: input.phone ?? null,
+        ...addressColumns(input.address),
+        nickname: input.nickname ?? null,
+        marketingAgreed: input.marketingAgreed ?? false,
+      },
+      expectedVersion,
+    );
+  }
+
+  async delete(principal: Principal, id: string): Promise<void> {
+    const user = await this.get(principal, id);
+    if (!(await this.users.delete(user.id))) throw ApiError.notFound('User');
+  }
+
+  /** Creates the configured admin once; a restart finds it and changes nothing. */
+  async bootstrapAdmin(email: string, password: string): Promise<'created' | 'exists'> {
+    if (await this.users.findByEmailKey(emailKeyOf(email))) return 'exists';
+    try {
+      await this.signUp({ name: 'Administrator', email, password }, 'admin');
+      return 'created';
+    } catch (error) {
+      if (error instanceof ApiError && error.code === 'EMAIL_TAKEN') return 'exists';
+      throw error;
+    }
+  }
+
+  private async update(principal: Principal, id: string, data: Prisma.UserUpdateInput, expectedVersion?: number): Promise<UserRow> {
+    const current = await this.get(principal, id);
+    if (expectedVersion !== undefined && expectedVersion !== current.version) throw ApiError.preconditionFailed();
+    let updated: UserRow | null;
+    try {
+      updated = await this.users.updateVersioned(current.id, current.version, data);
+    } catch (error) {
+      if (isUniqueViolation(error)) throw emailTaken();
+      throw error;
+    }
+    if (!updated) {
+      if (expectedVersion !== undefined) throw ApiError.preconditionFailed();
+      throw new ApiError('CONFLICT', 'The user changed while this request was processed; read it again and retry.');
+    }
+    return updated;
+  }
+}

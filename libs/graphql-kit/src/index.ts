@@ -1,0 +1,3 @@
+import './telemetry-off';
+export { createSubgraphMiddleware, requirePrincipal, toGraphQLError, type SubgraphContext, type SubgraphOptions } from './subgraph';
+export { default as gql } from 'graphql-tag';

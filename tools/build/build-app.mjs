@@ -1,0 +1,71 @@
+#!/usr/bin/env node
+// Builds one app into dist/apps/<app>: main.js (workspace code bundled, npm packages left as
+// imports), its runtime files (migrations, GraphQL SDL, proto), and a package.json that lists
+// only the npm packages the bundle imports, so an image installs nothing else.
+// Usage: node tools/build/build-app.mjs <app>
+import { cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const app = process.argv[2];
+if (!app || !existsSync(path.join(root, 'apps', app, 'src/main.ts'))) {
+  console.error('usage: build-app.mjs <app with src/main.ts>');
+  process.exit(2);
+}
+const appDir = path.join(root, 'apps', app);
+const outDir = path.join(root, 'dist/apps', app);
+await rm(outDir, { recursive: true, force: true });
+await mkdir(outDir, { recursive: true });
+
+const result = await build({
+  entryPoints: [path.join(appDir, 'src/main.ts')],
+  outfile: path.join(outDir, 'main.js'),
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  format: 'cjs',
+  packages: 'external',
+  tsconfig: path.join(root, 'tsconfig.base.json'),
+  sourcemap: 'linked',
+  sourcesContent: false,
+  metafile: true,
+  logLevel: 'warning',
+});
+
+// Runtime files the code reads beside main.js.
+const runtimeFiles = [
+  ['prisma/migrations', 'migrations'],
+  ['src/graphql/schema.graphql', 'schema.graphql'],
+];
+for (const [from, to] of runtimeFiles) {
+  const source = path.join(appDir, from);
+  if (existsSync(source)) await cp(source, path.join(outDir, to), { recursive: true });
+}
+if (existsSync(path.join(root, 'proto')) && app === 'inventory-service' || app === 'orders-service') {
+  await cp(path.join(root, 'proto'), path.join(outDir, 'proto'), { recursive: true });
+}
+
+// The npm packages main.js imports, at the versions the workspace pins.
+const rootPackage = JSON.parse(await readFile(path.join(root, 'package.json'), 'utf8'));
+const imported = new Set();
+for (const output of Object.values(result.metafile.outputs)) {
+  for (const { path: specifier, external } of output.imports) {
+    if (!external || specifier.startsWith('node:')) continue;
+    const name = specifier.startsWith('@') ? specifier.split('/').slice(0, 2).join('/') : specifier.split('/')[0];
+    if (rootPackage.dependencies?.[name]) imported.add(name);
+    else if (!isBuiltin(name)) throw new Error(`${app} imports ${name}, which is not a runtime dependency in package.json`);
+  }
+}
+const dependencies = Object.fromEntries([...imported].sort().map((name) => [name, rootPackage.dependencies[name]]));
+await writeFile(
+  path.join(outDir, 'package.json'),
+  JSON.stringify({ name: app, version: rootPackage.version, private: true, main: 'main.js', engines: rootPackage.engines, dependencies }, null, 2) + '\n',
+);
+console.log(`built dist/apps/${app} (${Object.keys(dependencies).length} runtime packages)`);
+
+function isBuiltin(name) {
+  return ['fs', 'path', 'http', 'http2', 'https', 'net', 'os', 'crypto', 'stream', 'util', 'events', 'url', 'zlib', 'async_hooks', 'child_process', 'readline', 'tls', 'dns', 'buffer', 'perf_hooks', 'worker_threads', 'assert', 'querystring', 'string_decoder', 'timers', 'v8', 'vm'].includes(name);
+}
