@@ -3,6 +3,8 @@
 # not written). Runs Prisma's own `migrate diff --exit-code` through the offline engine.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
+# The engine only needs a server to create its shadow database on.
+export DATABASE_URL=${DATABASE_URL:-postgresql://postgres@127.0.0.1:5432/postgres}
 status=0
 for schema in apps/*/prisma/schema.prisma; do
   app=$(dirname "$(dirname "$schema")")

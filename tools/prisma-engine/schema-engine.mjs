@@ -95,7 +95,19 @@ async function serveJsonRpc({ datamodels, datasource }) {
   const { SchemaEngine } = await loadEngineModule();
   const { PrismaPg } = require('@prisma/adapter-pg');
   const schemas = await Promise.all(datamodels.map(async (path) => [path, await readFile(path, 'utf8')]));
-  const factory = new PrismaPg({ connectionString: databaseUrl(datasource) });
+  // Parsed fields, not a connection string: the adapter opens its shadow database with
+  // `{ ...config, database }`, and in `pg` a connectionString would override that database.
+  const { parse } = require('pg-connection-string');
+  const factory = new PrismaPg(parse(databaseUrl(datasource)));
+  // adapter-pg drops the shadow database before it closes the pool connected to it, which
+  // PostgreSQL refuses; dropping WITH (FORCE) ends that connection first.
+  const connect = factory.connect.bind(factory);
+  factory.connect = async () => {
+    const connection = await connect();
+    const executeScript = connection.executeScript.bind(connection);
+    connection.executeScript = (script) => executeScript(script.replace(/^DROP DATABASE ("prisma_migrate_shadow_db_[^"]+")$/, 'DROP DATABASE $1 WITH (FORCE)'));
+    return connection;
+  };
   // The engine expects the Result-wrapped adapter shape that Prisma's own JS migrate path builds.
   const { bindMigrationAwareSqlAdapterFactory } = require('@prisma/driver-adapter-utils');
   const adapter = bindMigrationAwareSqlAdapterFactory(factory);
@@ -139,6 +151,8 @@ async function serveJsonRpc({ datamodels, datasource }) {
 // The engine raises connector failures from inside WASM callbacks; report them as engine
 // errors (the CLI prints `fields.message`) instead of a Node stack trace.
 process.on('uncaughtException', (error) => {
+  // 57P01: the shadow database's idle pool connection ended by our own DROP ... WITH (FORCE).
+  if (error?.code === '57P01') return;
   logLine('ERROR', error?.message ?? String(error));
   process.exit(1);
 });

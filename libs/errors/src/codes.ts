@@ -13,6 +13,7 @@ export const errorCatalog = {
   NOT_ACCEPTABLE: { status: 406, title: 'Not acceptable' },
   EMAIL_TAKEN: { status: 409, title: 'Email taken' },
   REVIEW_EXISTS: { status: 409, title: 'Review exists' },
+  SKU_TAKEN: { status: 409, title: 'SKU taken' },
   OUT_OF_STOCK: { status: 409, title: 'Out of stock' },
   ORDER_ALREADY_CANCELED: { status: 409, title: 'Order already canceled' },
   ORDER_NOT_CANCELABLE: { status: 409, title: 'Order not cancelable' },

@@ -3,11 +3,17 @@ import { z } from 'zod';
 
 /** `true` / `false` as text, per the spec; anything else is a type error. */
 export const queryBoolean = () =>
-  z.enum(['true', 'false'], { error: () => ({ message: 'expected true or false' }) }).transform((value) => value === 'true');
+  z
+    .string()
+    .refine((value) => value === 'true' || value === 'false', { message: 'must be true or false', params: { code: 'INVALID_TYPE' } })
+    .transform((value) => value === 'true');
 
 /** An integer sent as text. */
 export const queryInt = () =>
-  z.string().regex(/^-?\d+$/, { error: 'must be an integer' }).transform(Number).pipe(z.number().int().safe());
+  z
+    .string()
+    .refine((value) => /^-?\d{1,15}$/.test(value), { message: 'must be an integer', params: { code: 'INVALID_TYPE' } })
+    .transform(Number);
 
 /** `YYYY-MM-DD`, a calendar day. */
 export const isoDate = () => z.iso.date({ error: 'must be a date as YYYY-MM-DD' });

@@ -83,6 +83,13 @@ describe('parseQuery', () => {
 
   it('refuses a boolean that is not true/false and a status outside the list', () => {
     const error = failure(() => parseQuery(listQuery, { hasCoupon: 'yes', status: 'PENDING,LOST' }));
-    expect(error.fieldErrors.map((entry) => entry.field).sort()).toEqual(['hasCoupon', 'status[1]']);
+    expect(error.fieldErrors.map((entry) => `${entry.field}:${entry.code}`).sort()).toEqual(['hasCoupon:INVALID_TYPE', 'status[1]:NOT_ALLOWED']);
+    expect(error.status).toBe(400);
+  });
+
+  it('answers 400 INVALID_TYPE for text where an integer belongs', () => {
+    const error = failure(() => parseQuery(listQuery, { size: 'ten' }));
+    expect(error.status).toBe(400);
+    expect(error.fieldErrors).toEqual([{ field: 'size', code: 'INVALID_TYPE', message: 'size must be an integer.' }]);
   });
 });

@@ -44,7 +44,8 @@ function toFieldErrors(issue: z.core.$ZodIssue, source: Source): FieldError[] {
       return [{ field, code: 'NOT_ALLOWED', message: `${field} must be one of: ${issue.values.map(String).join(', ')}.` }];
     case 'custom': {
       const code = (issue.params?.code as FieldErrorCode | undefined) ?? 'INVALID_FORMAT';
-      return [{ field, code, message: issue.message }];
+      // Schema messages are phrased to follow the field name ("must be an integer").
+      return [{ field, code, message: /^[a-z]/.test(issue.message) ? `${field} ${issue.message}.` : issue.message }];
     }
     default:
       return [{ field, code: 'INVALID_TYPE', message: `${field} is not valid.` }];

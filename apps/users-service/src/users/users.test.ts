@@ -4,6 +4,7 @@ import path from 'node:path';
 import { SignJWT, UnsecuredJWT } from 'jose';
 import { openTestDatabase, type Database } from '@platform/db';
 import { createLogger, createMetrics, Health, listen, type Listening } from '@platform/service-kit';
+import { apiClient } from '@platform/test-kit';
 import { PrismaClient } from '../generated/prisma/client';
 import { createUsersApp } from '../app';
 
@@ -13,22 +14,7 @@ let server: Listening;
 let stopGraphql: () => Promise<void>;
 const responses: string[] = [];
 
-interface Call {
-  status: number;
-  headers: Headers;
-  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
-  text: string;
-}
-
-async function call(method: string, url: string, options: { token?: string; body?: unknown; headers?: Record<string, string> } = {}): Promise<Call> {
-  const headers: Record<string, string> = { ...options.headers };
-  if (options.token) headers.authorization = `Bearer ${options.token}`;
-  if (options.body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(`${server.url}${url}`, { method, headers, body: options.body === undefined ? undefined : JSON.stringify(options.body) });
-  const text = await res.text();
-  responses.push(text);
-  return { status: res.status, headers: res.headers, text, body: text ? JSON.parse(text) : undefined };
-}
+const call = apiClient(() => server.url, (text) => responses.push(text));
 
 let seq = 0;
 async function signUp(overrides: Record<string, unknown> = {}) {

@@ -1,0 +1,49 @@
+// The catalog-service request pipeline, in the order a request meets it.
+import express from 'express';
+import { authenticate, TokenVerifier } from '@platform/auth';
+import { errorHandler, jsonBody, notFoundHandler, requireAcceptableResponse } from '@platform/errors';
+import { createSubgraphMiddleware } from '@platform/graphql-kit';
+import { type Health, type Logger, type Metrics, requestContext, requestLog } from '@platform/service-kit';
+import type { PrismaClient } from './generated/prisma/client';
+import type { CatalogConfig } from './config';
+import { catalogResolvers, catalogTypeDefs } from './graphql/resolvers';
+import { ProductRepository } from './products/repository';
+import { productsRoutes } from './products/routes';
+import { ProductService } from './products/service';
+import { ReviewRepository } from './reviews/repository';
+import { reviewsRoutes } from './reviews/routes';
+import { ReviewService } from './reviews/service';
+
+export interface CatalogAppDeps {
+  config: Pick<CatalogConfig, 'jwtSecret' | 'cursorSecret' | 'REQUEST_TIMEOUT_MS' | 'NODE_ENV'>;
+  prisma: PrismaClient;
+  logger: Logger;
+  health: Health;
+  metrics: Metrics;
+}
+
+export async function createCatalogApp(deps: CatalogAppDeps) {
+  const { config } = deps;
+  const verifier = new TokenVerifier(config.jwtSecret);
+  const products = new ProductService(new ProductRepository(deps.prisma), config.cursorSecret);
+  const reviews = new ReviewService(new ReviewRepository(deps.prisma), products, config.cursorSecret);
+  const graphql = await createSubgraphMiddleware({ typeDefs: catalogTypeDefs, resolvers: catalogResolvers(products), verifier, introspection: config.NODE_ENV !== 'production' });
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.use(requestContext(config.REQUEST_TIMEOUT_MS)); // trace id, X-Request-Id, deadline
+  app.use(requestLog(deps.logger)); // one JSON line per request
+  app.use(deps.metrics.middleware);
+  app.use(deps.health.router()); // /healthz, /readyz
+  app.get('/metrics', deps.metrics.handler);
+  app.use(requireAcceptableResponse); // 406
+  app.use(jsonBody()); // 415, 413, malformed JSON
+  app.use('/graphql', graphql.middleware); // subgraph; verifies the forwarded token itself
+  app.use(authenticate(verifier)); // everything below needs a bearer token
+  app.use(productsRoutes(products)); // /products, /products/:id, /products/:id/rating
+  app.use(reviewsRoutes(reviews)); // /products/:id/reviews
+  app.use(notFoundHandler);
+  app.use(errorHandler);
+  return { app, products, stopGraphql: graphql.stop };
+}

@@ -1,0 +1,54 @@
+// The catalog subgraph: Product entities and Order.reviewCount, batched per request.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import DataLoader from 'dataloader';
+import { gql, requirePrincipal, toGraphQLError, type SubgraphContext } from '@platform/graphql-kit';
+import { toProductResponse, type ProductResponse } from '../products/representation';
+import type { ProductService } from '../products/service';
+
+export const catalogTypeDefs = gql(readFileSync(path.join(__dirname, 'schema.graphql'), 'utf8'));
+
+interface CatalogContext extends SubgraphContext {
+  productLoader?: DataLoader<string, ProductResponse | null>;
+}
+
+/** One query per request for all the products the gateway asks about. */
+function productLoaderOf(context: CatalogContext, products: ProductService) {
+  context.productLoader ??= new DataLoader(async (ids: readonly string[]) => {
+    const found = await products.getMany(ids);
+    return ids.map((id) => {
+      const row = found.get(id);
+      return row ? toProductResponse(row) : null;
+    });
+  });
+  return context.productLoader;
+}
+
+export function catalogResolvers(products: ProductService) {
+  return {
+    Query: {
+      product: async (_: unknown, args: { id: string }, context: CatalogContext) => {
+        try {
+          requirePrincipal(context);
+          return toProductResponse(await products.get(args.id));
+        } catch (error) {
+          throw toGraphQLError(error);
+        }
+      },
+    },
+    Product: {
+      __resolveReference: (reference: { id: string }, context: CatalogContext) => {
+        requirePrincipal(context);
+        return productLoaderOf(context, products).load(reference.id);
+      },
+    },
+    Order: {
+      reviewCount: async (order: { productId?: string | null }, _: unknown, context: CatalogContext) => {
+        requirePrincipal(context);
+        if (!order.productId) return 0;
+        const product = await productLoaderOf(context, products).load(order.productId);
+        return product?.reviewCount ?? 0;
+      },
+    },
+  };
+}

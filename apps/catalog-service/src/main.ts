@@ -1,0 +1,25 @@
+// catalog-service process: see runService for the life cycle.
+import path from 'node:path';
+import { runService } from '@platform/service-kit';
+import { createCatalogApp } from './app';
+import { loadCatalogConfig } from './config';
+import { PrismaClient } from './generated/prisma/client';
+
+const config = loadCatalogConfig();
+
+runService({
+  name: 'catalog-service',
+  config,
+  database: { migrationsDir: path.join(__dirname, 'migrations'), createClient: (adapter) => new PrismaClient({ adapter }) },
+  async build({ logger, health, metrics, database }) {
+    const { app, products, stopGraphql } = await createCatalogApp({ config, prisma: database!.prisma, logger, health, metrics });
+    return {
+      app,
+      beforeListen: async () => {
+        const seeded = await products.seedDemoCatalog();
+        if (seeded) logger.info({ products: seeded }, 'demo catalog seeded into the empty database');
+      },
+      resources: [stopGraphql],
+    };
+  },
+});

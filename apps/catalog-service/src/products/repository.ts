@@ -1,0 +1,65 @@
+// Prisma queries of products.
+import { keysetQuery, type PageRequest } from '@platform/paging';
+import { Prisma, type PrismaClient, type Product } from '../generated/prisma/client';
+
+export type ProductRow = Product;
+
+export interface ProductFilters {
+  nameContains?: string;
+  minPrice?: number;
+  maxPrice?: number;
+  ids?: string[];
+}
+
+export function isUniqueViolation(error: unknown): boolean {
+  return error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002';
+}
+
+export class ProductRepository {
+  constructor(private readonly prisma: PrismaClient) {}
+
+  create(data: Prisma.ProductCreateInput): Promise<ProductRow> {
+    return this.prisma.product.create({ data });
+  }
+
+  findById(id: string): Promise<ProductRow | null> {
+    return this.prisma.product.findUnique({ where: { id } });
+  }
+
+  findByIds(ids: readonly string[]): Promise<ProductRow[]> {
+    return this.prisma.product.findMany({ where: { id: { in: [...ids] } } });
+  }
+
+  count(): Promise<number> {
+    return this.prisma.product.count();
+  }
+
+  createMany(data: Prisma.ProductCreateManyInput[]): Promise<{ count: number }> {
+    return this.prisma.product.createMany({ data, skipDuplicates: true });
+  }
+
+  /** Updates only at the expected version; null when the row moved on or is gone. */
+  async updateVersioned(id: string, version: number, data: Prisma.ProductUpdateManyMutationInput): Promise<ProductRow | null> {
+    const { count } = await this.prisma.product.updateMany({ where: { id, version }, data: { ...data, version: { increment: 1 } } });
+    return count === 1 ? this.findById(id) : null;
+  }
+
+  async delete(id: string): Promise<boolean> {
+    const { count } = await this.prisma.product.deleteMany({ where: { id } });
+    return count === 1;
+  }
+
+  async list(filters: ProductFilters, page: PageRequest): Promise<{ rows: ProductRow[]; total?: number }> {
+    const where: Prisma.ProductWhereInput = {
+      id: filters.ids ? { in: filters.ids } : undefined,
+      name: filters.nameContains ? { contains: filters.nameContains, mode: 'insensitive' } : undefined,
+      price: filters.minPrice !== undefined || filters.maxPrice !== undefined ? { gte: filters.minPrice, lte: filters.maxPrice } : undefined,
+    };
+    const keyset = keysetQuery(page);
+    const [rows, total] = await Promise.all([
+      this.prisma.product.findMany({ where: { AND: [where, keyset.where] }, orderBy: keyset.orderBy, take: page.take + 1, skip: page.skip }),
+      page.withTotal ? this.prisma.product.count({ where }) : Promise.resolve(undefined),
+    ]);
+    return { rows, total };
+  }
+}

@@ -1,0 +1,48 @@
+// Request shapes of products. Unknown fields and parameters are refused.
+import { pagingQueryShape } from '@platform/paging';
+import { queryInt, z } from '@platform/validation';
+
+const sku = z.string().regex(/^[A-Z0-9][A-Z0-9-]{1,63}$/, { error: 'sku is upper-case letters, digits and dashes' });
+const name = z.string().trim().min(1).max(200);
+const price = z.number().int().min(0).max(1_000_000_000);
+const currency = z.string().regex(/^[A-Z]{3}$/, { error: 'currency is an ISO 4217 code such as KRW' });
+const imageUrl = z.url({ protocol: /^https?$/ }).max(500);
+
+export const createProductBody = z.strictObject({
+  sku,
+  name,
+  description: z.string().max(5000).nullable().optional(),
+  imageUrl: imageUrl.nullable().optional(),
+  price,
+  currency: currency.optional(),
+});
+
+export const replaceProductBody = createProductBody;
+
+export const patchProductBody = z.strictObject({
+  sku: sku.optional(),
+  name: name.optional(),
+  description: z.string().max(5000).nullable().optional(),
+  imageUrl: imageUrl.nullable().optional(),
+  price: price.optional(),
+  currency: currency.optional(),
+});
+
+export const productSortFields = ['name', 'price', 'rating', 'createdAt'] as const;
+
+export const listProductsQuery = z.strictObject({
+  ...pagingQueryShape,
+  q: z.string().trim().min(1).max(100).optional(),
+  minPrice: queryInt().optional(),
+  maxPrice: queryInt().optional(),
+  /** Batch read by id (orders-service pricing): comma-separated, up to 100. */
+  ids: z
+    .string()
+    .transform((text) => text.split(',').filter(Boolean))
+    .pipe(z.array(z.string()).min(1).max(100))
+    .optional(),
+});
+
+export type CreateProductInput = z.output<typeof createProductBody>;
+export type PatchProductInput = z.output<typeof patchProductBody>;
+export type ListProductsQuery = z.output<typeof listProductsQuery>;

@@ -1,0 +1,104 @@
+// Rules of products: anyone signed in reads; only admins create, change or delete.
+import { type Principal, requireAdmin } from '@platform/auth';
+import { demoImageUrl, demoProducts } from '@platform/catalog-data';
+import { ApiError } from '@platform/errors';
+import { isId, newId } from '@platform/ids';
+import { type CursorValue, type ListEnvelope, parseSort, toListEnvelope, toPageRequest } from '@platform/paging';
+import type { Prisma } from '../generated/prisma/client';
+import { isUniqueViolation, type ProductRepository, type ProductRow } from './repository';
+import { toProductResponse, type ProductResponse } from './representation';
+import { type CreateProductInput, type ListProductsQuery, type PatchProductInput, productSortFields } from './schemas';
+
+function skuTaken(): ApiError {
+  return new ApiError('SKU_TAKEN', 'Another product already has this SKU.', { fieldErrors: [{ field: 'sku', code: 'NOT_ALLOWED', message: 'This SKU is taken.' }] });
+}
+
+function sortValueOf(row: ProductRow, field: (typeof productSortFields)[number]): CursorValue {
+  if (field === 'rating') return row.rating.toString();
+  return row[field];
+}
+
+export class ProductService {
+  constructor(
+    private readonly products: ProductRepository,
+    private readonly cursorSecret: string,
+  ) {}
+
+  async get(id: string): Promise<ProductRow> {
+    const product = isId(id) ? await this.products.findById(id) : null;
+    if (!product) throw ApiError.notFound('Product');
+    return product;
+  }
+
+  /** Products among `ids`, for batched GraphQL references. */
+  async getMany(ids: readonly string[]): Promise<Map<string, ProductRow>> {
+    const valid = ids.filter(isId);
+    const rows = valid.length ? await this.products.findByIds(valid) : [];
+    return new Map(rows.map((row) => [row.id, row]));
+  }
+
+  async list(query: ListProductsQuery): Promise<ListEnvelope<ProductResponse>> {
+    const { size, cursor, page, offset, limit, withTotal, sort: sortParam, ...filters } = query;
+    if (filters.minPrice !== undefined && filters.maxPrice !== undefined && filters.minPrice > filters.maxPrice) {
+      throw new ApiError('VALIDATION_FAILED', 'minPrice is above maxPrice.', { status: 422, fieldErrors: [{ field: 'minPrice', code: 'OUT_OF_RANGE', message: 'minPrice must not exceed maxPrice.' }] });
+    }
+    const sort = parseSort(sortParam, productSortFields, { field: 'createdAt', direction: 'desc' });
+    const pageRequest = toPageRequest({ size, cursor, page, offset, limit, withTotal }, { list: 'products', sort, filters, secret: this.cursorSecret });
+    const ids = filters.ids?.filter(isId);
+    const { rows, total } = await this.products.list({ nameContains: filters.q, minPrice: filters.minPrice, maxPrice: filters.maxPrice, ids }, pageRequest);
+    return toListEnvelope(rows, pageRequest, { secret: this.cursorSecret, toItem: toProductResponse, sortValue: (row) => sortValueOf(row, sort.field), totalCount: total });
+  }
+
+  async create(principal: Principal, input: CreateProductInput): Promise<ProductRow> {
+    requireAdmin(principal);
+    try {
+      return await this.products.create({ id: newId(), ...input, description: input.description ?? null, imageUrl: input.imageUrl ?? null, currency: input.currency ?? 'KRW' });
+    } catch (error) {
+      if (isUniqueViolation(error)) throw skuTaken();
+      throw error;
+    }
+  }
+
+  async patch(principal: Principal, id: string, input: PatchProductInput, expectedVersion?: number): Promise<ProductRow> {
+    requireAdmin(principal);
+    return this.update(id, input, expectedVersion);
+  }
+
+  /** PUT: the whole product; optional fields not sent are cleared (currency back to KRW). */
+  async replace(principal: Principal, id: string, input: CreateProductInput, expectedVersion?: number): Promise<ProductRow> {
+    requireAdmin(principal);
+    return this.update(id, { ...input, description: input.description ?? null, imageUrl: input.imageUrl ?? null, currency: input.currency ?? 'KRW' }, expectedVersion);
+  }
+
+  async delete(principal: Principal, id: string): Promise<void> {
+    requireAdmin(principal);
+    const product = await this.get(id);
+    if (!(await this.products.delete(product.id))) throw ApiError.notFound('Product');
+  }
+
+  /** Seeds the demo catalog into an empty database; a database with products is left alone. */
+  async seedDemoCatalog(): Promise<number> {
+    if ((await this.products.count()) > 0) return 0;
+    const { count } = await this.products.createMany(
+      demoProducts.map((product) => ({ id: newId(), sku: product.sku, name: product.name, description: product.description, imageUrl: demoImageUrl(product.sku), price: product.price, currency: 'KRW' })),
+    );
+    return count;
+  }
+
+  private async update(id: string, data: Prisma.ProductUpdateManyMutationInput, expectedVersion?: number): Promise<ProductRow> {
+    const current = await this.get(id);
+    if (expectedVersion !== undefined && expectedVersion !== current.version) throw ApiError.preconditionFailed();
+    let updated: ProductRow | null;
+    try {
+      updated = await this.products.updateVersioned(current.id, current.version, data);
+    } catch (error) {
+      if (isUniqueViolation(error)) throw skuTaken();
+      throw error;
+    }
+    if (!updated) {
+      if (expectedVersion !== undefined) throw ApiError.preconditionFailed();
+      throw new ApiError('CONFLICT', 'The product changed while this request was processed; read it again and retry.');
+    }
+    return updated;
+  }
+}

@@ -1,0 +1,50 @@
+// Prisma queries of reviews. A review and the product's rating counters change together.
+import { keysetQuery, type PageRequest } from '@platform/paging';
+import { Prisma, type PrismaClient, type Review } from '../generated/prisma/client';
+
+export type ReviewRow = Review;
+
+export class ReviewRepository {
+  constructor(private readonly prisma: PrismaClient) {}
+
+  /**
+   * Inserts the review and bumps the product's counters in one transaction. The UPDATE takes
+   * the product row's lock and its SET reads the row as locked, so concurrent reviews add up
+   * exactly. A second review by the same user fails on the unique index and rolls back whole.
+   */
+  createAndRate(data: Prisma.ReviewUncheckedCreateInput): Promise<ReviewRow> {
+    return this.prisma.$transaction(async (tx) => {
+      const review = await tx.review.create({ data });
+      const stars = data.rating;
+      await tx.$executeRaw`
+        UPDATE products SET
+          stars_1 = stars_1 + (${stars}::int = 1)::int,
+          stars_2 = stars_2 + (${stars}::int = 2)::int,
+          stars_3 = stars_3 + (${stars}::int = 3)::int,
+          stars_4 = stars_4 + (${stars}::int = 4)::int,
+          stars_5 = stars_5 + (${stars}::int = 5)::int,
+          rating = round(
+            (stars_1 + 2 * stars_2 + 3 * stars_3 + 4 * stars_4 + 5 * stars_5 + ${stars}::int)::numeric
+            / (stars_1 + stars_2 + stars_3 + stars_4 + stars_5 + 1), 2)
+        WHERE id = ${data.productId}::uuid`;
+      return review;
+    });
+  }
+
+  findById(productId: string, id: string): Promise<ReviewRow | null> {
+    return this.prisma.review.findFirst({ where: { id, productId } });
+  }
+
+  async listByProduct(productId: string, page: PageRequest): Promise<{ rows: ReviewRow[]; total?: number }> {
+    const keyset = keysetQuery(page);
+    const [rows, total] = await Promise.all([
+      this.prisma.review.findMany({ where: { AND: [{ productId }, keyset.where] }, orderBy: keyset.orderBy, take: page.take + 1, skip: page.skip }),
+      page.withTotal ? this.prisma.review.count({ where: { productId } }) : Promise.resolve(undefined),
+    ]);
+    return { rows, total };
+  }
+}
+
+export function isUniqueViolation(error: unknown): boolean {
+  return error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002';
+}

@@ -1,0 +1,32 @@
+// HTTP in and out for reviews of a product.
+import { Router } from 'express';
+import { principalOf } from '@platform/auth';
+import { methodNotAllowed } from '@platform/errors';
+import { noQueryParameters, parseBody, parseQuery } from '@platform/validation';
+import { createReviewBody, listReviewsQuery } from './schemas';
+import { type ReviewService, toReviewResponse } from './service';
+
+export function reviewsRoutes(reviews: ReviewService): Router {
+  const router = Router();
+
+  router
+    .route('/products/:id/reviews')
+    .get(async (req, res) => {
+      res.json(await reviews.list(req.params.id as string, parseQuery(listReviewsQuery, req.query)));
+    })
+    .post(async (req, res) => {
+      const review = await reviews.create(principalOf(res), req.params.id as string, parseBody(createReviewBody, req.body));
+      res.status(201).location(`/v1/products/${review.productId}/reviews/${review.id}`).json(toReviewResponse(review));
+    })
+    .all(methodNotAllowed);
+
+  router
+    .route('/products/:id/reviews/:reviewId')
+    .get(async (req, res) => {
+      parseQuery(noQueryParameters, req.query);
+      res.json(toReviewResponse(await reviews.get(req.params.id as string, req.params.reviewId as string)));
+    })
+    .all(methodNotAllowed);
+
+  return router;
+}

@@ -1,0 +1,55 @@
+// Rules of reviews: any signed-in user reviews a product once; everyone signed in reads them.
+import type { Principal } from '@platform/auth';
+import { ApiError } from '@platform/errors';
+import { isId, newId } from '@platform/ids';
+import { type ListEnvelope, parseSort, toListEnvelope, toPageRequest } from '@platform/paging';
+import type { ProductService } from '../products/service';
+import { isUniqueViolation, type ReviewRepository, type ReviewRow } from './repository';
+import { type CreateReviewInput, type ListReviewsQuery, reviewSortFields } from './schemas';
+
+export interface ReviewResponse {
+  id: string;
+  productId: string;
+  userId: string;
+  rating: number;
+  title: string | null;
+  body: string | null;
+  createdAt: string;
+}
+
+export function toReviewResponse(row: ReviewRow): ReviewResponse {
+  return { id: row.id, productId: row.productId, userId: row.userId, rating: row.rating, title: row.title, body: row.body, createdAt: row.createdAt.toISOString() };
+}
+
+export class ReviewService {
+  constructor(
+    private readonly reviews: ReviewRepository,
+    private readonly products: ProductService,
+    private readonly cursorSecret: string,
+  ) {}
+
+  async create(principal: Principal, productId: string, input: CreateReviewInput): Promise<ReviewRow> {
+    const product = await this.products.get(productId);
+    try {
+      return await this.reviews.createAndRate({ id: newId(), productId: product.id, userId: principal.userId, rating: input.rating, title: input.title ?? null, body: input.body ?? null });
+    } catch (error) {
+      if (isUniqueViolation(error)) throw new ApiError('REVIEW_EXISTS', 'You have already reviewed this product.');
+      throw error;
+    }
+  }
+
+  async get(productId: string, reviewId: string): Promise<ReviewRow> {
+    const review = isId(productId) && isId(reviewId) ? await this.reviews.findById(productId, reviewId) : null;
+    if (!review) throw ApiError.notFound('Review');
+    return review;
+  }
+
+  async list(productId: string, query: ListReviewsQuery): Promise<ListEnvelope<ReviewResponse>> {
+    const product = await this.products.get(productId);
+    const { sort: sortParam, ...paging } = query;
+    const sort = parseSort(sortParam, reviewSortFields, { field: 'createdAt', direction: 'desc' });
+    const page = toPageRequest(paging, { list: `reviews:${product.id}`, sort, secret: this.cursorSecret });
+    const { rows, total } = await this.reviews.listByProduct(product.id, page);
+    return toListEnvelope(rows, page, { secret: this.cursorSecret, toItem: toReviewResponse, sortValue: (row) => row.createdAt, totalCount: total });
+  }
+}

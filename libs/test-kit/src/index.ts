@@ -1,0 +1,45 @@
+// Test-only helpers shared by the service suites: an HTTP client that returns what a client
+// sees, and tokens for made-up users.
+import { issueAccessToken, type Role } from '@platform/auth';
+import { newId } from '@platform/ids';
+
+export interface ApiResponse {
+  status: number;
+  headers: Headers;
+  /** Parsed JSON (undefined for an empty body). */
+  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  text: string;
+}
+
+export interface CallOptions {
+  token?: string;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export type ApiClient = (method: string, path: string, options?: CallOptions) => Promise<ApiResponse>;
+
+/** `onResponse` sees every raw body (e.g. to prove no secret ever leaves). */
+export function apiClient(baseUrl: () => string, onResponse?: (text: string) => void): ApiClient {
+  return async (method, path, options = {}) => {
+    const headers: Record<string, string> = { ...options.headers };
+    if (options.token) headers.authorization = `Bearer ${options.token}`;
+    if (options.body !== undefined) headers['content-type'] ??= 'application/json';
+    const res = await fetch(`${baseUrl()}${path}`, { method, headers, body: options.body === undefined ? undefined : typeof options.body === 'string' ? options.body : JSON.stringify(options.body) });
+    const text = await res.text();
+    onResponse?.(text);
+    let body: unknown;
+    try {
+      body = text ? JSON.parse(text) : undefined;
+    } catch {
+      body = undefined;
+    }
+    return { status: res.status, headers: res.headers, text, body };
+  };
+}
+
+/** A signed token for a made-up user, as users-service would issue it. */
+export async function tokenFor(secret: string, role: Role = 'customer', userId: string = newId()): Promise<{ token: string; userId: string }> {
+  const { accessToken } = await issueAccessToken(secret, { userId, role }, 3600);
+  return { token: accessToken, userId };
+}
