@@ -44,7 +44,7 @@ for (const [from, to] of runtimeFiles) {
   const source = path.join(appDir, from);
   if (existsSync(source)) await cp(source, path.join(outDir, to), { recursive: true });
 }
-if (existsSync(path.join(root, 'proto')) && app === 'inventory-service' || app === 'orders-service') {
+if (app === 'inventory-service') {
   await cp(path.join(root, 'proto'), path.join(outDir, 'proto'), { recursive: true });
 }
 

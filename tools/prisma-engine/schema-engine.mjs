@@ -33,14 +33,33 @@ function logLine(level, message, extra = {}) {
 }
 
 // adapter-pg cannot map PostgreSQL's `name` (oid 19) and `"char"` (oid 18) columns, which the
-// engine's introspection queries return. Both are plain text to the engine, so read them as text.
+// engine's introspection queries return. Read both as text; remember which columns were
+// `"char"`, because the engine reads those (e.g. constraint_type) as single characters.
+const charColumnNames = new Set();
 function readInternalTypesAsText() {
   const Result = require('pg/lib/result');
   const addFields = Result.prototype.addFields;
   Result.prototype.addFields = function (fields) {
-    for (const field of fields) if (field.dataTypeID === 19 || field.dataTypeID === 18) field.dataTypeID = 25;
+    for (const field of fields) {
+      if (field.dataTypeID === 18) charColumnNames.add(field.name);
+      if (field.dataTypeID === 19 || field.dataTypeID === 18) field.dataTypeID = 25;
+    }
     return addFields.call(this, fields);
   };
+}
+
+const CHARACTER_COLUMN_TYPE = 6; // ColumnTypeEnum.Character of @prisma/driver-adapter-utils
+
+function withCharacterColumns(queryable) {
+  const queryRaw = queryable.queryRaw.bind(queryable);
+  queryable.queryRaw = async (query) => {
+    const result = await queryRaw(query);
+    result.columnNames.forEach((name, index) => {
+      if (charColumnNames.has(name)) result.columnTypes[index] = CHARACTER_COLUMN_TYPE;
+    });
+    return result;
+  };
+  return queryable;
 }
 
 function databaseUrl(datasource) {
@@ -81,6 +100,14 @@ async function runCliCommand(command, datasource) {
   return 1;
 }
 
+// The WASM engine reports a Rust panic's message here before it throws (Prisma's CLI host
+// defines the same global).
+globalThis.PRISMA_WASM_PANIC_REGISTRY = {
+  set_message(message) {
+    logLine('ERROR', `schema engine panic: ${message}`);
+  },
+};
+
 async function loadEngineModule() {
   const bindings = await import('@prisma/schema-engine-wasm/schema_engine_bg');
   const wasmPath = join(dirname(require.resolve('@prisma/schema-engine-wasm/schema_engine_bg')), 'schema_engine_bg.wasm');
@@ -102,8 +129,12 @@ async function serveJsonRpc({ datamodels, datasource }) {
   // adapter-pg drops the shadow database before it closes the pool connected to it, which
   // PostgreSQL refuses; dropping WITH (FORCE) ends that connection first.
   const connect = factory.connect.bind(factory);
+  const connectToShadowDb = factory.connectToShadowDb.bind(factory);
+  factory.connectToShadowDb = async () => withCharacterColumns(await connectToShadowDb());
   factory.connect = async () => {
-    const connection = await connect();
+    const connection = withCharacterColumns(await connect());
+    const startTransaction = connection.startTransaction?.bind(connection);
+    if (startTransaction) connection.startTransaction = async (...args) => withCharacterColumns(await startTransaction(...args));
     const executeScript = connection.executeScript.bind(connection);
     connection.executeScript = (script) => executeScript(script.replace(/^DROP DATABASE ("prisma_migrate_shadow_db_[^"]+")$/, 'DROP DATABASE $1 WITH (FORCE)'));
     return connection;
@@ -111,6 +142,7 @@ async function serveJsonRpc({ datamodels, datasource }) {
   // The engine expects the Result-wrapped adapter shape that Prisma's own JS migrate path builds.
   const { bindMigrationAwareSqlAdapterFactory } = require('@prisma/driver-adapter-utils');
   const adapter = bindMigrationAwareSqlAdapterFactory(factory);
+  engineStarted = true;
   const engine = await SchemaEngine.new({ datamodels: schemas.length ? schemas : undefined }, (log) => process.stderr.write(`${log}\n`), adapter);
 
   const pending = new Set();
@@ -140,7 +172,11 @@ async function serveJsonRpc({ datamodels, datasource }) {
       }
     })();
     pending.add(call);
-    call.finally(() => pending.delete(call));
+    pendingRequests += 1;
+    call.finally(() => {
+      pending.delete(call);
+      pendingRequests -= 1;
+    });
   });
   lines.on('close', async () => {
     await Promise.allSettled([...pending]);
@@ -150,10 +186,14 @@ async function serveJsonRpc({ datamodels, datasource }) {
 
 // The engine raises connector failures from inside WASM callbacks; report them as engine
 // errors (the CLI prints `fields.message`) instead of a Node stack trace.
+let pendingRequests = 0;
+let engineStarted = false;
 process.on('uncaughtException', (error) => {
   // 57P01: the shadow database's idle pool connection ended by our own DROP ... WITH (FORCE).
   if (error?.code === '57P01') return;
-  logLine('ERROR', error?.message ?? String(error));
+  // A late driver callback after every answer was sent cannot change any answer.
+  if (pendingRequests === 0 && engineStarted) return;
+  logLine('ERROR', error?.message ?? String(error), { stack: error?.stack });
   process.exit(1);
 });
 

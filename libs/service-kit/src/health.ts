@@ -9,6 +9,7 @@ export type ReadinessCheck = () => Promise<void>;
 export class Health {
   private stopping = false;
   private readonly checks = new Map<string, ReadinessCheck>();
+  private readonly stoppingListeners: (() => void)[] = [];
 
   addCheck(name: string, check: ReadinessCheck): this {
     this.checks.set(name, check);
@@ -16,7 +17,15 @@ export class Health {
   }
 
   markStopping(): void {
+    if (this.stopping) return;
     this.stopping = true;
+    for (const listener of this.stoppingListeners) listener();
+  }
+
+  /** Other health surfaces (gRPC health) that must turn unready with this one. */
+  onStopping(listener: () => void): this {
+    this.stoppingListeners.push(listener);
+    return this;
   }
 
   get isStopping(): boolean {

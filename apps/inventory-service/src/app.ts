@@ -1,0 +1,37 @@
+// inventory-service: the gRPC server and its HTTP side (health, readiness, metrics).
+import express from 'express';
+import { errorHandler, notFoundHandler } from '@platform/errors';
+import { type Health, type Logger, type Metrics, requestContext, requestLog } from '@platform/service-kit';
+import type { PrismaClient } from './generated/prisma/client';
+import { createInventoryGrpc, INVENTORY_SERVICE_NAME } from './grpc/server';
+import { StockRepository } from './stock/repository';
+import { StockService } from './stock/service';
+
+export interface InventoryAppDeps {
+  prisma: PrismaClient;
+  logger: Logger;
+  health: Health;
+  metrics: Metrics;
+  protoPath: string;
+}
+
+export function createInventoryApp(deps: InventoryAppDeps) {
+  const stock = new StockService(new StockRepository(deps.prisma));
+  const grpc = createInventoryGrpc({ stock, protoPath: deps.protoPath, logger: deps.logger, registry: deps.metrics.registry });
+  // gRPC health follows the process: NOT_SERVING as soon as the stop begins.
+  deps.health.onStopping(() => {
+    grpc.health.setStatus('', 'NOT_SERVING');
+    grpc.health.setStatus(INVENTORY_SERVICE_NAME, 'NOT_SERVING');
+  });
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.use(requestContext(5_000));
+  app.use(requestLog(deps.logger));
+  app.use(deps.metrics.middleware);
+  app.use(deps.health.router()); // /healthz, /readyz
+  app.get('/metrics', deps.metrics.handler);
+  app.use(notFoundHandler);
+  app.use(errorHandler);
+  return { app, stock, grpc };
+}

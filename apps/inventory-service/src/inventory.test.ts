@@ -1,0 +1,194 @@
+// Inventory over real gRPC against a real database: idempotency, no oversell under
+// concurrency, release, status codes, deadlines, unknown fields, health.
+import path from 'node:path';
+import { credentials, makeGenericClientConstructor, Metadata, status, type ServiceError } from '@grpc/grpc-js';
+import { service as healthService } from 'grpc-health-check';
+import { openTestDatabase, type Database } from '@platform/db';
+import { ApiError } from '@platform/errors';
+import { createInventoryClient, InventoryClient, ReserveReply, type ReleaseReply } from '@platform/inventory-contract';
+import { createLogger, createMetrics, Health } from '@platform/service-kit';
+import { createInventoryApp } from './app';
+import { PrismaClient } from './generated/prisma/client';
+import { createInventoryGrpc } from './grpc/server';
+import { StockRepository } from './stock/repository';
+import { StockService } from './stock/service';
+
+const protoPath = path.resolve(__dirname, '../../../proto/inventory/v1/inventory.proto');
+let database: Database<PrismaClient>;
+let built: ReturnType<typeof createInventoryApp>;
+let health: Health;
+let metrics: ReturnType<typeof createMetrics>;
+let address: string;
+let client: InventoryClient;
+
+beforeAll(async () => {
+  database = await openTestDatabase({ service: 'inventory', poolSize: 20, migrationsDir: path.join(__dirname, '../prisma/migrations'), createClient: (adapter) => new PrismaClient({ adapter }) });
+  health = new Health();
+  metrics = createMetrics('inventory-test');
+  built = createInventoryApp({ prisma: database.prisma, logger: createLogger('inventory-test', 'silent'), health, metrics, protoPath });
+  expect(await built.stock.seedDemoStock()).toBeGreaterThanOrEqual(20);
+  address = `127.0.0.1:${await built.grpc.listen(0, '127.0.0.1')}`;
+  client = new InventoryClient(address, credentials.createInsecure());
+});
+
+afterAll(async () => {
+  client?.close();
+  built?.grpc.server.forceShutdown();
+  await database?.close();
+});
+
+let skuSeq = 0;
+async function stockedSku(available: number): Promise<string> {
+  skuSeq += 1;
+  const sku = `T-${Date.now()}-${skuSeq}`;
+  await database.prisma.stock.create({ data: { sku, available } });
+  return sku;
+}
+
+function reserve(request: { orderId: string; sku: string; quantity: number }, deadlineMs = 10_000): Promise<ReserveReply> {
+  return new Promise((resolve, reject) => client.reserve(request, new Metadata(), { deadline: new Date(Date.now() + deadlineMs) }, (error, reply) => (error ? reject(error) : resolve(reply))));
+}
+
+function release(orderId: string): Promise<ReleaseReply> {
+  return new Promise((resolve, reject) => client.release({ orderId }, (error, reply) => (error ? reject(error) : resolve(reply))));
+}
+
+async function failure(promise: Promise<unknown>): Promise<ServiceError> {
+  try {
+    await promise;
+  } catch (error) {
+    return error as ServiceError;
+  }
+  throw new Error('expected the call to fail');
+}
+
+describe('Reserve', () => {
+  it('takes stock and says what is left', async () => {
+    const sku = await stockedSku(10);
+    const reply = await reserve({ orderId: 'order-a', sku, quantity: 3 });
+    expect(reply).toEqual({ reservationId: expect.stringMatching(/^[\da-f-]{36}$/), sku, quantity: 3, remaining: 7 });
+    expect(await database.prisma.stock.findUnique({ where: { sku } })).toMatchObject({ available: 7, reserved: 3 });
+  });
+
+  it('is idempotent per (order_id, sku): a retry returns the same reservation and takes nothing', async () => {
+    const sku = await stockedSku(10);
+    const first = await reserve({ orderId: 'order-retry', sku, quantity: 4 });
+    const retries = await Promise.all([1, 2, 3].map(() => reserve({ orderId: 'order-retry', sku, quantity: 4 })));
+    for (const retry of retries) expect(retry.reservationId).toBe(first.reservationId);
+    expect(await database.prisma.stock.findUnique({ where: { sku } })).toMatchObject({ available: 6, reserved: 4 });
+  });
+
+  it('never oversells: 500 concurrent reserves of 1 on stock 300 → 300 succeed, 200 FAILED_PRECONDITION, 0 left', async () => {
+    const sku = await stockedSku(300);
+    const results = await Promise.allSettled(Array.from({ length: 500 }, (_, i) => reserve({ orderId: `burst-${i}`, sku, quantity: 1 }, 30_000)));
+    const ok = results.filter((result) => result.status === 'fulfilled');
+    const refused = results.filter((result): result is PromiseRejectedResult => result.status === 'rejected');
+    expect(ok).toHaveLength(300);
+    expect(refused).toHaveLength(200);
+    for (const result of refused) {
+      expect((result.reason as ServiceError).code).toBe(status.FAILED_PRECONDITION);
+      expect((result.reason as ServiceError).details).toMatch(/^OUT_OF_STOCK/);
+    }
+    expect(await database.prisma.stock.findUnique({ where: { sku } })).toMatchObject({ available: 0, reserved: 300 });
+    expect(await database.prisma.reservation.count({ where: { sku } })).toBe(300);
+  }, 60_000);
+
+  it('answers NOT_FOUND for an unknown SKU and INVALID_ARGUMENT for quantity 0 or empty fields', async () => {
+    const unknown = await failure(reserve({ orderId: 'o', sku: 'NO-SUCH-SKU', quantity: 1 }));
+    expect(unknown.code).toBe(status.NOT_FOUND);
+    expect(unknown.details).toContain('NO-SUCH-SKU');
+    const sku = await stockedSku(5);
+    const zero = await failure(reserve({ orderId: 'o', sku, quantity: 0 }));
+    expect(zero.code).toBe(status.INVALID_ARGUMENT);
+    expect(zero.details).toMatch(/quantity/);
+    const empty = await failure(reserve({ orderId: '', sku: '', quantity: 1 }));
+    expect(empty.code).toBe(status.INVALID_ARGUMENT);
+    expect(empty.details).toMatch(/order_id.*sku/);
+  });
+
+  it('answers DEADLINE_EXCEEDED when the work outlives the caller\'s deadline, and counts it', async () => {
+    const slowStock = new StockService(new StockRepository(database.prisma));
+    const original = slowStock.reserve.bind(slowStock);
+    slowStock.reserve = async (request) => {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      return original(request);
+    };
+    const slowMetrics = createMetrics('inventory-slow');
+    const slow = createInventoryGrpc({ stock: slowStock, protoPath, logger: createLogger('slow', 'silent'), registry: slowMetrics.registry });
+    const slowClient = new InventoryClient(`127.0.0.1:${await slow.listen(0, '127.0.0.1')}`, credentials.createInsecure());
+    const sku = await stockedSku(5);
+    const error = await failure(new Promise((resolve, reject) => slowClient.reserve({ orderId: 'late', sku, quantity: 1 }, new Metadata(), { deadline: new Date(Date.now() + 100) }, (e, r) => (e ? reject(e) : resolve(r)))));
+    expect(error.code).toBe(status.DEADLINE_EXCEEDED);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(await slowMetrics.registry.getSingleMetricAsString('grpc_server_handled_total')).toMatch(/grpc_method="Reserve",grpc_code="DEADLINE_EXCEEDED"[^\n]* 1/);
+    slowClient.close();
+    slow.server.forceShutdown();
+  });
+
+  it('accepts a hand-encoded request that still carries the retired field 2 (item_id)', async () => {
+    const sku = await stockedSku(5);
+    const text = (field: number, value: string) => {
+      const bytes = Buffer.from(value);
+      return Buffer.concat([Buffer.from([(field << 3) | 2, bytes.length]), bytes]);
+    };
+    const message = Buffer.concat([text(1, 'order-legacy'), text(2, 'legacy-item-7'), Buffer.from([(3 << 3) | 0, 2]), text(4, sku)]);
+    const reply = await new Promise<ReserveReply>((resolve, reject) =>
+      client.makeUnaryRequest('/inventory.v1.Inventory/Reserve', (raw: Buffer) => raw, (bytes: Buffer) => ReserveReply.decode(bytes), message, (error, value) => (error ? reject(error) : resolve(value!))),
+    );
+    expect(reply).toMatchObject({ sku, quantity: 2, remaining: 3 });
+  });
+});
+
+describe('Release', () => {
+  it('returns an order\'s stock once, however often it is called', async () => {
+    const sku = await stockedSku(10);
+    const other = await stockedSku(10);
+    await reserve({ orderId: 'order-release', sku, quantity: 4 });
+    await reserve({ orderId: 'order-release', sku: other, quantity: 2 });
+    const [first, second] = await Promise.all([release('order-release'), release('order-release')]);
+    expect([first.releasedCount, second.releasedCount].sort()).toEqual([0, 2]);
+    expect((await release('order-release')).releasedCount).toBe(0);
+    expect(await database.prisma.stock.findUnique({ where: { sku } })).toMatchObject({ available: 10, reserved: 0 });
+    expect(await database.prisma.stock.findUnique({ where: { sku: other } })).toMatchObject({ available: 10, reserved: 0 });
+  });
+});
+
+describe('the client other services use', () => {
+  it('maps refusals to the HTTP error format: OUT_OF_STOCK 409', async () => {
+    const inventory = createInventoryClient(address);
+    const sku = await stockedSku(1);
+    await expect(inventory.reserve({ orderId: 'c1', sku, quantity: 1 })).resolves.toMatchObject({ remaining: 0 });
+    await expect(inventory.reserve({ orderId: 'c2', sku, quantity: 1 })).rejects.toMatchObject({ status: 409, code: 'OUT_OF_STOCK' });
+    await expect(inventory.reserve({ orderId: 'c3', sku: 'NOPE', quantity: 1 })).rejects.toMatchObject({ status: 409, code: 'OUT_OF_STOCK' });
+    expect(await inventory.release('c1')).toBe(1);
+    inventory.close();
+  });
+
+  it('answers 503 when inventory is down and 504 when no time is left', async () => {
+    const down = createInventoryClient('127.0.0.1:1', { defaultTimeoutMs: 1_000 });
+    const error = await down.reserve({ orderId: 'x', sku: 'y', quantity: 1 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ApiError);
+    expect([503, 504]).toContain((error as ApiError).status);
+    down.close();
+    const hurried = createInventoryClient(address, { defaultTimeoutMs: 10, marginMs: 50 });
+    await expect(hurried.reserve({ orderId: 'x', sku: 'y', quantity: 1 })).rejects.toMatchObject({ status: 504, code: 'GATEWAY_TIMEOUT' });
+    hurried.close();
+  });
+});
+
+describe('health', () => {
+  it('serves grpc.health.v1 SERVING, then NOT_SERVING once the stop begins', async () => {
+    const HealthClient = makeGenericClientConstructor(healthService, 'Health');
+    const healthClient = new HealthClient(address, credentials.createInsecure()) as unknown as {
+      check(request: { service: string }, callback: (error: ServiceError | null, reply: { status: string }) => void): void;
+      close(): void;
+    };
+    const check = (service: string) => new Promise<string>((resolve, reject) => healthClient.check({ service }, (error, reply) => (error ? reject(error) : resolve(reply.status))));
+    expect(await check('')).toBe('SERVING');
+    expect(await check('inventory.v1.Inventory')).toBe('SERVING');
+    health.markStopping();
+    expect(await check('inventory.v1.Inventory')).toBe('NOT_SERVING');
+    expect((await health.readiness()).ready).toBe(false);
+    healthClient.close();
+  });
+});

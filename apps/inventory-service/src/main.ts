@@ -1,0 +1,27 @@
+// inventory-service process: see runService for the life cycle; gRPC listens beside HTTP.
+import path from 'node:path';
+import { runService } from '@platform/service-kit';
+import { createInventoryApp } from './app';
+import { loadInventoryConfig } from './config';
+import { PrismaClient } from './generated/prisma/client';
+
+const config = loadInventoryConfig();
+
+runService({
+  name: 'inventory-service',
+  config,
+  database: { migrationsDir: path.join(__dirname, 'migrations'), createClient: (adapter) => new PrismaClient({ adapter }) },
+  async build({ logger, health, metrics, database }) {
+    const { app, stock, grpc } = createInventoryApp({ prisma: database!.prisma, logger, health, metrics, protoPath: path.join(__dirname, 'proto/inventory/v1/inventory.proto') });
+    return {
+      app,
+      beforeListen: async () => {
+        const seeded = await stock.seedDemoStock();
+        if (seeded) logger.info({ skus: seeded }, 'demo stock seeded into the empty database');
+        const port = await grpc.listen(config.GRPC_PORT);
+        logger.info({ port }, 'gRPC listening');
+      },
+      listeners: [grpc.stoppable],
+    };
+  },
+});

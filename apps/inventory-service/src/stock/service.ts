@@ -1,0 +1,62 @@
+// Rules of stock: what a valid reservation request is and what each outcome means.
+import { demoProducts } from '@platform/catalog-data';
+import { newId } from '@platform/ids';
+import type { StockRepository } from './repository';
+
+export type InventoryErrorCode = 'INVALID_ARGUMENT' | 'NOT_FOUND' | 'FAILED_PRECONDITION';
+
+/** A refusal the caller caused; the gRPC layer turns `code` into the status of the same name. */
+export class InventoryError extends Error {
+  constructor(
+    readonly code: InventoryErrorCode,
+    message: string,
+    /** Machine-readable reason sent as the status detail prefix (OUT_OF_STOCK). */
+    readonly reason?: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface Reservation {
+  reservationId: string;
+  sku: string;
+  quantity: number;
+  remaining: number;
+}
+
+const MAX_QUANTITY = 1_000_000;
+
+export class StockService {
+  constructor(private readonly stock: StockRepository) {}
+
+  async reserve(request: { orderId: string; sku: string; quantity: number }): Promise<Reservation> {
+    const problems: string[] = [];
+    if (!request.orderId) problems.push('order_id is required');
+    else if (request.orderId.length > 100) problems.push('order_id is longer than 100 characters');
+    if (!request.sku) problems.push('sku is required');
+    if (!Number.isInteger(request.quantity) || request.quantity <= 0) problems.push('quantity must be a positive integer');
+    else if (request.quantity > MAX_QUANTITY) problems.push(`quantity must be at most ${MAX_QUANTITY}`);
+    if (problems.length) throw new InventoryError('INVALID_ARGUMENT', problems.join('; '));
+
+    const outcome = await this.stock.reserve({ id: newId(), ...request });
+    switch (outcome.kind) {
+      case 'reserved':
+      case 'existing':
+        return { reservationId: outcome.reservationId, sku: request.sku, quantity: outcome.quantity, remaining: outcome.remaining };
+      case 'unknown-sku':
+        throw new InventoryError('NOT_FOUND', `Unknown SKU ${request.sku}.`);
+      case 'insufficient':
+        throw new InventoryError('FAILED_PRECONDITION', `OUT_OF_STOCK: ${request.sku} has ${outcome.available} available, ${request.quantity} requested.`, 'OUT_OF_STOCK');
+    }
+  }
+
+  async release(orderId: string): Promise<number> {
+    if (!orderId) throw new InventoryError('INVALID_ARGUMENT', 'order_id is required');
+    return this.stock.release(orderId);
+  }
+
+  /** Stocks the demo catalog's SKUs (the shared list) into an empty database. */
+  seedDemoStock(): Promise<number> {
+    return this.stock.seedIfEmpty(demoProducts.map((product) => ({ sku: product.sku, available: product.initialStock })));
+  }
+}

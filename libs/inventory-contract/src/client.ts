@@ -1,0 +1,70 @@
+// The client other services use to call Inventory: every call carries a deadline derived from
+// the time left on the HTTP request that caused it, and gRPC failures become the HTTP error
+// format (409 OUT_OF_STOCK, 503, 504, 502).
+import { credentials, Metadata, type ServiceError, status } from '@grpc/grpc-js';
+import { ApiError } from '@platform/errors';
+import { currentContext, remainingMs, traceparentOf } from '@platform/service-kit';
+import { InventoryClient, type ReleaseReply, type ReserveReply, type ReserveRequest } from './generated/inventory/v1/inventory';
+
+export interface InventoryGateway {
+  reserve(request: Pick<ReserveRequest, 'orderId' | 'sku' | 'quantity'>): Promise<ReserveReply>;
+  release(orderId: string): Promise<number>;
+  close(): void;
+}
+
+export interface InventoryClientOptions {
+  /** Budget for calls made outside an HTTP request (background work). */
+  defaultTimeoutMs?: number;
+  /** Kept back from the caller's remaining time to answer it after an inventory failure. */
+  marginMs?: number;
+}
+
+/** gRPC status → the HTTP error the caller's client sees. */
+export function toApiError(error: ServiceError): ApiError {
+  switch (error.code) {
+    case status.FAILED_PRECONDITION:
+    case status.NOT_FOUND:
+      return new ApiError('OUT_OF_STOCK', error.details || 'Not enough stock for this order.');
+    case status.DEADLINE_EXCEEDED:
+      return new ApiError('GATEWAY_TIMEOUT', 'Inventory did not answer in time.', { cause: error });
+    case status.UNAVAILABLE:
+    case status.CANCELLED:
+    case status.RESOURCE_EXHAUSTED:
+      return new ApiError('SERVICE_UNAVAILABLE', 'Inventory is temporarily unavailable; retry shortly.', { headers: { 'Retry-After': '1' }, cause: error });
+    case status.INVALID_ARGUMENT:
+      return new ApiError('INTERNAL', 'An unexpected error occurred.', { cause: error });
+    default:
+      return new ApiError('BAD_GATEWAY', 'Inventory answered with an error.', { cause: error });
+  }
+}
+
+export function createInventoryClient(address: string, options: InventoryClientOptions = {}): InventoryGateway {
+  const client = new InventoryClient(address, credentials.createInsecure(), {
+    'grpc.keepalive_time_ms': 30_000,
+    'grpc.keepalive_timeout_ms': 5_000,
+  });
+  const defaultTimeoutMs = options.defaultTimeoutMs ?? 5_000;
+  const marginMs = options.marginMs ?? 50;
+
+  function callOptions(): { deadline: Date; metadata: Metadata } {
+    const budget = remainingMs(defaultTimeoutMs) - marginMs;
+    if (budget <= 0) throw new ApiError('GATEWAY_TIMEOUT', 'No time was left to call inventory.');
+    const metadata = new Metadata();
+    const context = currentContext();
+    if (context) metadata.set('traceparent', traceparentOf(context.traceId));
+    return { deadline: new Date(Date.now() + budget), metadata };
+  }
+
+  async function unary<Req, Res>(method: (req: Req, metadata: Metadata, options: { deadline: Date }, callback: (error: ServiceError | null, response: Res) => void) => unknown, request: Req): Promise<Res> {
+    const { deadline, metadata } = callOptions();
+    return new Promise((resolve, reject) => {
+      method.call(client, request, metadata, { deadline }, (error, response) => (error ? reject(toApiError(error)) : resolve(response)));
+    });
+  }
+
+  return {
+    reserve: (request) => unary<ReserveRequest, ReserveReply>(client.reserve, request),
+    release: async (orderId) => (await unary<{ orderId: string }, ReleaseReply>(client.release, { orderId })).releasedCount,
+    close: () => client.close(),
+  };
+}

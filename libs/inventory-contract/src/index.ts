@@ -1,0 +1,11 @@
+export {
+  InventoryClient,
+  InventoryService,
+  protobufPackage,
+  ReleaseReply,
+  ReleaseRequest,
+  ReserveReply,
+  ReserveRequest,
+  type InventoryServer,
+} from './generated/inventory/v1/inventory';
+export { createInventoryClient, toApiError, type InventoryClientOptions, type InventoryGateway } from './client';
