@@ -1,0 +1,68 @@
+// Idempotency-Key: the first request with a key runs; a retry with the same key and body gets
+// the stored response; the same key with another body is refused. Concurrent duplicates wait
+// for the first to finish and then replay it, so one key never creates two orders.
+import { createHash } from 'node:crypto';
+import { ApiError } from '@platform/errors';
+import { remainingMs } from '@platform/service-kit';
+import { Prisma, type PrismaClient } from '../generated/prisma/client';
+import type { Transaction } from '../orders/repository';
+
+const KEY_TTL_MS = 24 * 60 * 60 * 1000;
+/** A key still pending after this long belongs to a request that died; a retry may take it over. */
+const ABANDONED_AFTER_MS = 60_000;
+
+export type IdempotencyBegin = { kind: 'new' } | { kind: 'replay'; status: number; body: unknown };
+
+/** A stable fingerprint of the request: the parsed body with its keys sorted. */
+export function requestHashOf(body: unknown): string {
+  const canonical = JSON.stringify(body, (_key, value: unknown) =>
+    value && typeof value === 'object' && !Array.isArray(value) ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => a.localeCompare(b))) : value,
+  );
+  return createHash('sha256').update(canonical).digest('hex');
+}
+
+const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export class IdempotencyStore {
+  constructor(private readonly prisma: PrismaClient) {}
+
+  async begin(userId: string, key: string, requestHash: string): Promise<IdempotencyBegin> {
+    for (;;) {
+      try {
+        await this.prisma.idempotencyKey.create({ data: { userId, key, requestHash, expiresAt: new Date(Date.now() + KEY_TTL_MS) } });
+        return { kind: 'new' };
+      } catch (error) {
+        if (!(error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002')) throw error;
+      }
+      const existing = await this.prisma.idempotencyKey.findUnique({ where: { userId_key: { userId, key } } });
+      if (!existing) continue; // abandoned and removed meanwhile: claim it
+      const expired = existing.expiresAt.getTime() <= Date.now();
+      const abandoned = existing.responseStatus === null && Date.now() - existing.createdAt.getTime() > ABANDONED_AFTER_MS;
+      if (expired || abandoned) {
+        await this.prisma.idempotencyKey.deleteMany({ where: { userId, key, createdAt: existing.createdAt } });
+        continue;
+      }
+      if (existing.requestHash !== requestHash) {
+        throw new ApiError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used with a different request body; use a new key for a new request.');
+      }
+      if (existing.responseStatus !== null) return { kind: 'replay', status: existing.responseStatus, body: existing.responseBody };
+      if (remainingMs() < 200) throw new ApiError('CONFLICT', 'A request with this Idempotency-Key is still being processed; retry shortly.', { headers: { 'Retry-After': '1' } });
+      await wait(25);
+    }
+  }
+
+  /** Stores the response in the transaction that made it, so both exist or neither does. */
+  async complete(tx: Transaction, userId: string, key: string, status: number, body: unknown): Promise<void> {
+    await tx.idempotencyKey.update({ where: { userId_key: { userId, key } }, data: { responseStatus: status, responseBody: body as Prisma.InputJsonValue } });
+  }
+
+  /** The request failed: forget the key so a retry runs again. */
+  async abandon(userId: string, key: string): Promise<void> {
+    await this.prisma.idempotencyKey.deleteMany({ where: { userId, key, responseStatus: null } });
+  }
+
+  async purgeExpired(): Promise<number> {
+    const { count } = await this.prisma.idempotencyKey.deleteMany({ where: { expiresAt: { lt: new Date() } } });
+    return count;
+  }
+}

@@ -1,0 +1,33 @@
+// orders-service process: see runService for the life cycle; the cancellation worker runs beside.
+import path from 'node:path';
+import { createInventoryClient } from '@platform/inventory-contract';
+import { runService } from '@platform/service-kit';
+import { createOrdersApp } from './app';
+import { createCatalogClient } from './catalog/client';
+import { loadOrdersConfig } from './config';
+import { PrismaClient } from './generated/prisma/client';
+
+const config = loadOrdersConfig();
+
+runService({
+  name: 'orders-service',
+  config,
+  database: { migrationsDir: path.join(__dirname, 'migrations'), createClient: (adapter) => new PrismaClient({ adapter }) },
+  async build({ logger, health, metrics, database }) {
+    const inventory = createInventoryClient(config.INVENTORY_ADDRESS);
+    const { app, cancellations, stopGraphql } = await createOrdersApp({
+      config,
+      prisma: database!.prisma,
+      catalog: createCatalogClient(config.CATALOG_URL),
+      inventory,
+      logger,
+      health,
+      metrics,
+    });
+    return {
+      app,
+      beforeListen: async () => cancellations.start(config.ORDERS_SWEEP_MS),
+      resources: [() => cancellations.stop(), stopGraphql, async () => inventory.close()],
+    };
+  },
+});

@@ -1,0 +1,492 @@
+// The orders API as a client sees it: real HTTP, real database, catalog and inventory as real
+// servers on loopback.
+import path from 'node:path';
+import { openTestDatabase, type Database } from '@platform/db';
+import { createInventoryClient, type InventoryGateway } from '@platform/inventory-contract';
+import { createLogger, createMetrics, Health, listen, type Listening } from '@platform/service-kit';
+import { apiClient, tokenFor } from '@platform/test-kit';
+import { createOrdersApp } from '../app';
+import { CancellationRepository } from '../cancellations/repository';
+import { CancellationService } from '../cancellations/service';
+import { createCatalogClient } from '../catalog/client';
+import { PrismaClient } from '../generated/prisma/client';
+import { FakeCatalog, FakeInventory } from '../testing/fakes';
+
+const JWT_SECRET = 'orders-test-secret-orders-test-secret-012';
+const catalog = new FakeCatalog();
+const inventory = new FakeInventory();
+let inventoryClient: InventoryGateway;
+let database: Database<PrismaClient>;
+let server: Listening;
+let built: Awaited<ReturnType<typeof createOrdersApp>>;
+let catalogUrl: string;
+const call = apiClient(() => server.url);
+let admin: string;
+let alice: { token: string; userId: string };
+let bob: { token: string; userId: string };
+
+beforeAll(async () => {
+  catalogUrl = await catalog.start();
+  inventoryClient = createInventoryClient(await inventory.start());
+  database = await openTestDatabase({ service: 'orders', migrationsDir: path.join(__dirname, '../../prisma/migrations'), createClient: (adapter) => new PrismaClient({ adapter }) });
+  built = await createOrdersApp({
+    config: { jwtSecret: JWT_SECRET, cursorSecret: 'orders-cursor-secret', REQUEST_TIMEOUT_MS: 5_000, NODE_ENV: 'test' },
+    prisma: database.prisma,
+    catalog: createCatalogClient(catalogUrl),
+    inventory: inventoryClient,
+    logger: createLogger('orders-test', 'silent'),
+    health: new Health(),
+    metrics: createMetrics('orders-test'),
+  });
+  server = await listen(built.app, 0, '127.0.0.1');
+  admin = (await tokenFor(JWT_SECRET, 'admin')).token;
+  alice = await tokenFor(JWT_SECRET);
+  bob = await tokenFor(JWT_SECRET);
+});
+
+afterAll(async () => {
+  await built?.cancellations.stop();
+  await server?.close();
+  await built?.stopGraphql();
+  inventoryClient?.close();
+  inventory.stop();
+  await catalog.stop();
+  await database?.close();
+});
+
+function stocked(stock: number, overrides: Parameters<FakeCatalog['add']>[0] = {}) {
+  const product = catalog.add(overrides);
+  inventory.stock.set(product.sku, stock);
+  return product;
+}
+
+async function placeOrder(token: string, body: Record<string, unknown>, headers: Record<string, string> = {}) {
+  return call('POST', '/orders', { token, body, headers });
+}
+
+async function newOrder(token = alice.token, quantity = 1, extra: Record<string, unknown> = {}) {
+  const product = stocked(100, { price: 12_000 });
+  const res = await placeOrder(token, { items: [{ productId: product.id, quantity }], ...extra });
+  expect(res.status).toBe(201);
+  return { order: res.body, product };
+}
+
+describe('POST /orders', () => {
+  it('prices from the catalog, reserves stock and answers 201 with Location and the order', async () => {
+    const keyboard = stocked(10, { price: 129_000, name: 'Mechanical Keyboard' });
+    const mouse = stocked(10, { price: 39_000 });
+    const res = await placeOrder(alice.token, { items: [{ productId: keyboard.id, quantity: 2 }, { productId: mouse.id, quantity: 1 }], couponCode: 'WELCOME-10' });
+    expect(res.status).toBe(201);
+    expect(res.headers.get('location')).toBe(`/v1/orders/${res.body.id}`);
+    expect(res.body).toEqual({
+      id: expect.any(String),
+      orderId: res.body.id,
+      userId: alice.userId,
+      status: 'PENDING',
+      amount: 297_000,
+      currency: 'KRW',
+      productId: keyboard.id,
+      couponCode: 'WELCOME-10',
+      hasCoupon: true,
+      items: [
+        { id: expect.any(String), orderId: res.body.id, productId: keyboard.id, sku: keyboard.sku, quantity: 2, unitPrice: 129_000, amount: 258_000 },
+        { id: expect.any(String), orderId: res.body.id, productId: mouse.id, sku: mouse.sku, quantity: 1, unitPrice: 39_000, amount: 39_000 },
+      ],
+      createdAt: expect.any(String),
+      updatedAt: expect.any(String),
+      canceledAt: null,
+    });
+    expect(inventory.stock.get(keyboard.sku)).toBe(8);
+    expect(inventory.held(mouse.sku)).toBe(1);
+  });
+
+  it('refuses a client-sent amount with 400 UNKNOWN_FIELD', async () => {
+    const product = stocked(5);
+    const res = await placeOrder(alice.token, { items: [{ productId: product.id, quantity: 1 }], amount: 1 });
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toEqual([{ field: 'amount', code: 'UNKNOWN_FIELD', message: "Unknown field 'amount'." }]);
+  });
+
+  it('answers 400 for missing items and 422 for rule-breaking ones, all at once', async () => {
+    expect((await placeOrder(alice.token, {})).status).toBe(400);
+    const product = stocked(5);
+    const res = await placeOrder(alice.token, { items: [{ productId: product.id, quantity: 0 }], couponCode: 'bad code' });
+    expect(res.status).toBe(422);
+    expect(res.body.errors.map((e: { field: string }) => e.field).sort()).toEqual(['couponCode', 'items[0].quantity']);
+    const twice = await placeOrder(alice.token, { items: [{ productId: product.id, quantity: 1 }, { productId: product.id, quantity: 2 }] });
+    expect(twice.status).toBe(422);
+  });
+
+  it('answers 422 naming the items whose product does not exist', async () => {
+    const product = stocked(5);
+    const res = await placeOrder(alice.token, { items: [{ productId: product.id, quantity: 1 }, { productId: '01a20097-b6ee-740a-909d-9896572adaa7', quantity: 1 }] });
+    expect(res.status).toBe(422);
+    expect(res.body.errors).toEqual([expect.objectContaining({ field: 'items[1].productId', code: 'NOT_ALLOWED' })]);
+    expect(inventory.stock.get(product.sku)).toBe(5);
+  });
+
+  it('answers 409 OUT_OF_STOCK and keeps no partial reservation', async () => {
+    const plenty = stocked(10);
+    const scarce = stocked(1);
+    const res = await placeOrder(alice.token, { items: [{ productId: plenty.id, quantity: 3 }, { productId: scarce.id, quantity: 2 }] });
+    expect(res.status).toBe(409);
+    expect(res.body.code).toBe('OUT_OF_STOCK');
+    expect(res.body.errors[0].field).toBe('items[1].quantity');
+    expect(inventory.stock.get(plenty.sku)).toBe(10);
+    expect(inventory.held(plenty.sku)).toBe(0);
+    expect(await database.prisma.order.count({ where: { userId: alice.userId, items: { some: { productId: plenty.id } } } })).toBe(0);
+  });
+
+  it('gives the stock back when the database write fails after reserving', async () => {
+    const product = stocked(4, { name: 'x'.repeat(300) }); // longer than product_name allows
+    const res = await placeOrder(alice.token, { items: [{ productId: product.id, quantity: 2 }] });
+    expect(res.status).toBe(500);
+    expect(res.body.code).toBe('INTERNAL');
+    expect(res.text).not.toMatch(/product_name|varchar|INSERT|Prisma/i);
+    expect(inventory.stock.get(product.sku)).toBe(4);
+    expect(inventory.held(product.sku)).toBe(0);
+  });
+
+  it('answers 503 with Retry-After when the catalog is down', async () => {
+    const product = stocked(4);
+    await catalog.stop();
+    try {
+      const res = await placeOrder(alice.token, { items: [{ productId: product.id, quantity: 1 }] });
+      expect(res.status).toBe(503);
+      expect(res.body.code).toBe('SERVICE_UNAVAILABLE');
+      expect(res.headers.get('retry-after')).toBe('1');
+    } finally {
+      await catalog.start(Number(new URL(catalogUrl).port));
+    }
+  });
+
+  it('answers 504 when inventory does not answer within the request deadline, and reserves nothing', async () => {
+    const product = stocked(4);
+    inventory.delayMs = 800;
+    try {
+      const res = await placeOrder(alice.token, { items: [{ productId: product.id, quantity: 1 }] }, { 'x-request-timeout-ms': '300' });
+      expect(res.status).toBe(504);
+      expect(res.body.code).toBe('GATEWAY_TIMEOUT');
+    } finally {
+      inventory.delayMs = 0;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 900));
+    expect(await database.prisma.order.count({ where: { items: { some: { productId: product.id } } } })).toBe(0);
+  });
+});
+
+describe('Idempotency-Key', () => {
+  it('replays the first response for the same key and body, and refuses another body with 422', async () => {
+    const product = stocked(10);
+    const body = { items: [{ productId: product.id, quantity: 1 }] };
+    const first = await placeOrder(alice.token, body, { 'idempotency-key': 'key-replay-1' });
+    const again = await placeOrder(alice.token, body, { 'idempotency-key': 'key-replay-1' });
+    expect(first.status).toBe(201);
+    expect(again.status).toBe(201);
+    expect(again.body).toEqual(first.body);
+    expect(again.headers.get('location')).toBe(first.headers.get('location'));
+    expect(inventory.stock.get(product.sku)).toBe(9);
+    const other = await placeOrder(alice.token, { items: [{ productId: product.id, quantity: 2 }] }, { 'idempotency-key': 'key-replay-1' });
+    expect(other.status).toBe(422);
+    expect(other.body.code).toBe('IDEMPOTENCY_KEY_REUSED');
+    // Keys belong to their user: bob's same key is a new request.
+    expect((await placeOrder(bob.token, body, { 'idempotency-key': 'key-replay-1' })).body.id).not.toBe(first.body.id);
+  });
+
+  it('creates exactly one order for 100 concurrent POSTs with one key', async () => {
+    const product = stocked(1000);
+    const body = { items: [{ productId: product.id, quantity: 1 }] };
+    const results = await Promise.all(Array.from({ length: 100 }, () => placeOrder(alice.token, body, { 'idempotency-key': 'key-burst' })));
+    const ids = new Set(results.filter((res) => res.status === 201).map((res) => res.body.id));
+    expect(results.map((res) => res.status).filter((code) => code !== 201 && code !== 409)).toEqual([]);
+    expect(ids.size).toBe(1);
+    expect(await database.prisma.order.count({ where: { items: { some: { productId: product.id } } } })).toBe(1);
+    expect(inventory.stock.get(product.sku)).toBe(999);
+  }, 30_000);
+});
+
+describe('GET /orders/{id}', () => {
+  it('shows the owner the order with an ETag, and amountDetail only when asked', async () => {
+    const { order } = await newOrder(alice.token, 1);
+    const plain = await call('GET', `/orders/${order.id}`, { token: alice.token });
+    expect(plain.status).toBe(200);
+    expect(plain.headers.get('etag')).toBe('"1"');
+    expect('amountDetail' in plain.body).toBe(false);
+    const detailed = await call('GET', `/orders/${order.id}?include=amountDetail`, { token: alice.token });
+    expect(detailed.body.amountDetail).toEqual({ supply: 10_909, vat: 1_091, total: 12_000 });
+  });
+
+  it("hides another customer's order, items, shipment and cancellation behind 404; admins see them", async () => {
+    const { order } = await newOrder(alice.token);
+    for (const suffix of ['', '/items', '/shipment', '/cancellation']) {
+      const res = await call('GET', `/orders/${order.id}${suffix}`, { token: bob.token });
+      expect(res.status).toBe(404);
+      expect(res.body.code).toBe('NOT_FOUND');
+    }
+    expect((await call('GET', `/order-items/${order.items[0].id}`, { token: bob.token })).status).toBe(404);
+    expect((await call('PATCH', `/orders/${order.id}`, { token: bob.token, body: { status: 'CANCELED' } })).status).toBe(404);
+    expect((await call('GET', `/orders/${order.id}`, { token: admin })).status).toBe(200);
+  });
+
+  it('answers 400 for an unknown query parameter or include value', async () => {
+    const { order } = await newOrder();
+    expect((await call('GET', `/orders/${order.id}?expand=items`, { token: alice.token })).body.errors[0].code).toBe('UNKNOWN_PARAMETER');
+    expect((await call('GET', `/orders/${order.id}?include=everything`, { token: alice.token })).status).toBe(422);
+  });
+});
+
+describe('GET /orders and POST /orders/search', () => {
+  let shopper: { token: string; userId: string };
+  const placed: { id: string; amount: number }[] = [];
+
+  beforeAll(async () => {
+    shopper = await tokenFor(JWT_SECRET);
+    const lamp = stocked(1000, { price: 59_000, name: 'Desk Lamp' });
+    const cable = stocked(1000, { price: 15_900, name: 'USB-C Cable' });
+    for (let i = 0; i < 6; i++) {
+      const res = await placeOrder(shopper.token, { items: [{ productId: i % 2 ? lamp.id : cable.id, quantity: i + 1 }], ...(i % 3 === 0 ? { couponCode: 'SAVE-5' } : {}) });
+      placed.push({ id: res.body.id, amount: res.body.amount });
+    }
+    await call('PATCH', `/orders/${placed[0].id}`, { token: shopper.token, body: { status: 'CANCELED' } });
+  });
+
+  const ids = (res: { body: { items: { id: string }[] } }) => res.body.items.map((order) => order.id);
+
+  it('lists only the caller\'s orders, newest first, with totals on request', async () => {
+    const res = await call('GET', '/orders?withTotal=true', { token: shopper.token });
+    expect(res.status).toBe(200);
+    expect(res.body.totalCount).toBe(6);
+    expect(ids(res)).toEqual([...placed].reverse().map((order) => order.id));
+    expect(res.body).toMatchObject({ hasNext: false, nextCursor: null });
+  });
+
+  it('filters by status, coupon, amount, product name and date', async () => {
+    expect(ids(await call('GET', '/orders?status=CANCELED', { token: shopper.token }))).toEqual([placed[0].id]);
+    expect(ids(await call('GET', '/orders?status=PENDING,CANCELED&withTotal=true', { token: shopper.token })).length).toBe(6);
+    expect(ids(await call('GET', '/orders?hasCoupon=true', { token: shopper.token })).sort()).toEqual([placed[0].id, placed[3].id].sort());
+    const big = await call('GET', '/orders?minAmount=100000', { token: shopper.token });
+    expect(big.body.items.every((order: { amount: number }) => order.amount >= 100_000)).toBe(true);
+    expect(ids(await call('GET', '/orders?q=lamp', { token: shopper.token })).sort()).toEqual([placed[1].id, placed[3].id, placed[5].id].sort());
+    const today = new Date().toISOString().slice(0, 10);
+    expect((await call('GET', `/orders?from=${today}&to=${today}&withTotal=true`, { token: shopper.token })).body.totalCount).toBe(6);
+    expect((await call('GET', '/orders?to=2001-01-01&withTotal=true', { token: shopper.token })).body.totalCount).toBe(0);
+  });
+
+  it('sorts by amount and walks pages with cursors, page and offset alike', async () => {
+    const sorted = [...placed].sort((a, b) => b.amount - a.amount || (a.id < b.id ? 1 : -1)).map((order) => order.id);
+    const walked: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const next: string = cursor ? `&cursor=${encodeURIComponent(cursor)}` : '';
+      const res = await call('GET', `/orders?sort=amount,desc&size=4${next}`, { token: shopper.token });
+      walked.push(...ids(res));
+      cursor = res.body.nextCursor;
+    } while (cursor);
+    expect(walked).toEqual(sorted);
+    expect(ids(await call('GET', '/orders?sort=-amount&page=2&size=4', { token: shopper.token }))).toEqual(sorted.slice(4));
+    expect(ids(await call('GET', '/orders?sort=-amount&offset=1&limit=2', { token: shopper.token }))).toEqual(sorted.slice(1, 3));
+  });
+
+  it('refuses an unknown parameter, a sort outside the allow-list, a forged cursor and mixed paging with 400', async () => {
+    expect((await call('GET', '/orders?color=red', { token: shopper.token })).body.errors[0]).toMatchObject({ field: 'color', code: 'UNKNOWN_PARAMETER' });
+    expect((await call('GET', '/orders?sort=userId', { token: shopper.token })).status).toBe(400);
+    const forged = await call('GET', '/orders?cursor=bm9wZQ.bm9wZQ', { token: shopper.token });
+    expect(forged.status).toBe(400);
+    expect(forged.body.code).toBe('INVALID_CURSOR');
+    const first = await call('GET', '/orders?size=2', { token: shopper.token });
+    const foreign = await call('GET', `/orders?size=2&status=PENDING&cursor=${encodeURIComponent(first.body.nextCursor)}`, { token: shopper.token });
+    expect(foreign.body.code).toBe('INVALID_CURSOR');
+    expect((await call('GET', '/orders?page=1&cursor=x', { token: shopper.token })).status).toBe(400);
+  });
+
+  it('answers 403 when a customer names another user and lets an admin filter by user', async () => {
+    expect((await call('GET', `/orders?userId=${alice.userId}`, { token: shopper.token })).status).toBe(403);
+    expect((await call('GET', `/orders?userId=${shopper.userId}&withTotal=true`, { token: shopper.token })).body.totalCount).toBe(6);
+    expect((await call('GET', `/orders?userId=${shopper.userId}&withTotal=true`, { token: admin })).body.totalCount).toBe(6);
+  });
+
+  it('caps size at 100', async () => {
+    const many = await tokenFor(JWT_SECRET);
+    const product = stocked(10_000);
+    await database.prisma.order.createMany({
+      data: Array.from({ length: 105 }, (_, i) => ({ id: `01a20000-0000-7000-8000-${String(i).padStart(12, '0')}`, userId: many.userId, amount: 1000, currency: 'KRW', reservationKey: `bulk-${i}` })),
+    });
+    const res = await call('GET', '/orders?size=1000&withTotal=true', { token: many.token });
+    expect(res.body.items).toHaveLength(100);
+    expect(res.body).toMatchObject({ hasNext: true, totalCount: 105 });
+    expect(product).toBeDefined();
+  });
+
+  it('takes the same conditions in a POST /orders/search body, plus ids', async () => {
+    const res = await call('POST', '/orders/search', { token: shopper.token, body: { status: ['PENDING'], hasCoupon: true, ids: placed.map((order) => order.id), withTotal: true } });
+    expect(res.status).toBe(200);
+    expect(ids(res)).toEqual([placed[3].id]);
+    expect(res.body.totalCount).toBe(1);
+    const bad = await call('POST', '/orders/search', { token: shopper.token, body: { status: 'PENDING', color: 'red' } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.errors.map((e: { field: string }) => e.field).sort()).toEqual(['color', 'status']);
+  });
+});
+
+describe('status changes', () => {
+  it('cancels a PENDING order and gives its stock back; a repeat cancel is 409 ORDER_ALREADY_CANCELED', async () => {
+    const { order, product } = await newOrder(alice.token, 3);
+    expect(inventory.stock.get(product.sku)).toBe(97);
+    const res = await call('PATCH', `/orders/${order.id}`, { token: alice.token, body: { status: 'CANCELED' } });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ status: 'CANCELED', canceledAt: expect.any(String) });
+    expect(res.headers.get('etag')).toBe('"2"');
+    expect(inventory.stock.get(product.sku)).toBe(100);
+    const again = await call('PATCH', `/orders/${order.id}`, { token: alice.token, body: { status: 'CANCELED' } });
+    expect(again.status).toBe(409);
+    expect(again.body.code).toBe('ORDER_ALREADY_CANCELED');
+  });
+
+  it('moves an order through CONFIRMED, SHIPPED and DELIVERED (admin); cancel after shipping is 409 ORDER_NOT_CANCELABLE', async () => {
+    const { order } = await newOrder();
+    expect((await call('PATCH', `/orders/${order.id}`, { token: alice.token, body: { status: 'CONFIRMED' } })).status).toBe(403);
+    expect((await call('PATCH', `/orders/${order.id}`, { token: admin, body: { status: 'SHIPPED' } })).body.code).toBe('CONFLICT');
+    expect((await call('PATCH', `/orders/${order.id}`, { token: admin, body: { status: 'CONFIRMED' } })).body.status).toBe('CONFIRMED');
+    expect((await call('PATCH', `/orders/${order.id}`, { token: admin, body: { status: 'SHIPPED' } })).body.status).toBe('SHIPPED');
+    const cancel = await call('PATCH', `/orders/${order.id}`, { token: alice.token, body: { status: 'CANCELED' } });
+    expect(cancel.status).toBe(409);
+    expect(cancel.body.code).toBe('ORDER_NOT_CANCELABLE');
+    expect((await call('POST', `/orders/${order.id}/cancellation`, { token: alice.token })).body.code).toBe('ORDER_NOT_CANCELABLE');
+    expect((await call('PATCH', `/orders/${order.id}`, { token: admin, body: { status: 'DELIVERED' } })).body.status).toBe('DELIVERED');
+    expect((await call('GET', `/orders/${order.id}/shipment`, { token: alice.token })).body).toMatchObject({ status: 'DELIVERED', shippedAt: expect.any(String) });
+  });
+
+  it('answers 412 when If-Match is stale on PATCH, PUT and DELETE', async () => {
+    const { order, product } = await newOrder();
+    const stale = { 'if-match': '"9"' };
+    expect((await call('PATCH', `/orders/${order.id}`, { token: alice.token, body: { status: 'CANCELED' }, headers: stale })).status).toBe(412);
+    expect((await call('PUT', `/orders/${order.id}`, { token: alice.token, body: { items: [{ productId: product.id, quantity: 1 }] }, headers: stale })).status).toBe(412);
+    expect((await call('DELETE', `/orders/${order.id}`, { token: alice.token, headers: stale })).status).toBe(412);
+    expect((await call('PATCH', `/orders/${order.id}`, { token: alice.token, body: { couponCode: 'LATE-1' }, headers: { 'if-match': '"1"' } })).status).toBe(200);
+  });
+});
+
+describe('PUT /orders/{id}', () => {
+  it('replaces the items while PENDING: re-prices, re-reserves and clears a coupon not sent', async () => {
+    const { order, product } = await newOrder(alice.token, 2, { couponCode: 'KEEP-1' });
+    const other = stocked(10, { price: 5_000 });
+    const res = await call('PUT', `/orders/${order.id}`, { token: alice.token, body: { items: [{ productId: other.id, quantity: 3 }] } });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ amount: 15_000, couponCode: null, hasCoupon: false, productId: other.id });
+    expect(res.body.items).toHaveLength(1);
+    expect(inventory.stock.get(product.sku)).toBe(100);
+    expect(inventory.stock.get(other.sku)).toBe(7);
+  });
+
+  it('answers 409 ORDER_NOT_EDITABLE once the order left PENDING, and 409 OUT_OF_STOCK without touching the order', async () => {
+    const { order, product } = await newOrder();
+    const scarce = stocked(1);
+    const refused = await call('PUT', `/orders/${order.id}`, { token: alice.token, body: { items: [{ productId: scarce.id, quantity: 5 }] } });
+    expect(refused.body.code).toBe('OUT_OF_STOCK');
+    expect((await call('GET', `/orders/${order.id}`, { token: alice.token })).body.items[0].productId).toBe(product.id);
+    await call('PATCH', `/orders/${order.id}`, { token: admin, body: { status: 'CONFIRMED' } });
+    const res = await call('PUT', `/orders/${order.id}`, { token: alice.token, body: { items: [{ productId: product.id, quantity: 1 }] } });
+    expect(res.status).toBe(409);
+    expect(res.body.code).toBe('ORDER_NOT_EDITABLE');
+  });
+});
+
+describe('DELETE /orders/{id}', () => {
+  it('answers 204 with no body, returns the stock, and 404 the second time', async () => {
+    const { order, product } = await newOrder(alice.token, 5);
+    const res = await call('DELETE', `/orders/${order.id}`, { token: alice.token });
+    expect(res.status).toBe(204);
+    expect(res.text).toBe('');
+    expect(inventory.stock.get(product.sku)).toBe(100);
+    expect((await call('DELETE', `/orders/${order.id}`, { token: alice.token })).status).toBe(404);
+    expect((await call('GET', `/orders/${order.id}`, { token: alice.token })).status).toBe(404);
+  });
+});
+
+describe('items and shipments', () => {
+  it('lists an order\'s items and reads one by its global id', async () => {
+    const a = stocked(10);
+    const b = stocked(10);
+    const placed = await placeOrder(alice.token, { items: [{ productId: a.id, quantity: 1 }, { productId: b.id, quantity: 2 }] });
+    const items = await call('GET', `/orders/${placed.body.id}/items?size=1&withTotal=true`, { token: alice.token });
+    expect(items.body).toMatchObject({ totalCount: 2, hasNext: true });
+    const rest = await call('GET', `/orders/${placed.body.id}/items?size=1&cursor=${encodeURIComponent(items.body.nextCursor)}`, { token: alice.token });
+    expect([...items.body.items, ...rest.body.items].map((item: { productId: string }) => item.productId)).toEqual([a.id, b.id]);
+    const one = await call('GET', `/order-items/${placed.body.items[1].id}`, { token: alice.token });
+    expect(one.body).toEqual(placed.body.items[1]);
+  });
+
+  it('lets an admin set the shipment; SHIPPED moves the order; customers get 403', async () => {
+    const { order } = await newOrder();
+    expect((await call('GET', `/orders/${order.id}/shipment`, { token: alice.token })).body).toEqual({ orderId: order.id, status: 'PREPARING', carrier: null, trackingNumber: null, shippedAt: null });
+    expect((await call('PUT', `/orders/${order.id}/shipment`, { token: alice.token, body: { status: 'SHIPPED' } })).status).toBe(403);
+    await call('PATCH', `/orders/${order.id}`, { token: admin, body: { status: 'CONFIRMED' } });
+    const shipped = await call('PUT', `/orders/${order.id}/shipment`, { token: admin, body: { status: 'SHIPPED', carrier: 'CJ Logistics', trackingNumber: '1234-5678' } });
+    expect(shipped.status).toBe(200);
+    expect(shipped.body).toMatchObject({ status: 'SHIPPED', carrier: 'CJ Logistics', trackingNumber: '1234-5678', shippedAt: expect.any(String) });
+    expect((await call('GET', `/orders/${order.id}`, { token: alice.token })).body.status).toBe('SHIPPED');
+  });
+});
+
+describe('POST /orders/{id}/cancellation', () => {
+  async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
+    for (let i = 0; i < 100; i++) {
+      const value = await read();
+      if (done(value)) return value;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw new Error('condition not reached in 5 s');
+  }
+
+  it('accepts with 202 and a Location, then completes in the background with the refund', async () => {
+    const { order, product } = await newOrder(alice.token, 2);
+    const res = await call('POST', `/orders/${order.id}/cancellation`, { token: alice.token, body: { reason: 'changed my mind' } });
+    expect(res.status).toBe(202);
+    expect(res.headers.get('location')).toBe(`/v1/orders/${order.id}/cancellation`);
+    expect(res.body).toMatchObject({ orderId: order.id, reason: 'changed my mind', refundAmount: 24_000, createdAt: expect.any(String) });
+    const done = await until(() => call('GET', `/orders/${order.id}/cancellation`, { token: alice.token }), (r) => r.body.status === 'COMPLETED');
+    expect(done.body).toMatchObject({ status: 'COMPLETED', refundAmount: 24_000, completedAt: expect.any(String) });
+    expect((await call('GET', `/orders/${order.id}`, { token: alice.token })).body.status).toBe('CANCELED');
+    expect(inventory.stock.get(product.sku)).toBe(100);
+    expect((await call('POST', `/orders/${order.id}/cancellation`, { token: alice.token })).body.id).toBe(res.body.id);
+  });
+
+  it('picks up a pending cancellation again after a restart', async () => {
+    const { order, product } = await newOrder(alice.token, 4);
+    await database.prisma.cancellation.create({ data: { id: '01a20097-b6ee-740a-909d-000000000001', orderId: order.id, refundAmount: order.amount } });
+    const restarted = new CancellationService(new CancellationRepository(database.prisma), built.orders, createLogger('restarted', 'silent'));
+    restarted.start(60_000);
+    await restarted.sweep();
+    await restarted.stop();
+    expect((await call('GET', `/orders/${order.id}/cancellation`, { token: alice.token })).body.status).toBe('COMPLETED');
+    expect((await call('GET', `/orders/${order.id}`, { token: alice.token })).body.status).toBe('CANCELED');
+    expect(inventory.stock.get(product.sku)).toBe(100);
+  });
+});
+
+describe('orders subgraph', () => {
+  const graphql = (query: string, token: string, variables?: Record<string, unknown>) => call('POST', '/graphql', { token, body: { query, variables } });
+
+  it('answers order(id) with exactly the requested fields and hides another customer\'s order', async () => {
+    const { order, product } = await newOrder(alice.token, 1);
+    const own = await graphql('query($id: ID!) { order(id: $id) { id amount productId shipment { status } } }', alice.token, { id: order.id });
+    expect(own.body).toEqual({ data: { order: { id: order.id, amount: 12_000, productId: product.id, shipment: { status: 'PREPARING' } } } });
+    const other = await graphql('query($id: ID!) { order(id: $id) { id } }', bob.token, { id: order.id });
+    expect(other.status).toBe(200);
+    expect(other.body.data.order).toBeNull();
+    expect(other.body.errors[0]).toMatchObject({ path: ['order'], extensions: { code: 'NOT_FOUND' } });
+  });
+
+  it('answers orders(first, after) newest first with user references', async () => {
+    const shopper = await tokenFor(JWT_SECRET);
+    const placed = [];
+    for (let i = 0; i < 3; i++) placed.push((await newOrder(shopper.token)).order.id);
+    const first = await graphql('{ orders(first: 2) { id user { id } } }', shopper.token);
+    expect(first.body.data.orders).toEqual([
+      { id: placed[2], user: { id: shopper.userId } },
+      { id: placed[1], user: { id: shopper.userId } },
+    ]);
+    const after = await graphql('query($after: ID) { orders(first: 2, after: $after) { id } }', shopper.token, { after: placed[1] });
+    expect(after.body.data.orders).toEqual([{ id: placed[0] }]);
+  });
+});

@@ -1,0 +1,127 @@
+// Prisma queries of orders and their items and shipments.
+import { keysetQuery, type PageRequest } from '@platform/paging';
+import { Prisma, type PrismaClient } from '../generated/prisma/client';
+import type { OrderStatus } from './status';
+
+const withChildren = { items: { orderBy: { id: 'asc' } }, shipment: true } as const satisfies Prisma.OrderInclude;
+
+export type OrderRow = Prisma.OrderGetPayload<{ include: typeof withChildren }>;
+export type OrderItemRow = Prisma.OrderItemGetPayload<object>;
+export type Transaction = Prisma.TransactionClient;
+
+export interface OrderFilters {
+  userId?: string;
+  ids?: string[];
+  statuses?: OrderStatus[];
+  createdFrom?: Date;
+  createdBefore?: Date;
+  minAmount?: number;
+  hasCoupon?: boolean;
+  productNameContains?: string;
+}
+
+export interface NewOrder {
+  id: string;
+  userId: string;
+  amount: number;
+  currency: string;
+  couponCode: string | null;
+  reservationKey: string;
+  items: Omit<Prisma.OrderItemCreateManyInput, 'orderId'>[];
+}
+
+function whereOf(filters: OrderFilters): Prisma.OrderWhereInput {
+  return {
+    userId: filters.userId,
+    id: filters.ids ? { in: filters.ids } : undefined,
+    status: filters.statuses ? { in: filters.statuses } : undefined,
+    createdAt: filters.createdFrom || filters.createdBefore ? { gte: filters.createdFrom, lt: filters.createdBefore } : undefined,
+    amount: filters.minAmount !== undefined ? { gte: filters.minAmount } : undefined,
+    couponCode: filters.hasCoupon === undefined ? undefined : filters.hasCoupon ? { not: null } : null,
+    items: filters.productNameContains ? { some: { productName: { contains: filters.productNameContains, mode: 'insensitive' } } } : undefined,
+  };
+}
+
+export class OrderRepository {
+  constructor(private readonly prisma: PrismaClient) {}
+
+  transaction<T>(work: (tx: Transaction) => Promise<T>): Promise<T> {
+    return this.prisma.$transaction(work);
+  }
+
+  /** The order, its items and its shipment, written together. */
+  async create(tx: Transaction, order: NewOrder): Promise<OrderRow> {
+    const { items, ...fields } = order;
+    await tx.order.create({ data: { ...fields, shipment: { create: {} } } });
+    await tx.orderItem.createMany({ data: items.map((item) => ({ ...item, orderId: order.id })) });
+    return tx.order.findUniqueOrThrow({ where: { id: order.id }, include: withChildren });
+  }
+
+  findById(id: string, client: Transaction | PrismaClient = this.prisma): Promise<OrderRow | null> {
+    return client.order.findUnique({ where: { id }, include: withChildren });
+  }
+
+  findByIds(ids: readonly string[]): Promise<OrderRow[]> {
+    return this.prisma.order.findMany({ where: { id: { in: [...ids] } }, include: withChildren });
+  }
+
+  /** Updates only at the expected version; false when another write got there first. */
+  async updateVersioned(id: string, version: number, data: Prisma.OrderUpdateManyMutationInput, tx: Transaction | PrismaClient = this.prisma): Promise<boolean> {
+    const { count } = await tx.order.updateMany({ where: { id, version }, data: { ...data, version: { increment: 1 } } });
+    return count === 1;
+  }
+
+  async replaceItems(tx: Transaction, orderId: string, items: NewOrder['items']): Promise<void> {
+    await tx.orderItem.deleteMany({ where: { orderId } });
+    await tx.orderItem.createMany({ data: items.map((item) => ({ ...item, orderId })) });
+  }
+
+  async delete(id: string, version: number): Promise<boolean> {
+    const { count } = await this.prisma.order.deleteMany({ where: { id, version } });
+    return count === 1;
+  }
+
+  async list(filters: OrderFilters, page: PageRequest): Promise<{ rows: OrderRow[]; total?: number }> {
+    const where = whereOf(filters);
+    const keyset = keysetQuery(page);
+    const [rows, total] = await Promise.all([
+      this.prisma.order.findMany({ where: { AND: [where, keyset.where] }, orderBy: keyset.orderBy, take: page.take + 1, skip: page.skip, include: withChildren }),
+      page.withTotal ? this.prisma.order.count({ where }) : Promise.resolve(undefined),
+    ]);
+    return { rows, total };
+  }
+
+  findItem(id: string) {
+    return this.prisma.orderItem.findUnique({ where: { id }, include: { order: { select: { userId: true } } } });
+  }
+
+  async listItems(orderId: string, page: PageRequest): Promise<{ rows: OrderItemRow[]; total?: number }> {
+    const keyset = keysetQuery(page);
+    const [rows, total] = await Promise.all([
+      this.prisma.orderItem.findMany({ where: { AND: [{ orderId }, keyset.where] }, orderBy: keyset.orderBy, take: page.take + 1, skip: page.skip }),
+      page.withTotal ? this.prisma.orderItem.count({ where: { orderId } }) : Promise.resolve(undefined),
+    ]);
+    return { rows, total };
+  }
+
+  /** Canceled orders whose stock inventory has not yet confirmed as returned. */
+  ordersAwaitingRelease(limit: number) {
+    return this.prisma.order.findMany({ where: { status: 'CANCELED', stockReleasedAt: null }, select: { id: true, reservationKey: true }, take: limit });
+  }
+
+  async markStockReleased(id: string): Promise<void> {
+    await this.prisma.order.updateMany({ where: { id, stockReleasedAt: null }, data: { stockReleasedAt: new Date() } });
+  }
+
+  upsertShipment(tx: Transaction, orderId: string, data: Omit<Prisma.ShipmentUncheckedCreateInput, 'orderId'>) {
+    return tx.shipment.upsert({ where: { orderId }, create: { orderId, ...data }, update: data });
+  }
+
+  shipmentsOf(orderIds: readonly string[]) {
+    return this.prisma.shipment.findMany({ where: { orderId: { in: [...orderIds] } } });
+  }
+}
+
+export function isUniqueViolation(error: unknown): boolean {
+  return error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002';
+}

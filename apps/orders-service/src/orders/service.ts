@@ -1,0 +1,290 @@
+// Rules of orders: pricing from the catalog, stock through inventory (with compensation),
+// who sees which order, and every status change through the table in status.ts.
+import { assertOwnerOrAdmin, isAdmin, type Principal, requireAdmin } from '@platform/auth';
+import { ApiError, type FieldError } from '@platform/errors';
+import { isId, newId } from '@platform/ids';
+import type { InventoryGateway } from '@platform/inventory-contract';
+import { type ListEnvelope, parseSort, type PagingParams, toListEnvelope, toPageRequest } from '@platform/paging';
+import type { Logger } from '@platform/service-kit';
+import type { Catalog } from '../catalog/client';
+import { type IdempotencyStore, requestHashOf } from '../idempotency/store';
+import { type NewOrder, type OrderFilters, type OrderItemRow, type OrderRepository, type OrderRow } from './repository';
+import { toOrderItemResponse, toOrderResponse, type OrderResponse } from './representation';
+import { type CreateOrderInput, type OrderSearch, orderSortFields, type PatchOrderInput, type ReplaceOrderInput, type ShipmentInput } from './schemas';
+import { assertTransition, type OrderStatus } from './status';
+
+const MAX_AMOUNT = 2_147_483_647;
+
+interface PricedOrder {
+  amount: number;
+  currency: string;
+  items: NewOrder['items'];
+}
+
+function invalid(fieldErrors: FieldError[], message: string): ApiError {
+  return new ApiError('VALIDATION_FAILED', message, { status: 422, fieldErrors });
+}
+
+export class OrderService {
+  constructor(
+    private readonly orders: OrderRepository,
+    private readonly catalog: Catalog,
+    private readonly inventory: InventoryGateway,
+    private readonly idempotency: IdempotencyStore,
+    private readonly cursorSecret: string,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Places an order once per Idempotency-Key; a replay returns the first response's body. */
+  async create(principal: Principal, input: CreateOrderInput, idempotencyKey?: string): Promise<OrderResponse> {
+    if (!idempotencyKey) return toOrderResponse(await this.place(principal, input));
+    const begun = await this.idempotency.begin(principal.userId, idempotencyKey, requestHashOf(input));
+    if (begun.kind === 'replay') return begun.body as OrderResponse;
+    try {
+      return toOrderResponse(await this.place(principal, input, idempotencyKey));
+    } catch (error) {
+      await this.idempotency.abandon(principal.userId, idempotencyKey);
+      throw error;
+    }
+  }
+
+  private async place(principal: Principal, input: CreateOrderInput, idempotencyKey?: string): Promise<OrderRow> {
+    const priced = await this.price(input.items);
+    const id = newId();
+    await this.reserveAll(id, input.items, priced);
+    try {
+      return await this.orders.transaction(async (tx) => {
+        const order = await this.orders.create(tx, { id, userId: principal.userId, amount: priced.amount, currency: priced.currency, couponCode: input.couponCode ?? null, reservationKey: id, items: priced.items });
+        if (idempotencyKey) await this.idempotency.complete(tx, principal.userId, idempotencyKey, 201, toOrderResponse(order));
+        return order;
+      });
+    } catch (error) {
+      // Stock was taken but the order was not written: give the stock back.
+      await this.releaseOrLog(id, 'order write failed after reserving');
+      throw error;
+    }
+  }
+
+  /** Prices every item from the catalog; the client's idea of the price never counts. */
+  private async price(items: CreateOrderInput['items']): Promise<PricedOrder> {
+    const products = await this.catalog.productsByIds(items.map((item) => item.productId).filter(isId));
+    const unknown = items.flatMap((item, index) => (products.has(item.productId) ? [] : [{ field: `items[${index}].productId`, code: 'NOT_ALLOWED' as const, message: `No product ${item.productId}.` }]));
+    if (unknown.length) throw invalid(unknown, 'Some items name products that do not exist.');
+    const currencies = new Set(items.map((item) => products.get(item.productId)!.currency));
+    if (currencies.size > 1) throw invalid([{ field: 'items', code: 'NOT_ALLOWED', message: 'All items of an order must be priced in one currency.' }], 'Items are priced in different currencies.');
+    const priced = items.map((item) => {
+      const product = products.get(item.productId)!;
+      return { id: newId(), productId: product.id, sku: product.sku, productName: product.name, quantity: item.quantity, unitPrice: product.price, amount: product.price * item.quantity };
+    });
+    const amount = priced.reduce((sum, item) => sum + item.amount, 0);
+    if (amount > MAX_AMOUNT) throw invalid([{ field: 'items', code: 'OUT_OF_RANGE', message: `The order total must not exceed ${MAX_AMOUNT}.` }], 'The order total is too large.');
+    return { amount, currency: [...currencies][0], items: priced };
+  }
+
+  /** Reserves every item under `reservationKey`; on any refusal returns what was taken. */
+  private async reserveAll(reservationKey: string, items: CreateOrderInput['items'], priced: PricedOrder): Promise<void> {
+    const results = await Promise.allSettled(priced.items.map((item) => this.inventory.reserve({ orderId: reservationKey, sku: item.sku, quantity: item.quantity })));
+    const failures = results.flatMap((result, index) => (result.status === 'rejected' ? [{ index, reason: result.reason as unknown }] : []));
+    if (!failures.length) return;
+    await this.releaseOrLog(reservationKey, 'an item could not be reserved');
+    const outOfStock = failures.filter((failure) => failure.reason instanceof ApiError && failure.reason.code === 'OUT_OF_STOCK');
+    if (outOfStock.length) {
+      throw new ApiError('OUT_OF_STOCK', 'Not enough stock for some items; nothing was reserved.', {
+        fieldErrors: outOfStock.map(({ index }) => ({ field: `items[${index}].quantity`, code: 'OUT_OF_RANGE', message: `Not enough stock of ${items[index].productId}.` })),
+      });
+    }
+    throw failures[0].reason;
+  }
+
+  private async releaseOrLog(reservationKey: string, why: string): Promise<boolean> {
+    try {
+      await this.inventory.release(reservationKey);
+      return true;
+    } catch (error) {
+      this.logger.error({ err: error, reservationKey, why }, 'stock release failed; it needs a retry');
+      return false;
+    }
+  }
+
+  /** The order, if the principal may see it; someone else's order is 404. */
+  async get(principal: Principal, id: string): Promise<OrderRow> {
+    const order = isId(id) ? await this.orders.findById(id) : null;
+    if (!order) throw ApiError.notFound('Order');
+    assertOwnerOrAdmin(principal, order.userId, 'Order');
+    return order;
+  }
+
+  async getMany(principal: Principal, ids: readonly string[]): Promise<Map<string, OrderRow>> {
+    const rows = await this.orders.findByIds(ids.filter(isId));
+    return new Map(rows.filter((row) => isAdmin(principal) || row.userId === principal.userId).map((row) => [row.id, row]));
+  }
+
+  async list(principal: Principal, search: OrderSearch): Promise<ListEnvelope<OrderResponse>> {
+    const { size, cursor, page, offset, limit, withTotal, sort: sortParam, ...conditions } = search;
+    if (conditions.userId && !isAdmin(principal) && conditions.userId !== principal.userId) throw ApiError.forbidden("Customers can list only their own orders; leave out userId or send your own.");
+    const filters = this.filtersOf(principal, conditions);
+    const sort = parseSort(sortParam, orderSortFields, { field: 'createdAt', direction: 'desc' });
+    const paging: PagingParams = { size, cursor, page, offset, limit, withTotal };
+    const pageRequest = toPageRequest(paging, { list: 'orders', sort, filters, secret: this.cursorSecret });
+    const { rows, total } = await this.orders.list(filters, pageRequest);
+    return toListEnvelope(rows, pageRequest, { secret: this.cursorSecret, toItem: (row) => toOrderResponse(row), sortValue: (row) => row[sort.field], totalCount: total });
+  }
+
+  private filtersOf(principal: Principal, conditions: Omit<OrderSearch, 'size' | 'cursor' | 'page' | 'offset' | 'limit' | 'withTotal' | 'sort'>): OrderFilters {
+    if (conditions.from && conditions.to && conditions.from > conditions.to) throw invalid([{ field: 'from', code: 'OUT_OF_RANGE', message: 'from must not be after to.' }], 'The date range is empty.');
+    const day = (date: string) => new Date(`${date}T00:00:00.000Z`);
+    return {
+      // A customer always sees only their own orders, whatever else they ask.
+      userId: isAdmin(principal) ? conditions.userId : principal.userId,
+      ids: conditions.ids?.filter(isId),
+      statuses: conditions.status,
+      createdFrom: conditions.from ? day(conditions.from) : undefined,
+      createdBefore: conditions.to ? new Date(day(conditions.to).getTime() + 86_400_000) : undefined,
+      minAmount: conditions.minAmount,
+      hasCoupon: conditions.hasCoupon,
+      productNameContains: conditions.q,
+    };
+  }
+
+  /** Newest orders the principal may see, after the order `afterId` (GraphQL `orders`). */
+  async recent(principal: Principal, first: number, afterId?: string): Promise<OrderRow[]> {
+    const sort = { field: 'createdAt', direction: 'desc' } as const;
+    const page = toPageRequest({ size: Math.max(1, first) }, { list: 'orders', sort, secret: this.cursorSecret });
+    if (afterId) {
+      const after = await this.get(principal, afterId);
+      page.after = { value: after.createdAt, id: after.id };
+    }
+    const { rows } = await this.orders.list(this.filtersOf(principal, {}), page);
+    return rows.slice(0, page.take);
+  }
+
+  async patch(principal: Principal, id: string, input: PatchOrderInput, expectedVersion?: number): Promise<OrderRow> {
+    const order = await this.get(principal, id);
+    this.checkVersion(order, expectedVersion);
+    const changesStatus = input.status !== undefined && (input.status !== order.status || input.status === 'CANCELED');
+    if (changesStatus) {
+      // Customers may cancel; moving an order along is the shop's job.
+      if (input.status !== 'CANCELED') requireAdmin(principal);
+      assertTransition(order.status, input.status!);
+    }
+    if (input.couponCode !== undefined && order.status !== 'PENDING') throw new ApiError('ORDER_NOT_EDITABLE', 'The coupon can change only while the order is PENDING.');
+    const now = new Date();
+    const status = input.status ?? order.status;
+    await this.orders.transaction(async (tx) => {
+      const updated = await this.orders.updateVersioned(
+        order.id,
+        order.version,
+        { status, couponCode: input.couponCode, canceledAt: status === 'CANCELED' ? now : undefined },
+        tx,
+      );
+      if (!updated) throw await this.lostRace(order.id, expectedVersion);
+      if (status === 'SHIPPED' || status === 'DELIVERED') await this.orders.upsertShipment(tx, order.id, { status, shippedAt: order.shipment?.shippedAt ?? now });
+    });
+    if (status === 'CANCELED') await this.releaseStock(order);
+    return this.get(principal, id);
+  }
+
+  async replace(principal: Principal, id: string, input: ReplaceOrderInput, expectedVersion?: number): Promise<OrderRow> {
+    const order = await this.get(principal, id);
+    this.checkVersion(order, expectedVersion);
+    if (order.status !== 'PENDING') throw new ApiError('ORDER_NOT_EDITABLE', `The order is ${order.status}; only PENDING orders can be replaced.`);
+    const priced = await this.price(input.items);
+    // Reserve the new items under a new key first, then swap, then free the old reservation.
+    const reservationKey = `${order.id}:${order.version + 1}`;
+    await this.reserveAll(reservationKey, input.items, priced);
+    try {
+      await this.orders.transaction(async (tx) => {
+        const updated = await this.orders.updateVersioned(order.id, order.version, { amount: priced.amount, currency: priced.currency, couponCode: input.couponCode ?? null, reservationKey }, tx);
+        if (!updated) throw await this.lostRace(order.id, expectedVersion);
+        await this.orders.replaceItems(tx, order.id, priced.items);
+      });
+    } catch (error) {
+      await this.releaseOrLog(reservationKey, 'order replace failed after reserving');
+      throw error;
+    }
+    await this.releaseOrLog(order.reservationKey, 'replaced items');
+    return this.get(principal, id);
+  }
+
+  async delete(principal: Principal, id: string, expectedVersion?: number): Promise<void> {
+    const order = await this.get(principal, id);
+    this.checkVersion(order, expectedVersion);
+    // Stock first: if inventory cannot take it back now, the order stays and the client retries.
+    if (!order.stockReleasedAt) await this.inventory.release(order.reservationKey);
+    if (!(await this.orders.delete(order.id, order.version))) throw await this.lostRace(order.id, expectedVersion);
+  }
+
+  async items(principal: Principal, orderId: string, paging: PagingParams & { sort?: string }): Promise<ListEnvelope<ReturnType<typeof toOrderItemResponse>>> {
+    const order = await this.get(principal, orderId);
+    const sort = parseSort(paging.sort, ['id'] as const, { field: 'id', direction: 'asc' });
+    const page = toPageRequest(paging, { list: `items:${order.id}`, sort, secret: this.cursorSecret });
+    const { rows, total } = await this.orders.listItems(order.id, page);
+    return toListEnvelope(rows, page, { secret: this.cursorSecret, toItem: toOrderItemResponse, sortValue: (row) => row.id, totalCount: total });
+  }
+
+  async item(principal: Principal, itemId: string): Promise<OrderItemRow> {
+    const item = isId(itemId) ? await this.orders.findItem(itemId) : null;
+    if (!item) throw ApiError.notFound('Order item');
+    assertOwnerOrAdmin(principal, item.order.userId, 'Order item');
+    const { order: _order, ...row } = item;
+    return row;
+  }
+
+  /** Admin: creates or replaces the shipment; SHIPPED and DELIVERED move the order along. */
+  async putShipment(principal: Principal, orderId: string, input: ShipmentInput): Promise<OrderRow> {
+    requireAdmin(principal);
+    const order = await this.get(principal, orderId);
+    const target: OrderStatus | undefined = input.status === 'PREPARING' ? undefined : input.status;
+    if (order.status === 'CANCELED') throw new ApiError('CONFLICT', 'The order is canceled; it has no shipment to change.');
+    if (target && target !== order.status) assertTransition(order.status, target);
+    const now = new Date();
+    await this.orders.transaction(async (tx) => {
+      await this.orders.upsertShipment(tx, order.id, {
+        status: input.status,
+        carrier: input.carrier ?? null,
+        trackingNumber: input.trackingNumber ?? null,
+        shippedAt: input.status === 'PREPARING' ? null : (order.shipment?.shippedAt ?? now),
+      });
+      if (target && target !== order.status && !(await this.orders.updateVersioned(order.id, order.version, { status: target }, tx))) throw await this.lostRace(order.id);
+    });
+    return this.get(principal, orderId);
+  }
+
+  /** Cancels for the cancellation worker: same rules as PATCH, no caller to answer. */
+  async cancelForCancellation(orderId: string): Promise<'canceled' | 'already-canceled' | 'not-cancelable' | 'gone'> {
+    const order = await this.orders.findById(orderId);
+    if (!order) return 'gone';
+    if (order.status === 'CANCELED') return 'already-canceled';
+    try {
+      assertTransition(order.status, 'CANCELED');
+    } catch {
+      return 'not-cancelable';
+    }
+    if (!(await this.orders.updateVersioned(order.id, order.version, { status: 'CANCELED', canceledAt: new Date() }))) return this.cancelForCancellation(orderId);
+    await this.releaseStock(order);
+    return 'canceled';
+  }
+
+  /** Gives back a canceled order's stock; if inventory is down the sweeper tries again. */
+  async releaseStock(order: Pick<OrderRow, 'id' | 'reservationKey'>): Promise<void> {
+    if (await this.releaseOrLog(order.reservationKey, 'order canceled')) await this.orders.markStockReleased(order.id);
+  }
+
+  async releasePendingStock(limit = 50): Promise<number> {
+    const pending = await this.orders.ordersAwaitingRelease(limit);
+    for (const order of pending) await this.releaseStock(order);
+    return pending.length;
+  }
+
+  private checkVersion(order: OrderRow, expectedVersion?: number): void {
+    if (expectedVersion !== undefined && expectedVersion !== order.version) throw ApiError.preconditionFailed();
+  }
+
+  /** Another write changed the order between our read and our write. */
+  private async lostRace(id: string, expectedVersion?: number): Promise<ApiError> {
+    if (expectedVersion !== undefined) return ApiError.preconditionFailed();
+    const now = await this.orders.findById(id);
+    if (now?.status === 'CANCELED') return new ApiError('ORDER_ALREADY_CANCELED', 'The order is already canceled.');
+    return new ApiError('CONFLICT', 'The order changed while this request was processed; read it again and retry.');
+  }
+}
