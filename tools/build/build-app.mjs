@@ -39,6 +39,8 @@ const result = await build({
 const runtimeFiles = [
   ['prisma/migrations', 'migrations'],
   ['src/graphql/schema.graphql', 'schema.graphql'],
+  ['src/graphql/supergraph.graphql', 'supergraph.graphql'],
+  ['src/openapi/openapi.json', 'openapi.json'],
 ];
 for (const [from, to] of runtimeFiles) {
   const source = path.join(appDir, from);

@@ -1,0 +1,40 @@
+// The public API, as data: every path the gateway serves, its methods, the service behind it,
+// whether it needs a token, and its rate-limit policy. A new endpoint is one line here.
+// Paths are as clients send them after the version prefix (`/v1`).
+
+export type Upstream = 'users' | 'orders' | 'catalog' | 'graphql' | 'openapi';
+export type RateLimitPolicyName = 'default' | 'tokens';
+
+export interface RouteDefinition {
+  pattern: string;
+  methods: string[];
+  upstream: Upstream;
+  /** Public routes answer without a token; everything else needs one. */
+  auth?: 'public' | 'required';
+  policy?: RateLimitPolicyName;
+  /** RFC 9745 `Deprecation` date; adds `Sunset` (RFC 8594) and a `Link` to the notice when given. */
+  deprecation?: string;
+  sunset?: string;
+  link?: string;
+}
+
+export const routeTable: RouteDefinition[] = [
+  { pattern: '/users', methods: ['POST'], upstream: 'users', auth: 'public' },
+  { pattern: '/users', methods: ['GET'], upstream: 'users' },
+  { pattern: '/users/:id', methods: ['GET', 'PATCH', 'PUT', 'DELETE'], upstream: 'users' },
+  { pattern: '/tokens', methods: ['POST'], upstream: 'users', auth: 'public', policy: 'tokens' },
+  { pattern: '/orders', methods: ['GET', 'POST'], upstream: 'orders' },
+  { pattern: '/orders/search', methods: ['POST'], upstream: 'orders' },
+  { pattern: '/orders/:id', methods: ['GET', 'PATCH', 'PUT', 'DELETE'], upstream: 'orders' },
+  { pattern: '/orders/:id/items', methods: ['GET'], upstream: 'orders' },
+  { pattern: '/orders/:id/shipment', methods: ['GET', 'PUT'], upstream: 'orders' },
+  { pattern: '/orders/:id/cancellation', methods: ['GET', 'POST'], upstream: 'orders' },
+  { pattern: '/order-items/:id', methods: ['GET'], upstream: 'orders' },
+  { pattern: '/products', methods: ['GET', 'POST'], upstream: 'catalog' },
+  { pattern: '/products/:id', methods: ['GET', 'PATCH', 'PUT', 'DELETE'], upstream: 'catalog' },
+  { pattern: '/products/:id/rating', methods: ['GET'], upstream: 'catalog' },
+  { pattern: '/products/:id/reviews', methods: ['GET', 'POST'], upstream: 'catalog' },
+  { pattern: '/products/:id/reviews/:reviewId', methods: ['GET'], upstream: 'catalog' },
+  { pattern: '/graphql', methods: ['POST'], upstream: 'graphql' },
+  { pattern: '/openapi.json', methods: ['GET'], upstream: 'openapi', auth: 'public' },
+];

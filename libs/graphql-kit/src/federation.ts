@@ -1,0 +1,76 @@
+// The gateway's GraphQL: Apollo Gateway over a supergraph composed at build time (no
+// introspection of subgraphs at start), the caller's credential forwarded to every subgraph,
+// and limits on depth, cost, aliases, tokens and time.
+import './telemetry-off';
+import { ApolloGateway, type GraphQLDataSourceProcessOptions, RemoteGraphQLDataSource } from '@apollo/gateway';
+import { ApolloServer } from '@apollo/server';
+import { ApolloServerPluginInlineTraceDisabled, ApolloServerPluginUsageReportingDisabled, ApolloServerPluginSchemaReportingDisabled } from '@apollo/server/plugin/disabled';
+import { expressMiddleware } from '@as-integrations/express5';
+import { ApolloArmor } from '@escape.tech/graphql-armor';
+import type { RequestHandler } from 'express';
+import { currentContext, remainingMs, TIMEOUT_HEADER, traceparentOf } from '@platform/service-kit';
+
+interface GatewayContext {
+  authorization?: string;
+}
+
+export interface FederatedGraphOptions {
+  supergraphSdl: string;
+  /** Subgraph name (as composed) → its URL. */
+  subgraphUrls: Record<string, string>;
+  introspection: boolean;
+  /** Budget for a whole query when the request carries none. */
+  timeoutMs: number;
+}
+
+class CredentialForwardingSource extends RemoteGraphQLDataSource<GatewayContext> {
+  override willSendRequest({ request, context }: GraphQLDataSourceProcessOptions<GatewayContext>): void {
+    if (context.authorization) request.http?.headers.set('authorization', context.authorization);
+    const trace = currentContext();
+    if (trace) request.http?.headers.set('traceparent', traceparentOf(trace.traceId));
+  }
+}
+
+export async function createFederatedGraph(options: FederatedGraphOptions): Promise<{ middleware: RequestHandler; stop: () => Promise<void> }> {
+  const gateway = new ApolloGateway({
+    supergraphSdl: options.supergraphSdl,
+    buildService: ({ name }) =>
+      new CredentialForwardingSource({
+        url: options.subgraphUrls[name],
+        // Every subgraph call carries the time left; none outlives the client's request.
+        fetcher: (url, init) => {
+          const budget = Math.max(1, remainingMs(options.timeoutMs));
+          const headers = { ...(init?.headers as Record<string, string> | undefined), [TIMEOUT_HEADER]: String(budget) };
+          return fetch(url, { ...(init as object), headers, signal: AbortSignal.timeout(budget) }) as never;
+        },
+      }),
+  });
+  const armor = new ApolloArmor({
+    maxDepth: { n: 10 },
+    maxAliases: { n: 15 },
+    maxDirectives: { n: 20 },
+    maxTokens: { n: 2_000 },
+    costLimit: { maxCost: 5_000 },
+    blockFieldSuggestion: { enabled: !options.introspection },
+  });
+  const protection = armor.protect();
+  const server = new ApolloServer<GatewayContext>({
+    gateway,
+    introspection: options.introspection,
+    csrfPrevention: true,
+    allowBatchedHttpRequests: false,
+    includeStacktraceInErrorResponses: false,
+    validationRules: protection.validationRules,
+    plugins: [...protection.plugins, ApolloServerPluginInlineTraceDisabled(), ApolloServerPluginUsageReportingDisabled(), ApolloServerPluginSchemaReportingDisabled()],
+    formatError: (formatted) => {
+      const code = (formatted.extensions?.code as string | undefined) ?? 'INTERNAL';
+      if (code === 'INTERNAL_SERVER_ERROR' || code === 'INTERNAL') return { message: 'An unexpected error occurred.', path: formatted.path, extensions: { code: 'INTERNAL' } };
+      return { message: formatted.message, path: formatted.path, locations: formatted.locations, extensions: { code } };
+    },
+  });
+  await server.start();
+  return {
+    middleware: expressMiddleware(server, { context: async ({ req }) => ({ authorization: req.headers.authorization }) }),
+    stop: () => server.stop(),
+  };
+}
