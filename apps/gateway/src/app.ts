@@ -1,6 +1,5 @@
 // The gateway request pipeline, in the order a request meets it. The only public door.
 import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import express from 'express';
 import { TokenVerifier } from '@platform/auth';
 import { errorHandler, requireAcceptableResponse } from '@platform/errors';
@@ -20,8 +19,9 @@ export interface GatewayAppDeps {
   logger: Logger;
   health: Health;
   metrics: Metrics;
-  /** Directory with supergraph.graphql and openapi.json (beside main.js when built). */
-  assetsDir: string;
+  /** The composed supergraph and the OpenAPI document (beside main.js when built). */
+  supergraphPath: string;
+  openapiPath: string;
 }
 
 export async function createGatewayApp(deps: GatewayAppDeps) {
@@ -30,12 +30,12 @@ export async function createGatewayApp(deps: GatewayAppDeps) {
   const verifier = new TokenVerifier(config.jwtSecret);
   const proxyOptions = { timeoutMs: config.REQUEST_TIMEOUT_MS };
   const graph = await createFederatedGraph({
-    supergraphSdl: readFileSync(path.join(deps.assetsDir, 'supergraph.graphql'), 'utf8'),
+    supergraphSdl: readFileSync(deps.supergraphPath, 'utf8'),
     subgraphUrls: { users: `${config.USERS_URL}/graphql`, orders: `${config.ORDERS_URL}/graphql`, catalog: `${config.CATALOG_URL}/graphql` },
     introspection: config.NODE_ENV !== 'production',
     timeoutMs: config.REQUEST_TIMEOUT_MS,
   });
-  const openapi = readFileSync(path.join(deps.assetsDir, 'openapi.json'));
+  const openapi = readFileSync(deps.openapiPath);
 
   const app = express();
   app.disable('x-powered-by');

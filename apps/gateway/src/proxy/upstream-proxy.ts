@@ -40,7 +40,6 @@ export function createUpstreamProxy(target: string, options: { timeoutMs: number
     agent,
     xfwd: true,
     selfHandleResponse: true,
-    proxyTimeout: options.timeoutMs * 2, // backstop; the request's own budget is enforced below
     pathRewrite: (path) => path.replace(/^\/v1(?=\/|$)/, '') || '/',
     on: {
       proxyReq: (proxyReq, req) => {
@@ -48,10 +47,13 @@ export function createUpstreamProxy(target: string, options: { timeoutMs: number
         const context = currentContext();
         proxyReq.setHeader(TIMEOUT_HEADER, String(budget));
         if (context) proxyReq.setHeader('traceparent', traceparentOf(context.traceId));
-        proxyReq.setTimeout(budget, () => {
+        // The request's own budget until the answer starts (a timer: http-proxy resets socket timeouts).
+        const timer = setTimeout(() => {
           (req as ProxiedRequest).upstreamTimedOut = true;
           proxyReq.destroy(new Error('upstream timeout'));
-        });
+        }, budget);
+        proxyReq.once('response', () => clearTimeout(timer));
+        proxyReq.once('close', () => clearTimeout(timer));
         // A body the gateway had to read (the token route's rate limit by email) is sent again.
         fixRequestBody(proxyReq, req);
       },

@@ -47,6 +47,18 @@ export function connectRedis(url: string, logger: Logger): Redis {
   return redis;
 }
 
+/** Waits (bounded) for the first connection, so a new replica starts on the shared counts. */
+export async function redisReady(redis: Redis, timeoutMs: number): Promise<boolean> {
+  if (redis.status === 'ready') return true;
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), timeoutMs);
+    redis.once('ready', () => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
+}
+
 export class RateLimits {
   private readonly limiters = new Map<string, RateLimiterAbstract>();
 

@@ -1,0 +1,326 @@
+// The gateway as a client sees it, with the services replaced by real HTTP servers on loopback
+// and, where Redis matters, a redis-server of the test's own.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import express from 'express';
+import pino from 'pino';
+import { createMetrics, Health, listen, type Listening } from '@platform/service-kit';
+import { apiClient, tokenFor } from '@platform/test-kit';
+import { createGatewayApp } from './app';
+import { connectRedis, RateLimits, redisReady } from './rate-limit/rate-limits';
+
+const JWT_SECRET = 'gateway-test-secret-gateway-test-secret-01';
+const supergraphPath = path.join(__dirname, 'graphql/supergraph.graphql');
+const openapiPath = path.join(__dirname, 'openapi/openapi.json');
+
+function fakeService() {
+  const app = express();
+  app.use(express.raw({ type: '*/*' }));
+  app.all('/users/echo', (req, res) => {
+    res.json({ path: req.originalUrl, method: req.method, headers: req.headers, body: req.body?.toString('utf8') ?? null });
+  });
+  app.get('/users/teapot', (_req, res) => void res.status(418).type('application/problem+json').send('{"code":"TEAPOT","exact":"bytes"}'));
+  app.get('/users/boom', (_req, res) => void res.status(500).type('text/plain').send('TypeError: x is undefined\n    at /app/src/users/service.ts:42 SELECT * FROM users'));
+  app.get('/users/unready', (_req, res) => void res.status(503).set('Retry-After', '7').json({ code: 'SERVICE_UNAVAILABLE', message: 'catalog down', traceId: 'x', errors: [] }));
+  app.get('/users/slow', async (_req, res) => {
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    res.json({ late: true });
+  });
+  app.get('/products', (_req, res) => void res.json({ items: [], nextCursor: null, hasNext: false }));
+  app.post('/tokens', (_req, res) => void res.status(401).json({ code: 'INVALID_CREDENTIALS', message: 'no', traceId: 'x', errors: [] }));
+  return app;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+async function startRedis(port: number): Promise<ChildProcess> {
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  for (let i = 0; i < 50; i++) {
+    const up = await new Promise<boolean>((resolve) => {
+      const socket = require('node:net').connect(port, '127.0.0.1');
+      socket.once('connect', () => (socket.destroy(), resolve(true)));
+      socket.once('error', () => resolve(false));
+    });
+    if (up) return child;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error('redis-server did not start');
+}
+
+interface Gateway {
+  server: Listening;
+  metrics: ReturnType<typeof createMetrics>;
+  stop(): Promise<void>;
+  logs: string[];
+}
+
+async function startGateway(upstream: string, options: { redisUrl?: string; points?: number; tokensPoints?: number; timeoutMs?: number; deprecations?: unknown } = {}): Promise<Gateway> {
+  const logs: string[] = [];
+  const logger = pino({ level: 'info' }, new Writable({ write: (chunk, _enc, done) => (logs.push(String(chunk)), done()) }));
+  const redis = options.redisUrl ? connectRedis(options.redisUrl, logger) : undefined;
+  if (redis) expect(await redisReady(redis, 5_000)).toBe(true);
+  const rateLimits = new RateLimits({ default: { points: options.points ?? 1000, windowS: 60 }, tokens: { points: options.tokensPoints ?? 1000, windowS: 60 } }, redis);
+  const metrics = createMetrics('gateway-test');
+  const { app, stopGraph } = await createGatewayApp({
+    config: {
+      jwtSecret: JWT_SECRET,
+      NODE_ENV: 'test',
+      REQUEST_TIMEOUT_MS: options.timeoutMs ?? 5_000,
+      USERS_URL: upstream,
+      ORDERS_URL: upstream,
+      CATALOG_URL: upstream,
+      TRUST_PROXY: 'loopback',
+      ROUTE_DEPRECATIONS: options.deprecations as never,
+    },
+    rateLimits,
+    logger,
+    health: new Health(),
+    metrics,
+    supergraphPath,
+    openapiPath,
+  });
+  const server = await listen(app, 0, '127.0.0.1');
+  return {
+    server,
+    metrics,
+    logs,
+    stop: async () => {
+      await server.close();
+      await stopGraph();
+      redis?.disconnect();
+    },
+  };
+}
+
+let upstream: Listening;
+let gateway: Gateway;
+let token: string;
+const call = apiClient(() => gateway.server.url);
+
+beforeAll(async () => {
+  upstream = await listen(fakeService(), 0, '127.0.0.1');
+  gateway = await startGateway(upstream.url, { timeoutMs: 800 });
+  token = (await tokenFor(JWT_SECRET)).token;
+});
+
+afterAll(async () => {
+  await gateway?.stop();
+  await upstream?.close();
+});
+
+describe('proxying', () => {
+  it('strips /v1, streams the body and passes the trace id, credential and remaining time on', async () => {
+    const res = await call('PATCH', '/v1/users/echo?x=1', { token, body: { hello: 'world' }, headers: { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-request-id')).toBe('4bf92f3577b34da6a3ce929d0e0e4736');
+    expect(res.body.path).toBe('/users/echo?x=1');
+    expect(res.body.body).toBe('{"hello":"world"}');
+    expect(res.body.headers.authorization).toBe(`Bearer ${token}`);
+    expect(res.body.headers.traceparent).toMatch(/^00-4bf92f3577b34da6a3ce929d0e0e4736-[\da-f]{16}-01$/);
+    expect(Number(res.body.headers['x-request-timeout-ms'])).toBeGreaterThan(500);
+  });
+
+  it('passes a service 4xx through unchanged', async () => {
+    const res = await call('GET', '/v1/users/teapot', { token });
+    expect(res.status).toBe(418);
+    expect(res.headers.get('content-type')).toMatch(/application\/problem\+json/);
+    expect(res.text).toBe('{"code":"TEAPOT","exact":"bytes"}');
+  });
+
+  it('never passes a raw 5xx body: a crash becomes 502 BAD_GATEWAY in the error format', async () => {
+    const res = await call('GET', '/v1/users/boom', { token });
+    expect(res.status).toBe(502);
+    expect(res.body).toMatchObject({ code: 'BAD_GATEWAY', traceId: expect.stringMatching(/^[\da-f]{32}$/), errors: [] });
+    expect(res.text).not.toMatch(/TypeError|SELECT|service\.ts/);
+  });
+
+  it('keeps a service 503 as 503 SERVICE_UNAVAILABLE with its Retry-After', async () => {
+    const res = await call('GET', '/v1/users/unready', { token });
+    expect(res.status).toBe(503);
+    expect(res.body.code).toBe('SERVICE_UNAVAILABLE');
+    expect(res.headers.get('retry-after')).toBe('7');
+  });
+
+  it('answers 504 GATEWAY_TIMEOUT when the service outlives the budget', async () => {
+    const started = Date.now();
+    const res = await call('GET', '/v1/users/slow', { token });
+    expect(res.status).toBe(504);
+    expect(res.body.code).toBe('GATEWAY_TIMEOUT');
+    expect(Date.now() - started).toBeLessThan(1_400);
+  });
+
+  it('answers 502 in the error format (problem+json on request) when the service is down, without hanging', async () => {
+    const down = await startGateway('http://127.0.0.1:1');
+    try {
+      const res = await apiClient(() => down.server.url)('GET', '/v1/products', { token, headers: { accept: 'application/problem+json' } });
+      expect(res.status).toBe(502);
+      expect(res.headers.get('content-type')).toMatch(/application\/problem\+json/);
+      expect(res.body).toMatchObject({ status: 502, code: 'BAD_GATEWAY', title: 'Bad gateway', instance: '/v1/products' });
+    } finally {
+      await down.stop();
+    }
+  });
+});
+
+describe('what the gateway answers itself', () => {
+  it('needs a token except on public routes: 401 with WWW-Authenticate and RateLimit headers', async () => {
+    const res = await call('GET', '/v1/products');
+    expect(res.status).toBe(401);
+    expect(res.body.code).toBe('UNAUTHENTICATED');
+    expect(res.headers.get('www-authenticate')).toBe('Bearer');
+    expect(res.headers.get('ratelimit-policy')).toBe('"default";q=1000;w=60');
+    expect((await call('GET', '/v1/products', { token: `${token}x` })).status).toBe(401);
+    expect((await call('POST', '/v1/tokens', { body: { email: 'a@example.com', password: 'x' } })).body.code).toBe('INVALID_CREDENTIALS');
+  });
+
+  it('answers 404 UNSUPPORTED_VERSION, 404 NOT_FOUND and 405 with Allow', async () => {
+    const v2 = await call('GET', '/v2/orders', { token });
+    expect(v2.status).toBe(404);
+    expect(v2.body.code).toBe('UNSUPPORTED_VERSION');
+    const bare = await call('GET', '/orders', { token });
+    expect(bare.status).toBe(404);
+    expect(bare.body.code).toBe('NOT_FOUND');
+    expect((await call('GET', '/v1/nothing-here', { token })).body.code).toBe('NOT_FOUND');
+    const wrongMethod = await call('DELETE', '/v1/orders', { token });
+    expect(wrongMethod.status).toBe(405);
+    expect(wrongMethod.headers.get('allow')).toBe('GET, POST, HEAD');
+  });
+
+  it('answers 406, 413 and 415 before anything reaches a service', async () => {
+    expect((await call('GET', '/v1/products', { token, headers: { accept: 'text/html' } })).status).toBe(406);
+    const huge = await call('POST', '/v1/orders', { token, body: JSON.stringify({ blob: 'x'.repeat(1024 * 1024 + 1) }) });
+    expect(huge.status).toBe(413);
+    expect(huge.body.code).toBe('PAYLOAD_TOO_LARGE');
+    const text = await call('POST', '/v1/orders', { token, body: 'plain', headers: { 'content-type': 'text/plain' } });
+    expect(text.status).toBe(415);
+  });
+
+  it('serves the OpenAPI document without a token', async () => {
+    const res = await call('GET', '/v1/openapi.json');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/application\/json/);
+  });
+
+  it('adds Deprecation, Sunset and Link to a route the table marks as retiring', async () => {
+    const retiring = await startGateway(upstream.url, { deprecations: [{ pattern: '/products', deprecation: '2026-06-01T00:00:00Z', sunset: '2027-06-01T00:00:00Z', link: 'https://docs.example.com/retire-products' }] });
+    try {
+      const res = await apiClient(() => retiring.server.url)('GET', '/v1/products', { token });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('deprecation')).toBe(`@${Date.parse('2026-06-01T00:00:00Z') / 1000}`);
+      expect(res.headers.get('sunset')).toBe('Tue, 01 Jun 2027 00:00:00 GMT');
+      expect(res.headers.get('link')).toBe('<https://docs.example.com/retire-products>; rel="deprecation"; type="text/html"');
+      expect((await apiClient(() => retiring.server.url)('GET', '/v1/users/echo', { token })).headers.get('deprecation')).toBeNull();
+    } finally {
+      await retiring.stop();
+    }
+  });
+
+  it('counts requests per version, route, status and client for retirement decisions', async () => {
+    await call('GET', '/v1/products', { token, headers: { 'user-agent': 'shop-app/3.2.1 (ios)' } });
+    await call('GET', '/v2/products', { token, headers: { 'user-agent': 'legacy-app/1.0' } });
+    const text = await gateway.metrics.registry.getSingleMetricAsString('gateway_requests_total');
+    expect(text).toContain('version="v1",route="/products",method="GET",status="200",client="shop-app/3.2.1"');
+    expect(text).toContain('version="none",route="unmatched",method="GET",status="404",client="legacy-app/1.0"');
+  });
+});
+
+describe('rate limits', () => {
+  it('answers 429 RATE_LIMITED with Retry-After once the policy is spent, counting down in RateLimit', async () => {
+    const limited = await startGateway(upstream.url, { points: 3 });
+    const limitedCall = apiClient(() => limited.server.url);
+    try {
+      const remaining = [];
+      for (let i = 0; i < 3; i++) remaining.push((await limitedCall('GET', '/v1/products', { token })).headers.get('ratelimit'));
+      expect(remaining).toEqual(['"default";r=2;t=60', '"default";r=1;t=60', '"default";r=0;t=60']);
+      const refused = await limitedCall('GET', '/v1/products', { token });
+      expect(refused.status).toBe(429);
+      expect(refused.body.code).toBe('RATE_LIMITED');
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(refused.headers.get('ratelimit')).toMatch(/^"default";r=0;t=\d+$/);
+      // Another user has a budget of their own.
+      expect((await limitedCall('GET', '/v1/products', { token: (await tokenFor(JWT_SECRET)).token })).status).toBe(200);
+    } finally {
+      await limited.stop();
+    }
+  });
+
+  it('limits token requests per email, whatever the client address', async () => {
+    const limited = await startGateway(upstream.url, { tokensPoints: 2 });
+    const limitedCall = apiClient(() => limited.server.url);
+    try {
+      const body = { email: 'Victim@Example.com', password: 'guess' };
+      expect((await limitedCall('POST', '/v1/tokens', { body })).status).toBe(401);
+      expect((await limitedCall('POST', '/v1/tokens', { body: { ...body, email: 'victim@example.com' } })).status).toBe(401);
+      const refused = await limitedCall('POST', '/v1/tokens', { body });
+      expect(refused.status).toBe(429);
+      expect(refused.headers.get('ratelimit-policy')).toBe('"tokens";q=2;w=60');
+    } finally {
+      await limited.stop();
+    }
+  });
+
+  describe('on Redis', () => {
+    let redisPort: number;
+    let redis: ChildProcess;
+
+    beforeAll(async () => {
+      redisPort = await freePort();
+      redis = await startRedis(redisPort);
+    });
+
+    afterAll(() => {
+      redis?.kill('SIGKILL');
+    });
+
+    it('enforces one combined limit across two gateway replicas', async () => {
+      const [a, b] = await Promise.all([startGateway(upstream.url, { redisUrl: `redis://127.0.0.1:${redisPort}`, points: 4 }), startGateway(upstream.url, { redisUrl: `redis://127.0.0.1:${redisPort}`, points: 4 })]);
+      try {
+        const user = (await tokenFor(JWT_SECRET)).token;
+        const statuses = [];
+        for (let i = 0; i < 6; i++) statuses.push((await apiClient(() => (i % 2 ? b : a).server.url)('GET', '/v1/products', { token: user })).status);
+        expect(statuses).toEqual([200, 200, 200, 200, 429, 429]);
+      } finally {
+        await Promise.all([a.stop(), b.stop()]);
+      }
+    });
+
+    it('keeps answering on its insurance limiter when Redis dies, and says so once', async () => {
+      const shared = await startGateway(upstream.url, { redisUrl: `redis://127.0.0.1:${redisPort}`, points: 1000 });
+      const sharedCall = apiClient(() => shared.server.url);
+      try {
+        expect((await sharedCall('GET', '/v1/products', { token })).status).toBe(200);
+        redis.kill('SIGKILL');
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        for (let i = 0; i < 5; i++) {
+          const res = await sharedCall('GET', '/v1/products', { token });
+          expect(res.status).toBe(200);
+          expect(res.headers.get('ratelimit')).toMatch(/^"default";r=\d+;t=\d+$/);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        expect(shared.logs.filter((line) => line.includes('Redis unavailable'))).toHaveLength(1);
+      } finally {
+        await shared.stop();
+      }
+    });
+  });
+});
+
+describe('GraphQL at the gateway', () => {
+  it('needs a token and refuses queries deeper than 10 levels', async () => {
+    expect((await call('POST', '/v1/graphql', { body: { query: '{ me { id } }' } })).status).toBe(401);
+    const deep = `{ order(id: "1") { ${'user { id '.repeat(12)}${'}'.repeat(12)} } }`;
+    const res = await call('POST', '/graphql', { token, body: { query: deep } });
+    expect(res.body.errors[0].message).toMatch(/depth/i);
+    expect(res.body.data).toBeUndefined();
+  });
+});
+
