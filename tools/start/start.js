@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // `npm start`: builds the five apps, starts them on the embedded defaults (PGlite, in-memory
 // rate limits), waits until each is ready, prints where to go, and stops them all on Ctrl-C.
-// Set DATABASE_URL_<APP> (e.g. DATABASE_URL_USERS) or REDIS_URL to use real servers instead.
+// Set DATABASE_URL_<APP> (e.g. DATABASE_URL_USERS) or REDIS_URL to use real servers instead
+// (those databases are migrated first, as the Kubernetes Job does). PORT_OFFSET=N moves every
+// port by N so a second stack (the e2e suite's) can run beside a development one.
 'use strict';
 process.env.APOLLO_TELEMETRY_DISABLED = 'true';
 process.env.NX_NO_CLOUD = 'true';
@@ -11,13 +13,16 @@ const path = require('node:path');
 const readline = require('node:readline');
 
 const root = path.resolve(__dirname, '../..');
+const offset = Number(process.env.PORT_OFFSET ?? 0);
+const port = (base) => base + offset;
+const urls = { users: `http://127.0.0.1:${port(3001)}`, orders: `http://127.0.0.1:${port(3002)}`, catalog: `http://127.0.0.1:${port(3003)}` };
 const apps = [
-  { name: 'inventory-service', ready: 'http://127.0.0.1:3004/readyz', db: 'INVENTORY', color: 35 },
-  { name: 'catalog-service', ready: 'http://127.0.0.1:3003/readyz', db: 'CATALOG', color: 33 },
-  { name: 'users-service', ready: 'http://127.0.0.1:3001/readyz', db: 'USERS', color: 32 },
-  { name: 'orders-service', ready: 'http://127.0.0.1:3002/readyz', db: 'ORDERS', color: 34 },
-  { name: 'gateway', ready: 'http://127.0.0.1:8080/readyz', color: 36 },
-];
+  { name: 'inventory-service', port: port(3004), db: 'INVENTORY', color: 35, env: { GRPC_PORT: port(50051) } },
+  { name: 'catalog-service', port: port(3003), db: 'CATALOG', color: 33 },
+  { name: 'users-service', port: port(3001), db: 'USERS', color: 32 },
+  { name: 'orders-service', port: port(3002), db: 'ORDERS', color: 34, env: { CATALOG_URL: urls.catalog, INVENTORY_ADDRESS: `127.0.0.1:${port(50051)}` } },
+  { name: 'gateway', port: port(8080), color: 36, env: { METRICS_PORT: port(9464), USERS_URL: urls.users, ORDERS_URL: urls.orders, CATALOG_URL: urls.catalog } },
+].map((app) => ({ ...app, ready: `http://127.0.0.1:${app.port}/readyz` }));
 const only = process.env.START_APPS ? process.env.START_APPS.split(',') : null;
 const selected = apps.filter((app) => !only || only.includes(app.name));
 const width = Math.max(...selected.map((app) => app.name.length));
@@ -43,11 +48,26 @@ if (process.env.SKIP_BUILD !== 'true') {
   say(`built in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }
 
-const children = [];
-for (const app of selected) {
-  const env = { ...process.env };
+function envOf(app) {
+  const env = { ...process.env, PORT: String(app.port), ...Object.fromEntries(Object.entries(app.env ?? {}).map(([k, v]) => [k, String(v)])) };
   if (app.db && process.env[`DATABASE_URL_${app.db}`]) env.DATABASE_URL = process.env[`DATABASE_URL_${app.db}`];
   else delete env.DATABASE_URL;
+  return env;
+}
+
+for (const app of selected) {
+  if (!app.db || !process.env[`DATABASE_URL_${app.db}`]) continue;
+  const migrate = spawnSync(process.execPath, [path.join(root, 'dist/apps', app.name, 'main.js'), 'migrate'], { cwd: root, env: envOf(app), encoding: 'utf8' });
+  if (migrate.status !== 0) {
+    process.stdout.write(migrate.stdout + migrate.stderr);
+    say(`migrating ${app.name} failed`);
+    process.exit(1);
+  }
+}
+
+const children = [];
+for (const app of selected) {
+  const env = envOf(app);
   const child = spawn(process.execPath, [path.join(root, 'dist/apps', app.name, 'main.js')], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true }); // own process group: only we signal it
   const prefix = `\x1b[${app.color}m${app.name.padEnd(width)}\x1b[0m |`;
   for (const stream of [child.stdout, child.stderr]) {
@@ -55,12 +75,18 @@ for (const app of selected) {
   }
   child.on('exit', (code, signal) => {
     app.exited = true;
-    if (!stopping) {
-      say(`${app.name} exited (${signal ?? code}); stopping the rest`);
+    if (stopping) return;
+    // Before everything is ready a crash is a failed start; after, the rest keep serving
+    // (the gateway answers 502/503 for the missing app) until Ctrl-C.
+    if (!allReady) {
+      say(`${app.name} exited (${signal ?? code}) while starting; stopping the rest`);
       stop(1);
+    } else {
+      say(`${app.name} exited (${signal ?? code}); the others keep running`);
     }
   });
   children.push({ app, child });
+  say(`${app.name} pid ${child.pid}`);
 }
 
 async function waitReady(app, timeoutMs) {
@@ -78,6 +104,7 @@ async function waitReady(app, timeoutMs) {
 }
 
 let stopping = false;
+let allReady = false;
 function stop(code) {
   if (stopping) return;
   stopping = true;
@@ -101,9 +128,10 @@ process.on('SIGTERM', () => stop(0));
     say(`not ready: ${selected.filter((_, i) => !results[i]).map((app) => app.name).join(', ')}`);
     return stop(1);
   }
+  allReady = true;
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   say(`all ${selected.length} apps ready in ${seconds} s`);
-  say('gateway:  http://localhost:8080  (REST under /v1, GraphQL at /v1/graphql)');
+  say(`gateway:  http://localhost:${port(8080)}  (REST under /v1, GraphQL at /v1/graphql)`);
   say(`admin:    ${process.env.ADMIN_EMAIL ?? 'admin@example.com'} / ${process.env.ADMIN_PASSWORD ?? 'admin-password'}  (development defaults)`);
   say(`data:     ${process.env.DATA_DIR ?? path.join(root, '.data')}`);
   say('Ctrl-C stops everything.');

@@ -35,7 +35,10 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env) {
       REDIS_URL: z.string().optional(),
       RATE_LIMIT_POINTS: z.coerce.number().int().min(1).default(100),
       RATE_LIMIT_WINDOW_S: z.coerce.number().int().min(1).default(10),
+      /** Token requests per email (guessing one account's password). */
       RATE_LIMIT_TOKENS_POINTS: z.coerce.number().int().min(1).default(10),
+      /** Token requests per client IP (spraying many accounts); higher, as offices share an IP. */
+      RATE_LIMIT_TOKENS_IP_POINTS: z.coerce.number().int().min(1).default(100),
       RATE_LIMIT_TOKENS_WINDOW_S: z.coerce.number().int().min(1).default(60),
       /** Express `trust proxy`: hops whose X-Forwarded-For is believed (the ingress). */
       TRUST_PROXY: z.string().default('loopback'),

@@ -68,7 +68,7 @@ async function startGateway(upstream: string, options: { redisUrl?: string; poin
   const logger = pino({ level: 'info' }, new Writable({ write: (chunk, _enc, done) => (logs.push(String(chunk)), done()) }));
   const redis = options.redisUrl ? connectRedis(options.redisUrl, logger) : undefined;
   if (redis) expect(await redisReady(redis, 5_000)).toBe(true);
-  const rateLimits = new RateLimits({ default: { points: options.points ?? 1000, windowS: 60 }, tokens: { points: options.tokensPoints ?? 1000, windowS: 60 } }, redis);
+  const rateLimits = new RateLimits({ default: { points: options.points ?? 1000, windowS: 60 }, tokens: { points: options.tokensPoints ?? 1000, windowS: 60 }, 'tokens-ip': { points: 1000, windowS: 60 } }, redis);
   const metrics = createMetrics('gateway-test');
   const { app, stopGraph } = await createGatewayApp({
     config: {

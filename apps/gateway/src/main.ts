@@ -16,7 +16,11 @@ runService({
     if (redis && !(await redisReady(redis, 3_000))) logger.warn('Redis did not answer at start: serving on the in-memory insurance limiter until it does');
     if (!redis) logger.warn('REDIS_URL is not set: rate limits live in this process only; with several replicas each keeps its own count');
     const rateLimits = new RateLimits(
-      { default: { points: config.RATE_LIMIT_POINTS, windowS: config.RATE_LIMIT_WINDOW_S }, tokens: { points: config.RATE_LIMIT_TOKENS_POINTS, windowS: config.RATE_LIMIT_TOKENS_WINDOW_S } },
+      {
+        default: { points: config.RATE_LIMIT_POINTS, windowS: config.RATE_LIMIT_WINDOW_S },
+        tokens: { points: config.RATE_LIMIT_TOKENS_POINTS, windowS: config.RATE_LIMIT_TOKENS_WINDOW_S },
+        'tokens-ip': { points: config.RATE_LIMIT_TOKENS_IP_POINTS, windowS: config.RATE_LIMIT_TOKENS_WINDOW_S },
+      },
       redis,
     );
     const { app, stopGraph } = await createGatewayApp({ config, rateLimits, logger, health, metrics, supergraphPath: path.join(__dirname, 'supergraph.graphql'), openapiPath: path.join(__dirname, 'openapi.json') });

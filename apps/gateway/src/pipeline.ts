@@ -66,7 +66,7 @@ export function rateLimit(limits: RateLimits): RequestHandler {
     if (route.policy === 'tokens') {
       await new Promise<void>((resolve, reject) => readTokenRequest(req, res, (error?: unknown) => (error ? reject(error) : resolve())));
       const email = typeof req.body?.email === 'string' ? req.body.email.trim().toLowerCase() : '';
-      const [byIp, byEmail] = await Promise.all([limits.consume('tokens', `ip:${req.ip}`), email ? limits.consume('tokens', `email:${email}`) : undefined]);
+      const [byIp, byEmail] = await Promise.all([limits.consume('tokens-ip', `ip:${req.ip}`), email ? limits.consume('tokens', `email:${email}`) : undefined]);
       for (const [name, value] of (byEmail ?? byIp).headers) res.setHeader(name, value);
     } else {
       for (const [name, value] of (await limits.consume(route.policy ?? 'default', caller)).headers) res.setHeader(name, value);

@@ -20,7 +20,10 @@ export function sendError(req: Request, res: Response, thrown: unknown): void {
   res.status(error.status);
   const wantsProblem = req.accepts(['application/json', PROBLEM_JSON]) === PROBLEM_JSON;
   if (wantsProblem) {
-    res.type(PROBLEM_JSON).send(JSON.stringify(toProblemBody(error, traceId, req.originalUrl)));
+    // Behind the gateway, the path the client used starts with the prefix it stripped.
+    const prefix = req.headers['x-forwarded-prefix'];
+    const instance = `${typeof prefix === 'string' && /^\/[\w-]*$/.test(prefix) ? prefix : ''}${req.originalUrl}`;
+    res.type(PROBLEM_JSON).send(JSON.stringify(toProblemBody(error, traceId, instance)));
   } else {
     res.json(toErrorBody(error, traceId));
   }

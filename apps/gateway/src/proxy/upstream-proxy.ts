@@ -46,6 +46,7 @@ export function createUpstreamProxy(target: string, options: { timeoutMs: number
         const budget = Math.max(1, remainingMs(options.timeoutMs));
         const context = currentContext();
         proxyReq.setHeader(TIMEOUT_HEADER, String(budget));
+        if (req.originalUrl.startsWith('/v1')) proxyReq.setHeader('x-forwarded-prefix', '/v1');
         if (context) proxyReq.setHeader('traceparent', traceparentOf(context.traceId));
         // The request's own budget until the answer starts (a timer: http-proxy resets socket timeouts).
         const timer = setTimeout(() => {

@@ -63,7 +63,7 @@ export class RateLimits {
   private readonly limiters = new Map<string, RateLimiterAbstract>();
 
   constructor(
-    private readonly policies: Record<RateLimitPolicyName, Policy> & Record<string, Policy>,
+    private readonly policies: Record<RateLimitPolicyName | 'tokens-ip', Policy>,
     redis?: Redis,
   ) {
     for (const [name, policy] of Object.entries(policies)) {
@@ -78,7 +78,7 @@ export class RateLimits {
   }
 
   /** Takes one point of `policy` for `key`; throws 429 RATE_LIMITED (with the headers) when none is left. */
-  async consume(policyName: string, key: string): Promise<Decision> {
+  async consume(policyName: RateLimitPolicyName | 'tokens-ip', key: string): Promise<Decision> {
     const policy = this.policies[policyName];
     const limiter = this.limiters.get(policyName)!;
     try {

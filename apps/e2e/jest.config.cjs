@@ -1,0 +1,10 @@
+// The whole stack, started once for the suite, driven as a client would.
+module.exports = {
+  ...require('../../jest.preset.cjs'),
+  displayName: 'e2e',
+  rootDir: __dirname,
+  globalSetup: '<rootDir>/src/global-setup.ts',
+  globalTeardown: '<rootDir>/src/global-teardown.ts',
+  maxWorkers: 1,
+  testTimeout: 60_000,
+};

@@ -1,0 +1,18 @@
+// Where the e2e stack listens. It runs on its own ports (PORT_OFFSET) beside any development stack.
+export const PORT_OFFSET = 10_000;
+export const gatewayUrl = `http://127.0.0.1:${8080 + PORT_OFFSET}`;
+export const inventoryAddress = `127.0.0.1:${50051 + PORT_OFFSET}`;
+export const ADMIN = { email: 'e2e-admin@example.com', password: 'e2e-admin-password' };
+/** Written by the global setup: the JWT secret and the app process ids. */
+export const STATE_ENV = 'E2E_STACK_STATE';
+
+export interface StackState {
+  pids: Record<string, number>;
+  starterPid: number;
+  databases: string[];
+  logFile: string;
+}
+
+export function stackState(): StackState {
+  return JSON.parse(process.env[STATE_ENV] ?? '{}') as StackState;
+}
