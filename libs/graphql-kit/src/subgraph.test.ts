@@ -1,0 +1,65 @@
+import express from 'express';
+import { GraphQLError } from 'graphql';
+import { issueAccessToken, TokenVerifier } from '@platform/auth';
+import { ApiError } from '@platform/errors';
+import { listen } from '@platform/service-kit';
+import { createSubgraphMiddleware, gql, requirePrincipal, toGraphQLError, type SubgraphContext } from './index';
+
+const secret = 'graphql-kit-test-secret-graphql-kit-test';
+
+describe('toGraphQLError', () => {
+  it('keeps the REST code of an ApiError in extensions.code', () => {
+    const error = toGraphQLError(ApiError.notFound('Order'));
+    expect(error.message).toBe('Order not found.');
+    expect(error.extensions.code).toBe('NOT_FOUND');
+  });
+
+  it('hides anything else behind INTERNAL', () => {
+    const error = toGraphQLError(new Error('relation "orders" does not exist'));
+    expect(error.message).toBe('An unexpected error occurred.');
+    expect(error.extensions.code).toBe('INTERNAL');
+  });
+
+  it('requires a principal', () => {
+    expect(() => requirePrincipal({})).toThrow(GraphQLError);
+  });
+});
+
+describe('createSubgraphMiddleware', () => {
+  it('verifies the forwarded token and renders errors with path and code only', async () => {
+    const typeDefs = gql`
+      extend schema @link(url: "https://specs.apollo.dev/federation/v2.3", import: ["@key"])
+      type Query {
+        whoami: String
+        explode: String
+      }
+    `;
+    const resolvers = {
+      Query: {
+        whoami: (_: unknown, __: unknown, context: SubgraphContext) => requirePrincipal(context).userId,
+        explode: () => {
+          throw new Error('SELECT secret FROM internals');
+        },
+      },
+    };
+    const { middleware, stop } = await createSubgraphMiddleware({ typeDefs, resolvers, verifier: new TokenVerifier(secret), introspection: false });
+    const app = express().use(express.json()).use('/graphql', middleware);
+    const server = await listen(app, 0, '127.0.0.1');
+    try {
+      const { accessToken } = await issueAccessToken(secret, { userId: 'u-1', role: 'customer' });
+      const ask = async (query: string, token?: string) => {
+        const res = await fetch(`${server.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: JSON.stringify({ query }) });
+        return { status: res.status, body: (await res.json()) as { data?: Record<string, unknown>; errors?: { message: string; path?: string[]; extensions?: { code?: string } }[] } };
+      };
+      expect((await ask('{ whoami }', accessToken)).body).toEqual({ data: { whoami: 'u-1' } });
+      const anonymous = await ask('{ whoami }');
+      expect(anonymous.status).toBe(200);
+      expect(anonymous.body.errors?.[0]).toMatchObject({ path: ['whoami'], extensions: { code: 'UNAUTHENTICATED' } });
+      const exploded = await ask('{ explode }', accessToken);
+      expect(exploded.body.errors).toEqual([{ message: 'An unexpected error occurred.', path: ['explode'], extensions: { code: 'INTERNAL' } }]);
+    } finally {
+      await server.close();
+      await stop();
+    }
+  });
+});
