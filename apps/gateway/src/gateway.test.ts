@@ -208,6 +208,9 @@ describe('what the gateway answers itself', () => {
     const res = await call('GET', '/v1/openapi.json');
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/application\/json/);
+    expect(res.body.openapi).toBe('3.1.0');
+    expect(Object.keys(res.body.paths)).toEqual(expect.arrayContaining(['/orders', '/orders/{id}', '/users', '/tokens', '/products/{id}/rating']));
+    expect(res.body.paths['/orders'].post.requestBody.content['application/json'].schema.additionalProperties).toBe(false);
   });
 
   it('adds Deprecation, Sunset and Link to a route the table marks as retiring', async () => {

@@ -1,4 +1,5 @@
-// Schema pieces for query-string values, which always arrive as text.
+// Schema pieces for query-string values, which always arrive as text. `queryType` metadata
+// tells the OpenAPI document what the text means.
 import { z } from 'zod';
 
 /** `true` / `false` as text, per the spec; anything else is a type error. */
@@ -6,14 +7,16 @@ export const queryBoolean = () =>
   z
     .string()
     .refine((value) => value === 'true' || value === 'false', { message: 'must be true or false', params: { code: 'INVALID_TYPE' } })
-    .transform((value) => value === 'true');
+    .transform((value) => value === 'true')
+    .meta({ queryType: 'boolean' });
 
 /** An integer sent as text. */
 export const queryInt = () =>
   z
     .string()
     .refine((value) => /^-?\d{1,15}$/.test(value), { message: 'must be an integer', params: { code: 'INVALID_TYPE' } })
-    .transform(Number);
+    .transform(Number)
+    .meta({ queryType: 'integer' });
 
 /** `YYYY-MM-DD`, a calendar day. */
 export const isoDate = () => z.iso.date({ error: 'must be a date as YYYY-MM-DD' });
