@@ -50,7 +50,7 @@ if (app === 'inventory-service') {
   await cp(path.join(root, 'proto'), path.join(outDir, 'proto'), { recursive: true });
 }
 
-// The npm packages main.js imports, at the versions the workspace pins.
+// The npm packages main.js imports, at the exact versions installed here (what the tests ran).
 const rootPackage = JSON.parse(await readFile(path.join(root, 'package.json'), 'utf8'));
 const imported = new Set();
 for (const output of Object.values(result.metafile.outputs)) {
@@ -61,7 +61,8 @@ for (const output of Object.values(result.metafile.outputs)) {
     else if (!isBuiltin(name)) throw new Error(`${app} imports ${name}, which is not a runtime dependency in package.json`);
   }
 }
-const dependencies = Object.fromEntries([...imported].sort().map((name) => [name, rootPackage.dependencies[name]]));
+const installedVersion = async (name) => JSON.parse(await readFile(path.join(root, 'node_modules', name, 'package.json'), 'utf8')).version;
+const dependencies = Object.fromEntries(await Promise.all([...imported].sort().map(async (name) => [name, await installedVersion(name)])));
 await writeFile(
   path.join(outDir, 'package.json'),
   JSON.stringify({ name: app, version: rootPackage.version, private: true, main: 'main.js', engines: rootPackage.engines, dependencies }, null, 2) + '\n',
