@@ -1,0 +1,108 @@
+// Both overlays render, every object matches the Kubernetes schemas, and our policy holds; a
+// deliberately broken copy proves the policy check can fail.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { policyViolations } from './policy';
+import { deployDir, type K8sObject, renderOverlay, schemaErrors } from './render';
+
+const overlays = ['dev', 'prod'] as const;
+const rendered = Object.fromEntries(overlays.map((overlay) => [overlay, renderOverlay(overlay)])) as Record<(typeof overlays)[number], K8sObject[]>;
+const find = (objects: K8sObject[], kind: string, name: string) => objects.find((object) => object.kind === kind && object.metadata.name === name)!;
+const apps = ['gateway', 'users-service', 'orders-service', 'catalog-service', 'inventory-service'];
+
+describe.each(overlays)('the %s overlay', (overlay) => {
+  const objects = rendered[overlay];
+
+  it('renders every app with its Deployment, Service, ServiceAccount, ConfigMap and NetworkPolicy', () => {
+    for (const app of apps) {
+      for (const kind of ['Deployment', 'Service', 'ServiceAccount', 'NetworkPolicy']) expect(find(objects, kind, app)).toBeDefined();
+      expect(find(objects, 'ConfigMap', `${app}-config`)).toBeDefined();
+    }
+    for (const app of apps.filter((name) => name !== 'gateway')) expect(find(objects, 'Job', `${app}-migrate`)).toBeDefined();
+    expect(objects.every((object) => object.kind === 'Namespace' || object.metadata.namespace === 'order-platform')).toBe(true);
+  });
+
+  it('matches the Kubernetes schemas', () => {
+    expect(schemaErrors(objects)).toEqual([]);
+  });
+
+  it('meets our policy: restricted pods, probes, resources, pinned images, a NetworkPolicy per Service, no Secret values', () => {
+    expect(policyViolations(objects)).toEqual([]);
+  });
+
+  it('disables Apollo telemetry in the gateway and runs the migrate command in Jobs', () => {
+    expect((find(objects, 'ConfigMap', 'gateway-config') as { data: Record<string, string> }).data.APOLLO_TELEMETRY_DISABLED).toBe('true');
+    const job = find(objects, 'Job', 'orders-service-migrate') as { spec: { template: { spec: { containers: { args: string[] }[] } } } };
+    expect(job.spec.template.spec.containers[0].args).toEqual(['node', 'main.js', 'migrate']);
+  });
+
+  it('lets only the gateway be reached from outside the namespace, and inventory only from orders', () => {
+    const policy = (name: string) => (find(objects, 'NetworkPolicy', name) as { spec: { ingress: { from: Record<string, unknown>[] }[] } }).spec.ingress.flatMap((rule) => rule.from);
+    const namespaceSources = (name: string) => policy(name).filter((from) => 'namespaceSelector' in from).map((from) => JSON.stringify(from));
+    expect(namespaceSources('gateway')).toContain(JSON.stringify({ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ingress-nginx' } } }));
+    for (const app of apps.filter((name) => name !== 'gateway')) expect(namespaceSources(app).every((source) => source.includes('monitoring'))).toBe(true);
+    const inventoryCallers = policy('inventory-service').filter((from) => 'podSelector' in from);
+    expect(inventoryCallers).toEqual([{ podSelector: { matchLabels: { 'app.kubernetes.io/name': 'orders-service' } } }]);
+  });
+});
+
+it('prod runs at least two replicas of everything, autoscaled and spread over nodes', () => {
+  for (const app of apps) {
+    const deployment = find(rendered.prod, 'Deployment', app) as { spec: { replicas: number; template: { spec: { affinity?: { podAntiAffinity?: unknown } } } } };
+    expect(deployment.spec.replicas).toBeGreaterThanOrEqual(2);
+    expect(deployment.spec.template.spec.affinity?.podAntiAffinity).toBeDefined();
+    expect((find(rendered.prod, 'HorizontalPodAutoscaler', app) as { spec: { minReplicas: number } }).spec.minReplicas).toBeGreaterThanOrEqual(2);
+  }
+});
+
+it('dev runs one replica with in-cluster PostgreSQL and Redis', () => {
+  for (const app of apps) expect((find(rendered.dev, 'Deployment', app) as { spec: { replicas: number } }).spec.replicas).toBe(1);
+  expect(find(rendered.dev, 'StatefulSet', 'postgres')).toBeDefined();
+  expect(find(rendered.dev, 'StatefulSet', 'redis')).toBeDefined();
+  expect(rendered.dev.some((object) => object.kind === 'HorizontalPodAutoscaler')).toBe(false);
+});
+
+describe('the policy check itself', () => {
+  it('fails on a deliberately broken copy, naming each problem', () => {
+    const broken = structuredClone(rendered.prod);
+    const deployment = find(broken, 'Deployment', 'gateway') as { spec: { template: { spec: { containers: Record<string, unknown>[]; securityContext: Record<string, unknown> } } } };
+    const container = deployment.spec.template.spec.containers[0];
+    container.image = 'ghcr.io/example/order-platform/gateway:latest';
+    delete container.readinessProbe;
+    delete container.resources;
+    (container.securityContext as Record<string, unknown>).allowPrivilegeEscalation = true;
+    deployment.spec.template.spec.securityContext.runAsNonRoot = false;
+    delete (container.securityContext as Record<string, unknown>).runAsNonRoot;
+    const withoutPolicy = broken.filter((object) => !(object.kind === 'NetworkPolicy' && object.metadata.name === 'orders-service'));
+    withoutPolicy.push({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'leaked', namespace: 'order-platform' }, stringData: { password: 'hunter2' } } as K8sObject);
+    const violations = policyViolations(withoutPolicy).join('\n');
+    expect(violations).toMatch(/gateway.*latest/);
+    expect(violations).toMatch(/gateway.*probes are required/);
+    expect(violations).toMatch(/gateway.*requests/);
+    expect(violations).toMatch(/gateway.*allowPrivilegeEscalation/);
+    expect(violations).toMatch(/gateway.*runAsNonRoot/);
+    expect(violations).toMatch(/Service orders-service: no NetworkPolicy/);
+    expect(violations).toMatch(/Secret leaked: Secret values are committed in clear/);
+  });
+
+  it('and the schema check fails on a wrongly typed field', () => {
+    const broken = structuredClone(find(rendered.dev, 'Deployment', 'gateway')) as { spec: { replicas: unknown } } & K8sObject;
+    broken.spec.replicas = 'two';
+    expect(schemaErrors([broken]).join('\n')).toMatch(/replicas must be integer/);
+  });
+});
+
+describe('the Dockerfile', () => {
+  const dockerfile = readFileSync(path.join(deployDir, 'docker/Dockerfile'), 'utf8');
+  const lines = dockerfile.split('\n').filter((line) => line.trim() && !line.startsWith('#'));
+
+  it('builds on a pinned Node 22 LTS image and runs node main.js as a non-root user with NODE_ENV=production', () => {
+    expect(dockerfile).toMatch(/ARG NODE_IMAGE=\S+node:22\.\d+\.\d+-bookworm-slim/);
+    expect(lines.filter((line) => line.startsWith('FROM')).every((line) => !/:latest\b/.test(line))).toBe(true);
+    expect(lines.filter((line) => line.startsWith('USER')).pop()).toMatch(/^USER [1-9]\d*:[1-9]\d*$/);
+    expect(lines.pop()).toBe('CMD ["node", "--enable-source-maps", "main.js"]');
+    expect(dockerfile).toContain('ENV NODE_ENV=production');
+    expect(dockerfile).toMatch(/npm install --omit=dev/);
+    expect(dockerfile).not.toMatch(/^\s*(HEALTHCHECK|ADD)\b/m);
+  });
+});
