@@ -31,8 +31,8 @@ describe.each(overlays)('the %s overlay', (overlay) => {
   });
 
   it('disables Apollo telemetry in the gateway and runs the migrate command in Jobs', () => {
-    expect((find(objects, 'ConfigMap', 'gateway-config') as { data: Record<string, string> }).data.APOLLO_TELEMETRY_DISABLED).toBe('true');
-    const job = find(objects, 'Job', 'orders-service-migrate') as { spec: { template: { spec: { containers: { args: string[] }[] } } } };
+    expect((find(objects, 'ConfigMap', 'gateway-config') as unknown as { data: Record<string, string> }).data.APOLLO_TELEMETRY_DISABLED).toBe('true');
+    const job = find(objects, 'Job', 'orders-service-migrate') as unknown as { spec: { template: { spec: { containers: { args: string[] }[] } } } };
     expect(job.spec.template.spec.containers[0].args).toEqual(['node', 'main.js', 'migrate']);
   });
 
