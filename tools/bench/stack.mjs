@@ -1,0 +1,76 @@
+// Starts the built apps for a benchmark with tools/start/start.js (the `npm start` script), on
+// fresh PostgreSQL databases and the local Redis, on their own ports. Loopback only.
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import readline from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+
+export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const PORT_OFFSET = 5_000;
+export const port = (base) => base + PORT_OFFSET;
+export const postgresUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+export const redisUrl = process.env.BENCH_REDIS_URL ?? process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+export async function createDatabases(services) {
+  const suffix = randomBytes(4).toString('hex');
+  const admin = new pg.Client({ connectionString: postgresUrl });
+  await admin.connect();
+  const urls = {};
+  for (const service of services) {
+    const name = `bench_${service}_${suffix}`;
+    await admin.query(`CREATE DATABASE "${name}"`);
+    const url = new URL(postgresUrl);
+    url.pathname = `/${name}`;
+    urls[service] = url.toString();
+  }
+  await admin.end();
+  return {
+    urls,
+    drop: async () => {
+      const cleanup = new pg.Client({ connectionString: postgresUrl });
+      await cleanup.connect();
+      for (const url of Object.values(urls)) await cleanup.query(`DROP DATABASE IF EXISTS "${new URL(url).pathname.slice(1)}" WITH (FORCE)`);
+      await cleanup.end();
+    },
+  };
+}
+
+/** Starts `apps` (all five by default); resolves once every one is ready. */
+export async function startStack({ apps, databases, env = {} }) {
+  const childEnv = {
+    ...process.env,
+    PORT_OFFSET: String(PORT_OFFSET),
+    LOG_LEVEL: 'warn',
+    JWT_SECRET: randomBytes(32).toString('hex'),
+    REDIS_URL: redisUrl,
+    RATE_LIMIT_POINTS: '100000000',
+    RATE_LIMIT_TOKENS_IP_POINTS: '100000',
+    ...env,
+  };
+  for (const [service, url] of Object.entries(databases)) childEnv[`DATABASE_URL_${service.toUpperCase()}`] = url;
+  if (apps) childEnv.START_APPS = apps.join(',');
+  const starter = spawn(process.execPath, [path.join(root, 'tools/start/start.js')], { cwd: root, env: childEnv, stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise((resolve, reject) => {
+    readline.createInterface({ input: starter.stdout }).on('line', (line) => {
+      if (/apps ready/.test(line)) resolve();
+      if (/not ready|failed/.test(line)) reject(new Error(line));
+    });
+    starter.once('exit', (code) => reject(new Error(`start.js exited ${code}`)));
+  });
+  return {
+    jwtSecret: childEnv.JWT_SECRET,
+    stop: () =>
+      new Promise((resolve) => {
+        starter.once('exit', resolve);
+        starter.kill('SIGINT');
+      }),
+  };
+}
+
+export function table(rows) {
+  const widths = Object.keys(rows[0]).map((key) => Math.max(key.length, ...rows.map((row) => String(row[key]).length)));
+  const line = (cells) => `| ${cells.map((cell, i) => String(cell).padEnd(widths[i])).join(' | ')} |`;
+  return [line(Object.keys(rows[0])), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map((row) => line(Object.values(row)))].join('\n');
+}
