@@ -58,6 +58,8 @@ export async function createFederatedGraph(options: FederatedGraphOptions): Prom
     gateway,
     introspection: options.introspection,
     csrfPrevention: true,
+    // The process's graceful stop (service-kit) owns SIGTERM; Apollo re-raising it would cut the drain short.
+    stopOnTerminationSignals: false,
     allowBatchedHttpRequests: false,
     includeStacktraceInErrorResponses: false,
     validationRules: protection.validationRules,

@@ -41,6 +41,8 @@ export async function createSubgraphMiddleware(options: SubgraphOptions): Promis
     schema: buildSubgraphSchema({ typeDefs: options.typeDefs, resolvers: options.resolvers as GraphQLResolverMap<unknown> }),
     introspection: options.introspection,
     csrfPrevention: true,
+    // The process's graceful stop (service-kit) owns SIGTERM; Apollo re-raising it would cut the drain short.
+    stopOnTerminationSignals: false,
     // Inline traces feed Apollo's hosted tooling, which this platform never talks to.
     plugins: [ApolloServerPluginInlineTraceDisabled()],
     formatError: (formatted, error) => {
