@@ -12,7 +12,7 @@ const rounds = Number(process.argv[2] ?? 5);
 const calls = Number(process.argv[3] ?? 1000);
 const stock = Math.floor(calls * 0.8);
 
-const definition = grpc.loadPackageDefinition(loadSync(path.join(root, 'proto/inventory/v1/inventory.proto')));
+const definition = grpc.loadPackageDefinition(loadSync(path.join(root, 'proto/inventory/v1/inventory.proto'), { keepCase: true }));
 const databases = await createDatabases(['inventory']);
 const stack = await startStack({ apps: ['inventory-service'], databases: databases.urls });
 const db = new pg.Client({ connectionString: databases.urls.inventory });
@@ -33,8 +33,10 @@ try {
     const { rows: [after] } = await db.query('SELECT available, reserved FROM stock WHERE sku = $1', [sku]);
     const ok = codes.filter((code) => code === 0).length;
     const refused = codes.filter((code) => code === grpc.status.FAILED_PRECONDITION).length;
-    const oversold = ok > stock || after.available < 0 || after.available + after.reserved !== stock || ok !== stock;
-    rows.push({ round, calls, stock, reserved: ok, refused, 'left': after.available, 'seconds': seconds.toFixed(3), 'reservations/s': Math.round(calls / seconds), oversell: oversold ? 'YES' : 'none' });
+    const other = calls - ok - refused;
+    if (other) throw new Error(`round ${round}: ${other} calls failed with something other than FAILED_PRECONDITION`);
+    const oversold = ok > stock || after.available < 0 || after.available + after.reserved !== stock;
+    rows.push({ round, calls, stock, reserved: ok, refused, left: after.available, seconds: seconds.toFixed(3), 'calls/s': Math.round(calls / seconds), 'reservations/s': Math.round(ok / seconds), oversell: oversold ? 'YES' : 'none' });
   }
   console.log(`\n${calls} concurrent Reserve calls on one SKU per round, ${new Date().toISOString()}\n`);
   console.log(table(rows));

@@ -139,6 +139,30 @@ describe('Reserve', () => {
   });
 });
 
+describe('a batch of reservations on one SKU', () => {
+  it('grants in arrival order while stock lasts; a request too large to fit does not block smaller ones after it', async () => {
+    const sku = await stockedSku(5);
+    const repository = new StockRepository(database.prisma);
+    const ids = ['01a20097-b6ee-740a-909d-00000000b001', '01a20097-b6ee-740a-909d-00000000b002', '01a20097-b6ee-740a-909d-00000000b003', '01a20097-b6ee-740a-909d-00000000b004'];
+    const outcomes = await repository.reserveBatch(sku, [
+      { id: ids[0], orderId: 'b-1', quantity: 2 },
+      { id: ids[1], orderId: 'b-2', quantity: 4 },
+      { id: ids[2], orderId: 'b-3', quantity: 3 },
+      { id: ids[3], orderId: 'b-1', quantity: 2 },
+    ]);
+    expect(outcomes).toEqual([
+      { kind: 'reserved', reservationId: ids[0], quantity: 2, remaining: 3 },
+      { kind: 'insufficient', available: 0 },
+      { kind: 'reserved', reservationId: ids[2], quantity: 3, remaining: 0 },
+      { kind: 'reserved', reservationId: ids[0], quantity: 2, remaining: 3 },
+    ]);
+    expect(await database.prisma.stock.findUnique({ where: { sku } })).toMatchObject({ available: 0, reserved: 5 });
+    const again = await repository.reserveBatch(sku, [{ id: '01a20097-b6ee-740a-909d-00000000b005', orderId: 'b-3', quantity: 3 }]);
+    expect(again).toEqual([{ kind: 'existing', reservationId: ids[2], quantity: 3, remaining: 0 }]);
+    expect(await repository.reserveBatch('NO-SUCH-SKU', [{ id: '01a20097-b6ee-740a-909d-00000000b006', orderId: 'x', quantity: 1 }])).toEqual([{ kind: 'unknown-sku' }]);
+  });
+});
+
 describe('Release', () => {
   it('returns an order\'s stock once, however often it is called', async () => {
     const sku = await stockedSku(10);

@@ -8,16 +8,23 @@ export type ReserveOutcome =
   | { kind: 'unknown-sku' }
   | { kind: 'insufficient'; available: number };
 
-interface ReserveRow {
+export interface ReserveRequestRow {
+  id: string;
+  orderId: string;
+  quantity: number;
+}
+
+interface BatchRow {
   reservation_id: string | null;
-  remaining: number | null;
-  existing_id: string | null;
-  existing_quantity: number | null;
-  current_available: number | null;
+  quantity: number | null;
+  remaining_after: number | null;
+  existed: boolean;
+  available_before: number | null;
+  available_after: number | null;
 }
 
 /** Unique violations arrive as P2002 from model queries and as a wrapped driver error from raw SQL. */
-function isUniqueViolation(error: unknown): boolean {
+export function isUniqueViolation(error: unknown): boolean {
   if (!(error instanceof Prisma.PrismaClientKnownRequestError)) return false;
   return error.code === 'P2002' || /23505|UniqueConstraintViolation/.test(JSON.stringify(error.meta ?? {}) + error.message);
 }
@@ -26,48 +33,63 @@ export class StockRepository {
   constructor(private readonly prisma: PrismaClient) {}
 
   /**
-   * Takes stock only when enough is available (the UPDATE re-checks `available >= quantity` on
-   * the locked row, so concurrent reserves can never take it below zero) and only when this
-   * (order, sku) has no reservation yet. The insert of the reservation is part of the same
-   * statement: a concurrent duplicate fails on the unique index and takes nothing.
+   * Reserves a batch of requests on one SKU in one statement: one row lock, one commit. The
+   * stock row is locked first (FOR UPDATE), then requests are granted strictly in arrival order
+   * while stock lasts (a recursive walk, so a large request that does not fit does not block a
+   * small one behind it), so stock never goes below zero. An (order, sku) that already holds a
+   * reservation gets it back and takes nothing; so does a repeat within the batch. A concurrent
+   * batch on another replica that inserted the same (order, sku) first makes this statement fail
+   * on the unique index, taking nothing; the caller runs it again.
    */
-  async reserve(input: { id: string; orderId: string; sku: string; quantity: number }): Promise<ReserveOutcome> {
-    const { id, orderId, sku, quantity } = input;
-    let row: ReserveRow;
-    try {
-      [row] = await this.prisma.$queryRaw<ReserveRow[]>`
-        WITH existing AS (
-          SELECT id, quantity FROM reservations WHERE order_id = ${orderId} AND sku = ${sku}
-        ), taken AS (
-          UPDATE stock SET available = available - ${quantity}::int, reserved = reserved + ${quantity}::int, updated_at = now()
-          WHERE sku = ${sku} AND available >= ${quantity}::int AND NOT EXISTS (SELECT 1 FROM existing)
-          RETURNING available
-        ), inserted AS (
-          INSERT INTO reservations (id, order_id, sku, quantity, status, created_at)
-          SELECT ${id}::uuid, ${orderId}, ${sku}, ${quantity}::int, 'RESERVED', now() FROM taken
-          RETURNING id
-        )
-        SELECT (SELECT id::text FROM inserted) AS reservation_id,
-               (SELECT available FROM taken) AS remaining,
-               (SELECT id::text FROM existing) AS existing_id,
-               (SELECT quantity FROM existing) AS existing_quantity,
-               (SELECT available FROM stock WHERE sku = ${sku}) AS current_available`;
-    } catch (error) {
-      if (!isUniqueViolation(error)) throw error;
-      // A concurrent call for the same (order, sku) won; answer with its reservation.
-      return this.existingOutcome(orderId, sku);
-    }
-    if (row.reservation_id !== null && row.remaining !== null) return { kind: 'reserved', reservationId: row.reservation_id, quantity, remaining: row.remaining };
-    if (row.existing_id !== null) return { kind: 'existing', reservationId: row.existing_id, quantity: row.existing_quantity ?? quantity, remaining: row.current_available ?? 0 };
-    if (row.current_available === null) return { kind: 'unknown-sku' };
-    return { kind: 'insufficient', available: row.current_available };
-  }
-
-  private async existingOutcome(orderId: string, sku: string): Promise<ReserveOutcome> {
-    const reservation = await this.prisma.reservation.findUnique({ where: { orderId_sku: { orderId, sku } } });
-    const stock = await this.prisma.stock.findUnique({ where: { sku } });
-    if (!reservation) throw new Error(`reservation for ${orderId}/${sku} vanished after a unique violation`);
-    return { kind: 'existing', reservationId: reservation.id, quantity: reservation.quantity, remaining: stock?.available ?? 0 };
+  async reserveBatch(sku: string, requests: ReserveRequestRow[]): Promise<ReserveOutcome[]> {
+    const rows = await this.prisma.$queryRaw<BatchRow[]>`
+      WITH RECURSIVE
+      req AS (
+        SELECT r.id, r.order_id, r.quantity, r.n
+        FROM unnest(${requests.map((r) => r.id)}::uuid[], ${requests.map((r) => r.orderId)}::text[], ${requests.map((r) => r.quantity)}::int[])
+          WITH ORDINALITY AS r(id, order_id, quantity, n)
+      ),
+      stock_row AS (SELECT available FROM stock WHERE sku = ${sku} FOR UPDATE),
+      existing AS (SELECT id, order_id, quantity FROM reservations WHERE sku = ${sku} AND order_id IN (SELECT order_id FROM req)),
+      fresh AS (
+        SELECT id, order_id, quantity, row_number() OVER (ORDER BY n) AS rn
+        FROM (SELECT DISTINCT ON (order_id) id, order_id, quantity, n FROM req
+              WHERE order_id NOT IN (SELECT order_id FROM existing) ORDER BY order_id, n) AS firsts
+      ),
+      alloc (rn, remaining, granted) AS (
+        SELECT 0::bigint, (SELECT available FROM stock_row), false
+        UNION ALL
+        SELECT f.rn, CASE WHEN f.quantity <= a.remaining THEN a.remaining - f.quantity ELSE a.remaining END, f.quantity <= a.remaining
+        FROM alloc a JOIN fresh f ON f.rn = a.rn + 1
+      ),
+      granted AS (SELECT f.id, f.order_id, f.quantity, a.remaining FROM fresh f JOIN alloc a ON a.rn = f.rn WHERE a.granted),
+      inserted AS (
+        INSERT INTO reservations (id, order_id, sku, quantity, status, created_at)
+        SELECT id, order_id, ${sku}, quantity, 'RESERVED', now() FROM granted
+        RETURNING id
+      ),
+      taken AS (
+        UPDATE stock SET available = available - t.total, reserved = reserved + t.total, updated_at = now()
+        FROM (SELECT coalesce(sum(quantity), 0)::int AS total FROM granted) AS t
+        WHERE sku = ${sku} AND t.total > 0 AND (SELECT count(*) FROM inserted) >= 0
+        RETURNING available
+      )
+      SELECT coalesce(e.id, g.id)::text AS reservation_id,
+             coalesce(e.quantity, g.quantity) AS quantity,
+             g.remaining::int AS remaining_after,
+             e.id IS NOT NULL AS existed,
+             (SELECT available FROM stock_row) AS available_before,
+             coalesce((SELECT available FROM taken), (SELECT available FROM stock_row)) AS available_after
+      FROM req
+      LEFT JOIN existing e ON e.order_id = req.order_id
+      LEFT JOIN granted g ON g.order_id = req.order_id
+      ORDER BY req.n`;
+    return rows.map((row) => {
+      if (row.reservation_id !== null && row.existed) return { kind: 'existing', reservationId: row.reservation_id, quantity: row.quantity!, remaining: row.available_after ?? 0 };
+      if (row.reservation_id !== null) return { kind: 'reserved', reservationId: row.reservation_id, quantity: row.quantity!, remaining: row.remaining_after ?? 0 };
+      if (row.available_before === null) return { kind: 'unknown-sku' };
+      return { kind: 'insufficient', available: row.available_after ?? row.available_before };
+    });
   }
 
   /** Returns the stock of every RESERVED reservation of the order; a repeat finds none left. */

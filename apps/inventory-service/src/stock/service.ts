@@ -2,6 +2,7 @@
 import { demoProducts } from '@platform/catalog-data';
 import { newId } from '@platform/ids';
 import type { StockRepository } from './repository';
+import { ReserveBatcher } from './reserve-batcher';
 
 export type InventoryErrorCode = 'INVALID_ARGUMENT' | 'NOT_FOUND' | 'FAILED_PRECONDITION';
 
@@ -27,7 +28,11 @@ export interface Reservation {
 const MAX_QUANTITY = 1_000_000;
 
 export class StockService {
-  constructor(private readonly stock: StockRepository) {}
+  private readonly batcher: ReserveBatcher;
+
+  constructor(private readonly stock: StockRepository) {
+    this.batcher = new ReserveBatcher(stock);
+  }
 
   async reserve(request: { orderId: string; sku: string; quantity: number }): Promise<Reservation> {
     const problems: string[] = [];
@@ -38,7 +43,7 @@ export class StockService {
     else if (request.quantity > MAX_QUANTITY) problems.push(`quantity must be at most ${MAX_QUANTITY}`);
     if (problems.length) throw new InventoryError('INVALID_ARGUMENT', problems.join('; '));
 
-    const outcome = await this.stock.reserve({ id: newId(), ...request });
+    const outcome = await this.batcher.reserve(request.sku, { id: newId(), orderId: request.orderId, quantity: request.quantity });
     switch (outcome.kind) {
       case 'reserved':
       case 'existing':
