@@ -34,7 +34,7 @@ export async function main(): Promise<void> {
     const loadStarted = Date.now();
     // 1M orders over 10,000 users, one item and a shipment each, created one second apart.
     await db.query(`INSERT INTO orders (id, user_id, status, amount, currency, reservation_key, created_at, updated_at)
-      SELECT gen_random_uuid(), ('01a20000-0000-7000-8000-' || lpad((g % 10000)::text, 12, '0'))::uuid, 'PENDING', (g * 7919) % 1000000, 'KRW', 'bench-' || g,
+      SELECT gen_random_uuid(), ('01a20000-0000-7000-8000-' || lpad((g % 10000)::text, 12, '0'))::uuid, 'PENDING', ((g::bigint * 7919) % 1000000)::int, 'KRW', 'bench-' || g,
              timestamptz '2026-01-01' + g * interval '1 second', now()
       FROM generate_series(1, $1::int) AS g`, [total]);
     await db.query(`INSERT INTO order_items (id, order_id, product_id, sku, product_name, quantity, unit_price, amount)

@@ -2,12 +2,15 @@
 // fresh PostgreSQL databases and the local Redis, on their own ports. Loopback only.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 
-export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+// Benchmarks run from the repository root (npm run bench:*); some are bundled TypeScript, where
+// import.meta is not available.
+export const root = process.cwd();
+if (!existsSync(path.join(root, 'tools/start/start.js'))) throw new Error('Run benchmarks from the repository root.');
 export const PORT_OFFSET = 5_000;
 export const port = (base) => base + PORT_OFFSET;
 export const postgresUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';

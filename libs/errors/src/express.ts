@@ -77,7 +77,10 @@ export function jsonBody(): RequestHandler[] {
 
 /** 406 when the client accepts neither JSON nor problem+json. */
 export const requireAcceptableResponse: RequestHandler = (req, _res, next) => {
-  if (req.headers.accept && !req.accepts(['application/json', PROBLEM_JSON])) {
+  const accept = req.headers.accept;
+  // Fast path for what nearly every client sends; the full parser only for the rest.
+  if (!accept || accept === '*/*' || accept.startsWith('application/json')) return next();
+  if (!req.accepts(['application/json', PROBLEM_JSON])) {
     throw new ApiError('NOT_ACCEPTABLE', 'This API answers with application/json (or application/problem+json for errors).');
   }
   next();

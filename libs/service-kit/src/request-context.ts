@@ -1,7 +1,7 @@
 // Per-request facts that outgoing calls need (trace id, deadline, the caller's credential),
 // carried by AsyncLocalStorage so service code does not thread them through every signature.
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { randomBytes } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { RequestHandler } from 'express';
 
 export interface RequestContext {
@@ -21,11 +21,12 @@ const TRACEPARENT = /^[\da-f]{2}-([\da-f]{32})-[\da-f]{16}-[\da-f]{2}$/;
 /** The W3C trace id of a `traceparent` header, or a new one. */
 export function traceIdFrom(traceparent: string | undefined): string {
   const match = traceparent ? TRACEPARENT.exec(traceparent.trim().toLowerCase()) : null;
-  return match && !/^0+$/.test(match[1]) ? match[1] : randomBytes(16).toString('hex');
+  // randomUUID draws from a pooled buffer: much cheaper per request than randomBytes(16).
+  return match && !/^0+$/.test(match[1]) ? match[1] : randomUUID().replaceAll('-', '');
 }
 
 export function traceparentOf(traceId: string): string {
-  return `00-${traceId}-${randomBytes(8).toString('hex')}-01`;
+  return `00-${traceId}-${randomUUID().replaceAll('-', '').slice(0, 16)}-01`;
 }
 
 export function currentContext(): RequestContext | undefined {
