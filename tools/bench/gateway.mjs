@@ -17,14 +17,14 @@ const seconds = Number(process.argv[2] ?? 10);
 const FIXED_RATE = 50;
 
 async function run(name, request, options) {
-  const result = await autocannon({ duration: seconds, pipelining: 1, ...options, ...request });
+  const result = await autocannon({ pipelining: 1, ...(options.amount ? {} : { duration: seconds }), ...options, ...request });
   if (result.non2xx || result.errors) throw new Error(`${name}: ${result.non2xx} non-2xx, ${result.errors} errors`);
   return result;
 }
 
 async function measure(name, request) {
   const saturated = await run(name, request, { connections: 50 });
-  const serial = await run(name, request, { connections: 1, amount: 400, duration: undefined });
+  const serial = await run(name, request, { connections: 1, amount: 400 });
   const paced = await run(name, request, { connections: 10, overallRate: FIXED_RATE });
   return {
     case: name,
