@@ -15,5 +15,5 @@ export { createMetrics, type Metrics } from './metrics';
 export { Health, type ReadinessCheck } from './health';
 export { createStopper, stopOnSignals, stoppableHttpServer, type GracefulStopOptions, type Stoppable } from './graceful-stop';
 export { listen, type Listening } from './listen';
-export { expectedVersion } from './conditional';
+export { expectedVersion, updateAtVersion } from './conditional';
 export { runService, type BuiltService, type ServiceContext, type ServiceDefinition } from './run-service';

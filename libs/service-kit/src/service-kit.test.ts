@@ -1,4 +1,5 @@
 import express from 'express';
+import { updateAtVersion } from './conditional';
 import { loadConfig, portSetting } from './config';
 import { createLogger } from './logger';
 import { createStopper, stoppableHttpServer } from './graceful-stop';
@@ -64,5 +65,25 @@ describe('graceful stop', () => {
       throw new Error('down');
     });
     expect(await health.readiness()).toEqual({ ready: false, checks: { database: 'failing' } });
+  });
+});
+
+describe('updateAtVersion', () => {
+
+
+  it('writes at the current version and returns the result', async () => {
+    await expect(updateAtVersion('user', 3, undefined, async (version) => ({ version: version + 1 }))).resolves.toEqual({ version: 4 });
+    await expect(updateAtVersion('user', 3, 3, async () => 'ok')).resolves.toBe('ok');
+  });
+
+  it('answers 412 when If-Match names another version, without writing', async () => {
+    const write = jest.fn();
+    await expect(updateAtVersion('user', 3, 2, write)).rejects.toMatchObject({ status: 412, code: 'PRECONDITION_FAILED' });
+    expect(write).not.toHaveBeenCalled();
+  });
+
+  it('answers 412 with If-Match, 409 without, when another write won meanwhile', async () => {
+    await expect(updateAtVersion('user', 3, 3, async () => null)).rejects.toMatchObject({ status: 412 });
+    await expect(updateAtVersion('product', 3, undefined, async () => null)).rejects.toMatchObject({ status: 409, code: 'CONFLICT', message: expect.stringContaining('product') });
   });
 });

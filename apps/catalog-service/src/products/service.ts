@@ -4,6 +4,7 @@ import { demoImageUrl, demoProducts } from '@platform/catalog-data';
 import { ApiError } from '@platform/errors';
 import { isId, newId } from '@platform/ids';
 import { type CursorValue, type ListEnvelope, parseSort, toListEnvelope, toPageRequest } from '@platform/paging';
+import { updateAtVersion } from '@platform/service-kit';
 import type { Prisma } from '../generated/prisma/client';
 import { isUniqueViolation, type ProductRepository, type ProductRow } from './repository';
 import { toProductResponse, type ProductResponse } from './representation';
@@ -87,18 +88,13 @@ export class ProductService {
 
   private async update(id: string, data: Prisma.ProductUpdateManyMutationInput, expectedVersion?: number): Promise<ProductRow> {
     const current = await this.get(id);
-    if (expectedVersion !== undefined && expectedVersion !== current.version) throw ApiError.preconditionFailed();
-    let updated: ProductRow | null;
-    try {
-      updated = await this.products.updateVersioned(current.id, current.version, data);
-    } catch (error) {
-      if (isUniqueViolation(error)) throw skuTaken();
-      throw error;
-    }
-    if (!updated) {
-      if (expectedVersion !== undefined) throw ApiError.preconditionFailed();
-      throw new ApiError('CONFLICT', 'The product changed while this request was processed; read it again and retry.');
-    }
-    return updated;
+    return updateAtVersion('product', current.version, expectedVersion, async (version) => {
+      try {
+        return await this.products.updateVersioned(current.id, version, data);
+      } catch (error) {
+        if (isUniqueViolation(error)) throw skuTaken();
+        throw error;
+      }
+    });
   }
 }

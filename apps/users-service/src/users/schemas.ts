@@ -20,15 +20,8 @@ export const signUpBody = z.strictObject({
   marketingAgreed: z.boolean().optional(),
 });
 
-/** PUT: the whole user. What is not sent is cleared. */
-export const replaceUserBody = z.strictObject({
-  name,
-  email,
-  phone: phone.nullable().optional(),
-  address: address.nullable().optional(),
-  nickname: nickname.nullable().optional(),
-  marketingAgreed: z.boolean().optional(),
-});
+/** PUT: the whole user (a sign-up without the password). What is not sent is cleared. */
+export const replaceUserBody = signUpBody.omit({ password: true });
 
 /** PATCH: only the fields sent change; `password` changes the credential. */
 export const patchUserBody = z.strictObject({

@@ -3,6 +3,7 @@ import { type AccessToken, assertOwnerOrAdmin, issueAccessToken, type Principal,
 import { ApiError } from '@platform/errors';
 import { newId } from '@platform/ids';
 import { type ListEnvelope, parseSort, toListEnvelope, toPageRequest } from '@platform/paging';
+import { updateAtVersion } from '@platform/service-kit';
 import type { Prisma } from '../generated/prisma/client';
 import { decoyHash, hashPassword, verifyPassword } from './password';
 import { isUniqueViolation, type UserRepository, UserRepository as Repo, type UserRow } from './repository';
@@ -29,6 +30,19 @@ function addressColumns(address: Address) {
   return { addressZipCode: address?.zipCode ?? null, addressLine1: address?.line1 ?? null, addressLine2: address?.line2 ?? null };
 }
 
+/** A whole profile (sign-up, PUT) as columns: what is not sent is cleared. */
+function profileColumns(input: ReplaceUserInput) {
+  return {
+    name: input.name,
+    email: input.email,
+    emailKey: emailKeyOf(input.email),
+    phone: input.phone ?? null,
+    ...addressColumns(input.address),
+    nickname: input.nickname ?? null,
+    marketingAgreed: input.marketingAgreed ?? false,
+  };
+}
+
 export class UserService {
   constructor(
     private readonly users: UserRepository,
@@ -37,18 +51,7 @@ export class UserService {
 
   async signUp(input: SignUpInput, role: 'customer' | 'admin' = 'customer'): Promise<UserRow> {
     try {
-      return await this.users.create({
-        id: newId(),
-        name: input.name,
-        email: input.email,
-        emailKey: emailKeyOf(input.email),
-        phone: input.phone ?? null,
-        ...addressColumns(input.address),
-        nickname: input.nickname ?? null,
-        marketingAgreed: input.marketingAgreed ?? false,
-        role,
-        passwordHash: await hashPassword(input.password),
-      });
+      return await this.users.create({ id: newId(), ...profileColumns(input), role, passwordHash: await hashPassword(input.password) });
     } catch (error) {
       // The unique index decides, so two concurrent sign-ups cannot both win.
       if (isUniqueViolation(error)) throw emailTaken();
@@ -113,20 +116,7 @@ export class UserService {
   }
 
   async replace(principal: Principal, id: string, input: ReplaceUserInput, expectedVersion?: number): Promise<UserRow> {
-    return this.update(
-      principal,
-      id,
-      {
-        name: input.name,
-        email: input.email,
-        emailKey: emailKeyOf(input.email),
-        phone: input.phone ?? null,
-        ...addressColumns(input.address),
-        nickname: input.nickname ?? null,
-        marketingAgreed: input.marketingAgreed ?? false,
-      },
-      expectedVersion,
-    );
+    return this.update(principal, id, profileColumns(input), expectedVersion);
   }
 
   async delete(principal: Principal, id: string): Promise<void> {
@@ -148,18 +138,13 @@ export class UserService {
 
   private async update(principal: Principal, id: string, data: Prisma.UserUpdateInput, expectedVersion?: number): Promise<UserRow> {
     const current = await this.get(principal, id);
-    if (expectedVersion !== undefined && expectedVersion !== current.version) throw ApiError.preconditionFailed();
-    let updated: UserRow | null;
-    try {
-      updated = await this.users.updateVersioned(current.id, current.version, data);
-    } catch (error) {
-      if (isUniqueViolation(error)) throw emailTaken();
-      throw error;
-    }
-    if (!updated) {
-      if (expectedVersion !== undefined) throw ApiError.preconditionFailed();
-      throw new ApiError('CONFLICT', 'The user changed while this request was processed; read it again and retry.');
-    }
-    return updated;
+    return updateAtVersion('user', current.version, expectedVersion, async (version) => {
+      try {
+        return await this.users.updateVersioned(current.id, version, data);
+      } catch (error) {
+        if (isUniqueViolation(error)) throw emailTaken();
+        throw error;
+      }
+    });
   }
 }
