@@ -15,7 +15,7 @@ import { reviewsRoutes } from './reviews/routes';
 import { ReviewService } from './reviews/service';
 
 export interface CatalogAppDeps {
-  config: Pick<CatalogConfig, 'jwtSecret' | 'cursorSecret' | 'REQUEST_TIMEOUT_MS' | 'NODE_ENV'>;
+  config: Pick<CatalogConfig, 'jwtVerifySecrets' | 'cursorSecret' | 'REQUEST_TIMEOUT_MS' | 'NODE_ENV'>;
   prisma: PrismaClient;
   logger: Logger;
   health: Health;
@@ -24,7 +24,7 @@ export interface CatalogAppDeps {
 
 export async function createCatalogApp(deps: CatalogAppDeps) {
   const { config } = deps;
-  const verifier = new TokenVerifier(config.jwtSecret);
+  const verifier = new TokenVerifier(config.jwtVerifySecrets);
   const products = new ProductService(new ProductRepository(deps.prisma), config.cursorSecret);
   const reviews = new ReviewService(new ReviewRepository(deps.prisma), products, config.cursorSecret);
   const graphql = await createSubgraphMiddleware({ typeDefs: catalogTypeDefs, resolvers: catalogResolvers(products), verifier, introspection: config.NODE_ENV !== 'production' });

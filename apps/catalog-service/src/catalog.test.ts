@@ -21,7 +21,7 @@ let customer: string;
 beforeAll(async () => {
   database = await openTestDatabase({ service: 'catalog', migrationsDir: path.join(__dirname, '../prisma/migrations'), createClient: (adapter) => new PrismaClient({ adapter }) });
   const built = await createCatalogApp({
-    config: { jwtSecret: JWT_SECRET, cursorSecret: 'catalog-cursor-secret', REQUEST_TIMEOUT_MS: 10_000, NODE_ENV: 'test' },
+    config: { jwtVerifySecrets: [JWT_SECRET], cursorSecret: 'catalog-cursor-secret', REQUEST_TIMEOUT_MS: 10_000, NODE_ENV: 'test' },
     prisma: database.prisma,
     logger: createLogger('catalog-test', 'silent'),
     health: new Health(),

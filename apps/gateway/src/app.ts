@@ -14,7 +14,7 @@ import { routeTable } from './routing/route-table';
 import { RouteTable } from './routing/router';
 
 export interface GatewayAppDeps {
-  config: Pick<GatewayConfig, 'jwtSecret' | 'NODE_ENV' | 'REQUEST_TIMEOUT_MS' | 'USERS_URL' | 'ORDERS_URL' | 'CATALOG_URL' | 'TRUST_PROXY' | 'ROUTE_DEPRECATIONS'>;
+  config: Pick<GatewayConfig, 'jwtVerifySecrets' | 'NODE_ENV' | 'REQUEST_TIMEOUT_MS' | 'USERS_URL' | 'ORDERS_URL' | 'CATALOG_URL' | 'TRUST_PROXY' | 'ROUTE_DEPRECATIONS'>;
   rateLimits: RateLimits;
   logger: Logger;
   health: Health;
@@ -27,7 +27,7 @@ export interface GatewayAppDeps {
 export async function createGatewayApp(deps: GatewayAppDeps) {
   const { config } = deps;
   const routes = new RouteTable(routeTable, config.ROUTE_DEPRECATIONS);
-  const verifier = new TokenVerifier(config.jwtSecret);
+  const verifier = new TokenVerifier(config.jwtVerifySecrets);
   const proxyOptions = { timeoutMs: config.REQUEST_TIMEOUT_MS };
   const graph = await createFederatedGraph({
     supergraphSdl: readFileSync(deps.supergraphPath, 'utf8'),

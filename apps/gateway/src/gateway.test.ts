@@ -72,7 +72,7 @@ async function startGateway(upstream: string, options: { redisUrl?: string; poin
   const metrics = createMetrics('gateway-test');
   const { app, stopGraph } = await createGatewayApp({
     config: {
-      jwtSecret: JWT_SECRET,
+      jwtVerifySecrets: [JWT_SECRET],
       NODE_ENV: 'test',
       REQUEST_TIMEOUT_MS: options.timeoutMs ?? 5_000,
       USERS_URL: upstream,

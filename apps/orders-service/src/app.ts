@@ -17,7 +17,7 @@ import { ordersRoutes } from './orders/routes';
 import { OrderService } from './orders/service';
 
 export interface OrdersAppDeps {
-  config: Pick<OrdersConfig, 'jwtSecret' | 'cursorSecret' | 'REQUEST_TIMEOUT_MS' | 'NODE_ENV'>;
+  config: Pick<OrdersConfig, 'jwtVerifySecrets' | 'cursorSecret' | 'REQUEST_TIMEOUT_MS' | 'NODE_ENV'>;
   prisma: PrismaClient;
   catalog: Catalog;
   inventory: InventoryGateway;
@@ -28,7 +28,7 @@ export interface OrdersAppDeps {
 
 export async function createOrdersApp(deps: OrdersAppDeps) {
   const { config } = deps;
-  const verifier = new TokenVerifier(config.jwtSecret);
+  const verifier = new TokenVerifier(config.jwtVerifySecrets);
   const orders = new OrderService(new OrderRepository(deps.prisma), deps.catalog, deps.inventory, new IdempotencyStore(deps.prisma), config.cursorSecret, deps.logger);
   const cancellations = new CancellationService(new CancellationRepository(deps.prisma), orders, deps.logger);
   const graphql = await createSubgraphMiddleware({ typeDefs: ordersTypeDefs, resolvers: ordersResolvers(orders), verifier, introspection: config.NODE_ENV !== 'production' });

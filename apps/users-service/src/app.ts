@@ -12,7 +12,7 @@ import { usersRoutes } from './users/routes';
 import { UserService } from './users/service';
 
 export interface UsersAppDeps {
-  config: Pick<UsersConfig, 'jwtSecret' | 'cursorSecret' | 'ACCESS_TOKEN_TTL_S' | 'REQUEST_TIMEOUT_MS' | 'NODE_ENV'>;
+  config: Pick<UsersConfig, 'jwtSecret' | 'jwtVerifySecrets' | 'cursorSecret' | 'ACCESS_TOKEN_TTL_S' | 'REQUEST_TIMEOUT_MS' | 'NODE_ENV'>;
   prisma: PrismaClient;
   logger: Logger;
   health: Health;
@@ -21,7 +21,7 @@ export interface UsersAppDeps {
 
 export async function createUsersApp(deps: UsersAppDeps) {
   const { config } = deps;
-  const verifier = new TokenVerifier(config.jwtSecret);
+  const verifier = new TokenVerifier(config.jwtVerifySecrets);
   const users = new UserService(new UserRepository(deps.prisma), {
     jwtSecret: config.jwtSecret,
     cursorSecret: config.cursorSecret,

@@ -79,3 +79,18 @@ describe('access rules', () => {
     expect(() => requireAdmin(customer)).toThrow(expect.objectContaining({ status: 403, code: 'FORBIDDEN' }));
   });
 });
+
+describe('key rotation', () => {
+  const previous = 'the-previous-secret-the-previous-secret-0';
+  const current = 'the-current-secret-the-current-secret-012';
+
+  it('accepts tokens signed with the previous secret while it is configured, and only then', async () => {
+    const old = (await issueAccessToken(previous, { userId: 'u-old', role: 'customer' })).accessToken;
+    const fresh = (await issueAccessToken(current, { userId: 'u-new', role: 'customer' })).accessToken;
+    const rotating = new TokenVerifier([current, previous]);
+    await expect(rotating.verify(old)).resolves.toMatchObject({ userId: 'u-old' });
+    await expect(rotating.verify(fresh)).resolves.toMatchObject({ userId: 'u-new' });
+    const rotated = new TokenVerifier(current);
+    await expect(rotated.verify(old)).rejects.toMatchObject({ status: 401, code: 'UNAUTHENTICATED' });
+  });
+});

@@ -41,14 +41,18 @@ export async function issueAccessToken(secret: string, subject: { userId: string
 }
 
 export class TokenVerifier {
-  private readonly key: Uint8Array;
+  private readonly keys: Uint8Array[];
   private readonly cache = new Map<string, Principal>();
 
+  /**
+   * `secrets[0]` is the current key; any others are previous keys still accepted while a
+   * rotation is under way (tokens they signed live at most one token lifetime).
+   */
   constructor(
-    secret: string,
+    secrets: string | string[],
     private readonly maxCached = 10_000,
   ) {
-    this.key = keyOf(secret);
+    this.keys = (Array.isArray(secrets) ? secrets : [secrets]).map(keyOf);
   }
 
   /** The principal of a valid token; throws 401 UNAUTHENTICATED otherwise. */
@@ -58,19 +62,26 @@ export class TokenVerifier {
       if (cached.expiresAt * 1000 > Date.now()) return cached;
       this.cache.delete(token);
     }
-    let payload;
-    try {
-      ({ payload } = await jwtVerify(token, this.key, { algorithms: [ALGORITHM], issuer: ISSUER, audience: AUDIENCE, requiredClaims: ['sub', 'exp'] }));
-    } catch (error) {
-      const reason = error instanceof joseErrors.JWTExpired ? 'The access token has expired.' : 'The access token is not valid.';
-      throw ApiError.unauthenticated(reason);
-    }
+    const payload = await this.verifiedPayload(token);
     const role = payload.role;
     if (typeof payload.sub !== 'string' || !roles.includes(role as Role)) throw ApiError.unauthenticated('The access token is not valid.');
     const principal: Principal = { userId: payload.sub, role: role as Role, expiresAt: payload.exp as number };
     if (this.cache.size >= this.maxCached) this.cache.delete(this.cache.keys().next().value as string);
     this.cache.set(token, principal);
     return principal;
+  }
+
+  private async verifiedPayload(token: string) {
+    for (const [index, key] of this.keys.entries()) {
+      try {
+        return (await jwtVerify(token, key, { algorithms: [ALGORITHM], issuer: ISSUER, audience: AUDIENCE, requiredClaims: ['sub', 'exp'] })).payload;
+      } catch (error) {
+        // Only a signature mismatch is worth trying the previous key for.
+        if (error instanceof joseErrors.JWSSignatureVerificationFailed && index < this.keys.length - 1) continue;
+        throw ApiError.unauthenticated(error instanceof joseErrors.JWTExpired ? 'The access token has expired.' : 'The access token is not valid.');
+      }
+    }
+    throw ApiError.unauthenticated('The access token is not valid.');
   }
 
   /** Reads `Authorization: Bearer <token>`; missing or malformed is 401. */

@@ -15,6 +15,8 @@ export const baseConfigShape = {
   DATABASE_URL: z.string().url().optional(),
   DATA_DIR: z.string().default(path.resolve(process.cwd(), '.data')),
   JWT_SECRET: z.string().min(32, 'JWT_SECRET must be at least 32 characters').optional(),
+  /** During a key rotation: the previous secret, still accepted for verification (never for signing). */
+  JWT_PREVIOUS_SECRET: z.string().min(32, 'JWT_PREVIOUS_SECRET must be at least 32 characters').optional(),
   /** Signs list cursors; defaults to a key derived from JWT_SECRET. */
   CURSOR_SECRET: z.string().min(16).optional(),
   /** How long readiness reports "stopping" before the listener closes (load balancers catch up). */
@@ -31,6 +33,8 @@ export { port as portSetting };
 
 export interface LoadedConfig {
   jwtSecret: string;
+  /** The current secret first, then the previous one during a rotation. */
+  jwtVerifySecrets: string[];
   cursorSecret: string;
   /** Set when a development default stands in for a secret: print it loudly. */
   warnings: string[];
@@ -52,5 +56,8 @@ export function loadConfig<S extends z.ZodRawShape>(shape: S, env: NodeJS.Proces
     warnings.push('JWT_SECRET is not set: using the PUBLIC DEVELOPMENT SECRET. Anyone can mint tokens. Never run like this in production.');
   }
   const jwtSecret = base.JWT_SECRET ?? DEVELOPMENT_JWT_SECRET;
-  return { ...config, jwtSecret, cursorSecret: base.CURSOR_SECRET ?? `cursor:${jwtSecret}`, warnings };
+  const jwtVerifySecrets = base.JWT_PREVIOUS_SECRET ? [jwtSecret, base.JWT_PREVIOUS_SECRET] : [jwtSecret];
+  // Cursors are signed with a key derived from JWT_SECRET unless CURSOR_SECRET is set; set it
+  // explicitly so that rotating JWT_SECRET does not invalidate cursors clients hold.
+  return { ...config, jwtSecret, jwtVerifySecrets, cursorSecret: base.CURSOR_SECRET ?? `cursor:${jwtSecret}`, warnings };
 }

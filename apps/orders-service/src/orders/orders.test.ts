@@ -30,7 +30,7 @@ beforeAll(async () => {
   inventoryClient = createInventoryClient(await inventory.start());
   database = await openTestDatabase({ service: 'orders', migrationsDir: path.join(__dirname, '../../prisma/migrations'), createClient: (adapter) => new PrismaClient({ adapter }) });
   built = await createOrdersApp({
-    config: { jwtSecret: JWT_SECRET, cursorSecret: 'orders-cursor-secret', REQUEST_TIMEOUT_MS: 5_000, NODE_ENV: 'test' },
+    config: { jwtVerifySecrets: [JWT_SECRET], cursorSecret: 'orders-cursor-secret', REQUEST_TIMEOUT_MS: 5_000, NODE_ENV: 'test' },
     prisma: database.prisma,
     catalog: createCatalogClient(catalogUrl),
     inventory: inventoryClient,

@@ -31,7 +31,7 @@ let adminToken: string;
 beforeAll(async () => {
   database = await openTestDatabase({ service: 'users', migrationsDir: path.join(__dirname, '../../prisma/migrations'), createClient: (adapter) => new PrismaClient({ adapter }) });
   const built = await createUsersApp({
-    config: { jwtSecret: JWT_SECRET, cursorSecret: 'cursor-secret-for-tests', ACCESS_TOKEN_TTL_S: 600, REQUEST_TIMEOUT_MS: 10_000, NODE_ENV: 'test' },
+    config: { jwtSecret: JWT_SECRET, jwtVerifySecrets: [JWT_SECRET], cursorSecret: 'cursor-secret-for-tests', ACCESS_TOKEN_TTL_S: 600, REQUEST_TIMEOUT_MS: 10_000, NODE_ENV: 'test' },
     prisma: database.prisma,
     logger: createLogger('users-test', 'silent'),
     health: new Health(),
