@@ -1,7 +1,6 @@
 export {
   InventoryClient,
   InventoryService,
-  protobufPackage,
   ReleaseReply,
   ReleaseRequest,
   ReserveReply,

@@ -4,7 +4,6 @@ export {
   currentContext,
   remainingMs,
   requestContext,
-  runWithContext,
   TIMEOUT_HEADER,
   traceIdFrom,
   traceparentOf,

@@ -39,10 +39,6 @@ export function remainingMs(fallback = 5_000): number {
   return context ? Math.max(0, context.deadline - Date.now()) : fallback;
 }
 
-export function runWithContext<T>(context: RequestContext, fn: () => T): T {
-  return storage.run(context, fn);
-}
-
 /**
  * First middleware: trace id from `traceparent` (or new), echoed as `X-Request-Id`; deadline
  * from `X-Request-Timeout-Ms` (set by the gateway) or the default budget.

@@ -116,12 +116,4 @@ export class OrderRepository {
   upsertShipment(tx: Transaction, orderId: string, data: Omit<Prisma.ShipmentUncheckedCreateInput, 'orderId'>) {
     return tx.shipment.upsert({ where: { orderId }, create: { orderId, ...data }, update: data });
   }
-
-  shipmentsOf(orderIds: readonly string[]) {
-    return this.prisma.shipment.findMany({ where: { orderId: { in: [...orderIds] } } });
-  }
-}
-
-export function isUniqueViolation(error: unknown): boolean {
-  return error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002';
 }
