@@ -7,7 +7,9 @@ import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginInlineTraceDisabled, ApolloServerPluginUsageReportingDisabled, ApolloServerPluginSchemaReportingDisabled } from '@apollo/server/plugin/disabled';
 import { expressMiddleware } from '@as-integrations/express5';
 import { ApolloArmor } from '@escape.tech/graphql-armor';
+import { Agent } from 'node:http';
 import type { RequestHandler } from 'express';
+import nodeFetch from 'node-fetch';
 import { currentContext, remainingMs, TIMEOUT_HEADER, traceparentOf } from '@platform/service-kit';
 
 interface GatewayContext {
@@ -32,6 +34,9 @@ class CredentialForwardingSource extends RemoteGraphQLDataSource<GatewayContext>
 }
 
 export async function createFederatedGraph(options: FederatedGraphOptions): Promise<{ middleware: RequestHandler; stop: () => Promise<void> }> {
+  // node-fetch (Apollo's own default) on a keep-alive agent: measurably quicker per call than
+  // the global fetch, and a query plan makes several calls in sequence.
+  const agent = new Agent({ keepAlive: true, maxSockets: 256 });
   const gateway = new ApolloGateway({
     supergraphSdl: options.supergraphSdl,
     buildService: ({ name }) =>
@@ -41,7 +46,7 @@ export async function createFederatedGraph(options: FederatedGraphOptions): Prom
         fetcher: (url, init) => {
           const budget = Math.max(1, remainingMs(options.timeoutMs));
           const headers = { ...(init?.headers as Record<string, string> | undefined), [TIMEOUT_HEADER]: String(budget) };
-          return fetch(url, { ...(init as object), headers, signal: AbortSignal.timeout(budget) }) as never;
+          return nodeFetch(url, { ...(init as object), headers, agent, signal: AbortSignal.timeout(budget) }) as never;
         },
       }),
   });
@@ -73,6 +78,9 @@ export async function createFederatedGraph(options: FederatedGraphOptions): Prom
   await server.start();
   return {
     middleware: expressMiddleware(server, { context: async ({ req }) => ({ authorization: req.headers.authorization }) }),
-    stop: () => server.stop(),
+    stop: async () => {
+      await server.stop();
+      agent.destroy();
+    },
   };
 }

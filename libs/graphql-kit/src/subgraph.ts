@@ -1,11 +1,13 @@
+// A subgraph over HTTP: the federation schema (`buildSubgraphSchema`) served by graphql-http, the
+// GraphQL Foundation's reference GraphQL-over-HTTP server. Subgraphs only answer the gateway's
+// planned queries, so they need no more than parse, validate and execute; parsing and
+// validation are cached per query text (the gateway sends the same few documents over and over).
 import './telemetry-off';
-import { ApolloServer } from '@apollo/server';
-import { ApolloServerPluginInlineTraceDisabled } from '@apollo/server/plugin/disabled';
-import { expressMiddleware } from '@as-integrations/express5';
 import { buildSubgraphSchema } from '@apollo/subgraph';
 import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper/resolverMap';
-import type { RequestHandler } from 'express';
-import { GraphQLError, type DocumentNode } from 'graphql';
+import type { Request, RequestHandler } from 'express';
+import { type DocumentNode, GraphQLError, NoSchemaIntrospectionCustomRule, parse, specifiedRules, validate } from 'graphql';
+import { createHandler } from 'graphql-http/lib/use/express';
 import { type Principal, type TokenVerifier } from '@platform/auth';
 import { ApiError } from '@platform/errors';
 
@@ -13,6 +15,8 @@ export interface SubgraphContext {
   /** Undefined when the request carried no valid token; resolvers call `requirePrincipal`. */
   principal?: Principal;
   authorization?: string;
+  /** Resolvers keep per-request state here (DataLoaders). */
+  [key: PropertyKey]: unknown;
 }
 
 /** GraphQL errors carry the REST error code in `extensions.code`. */
@@ -35,28 +39,49 @@ export interface SubgraphOptions {
   introspection: boolean;
 }
 
+const MAX_CACHED_DOCUMENTS = 1_000;
+
+/** Only what a client may see: the message of errors we meant, `INTERNAL` for anything else. */
+function formatError(error: Readonly<GraphQLError | Error>): GraphQLError | Error {
+  if (!(error instanceof GraphQLError)) return new GraphQLError('An unexpected error occurred.', { extensions: { code: 'INTERNAL' } });
+  const original = error.originalError;
+  if (original instanceof ApiError) return new GraphQLError(original.message, { path: error.path, extensions: { code: original.code } });
+  if (original && !(original instanceof GraphQLError)) return new GraphQLError('An unexpected error occurred.', { path: error.path, extensions: { code: 'INTERNAL' } });
+  const code = error.extensions?.code ?? (error.path ? 'INTERNAL' : 'GRAPHQL_VALIDATION_FAILED');
+  return new GraphQLError(error.message, { nodes: error.nodes, source: error.source, positions: error.positions, path: error.path, extensions: { code } });
+}
+
 /** The subgraph as express middleware for POST /graphql, with the caller's token verified. */
 export async function createSubgraphMiddleware(options: SubgraphOptions): Promise<{ middleware: RequestHandler; stop: () => Promise<void> }> {
-  const server = new ApolloServer<SubgraphContext>({
-    schema: buildSubgraphSchema({ typeDefs: options.typeDefs, resolvers: options.resolvers as GraphQLResolverMap<unknown> }),
-    introspection: options.introspection,
-    csrfPrevention: true,
-    // The process's graceful stop (service-kit) owns SIGTERM; Apollo re-raising it would cut the drain short.
-    stopOnTerminationSignals: false,
-    // Inline traces feed Apollo's hosted tooling, which this platform never talks to.
-    plugins: [ApolloServerPluginInlineTraceDisabled()],
-    formatError: (formatted, error) => {
-      const original = (error as GraphQLError | undefined)?.originalError;
-      if (original instanceof ApiError) return { ...formatted, message: original.message, extensions: { code: original.code } };
-      const code = formatted.extensions?.code;
-      if (code === 'INTERNAL_SERVER_ERROR' || code === undefined) return { message: 'An unexpected error occurred.', path: formatted.path, extensions: { code: 'INTERNAL' } };
-      return { message: formatted.message, path: formatted.path, locations: formatted.locations, extensions: { code } };
+  const schema = buildSubgraphSchema({ typeDefs: options.typeDefs, resolvers: options.resolvers as GraphQLResolverMap<unknown> });
+  const rules = options.introspection ? specifiedRules : [...specifiedRules, NoSchemaIntrospectionCustomRule];
+  const documents = new Map<string, DocumentNode>();
+  const validated = new WeakMap<DocumentNode, readonly GraphQLError[]>();
+
+  const handler = createHandler<SubgraphContext>({
+    schema,
+    validationRules: rules,
+    parse: (source, parseOptions) => {
+      const text = typeof source === 'string' ? source : source.body;
+      let document = documents.get(text);
+      if (!document) {
+        document = parse(source, parseOptions);
+        if (documents.size >= MAX_CACHED_DOCUMENTS) documents.delete(documents.keys().next().value as string);
+        documents.set(text, document);
+      }
+      return document;
     },
-  });
-  await server.start();
-  const middleware = expressMiddleware(server, {
-    context: async ({ req }) => {
-      const authorization = req.headers.authorization;
+    validate: (validationSchema, document, validationRules, ...rest) => {
+      // The schema and rules never change for this handler, so a document's verdict never does.
+      let errors = validated.get(document);
+      if (!errors) {
+        errors = validate(validationSchema, document, validationRules, ...rest);
+        validated.set(document, errors);
+      }
+      return errors;
+    },
+    context: async (req) => {
+      const authorization = (req.raw as Request).headers.authorization;
       if (!authorization) return {};
       try {
         return { principal: await options.verifier.verifyHeader(authorization), authorization };
@@ -64,6 +89,7 @@ export async function createSubgraphMiddleware(options: SubgraphOptions): Promis
         return { authorization };
       }
     },
+    formatError,
   });
-  return { middleware, stop: () => server.stop() };
+  return { middleware: handler as unknown as RequestHandler, stop: async () => undefined };
 }
