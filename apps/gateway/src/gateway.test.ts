@@ -233,6 +233,8 @@ describe('what the gateway answers itself', () => {
     const text = await gateway.metrics.registry.getSingleMetricAsString('gateway_requests_total');
     expect(text).toContain('version="v1",route="/products",method="GET",status="200",client="shop-app/3.2.1"');
     expect(text).toContain('version="none",route="unmatched",method="GET",status="404",client="legacy-app/1.0"');
+    const latency = await gateway.metrics.registry.getSingleMetricAsString('http_requests_total');
+    expect(latency).toContain('method="GET",route="/v1/products",status="200"');
   });
 });
 

@@ -35,6 +35,7 @@ export function routeRequest(routes: RouteTable): RequestHandler {
     }
     const route = routes.match(req.method, path);
     res.locals.route = route;
+    res.locals.routePattern = versioned ? `/${CURRENT_VERSION}${route.pattern}` : route.pattern;
     for (const [name, value] of route.headers) res.setHeader(name, value);
     next();
   };

@@ -1,8 +1,13 @@
 import type { RequestHandler } from 'express';
 import type { Logger } from 'pino';
 
-/** The route pattern (`/users/:id`), not the raw path, so logs and metrics group by endpoint. */
-export function routeOf(req: { baseUrl: string; route?: { path?: unknown } }): string {
+/**
+ * The route pattern (`/users/:id`), not the raw path, so logs and metrics group by endpoint. An
+ * app that routes without express routes (the gateway's route table) sets `res.locals.routePattern`.
+ */
+export function routeOf(req: { baseUrl: string; route?: { path?: unknown }; res?: { locals: Record<string, unknown> } }): string {
+  const pattern = req.res?.locals.routePattern;
+  if (typeof pattern === 'string') return pattern;
   const path = req.route?.path;
   return typeof path === 'string' ? `${req.baseUrl}${path}` || '/' : 'unmatched';
 }
