@@ -61,10 +61,12 @@ export function createUpstreamProxy(target: string, options: { timeoutMs: number
       proxyRes: (proxyRes, req, res) => {
         const status = proxyRes.statusCode ?? 502;
         if (status < 500) {
-          for (const [name, value] of Object.entries(proxyRes.headers)) {
-            if (value !== undefined && !HOP_BY_HOP.has(name)) res.setHeader(name, value);
+          const headers: Record<string, string | string[]> = {};
+          for (const name in proxyRes.headers) {
+            const value = proxyRes.headers[name];
+            if (value !== undefined && !HOP_BY_HOP.has(name)) headers[name] = value;
           }
-          res.writeHead(status);
+          res.writeHead(status, headers); // merged with the headers the gateway already set
           proxyRes.pipe(res);
           return;
         }

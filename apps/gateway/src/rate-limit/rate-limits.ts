@@ -32,6 +32,8 @@ export function connectRedis(url: string, logger: Logger): Redis {
     connectTimeout: 1_000,
     // Keep trying to come back, at most every 2 s.
     retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
+    // Limiter calls from concurrent requests leave in one write per event-loop tick.
+    enableAutoPipelining: true,
   });
   let down = false;
   redis.on('error', (error: Error) => {
