@@ -160,7 +160,7 @@ describe('POST /orders', () => {
     }
   });
 
-  it('answers 504 when inventory does not answer within the request deadline, and reserves nothing', async () => {
+  it('answers 504 when inventory does not answer within the request deadline, and keeps nothing reserved', async () => {
     const product = stocked(4);
     inventory.delayMs = 800;
     try {
@@ -172,6 +172,10 @@ describe('POST /orders', () => {
     }
     await new Promise((resolve) => setTimeout(resolve, 900));
     expect(await database.prisma.order.count({ where: { items: { some: { productId: product.id } } } })).toBe(0);
+    // The Reserve committed after the deadline (this fake is slow, not dead); the queued release returns it.
+    expect(inventory.stock.get(product.sku)).toBe(3);
+    await built.orders.releasePendingStock({ graceMs: 0 });
+    expect(inventory.stock.get(product.sku)).toBe(4);
   });
 });
 
@@ -425,6 +429,33 @@ describe('items and shipments', () => {
     expect(shipped.status).toBe(200);
     expect(shipped.body).toMatchObject({ status: 'SHIPPED', carrier: 'CJ Logistics', trackingNumber: '1234-5678', shippedAt: expect.any(String) });
     expect((await call('GET', `/orders/${order.id}`, { token: alice.token })).body.status).toBe('SHIPPED');
+  });
+});
+
+describe('stock releases inventory cannot take right away', () => {
+  it('are kept and retried until inventory takes them: a cancel and a failed order write leak nothing', async () => {
+    const { order, product } = await newOrder(alice.token, 3);
+    const doomed = stocked(5, { name: 'x'.repeat(300) }); // too long to store: the write fails after reserving
+    const queuedBefore = await database.prisma.pendingRelease.count();
+    inventory.refuseReleases = true;
+    try {
+      const canceled = await call('PATCH', `/orders/${order.id}`, { token: alice.token, body: { status: 'CANCELED' } });
+      expect(canceled.status).toBe(200);
+      expect(canceled.body.status).toBe('CANCELED');
+      expect((await placeOrder(alice.token, { items: [{ productId: doomed.id, quantity: 2 }] })).status).toBe(500);
+      expect(inventory.stock.get(product.sku)).toBe(97);
+      expect(inventory.stock.get(doomed.sku)).toBe(3);
+      expect(await database.prisma.pendingRelease.count()).toBe(queuedBefore + 2);
+      expect(await built.orders.releasePendingStock({ graceMs: 0 })).toBe(0); // still down: kept, attempt counted
+      expect(await database.prisma.pendingRelease.count({ where: { attempts: { gt: 0 } } })).toBe(1);
+    } finally {
+      inventory.refuseReleases = false;
+    }
+    expect(await built.orders.releasePendingStock({ graceMs: 60_000 })).toBe(0); // too young to retry yet
+    expect(await built.orders.releasePendingStock({ graceMs: 0 })).toBe(queuedBefore + 2);
+    expect(inventory.stock.get(product.sku)).toBe(100);
+    expect(inventory.stock.get(doomed.sku)).toBe(5);
+    expect(await database.prisma.pendingRelease.count()).toBe(0);
   });
 });
 

@@ -104,13 +104,17 @@ export class OrderRepository {
     return { rows, total };
   }
 
-  /** Canceled orders whose stock inventory has not yet confirmed as returned. */
-  ordersAwaitingRelease(limit: number) {
-    return this.prisma.order.findMany({ where: { status: 'CANCELED', stockReleasedAt: null }, select: { id: true, reservationKey: true }, take: limit });
+  /** Remembers a reservation inventory still has to give back (a Release that failed). */
+  async queueRelease(reservationKey: string, reason: string): Promise<void> {
+    await this.prisma.pendingRelease.upsert({ where: { reservationKey }, create: { reservationKey, reason }, update: { attempts: { increment: 1 } } });
   }
 
-  async markStockReleased(id: string): Promise<void> {
-    await this.prisma.order.updateMany({ where: { id, stockReleasedAt: null }, data: { stockReleasedAt: new Date() } });
+  pendingReleases(limit: number, createdBefore: Date) {
+    return this.prisma.pendingRelease.findMany({ where: { createdAt: { lt: createdBefore } }, orderBy: { createdAt: 'asc' }, take: limit });
+  }
+
+  async releaseDone(reservationKey: string): Promise<void> {
+    await this.prisma.pendingRelease.deleteMany({ where: { reservationKey } });
   }
 
   upsertShipment(tx: Transaction, orderId: string, data: Omit<Prisma.ShipmentUncheckedCreateInput, 'orderId'>) {

@@ -60,7 +60,7 @@ export class OrderService {
       });
     } catch (error) {
       // Stock was taken but the order was not written: give the stock back.
-      await this.releaseOrLog(id, 'order write failed after reserving');
+      await this.release(id, 'order write failed after reserving');
       throw error;
     }
   }
@@ -86,7 +86,10 @@ export class OrderService {
     const results = await Promise.allSettled(priced.items.map((item) => this.inventory.reserve({ orderId: reservationKey, sku: item.sku, quantity: item.quantity })));
     const failures = results.flatMap((result, index) => (result.status === 'rejected' ? [{ index, reason: result.reason as unknown }] : []));
     if (!failures.length) return;
-    await this.releaseOrLog(reservationKey, 'an item could not be reserved');
+    await this.release(reservationKey, 'an item could not be reserved');
+    // A timed-out or unanswered Reserve may still commit after this release: release again later.
+    const outcomeUnknown = failures.some((failure) => !(failure.reason instanceof ApiError && failure.reason.code === 'OUT_OF_STOCK'));
+    if (outcomeUnknown) await this.orders.queueRelease(reservationKey, 'a reservation timed out; its outcome is unknown');
     const outOfStock = failures.filter((failure) => failure.reason instanceof ApiError && failure.reason.code === 'OUT_OF_STOCK');
     if (outOfStock.length) {
       throw new ApiError('OUT_OF_STOCK', 'Not enough stock for some items; nothing was reserved.', {
@@ -96,13 +99,16 @@ export class OrderService {
     throw failures[0].reason;
   }
 
-  private async releaseOrLog(reservationKey: string, why: string): Promise<boolean> {
+  /**
+   * Gives a reservation's stock back. If inventory cannot take it now, the key is written down
+   * and the sweeper retries until it can (Release is idempotent), so no stock is ever lost.
+   */
+  private async release(reservationKey: string, why: string): Promise<void> {
     try {
       await this.inventory.release(reservationKey);
-      return true;
     } catch (error) {
-      this.logger.error({ err: error, reservationKey, why }, 'stock release failed; it needs a retry');
-      return false;
+      this.logger.warn({ err: error, reservationKey, why }, 'stock release failed; queued for retry');
+      await this.orders.queueRelease(reservationKey, why);
     }
   }
 
@@ -180,7 +186,7 @@ export class OrderService {
       if (!updated) throw await this.lostRace(order.id, expectedVersion);
       if (status === 'SHIPPED' || status === 'DELIVERED') await this.orders.upsertShipment(tx, order.id, { status, shippedAt: order.shipment?.shippedAt ?? now });
     });
-    if (status === 'CANCELED') await this.releaseStock(order);
+    if (status === 'CANCELED') await this.release(order.reservationKey, 'order canceled');
     return this.get(principal, id);
   }
 
@@ -199,18 +205,18 @@ export class OrderService {
         await this.orders.replaceItems(tx, order.id, priced.items);
       });
     } catch (error) {
-      await this.releaseOrLog(reservationKey, 'order replace failed after reserving');
+      await this.release(reservationKey, 'order replace failed after reserving');
       throw error;
     }
-    await this.releaseOrLog(order.reservationKey, 'replaced items');
+    await this.release(order.reservationKey, 'replaced items');
     return this.get(principal, id);
   }
 
   async delete(principal: Principal, id: string, expectedVersion?: number): Promise<void> {
     const order = await this.get(principal, id);
     this.checkVersion(order, expectedVersion);
-    // Stock first: if inventory cannot take it back now, the order stays and the client retries.
-    if (!order.stockReleasedAt) await this.inventory.release(order.reservationKey);
+    // Stock first (idempotent): if inventory cannot take it back now, the order stays and the client retries.
+    await this.inventory.release(order.reservationKey);
     if (!(await this.orders.delete(order.id, order.version))) throw await this.lostRace(order.id, expectedVersion);
   }
 
@@ -261,19 +267,27 @@ export class OrderService {
       return 'not-cancelable';
     }
     if (!(await this.orders.updateVersioned(order.id, order.version, { status: 'CANCELED', canceledAt: new Date() }))) return this.cancelForCancellation(orderId);
-    await this.releaseStock(order);
+    await this.release(order.reservationKey, 'order canceled');
     return 'canceled';
   }
 
-  /** Gives back a canceled order's stock; if inventory is down the sweeper tries again. */
-  async releaseStock(order: Pick<OrderRow, 'id' | 'reservationKey'>): Promise<void> {
-    if (await this.releaseOrLog(order.reservationKey, 'order canceled')) await this.orders.markStockReleased(order.id);
-  }
-
-  async releasePendingStock(limit = 50): Promise<number> {
-    const pending = await this.orders.ordersAwaitingRelease(limit);
-    for (const order of pending) await this.releaseStock(order);
-    return pending.length;
+  /**
+   * Retries the releases inventory could not take; returns how many it gave back now. Entries
+   * younger than `graceMs` wait, so a Reserve that committed late is released too.
+   */
+  async releasePendingStock(options: { limit?: number; graceMs?: number } = {}): Promise<number> {
+    let released = 0;
+    for (const pending of await this.orders.pendingReleases(options.limit ?? 50, new Date(Date.now() - (options.graceMs ?? 5_000)))) {
+      try {
+        await this.inventory.release(pending.reservationKey);
+        await this.orders.releaseDone(pending.reservationKey);
+        released += 1;
+      } catch {
+        await this.orders.queueRelease(pending.reservationKey, pending.reason); // counts the attempt
+        break; // inventory is still away; the next sweep tries again
+      }
+    }
+    return released;
   }
 
   private checkVersion(order: OrderRow, expectedVersion?: number): void {

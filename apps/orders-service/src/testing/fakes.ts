@@ -42,6 +42,8 @@ export class FakeInventory {
   /** reservation key → sku → quantity */
   readonly reservations = new Map<string, Map<string, number>>();
   delayMs = 0;
+  /** Answer Release with UNAVAILABLE, as an inventory that is down would. */
+  refuseReleases = false;
   private server = new Server();
   address = '';
 
@@ -61,6 +63,7 @@ export class FakeInventory {
       }, this.delayMs);
     };
     const release = (call: ServerUnaryCall<ReleaseRequest, ReleaseReply>, callback: sendUnaryData<ReleaseReply>) => {
+      if (this.refuseReleases) return callback({ code: status.UNAVAILABLE, details: 'inventory is down' });
       const held = this.reservations.get(call.request.orderId);
       this.reservations.delete(call.request.orderId);
       for (const [sku, quantity] of held ?? []) this.stock.set(sku, (this.stock.get(sku) ?? 0) + quantity);
