@@ -200,6 +200,34 @@ describe('the client other services use', () => {
   });
 });
 
+describe('server reflection', () => {
+  it('lists the Inventory and Health services and describes ReserveRequest, field 2 reserved', async () => {
+    const reflectionProto = path.join(path.dirname(require.resolve('@grpc/reflection/package.json')), 'build/proto/grpc/reflection/v1/reflection.proto');
+    const { loadPackageDefinition } = await import('@grpc/grpc-js');
+    const { loadSync } = await import('@grpc/proto-loader');
+    const reflection = loadPackageDefinition(loadSync(reflectionProto, { keepCase: true })) as unknown as {
+      grpc: { reflection: { v1: { ServerReflection: new (address: string, creds: ReturnType<typeof credentials.createInsecure>) => { ServerReflectionInfo(): NodeJS.EventEmitter & { write(message: object): void; end(): void }; close(): void } } } };
+    };
+    const client = new reflection.grpc.reflection.v1.ServerReflection(address, credentials.createInsecure());
+    const ask = (request: object) =>
+      new Promise<Record<string, any>>((resolve, reject) => { // eslint-disable-line @typescript-eslint/no-explicit-any
+        const stream = client.ServerReflectionInfo();
+        stream.on('data', resolve);
+        stream.on('error', reject);
+        stream.write(request);
+        stream.end();
+      });
+    const listed = await ask({ list_services: '' });
+    const names = listed.list_services_response.service.map((service: { name: string }) => service.name);
+    expect(names).toEqual(expect.arrayContaining(['inventory.v1.Inventory', 'grpc.health.v1.Health']));
+    const described = await ask({ file_containing_symbol: 'inventory.v1.ReserveRequest' });
+    const descriptor = Buffer.concat(described.file_descriptor_response.file_descriptor_proto).toString('latin1');
+    expect(descriptor).toContain('ReserveRequest');
+    expect(descriptor).toContain('item_id');
+    client.close();
+  });
+});
+
 describe('health', () => {
   it('serves grpc.health.v1 SERVING, then NOT_SERVING once the stop begins', async () => {
     const HealthClient = makeGenericClientConstructor(healthService, 'Health');

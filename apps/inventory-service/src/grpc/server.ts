@@ -3,7 +3,7 @@
 import { Server, ServerCredentials, status, type ServerUnaryCall, type sendUnaryData } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import { ReflectionService } from '@grpc/reflection';
-import { HealthImplementation } from 'grpc-health-check';
+import { HealthImplementation, protoPath as healthProtoPath } from 'grpc-health-check';
 import { Counter, type Registry } from 'prom-client';
 import { InventoryService, type InventoryServer, type ReleaseReply, type ReleaseRequest, type ReserveReply, type ReserveRequest } from '@platform/inventory-contract';
 import type { Logger, Stoppable } from '@platform/service-kit';
@@ -83,7 +83,8 @@ export function createInventoryGrpc(options: { stock: StockService; protoPath: s
   server.addService(InventoryService, implementation);
   const health = new HealthImplementation({ '': 'SERVING', [INVENTORY_SERVICE_NAME]: 'SERVING' });
   health.addToServer(server);
-  new ReflectionService(loadSync(options.protoPath, { keepCase: true })).addToServer(server);
+  // Reflection describes both services, so tools such as grpcurl need no local proto files.
+  new ReflectionService(loadSync([options.protoPath, healthProtoPath], { keepCase: true })).addToServer(server);
 
   return {
     server,
