@@ -27,7 +27,7 @@ export async function createCatalogApp(deps: CatalogAppDeps) {
   const verifier = new TokenVerifier(config.jwtVerifySecrets);
   const products = new ProductService(new ProductRepository(deps.prisma), config.cursorSecret);
   const reviews = new ReviewService(new ReviewRepository(deps.prisma), products, config.cursorSecret);
-  const graphql = await createSubgraphMiddleware({ typeDefs: catalogTypeDefs, resolvers: catalogResolvers(products), verifier, introspection: config.NODE_ENV !== 'production' });
+  const graphql = createSubgraphMiddleware({ typeDefs: catalogTypeDefs, resolvers: catalogResolvers(products), verifier, introspection: config.NODE_ENV !== 'production' });
 
   const app = express();
   app.disable('x-powered-by');
@@ -39,11 +39,11 @@ export async function createCatalogApp(deps: CatalogAppDeps) {
   app.get('/metrics', deps.metrics.handler);
   app.use(requireAcceptableResponse); // 406
   app.use(jsonBody()); // 415, 413, malformed JSON
-  app.use('/graphql', graphql.middleware); // subgraph; verifies the forwarded token itself
+  app.use('/graphql', graphql); // subgraph; verifies the forwarded token itself
   app.use(authenticate(verifier)); // everything below needs a bearer token
   app.use(productsRoutes(products)); // /products, /products/:id, /products/:id/rating
   app.use(reviewsRoutes(reviews)); // /products/:id/reviews
   app.use(notFoundHandler);
   app.use(errorHandler);
-  return { app, products, stopGraphql: graphql.stop };
+  return { app, products };
 }

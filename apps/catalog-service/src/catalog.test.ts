@@ -13,7 +13,6 @@ import { PrismaClient } from './generated/prisma/client';
 const JWT_SECRET = 'catalog-test-secret-catalog-test-secret-0';
 let database: Database<PrismaClient>;
 let server: Listening;
-let stopGraphql: () => Promise<void>;
 const call = apiClient(() => server.url);
 let admin: string;
 let customer: string;
@@ -27,7 +26,6 @@ beforeAll(async () => {
     health: new Health(),
     metrics: createMetrics('catalog-test'),
   });
-  stopGraphql = built.stopGraphql;
   expect(await built.products.seedDemoCatalog()).toBe(demoProducts.length);
   expect(await built.products.seedDemoCatalog()).toBe(0);
   server = await listen(built.app, 0, '127.0.0.1');
@@ -37,7 +35,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server?.close();
-  await stopGraphql?.();
   await database?.close();
 });
 

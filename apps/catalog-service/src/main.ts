@@ -12,14 +12,13 @@ runService({
   config,
   database: { migrationsDir: path.join(__dirname, 'migrations'), createClient: (adapter) => new PrismaClient({ adapter }) },
   async build({ logger, health, metrics, database }) {
-    const { app, products, stopGraphql } = await createCatalogApp({ config, prisma: database!.prisma, logger, health, metrics });
+    const { app, products } = await createCatalogApp({ config, prisma: database!.prisma, logger, health, metrics });
     return {
       app,
       beforeListen: async () => {
         const seeded = await products.seedDemoCatalog();
         if (seeded) logger.info({ products: seeded }, 'demo catalog seeded into the empty database');
       },
-      resources: [stopGraphql],
     };
   },
 });

@@ -31,7 +31,7 @@ export async function createOrdersApp(deps: OrdersAppDeps) {
   const verifier = new TokenVerifier(config.jwtVerifySecrets);
   const orders = new OrderService(new OrderRepository(deps.prisma), deps.catalog, deps.inventory, new IdempotencyStore(deps.prisma), config.cursorSecret, deps.logger);
   const cancellations = new CancellationService(new CancellationRepository(deps.prisma), orders, deps.logger);
-  const graphql = await createSubgraphMiddleware({ typeDefs: ordersTypeDefs, resolvers: ordersResolvers(orders), verifier, introspection: config.NODE_ENV !== 'production' });
+  const graphql = createSubgraphMiddleware({ typeDefs: ordersTypeDefs, resolvers: ordersResolvers(orders), verifier, introspection: config.NODE_ENV !== 'production' });
 
   const app = express();
   app.disable('x-powered-by');
@@ -43,10 +43,10 @@ export async function createOrdersApp(deps: OrdersAppDeps) {
   app.get('/metrics', deps.metrics.handler);
   app.use(requireAcceptableResponse); // 406
   app.use(jsonBody()); // 415, 413, malformed JSON
-  app.use('/graphql', graphql.middleware); // subgraph; verifies the forwarded token itself
+  app.use('/graphql', graphql); // subgraph; verifies the forwarded token itself
   app.use(authenticate(verifier)); // everything below needs a bearer token
   app.use(ordersRoutes(orders, cancellations)); // /orders..., /order-items/:id
   app.use(notFoundHandler);
   app.use(errorHandler);
-  return { app, orders, cancellations, stopGraphql: graphql.stop };
+  return { app, orders, cancellations };
 }

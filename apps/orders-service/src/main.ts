@@ -15,7 +15,7 @@ runService({
   database: { migrationsDir: path.join(__dirname, 'migrations'), createClient: (adapter) => new PrismaClient({ adapter }) },
   async build({ logger, health, metrics, database }) {
     const inventory = createInventoryClient(config.INVENTORY_ADDRESS);
-    const { app, cancellations, stopGraphql } = await createOrdersApp({
+    const { app, cancellations } = await createOrdersApp({
       config,
       prisma: database!.prisma,
       catalog: createCatalogClient(config.CATALOG_URL),
@@ -27,7 +27,7 @@ runService({
     return {
       app,
       beforeListen: async () => cancellations.start(config.ORDERS_SWEEP_MS),
-      resources: [() => cancellations.stop(), stopGraphql, async () => inventory.close()],
+      resources: [() => cancellations.stop(), async () => inventory.close()],
     };
   },
 });

@@ -27,7 +27,7 @@ export async function createUsersApp(deps: UsersAppDeps) {
     cursorSecret: config.cursorSecret,
     accessTokenTtlS: config.ACCESS_TOKEN_TTL_S,
   });
-  const graphql = await createSubgraphMiddleware({ typeDefs: usersTypeDefs, resolvers: usersResolvers(users), verifier, introspection: config.NODE_ENV !== 'production' });
+  const graphql = createSubgraphMiddleware({ typeDefs: usersTypeDefs, resolvers: usersResolvers(users), verifier, introspection: config.NODE_ENV !== 'production' });
 
   const app = express();
   app.disable('x-powered-by');
@@ -39,9 +39,9 @@ export async function createUsersApp(deps: UsersAppDeps) {
   app.get('/metrics', deps.metrics.handler);
   app.use(requireAcceptableResponse); // 406
   app.use(jsonBody()); // 415, 413, malformed JSON
-  app.use('/graphql', graphql.middleware); // subgraph; verifies the forwarded token itself
+  app.use('/graphql', graphql); // subgraph; verifies the forwarded token itself
   app.use(usersRoutes(users, authenticate(verifier))); // /users, /tokens
   app.use(notFoundHandler);
   app.use(errorHandler);
-  return { app, users, stopGraphql: graphql.stop };
+  return { app, users };
 }

@@ -12,14 +12,13 @@ runService({
   config,
   database: { migrationsDir: path.join(__dirname, 'migrations'), createClient: (adapter) => new PrismaClient({ adapter }) },
   async build({ logger, health, metrics, database }) {
-    const { app, users, stopGraphql } = await createUsersApp({ config, prisma: database!.prisma, logger, health, metrics });
+    const { app, users } = await createUsersApp({ config, prisma: database!.prisma, logger, health, metrics });
     return {
       app,
       beforeListen: async () => {
         const outcome = await users.bootstrapAdmin(config.ADMIN_EMAIL, config.ADMIN_PASSWORD);
         logger.info({ email: config.ADMIN_EMAIL, outcome }, 'admin account');
       },
-      resources: [stopGraphql],
     };
   },
 });

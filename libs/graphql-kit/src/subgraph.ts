@@ -52,7 +52,7 @@ function formatError(error: Readonly<GraphQLError | Error>): GraphQLError | Erro
 }
 
 /** The subgraph as express middleware for POST /graphql, with the caller's token verified. */
-export async function createSubgraphMiddleware(options: SubgraphOptions): Promise<{ middleware: RequestHandler; stop: () => Promise<void> }> {
+export function createSubgraphMiddleware(options: SubgraphOptions): RequestHandler {
   const schema = buildSubgraphSchema({ typeDefs: options.typeDefs, resolvers: options.resolvers as GraphQLResolverMap<unknown> });
   const rules = options.introspection ? specifiedRules : [...specifiedRules, NoSchemaIntrospectionCustomRule];
   const documents = new Map<string, DocumentNode>();
@@ -91,5 +91,5 @@ export async function createSubgraphMiddleware(options: SubgraphOptions): Promis
     },
     formatError,
   });
-  return { middleware: handler as unknown as RequestHandler, stop: async () => undefined };
+  return handler as unknown as RequestHandler;
 }

@@ -47,7 +47,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await built?.cancellations.stop();
   await server?.close();
-  await built?.stopGraphql();
   inventoryClient?.close();
   inventory.stop();
   await catalog.stop();

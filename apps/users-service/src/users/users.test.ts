@@ -11,7 +11,6 @@ import { createUsersApp } from '../app';
 const JWT_SECRET = 'users-test-secret-users-test-secret-0123';
 let database: Database<PrismaClient>;
 let server: Listening;
-let stopGraphql: () => Promise<void>;
 const responses: string[] = [];
 
 const call = apiClient(() => server.url, (text) => responses.push(text));
@@ -37,7 +36,6 @@ beforeAll(async () => {
     health: new Health(),
     metrics: createMetrics('users-test'),
   });
-  stopGraphql = built.stopGraphql;
   expect(await built.users.bootstrapAdmin('root@example.com', 'root-password-1')).toBe('created');
   expect(await built.users.bootstrapAdmin('root@example.com', 'root-password-1')).toBe('exists');
   server = await listen(built.app, 0, '127.0.0.1');
@@ -46,7 +44,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server?.close();
-  await stopGraphql?.();
   await database?.close();
 });
 
