@@ -11,10 +11,6 @@ export interface ProductFilters {
   ids?: string[];
 }
 
-export function isUniqueViolation(error: unknown): boolean {
-  return error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002';
-}
-
 export class ProductRepository {
   constructor(private readonly prisma: PrismaClient) {}
 

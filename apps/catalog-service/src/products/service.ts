@@ -6,7 +6,8 @@ import { isId, newId } from '@platform/ids';
 import { type CursorValue, type ListEnvelope, parseSort, toListEnvelope, toPageRequest } from '@platform/paging';
 import { updateAtVersion } from '@platform/service-kit';
 import type { Prisma } from '../generated/prisma/client';
-import { isUniqueViolation, type ProductRepository, type ProductRow } from './repository';
+import { isUniqueViolation } from '@platform/db';
+import type { ProductRepository, ProductRow } from './repository';
 import { toProductResponse, type ProductResponse } from './representation';
 import { type CreateProductInput, type ListProductsQuery, type PatchProductInput, productSortFields } from './schemas';
 

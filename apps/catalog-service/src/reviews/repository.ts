@@ -44,7 +44,3 @@ export class ReviewRepository {
     return { rows, total };
   }
 }
-
-export function isUniqueViolation(error: unknown): boolean {
-  return error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002';
-}

@@ -4,7 +4,8 @@ import { ApiError } from '@platform/errors';
 import { isId, newId } from '@platform/ids';
 import { type ListEnvelope, parseSort, toListEnvelope, toPageRequest } from '@platform/paging';
 import type { ProductService } from '../products/service';
-import { isUniqueViolation, type ReviewRepository, type ReviewRow } from './repository';
+import { isUniqueViolation } from '@platform/db';
+import type { ReviewRepository, ReviewRow } from './repository';
 import { type CreateReviewInput, type ListReviewsQuery, reviewSortFields } from './schemas';
 
 export interface ReviewResponse {

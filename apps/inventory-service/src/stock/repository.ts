@@ -1,6 +1,6 @@
 // SQL of stock and reservations. Each operation is one statement, so it is atomic on its own
 // and holds the stock row's lock only for as long as that statement runs.
-import { Prisma, type PrismaClient } from '../generated/prisma/client';
+import type { PrismaClient } from '../generated/prisma/client';
 
 export type ReserveOutcome =
   | { kind: 'reserved'; reservationId: string; quantity: number; remaining: number }
@@ -21,12 +21,6 @@ interface BatchRow {
   existed: boolean;
   available_before: number | null;
   available_after: number | null;
-}
-
-/** Unique violations arrive as P2002 from model queries and as a wrapped driver error from raw SQL. */
-export function isUniqueViolation(error: unknown): boolean {
-  if (!(error instanceof Prisma.PrismaClientKnownRequestError)) return false;
-  return error.code === 'P2002' || /23505|UniqueConstraintViolation/.test(JSON.stringify(error.meta ?? {}) + error.message);
 }
 
 export class StockRepository {

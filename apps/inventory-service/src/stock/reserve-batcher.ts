@@ -1,7 +1,8 @@
 // Concurrent Reserve calls for one SKU queue behind the statement in flight and go to the
 // database together as the next batch: one row lock and one commit for many reservations,
 // instead of one each. A lone call is a batch of one, so it waits for nobody.
-import { isUniqueViolation, type ReserveOutcome, type ReserveRequestRow, type StockRepository } from './repository';
+import { isUniqueViolation } from '@platform/db';
+import type { ReserveOutcome, ReserveRequestRow, StockRepository } from './repository';
 
 const MAX_BATCH = 500;
 const MAX_ATTEMPTS = 3;

@@ -2,6 +2,7 @@
 // the stored response; the same key with another body is refused. Concurrent duplicates wait
 // for the first to finish and then replay it, so one key never creates two orders.
 import { createHash } from 'node:crypto';
+import { isUniqueViolation } from '@platform/db';
 import { ApiError } from '@platform/errors';
 import { remainingMs } from '@platform/service-kit';
 import { Prisma, type PrismaClient } from '../generated/prisma/client';
@@ -32,7 +33,7 @@ export class IdempotencyStore {
         await this.prisma.idempotencyKey.create({ data: { userId, key, requestHash, expiresAt: new Date(Date.now() + KEY_TTL_MS) } });
         return { kind: 'new' };
       } catch (error) {
-        if (!(error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002')) throw error;
+        if (!isUniqueViolation(error)) throw error;
       }
       const existing = await this.prisma.idempotencyKey.findUnique({ where: { userId_key: { userId, key } } });
       if (!existing) continue; // abandoned and removed meanwhile: claim it

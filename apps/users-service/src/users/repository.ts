@@ -15,10 +15,6 @@ export interface UserFilters {
 /** Public sort names to columns: email sorts by its indexed lower-case key. */
 const sortColumns: Record<string, string> = { createdAt: 'createdAt', name: 'name', email: 'emailKey' };
 
-export function isUniqueViolation(error: unknown): boolean {
-  return error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002';
-}
-
 export class UserRepository {
   constructor(private readonly prisma: PrismaClient) {}
 

@@ -6,7 +6,8 @@ import { type ListEnvelope, parseSort, toListEnvelope, toPageRequest } from '@pl
 import { updateAtVersion } from '@platform/service-kit';
 import type { Prisma } from '../generated/prisma/client';
 import { decoyHash, hashPassword, verifyPassword } from './password';
-import { isUniqueViolation, type UserRepository, UserRepository as Repo, type UserRow } from './repository';
+import { isUniqueViolation } from '@platform/db';
+import { type UserRepository, UserRepository as Repo, type UserRow } from './repository';
 import { toUserResponse, type UserResponse } from './representation';
 import { type ListUsersQuery, type PatchUserInput, type ReplaceUserInput, type SignUpInput, userSortFields } from './schemas';
 

@@ -1,0 +1,18 @@
+import { PrismaClientKnownRequestError } from '@prisma/client/runtime/client';
+import { isUniqueViolation } from './errors';
+
+const prismaError = (code: string, meta?: Record<string, unknown>, message = 'failed') => new PrismaClientKnownRequestError(message, { code, clientVersion: 'test', meta });
+
+describe('isUniqueViolation', () => {
+  it('recognises P2002 from model queries and a wrapped 23505 from raw SQL', () => {
+    expect(isUniqueViolation(prismaError('P2002'))).toBe(true);
+    expect(isUniqueViolation(prismaError('P2010', { driverAdapterError: { cause: { kind: 'UniqueConstraintViolation' } } }))).toBe(true);
+    expect(isUniqueViolation(prismaError('P2010', undefined, 'duplicate key value (23505)'))).toBe(true);
+  });
+
+  it('refuses everything else', () => {
+    expect(isUniqueViolation(prismaError('P2025'))).toBe(false);
+    expect(isUniqueViolation(new Error('P2002'))).toBe(false);
+    expect(isUniqueViolation(undefined)).toBe(false);
+  });
+});
