@@ -32,6 +32,36 @@ describe('trace ids', () => {
   });
 });
 
+describe('listen', () => {
+  it('serves an express app on requests and responses born with its prototypes, so express has none to swap', async () => {
+    const app = express();
+    app.use(express.json());
+    app.post('/echo/:name', (req, res) => void res.status(201).set('X-Path', req.path).json({ name: req.params.name, body: req.body, ip: req.ip }));
+    const server = await listen(app, 0, '127.0.0.1');
+    const seenBeforeExpress: boolean[] = [];
+    server.server.prependListener('request', (req, res) => seenBeforeExpress.push(Object.getPrototypeOf(req) === app.request && Object.getPrototypeOf(res) === app.response));
+    try {
+      const response = await fetch(`${server.url}/echo/ada?x=1`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ n: 1 }) });
+      expect(response.status).toBe(201);
+      expect(response.headers.get('x-path')).toBe('/echo/ada');
+      expect(await response.json()).toEqual({ name: 'ada', body: { n: 1 }, ip: '127.0.0.1' });
+      expect(seenBeforeExpress).toEqual([true]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('serves a plain request listener as Node would', async () => {
+    const server = await listen((_req, res) => void res.writeHead(200, { 'content-type': 'text/plain' }).end('plain'), 0, '127.0.0.1');
+    try {
+      const response = await fetch(server.url);
+      expect([response.status, await response.text()]).toEqual([200, 'plain']);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('graceful stop', () => {
   it('fails readiness, lets the in-flight request finish, then closes', async () => {
     const health = new Health();
