@@ -28,6 +28,14 @@ function fakeService() {
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     res.json({ late: true });
   });
+  app.get('/users/stream', (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' }).write('[');
+    const ticker = setInterval(() => res.write('0,'), 20);
+    res.once('close', () => {
+      clearInterval(ticker);
+      upstreamStreamClosed();
+    });
+  });
   app.get('/products', (_req, res) => void res.json({ items: [], nextCursor: null, hasNext: false }));
   app.post('/tokens', (_req, res) => void res.status(401).json({ code: 'INVALID_CREDENTIALS', message: 'no', traceId: 'x', errors: [] }));
   return app;
@@ -102,6 +110,8 @@ async function startGateway(upstream: string, options: { redisUrl?: string; poin
 }
 
 let upstream: Listening;
+let upstreamStreamClosed: () => void = () => undefined;
+const streamClosed = new Promise<void>((resolve) => (upstreamStreamClosed = resolve));
 let gateway: Gateway;
 let token: string;
 const call = apiClient(() => gateway.server.url);
@@ -156,6 +166,15 @@ describe('proxying', () => {
     expect(res.status).toBe(504);
     expect(res.body.code).toBe('GATEWAY_TIMEOUT');
     expect(Date.now() - started).toBeLessThan(1_400);
+  });
+
+  it("closes the service's answer when the client hangs up mid-stream", async () => {
+    const aborter = new AbortController();
+    const res = await fetch(`${gateway.server.url}/v1/users/stream`, { headers: { authorization: `Bearer ${token}` }, signal: aborter.signal });
+    expect(res.status).toBe(200);
+    await res.body!.getReader().read();
+    aborter.abort();
+    await expect(Promise.race([streamClosed.then(() => 'closed'), new Promise((resolve) => setTimeout(resolve, 2_000, 'still streaming'))])).resolves.toBe('closed');
   });
 
   it('answers 502 in the error format (problem+json on request) when the service is down, without hanging', async () => {
