@@ -102,7 +102,8 @@ describe('the Dockerfile', () => {
     expect(dockerfile).toMatch(/ARG NODE_IMAGE=\S+node:22\.\d+\.\d+-bookworm-slim/);
     expect(lines.filter((line) => line.startsWith('FROM')).every((line) => !/:latest\b/.test(line))).toBe(true);
     expect(lines.filter((line) => line.startsWith('USER')).pop()).toMatch(/^USER [1-9]\d*:[1-9]\d*$/);
-    expect(lines.pop()).toBe('CMD ["node", "--enable-source-maps", "main.js"]');
+    const nodeFlags = JSON.parse(readFileSync(path.join(deployDir, '../tools/start/node-flags.json'), 'utf8')) as string[];
+    expect(lines.pop()).toBe(`CMD ${JSON.stringify(['node', '--enable-source-maps', ...nodeFlags, 'main.js'])}`.replaceAll('","', '", "'));
     expect(dockerfile).toContain('ENV NODE_ENV=production');
     expect(dockerfile).toMatch(/npm install --omit=dev/);
     expect(dockerfile).not.toMatch(/^\s*(HEALTHCHECK|ADD)\b/m);
