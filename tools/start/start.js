@@ -113,8 +113,9 @@ let allReady = false;
 function stop(code) {
   if (stopping) return;
   stopping = true;
-  say('stopping…');
+  // Signal first: the apps run in their own process groups and would outlive us otherwise.
   for (const { child } of children) if (child.exitCode === null) child.kill('SIGTERM');
+  say('stopping…');
   const force = setTimeout(() => {
     for (const { child } of children) if (child.exitCode === null) child.kill('SIGKILL');
   }, 15_000);
@@ -126,6 +127,10 @@ function stop(code) {
 }
 process.on('SIGINT', () => stop(0));
 process.on('SIGTERM', () => stop(0));
+process.on('SIGHUP', () => stop(0));
+// Whoever read our output is gone (a closed terminal, a test runner that gave up): stop the
+// apps rather than crash on the broken pipe and leave them running.
+process.stdout.on('error', () => stop(1));
 
 (async () => {
   const results = await Promise.all(selected.map((app) => waitReady(app, 60_000)));

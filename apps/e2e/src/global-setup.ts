@@ -57,23 +57,33 @@ export default async function globalSetup(): Promise<void> {
   const starter = spawn(process.execPath, [path.join(root, 'tools/start/start.js')], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   starter.stderr.pipe(log);
   const pids: Record<string, number> = {};
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the stack did not become ready in 90 s; see ${logFile}`)), 90_000);
-    readline.createInterface({ input: starter.stdout }).on('line', (line) => {
-      log.write(`${line}\n`);
-      const pid = /\[start\]\S* (\S+) pid (\d+)/.exec(line);
-      if (pid) pids[pid[1]] = Number(pid[2]);
-      if (/all \d+ apps ready/.test(line)) {
-        clearTimeout(timer);
-        resolve();
-      }
-      if (/not ready|failed|exited/.test(line)) {
-        clearTimeout(timer);
-        reject(new Error(`the stack failed to start: ${line}; see ${logFile}`));
-      }
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`the stack did not become ready in 90 s; see ${logFile}`)), 90_000);
+      readline.createInterface({ input: starter.stdout }).on('line', (line) => {
+        log.write(`${line}\n`);
+        const pid = /\[start\]\S* (\S+) pid (\d+)/.exec(line);
+        if (pid) pids[pid[1]] = Number(pid[2]);
+        if (/all \d+ apps ready/.test(line)) {
+          clearTimeout(timer);
+          resolve();
+        }
+        if (/not ready|failed|exited/.test(line)) {
+          clearTimeout(timer);
+          reject(new Error(`the stack failed to start: ${line}; see ${logFile}`));
+        }
+      });
+      starter.once('exit', (code) => reject(new Error(`start.js exited with ${code}; see ${logFile}`)));
     });
-    starter.once('exit', (code) => reject(new Error(`start.js exited with ${code}; see ${logFile}`)));
-  });
+  } catch (error) {
+    // Leave nothing running: start.js stops the apps it started before it exits.
+    if (starter.exitCode === null) {
+      const exited = new Promise((resolve) => starter.once('exit', resolve));
+      starter.kill('SIGINT');
+      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 20_000))]);
+    }
+    throw error;
+  }
   const state: StackState = { pids, starterPid: starter.pid!, databases: Object.values(databases), logFile };
   process.env[STATE_ENV] = JSON.stringify(state);
   process.env.E2E_JWT_SECRET = env.JWT_SECRET;
