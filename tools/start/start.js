@@ -16,7 +16,7 @@ const root = path.resolve(__dirname, '../..');
 // V8 flags every app runs with, here and in the image's CMD (deploy/docker/Dockerfile; a deploy
 // test keeps the two equal). A 32 MiB young generation: with dozens of requests in flight, the
 // default one fills before they finish, so their short-lived objects get copied and promoted;
-// the gateway spends 15–25 % less CPU per request with it (docs/benchmarks.md).
+// the gateway spends 10–25 % less CPU per request with it (docs/benchmarks.md).
 const nodeFlags = require('./node-flags.json');
 const offset = Number(process.env.PORT_OFFSET ?? 0);
 const port = (base) => base + offset;
