@@ -5,13 +5,14 @@
 //   3. the same call through the gateway (auth + Redis rate limiter on),
 //   4. GraphQL order(id) across three subgraphs through the gateway, against the REST GET /v1/orders/{id}.
 // Each case runs three ways: at saturation (50 connections) for throughput; one request at a
-// time (400 requests) for the latency of a call with no queueing; and at a fixed 50 req/s, where
+// time (1,000 requests, the cases taking turns) for the latency of a call with no queueing; and at a fixed 50 req/s, where
 // a 2-core machine shared by the load generator and every server adds some queueing.
 // Throughput is measured in rounds that take every case in turn, after a warm-up of each: on a
 // shared 2-core machine one case can land in a slow moment, so medians (and the median of the
 // per-round ratios) are reported, with every round printed.
 // Usage: node tools/bench/gateway.mjs [seconds per case and round, default 10] [rounds, default 3]
 process.env.APOLLO_TELEMETRY_DISABLED = 'true';
+import { spawn } from 'node:child_process';
 import { Agent, createServer, request as httpRequest } from 'node:http';
 import autocannon from 'autocannon';
 import { createDatabases, port, startStack, table } from './stack.mjs';
@@ -27,25 +28,53 @@ async function run(name, request, options) {
   return result;
 }
 
-/** One request at a time over a keep-alive connection, timed to the microsecond (autocannon reports whole ms). */
-async function serialLatency(request, count = 400) {
-  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-  const once = () =>
-    new Promise((resolve, reject) => {
-      const started = process.hrtime.bigint();
-      const req = httpRequest(request.url, { method: request.method ?? 'GET', headers: request.headers, agent }, (res) => {
-        res.resume();
-        res.on('end', () => (res.statusCode < 300 ? resolve(Number(process.hrtime.bigint() - started) / 1e6) : reject(new Error(`status ${res.statusCode}`))));
+/**
+ * One request at a time over a keep-alive connection per case, timed to the microsecond
+ * (autocannon reports whole ms). The cases take turns request by request, so a stall of the
+ * host lands on all of them alike instead of on whichever case was running.
+ */
+async function serialLatencies(requests, count = 1_000) {
+  const clients = requests.map((request) => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const once = () =>
+      new Promise((resolve, reject) => {
+        const started = process.hrtime.bigint();
+        const req = httpRequest(request.url, { method: request.method ?? 'GET', headers: request.headers, agent }, (res) => {
+          res.resume();
+          res.on('end', () => (res.statusCode < 300 ? resolve(Number(process.hrtime.bigint() - started) / 1e6) : reject(new Error(`status ${res.statusCode}`))));
+        });
+        req.on('error', reject);
+        req.end(request.body);
       });
-      req.on('error', reject);
-      req.end(request.body);
-    });
-  for (let i = 0; i < 50; i++) await once();
-  const samples = [];
-  for (let i = 0; i < count; i++) samples.push(await once());
-  agent.destroy();
-  samples.sort((a, b) => a - b);
-  return { p50: samples[Math.floor(count * 0.5)], p99: samples[Math.floor(count * 0.99)] };
+    return { agent, once, samples: [] };
+  });
+  for (let i = 0; i < 50; i++) for (const client of clients) await client.once();
+  for (let i = 0; i < count; i++) for (const client of clients) client.samples.push(await client.once());
+  return clients.map(({ agent, samples }) => {
+    agent.destroy();
+    samples.sort((a, b) => a - b);
+    return { p50: samples[Math.floor(count * 0.5)], p99: samples[Math.floor(count * 0.99)] };
+  });
+}
+
+/**
+ * The floor of any hop on this host: a minimal Node `http` proxy (keep-alive agent, request
+ * piped in, answer piped out, no checks) in its own process, in front of the same catalog.
+ */
+function startMinimalProxy(listenPort, target) {
+  const source = `
+    const http = require('node:http');
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 512 });
+    http.createServer((req, res) => {
+      const upstream = http.request({ host: '127.0.0.1', port: ${target}, path: req.url, method: req.method, headers: req.headers, agent }, (answer) => {
+        res.writeHead(answer.statusCode, answer.headers);
+        answer.pipe(res);
+      });
+      upstream.on('error', () => res.writeHead(502).end());
+      req.pipe(upstream);
+    }).listen(${listenPort}, '127.0.0.1', () => console.log('listening'));`;
+  const child = spawn(process.execPath, ['-e', source], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve) => child.stdout.once('data', () => resolve(child)));
 }
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
@@ -60,8 +89,7 @@ async function throughputRounds(cases) {
   return perCase;
 }
 
-async function latencies(name, request, throughput) {
-  const serial = await serialLatency(request);
+async function latencies(name, request, throughput, serial) {
   const paced = await run(name, request, { connections: 10, overallRate: FIXED_RATE });
   return {
     case: name,
@@ -86,26 +114,33 @@ try {
 
   const body = JSON.stringify(product);
   const bare = createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(body)).listen(port(9000), '127.0.0.1');
+  const minimalProxy = await startMinimalProxy(port(9001), port(3003));
   const query = JSON.stringify({ query: `{ order(id: "${order.id}") { id amount user { name } product { name imageUrl rating } shipment { status } reviewCount } }` });
   const cases = [
     ['bare node http (ceiling)', { url: `http://127.0.0.1:${port(9000)}/` }],
     ['catalog direct GET /products/{id}', { url: `http://127.0.0.1:${port(3003)}/products/${product.id}`, headers: auth }],
+    ['minimal Node proxy → catalog (floor of a hop)', { url: `http://127.0.0.1:${port(9001)}/products/${product.id}`, headers: auth }],
     ['via gateway GET /v1/products/{id}', { url: `${gateway}/v1/products/${product.id}`, headers: auth }],
     ['via gateway GET /v1/orders/{id}', { url: `${gateway}/v1/orders/${order.id}`, headers: auth }],
     ['via gateway GraphQL order(id)', { url: `${gateway}/v1/graphql`, method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: query }],
   ];
   const throughput = await throughputRounds(cases);
+  const serial = await serialLatencies(cases.map(([, request]) => request));
   const rows = [];
-  for (const [index, [name, request]] of cases.entries()) rows.push(await latencies(name, request, throughput[index]));
+  for (const [index, [name, request]] of cases.entries()) rows.push(await latencies(name, request, throughput[index], serial[index]));
   bare.close();
+  minimalProxy.kill();
 
-  const [, direct, proxied, rest, graphql] = rows;
+  const [, direct, minimal, proxied, rest, graphql] = rows;
   const p50 = 'p50 ms 1-at-a-time';
   const p99 = 'p99 ms 1-at-a-time';
-  const kept = throughput[2].map((viaGateway, round) => (viaGateway / throughput[1][round]) * 100);
+  const keptOf = (index) => throughput[index].map((value, round) => (value / throughput[1][round]) * 100);
+  const kept = keptOf(3);
+  const minimalKept = keptOf(2);
   console.log(`\n${seconds} s per case and mode, ${rounds} throughput rounds, ${new Date().toISOString()}\n`);
   console.log(table(rows));
   console.log(`\ngateway keeps ${median(kept).toFixed(0)} % of direct throughput, median of rounds ${kept.map((ratio) => ratio.toFixed(0)).join(' / ')} % (target >= 70 %), and adds ${(proxied[p99] - direct[p99]).toFixed(1)} ms at p99 (target < 3 ms)`);
+  console.log(`the minimal proxy (floor of a hop on this host) keeps ${median(minimalKept).toFixed(0)} % and adds ${(minimal[p99] - direct[p99]).toFixed(1)} ms at p99`);
   console.log(`GraphQL order(id) takes ${(graphql[p50] / rest[p50]).toFixed(1)}x the p50 of REST GET /v1/orders/{id} one at a time, ${(graphql[`p50 ms @${FIXED_RATE}/s`] / rest[`p50 ms @${FIXED_RATE}/s`]).toFixed(1)}x at ${FIXED_RATE}/s (target <= 3x)`);
 } finally {
   await stack.stop();
