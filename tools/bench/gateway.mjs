@@ -2,8 +2,9 @@
 // Gateway overhead, side by side in one run (loopback only, bounded by duration):
 //   1. a bare Node http JSON server (the machine's ceiling),
 //   2. catalog-service called directly: GET /products/{id} with a bearer token,
-//   3. the same call through the gateway (auth + Redis rate limiter on),
-//   4. GraphQL order(id) across three subgraphs through the gateway, against the REST GET /v1/orders/{id}.
+//   3. the same call through a minimal Node proxy (the floor of any hop on this host),
+//   4. the same call through the gateway (auth + Redis rate limiter on),
+//   5. GraphQL order(id) across three subgraphs through the gateway, against the REST GET /v1/orders/{id}.
 // Each case runs three ways: at saturation (50 connections) for throughput; one request at a
 // time (1,000 requests, the cases taking turns) for the latency of a call with no queueing; and at a fixed 50 req/s, where
 // a 2-core machine shared by the load generator and every server adds some queueing.
@@ -23,7 +24,7 @@ const WARM_UP_SECONDS = 3;
 const FIXED_RATE = 50;
 
 async function run(name, request, options) {
-  const result = await autocannon({ pipelining: 1, ...(options.amount ? {} : { duration: seconds }), ...options, ...request });
+  const result = await autocannon({ pipelining: 1, duration: seconds, ...options, ...request });
   if (result.non2xx || result.errors) throw new Error(`${name}: ${result.non2xx} non-2xx, ${result.errors} errors`);
   return result;
 }
@@ -104,6 +105,8 @@ async function latencies(name, request, throughput, serial) {
 
 const databases = await createDatabases(['users', 'orders', 'catalog', 'inventory']);
 const stack = await startStack({ databases: databases.urls });
+let bare;
+let minimalProxy;
 try {
   const gateway = `http://127.0.0.1:${port(8080)}`;
   const json = async (url, init = {}) => (await fetch(url, { ...init, headers: { 'content-type': 'application/json', ...init.headers } })).json();
@@ -113,8 +116,8 @@ try {
   const order = await json(`${gateway}/v1/orders`, { method: 'POST', headers: auth, body: JSON.stringify({ items: [{ productId: product.id, quantity: 1 }] }) });
 
   const body = JSON.stringify(product);
-  const bare = createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(body)).listen(port(9000), '127.0.0.1');
-  const minimalProxy = await startMinimalProxy(port(9001), port(3003));
+  bare = createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(body)).listen(port(9000), '127.0.0.1');
+  minimalProxy = await startMinimalProxy(port(9001), port(3003));
   const query = JSON.stringify({ query: `{ order(id: "${order.id}") { id amount user { name } product { name imageUrl rating } shipment { status } reviewCount } }` });
   const cases = [
     ['bare node http (ceiling)', { url: `http://127.0.0.1:${port(9000)}/` }],
@@ -128,8 +131,6 @@ try {
   const serial = await serialLatencies(cases.map(([, request]) => request));
   const rows = [];
   for (const [index, [name, request]] of cases.entries()) rows.push(await latencies(name, request, throughput[index], serial[index]));
-  bare.close();
-  minimalProxy.kill();
 
   const [, direct, minimal, proxied, rest, graphql] = rows;
   const p50 = 'p50 ms 1-at-a-time';
@@ -143,6 +144,9 @@ try {
   console.log(`the minimal proxy (floor of a hop on this host) keeps ${median(minimalKept).toFixed(0)} % and adds ${(minimal[p99] - direct[p99]).toFixed(1)} ms at p99`);
   console.log(`GraphQL order(id) takes ${(graphql[p50] / rest[p50]).toFixed(1)}x the p50 of REST GET /v1/orders/{id} one at a time, ${(graphql[`p50 ms @${FIXED_RATE}/s`] / rest[`p50 ms @${FIXED_RATE}/s`]).toFixed(1)}x at ${FIXED_RATE}/s (target <= 3x)`);
 } finally {
+  // Also when a case fails: a listening server or the proxy child would keep the run alive.
+  bare?.close();
+  minimalProxy?.kill();
   await stack.stop();
   await databases.drop();
 }
