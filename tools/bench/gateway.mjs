@@ -6,7 +6,7 @@
 //   4. the same call through the gateway (auth + Redis rate limiter on),
 //   5. GraphQL order(id) across three subgraphs through the gateway, against the REST GET /v1/orders/{id}.
 // Each case runs three ways: at saturation (50 connections) for throughput; one request at a
-// time (1,000 requests, the cases taking turns) for the latency of a call with no queueing; and at
+// time (2,000 requests, the cases taking turns) for the latency of a call with no queueing; and at
 // an even 50 req/s (one request every 20 ms, open loop), where a 2-core machine shared by the load
 // generator and every server adds some queueing.
 // Throughput is measured in rounds that take every case in turn, after a warm-up of each: on a
@@ -56,7 +56,7 @@ function percentiles(samples) {
  * request, so a stall of the host lands on all of them alike instead of on whichever case was
  * running.
  */
-async function serialLatencies(requests, count = 1_000) {
+async function serialLatencies(requests, count = 2_000) {
   const clients = requests.map((request) => ({ request, agent: new Agent({ keepAlive: true, maxSockets: 1 }), samples: [] }));
   for (let i = 0; i < 50; i++) for (const client of clients) await timedRequest(client.request, client.agent);
   for (let i = 0; i < count; i++) for (const client of clients) client.samples.push(await timedRequest(client.request, client.agent));
