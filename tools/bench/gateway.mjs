@@ -78,11 +78,15 @@ async function pacedLatencies(request, rate, seconds) {
   for (let i = 0; i < rate * seconds; i++) {
     const wait = started + i * interval - performance.now();
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-    pending.push(timedRequest(request, agent));
+    // Handled at once: a rejection left waiting while later requests are paced would end the
+    // process as unhandled, skipping the `finally` that stops the stack.
+    pending.push(timedRequest(request, agent).then((ms) => ({ ms }), (error) => ({ error })));
   }
-  const samples = await Promise.all(pending);
+  const outcomes = await Promise.all(pending);
   agent.destroy();
-  return percentiles(samples);
+  const failure = outcomes.find((outcome) => outcome.error);
+  if (failure) throw failure.error;
+  return percentiles(outcomes.map((outcome) => outcome.ms));
 }
 
 /**
