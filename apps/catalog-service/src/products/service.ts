@@ -6,7 +6,7 @@ import { isId, newId } from '@platform/ids';
 import { type CursorValue, type ListEnvelope, parseSort, toListEnvelope, toPageRequest } from '@platform/paging';
 import { updateAtVersion } from '@platform/service-kit';
 import type { Prisma } from '../generated/prisma/client';
-import { isUniqueViolation } from '@platform/db';
+import { whenUniqueViolated } from '@platform/db';
 import type { ProductRepository, ProductRow } from './repository';
 import { toProductResponse, type ProductResponse } from './representation';
 import { type CreateProductInput, type ListProductsQuery, type PatchProductInput, productSortFields } from './schemas';
@@ -53,12 +53,7 @@ export class ProductService {
 
   async create(principal: Principal, input: CreateProductInput): Promise<ProductRow> {
     requireAdmin(principal);
-    try {
-      return await this.products.create({ id: newId(), ...input, description: input.description ?? null, imageUrl: input.imageUrl ?? null, currency: input.currency ?? 'KRW' });
-    } catch (error) {
-      if (isUniqueViolation(error)) throw skuTaken();
-      throw error;
-    }
+    return whenUniqueViolated(this.products.create({ id: newId(), ...input, description: input.description ?? null, imageUrl: input.imageUrl ?? null, currency: input.currency ?? 'KRW' }), skuTaken);
   }
 
   async patch(principal: Principal, id: string, input: PatchProductInput, expectedVersion?: number): Promise<ProductRow> {
@@ -89,13 +84,6 @@ export class ProductService {
 
   private async update(id: string, data: Prisma.ProductUpdateManyMutationInput, expectedVersion?: number): Promise<ProductRow> {
     const current = await this.get(id);
-    return updateAtVersion('product', current.version, expectedVersion, async (version) => {
-      try {
-        return await this.products.updateVersioned(current.id, version, data);
-      } catch (error) {
-        if (isUniqueViolation(error)) throw skuTaken();
-        throw error;
-      }
-    });
+    return updateAtVersion('product', current.version, expectedVersion, (version) => whenUniqueViolated(this.products.updateVersioned(current.id, version, data), skuTaken));
   }
 }

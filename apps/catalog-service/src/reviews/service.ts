@@ -4,7 +4,7 @@ import { ApiError } from '@platform/errors';
 import { isId, newId } from '@platform/ids';
 import { type ListEnvelope, parseSort, toListEnvelope, toPageRequest } from '@platform/paging';
 import type { ProductService } from '../products/service';
-import { isUniqueViolation } from '@platform/db';
+import { whenUniqueViolated } from '@platform/db';
 import type { ReviewRepository, ReviewRow } from './repository';
 import { type CreateReviewInput, type ListReviewsQuery, reviewSortFields } from './schemas';
 
@@ -31,12 +31,10 @@ export class ReviewService {
 
   async create(principal: Principal, productId: string, input: CreateReviewInput): Promise<ReviewRow> {
     const product = await this.products.get(productId);
-    try {
-      return await this.reviews.createAndRate({ id: newId(), productId: product.id, userId: principal.userId, rating: input.rating, title: input.title ?? null, body: input.body ?? null });
-    } catch (error) {
-      if (isUniqueViolation(error)) throw new ApiError('REVIEW_EXISTS', 'You have already reviewed this product.');
-      throw error;
-    }
+    return whenUniqueViolated(
+      this.reviews.createAndRate({ id: newId(), productId: product.id, userId: principal.userId, rating: input.rating, title: input.title ?? null, body: input.body ?? null }),
+      () => new ApiError('REVIEW_EXISTS', 'You have already reviewed this product.'),
+    );
   }
 
   async get(productId: string, reviewId: string): Promise<ReviewRow> {

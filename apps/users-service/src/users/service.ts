@@ -6,7 +6,7 @@ import { type ListEnvelope, parseSort, toListEnvelope, toPageRequest } from '@pl
 import { updateAtVersion } from '@platform/service-kit';
 import type { Prisma } from '../generated/prisma/client';
 import { decoyHash, hashPassword, verifyPassword } from './password';
-import { isUniqueViolation } from '@platform/db';
+import { whenUniqueViolated } from '@platform/db';
 import { type UserRepository, UserRepository as Repo, type UserRow } from './repository';
 import { toUserResponse, type UserResponse } from './representation';
 import { type ListUsersQuery, type PatchUserInput, type ReplaceUserInput, type SignUpInput, userSortFields } from './schemas';
@@ -51,13 +51,8 @@ export class UserService {
   ) {}
 
   async signUp(input: SignUpInput, role: 'customer' | 'admin' = 'customer'): Promise<UserRow> {
-    try {
-      return await this.users.create({ id: newId(), ...profileColumns(input), role, passwordHash: await hashPassword(input.password) });
-    } catch (error) {
-      // The unique index decides, so two concurrent sign-ups cannot both win.
-      if (isUniqueViolation(error)) throw emailTaken();
-      throw error;
-    }
+    const passwordHash = await hashPassword(input.password);
+    return whenUniqueViolated(this.users.create({ id: newId(), ...profileColumns(input), role, passwordHash }), emailTaken);
   }
 
   /** The same answer for an unknown email and a wrong password, in about the same time. */
@@ -139,13 +134,6 @@ export class UserService {
 
   private async update(principal: Principal, id: string, data: Prisma.UserUpdateInput, expectedVersion?: number): Promise<UserRow> {
     const current = await this.get(principal, id);
-    return updateAtVersion('user', current.version, expectedVersion, async (version) => {
-      try {
-        return await this.users.updateVersioned(current.id, version, data);
-      } catch (error) {
-        if (isUniqueViolation(error)) throw emailTaken();
-        throw error;
-      }
-    });
+    return updateAtVersion('user', current.version, expectedVersion, (version) => whenUniqueViolated(this.users.updateVersioned(current.id, version, data), emailTaken));
   }
 }
