@@ -57,15 +57,15 @@ export class StockRepository {
         FROM alloc a JOIN fresh f ON f.rn = a.rn + 1
       ),
       granted AS (SELECT f.id, f.order_id, f.quantity, a.remaining FROM fresh f JOIN alloc a ON a.rn = f.rn WHERE a.granted),
+      -- Nothing reads it: PostgreSQL runs every data-modifying WITH exactly once, to completion.
       inserted AS (
         INSERT INTO reservations (id, order_id, sku, quantity, status, created_at)
         SELECT id, order_id, ${sku}, quantity, 'RESERVED', now() FROM granted
-        RETURNING id
       ),
       taken AS (
         UPDATE stock SET available = available - t.total, reserved = reserved + t.total, updated_at = now()
         FROM (SELECT coalesce(sum(quantity), 0)::int AS total FROM granted) AS t
-        WHERE sku = ${sku} AND t.total > 0 AND (SELECT count(*) FROM inserted) >= 0
+        WHERE sku = ${sku} AND t.total > 0
         RETURNING available
       )
       SELECT coalesce(e.id, g.id)::text AS reservation_id,
