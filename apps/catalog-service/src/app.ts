@@ -1,4 +1,5 @@
 // The catalog-service request pipeline, in the order a request meets it.
+import { databaseOutages } from '@platform/db';
 import express from 'express';
 import { authenticate, TokenVerifier } from '@platform/auth';
 import { errorHandler, jsonBody, notFoundHandler, requireAcceptableResponse } from '@platform/errors';
@@ -44,6 +45,7 @@ export async function createCatalogApp(deps: CatalogAppDeps) {
   app.use(productsRoutes(products)); // /products, /products/:id, /products/:id/rating
   app.use(reviewsRoutes(reviews)); // /products/:id/reviews
   app.use(notFoundHandler);
+  app.use(databaseOutages); // an unreachable database: 503 + Retry-After, not 500
   app.use(errorHandler);
   return { app, products };
 }

@@ -251,3 +251,13 @@ describe('catalog subgraph', () => {
     expect(missing.body.errors[0].extensions.code).toBe('NOT_FOUND');
   });
 });
+
+describe('admin-only writes', () => {
+  it('answer 403 to a customer whatever the body, before validating it', async () => {
+    const someProduct = (await call('GET', '/products?size=1', { token: customer })).body.items[0].id as string;
+    for (const [method, path] of [['POST', '/products'], ['PATCH', `/products/${someProduct}`], ['PUT', `/products/${someProduct}`], ['DELETE', `/products/${someProduct}`]] as const) {
+      const res = await call(method, path, { token: customer, body: method === 'DELETE' ? undefined : { name: '' } });
+      expect([method, res.status, res.body.code]).toEqual([method, 403, 'FORBIDDEN']);
+    }
+  });
+});

@@ -1,4 +1,5 @@
 // The users-service request pipeline, in the order a request meets it.
+import { databaseOutages } from '@platform/db';
 import express from 'express';
 import { authenticate, TokenVerifier } from '@platform/auth';
 import { errorHandler, jsonBody, notFoundHandler, requireAcceptableResponse } from '@platform/errors';
@@ -6,6 +7,7 @@ import { createSubgraphMiddleware } from '@platform/graphql-kit';
 import { type Health, type Logger, type Metrics, requestContext, requestLog } from '@platform/service-kit';
 import type { PrismaClient } from './generated/prisma/client';
 import type { UsersConfig } from './config';
+import { credentialsRoutes } from './credentials/routes';
 import { usersResolvers, usersTypeDefs } from './graphql/resolvers';
 import { UserRepository } from './users/repository';
 import { usersRoutes } from './users/routes';
@@ -40,8 +42,10 @@ export async function createUsersApp(deps: UsersAppDeps) {
   app.use(requireAcceptableResponse); // 406
   app.use(jsonBody()); // 415, 413, malformed JSON
   app.use('/graphql', graphql); // subgraph; verifies the forwarded token itself
+  app.use(credentialsRoutes(users, new TokenVerifier(config.jwtVerifySecrets, { audience: 'internal' }))); // the gateway's revocation check (service tokens only)
   app.use(usersRoutes(users, authenticate(verifier))); // /users, /tokens
   app.use(notFoundHandler);
+  app.use(databaseOutages); // an unreachable database: 503 + Retry-After, not 500
   app.use(errorHandler);
   return { app, users };
 }

@@ -1,4 +1,6 @@
-import { PrismaClientKnownRequestError } from '@prisma/client/runtime/client';
+import type { ErrorRequestHandler } from 'express';
+import { PrismaClientInitializationError, PrismaClientKnownRequestError } from '@prisma/client/runtime/client';
+import { ApiError } from '@platform/errors';
 
 /**
  * True when a write broke a unique index. Model queries report it as P2002; raw SQL reports the
@@ -22,3 +24,25 @@ export async function whenUniqueViolated<T>(write: Promise<T>, clientError: () =
     throw error;
   }
 }
+
+/** Prisma's codes for "the database cannot be reached or answered in time", not a bad query. */
+const UNREACHABLE_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024']);
+/** Driver adapter error kinds and SQLSTATE classes with the same meaning (08: connection exception, 57P: shutdown, 53300: too many connections). */
+const UNREACHABLE_KINDS = /"kind":"(DatabaseNotReachable|ConnectionClosed|SocketTimeout|TooManyConnections|DatabaseUnavailable)"|"originalCode":"(08\w{3}|57P\d\d|53300)"/;
+const UNREACHABLE_SOCKET = /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|Connection terminated|connection timeout|Connection ended/i;
+
+/** True when `error` says the database is down or unreachable right now (worth a retry later). */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  if (error instanceof PrismaClientInitializationError) return true;
+  if (error instanceof PrismaClientKnownRequestError) return UNREACHABLE_CODES.has(error.code) || UNREACHABLE_KINDS.test(JSON.stringify(error.meta ?? {}));
+  const code = (error as { code?: unknown } | null)?.code;
+  return error instanceof Error && ((typeof code === 'string' && UNREACHABLE_SOCKET.test(code)) || UNREACHABLE_SOCKET.test(error.message));
+}
+
+/**
+ * Error middleware placed before the error renderer: a database that cannot be reached is a
+ * temporary outage (503 SERVICE_UNAVAILABLE with Retry-After), not a fault of this request.
+ */
+export const databaseOutages: ErrorRequestHandler = (error, _req, _res, next) => {
+  next(isDatabaseUnavailable(error) ? new ApiError('SERVICE_UNAVAILABLE', 'The service cannot reach its database right now; retry shortly.', { headers: { 'Retry-After': '2' }, cause: error }) : error);
+};

@@ -2,6 +2,8 @@
 // its meaning. Adding one is a non-breaking change.
 export const errorCatalog = {
   VALIDATION_FAILED: { status: 400, title: 'Validation failed' },
+  /** The message itself cannot be read as HTTP: its framing, its path's %-encoding. */
+  MALFORMED_REQUEST: { status: 400, title: 'Malformed request' },
   MALFORMED_JSON: { status: 400, title: 'Malformed JSON' },
   INVALID_CURSOR: { status: 400, title: 'Invalid cursor' },
   UNAUTHENTICATED: { status: 401, title: 'Unauthenticated' },
@@ -11,6 +13,7 @@ export const errorCatalog = {
   UNSUPPORTED_VERSION: { status: 404, title: 'Unsupported API version' },
   METHOD_NOT_ALLOWED: { status: 405, title: 'Method not allowed' },
   NOT_ACCEPTABLE: { status: 406, title: 'Not acceptable' },
+  REQUEST_TIMEOUT: { status: 408, title: 'Request timeout' },
   EMAIL_TAKEN: { status: 409, title: 'Email taken' },
   REVIEW_EXISTS: { status: 409, title: 'Review exists' },
   SKU_TAKEN: { status: 409, title: 'SKU taken' },
@@ -24,6 +27,7 @@ export const errorCatalog = {
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Unsupported media type' },
   IDEMPOTENCY_KEY_REUSED: { status: 422, title: 'Idempotency key reused' },
   RATE_LIMITED: { status: 429, title: 'Too many requests' },
+  REQUEST_HEADERS_TOO_LARGE: { status: 431, title: 'Request header fields too large' },
   INTERNAL: { status: 500, title: 'Internal error' },
   BAD_GATEWAY: { status: 502, title: 'Bad gateway' },
   SERVICE_UNAVAILABLE: { status: 503, title: 'Service unavailable' },

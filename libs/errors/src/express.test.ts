@@ -24,6 +24,9 @@ beforeAll(async () => {
       res.status(201).json(req.body);
     })
     .all(methodNotAllowed);
+  app.get('/things/:id', (req, res) => {
+    res.json({ id: req.params.id });
+  });
   app.get('/boom', () => {
     const error = new Error('relation "users" does not exist: SELECT * FROM users WHERE password_hash = $1');
     throw error;
@@ -107,5 +110,21 @@ describe('the error format', () => {
     const res = await fetch(`${url}/things`, { method: 'POST', headers: { 'content-type': 'application/json; charset=utf-8' }, body: '{"a":1}' });
     expect(res.status).toBe(201);
     expect((await res.json()) as { code: string }).toEqual({ a: 1 });
+  });
+});
+
+describe('requests express or the body parser cannot read', () => {
+  it('answer 400 MALFORMED_REQUEST for a path parameter with a broken %-encoding, not 500', async () => {
+    const res = await fetch(`${url}/things/%E0%A4%A`);
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ code: 'MALFORMED_REQUEST', errors: [] });
+  });
+
+  it('answer 4xx for a gzip body that is not gzip, and 415 for an unknown content coding', async () => {
+    const notGzip = await fetch(`${url}/things`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: '{"a":1}' });
+    expect(notGzip.status).toBe(400);
+    expect(((await notGzip.json()) as { code: string }).code).toBe('MALFORMED_REQUEST');
+    const unknown = await fetch(`${url}/things`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': 'x-unknown' }, body: '{"a":1}' });
+    expect(unknown.status).toBe(415);
   });
 });

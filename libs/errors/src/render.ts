@@ -35,8 +35,23 @@ export function toProblemBody(error: ApiError, traceId: string, instance: string
   };
 }
 
+/**
+ * An error express or its body parser raised for the client's request (a 4xx status on an
+ * http-errors object it chose to expose, or on the URIError of a path whose %-encoding is broken;
+ * a body that will not inflate): the client's mistake, answered as such.
+ */
+function clientErrorOf(error: unknown): ApiError | undefined {
+  const { status, expose } = (error ?? {}) as { status?: unknown; expose?: unknown };
+  // The router marks a path it cannot decode with status 400 on the URIError itself.
+  const chosenForClient = expose === true || error instanceof URIError;
+  if (!(error instanceof Error) || typeof status !== 'number' || status < 400 || status > 499 || !chosenForClient) return undefined;
+  if (status === 413) return new ApiError('PAYLOAD_TOO_LARGE', 'The request body is too large.', { cause: error });
+  if (status === 415) return new ApiError('UNSUPPORTED_MEDIA_TYPE', 'The request body encoding or media type is not supported.', { cause: error });
+  return new ApiError('MALFORMED_REQUEST', 'The request could not be read (its path or body is malformed).', { cause: error });
+}
+
 /** Turns anything thrown into an ApiError; unknown errors become a bare 500 with no internals. */
 export function asApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
-  return new ApiError('INTERNAL', 'An unexpected error occurred. Quote the traceId when reporting it.', { cause: error });
+  return clientErrorOf(error) ?? new ApiError('INTERNAL', 'An unexpected error occurred. Quote the traceId when reporting it.', { cause: error });
 }

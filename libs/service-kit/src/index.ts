@@ -13,6 +13,6 @@ export { requestLog, routeOf } from './request-log';
 export { createMetrics, type Metrics } from './metrics';
 export { Health, type ReadinessCheck } from './health';
 export { createStopper, stopOnSignals, stoppableHttpServer, type GracefulStopOptions, type Stoppable } from './graceful-stop';
-export { listen, type Listening } from './listen';
+export { listen, type Listening, type ListenOptions } from './listen';
 export { expectedVersion, updateAtVersion } from './conditional';
 export { runService, type BuiltService, type ServiceContext, type ServiceDefinition } from './run-service';

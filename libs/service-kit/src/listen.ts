@@ -1,5 +1,8 @@
-import { createServer, IncomingMessage, type RequestListener, type Server, type ServerOptions, ServerResponse } from 'node:http';
+import { createServer, IncomingMessage, type RequestListener, type Server, type ServerOptions, ServerResponse, STATUS_CODES } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { ApiError, type ErrorCode, MAX_BODY_BYTES, toErrorBody } from '@platform/errors';
+import { traceIdFrom } from './request-context';
 
 export interface Listening {
   server: Server;
@@ -43,10 +46,83 @@ function bornWithPrototypesOf(app: PrototypeSwappingApp): Pick<ServerOptions, 'I
   return { IncomingMessage: AppRequest as unknown as typeof IncomingMessage, ServerResponse: AppResponse as unknown as typeof ServerResponse };
 }
 
-/** Listens on `port` (0: any free port). Keep-alive outlives typical load balancer idle timeouts. */
-export async function listen(handler: RequestListener, port: number, host = '0.0.0.0'): Promise<Listening> {
-  const server = createServer({ keepAliveTimeout: 65_000, ...(isExpressApp(handler) ? bornWithPrototypesOf(handler) : {}) }, handler);
-  server.headersTimeout = 66_000;
+export interface ListenOptions {
+  /**
+   * Longest time to receive a whole request, headers and body (default 60 s). A slower one is
+   * answered 408 and its connection closed: a client trickling a body cannot hold a connection,
+   * or what the app opened for that request, for longer.
+   */
+  requestTimeoutMs?: number;
+}
+
+/** What a request the HTTP parser refused is answered with; anything else is 400. */
+const PARSER_REFUSALS: Partial<Record<string, { code: ErrorCode; message: string }>> = {
+  HPE_HEADER_OVERFLOW: { code: 'REQUEST_HEADERS_TOO_LARGE', message: 'The request headers are larger than this server reads.' },
+  ERR_HTTP_REQUEST_TIMEOUT: { code: 'REQUEST_TIMEOUT', message: 'The request did not arrive in time.' },
+};
+
+/**
+ * A request Node's parser refused (ambiguous or broken framing, too-large headers, a request not
+ * received in time) never reaches the app, so it is answered here, on the raw socket, in the one
+ * error format, and the connection is closed: after a framing error nothing further on it can be
+ * trusted to start where a request starts.
+ */
+function answerParserRefusal(error: Error & { code?: string; reason?: string }, socket: Duplex): void {
+  // An answer already under way on this socket cannot be followed by another.
+  const answering = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
+  if (error.code === 'ECONNRESET' || !socket.writable || answering?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  const refusal = PARSER_REFUSALS[error.code ?? ''] ?? { code: 'MALFORMED_REQUEST', message: `The request is not valid HTTP/1.1${error.reason ? ` (${error.reason})` : ''}.` };
+  const apiError = new ApiError(refusal.code, refusal.message);
+  const traceId = traceIdFrom(undefined);
+  const body = JSON.stringify(toErrorBody(apiError, traceId));
+  socket.end(
+    `HTTP/1.1 ${apiError.status} ${STATUS_CODES[apiError.status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+      `X-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\nX-Request-Id: ${traceId}\r\nConnection: close\r\n\r\n${body}`,
+    () => socket.destroy(),
+  );
+}
+
+/**
+ * Listens on `port` (0: any free port). Keep-alive outlives typical load balancer idle timeouts.
+ * Every app gets the same HTTP hygiene here: Node's strict parser (never the lenient one, whatever
+ * the process flags say), a bound on the time to receive a request, refusals in the error format
+ * and `X-Content-Type-Options: nosniff` on every response.
+ */
+export async function listen(handler: RequestListener, port: number, host = '0.0.0.0', options: ListenOptions = {}): Promise<Listening> {
+  const requestTimeout = options.requestTimeoutMs ?? 60_000;
+  const server = createServer(
+    {
+      keepAliveTimeout: 65_000,
+      requestTimeout,
+      headersTimeout: Math.min(60_000, requestTimeout),
+      // How often Node looks for requests past those timeouts (its default is 30 s).
+      connectionsCheckingInterval: Math.min(1_000, requestTimeout),
+      insecureHTTPParser: false,
+      ...(isExpressApp(handler) ? bornWithPrototypesOf(handler) : {}),
+    },
+    (req, res) => {
+      res.setHeader('X-Content-Type-Options', 'nosniff');
+      handler(req, res);
+    },
+  );
+  server.on('clientError', answerParserRefusal);
+  // `Expect: 100-continue`: Node would say "continue" to every such request before the app sees
+  // it, so a client would send a body the app then refuses, and meet a closed connection. A body
+  // announced over the limit is refused here instead, before the client sends a byte of it.
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    if (Number(req.headers['content-length'] ?? 0) > MAX_BODY_BYTES) {
+      const error = new ApiError('PAYLOAD_TOO_LARGE', `The request body is larger than ${MAX_BODY_BYTES} bytes.`);
+      const body = JSON.stringify(toErrorBody(error, traceIdFrom(req.headers.traceparent as string | undefined)));
+      res.writeHead(413, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), 'Cache-Control': 'no-store', Connection: 'close' }).end(body);
+      return;
+    }
+    res.writeContinue();
+    handler(req, res);
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolve());

@@ -2,7 +2,7 @@
 // carried by AsyncLocalStorage so service code does not thread them through every signature.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
-import type { RequestHandler } from 'express';
+import type { RequestHandler, Response } from 'express';
 
 export interface RequestContext {
   traceId: string;
@@ -10,6 +10,8 @@ export interface RequestContext {
   deadline: number;
   /** The caller's `Authorization` header, forwarded on service-to-service calls. */
   authorization?: string;
+  /** The answer to this request: a fault nobody caught in its work ends it (see process-faults). */
+  response?: Response;
 }
 
 export const TIMEOUT_HEADER = 'x-request-timeout-ms';
@@ -50,6 +52,6 @@ export function requestContext(defaultTimeoutMs: number): RequestHandler {
     const budget = Number.isFinite(timeout) && timeout > 0 ? Math.min(timeout, defaultTimeoutMs * 6) : defaultTimeoutMs;
     res.locals.traceId = traceId;
     res.setHeader('X-Request-Id', traceId);
-    storage.run({ traceId, deadline: Date.now() + budget, authorization: req.headers.authorization }, next);
+    storage.run({ traceId, deadline: Date.now() + budget, authorization: req.headers.authorization, response: res }, next);
   };
 }

@@ -10,6 +10,7 @@ import { Health } from './health';
 import { listen } from './listen';
 import { createLogger, type Logger } from './logger';
 import { createMetrics, type Metrics } from './metrics';
+import { handleProcessFaults } from './process-faults';
 
 export interface ServiceContext<P> {
   logger: Logger;
@@ -40,6 +41,7 @@ async function run<P extends PrismaLike>(definition: ServiceDefinition<P>): Prom
   const { config, name } = definition;
   const logger = createLogger(name, config.LOG_LEVEL);
   for (const warning of config.warnings) logger.warn(warning);
+  handleProcessFaults(logger);
 
   if (process.argv[2] === 'migrate') {
     if (!definition.database) throw new Error(`${name} has no database to migrate`);
@@ -66,7 +68,8 @@ async function run<P extends PrismaLike>(definition: ServiceDefinition<P>): Prom
 
   const built = await definition.build({ logger, health, metrics: createMetrics(name), database });
   await built.beforeListen?.();
-  const server = await listen(built.app, config.PORT);
+  // A request must arrive within the budget a request has: a body that stalls is cut with 408.
+  const server = await listen(built.app, config.PORT, undefined, { requestTimeoutMs: config.REQUEST_TIMEOUT_MS });
   logger.info({ port: server.port }, `${name} ready`);
 
   const stop = createStopper({

@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import express from 'express';
 import { updateAtVersion } from './conditional';
 import { loadConfig, portSetting } from './config';
@@ -59,6 +60,66 @@ describe('listen', () => {
     } finally {
       await server.close();
     }
+  });
+});
+
+/** Sends raw bytes and returns everything the server answers until it closes the connection. */
+async function rawExchange(port: number, request: string): Promise<{ head: string; body: string }> {
+  const socket = connect(port, '127.0.0.1', () => socket.write(request));
+  const chunks: Buffer[] = [];
+  socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+  await new Promise((resolve) => socket.once('close', resolve));
+  const [head, body = ''] = Buffer.concat(chunks).toString('utf8').split('\r\n\r\n');
+  return { head, body };
+}
+
+describe('listen: what every app answers before its own code runs', () => {
+  const app = express();
+  app.use(requestContext(1000));
+  app.use(express.json());
+  app.post('/things', (req, res) => void res.status(201).json(req.body));
+  let server: Awaited<ReturnType<typeof listen>>;
+
+  beforeAll(async () => {
+    server = await listen(app, 0, '127.0.0.1', { requestTimeoutMs: 300 });
+  });
+
+  afterAll(() => server.close());
+
+  it.each([
+    ['Content-Length beside Transfer-Encoding', 'Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n', 400, 'MALFORMED_REQUEST'],
+    ['two Content-Length headers', 'Content-Length: 2\r\nContent-Length: 3\r\n\r\n{}', 400, 'MALFORMED_REQUEST'],
+    ['a Transfer-Encoding that does not end in chunked', 'Transfer-Encoding: chunked, identity\r\n\r\n{}', 400, 'MALFORMED_REQUEST'],
+    ['a header line folded over two lines', 'X-Folded: a\r\n b\r\nContent-Length: 2\r\n\r\n{}', 400, 'MALFORMED_REQUEST'],
+    ['headers larger than the parser reads', `X-Padding: ${'a'.repeat(20_000)}\r\nContent-Length: 2\r\n\r\n{}`, 431, 'REQUEST_HEADERS_TOO_LARGE'],
+  ])('refuses %s in the error format, with nosniff, and closes the connection', async (_name, rest, status, code) => {
+    const { head, body } = await rawExchange(server.port, `POST /things HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n${rest}`);
+    expect(head.split('\r\n')[0]).toBe(`HTTP/1.1 ${status} ${status === 400 ? 'Bad Request' : 'Request Header Fields Too Large'}`);
+    expect(head).toMatch(/\r\ncontent-type: application\/json/i);
+    expect(head).toMatch(/\r\nx-content-type-options: nosniff\r\n/i);
+    expect(head).toMatch(/\r\nconnection: close(\r\n|$)/i);
+    expect(JSON.parse(body)).toEqual({ code, message: expect.any(String), traceId: expect.stringMatching(/^[\da-f]{32}$/), errors: [] });
+  });
+
+  it('answers 408 in the error format when a body stalls past requestTimeoutMs, and closes the connection', async () => {
+    const { head, body } = await rawExchange(server.port, 'POST /things HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 20\r\n\r\n{"a":');
+    expect(head.split('\r\n')[0]).toBe('HTTP/1.1 408 Request Timeout');
+    expect(JSON.parse(body)).toMatchObject({ code: 'REQUEST_TIMEOUT', errors: [] });
+  });
+
+  it('answers Expect: 100-continue with 413 before the body is sent when it is announced over 1 MiB, and with 100 Continue otherwise', async () => {
+    const large = await rawExchange(server.port, 'POST /things HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2000000\r\nExpect: 100-continue\r\n\r\n');
+    expect(large.head.split('\r\n')[0]).toBe('HTTP/1.1 413 Payload Too Large');
+    expect(JSON.parse(large.body)).toMatchObject({ code: 'PAYLOAD_TOO_LARGE', errors: [] });
+    const small = await rawExchange(server.port, 'POST /things HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 7\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n{"a":1}');
+    expect(small.head).toBe('HTTP/1.1 100 Continue');
+  });
+
+  it('sends X-Content-Type-Options: nosniff on every response, errors included', async () => {
+    const created = await fetch(`${server.url}/things`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":1}' });
+    const missing = await fetch(`${server.url}/nothing`);
+    expect([created.status, created.headers.get('x-content-type-options')]).toEqual([201, 'nosniff']);
+    expect([missing.status, missing.headers.get('x-content-type-options')]).toEqual([404, 'nosniff']);
   });
 });
 

@@ -93,3 +93,24 @@ describe('parseQuery', () => {
     expect(error.fieldErrors).toEqual([{ field: 'size', code: 'INVALID_TYPE', message: 'size must be an integer.' }]);
   });
 });
+
+describe('NUL characters (PostgreSQL text cannot hold them)', () => {
+  it('are refused in any string of a body or a query, every such field at once', () => {
+    const schema = z.strictObject({ name: z.string(), tags: z.array(z.string()), address: z.strictObject({ line1: z.string() }) });
+    const error = (() => {
+      try {
+        parseBody(schema, { name: 'a\u0000b', tags: ['ok', '\u0000'], address: { line1: 'x\u0000' } });
+      } catch (thrown) {
+        return thrown as ApiError;
+      }
+      throw new Error('expected a refusal');
+    })();
+    expect(error.status).toBe(422);
+    expect(error.fieldErrors.map(({ field, code }) => [field, code])).toEqual([
+      ['name', 'INVALID_FORMAT'],
+      ['tags[1]', 'INVALID_FORMAT'],
+      ['address.line1', 'INVALID_FORMAT'],
+    ]);
+    expect(() => parseQuery(z.strictObject({ q: z.string() }), { q: '\u0000' })).toThrow(expect.objectContaining({ code: 'VALIDATION_FAILED' }));
+  });
+});

@@ -52,10 +52,36 @@ function toFieldErrors(issue: z.core.$ZodIssue, source: Source): FieldError[] {
   }
 }
 
+/**
+ * Strings holding NUL (U+0000), wherever they sit in the input: PostgreSQL text cannot store the
+ * character, so such a value is refused here, for every field at once, before any rule runs.
+ * Iterative, so a deeply nested body cannot exhaust the stack.
+ */
+function nulCharacterErrors(input: unknown, source: Source): FieldError[] {
+  const errors: FieldError[] = [];
+  const pending: [unknown, PropertyKey[]][] = [[input, []]];
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const [value, path] = next;
+    if (typeof value === 'string') {
+      if (value.includes('\u0000')) {
+        const field = fieldPath(path, source);
+        errors.push({ field, code: 'INVALID_FORMAT', message: `${field} must not contain NUL characters.` });
+      }
+    } else if (Array.isArray(value)) {
+      value.forEach((item, index) => pending.push([item, [...path, index]]));
+    } else if (value && typeof value === 'object') {
+      for (const [key, item] of Object.entries(value)) pending.push([item, [...path, key]]);
+    }
+  }
+  return errors.reverse();
+}
+
 function parse<S extends z.ZodType>(schema: S, input: unknown, source: Source): z.output<S> {
+  const nulErrors = nulCharacterErrors(input, source);
   const result = schema.safeParse(input, { reportInput: true });
-  if (result.success) return result.data;
-  const fieldErrors = result.error.issues.flatMap((issue) => toFieldErrors(issue, source));
+  if (result.success && !nulErrors.length) return result.data;
+  const schemaErrors = result.success ? [] : result.error.issues.flatMap((issue) => toFieldErrors(issue, source));
+  const fieldErrors = [...nulErrors, ...schemaErrors.filter((error) => !nulErrors.some((nul) => nul.field === error.field))];
   const status = fieldErrors.some((error) => unreadable.has(error.code)) ? 400 : 422;
   const message = status === 400 ? 'The request has missing, unknown or wrongly typed fields.' : 'Some fields break a rule; correct them and resend.';
   throw new ApiError('VALIDATION_FAILED', message, { status, fieldErrors });

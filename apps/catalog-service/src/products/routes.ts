@@ -1,6 +1,6 @@
 // HTTP in and out for products and their rating.
 import { Router } from 'express';
-import { principalOf } from '@platform/auth';
+import { adminOnly, principalOf } from '@platform/auth';
 import { methodNotAllowed } from '@platform/errors';
 import { expectedVersion } from '@platform/service-kit';
 import { noQueryParameters, parseBody, parseQuery } from '@platform/validation';
@@ -16,7 +16,7 @@ export function productsRoutes(products: ProductService): Router {
     .get(async (req, res) => {
       res.json(await products.list(parseQuery(listProductsQuery, req.query)));
     })
-    .post(async (req, res) => {
+    .post(adminOnly, async (req, res) => {
       const product = await products.create(principalOf(res), parseBody(createProductBody, req.body));
       res.status(201).location(`/v1/products/${product.id}`).setHeader('ETag', etagOf(product)).json(toProductResponse(product));
     })
@@ -29,15 +29,15 @@ export function productsRoutes(products: ProductService): Router {
       const product = await products.get(req.params.id as string);
       res.setHeader('ETag', etagOf(product)).json(toProductResponse(product));
     })
-    .patch(async (req, res) => {
+    .patch(adminOnly, async (req, res) => {
       const product = await products.patch(principalOf(res), req.params.id as string, parseBody(patchProductBody, req.body), expectedVersion(req));
       res.setHeader('ETag', etagOf(product)).json(toProductResponse(product));
     })
-    .put(async (req, res) => {
+    .put(adminOnly, async (req, res) => {
       const product = await products.replace(principalOf(res), req.params.id as string, parseBody(replaceProductBody, req.body), expectedVersion(req));
       res.setHeader('ETag', etagOf(product)).json(toProductResponse(product));
     })
-    .delete(async (req, res) => {
+    .delete(adminOnly, async (req, res) => {
       await products.delete(principalOf(res), req.params.id as string);
       res.status(204).end();
     })

@@ -1,6 +1,6 @@
 // Request shapes of products. Unknown fields and parameters are refused.
 import { pagingQueryShape } from '@platform/paging';
-import { queryInt, z } from '@platform/validation';
+import { idField, queryInt, z } from '@platform/validation';
 
 const sku = z.string().regex(/^[A-Z0-9][A-Z0-9-]{1,63}$/, { error: 'sku is upper-case letters, digits and dashes' });
 const name = z.string().trim().min(1).max(200);
@@ -39,7 +39,7 @@ export const listProductsQuery = z.strictObject({
   ids: z
     .string()
     .transform((text) => text.split(',').filter(Boolean))
-    .pipe(z.array(z.string()).min(1).max(100))
+    .pipe(z.array(idField()).min(1).max(100))
     .optional(),
 });
 
