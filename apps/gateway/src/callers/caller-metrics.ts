@@ -1,11 +1,14 @@
 // Who still calls what: requests by API version, route, status and client, so retiring an
-// endpoint or a version starts from data. The client is the User-Agent's product/version
-// (the spec asks callers to send one) or, without it, the token's subject.
+// endpoint or a version starts from data. The client is the product/version an authenticated
+// caller's User-Agent starts with (the spec asks callers to send one), when it has the shape of
+// one. Labels never carry who the caller is (no user ids), and their values are bounded: an
+// unauthenticated caller is `anonymous` whatever it sends, any other User-Agent is `other`.
 import type { RequestHandler } from 'express';
 import { Counter, type Registry } from 'prom-client';
-import type { Principal } from '@platform/auth';
 
-const MAX_CLIENTS = 500;
+/** `name/1.2.3`: a product name and a numeric version of at most four parts. */
+const CLIENT_SHAPE = /^([A-Za-z][\w.-]{0,39})\/(\d{1,6}(?:\.\d{1,6}){0,3})(?![\w.-])/;
+const MAX_CLIENTS = 200;
 
 export function callerMetrics(registry: Registry): RequestHandler {
   const requests = new Counter({
@@ -15,9 +18,11 @@ export function callerMetrics(registry: Registry): RequestHandler {
     registers: [registry],
   });
   const seen = new Set<string>();
-  const clientOf = (userAgent: string | undefined, principal: Principal | undefined): string => {
-    const product = userAgent ? /^([\w.-]{1,40})\/([\w.-]{1,20})/.exec(userAgent) : null;
-    const client = product ? `${product[1]}/${product[2]}` : principal ? `sub:${principal.userId}` : 'anonymous';
+  const clientOf = (userAgent: string | undefined, authenticated: boolean): string => {
+    if (!authenticated) return 'anonymous';
+    const product = userAgent ? CLIENT_SHAPE.exec(userAgent) : null;
+    if (!product) return 'other';
+    const client = `${product[1]}/${product[2]}`;
     // Bounded label cardinality: past the cap, new clients are counted together.
     if (seen.has(client)) return client;
     if (seen.size >= MAX_CLIENTS) return 'other';
@@ -31,7 +36,7 @@ export function callerMetrics(registry: Registry): RequestHandler {
         route: (res.locals.route as { pattern?: string } | undefined)?.pattern ?? 'unmatched',
         method: req.method,
         status: String(res.statusCode),
-        client: clientOf(req.headers['user-agent'], res.locals.principal as Principal | undefined),
+        client: clientOf(req.headers['user-agent'], res.locals.principal !== undefined),
       });
     });
     next();

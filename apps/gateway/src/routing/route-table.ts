@@ -12,6 +12,8 @@ export interface RouteDefinition {
   /** Public routes answer without a token; everything else needs one. */
   auth?: 'public' | 'required';
   policy?: RateLimitPolicyName;
+  /** Shared caches may keep its answers (documents with nothing personal); every other route's answers are `no-store`. */
+  cacheable?: boolean;
   /** RFC 9745 `Deprecation` date; adds `Sunset` (RFC 8594) and a `Link` to the notice when given. */
   deprecation?: string;
   sunset?: string;
@@ -36,5 +38,5 @@ export const routeTable: RouteDefinition[] = [
   { pattern: '/products/:id/reviews', methods: ['GET', 'POST'], upstream: 'catalog' },
   { pattern: '/products/:id/reviews/:reviewId', methods: ['GET'], upstream: 'catalog' },
   { pattern: '/graphql', methods: ['POST'], upstream: 'graphql' },
-  { pattern: '/openapi.json', methods: ['GET'], upstream: 'openapi', auth: 'public' },
+  { pattern: '/openapi.json', methods: ['GET'], upstream: 'openapi', auth: 'public', cacheable: true },
 ];

@@ -5,7 +5,7 @@ import type { RouteDefinition } from './route-table';
 
 export interface CompiledRoute extends RouteDefinition {
   regex: RegExp;
-  /** Response headers the route always adds (Deprecation, Sunset, Link). */
+  /** Response headers the route always adds (Cache-Control, Deprecation, Sunset, Link). */
   headers: [string, string][];
 }
 
@@ -17,8 +17,9 @@ export interface Deprecation {
   link?: string;
 }
 
-function retirementHeaders(route: RouteDefinition): [string, string][] {
-  const headers: [string, string][] = [];
+function routeHeaders(route: RouteDefinition): [string, string][] {
+  // Answers behind a token (and tokens themselves) are personal: no cache keeps them.
+  const headers: [string, string][] = [['Cache-Control', route.cacheable ? 'public, max-age=300' : 'no-store']];
   // RFC 9745: Deprecation is a structured-field date, "@" + epoch seconds.
   if (route.deprecation) headers.push(['Deprecation', `@${Math.floor(Date.parse(route.deprecation) / 1000)}`]);
   if (route.sunset) headers.push(['Sunset', new Date(route.sunset).toUTCString()]);
@@ -34,7 +35,7 @@ export class RouteTable {
       const overlay = deprecations.find((d) => d.pattern === definition.pattern && (!d.methods || d.methods.some((m) => definition.methods.includes(m.toUpperCase()))));
       const route = overlay ? { ...definition, deprecation: overlay.deprecation, sunset: overlay.sunset, link: overlay.link } : definition;
       const source = route.pattern.replace(/:[A-Za-z]+/g, '[^/]+');
-      return { ...route, regex: new RegExp(`^${source}/?$`), headers: retirementHeaders(route) };
+      return { ...route, regex: new RegExp(`^${source}/?$`), headers: routeHeaders(route) };
     });
   }
 
