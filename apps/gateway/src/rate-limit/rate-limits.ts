@@ -1,11 +1,25 @@
-// Call-rate limits with rate-limiter-flexible: on Redis, shared by every gateway replica, with
-// an in-memory insurance limiter while Redis is down (logged once per outage); in memory only
+// Call-rate limits with rate-limiter-flexible. Every call is counted in this replica's memory
+// and, while Redis answers, in Redis too (shared by every gateway replica); the stricter of the
+// two counts decides. Redis commands give up after a few tens of milliseconds, and the first
+// failure opens a circuit (redis-circuit.ts): calls stop asking Redis at once until a background
+// probe sees it answer again, so a hung or dead Redis never holds a request up. In memory only
 // when no Redis is configured. Every answer carries the IETF draft RateLimit headers.
+//
+// Why memory counts every call, and why the stricter count wins: when Redis comes back it has
+// missed every call made during the outage, or lost every count (restarted without persistence).
+// Its counts alone would hand every caller a fresh budget. This replica's memory has seen all the
+// calls it served, before and during the outage, so until that window ends the stricter of the
+// two applies. With several replicas each remembers only its own calls: in the window an outage
+// touched, a caller may get what its other replicas served during the outage on top of the
+// limit, never a whole new budget. In normal operation Redis, which counts every replica, is the
+// stricter one, and the memory count only costs a map entry per caller and window.
 import { Redis } from 'ioredis';
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { Counter, Gauge, type Registry } from 'prom-client';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, RLWrapperTimeouts } from 'rate-limiter-flexible';
 import { ApiError } from '@platform/errors';
 import type { Logger } from '@platform/service-kit';
 import type { RateLimitPolicyName } from '../routing/route-table';
+import { RedisCircuit, type Store } from './redis-circuit';
 
 export interface Policy {
   points: number;
@@ -24,28 +38,21 @@ function headersOf(name: string, policy: Policy, remaining: number, resetMs: num
   ];
 }
 
-export function connectRedis(url: string, logger: Logger): Redis {
+export function connectRedis(url: string, options: { commandTimeoutMs: number }, logger: Logger): Redis {
   const redis = new Redis(url, {
-    // Fail fast while disconnected: the insurance limiter answers instead of queued commands.
+    // Fail fast while disconnected: calls are counted in memory instead of queued.
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
     connectTimeout: 1_000,
+    // A frozen Redis keeps its connection open and never answers: give up on each command.
+    commandTimeout: options.commandTimeoutMs,
     // Keep trying to come back, at most every 2 s.
     retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
     // Limiter calls from concurrent requests leave in one write per event-loop tick.
     enableAutoPipelining: true,
   });
-  let down = false;
-  redis.on('error', (error: Error) => {
-    if (down) return;
-    down = true;
-    logger.warn({ err: error.message }, 'Redis unavailable: rate limits fall back to this replica\'s memory until it returns');
-  });
-  redis.on('ready', () => {
-    if (!down) return;
-    down = false;
-    logger.info('Redis is back: rate limits are shared again');
-  });
+  // Repeats on every reconnection attempt; the rate limits log the outage once, on the switch.
+  redis.on('error', (error: Error) => logger.debug({ err: error.message }, 'Redis connection error'));
   return redis;
 }
 
@@ -61,37 +68,122 @@ export async function redisReady(redis: Redis, timeoutMs: number): Promise<boole
   });
 }
 
+export interface RateLimitsOptions {
+  /** The shared store; unset: counts live in this process only. */
+  redis?: Redis;
+  logger: Logger;
+  /** Where `gateway_rate_limit_store` and its switch count are reported. */
+  registry: Registry;
+  /** While Redis is out, how often to see whether it answers again. */
+  probeIntervalMs?: number;
+}
+
+interface Counters {
+  memory: RateLimiterMemory;
+  redis?: RLWrapperTimeouts;
+}
+
+interface Outcome {
+  allowed: boolean;
+  res: RateLimiterRes;
+}
+
+/** A limiter's answer, a refusal included; errors (Redis failures) still throw. */
+async function outcomeOf(consumed: Promise<RateLimiterRes>): Promise<Outcome> {
+  try {
+    return { allowed: true, res: await consumed };
+  } catch (rejection) {
+    if (rejection instanceof RateLimiterRes) return { allowed: false, res: rejection };
+    throw rejection;
+  }
+}
+
+/** The policies the gateway enforces, from its settings: one place that says what each limit is. */
+export function policiesOf(config: {
+  RATE_LIMIT_POINTS: number;
+  RATE_LIMIT_WINDOW_S: number;
+  RATE_LIMIT_TOKENS_POINTS: number;
+  RATE_LIMIT_TOKENS_IP_POINTS: number;
+  RATE_LIMIT_TOKENS_WINDOW_S: number;
+}): Record<RateLimitPolicyName | 'tokens-ip', Policy> {
+  return {
+    default: { points: config.RATE_LIMIT_POINTS, windowS: config.RATE_LIMIT_WINDOW_S },
+    // Token requests per email: guessing one account's password.
+    tokens: { points: config.RATE_LIMIT_TOKENS_POINTS, windowS: config.RATE_LIMIT_TOKENS_WINDOW_S },
+    // Token requests per client IP: spraying many accounts (higher, as offices share an IP).
+    'tokens-ip': { points: config.RATE_LIMIT_TOKENS_IP_POINTS, windowS: config.RATE_LIMIT_TOKENS_WINDOW_S },
+  };
+}
+
 export class RateLimits {
-  private readonly limiters = new Map<string, RateLimiterAbstract>();
+  private readonly counters = {} as Record<RateLimitPolicyName | 'tokens-ip', Counters>;
+  private readonly circuit?: RedisCircuit;
 
   constructor(
     private readonly policies: Record<RateLimitPolicyName | 'tokens-ip', Policy>,
-    redis?: Redis,
+    options: RateLimitsOptions,
   ) {
-    for (const [name, policy] of Object.entries(policies)) {
-      const memory = new RateLimiterMemory({ points: policy.points, duration: policy.windowS, keyPrefix: `rl:${name}` });
-      this.limiters.set(
-        name,
-        redis
-          ? new RateLimiterRedis({ storeClient: redis, points: policy.points, duration: policy.windowS, keyPrefix: `rl:${name}`, rejectIfRedisNotReady: true, insuranceLimiter: memory })
-          : memory,
-      );
+    const store = new Gauge({ name: 'gateway_rate_limit_store', help: "Where rate limits are counted now: 1 for Redis (shared) or this replica's memory", labelNames: ['store'], registers: [options.registry] });
+    const switches = new Counter({ name: 'gateway_rate_limit_store_switches_total', help: 'Switches of the rate-limit store, by the store switched to', labelNames: ['to'], registers: [options.registry] });
+    const show = (current: Store) => {
+      store.set({ store: 'redis' }, current === 'redis' ? 1 : 0);
+      store.set({ store: 'memory' }, current === 'memory' ? 1 : 0);
+    };
+    if (options.redis) {
+      this.circuit = new RedisCircuit(options.redis, {
+        probeIntervalMs: options.probeIntervalMs ?? 1_000,
+        onSwitch: (to, cause) => {
+          switches.inc({ to });
+          show(to);
+          if (to === 'memory') options.logger.warn({ err: cause?.message }, "Redis unavailable: rate limits are counted in this replica's memory until it answers again");
+          else options.logger.info('Redis is back: rate limits are shared again');
+        },
+      });
+    }
+    show(this.circuit?.store ?? 'memory');
+    // The client's command timeout also bounds each call from its start: with auto-pipelining a
+    // command waits, unsent and without its timer running, while the pipeline before it is still
+    // out, so on a hung Redis the calls behind the first would wait two timeouts.
+    const timeoutMs = options.redis?.options.commandTimeout ?? 50;
+    for (const name of Object.keys(policies) as (keyof typeof policies)[]) {
+      const shape = { points: policies[name].points, duration: policies[name].windowS, keyPrefix: `rl:${name}` };
+      this.counters[name] = {
+        memory: new RateLimiterMemory(shape),
+        redis: options.redis && new RLWrapperTimeouts({ limiter: new RateLimiterRedis({ ...shape, storeClient: options.redis, rejectIfRedisNotReady: true }), timeoutMs }),
+      };
     }
   }
 
   /** Takes one point of `policy` for `key`; throws 429 RATE_LIMITED (with the headers) when none is left. */
   async consume(policyName: RateLimitPolicyName | 'tokens-ip', key: string): Promise<Decision> {
     const policy = this.policies[policyName];
-    const limiter = this.limiters.get(policyName)!;
-    try {
-      const result = await limiter.consume(key);
-      return { headers: headersOf(policyName, policy, result.remainingPoints, result.msBeforeNext) };
-    } catch (rejection) {
-      if (!(rejection instanceof RateLimiterRes)) throw rejection;
-      const headers = headersOf(policyName, policy, 0, rejection.msBeforeNext);
-      throw new ApiError('RATE_LIMITED', `Too many requests; retry in ${Math.ceil(rejection.msBeforeNext / 1000)} s.`, {
-        headers: { ...Object.fromEntries(headers), 'Retry-After': String(Math.max(1, Math.ceil(rejection.msBeforeNext / 1000))) },
+    const counters = this.counters[policyName];
+    const outcomes = (await Promise.all([outcomeOf(counters.memory.consume(key)), this.sharedOutcome(counters, key)])).filter((outcome) => outcome !== undefined);
+    const refusals = outcomes.filter((outcome) => !outcome.allowed);
+    if (refusals.length) {
+      const msBeforeNext = Math.max(...refusals.map((refusal) => refusal.res.msBeforeNext));
+      const headers = headersOf(policyName, policy, 0, msBeforeNext);
+      throw new ApiError('RATE_LIMITED', `Too many requests; retry in ${Math.ceil(msBeforeNext / 1000)} s.`, {
+        headers: { ...Object.fromEntries(headers), 'Retry-After': String(Math.max(1, Math.ceil(msBeforeNext / 1000))) },
       });
+    }
+    const strictest = outcomes.reduce((stricter, outcome) => (outcome.res.remainingPoints < stricter.res.remainingPoints ? outcome : stricter));
+    return { headers: headersOf(policyName, policy, strictest.res.remainingPoints, strictest.res.msBeforeNext) };
+  }
+
+  /** Stops probing Redis (the process is stopping). */
+  stop(): void {
+    this.circuit?.stop();
+  }
+
+  /** Redis's count, unless Redis is out; a failure opens the circuit and leaves memory to decide. */
+  private async sharedOutcome(counters: Counters, key: string): Promise<Outcome | undefined> {
+    if (!counters.redis || this.circuit?.store !== 'redis') return undefined;
+    try {
+      return await outcomeOf(counters.redis.consume(key));
+    } catch (error) {
+      this.circuit.failed(error instanceof Error ? error : new Error(String(error)));
+      return undefined;
     }
   }
 }
