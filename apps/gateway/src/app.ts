@@ -7,15 +7,32 @@ import { createFederatedGraph } from '@platform/graphql-kit';
 import { type Health, type Logger, type Metrics, requestContext, requestLog } from '@platform/service-kit';
 import { callerMetrics } from './callers/caller-metrics';
 import type { GatewayConfig } from './config';
-import { dispatch, identifyCaller, limitBodySize, rateLimit, requireAuthentication, requireJsonBody, routeRequest } from './pipeline';
+import {
+  dispatch,
+  dropInternalHeaders,
+  identifyCaller,
+  limitBodySize,
+  limitInFlight,
+  rateLimit,
+  requireAuthentication,
+  requireJsonBody,
+  requireWellFormedRequest,
+  routeRequest,
+} from './pipeline';
 import { createUpstreamProxy } from './proxy/upstream-proxy';
+import type { CallerCredentials } from './auth/credentials';
 import type { RateLimits } from './rate-limit/rate-limits';
 import { routeTable } from './routing/route-table';
 import { RouteTable } from './routing/router';
 
 export interface GatewayAppDeps {
-  config: Pick<GatewayConfig, 'jwtVerifySecrets' | 'NODE_ENV' | 'REQUEST_TIMEOUT_MS' | 'USERS_URL' | 'ORDERS_URL' | 'CATALOG_URL' | 'TRUST_PROXY' | 'ROUTE_DEPRECATIONS'>;
+  config: Pick<
+    GatewayConfig,
+    'jwtVerifySecrets' | 'NODE_ENV' | 'REQUEST_TIMEOUT_MS' | 'USERS_URL' | 'ORDERS_URL' | 'CATALOG_URL' | 'TRUST_PROXY' | 'ROUTE_DEPRECATIONS' | 'UPSTREAM_LIMITS' | 'MAX_IN_FLIGHT_PER_CALLER'
+  >;
   rateLimits: RateLimits;
+  /** Refuses tokens their account outlived (users-service's credential versions). */
+  credentials: CallerCredentials;
   logger: Logger;
   health: Health;
   metrics: Metrics;
@@ -28,7 +45,7 @@ export async function createGatewayApp(deps: GatewayAppDeps) {
   const { config } = deps;
   const routes = new RouteTable(routeTable, config.ROUTE_DEPRECATIONS);
   const verifier = new TokenVerifier(config.jwtVerifySecrets);
-  const proxyOptions = { timeoutMs: config.REQUEST_TIMEOUT_MS };
+  const timeoutMs = config.REQUEST_TIMEOUT_MS;
   const graph = await createFederatedGraph({
     supergraphSdl: readFileSync(deps.supergraphPath, 'utf8'),
     subgraphUrls: { users: `${config.USERS_URL}/graphql`, orders: `${config.ORDERS_URL}/graphql`, catalog: `${config.CATALOG_URL}/graphql` },
@@ -41,27 +58,30 @@ export async function createGatewayApp(deps: GatewayAppDeps) {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('trust proxy', config.TRUST_PROXY);
+  app.use(dropInternalHeaders(app.get('trust proxy fn'))); // a client's X-Request-Timeout-Ms, X-Forwarded-Prefix (and X-Forwarded-* unless a trusted proxy's) are dropped
   app.use(requestContext(config.REQUEST_TIMEOUT_MS)); // trace id (traceparent in, X-Request-Id out), deadline
   app.use(requestLog(deps.logger)); // one JSON line per request
   app.use(deps.metrics.middleware); // latency by route
   app.use(callerMetrics(deps.metrics.registry)); // who calls which version and route
   app.use(deps.health.router()); // /healthz, /readyz (unversioned, public)
+  app.use(requireWellFormedRequest); // 400 for a transfer coding other than chunked or a broken %-encoded path
   app.use(limitBodySize); // 413 over 1 MiB, from Content-Length
   app.use(requireAcceptableResponse); // 406 unless JSON is acceptable
-  app.use(requireJsonBody); // 415 for a body that is not JSON
-  app.use(routeRequest(routes)); // /v1 → route table: 404 UNSUPPORTED_VERSION / 404 / 405 + Deprecation, Sunset
-  app.use(identifyCaller(verifier)); // principal from the bearer token (cached until expiry)
+  app.use(requireJsonBody); // 415 for a body that is not JSON, or has a content coding
+  app.use(routeRequest(routes)); // /v1 → route table: 404 UNSUPPORTED_VERSION / 404 / 405 + Cache-Control, Deprecation, Sunset
+  app.use(identifyCaller(verifier, deps.credentials)); // principal from the bearer token (cached until expiry); revoked tokens refused
+  app.use(limitInFlight(config.MAX_IN_FLIGHT_PER_CALLER)); // 429 RATE_LIMITED past the requests one caller may have in flight
   app.use(rateLimit(deps.rateLimits)); // RateLimit headers; 429 RATE_LIMITED
   app.use(requireAuthentication); // 401 unless the route is public
   app.use(
     dispatch({
-      users: createUpstreamProxy(config.USERS_URL, proxyOptions),
-      orders: createUpstreamProxy(config.ORDERS_URL, proxyOptions),
-      catalog: createUpstreamProxy(config.CATALOG_URL, proxyOptions),
+      users: createUpstreamProxy(config.USERS_URL, { timeoutMs, ...config.UPSTREAM_LIMITS.users }),
+      orders: createUpstreamProxy(config.ORDERS_URL, { timeoutMs, ...config.UPSTREAM_LIMITS.orders }),
+      catalog: createUpstreamProxy(config.CATALOG_URL, { timeoutMs, ...config.UPSTREAM_LIMITS.catalog }),
       graphql: [express.json({ limit: '1mb' }), graph.middleware],
       openapi: (_req, res) => void res.type('application/json').send(openapi),
     }),
-  ); // proxy with timeout and remaining-deadline header; 502/503/504 in the error format
+  ); // proxy with its framing, timeout and remaining-deadline header; 408/502/503/504 in the error format
   app.use(errorHandler);
   return { app, stopGraph: graph.stop };
 }

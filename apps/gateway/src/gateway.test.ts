@@ -1,23 +1,31 @@
 // The gateway as a client sees it, with the services replaced by real HTTP servers on loopback
 // and, where Redis matters, a redis-server of the test's own.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import express from 'express';
 import pino from 'pino';
 import { createMetrics, Health, listen, type Listening } from '@platform/service-kit';
-import { apiClient, tokenFor } from '@platform/test-kit';
+import { apiClient, percentile, RedisServer, runBounded, tokenFor } from '@platform/test-kit';
+import { issueAccessToken, serviceTokenSource } from '@platform/auth';
 import { createGatewayApp } from './app';
+import { CredentialCheck } from './auth/credentials';
+import { loadGatewayConfig } from './config';
 import { connectRedis, RateLimits, redisReady } from './rate-limit/rate-limits';
 
 const JWT_SECRET = 'gateway-test-secret-gateway-test-secret-01';
 const supergraphPath = path.join(__dirname, 'graphql/supergraph.graphql');
 const openapiPath = path.join(__dirname, 'openapi/openapi.json');
 
+/** users-service's credential versions, as the fake serves them (absent: version 1; null: deleted). */
+const credentialVersions = new Map<string, number | null>();
+
 function fakeService() {
   const app = express();
   app.use(express.raw({ type: '*/*' }));
+  app.get('/internal/credentials/:id', (req, res) => {
+    const version = credentialVersions.has(req.params.id) ? credentialVersions.get(req.params.id) : 1;
+    res.json({ userId: req.params.id, exists: version !== null, credentialVersion: version });
+  });
   app.all('/users/echo', (req, res) => {
     res.json({ path: req.originalUrl, method: req.method, headers: req.headers, body: req.body?.toString('utf8') ?? null });
   });
@@ -41,27 +49,39 @@ function fakeService() {
   return app;
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
+interface TimedCall {
+  /** 0: no answer within 3 s. */
+  status: number;
+  ms: number;
+  rateLimit: string | null;
 }
 
-async function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  for (let i = 0; i < 50; i++) {
-    const up = await new Promise<boolean>((resolve) => {
-      const socket = require('node:net').connect(port, '127.0.0.1');
-      socket.once('connect', () => (socket.destroy(), resolve(true)));
-      socket.once('error', () => resolve(false));
-    });
-    if (up) return child;
-    await new Promise((resolve) => setTimeout(resolve, 100));
+/** GET /v1/products as `token`'s user, timed from the client's side. */
+async function timedGet(gateway: Gateway, token: string): Promise<TimedCall> {
+  const started = performance.now();
+  try {
+    const res = await fetch(`${gateway.server.url}/v1/products`, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(3_000) });
+    await res.arrayBuffer();
+    return { status: res.status, ms: performance.now() - started, rateLimit: res.headers.get('ratelimit') };
+  } catch {
+    return { status: 0, ms: performance.now() - started, rateLimit: null };
   }
-  throw new Error('redis-server did not start');
+}
+
+const remainingOf = (call: TimedCall) => Number(/;r=(\d+);/.exec(call.rateLimit ?? '')?.[1]);
+
+/** The store the gateway counts in now, as its metrics tell an operator. */
+async function storeOf(gateway: Gateway): Promise<string | undefined> {
+  const text = await gateway.metrics.registry.getSingleMetricAsString('gateway_rate_limit_store').catch(() => '');
+  return /store="(\w+)"[^\n]* 1$/m.exec(text)?.[1];
+}
+
+async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`not true within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
 }
 
 interface Gateway {
@@ -71,15 +91,22 @@ interface Gateway {
   logs: string[];
 }
 
-async function startGateway(upstream: string, options: { redisUrl?: string; points?: number; tokensPoints?: number; timeoutMs?: number; deprecations?: unknown } = {}): Promise<Gateway> {
+async function startGateway(
+  upstream: string,
+  options: { redisUrl?: string; redisTimeoutMs?: number; redisProbeMs?: number; points?: number; tokensPoints?: number; timeoutMs?: number; deprecations?: unknown } = {},
+): Promise<Gateway> {
   const logs: string[] = [];
   const logger = pino({ level: 'info' }, new Writable({ write: (chunk, _enc, done) => (logs.push(String(chunk)), done()) }));
-  const redis = options.redisUrl ? connectRedis(options.redisUrl, logger) : undefined;
+  const redis = options.redisUrl ? connectRedis(options.redisUrl, { commandTimeoutMs: options.redisTimeoutMs ?? 50 }, logger) : undefined;
   if (redis) expect(await redisReady(redis, 5_000)).toBe(true);
-  const rateLimits = new RateLimits({ default: { points: options.points ?? 1000, windowS: 60 }, tokens: { points: options.tokensPoints ?? 1000, windowS: 60 }, 'tokens-ip': { points: 1000, windowS: 60 } }, redis);
   const metrics = createMetrics('gateway-test');
+  const rateLimits = new RateLimits(
+    { default: { points: options.points ?? 1000, windowS: 60 }, tokens: { points: options.tokensPoints ?? 1000, windowS: 60 }, 'tokens-ip': { points: 1000, windowS: 60 } },
+    { redis, logger, registry: metrics.registry, probeIntervalMs: options.redisProbeMs },
+  );
   const { app, stopGraph } = await createGatewayApp({
     config: {
+      ...loadGatewayConfig({ NODE_ENV: 'test' }),
       jwtVerifySecrets: [JWT_SECRET],
       NODE_ENV: 'test',
       REQUEST_TIMEOUT_MS: options.timeoutMs ?? 5_000,
@@ -90,6 +117,7 @@ async function startGateway(upstream: string, options: { redisUrl?: string; poin
       ROUTE_DEPRECATIONS: options.deprecations as never,
     },
     rateLimits,
+    credentials: new CredentialCheck({ usersUrl: upstream, serviceToken: serviceTokenSource(JWT_SECRET, 'gateway'), cacheMs: 0, logger }),
     logger,
     health: new Health(),
     metrics,
@@ -104,6 +132,7 @@ async function startGateway(upstream: string, options: { redisUrl?: string; poin
     stop: async () => {
       await server.close();
       await stopGraph();
+      rateLimits.stop();
       redis?.disconnect();
     },
   };
@@ -177,13 +206,13 @@ describe('proxying', () => {
     await expect(Promise.race([streamClosed.then(() => 'closed'), new Promise((resolve) => setTimeout(resolve, 2_000, 'still streaming'))])).resolves.toBe('closed');
   });
 
-  it('answers 502 in the error format (problem+json on request) when the service is down, without hanging', async () => {
+  it('answers 503 in the error format (problem+json on request) when the service is down, without hanging', async () => {
     const down = await startGateway('http://127.0.0.1:1');
     try {
       const res = await apiClient(() => down.server.url)('GET', '/v1/products', { token, headers: { accept: 'application/problem+json' } });
-      expect(res.status).toBe(502);
+      expect(res.status).toBe(503);
       expect(res.headers.get('content-type')).toMatch(/application\/problem\+json/);
-      expect(res.body).toMatchObject({ status: 502, code: 'BAD_GATEWAY', title: 'Bad gateway', instance: '/v1/products' });
+      expect(res.body).toMatchObject({ status: 503, code: 'SERVICE_UNAVAILABLE', title: 'Service unavailable', instance: '/v1/products' });
     } finally {
       await down.stop();
     }
@@ -251,7 +280,8 @@ describe('what the gateway answers itself', () => {
     await call('GET', '/v2/products', { token, headers: { 'user-agent': 'legacy-app/1.0' } });
     const text = await gateway.metrics.registry.getSingleMetricAsString('gateway_requests_total');
     expect(text).toContain('version="v1",route="/products",method="GET",status="200",client="shop-app/3.2.1"');
-    expect(text).toContain('version="none",route="unmatched",method="GET",status="404",client="legacy-app/1.0"');
+    // Refused before its token was read: an unauthenticated caller is never labelled by its User-Agent.
+    expect(text).toContain('version="none",route="unmatched",method="GET",status="404",client="anonymous"');
     const latency = await gateway.metrics.registry.getSingleMetricAsString('http_requests_total');
     expect(latency).toContain('method="GET",route="/v1/products",status="200"');
   });
@@ -293,20 +323,18 @@ describe('rate limits', () => {
   });
 
   describe('on Redis', () => {
-    let redisPort: number;
-    let redis: ChildProcess;
+    let redis: RedisServer;
 
-    beforeAll(async () => {
-      redisPort = await freePort();
-      redis = await startRedis(redisPort);
+    beforeEach(async () => {
+      redis = await RedisServer.start();
     });
 
-    afterAll(() => {
-      redis?.kill('SIGKILL');
+    afterEach(async () => {
+      await redis?.stop();
     });
 
     it('enforces one combined limit across two gateway replicas', async () => {
-      const [a, b] = await Promise.all([startGateway(upstream.url, { redisUrl: `redis://127.0.0.1:${redisPort}`, points: 4 }), startGateway(upstream.url, { redisUrl: `redis://127.0.0.1:${redisPort}`, points: 4 })]);
+      const [a, b] = await Promise.all([startGateway(upstream.url, { redisUrl: redis.url, points: 4 }), startGateway(upstream.url, { redisUrl: redis.url, points: 4 })]);
       try {
         const user = (await tokenFor(JWT_SECRET)).token;
         const statuses = [];
@@ -318,12 +346,11 @@ describe('rate limits', () => {
     });
 
     it('keeps answering on its insurance limiter when Redis dies, and says so once', async () => {
-      const shared = await startGateway(upstream.url, { redisUrl: `redis://127.0.0.1:${redisPort}`, points: 1000 });
+      const shared = await startGateway(upstream.url, { redisUrl: redis.url, points: 1000 });
       const sharedCall = apiClient(() => shared.server.url);
       try {
         expect((await sharedCall('GET', '/v1/products', { token })).status).toBe(200);
-        redis.kill('SIGKILL');
-        await new Promise((resolve) => setTimeout(resolve, 300));
+        await redis.kill();
         for (let i = 0; i < 5; i++) {
           const res = await sharedCall('GET', '/v1/products', { token });
           expect(res.status).toBe(200);
@@ -334,6 +361,60 @@ describe('rate limits', () => {
       } finally {
         await shared.stop();
       }
+    });
+
+    // While Redis hangs or is gone: answers as fast as ever from memory, limits still counted;
+    // when it is back: on Redis again, and nobody got a fresh budget out of the outage.
+    describe.each([
+      { fault: 'hangs (SIGSTOP)', begin: () => redis.pause(), end: async () => redis.resume() },
+      { fault: 'is killed and restarted', begin: () => redis.kill(), end: () => redis.restart() },
+    ])('when Redis $fault under load', ({ fault, begin, end }) => {
+      const POINTS = 40;
+
+      it('answers 2xx/429 with p99 under 100 ms, still limits, then returns to Redis without resetting budgets', async () => {
+        const [gateway, replica] = await Promise.all([0, 1].map(() => startGateway(upstream.url, { redisUrl: redis.url, points: POINTS, redisTimeoutMs: 50, redisProbeMs: 100 })));
+        try {
+          const [spender, limited, fresh] = await Promise.all([0, 1, 2].map(async () => (await tokenFor(JWT_SECRET)).token));
+          const crowd = await Promise.all(Array.from({ length: 20 }, async () => (await tokenFor(JWT_SECRET)).token));
+          for (let i = 0; i < 10; i++) expect((await timedGet(gateway, spender)).status).toBe(200);
+          expect(remainingOf(await timedGet(gateway, spender))).toBe(POINTS - 11);
+
+          await begin();
+          const [crowdCalls, limitedCalls, spenderCalls] = await Promise.all([
+            // 560 calls, 28 per caller: within every budget. Enough calls that the few in flight
+            // when Redis froze (they wait out the command timeout) are not the 99th percentile.
+            runBounded(560, 3, (i) => timedGet(gateway, crowd[i % crowd.length])),
+            // One caller 5 over its budget, one call after another.
+            runBounded(POINTS + 5, 1, () => timedGet(gateway, limited)),
+            runBounded(5, 1, () => timedGet(gateway, spender)),
+          ]);
+          const during = [...crowdCalls, ...limitedCalls, ...spenderCalls];
+          const p99 = percentile(during.map((call) => call.ms), 0.99);
+          console.info(`Redis ${fault}: ${during.length} calls, p99 ${p99.toFixed(1)} ms, max ${Math.max(...during.map((call) => call.ms)).toFixed(1)} ms`);
+          expect(during.filter((call) => call.status !== 200 && call.status !== 429)).toEqual([]);
+          expect(p99).toBeLessThan(100);
+          expect(crowdCalls.every((call) => call.status === 200)).toBe(true);
+          expect(limitedCalls.map((call) => call.status)).toEqual([...Array(POINTS).fill(200), ...Array(5).fill(429)]);
+
+          const recovering = Date.now();
+          await end();
+          await until(async () => (await storeOf(gateway)) === 'redis', 10_000);
+          console.info(`Redis ${fault}: back on Redis ${Date.now() - recovering} ms after it returned`);
+          // The spender's budget continues where the outage left it (40 - 10 - 1 - 5 - 1).
+          expect(remainingOf(await timedGet(gateway, spender))).toBe(POINTS - 17);
+          // Counts are shared again: three calls on one replica show on the other.
+          for (let i = 0; i < 3; i++) await timedGet(gateway, fresh);
+          expect(remainingOf(await timedGet(replica, fresh))).toBe(POINTS - 4);
+          // One line and one count per switch.
+          expect(gateway.logs.filter((line) => line.includes('Redis unavailable'))).toHaveLength(1);
+          expect(gateway.logs.filter((line) => line.includes('Redis is back'))).toHaveLength(1);
+          const switches = await gateway.metrics.registry.getSingleMetricAsString('gateway_rate_limit_store_switches_total');
+          expect(switches).toMatch(/to="memory"[^\n]* 1$/m);
+          expect(switches).toMatch(/to="redis"[^\n]* 1$/m);
+        } finally {
+          await Promise.all([gateway.stop(), replica.stop()]);
+        }
+      });
     });
   });
 });
@@ -348,3 +429,25 @@ describe('GraphQL at the gateway', () => {
   });
 });
 
+describe('tokens their account outlived', () => {
+  it('are refused once the password changed or the user is gone (401), while new tokens pass', async () => {
+    const service = await listen(fakeService(), 0, '127.0.0.1');
+    const gateway = await startGateway(service.url);
+    const call = apiClient(() => gateway.server.url);
+    try {
+      const old = (await issueAccessToken(JWT_SECRET, { userId: 'u-revoked', role: 'customer', credentialVersion: 1 })).accessToken;
+      expect((await call('GET', '/v1/users/echo', { token: old })).status).toBe(200);
+      credentialVersions.set('u-revoked', 2); // the password changed
+      const refused = await call('GET', '/v1/users/echo', { token: old });
+      expect([refused.status, refused.body.code, refused.headers.get('www-authenticate')]).toEqual([401, 'UNAUTHENTICATED', 'Bearer']);
+      const fresh = (await issueAccessToken(JWT_SECRET, { userId: 'u-revoked', role: 'customer', credentialVersion: 2 })).accessToken;
+      expect((await call('GET', '/v1/users/echo', { token: fresh })).status).toBe(200);
+      credentialVersions.set('u-revoked', null); // the user deleted itself
+      expect((await call('GET', '/v1/users/echo', { token: fresh })).status).toBe(401);
+    } finally {
+      credentialVersions.delete('u-revoked');
+      await gateway.stop();
+      await service.close();
+    }
+  });
+});

@@ -1,10 +1,12 @@
 // gateway process: see runService for the life cycle; metrics listen on their own port.
 import path from 'node:path';
 import express from 'express';
+import { serviceTokenSource } from '@platform/auth';
 import { listen, runService, stoppableHttpServer } from '@platform/service-kit';
 import { createGatewayApp } from './app';
+import { CredentialCheck } from './auth/credentials';
 import { loadGatewayConfig } from './config';
-import { connectRedis, RateLimits, redisReady } from './rate-limit/rate-limits';
+import { connectRedis, policiesOf, RateLimits, redisReady } from './rate-limit/rate-limits';
 
 const config = loadGatewayConfig();
 
@@ -12,25 +14,19 @@ runService({
   name: 'gateway',
   config,
   async build({ logger, health, metrics }) {
-    const redis = config.REDIS_URL ? connectRedis(config.REDIS_URL, logger) : undefined;
-    if (redis && !(await redisReady(redis, 3_000))) logger.warn('Redis did not answer at start: serving on the in-memory insurance limiter until it does');
+    const redis = config.REDIS_URL ? connectRedis(config.REDIS_URL, { commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS }, logger) : undefined;
+    if (redis && !(await redisReady(redis, 3_000))) logger.warn("Redis did not answer at start: rate limits are counted in this replica's memory until it does");
     if (!redis) logger.warn('REDIS_URL is not set: rate limits live in this process only; with several replicas each keeps its own count');
-    const rateLimits = new RateLimits(
-      {
-        default: { points: config.RATE_LIMIT_POINTS, windowS: config.RATE_LIMIT_WINDOW_S },
-        tokens: { points: config.RATE_LIMIT_TOKENS_POINTS, windowS: config.RATE_LIMIT_TOKENS_WINDOW_S },
-        'tokens-ip': { points: config.RATE_LIMIT_TOKENS_IP_POINTS, windowS: config.RATE_LIMIT_TOKENS_WINDOW_S },
-      },
-      redis,
-    );
-    const { app, stopGraph } = await createGatewayApp({ config, rateLimits, logger, health, metrics, supergraphPath: path.join(__dirname, 'supergraph.graphql'), openapiPath: path.join(__dirname, 'openapi.json') });
+    const rateLimits = new RateLimits(policiesOf(config), { redis, logger, registry: metrics.registry, probeIntervalMs: config.REDIS_PROBE_INTERVAL_MS });
+    const credentials = new CredentialCheck({ usersUrl: config.USERS_URL, serviceToken: serviceTokenSource(config.jwtSecret, 'gateway'), cacheMs: config.CREDENTIALS_CACHE_MS, logger });
+    const { app, stopGraph } = await createGatewayApp({ config, rateLimits, credentials, logger, health, metrics, supergraphPath: path.join(__dirname, 'supergraph.graphql'), openapiPath: path.join(__dirname, 'openapi.json') });
     const metricsApp = express().get('/metrics', metrics.handler);
     const metricsServer = await listen(metricsApp, config.METRICS_PORT);
     logger.info({ port: metricsServer.port }, 'metrics listening');
     return {
       app,
       listeners: [stoppableHttpServer(metricsServer.server)],
-      resources: [stopGraph, async () => void (await redis?.quit().catch(() => undefined))],
+      resources: [stopGraph, async () => rateLimits.stop(), async () => void (await redis?.quit().catch(() => undefined))],
     };
   },
 });

@@ -26,6 +26,15 @@ export function requireAdmin(principal: Principal): void {
   if (!isAdmin(principal)) throw ApiError.forbidden('This operation needs the admin role.');
 }
 
+/**
+ * Mounted before an admin-only route's handler: a customer gets 403 before anything of the
+ * request is read, so the answer does not depend on the body it sent.
+ */
+export const adminOnly: RequestHandler = (_req, res, next) => {
+  requireAdmin(principalOf(res));
+  next();
+};
+
 /** Throws 404 unless the principal owns the resource or is an admin. */
 export function assertOwnerOrAdmin(principal: Principal, ownerId: string, what: string): void {
   if (!isAdmin(principal) && principal.userId !== ownerId) throw ApiError.notFound(what);

@@ -1,2 +1,2 @@
-export { issueAccessToken, roles, TokenVerifier, type AccessToken, type Principal, type Role } from './tokens';
-export { assertOwnerOrAdmin, authenticate, isAdmin, principalOf, requireAdmin } from './access';
+export { issueAccessToken, roles, serviceTokenSource, TokenVerifier, type AccessToken, type Audience, type Principal, type Role } from './tokens';
+export { adminOnly, assertOwnerOrAdmin, authenticate, isAdmin, principalOf, requireAdmin } from './access';

@@ -1,6 +1,6 @@
 import { SignJWT, UnsecuredJWT } from 'jose';
 import { ApiError } from '@platform/errors';
-import { issueAccessToken, TokenVerifier } from './tokens';
+import { issueAccessToken, serviceTokenSource, TokenVerifier } from './tokens';
 import { assertOwnerOrAdmin, requireAdmin } from './access';
 
 const secret = 'a-test-secret-that-is-long-enough-0123456789';
@@ -92,5 +92,22 @@ describe('key rotation', () => {
     await expect(rotating.verify(fresh)).resolves.toMatchObject({ userId: 'u-new' });
     const rotated = new TokenVerifier(current);
     await expect(rotated.verify(old)).rejects.toMatchObject({ status: 401, code: 'UNAUTHENTICATED' });
+  });
+});
+
+describe('service tokens', () => {
+  const services = new TokenVerifier(secret, { audience: 'internal' });
+
+  it('pass only the internal verifier, and people’s tokens pass only the API verifier', async () => {
+    const serviceToken = await serviceTokenSource(secret, 'orders-service')();
+    expect(await services.verify(serviceToken)).toMatchObject({ userId: 'orders-service', role: 'service' });
+    await expect(verifier.verify(serviceToken)).rejects.toMatchObject({ status: 401, code: 'UNAUTHENTICATED' });
+    const { accessToken } = await issueAccessToken(secret, { userId: 'u1', role: 'admin' });
+    await expect(services.verify(accessToken)).rejects.toMatchObject({ status: 401, code: 'UNAUTHENTICATED' });
+  });
+
+  it('are reused until half their lifetime is gone', async () => {
+    const source = serviceTokenSource(secret, 'orders-service', 300);
+    expect(await source()).toBe(await source());
   });
 });

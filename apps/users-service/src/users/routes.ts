@@ -1,6 +1,6 @@
 // HTTP in and out for users and tokens.
 import { Router, type RequestHandler } from 'express';
-import { principalOf } from '@platform/auth';
+import { adminOnly, principalOf } from '@platform/auth';
 import { ApiError, methodNotAllowed } from '@platform/errors';
 import { isId } from '@platform/ids';
 import { expectedVersion } from '@platform/service-kit';
@@ -23,7 +23,7 @@ export function usersRoutes(users: UserService, authenticate: RequestHandler): R
       const user = await users.signUp(parseBody(signUpBody, req.body));
       res.status(201).location(`/v1/users/${user.id}`).setHeader('ETag', etagOf(user)).json(toUserResponse(user));
     })
-    .get(authenticate, async (req, res) => {
+    .get(authenticate, adminOnly, async (req, res) => {
       res.json(await users.list(principalOf(res), parseQuery(listUsersQuery, req.query)));
     })
     .all(methodNotAllowed);

@@ -1,7 +1,7 @@
 // Rules of the users resource: sign-up, credentials, who may read or change whom.
 import { type AccessToken, assertOwnerOrAdmin, issueAccessToken, type Principal, requireAdmin } from '@platform/auth';
 import { ApiError } from '@platform/errors';
-import { newId } from '@platform/ids';
+import { isId, newId } from '@platform/ids';
 import { type ListEnvelope, parseSort, toListEnvelope, toPageRequest } from '@platform/paging';
 import { updateAtVersion } from '@platform/service-kit';
 import type { Prisma } from '../generated/prisma/client';
@@ -61,7 +61,7 @@ export class UserService {
     const valid = await verifyPassword(password, user?.passwordHash ?? (await decoyHash));
     if (!user || !valid) throw new ApiError('INVALID_CREDENTIALS', 'The email or password is wrong.');
     await this.users.touchLastLogin(user.id, new Date());
-    return issueAccessToken(this.settings.jwtSecret, { userId: user.id, role: user.role }, this.settings.accessTokenTtlS);
+    return issueAccessToken(this.settings.jwtSecret, { userId: user.id, role: user.role, credentialVersion: user.credentialVersion }, this.settings.accessTokenTtlS);
   }
 
   /** `me` is the caller; another customer's user is hidden behind 404. */
@@ -107,7 +107,11 @@ export class UserService {
     if (input.address !== undefined) Object.assign(data, addressColumns(input.address));
     if (input.nickname !== undefined) data.nickname = input.nickname;
     if (input.marketingAgreed !== undefined) data.marketingAgreed = input.marketingAgreed;
-    if (input.password !== undefined) data.passwordHash = await hashPassword(input.password);
+    if (input.password !== undefined) {
+      data.passwordHash = await hashPassword(input.password);
+      // In the same write: every token issued before this change is refused from now on.
+      data.credentialVersion = { increment: 1 };
+    }
     return this.update(principal, id, data, expectedVersion);
   }
 
@@ -118,6 +122,11 @@ export class UserService {
   async delete(principal: Principal, id: string): Promise<void> {
     const user = await this.get(principal, id);
     if (!(await this.users.delete(user.id))) throw ApiError.notFound('User');
+  }
+
+  /** The user's current credential version, or null when the user no longer exists (the gateway's revocation check). */
+  async credentialVersionOf(id: string): Promise<number | null> {
+    return isId(id) ? ((await this.users.findById(id))?.credentialVersion ?? null) : null;
   }
 
   /** Creates the configured admin once; a restart finds it and changes nothing. */

@@ -2,6 +2,7 @@
 // (PostgreSQL when TEST_DATABASE_URL is set, PGlite otherwise).
 import path from 'node:path';
 import { SignJWT, UnsecuredJWT } from 'jose';
+import { serviceTokenSource } from '@platform/auth';
 import { openTestDatabase, type Database } from '@platform/db';
 import { createLogger, createMetrics, Health, listen, type Listening } from '@platform/service-kit';
 import { apiClient } from '@platform/test-kit';
@@ -324,8 +325,9 @@ describe('users subgraph', () => {
     expect(other.status).toBe(200);
     expect(other.body.data.user).toBeNull();
     expect(other.body.errors[0]).toMatchObject({ path: ['user'], extensions: { code: 'NOT_FOUND' } });
+    // Without a token the subgraph answers nothing at all: 401 in the error format.
     const anonymous = await graphql('{ me { id } }');
-    expect(anonymous.body.errors[0].extensions.code).toBe('UNAUTHENTICATED');
+    expect([anonymous.status, anonymous.body.code]).toEqual([401, 'UNAUTHENTICATED']);
   });
 
   it('resolves entity references in one batch, visible ones only', async () => {
@@ -345,4 +347,57 @@ afterAll(() => {
   const leaked = responses.filter((text) => /passwordHash|password_hash|scrypt\$|correct-horse|root-password/.test(text));
   expect(leaked).toEqual([]);
   expect(responses.length).toBeGreaterThan(50);
+});
+
+describe('when the database cannot be reached', () => {
+  it('answers 503 SERVICE_UNAVAILABLE with Retry-After in the error format, not 500', async () => {
+    const { PrismaPg } = await import('@prisma/adapter-pg');
+    // Nothing listens on port 1: every query fails to connect, as when PostgreSQL is down.
+    const unreachable = new PrismaClient({ adapter: new PrismaPg({ connectionString: 'postgresql://postgres@127.0.0.1:1/users', connectionTimeoutMillis: 1_000 }) });
+    const built = await createUsersApp({
+      config: { jwtSecret: JWT_SECRET, jwtVerifySecrets: [JWT_SECRET], cursorSecret: 'cursor-secret-for-tests', ACCESS_TOKEN_TTL_S: 600, REQUEST_TIMEOUT_MS: 10_000, NODE_ENV: 'test' },
+      prisma: unreachable,
+      logger: createLogger('users-test', 'silent'),
+      health: new Health(),
+      metrics: createMetrics('users-test-down'),
+    });
+    const down = await listen(built.app, 0, '127.0.0.1');
+    try {
+      const res = await apiClient(() => down.url)('POST', '/tokens', { body: { email: 'someone@example.com', password: 'correct-horse-1' } });
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toMatch(/^\d+$/);
+      expect(res.body).toEqual({ code: 'SERVICE_UNAVAILABLE', message: expect.any(String), traceId: expect.any(String), errors: [] });
+      expect(res.text).not.toMatch(/prisma|127\.0\.0\.1|ECONNREFUSED/i);
+    } finally {
+      await down.close();
+      await unreachable.$disconnect();
+    }
+  });
+});
+
+describe('credential versions (the gateway refuses tokens their account outlived)', () => {
+  const internal = async (id: string, service = 'gateway') => {
+    return call('GET', `/internal/credentials/${id}`, { token: await serviceTokenSource(JWT_SECRET, service)() });
+  };
+
+  it('go up when the password changes (not on other changes), and a deleted user no longer exists', async () => {
+    const { user, token } = await signUp();
+    expect((await internal(user.id)).body).toEqual({ userId: user.id, exists: true, credentialVersion: 1 });
+    expect((await call('PATCH', `/users/${user.id}`, { token, body: { nickname: 'same-credentials' } })).status).toBe(200);
+    expect((await internal(user.id)).body.credentialVersion).toBe(1);
+    expect((await call('PATCH', `/users/${user.id}`, { token, body: { password: 'a-new-password-2' } })).status).toBe(200);
+    expect((await internal(user.id)).body.credentialVersion).toBe(2);
+    const { jwtVerify } = await import('jose');
+    const renewed = (await call('POST', '/tokens', { body: { email: user.email, password: 'a-new-password-2' } })).body.accessToken as string;
+    expect((await jwtVerify(renewed, new TextEncoder().encode(JWT_SECRET))).payload.cv).toBe(2);
+    expect((await call('DELETE', `/users/${user.id}`, { token: renewed })).status).toBe(204);
+    expect((await internal(user.id)).body).toEqual({ userId: user.id, exists: false, credentialVersion: null });
+  });
+
+  it('are read only by the gateway, with a service token', async () => {
+    const { user, token } = await signUp();
+    expect((await call('GET', `/internal/credentials/${user.id}`, { token })).status).toBe(401); // a person's token
+    expect((await call('GET', `/internal/credentials/${user.id}`)).status).toBe(401);
+    expect((await internal(user.id, 'orders-service')).status).toBe(403);
+  });
 });
