@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Builds one app into dist/apps/<app>: main.js (workspace code bundled, npm packages left as
-// imports), its runtime files (migrations, GraphQL SDL, proto), and a package.json that lists
+// imports), its runtime files (migrations, GraphQL SDL), and a package.json that lists
 // only the npm packages the bundle imports, so an image installs nothing else.
 // Usage: node tools/build/build-app.mjs <app>
 import { cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -45,9 +45,6 @@ const runtimeFiles = [
 for (const [from, to] of runtimeFiles) {
   const source = path.join(appDir, from);
   if (existsSync(source)) await cp(source, path.join(outDir, to), { recursive: true });
-}
-if (app === 'inventory-service') {
-  await cp(path.join(root, 'proto'), path.join(outDir, 'proto'), { recursive: true });
 }
 
 // The npm packages main.js imports, at the exact versions installed here (what the tests ran).

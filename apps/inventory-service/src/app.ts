@@ -1,9 +1,10 @@
 // inventory-service: the gRPC server and its HTTP side (health, readiness, metrics).
+import { databaseOutages } from '@platform/db';
 import express from 'express';
 import { errorHandler, notFoundHandler } from '@platform/errors';
 import { type Health, type Logger, type Metrics, requestContext, requestLog } from '@platform/service-kit';
 import type { PrismaClient } from './generated/prisma/client';
-import { createInventoryGrpc, INVENTORY_SERVICE_NAME } from './grpc/server';
+import { createInventoryGrpc, type InventoryCallers, INVENTORY_SERVICE_NAME } from './grpc/server';
 import { StockRepository } from './stock/repository';
 import { StockService } from './stock/service';
 
@@ -12,12 +13,13 @@ export interface InventoryAppDeps {
   logger: Logger;
   health: Health;
   metrics: Metrics;
-  protoPath: string;
+  /** Who may call Inventory, and how their service tokens are checked. */
+  callers: InventoryCallers;
 }
 
 export function createInventoryApp(deps: InventoryAppDeps) {
   const stock = new StockService(new StockRepository(deps.prisma));
-  const grpc = createInventoryGrpc({ stock, protoPath: deps.protoPath, logger: deps.logger, registry: deps.metrics.registry });
+  const grpc = createInventoryGrpc({ stock, callers: deps.callers, logger: deps.logger, registry: deps.metrics.registry });
   // gRPC health follows the process: NOT_SERVING as soon as the stop begins.
   deps.health.onStopping(() => {
     grpc.health.setStatus('', 'NOT_SERVING');
@@ -32,6 +34,7 @@ export function createInventoryApp(deps: InventoryAppDeps) {
   app.use(deps.health.router()); // /healthz, /readyz
   app.get('/metrics', deps.metrics.handler);
   app.use(notFoundHandler);
+  app.use(databaseOutages); // an unreachable database: 503 + Retry-After, not 500
   app.use(errorHandler);
   return { app, stock, grpc };
 }

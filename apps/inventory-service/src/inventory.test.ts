@@ -1,8 +1,9 @@
 // Inventory over real gRPC against a real database: idempotency, no oversell under
 // concurrency, release, status codes, deadlines, unknown fields, health.
 import path from 'node:path';
-import { credentials, makeGenericClientConstructor, Metadata, status, type ServiceError } from '@grpc/grpc-js';
+import { credentials, InterceptingCall, type Interceptor, makeGenericClientConstructor, Metadata, status, type ServiceError } from '@grpc/grpc-js';
 import { service as healthService } from 'grpc-health-check';
+import { issueAccessToken, serviceTokenSource, TokenVerifier } from '@platform/auth';
 import { openTestDatabase, type Database } from '@platform/db';
 import { ApiError } from '@platform/errors';
 import { createInventoryClient, InventoryClient, ReserveReply, type ReleaseReply } from '@platform/inventory-contract';
@@ -13,7 +14,19 @@ import { createInventoryGrpc } from './grpc/server';
 import { StockRepository } from './stock/repository';
 import { StockService } from './stock/service';
 
-const protoPath = path.resolve(__dirname, '../../../proto/inventory/v1/inventory.proto');
+const SECRET = 'inventory-test-secret-inventory-test-secret';
+const callers = { verifier: new TokenVerifier(SECRET, { audience: 'internal' }), allowed: ['orders-service'] };
+const ordersToken = serviceTokenSource(SECRET, 'orders-service');
+/** Sends `token` (a bearer token) on every call of a raw client, as createInventoryClient does. */
+const bearing =
+  (token: string): Interceptor =>
+  (options, nextCall) =>
+    new InterceptingCall(nextCall(options), {
+      start: (metadata, listener, next) => {
+        metadata.set('authorization', `Bearer ${token}`);
+        next(metadata, listener);
+      },
+    });
 let database: Database<PrismaClient>;
 let built: ReturnType<typeof createInventoryApp>;
 let health: Health;
@@ -25,10 +38,10 @@ beforeAll(async () => {
   database = await openTestDatabase({ service: 'inventory', poolSize: 20, migrationsDir: path.join(__dirname, '../prisma/migrations'), createClient: (adapter) => new PrismaClient({ adapter }) });
   health = new Health();
   metrics = createMetrics('inventory-test');
-  built = createInventoryApp({ prisma: database.prisma, logger: createLogger('inventory-test', 'silent'), health, metrics, protoPath });
+  built = createInventoryApp({ prisma: database.prisma, logger: createLogger('inventory-test', 'silent'), health, metrics, callers });
   expect(await built.stock.seedDemoStock()).toBeGreaterThanOrEqual(20);
   address = `127.0.0.1:${await built.grpc.listen(0, '127.0.0.1')}`;
-  client = new InventoryClient(address, credentials.createInsecure());
+  client = new InventoryClient(address, credentials.createInsecure(), { interceptors: [bearing(await ordersToken())] });
 });
 
 afterAll(async () => {
@@ -114,8 +127,8 @@ describe('Reserve', () => {
       return original(request);
     };
     const slowMetrics = createMetrics('inventory-slow');
-    const slow = createInventoryGrpc({ stock: slowStock, protoPath, logger: createLogger('slow', 'silent'), registry: slowMetrics.registry });
-    const slowClient = new InventoryClient(`127.0.0.1:${await slow.listen(0, '127.0.0.1')}`, credentials.createInsecure());
+    const slow = createInventoryGrpc({ stock: slowStock, callers, logger: createLogger('slow', 'silent'), registry: slowMetrics.registry });
+    const slowClient = new InventoryClient(`127.0.0.1:${await slow.listen(0, '127.0.0.1')}`, credentials.createInsecure(), { interceptors: [bearing(await ordersToken())] });
     const sku = await stockedSku(5);
     const error = await failure(new Promise((resolve, reject) => slowClient.reserve({ orderId: 'late', sku, quantity: 1 }, new Metadata(), { deadline: new Date(Date.now() + 100) }, (e, r) => (e ? reject(e) : resolve(r)))));
     expect(error.code).toBe(status.DEADLINE_EXCEEDED);
@@ -136,6 +149,48 @@ describe('Reserve', () => {
       client.makeUnaryRequest('/inventory.v1.Inventory/Reserve', (raw: Buffer) => raw, (bytes: Buffer) => ReserveReply.decode(bytes), message, (error, value) => (error ? reject(error) : resolve(value!))),
     );
     expect(reply).toMatchObject({ sku, quantity: 2, remaining: 3 });
+  });
+});
+
+describe('who may call', () => {
+  const callWith = async (interceptors: Interceptor[]) => {
+    const caller = new InventoryClient(address, credentials.createInsecure(), { interceptors });
+    try {
+      return await failure(new Promise((resolve, reject) => caller.release({ orderId: 'anyone' }, (error, reply) => (error ? reject(error) : resolve(reply)))));
+    } finally {
+      caller.close();
+    }
+  };
+
+  it('refuses Reserve and Release without a valid service token (UNAUTHENTICATED) and from services not allowed (PERMISSION_DENIED)', async () => {
+    const sku = await stockedSku(5);
+    expect((await callWith([])).code).toBe(status.UNAUTHENTICATED);
+    expect((await callWith([bearing('not-a-token')])).code).toBe(status.UNAUTHENTICATED);
+    // A person's access token, even an admin's, is for the API, not for service calls.
+    expect((await callWith([bearing((await issueAccessToken(SECRET, { userId: 'u1', role: 'admin' })).accessToken)])).code).toBe(status.UNAUTHENTICATED);
+    expect((await callWith([bearing(await serviceTokenSource('another-secret-another-secret-another!!', 'orders-service')())])).code).toBe(status.UNAUTHENTICATED);
+    expect((await callWith([bearing(await serviceTokenSource(SECRET, 'users-service')())])).code).toBe(status.PERMISSION_DENIED);
+    const anonymous = new InventoryClient(address, credentials.createInsecure());
+    const refused = await failure(new Promise((resolve, reject) => anonymous.reserve({ orderId: 'thief', sku, quantity: 5 }, (error, reply) => (error ? reject(error) : resolve(reply)))));
+    anonymous.close();
+    expect(refused.code).toBe(status.UNAUTHENTICATED);
+    expect(await database.prisma.stock.findUnique({ where: { sku } })).toMatchObject({ available: 5, reserved: 0 });
+  });
+});
+
+describe('strings a caller sends', () => {
+  it('answers INVALID_ARGUMENT, not INTERNAL, for NUL characters and over-long SKUs or order ids', async () => {
+    const sku = await stockedSku(5);
+    for (const request of [
+      { orderId: 'nul', sku: `${sku}\u0000`, quantity: 1 },
+      { orderId: 'long', sku: 'S'.repeat(65), quantity: 1 },
+      { orderId: 'o\u0000', sku, quantity: 1 },
+      { orderId: 'o'.repeat(101), sku, quantity: 1 },
+    ]) {
+      const error = await failure(reserve(request));
+      expect([error.code, error.details]).toEqual([status.INVALID_ARGUMENT, expect.stringMatching(/sku|order_id/)]);
+    }
+    for (const orderId of ['x\u0000', 'o'.repeat(101)]) expect((await failure(release(orderId))).code).toBe(status.INVALID_ARGUMENT);
   });
 });
 
@@ -179,7 +234,7 @@ describe('Release', () => {
 
 describe('the client other services use', () => {
   it('maps refusals to the HTTP error format: OUT_OF_STOCK 409', async () => {
-    const inventory = createInventoryClient(address);
+    const inventory = createInventoryClient(address, { serviceToken: ordersToken });
     const sku = await stockedSku(1);
     await expect(inventory.reserve({ orderId: 'c1', sku, quantity: 1 })).resolves.toMatchObject({ remaining: 0 });
     await expect(inventory.reserve({ orderId: 'c2', sku, quantity: 1 })).rejects.toMatchObject({ status: 409, code: 'OUT_OF_STOCK' });
@@ -194,7 +249,7 @@ describe('the client other services use', () => {
     expect(error).toBeInstanceOf(ApiError);
     expect([503, 504]).toContain((error as ApiError).status);
     down.close();
-    const hurried = createInventoryClient(address, { defaultTimeoutMs: 10, marginMs: 50 });
+    const hurried = createInventoryClient(address, { defaultTimeoutMs: 10, marginMs: 50, serviceToken: ordersToken });
     await expect(hurried.reserve({ orderId: 'x', sku: 'y', quantity: 1 })).rejects.toMatchObject({ status: 504, code: 'GATEWAY_TIMEOUT' });
     hurried.close();
   });
@@ -221,10 +276,32 @@ describe('server reflection', () => {
     const names = listed.list_services_response.service.map((service: { name: string }) => service.name);
     expect(names).toEqual(expect.arrayContaining(['inventory.v1.Inventory', 'grpc.health.v1.Health']));
     const described = await ask({ file_containing_symbol: 'inventory.v1.ReserveRequest' });
-    const descriptor = Buffer.concat(described.file_descriptor_response.file_descriptor_proto).toString('latin1');
-    expect(descriptor).toContain('ReserveRequest');
-    expect(descriptor).toContain('item_id');
+    const { fromBinary } = await import('@bufbuild/protobuf');
+    const { FileDescriptorProtoSchema } = await import('@bufbuild/protobuf/wkt');
+    const files = (described.file_descriptor_response.file_descriptor_proto as Buffer[]).map((bytes) => fromBinary(FileDescriptorProtoSchema, bytes));
+    const request = files.find((file) => file.package === 'inventory.v1')?.messageType.find((message) => message.name === 'ReserveRequest');
+    // A reserved range's end is exclusive in descriptor.proto: `reserved 2` is [2, 3).
+    expect(request?.reservedRange.map(({ start, end }) => [start, end])).toEqual([[2, 3]]);
+    expect(request?.reservedName).toEqual(['item_id']);
     client.close();
+  });
+});
+
+describe('buf curl, by reflection only (no local schema)', () => {
+  const buf = path.resolve(__dirname, '../../../node_modules/.bin/buf');
+  const curl = async (...args: string[]) => {
+    const { execFile } = await import('node:child_process');
+    return new Promise<string>((resolve, reject) =>
+      execFile(buf, ['curl', '--protocol', 'grpc', '--http2-prior-knowledge', ...args], { timeout: 20_000 }, (error, stdout, stderr) => (error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(stdout))),
+    );
+  };
+
+  it('lists the Inventory methods, checks health and calls Reserve', async () => {
+    expect((await curl(`http://${address}`, '--list-methods')).split('\n')).toEqual(expect.arrayContaining(['inventory.v1.Inventory/Reserve', 'inventory.v1.Inventory/Release', 'grpc.health.v1.Health/Check']));
+    expect(JSON.parse(await curl(`http://${address}/grpc.health.v1.Health/Check`))).toEqual({ status: 'SERVING' });
+    const sku = await stockedSku(5);
+    const reply = JSON.parse(await curl(`http://${address}/inventory.v1.Inventory/Reserve`, '-H', `authorization: Bearer ${await ordersToken()}`, '-d', JSON.stringify({ orderId: 'buf-curl-order', sku, quantity: 2 })));
+    expect(reply).toMatchObject({ sku, quantity: 2, remaining: 3 });
   });
 });
 

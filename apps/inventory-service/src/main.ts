@@ -1,5 +1,6 @@
 // inventory-service process: see runService for the life cycle; gRPC listens beside HTTP.
 import path from 'node:path';
+import { TokenVerifier } from '@platform/auth';
 import { runService } from '@platform/service-kit';
 import { createInventoryApp } from './app';
 import { loadInventoryConfig } from './config';
@@ -12,7 +13,8 @@ runService({
   config,
   database: { migrationsDir: path.join(__dirname, 'migrations'), createClient: (adapter) => new PrismaClient({ adapter }) },
   async build({ logger, health, metrics, database }) {
-    const { app, stock, grpc } = createInventoryApp({ prisma: database!.prisma, logger, health, metrics, protoPath: path.join(__dirname, 'proto/inventory/v1/inventory.proto') });
+    const callers = { verifier: new TokenVerifier(config.jwtVerifySecrets, { audience: 'internal' }), allowed: config.INVENTORY_CALLERS };
+    const { app, stock, grpc } = createInventoryApp({ prisma: database!.prisma, logger, health, metrics, callers });
     return {
       app,
       beforeListen: async () => {

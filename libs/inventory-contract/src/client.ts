@@ -13,6 +13,8 @@ export interface InventoryGateway {
 }
 
 export interface InventoryClientOptions {
+  /** The caller's service token, sent on every call (inventory refuses calls without one). */
+  serviceToken?: () => Promise<string>;
   /** Budget for calls made outside an HTTP request (background work). */
   defaultTimeoutMs?: number;
   /** Kept back from the caller's remaining time to answer it after an inventory failure. */
@@ -46,17 +48,18 @@ export function createInventoryClient(address: string, options: InventoryClientO
   const defaultTimeoutMs = options.defaultTimeoutMs ?? 5_000;
   const marginMs = options.marginMs ?? 50;
 
-  function callOptions(): { deadline: Date; metadata: Metadata } {
+  async function callOptions(): Promise<{ deadline: Date; metadata: Metadata }> {
     const budget = remainingMs(defaultTimeoutMs) - marginMs;
     if (budget <= 0) throw new ApiError('GATEWAY_TIMEOUT', 'No time was left to call inventory.');
     const metadata = new Metadata();
     const context = currentContext();
     if (context) metadata.set('traceparent', traceparentOf(context.traceId));
+    if (options.serviceToken) metadata.set('authorization', `Bearer ${await options.serviceToken()}`);
     return { deadline: new Date(Date.now() + budget), metadata };
   }
 
   async function unary<Req, Res>(method: (req: Req, metadata: Metadata, options: { deadline: Date }, callback: (error: ServiceError | null, response: Res) => void) => unknown, request: Req): Promise<Res> {
-    const { deadline, metadata } = callOptions();
+    const { deadline, metadata } = await callOptions();
     return new Promise((resolve, reject) => {
       method.call(client, request, metadata, { deadline }, (error, response) => (error ? reject(toApiError(error)) : resolve(response)));
     });

@@ -8,3 +8,4 @@ export {
   type InventoryServer,
 } from './generated/inventory/v1/inventory';
 export { createInventoryClient, toApiError, type InventoryClientOptions, type InventoryGateway } from './client';
+export { fileDescriptorProtos } from './descriptors';

@@ -1,11 +1,14 @@
 // The gRPC door of inventory: Inventory (Reserve, Release), grpc.health.v1.Health and server
-// reflection. Every call's deadline is checked before the work and raced during it.
-import { Server, ServerCredentials, status, type ServerUnaryCall, type sendUnaryData } from '@grpc/grpc-js';
-import { loadSync } from '@grpc/proto-loader';
+// reflection. Every Inventory call must carry a service token of an allowed caller, and its
+// deadline is checked before the work and raced during it. Health and reflection stay open
+// (probes and tooling); they change nothing.
+import { type Metadata, Server, ServerCredentials, status, type ServerUnaryCall, type sendUnaryData } from '@grpc/grpc-js';
+import type { PackageDefinition } from '@grpc/proto-loader';
 import { ReflectionService } from '@grpc/reflection';
-import { HealthImplementation, protoPath as healthProtoPath } from 'grpc-health-check';
+import { HealthImplementation } from 'grpc-health-check';
 import { Counter, type Registry } from 'prom-client';
-import { InventoryService, type InventoryServer, type ReleaseReply, type ReleaseRequest, type ReserveReply, type ReserveRequest } from '@platform/inventory-contract';
+import { fileDescriptorProtos, InventoryService, type InventoryServer, type ReleaseReply, type ReleaseRequest, type ReserveReply, type ReserveRequest } from '@platform/inventory-contract';
+import type { TokenVerifier } from '@platform/auth';
 import type { Logger, Stoppable } from '@platform/service-kit';
 import { InventoryError, type StockService } from '../stock/service';
 
@@ -18,6 +21,35 @@ const statusOf: Record<InventoryError['code'], status> = {
 };
 
 class DeadlineExceeded extends Error {}
+
+/** A call without a valid service token (UNAUTHENTICATED) or from a service not allowed (PERMISSION_DENIED). */
+class CallerRefused extends Error {
+  constructor(
+    readonly code: status.UNAUTHENTICATED | status.PERMISSION_DENIED,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface InventoryCallers {
+  /** Verifies service tokens (the internal audience). */
+  verifier: TokenVerifier;
+  /** Service names allowed to call Inventory. */
+  allowed: readonly string[];
+}
+
+async function authenticate(metadata: Metadata, callers: InventoryCallers): Promise<string> {
+  const header = metadata.get('authorization')[0];
+  let caller: string;
+  try {
+    caller = (await callers.verifier.verifyHeader(typeof header === 'string' ? header : undefined)).userId;
+  } catch {
+    throw new CallerRefused(status.UNAUTHENTICATED, 'Send a valid service token: authorization: Bearer <token>.');
+  }
+  if (!callers.allowed.includes(caller)) throw new CallerRefused(status.PERMISSION_DENIED, `${caller} may not call inventory.`);
+  return caller;
+}
 
 function msUntil(deadline: ReturnType<ServerUnaryCall<unknown, unknown>['getDeadline']>): number {
   if (deadline === Infinity) return Infinity;
@@ -44,33 +76,37 @@ export interface InventoryGrpc {
   stoppable: Stoppable;
 }
 
-export function createInventoryGrpc(options: { stock: StockService; protoPath: string; logger: Logger; registry: Registry }): InventoryGrpc {
+export function createInventoryGrpc(options: { stock: StockService; callers: InventoryCallers; logger: Logger; registry: Registry }): InventoryGrpc {
   const { stock, logger } = options;
   const calls = new Counter({ name: 'grpc_server_handled_total', help: 'gRPC calls answered', labelNames: ['grpc_method', 'grpc_code'], registers: [options.registry] });
 
+  /** Refuses to answer `reason`: its status code and the details the caller sees. */
+  function refusal(method: string, reason: unknown): { code: status; details: string } {
+    if (reason instanceof InventoryError) return { code: statusOf[reason.code], details: reason.message };
+    if (reason instanceof CallerRefused) {
+      logger.warn({ method, code: status[reason.code] }, 'gRPC call refused: caller not authenticated or not allowed');
+      return { code: reason.code, details: reason.message };
+    }
+    if (reason instanceof DeadlineExceeded) return { code: status.DEADLINE_EXCEEDED, details: `${method} did not finish before the caller's deadline.` };
+    logger.error({ err: reason, method }, 'gRPC call failed');
+    return { code: status.INTERNAL, details: 'Internal error.' };
+  }
+
   function unary<Req, Res>(method: string, work: (request: Req) => Promise<Res>) {
     return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>) => {
-      withinDeadline(call as ServerUnaryCall<unknown, unknown>, () => work(call.request)).then(
-        (reply) => {
-          calls.inc({ grpc_method: method, grpc_code: 'OK' });
-          callback(null, reply);
-        },
-        (error: unknown) => {
-          let code: status = status.INTERNAL;
-          let details = 'Internal error.';
-          if (error instanceof InventoryError) {
-            code = statusOf[error.code];
-            details = error.message;
-          } else if (error instanceof DeadlineExceeded) {
-            code = status.DEADLINE_EXCEEDED;
-            details = `${method} did not finish before the caller's deadline.`;
-          } else {
-            logger.error({ err: error, method }, 'gRPC call failed');
-          }
-          calls.inc({ grpc_method: method, grpc_code: status[code] });
-          callback({ code, details });
-        },
-      );
+      authenticate(call.metadata, options.callers)
+        .then(() => withinDeadline(call as ServerUnaryCall<unknown, unknown>, () => work(call.request)))
+        .then(
+          (reply) => {
+            calls.inc({ grpc_method: method, grpc_code: 'OK' });
+            callback(null, reply);
+          },
+          (reason: unknown) => {
+            const { code, details } = refusal(method, reason);
+            calls.inc({ grpc_method: method, grpc_code: status[code] });
+            callback({ code, details });
+          },
+        );
     };
   }
 
@@ -83,8 +119,10 @@ export function createInventoryGrpc(options: { stock: StockService; protoPath: s
   server.addService(InventoryService, implementation);
   const health = new HealthImplementation({ '': 'SERVING', [INVENTORY_SERVICE_NAME]: 'SERVING' });
   health.addToServer(server);
-  // Reflection describes both services, so tools such as grpcurl need no local proto files.
-  new ReflectionService(loadSync([options.protoPath, healthProtoPath], { keepCase: true })).addToServer(server);
+  // Reflection describes both services, so tools such as `buf curl` and grpcurl need no local
+  // proto files. It serves buf's descriptors: the ones proto-loader rebuilds are malformed.
+  // @grpc/reflection reads only `fileDescriptorProtos` of the definitions it is given.
+  new ReflectionService({ descriptors: { fileDescriptorProtos: fileDescriptorProtos() } } as unknown as PackageDefinition).addToServer(server);
 
   return {
     server,

@@ -26,6 +26,18 @@ export interface Reservation {
 }
 
 const MAX_QUANTITY = 1_000_000;
+/** The columns' widths: longer values would fail in the database, not as the caller's mistake. */
+const MAX_ORDER_ID = 100;
+const MAX_SKU = 64;
+
+/** What is wrong with a required text field, if anything: empty, too long, or holding control characters (NUL cannot be stored). */
+function textProblem(field: string, value: string, max: number): string | undefined {
+  if (!value) return `${field} is required`;
+  if (value.length > max) return `${field} is longer than ${max} characters`;
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(value)) return `${field} must not contain control characters`;
+  return undefined;
+}
 
 export class StockService {
   private readonly batcher: ReserveBatcher;
@@ -35,10 +47,7 @@ export class StockService {
   }
 
   async reserve(request: { orderId: string; sku: string; quantity: number }): Promise<Reservation> {
-    const problems: string[] = [];
-    if (!request.orderId) problems.push('order_id is required');
-    else if (request.orderId.length > 100) problems.push('order_id is longer than 100 characters');
-    if (!request.sku) problems.push('sku is required');
+    const problems = [textProblem('order_id', request.orderId, MAX_ORDER_ID), textProblem('sku', request.sku, MAX_SKU)].filter((problem) => problem !== undefined);
     if (!Number.isInteger(request.quantity) || request.quantity <= 0) problems.push('quantity must be a positive integer');
     else if (request.quantity > MAX_QUANTITY) problems.push(`quantity must be at most ${MAX_QUANTITY}`);
     if (problems.length) throw new InventoryError('INVALID_ARGUMENT', problems.join('; '));
@@ -56,7 +65,8 @@ export class StockService {
   }
 
   async release(orderId: string): Promise<number> {
-    if (!orderId) throw new InventoryError('INVALID_ARGUMENT', 'order_id is required');
+    const problem = textProblem('order_id', orderId, MAX_ORDER_ID);
+    if (problem) throw new InventoryError('INVALID_ARGUMENT', problem);
     return this.stock.release(orderId);
   }
 
