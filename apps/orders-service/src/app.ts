@@ -1,4 +1,5 @@
 // The orders-service request pipeline, in the order a request meets it.
+import { databaseOutages } from '@platform/db';
 import express from 'express';
 import { authenticate, TokenVerifier } from '@platform/auth';
 import { errorHandler, jsonBody, notFoundHandler, requireAcceptableResponse } from '@platform/errors';
@@ -47,6 +48,7 @@ export async function createOrdersApp(deps: OrdersAppDeps) {
   app.use(authenticate(verifier)); // everything below needs a bearer token
   app.use(ordersRoutes(orders, cancellations)); // /orders..., /order-items/:id
   app.use(notFoundHandler);
+  app.use(databaseOutages); // an unreachable database: 503 + Retry-After, not 500
   app.use(errorHandler);
   return { app, orders, cancellations };
 }

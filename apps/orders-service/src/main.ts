@@ -1,5 +1,6 @@
 // orders-service process: see runService for the life cycle; the cancellation worker runs beside.
 import path from 'node:path';
+import { serviceTokenSource } from '@platform/auth';
 import { createInventoryClient } from '@platform/inventory-contract';
 import { runService } from '@platform/service-kit';
 import { createOrdersApp } from './app';
@@ -14,7 +15,8 @@ runService({
   config,
   database: { migrationsDir: path.join(__dirname, 'migrations'), createClient: (adapter) => new PrismaClient({ adapter }) },
   async build({ logger, health, metrics, database }) {
-    const inventory = createInventoryClient(config.INVENTORY_ADDRESS);
+    // Inventory serves only callers it allow-lists, each call with a service token.
+    const inventory = createInventoryClient(config.INVENTORY_ADDRESS, { serviceToken: serviceTokenSource(config.jwtSecret, 'orders-service') });
     const { app, cancellations } = await createOrdersApp({
       config,
       prisma: database!.prisma,

@@ -67,7 +67,7 @@ export class CancellationService {
     await this.sweeping;
   }
 
-  /** Completes pending cancellations and retries stock releases that failed. One at a time. */
+  /** Completes pending cancellations, retries stock releases that failed and purges expired idempotency keys. One at a time. */
   sweep(): Promise<void> {
     this.sweeping ??= (async () => {
       try {
@@ -78,6 +78,8 @@ export class CancellationService {
           if (await this.cancellations.complete(cancellation.id, refund)) this.logger.info({ orderId: cancellation.orderId, outcome }, 'cancellation completed');
         }
         await this.orders.releasePendingStock();
+        const purged = await this.orders.purgeExpiredIdempotencyKeys();
+        if (purged) this.logger.info({ purged }, 'expired idempotency keys purged');
       } catch (error) {
         this.logger.error({ err: error }, 'cancellation sweep failed; will retry');
       } finally {

@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import DataLoader from 'dataloader';
+import { ApiError } from '@platform/errors';
 import { gql, requirePrincipal, toGraphQLError, type SubgraphContext } from '@platform/graphql-kit';
 import type { OrderRow } from '../orders/repository';
 import type { OrderService } from '../orders/service';
@@ -39,7 +40,11 @@ export function ordersResolvers(orders: OrderService) {
       },
       orders: async (_: unknown, args: { first?: number; after?: string | null }, context: OrdersContext) => {
         try {
-          return (await orders.recent(requirePrincipal(context), args.first ?? 20, args.after ?? undefined)).map(toGraphOrder);
+          const first = args.first ?? 20;
+          if (!Number.isInteger(first) || first < 1 || first > 100) {
+            throw new ApiError('VALIDATION_FAILED', 'first must be from 1 to 100.', { status: 422, fieldErrors: [{ field: 'first', code: 'OUT_OF_RANGE', message: 'first must be from 1 to 100.' }] });
+          }
+          return (await orders.recent(requirePrincipal(context), first, args.after ?? undefined)).map(toGraphOrder);
         } catch (error) {
           throw toGraphQLError(error);
         }

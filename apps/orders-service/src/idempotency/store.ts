@@ -62,8 +62,11 @@ export class IdempotencyStore {
     await this.prisma.idempotencyKey.deleteMany({ where: { userId, key, responseStatus: null } });
   }
 
-  async purgeExpired(): Promise<number> {
-    const { count } = await this.prisma.idempotencyKey.deleteMany({ where: { expiresAt: { lt: new Date() } } });
+  /** Deletes up to `batch` keys past their expiry (oldest first), so one sweep stays short. */
+  async purgeExpired(batch = 1_000, now = new Date()): Promise<number> {
+    const expired = await this.prisma.idempotencyKey.findMany({ where: { expiresAt: { lt: now } }, orderBy: { expiresAt: 'asc' }, take: batch, select: { userId: true, key: true } });
+    if (!expired.length) return 0;
+    const { count } = await this.prisma.idempotencyKey.deleteMany({ where: { OR: expired } });
     return count;
   }
 }

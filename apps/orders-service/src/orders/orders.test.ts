@@ -8,9 +8,12 @@ import { apiClient, tokenFor } from '@platform/test-kit';
 import { createOrdersApp } from '../app';
 import { CancellationRepository } from '../cancellations/repository';
 import { CancellationService } from '../cancellations/service';
-import { createCatalogClient } from '../catalog/client';
+import { type Catalog, createCatalogClient } from '../catalog/client';
 import { PrismaClient } from '../generated/prisma/client';
 import { FakeCatalog, FakeInventory } from '../testing/fakes';
+import { IdempotencyStore } from '../idempotency/store';
+import { OrderRepository, type Transaction } from './repository';
+import { OrderService, PLACEMENT_MARGIN_MS } from './service';
 
 const JWT_SECRET = 'orders-test-secret-orders-test-secret-012';
 const catalog = new FakeCatalog();
@@ -178,7 +181,30 @@ describe('POST /orders', () => {
   });
 });
 
+describe('ids a client sends in a body or a query', () => {
+  it('answer 422 INVALID_FORMAT on their field when they are not ids (readable, but not an id), never 5xx', async () => {
+    const list = await call('GET', '/orders?userId=x', { token: admin });
+    expect([list.status, list.body.errors]).toEqual([422, [{ field: 'userId', code: 'INVALID_FORMAT', message: expect.any(String) }]]);
+    const place = await placeOrder(alice.token, { items: [{ productId: 'ro', quantity: 1 }] });
+    expect([place.status, place.body.errors]).toEqual([422, [{ field: 'items[0].productId', code: 'INVALID_FORMAT', message: expect.any(String) }]]);
+    const search = await call('POST', '/orders/search', { token: admin, body: { ids: ['nope'] } });
+    expect([search.status, search.body.errors[0].field]).toEqual([422, 'ids[0]']);
+  });
+});
+
 describe('Idempotency-Key', () => {
+  it('are purged by the sweeper once expired (24 h), and replay until then', async () => {
+    const product = stocked(10);
+    const key = `purge-${Date.now()}`;
+    expect((await placeOrder(alice.token, { items: [{ productId: product.id, quantity: 1 }] }, { 'idempotency-key': key })).status).toBe(201);
+    expect(await database.prisma.idempotencyKey.count({ where: { key } })).toBe(1);
+    await built.cancellations.sweep();
+    expect(await database.prisma.idempotencyKey.count({ where: { key } })).toBe(1); // not expired yet
+    await database.prisma.idempotencyKey.updateMany({ where: { key }, data: { expiresAt: new Date(Date.now() - 1_000) } });
+    await built.cancellations.sweep();
+    expect(await database.prisma.idempotencyKey.count({ where: { key } })).toBe(0);
+  });
+
   it('replays the first response for the same key and body, and refuses another body with 422', async () => {
     const product = stocked(10);
     const body = { items: [{ productId: product.id, quantity: 1 }] };
@@ -458,6 +484,74 @@ describe('stock releases inventory cannot take right away', () => {
   });
 });
 
+describe('a placement that dies between Reserve and writing its order', () => {
+  /** The fake catalog's products, without the caller's token a request would carry. */
+  const catalogOf = (): Catalog => ({ productsByIds: async (ids) => new Map([...catalog.products].filter(([id]) => ids.includes(id))) });
+  /** The process "crashes" where it matters: the order's transaction never runs. */
+  class CrashBeforeCommit extends OrderRepository {
+    override transaction<T>(): Promise<T> {
+      return new Promise<T>(() => undefined);
+    }
+  }
+
+  it('gets its stock back once its deadline has passed, and not while it is live', async () => {
+    const product = stocked(10);
+    const crashing = new OrderService(new CrashBeforeCommit(database.prisma), catalogOf(), inventoryClient, new IdempotencyStore(database.prisma), 'orders-cursor-secret', createLogger('crash', 'silent'));
+    void crashing.create({ userId: alice.userId, role: 'customer', expiresAt: Math.floor(Date.now() / 1000) + 60 }, { items: [{ productId: product.id, quantity: 4 }] });
+    for (let i = 0; i < 200 && inventory.held(product.sku) === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(inventory.held(product.sku)).toBe(4);
+
+    // A fresh process's sweeper (same database): the placement is still within its deadline.
+    expect(await built.orders.releasePendingStock({ graceMs: 0 })).toBe(0);
+    expect(inventory.stock.get(product.sku)).toBe(6);
+    // Past the request deadline (5 s here) plus the margin, nobody will write the order: released.
+    const later = new Date(Date.now() + 5_000 + PLACEMENT_MARGIN_MS + 1);
+    expect(await built.orders.releasePendingStock({ graceMs: 0, now: later })).toBe(1);
+    expect(inventory.stock.get(product.sku)).toBe(10);
+    expect(inventory.held(product.sku)).toBe(0);
+    expect(await database.prisma.order.count({ where: { items: { some: { productId: product.id } } } })).toBe(0);
+    expect(await database.prisma.pendingRelease.count({ where: { placementDeadline: { not: null } } })).toBe(0);
+  });
+
+  it('a cancel that dies right after its commit still gives the stock back', async () => {
+    const { order, product } = await newOrder(alice.token, 2);
+    // The process dies between the cancel's commit and its Release: that call never returns.
+    const dying: InventoryGateway = { reserve: (request) => inventoryClient.reserve(request), release: () => new Promise<number>(() => undefined), close: () => undefined };
+    const crashing = new OrderService(new OrderRepository(database.prisma), catalogOf(), dying, new IdempotencyStore(database.prisma), 'orders-cursor-secret', createLogger('crash', 'silent'));
+    void crashing.patch({ userId: alice.userId, role: 'customer', expiresAt: Math.floor(Date.now() / 1000) + 60 }, order.id, { status: 'CANCELED' });
+    for (let i = 0; i < 200 && (await database.prisma.order.findUnique({ where: { id: order.id } }))?.status !== 'CANCELED'; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(inventory.held(product.sku)).toBe(2);
+    expect(await built.orders.releasePendingStock({ graceMs: 0 })).toBe(1);
+    expect(inventory.held(product.sku)).toBe(0);
+    expect(inventory.stock.get(product.sku)).toBe(100);
+  });
+
+  it('cannot write its order once the sweeper has taken the placement over: 503, nothing kept', async () => {
+    const product = stocked(10);
+    const res = await placeOrder(alice.token, { items: [{ productId: product.id, quantity: 1 }] });
+    expect(res.status).toBe(201);
+    // Successful placements leave no intent behind.
+    expect(await database.prisma.pendingRelease.count({ where: { placementDeadline: { not: null } } })).toBe(0);
+    const late = new OrderService(
+      new (class extends OrderRepository {
+        // The sweeper runs (the deadline passed) just before this placement's transaction.
+        override async transaction<T>(work: (tx: Transaction) => Promise<T>): Promise<T> {
+          await built.orders.releasePendingStock({ graceMs: 0, now: new Date(Date.now() + 10 * 60_000) });
+          return super.transaction(work);
+        }
+      })(database.prisma),
+      catalogOf(),
+      inventoryClient,
+      new IdempotencyStore(database.prisma),
+      'orders-cursor-secret',
+      createLogger('late', 'silent'),
+    );
+    await expect(late.create({ userId: alice.userId, role: 'customer', expiresAt: Math.floor(Date.now() / 1000) + 60 }, { items: [{ productId: product.id, quantity: 3 }] }, undefined)).rejects.toMatchObject({ status: 503, code: 'SERVICE_UNAVAILABLE' });
+    expect(inventory.stock.get(product.sku)).toBe(9);
+    expect(await database.prisma.order.count({ where: { items: { some: { productId: product.id } } } })).toBe(1);
+  });
+});
+
 describe('POST /orders/{id}/cancellation', () => {
   async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
     for (let i = 0; i < 100; i++) {
@@ -518,5 +612,20 @@ describe('orders subgraph', () => {
     ]);
     const after = await graphql('query($after: ID) { orders(first: 2, after: $after) { id } }', shopper.token, { after: placed[1] });
     expect(after.body.data.orders).toEqual([{ id: placed[0] }]);
+  });
+
+  it('refuses orders(first) outside 1..100 with VALIDATION_FAILED and the field named', async () => {
+    for (const first of [-5, 0, 101]) {
+      const res = await graphql(`{ orders(first: ${first}) { id } }`, alice.token);
+      expect(res.status).toBe(200);
+      expect(res.body.data).toBeNull();
+      expect(res.body.errors[0]).toMatchObject({ path: ['orders'], extensions: { code: 'VALIDATION_FAILED', errors: [{ field: 'first', code: 'OUT_OF_RANGE' }] } });
+    }
+  });
+
+  it('answers 401 without a valid token and never serves its SDL', async () => {
+    const res = await call('POST', '/graphql', { body: { query: '{ _service { sdl } }' } });
+    expect([res.status, res.body.code]).toEqual([401, 'UNAUTHENTICATED']);
+    expect(res.text).not.toContain('type Order');
   });
 });

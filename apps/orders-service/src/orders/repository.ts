@@ -104,13 +104,44 @@ export class OrderRepository {
     return { rows, total };
   }
 
-  /** Remembers a reservation inventory still has to give back (a Release that failed). */
-  async queueRelease(reservationKey: string, reason: string): Promise<void> {
-    await this.prisma.pendingRelease.upsert({ where: { reservationKey }, create: { reservationKey, reason }, update: { attempts: { increment: 1 } } });
+  /**
+   * Written before the first Reserve of a placement. Until `deadline` the key belongs to a live
+   * request; past it, the order was never written (the process died or gave up) and the sweeper
+   * gives the key's stock back.
+   */
+  async recordPlacement(reservationKey: string, deadline: Date): Promise<void> {
+    const placing = { reason: 'placing an order', placementDeadline: deadline };
+    await this.prisma.pendingRelease.upsert({ where: { reservationKey }, create: { reservationKey, ...placing }, update: placing });
+  }
+
+  /**
+   * In the transaction that writes the order: ends the placement. False when the sweeper has
+   * already taken it over (its deadline passed): the order must not be written then.
+   */
+  async completePlacement(tx: Transaction, reservationKey: string): Promise<boolean> {
+    const { count } = await tx.pendingRelease.deleteMany({ where: { reservationKey, placementDeadline: { not: null } } });
+    return count === 1;
+  }
+
+  /** Placements past their deadline become releases to make. Row locks order this against completePlacement. */
+  async expirePlacements(now: Date): Promise<number> {
+    const { count } = await this.prisma.pendingRelease.updateMany({ where: { placementDeadline: { lt: now } }, data: { placementDeadline: null, reason: 'the order was never written' } });
+    return count;
+  }
+
+  /**
+   * Remembers a reservation inventory still has to give back: a Release that failed, or (inside
+   * the transaction that cancels or replaces an order) one about to be made, so that a crash
+   * right after the commit cannot lose it. A placement's row turns into a release to make.
+   */
+  async queueRelease(reservationKey: string, reason: string, client: Transaction | PrismaClient = this.prisma): Promise<void> {
+    const { count } = await client.pendingRelease.updateMany({ where: { reservationKey, placementDeadline: { not: null } }, data: { placementDeadline: null, reason } });
+    if (count) return;
+    await client.pendingRelease.upsert({ where: { reservationKey }, create: { reservationKey, reason }, update: { attempts: { increment: 1 } } });
   }
 
   pendingReleases(limit: number, createdBefore: Date) {
-    return this.prisma.pendingRelease.findMany({ where: { createdAt: { lt: createdBefore } }, orderBy: { createdAt: 'asc' }, take: limit });
+    return this.prisma.pendingRelease.findMany({ where: { placementDeadline: null, createdAt: { lt: createdBefore } }, orderBy: { createdAt: 'asc' }, take: limit });
   }
 
   async releaseDone(reservationKey: string): Promise<void> {

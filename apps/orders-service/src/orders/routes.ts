@@ -1,6 +1,6 @@
 // HTTP in and out for orders and everything under them.
 import { Router } from 'express';
-import { principalOf } from '@platform/auth';
+import { adminOnly, principalOf } from '@platform/auth';
 import { ApiError, methodNotAllowed } from '@platform/errors';
 import { expectedVersion } from '@platform/service-kit';
 import { noQueryParameters, parseBody, parseQuery } from '@platform/validation';
@@ -78,7 +78,7 @@ export function ordersRoutes(orders: OrderService, cancellations: CancellationSe
       const order = await orders.get(principalOf(res), req.params.id as string);
       res.json(toShipmentResponse(order.id, order.shipment));
     })
-    .put(async (req, res) => {
+    .put(adminOnly, async (req, res) => {
       const order = await orders.putShipment(principalOf(res), req.params.id as string, parseBody(shipmentBody, req.body));
       res.json(toShipmentResponse(order.id, order.shipment));
     })

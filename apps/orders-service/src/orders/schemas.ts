@@ -1,10 +1,10 @@
 // Request shapes of orders. Unknown fields and parameters are refused; a client-sent amount is
 // an unknown field (the server prices orders).
 import { pagingBodyShape, pagingQueryShape } from '@platform/paging';
-import { commaList, isoDate, queryBoolean, queryInt, z } from '@platform/validation';
+import { commaList, idField, isoDate, queryBoolean, queryInt, z } from '@platform/validation';
 import { orderStatuses } from './status';
 
-const item = z.strictObject({ productId: z.string().min(1).max(64), quantity: z.number().int().min(1).max(1000) });
+const item = z.strictObject({ productId: idField(), quantity: z.number().int().min(1).max(1000) });
 const couponCode = z.string().regex(/^[A-Z0-9-]{3,32}$/, { error: 'couponCode is 3 to 32 upper-case letters, digits or dashes' });
 const items = z
   .array(item)
@@ -24,7 +24,7 @@ export const orderSortFields = ['createdAt', 'amount'] as const;
 export const getOrderQuery = z.strictObject({ include: commaList(['amountDetail'] as const).optional() });
 
 const filterShape = {
-  userId: z.string().min(1).max(64).optional(),
+  userId: idField().optional(),
   q: z.string().trim().min(1).max(100).optional(),
 };
 
@@ -46,7 +46,7 @@ export const searchOrdersBody = z.strictObject({
   to: isoDate().optional(),
   minAmount: z.number().int().optional(),
   hasCoupon: z.boolean().optional(),
-  ids: z.array(z.string().min(1).max(64)).min(1).max(1000).optional(),
+  ids: z.array(idField()).min(1).max(1000).optional(),
 });
 
 export const listItemsQuery = z.strictObject({ ...pagingQueryShape });

@@ -5,7 +5,7 @@ import { ApiError, type FieldError } from '@platform/errors';
 import { isId, newId } from '@platform/ids';
 import type { InventoryGateway } from '@platform/inventory-contract';
 import { type ListEnvelope, parseSort, type PagingParams, toListEnvelope, toPageRequest } from '@platform/paging';
-import type { Logger } from '@platform/service-kit';
+import { type Logger, remainingMs } from '@platform/service-kit';
 import type { Catalog } from '../catalog/client';
 import { type IdempotencyStore, requestHashOf } from '../idempotency/store';
 import { type NewOrder, type OrderFilters, type OrderItemRow, type OrderRepository, type OrderRow } from './repository';
@@ -19,6 +19,21 @@ interface PricedOrder {
   amount: number;
   currency: string;
   items: NewOrder['items'];
+}
+
+/**
+ * How long after its request's deadline a placement's stock stays reserved with no order written.
+ * Past it the sweeper releases the stock (a crash between Reserve and the order's commit), so
+ * stock is whole again within deadline + this margin + one sweep interval.
+ */
+export const PLACEMENT_MARGIN_MS = 5_000;
+
+function placementDeadline(): Date {
+  return new Date(Date.now() + remainingMs() + PLACEMENT_MARGIN_MS);
+}
+
+function placementTooLate(): ApiError {
+  return new ApiError('SERVICE_UNAVAILABLE', 'Placing the order took too long; its stock was released. Retry the request.', { headers: { 'Retry-After': '1' } });
 }
 
 function invalid(fieldErrors: FieldError[], message: string): ApiError {
@@ -51,9 +66,11 @@ export class OrderService {
   private async place(principal: Principal, input: CreateOrderInput, idempotencyKey?: string): Promise<OrderRow> {
     const priced = await this.price(input.items);
     const id = newId();
+    await this.orders.recordPlacement(id, placementDeadline());
     await this.reserveAll(id, input.items, priced);
     try {
       return await this.orders.transaction(async (tx) => {
+        if (!(await this.orders.completePlacement(tx, id))) throw placementTooLate();
         const order = await this.orders.create(tx, { id, userId: principal.userId, amount: priced.amount, currency: priced.currency, couponCode: input.couponCode ?? null, reservationKey: id, items: priced.items });
         if (idempotencyKey) await this.idempotency.complete(tx, principal.userId, idempotencyKey, 201, toOrderResponse(order));
         return order;
@@ -106,6 +123,7 @@ export class OrderService {
   private async release(reservationKey: string, why: string): Promise<void> {
     try {
       await this.inventory.release(reservationKey);
+      await this.orders.releaseDone(reservationKey);
     } catch (error) {
       this.logger.warn({ err: error, reservationKey, why }, 'stock release failed; queued for retry');
       await this.orders.queueRelease(reservationKey, why);
@@ -185,6 +203,7 @@ export class OrderService {
       );
       if (!updated) throw await this.lostRace(order.id, expectedVersion);
       if (status === 'SHIPPED' || status === 'DELIVERED') await this.orders.upsertShipment(tx, order.id, { status, shippedAt: order.shipment?.shippedAt ?? now });
+      if (status === 'CANCELED') await this.orders.queueRelease(order.reservationKey, 'order canceled', tx);
     });
     if (status === 'CANCELED') await this.release(order.reservationKey, 'order canceled');
     return this.get(principal, id);
@@ -196,13 +215,17 @@ export class OrderService {
     if (order.status !== 'PENDING') throw new ApiError('ORDER_NOT_EDITABLE', `The order is ${order.status}; only PENDING orders can be replaced.`);
     const priced = await this.price(input.items);
     // Reserve the new items under a new key first, then swap, then free the old reservation.
-    const reservationKey = `${order.id}:${order.version + 1}`;
+    // A fresh key per attempt: a key whose release is still pending is never reserved again.
+    const reservationKey = `${order.id}:${newId()}`;
+    await this.orders.recordPlacement(reservationKey, placementDeadline());
     await this.reserveAll(reservationKey, input.items, priced);
     try {
       await this.orders.transaction(async (tx) => {
+        if (!(await this.orders.completePlacement(tx, reservationKey))) throw placementTooLate();
         const updated = await this.orders.updateVersioned(order.id, order.version, { amount: priced.amount, currency: priced.currency, couponCode: input.couponCode ?? null, reservationKey }, tx);
         if (!updated) throw await this.lostRace(order.id, expectedVersion);
         await this.orders.replaceItems(tx, order.id, priced.items);
+        await this.orders.queueRelease(order.reservationKey, 'replaced items', tx);
       });
     } catch (error) {
       await this.release(reservationKey, 'order replace failed after reserving');
@@ -266,7 +289,12 @@ export class OrderService {
     } catch {
       return 'not-cancelable';
     }
-    if (!(await this.orders.updateVersioned(order.id, order.version, { status: 'CANCELED', canceledAt: new Date() }))) return this.cancelForCancellation(orderId);
+    const canceled = await this.orders.transaction(async (tx) => {
+      if (!(await this.orders.updateVersioned(order.id, order.version, { status: 'CANCELED', canceledAt: new Date() }, tx))) return false;
+      await this.orders.queueRelease(order.reservationKey, 'order canceled', tx);
+      return true;
+    });
+    if (!canceled) return this.cancelForCancellation(orderId);
     await this.release(order.reservationKey, 'order canceled');
     return 'canceled';
   }
@@ -275,9 +303,12 @@ export class OrderService {
    * Retries the releases inventory could not take; returns how many it gave back now. Entries
    * younger than `graceMs` wait, so a Reserve that committed late is released too.
    */
-  async releasePendingStock(options: { limit?: number; graceMs?: number } = {}): Promise<number> {
+  async releasePendingStock(options: { limit?: number; graceMs?: number; now?: Date } = {}): Promise<number> {
+    const now = options.now ?? new Date();
+    const dead = await this.orders.expirePlacements(now);
+    if (dead) this.logger.warn({ placements: dead }, 'order placements died before writing their order; releasing their stock');
     let released = 0;
-    for (const pending of await this.orders.pendingReleases(options.limit ?? 50, new Date(Date.now() - (options.graceMs ?? 5_000)))) {
+    for (const pending of await this.orders.pendingReleases(options.limit ?? 50, new Date(now.getTime() - (options.graceMs ?? 5_000)))) {
       try {
         await this.inventory.release(pending.reservationKey);
         await this.orders.releaseDone(pending.reservationKey);
@@ -288,6 +319,11 @@ export class OrderService {
       }
     }
     return released;
+  }
+
+  /** Forgets Idempotency-Keys past their 24 h: the table would otherwise grow forever. */
+  purgeExpiredIdempotencyKeys(now?: Date): Promise<number> {
+    return this.idempotency.purgeExpired(1_000, now);
   }
 
   private checkVersion(order: OrderRow, expectedVersion?: number): void {
