@@ -1,7 +1,7 @@
 import express from 'express';
 import { GraphQLError } from 'graphql';
 import { issueAccessToken, TokenVerifier } from '@platform/auth';
-import { ApiError } from '@platform/errors';
+import { ApiError, errorHandler } from '@platform/errors';
 import { listen } from '@platform/service-kit';
 import { createSubgraphMiddleware, gql, requirePrincipal, toGraphQLError, type SubgraphContext } from './index';
 
@@ -43,7 +43,7 @@ describe('createSubgraphMiddleware', () => {
       },
     };
     const middleware = createSubgraphMiddleware({ typeDefs, resolvers, verifier: new TokenVerifier(secret), introspection: false });
-    const app = express().use(express.json()).use('/graphql', middleware);
+    const app = express().use(express.json()).use('/graphql', middleware).use(errorHandler);
     const server = await listen(app, 0, '127.0.0.1');
     try {
       const { accessToken } = await issueAccessToken(secret, { userId: 'u-1', role: 'customer' });
@@ -52,9 +52,11 @@ describe('createSubgraphMiddleware', () => {
         return { status: res.status, body: (await res.json()) as { data?: Record<string, unknown>; errors?: { message: string; path?: string[]; extensions?: { code?: string } }[] } };
       };
       expect((await ask('{ whoami }', accessToken)).body).toEqual({ data: { whoami: 'u-1' } });
-      const anonymous = await ask('{ whoami }');
-      expect(anonymous.status).toBe(200);
-      expect(anonymous.body.errors?.[0]).toMatchObject({ path: ['whoami'], extensions: { code: 'UNAUTHENTICATED' } });
+      // Without a valid token nothing of the graph answers, not even its SDL.
+      for (const [query, token] of [['{ whoami }', undefined], ['{ _service { sdl } }', undefined], ['{ _service { sdl } }', 'not-a-token']] as const) {
+        const refused = await ask(query, token);
+        expect([refused.status, (refused.body as { code?: string }).code]).toEqual([401, 'UNAUTHENTICATED']);
+      }
       const exploded = await ask('{ explode }', accessToken);
       expect(exploded.body.errors).toEqual([{ message: 'An unexpected error occurred.', path: ['explode'], extensions: { code: 'INTERNAL' } }]);
     } finally {

@@ -5,10 +5,10 @@
 import './telemetry-off';
 import { buildSubgraphSchema } from '@apollo/subgraph';
 import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper/resolverMap';
-import type { Request, RequestHandler } from 'express';
+import type { RequestHandler } from 'express';
 import { type DocumentNode, GraphQLError, NoSchemaIntrospectionCustomRule, parse, specifiedRules, validate } from 'graphql';
 import { createHandler } from 'graphql-http/lib/use/express';
-import { type Principal, type TokenVerifier } from '@platform/auth';
+import { authenticate, type Principal, type TokenVerifier } from '@platform/auth';
 import { ApiError } from '@platform/errors';
 
 export interface SubgraphContext {
@@ -22,7 +22,7 @@ export interface SubgraphContext {
 /** GraphQL errors carry the REST error code in `extensions.code`. */
 export function toGraphQLError(error: unknown): GraphQLError {
   if (error instanceof GraphQLError) return error;
-  if (error instanceof ApiError) return new GraphQLError(error.message, { extensions: { code: error.code } });
+  if (error instanceof ApiError) return new GraphQLError(error.message, { extensions: { code: error.code, ...(error.fieldErrors.length ? { errors: error.fieldErrors } : {}) } });
   return new GraphQLError('An unexpected error occurred.', { extensions: { code: 'INTERNAL' } });
 }
 
@@ -45,10 +45,10 @@ const MAX_CACHED_DOCUMENTS = 1_000;
 function formatError(error: Readonly<GraphQLError | Error>): GraphQLError | Error {
   if (!(error instanceof GraphQLError)) return new GraphQLError('An unexpected error occurred.', { extensions: { code: 'INTERNAL' } });
   const original = error.originalError;
-  if (original instanceof ApiError) return new GraphQLError(original.message, { path: error.path, extensions: { code: original.code } });
+  if (original instanceof ApiError) return new GraphQLError(original.message, { path: error.path, extensions: toGraphQLError(original).extensions });
   if (original && !(original instanceof GraphQLError)) return new GraphQLError('An unexpected error occurred.', { path: error.path, extensions: { code: 'INTERNAL' } });
   const code = error.extensions?.code ?? (error.path ? 'INTERNAL' : 'GRAPHQL_VALIDATION_FAILED');
-  return new GraphQLError(error.message, { nodes: error.nodes, source: error.source, positions: error.positions, path: error.path, extensions: { code } });
+  return new GraphQLError(error.message, { nodes: error.nodes, source: error.source, positions: error.positions, path: error.path, extensions: { ...error.extensions, code } });
 }
 
 /** The subgraph as express middleware for POST /graphql, with the caller's token verified. */
@@ -80,16 +80,13 @@ export function createSubgraphMiddleware(options: SubgraphOptions): RequestHandl
       }
       return errors;
     },
-    context: async (req) => {
-      const authorization = (req.raw as Request).headers.authorization;
-      if (!authorization) return {};
-      try {
-        return { principal: await options.verifier.verifyHeader(authorization), authorization };
-      } catch {
-        return { authorization };
-      }
-    },
+    context: (req) => ({ principal: req.context.res.locals.principal as Principal, authorization: req.raw.headers.authorization }),
     formatError,
   });
-  return handler as unknown as RequestHandler;
+  // Only callers with a valid token reach the graph (the gateway always forwards the client's):
+  // anyone else gets 401 in the error format, and never the subgraph's SDL (`_service { sdl }`).
+  const authenticated = authenticate(options.verifier);
+  return (req, res, next) => {
+    Promise.resolve(authenticated(req, res, (error?: unknown) => (error ? next(error) : (handler as unknown as RequestHandler)(req, res, next)))).catch(next);
+  };
 }
