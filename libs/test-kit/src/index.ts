@@ -1,7 +1,12 @@
-// Test-only helpers shared by the service suites: an HTTP client that returns what a client
-// sees, and tokens for made-up users.
+// Test-only helpers shared by the suites: an HTTP client that returns what a client sees,
+// tokens for made-up users, bounded load, throwaway Redis and PostgreSQL servers, and the whole
+// stack started as `npm start` does (e2e and fault tests).
 import { issueAccessToken, type Role } from '@platform/auth';
 import { newId } from '@platform/ids';
+
+export { percentile, runBounded } from './load';
+export { freePort, PostgresCluster, RedisServer } from './servers';
+export { alive, createDatabases, dropDatabases, Stack, stackPorts, stopStackProcesses, type StackOptions } from './stack';
 
 export interface ApiResponse {
   status: number;

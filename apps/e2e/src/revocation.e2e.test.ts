@@ -1,0 +1,48 @@
+// Tokens do not outlive their account: through the gateway, a token issued before a password
+// change, or for a user who deleted itself, is refused within the stated bound (the gateway's
+// CREDENTIALS_CACHE_MS, 5 s by default) plus a second of slack.
+import { apiClient } from '@platform/test-kit';
+import { STOCKED_PRODUCTS, gatewayUrl } from './stack';
+
+const call = apiClient(() => gatewayUrl);
+const BOUND_MS = 5_000 + 1_000;
+
+async function signUp() {
+  const email = `revoke-${Date.now()}-${Math.random().toString(36).slice(2, 8)}@example.com`;
+  const created = await call('POST', '/v1/users', { body: { name: 'Revoked', email, password: 'first-password-1' } });
+  expect(created.status).toBe(201);
+  const token = (await call('POST', '/v1/tokens', { body: { email, password: 'first-password-1' } })).body.accessToken as string;
+  return { id: created.body.id as string, email, token };
+}
+
+/** Milliseconds until `token` is refused with 401 on GET /v1/users/me, or throws past the bound. */
+async function refusedWithin(token: string): Promise<number> {
+  const started = Date.now();
+  for (;;) {
+    const res = await call('GET', '/v1/users/me', { token });
+    if (res.status === 401) {
+      expect(res.body.code).toBe('UNAUTHENTICATED');
+      return Date.now() - started;
+    }
+    if (Date.now() - started > BOUND_MS) throw new Error(`token still accepted after ${BOUND_MS} ms (last status ${res.status})`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+it('refuses tokens issued before a password change; a new token works', async () => {
+  const user = await signUp();
+  expect((await call('GET', '/v1/users/me', { token: user.token })).status).toBe(200);
+  expect((await call('PATCH', `/v1/users/${user.id}`, { token: user.token, body: { password: 'second-password-2' } })).status).toBe(200);
+  await refusedWithin(user.token);
+  const renewed = (await call('POST', '/v1/tokens', { body: { email: user.email, password: 'second-password-2' } })).body.accessToken as string;
+  expect((await call('GET', '/v1/users/me', { token: renewed })).status).toBe(200);
+});
+
+it('refuses the token of a user who deleted itself: it can no longer place orders', async () => {
+  const user = await signUp();
+  const productId = (await call('GET', STOCKED_PRODUCTS, { token: user.token })).body.items[0].id as string;
+  expect((await call('DELETE', `/v1/users/${user.id}`, { token: user.token })).status).toBe(204);
+  await refusedWithin(user.token);
+  const order = await call('POST', '/v1/orders', { token: user.token, body: { items: [{ productId, quantity: 1 }] } });
+  expect([order.status, order.body.code]).toEqual([401, 'UNAUTHENTICATED']);
+});

@@ -1,0 +1,192 @@
+// Database servers a test owns, so it can break them on purpose: a redis-server and a
+// PostgreSQL cluster, each in a temp dir on a free loopback port, removed after. Never the
+// shared ones (127.0.0.1:6379 and :5432).
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { connect, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+/** A loopback port nobody listens on right now. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer().once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/** Sends `request` to a loopback port and resolves with the first bytes back ('' on no answer). */
+function firstReply(port: number, request: string, timeoutMs: number): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    const done = (reply: string) => {
+      socket.destroy();
+      resolve(reply);
+    };
+    socket.setTimeout(timeoutMs, () => done(''));
+    socket.once('connect', () => socket.write(request));
+    socket.once('data', (data) => done(data.toString('utf8')));
+    socket.once('error', () => done(''));
+  });
+}
+
+async function waitFor(what: string, timeoutMs: number, check: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`${what} did not come up in ${timeoutMs} ms`);
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => child.once('exit', () => resolve()));
+}
+
+/** A redis-server of the test's own: no persistence, so a kill loses every count. */
+export class RedisServer {
+  private child!: ChildProcess;
+
+  private constructor(
+    readonly port: number,
+    private readonly dir: string,
+  ) {}
+
+  static async start(): Promise<RedisServer> {
+    const server = new RedisServer(await freePort(), mkdtempSync(path.join(tmpdir(), 'test-redis-')));
+    try {
+      await server.launch();
+    } catch (error) {
+      await server.stop();
+      throw error;
+    }
+    return server;
+  }
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  /** Freezes the process (SIGSTOP): connections stay open, nothing answers. */
+  pause(): void {
+    this.child.kill('SIGSTOP');
+  }
+
+  resume(): void {
+    this.child.kill('SIGCONT');
+  }
+
+  /** SIGKILL: connections drop and every count is lost. */
+  async kill(): Promise<void> {
+    this.child.kill('SIGKILL');
+    await exited(this.child);
+  }
+
+  /** Starts again, empty, on the same port. */
+  async restart(): Promise<void> {
+    await this.launch();
+  }
+
+  async stop(): Promise<void> {
+    if (this.child) {
+      this.child.kill('SIGKILL'); // also ends a paused process
+      await exited(this.child);
+    }
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  private async launch(): Promise<void> {
+    this.child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', this.dir], { stdio: 'ignore' });
+    const child = this.child;
+    await waitFor(`redis-server on ${this.port}`, 10_000, async () => {
+      if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode}`);
+      return (await firstReply(this.port, 'PING\r\n', 500)).startsWith('+PONG');
+    });
+  }
+}
+
+const execFileAsync = (file: string, args: string[], options: { cwd: string; uid?: number; gid?: number }) =>
+  new Promise<void>((resolve, reject) =>
+    execFile(file, args, { ...options, timeout: 60_000 }, (error, _stdout, stderr) => (error ? reject(new Error(`${path.basename(file)} ${args.join(' ')}: ${stderr || error.message}`)) : resolve())),
+  );
+
+/** The newest installed PostgreSQL's binaries (Debian's layout). */
+function postgresBinDir(): string {
+  const root = '/usr/lib/postgresql';
+  const versions = existsSync(root) ? readdirSync(root).filter((name) => existsSync(path.join(root, name, 'bin/initdb'))) : [];
+  if (!versions.length) throw new Error(`no PostgreSQL binaries under ${root}/*/bin`);
+  versions.sort((a, b) => Number(a) - Number(b));
+  return path.join(root, versions[versions.length - 1], 'bin');
+}
+
+/** initdb and pg_ctl refuse to run as root: as root, they run as the `postgres` account. */
+function postgresAccount(): { uid: number; gid: number } | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  const entry = readFileSync('/etc/passwd', 'utf8')
+    .split('\n')
+    .map((line) => line.split(':'))
+    .find((fields) => fields[0] === 'postgres');
+  if (!entry) throw new Error('running as root needs a `postgres` account to run PostgreSQL as');
+  return { uid: Number(entry[2]), gid: Number(entry[3]) };
+}
+
+/** A PostgreSQL cluster of the test's own (trust auth, user postgres), stoppable and startable. */
+export class PostgresCluster {
+  private constructor(
+    readonly port: number,
+    private readonly dir: string,
+    private readonly bin: string,
+    private readonly account: { uid: number; gid: number } | undefined,
+  ) {}
+
+  static async start(): Promise<PostgresCluster> {
+    const dir = mkdtempSync(path.join(tmpdir(), 'test-postgres-'));
+    const account = postgresAccount();
+    if (account) chownSync(dir, account.uid, account.gid);
+    const cluster = new PostgresCluster(await freePort(), dir, postgresBinDir(), account);
+    try {
+      await execFileAsync(path.join(cluster.bin, 'initdb'), ['-D', cluster.dataDir, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8'], cluster.runAs);
+      await cluster.startServer();
+    } catch (error) {
+      await cluster.remove();
+      throw error;
+    }
+    return cluster;
+  }
+
+  /** A URL for `database` on this cluster. */
+  url(database = 'postgres'): string {
+    return `postgresql://postgres@127.0.0.1:${this.port}/${database}`;
+  }
+
+  /** Starts the stopped server again, on the same port and data. */
+  async startServer(): Promise<void> {
+    // Durability is not what these tests are about: skip the fsyncs.
+    const options = `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off`;
+    await execFileAsync(path.join(this.bin, 'pg_ctl'), ['-D', this.dataDir, '-o', options, '-l', path.join(this.dir, 'server.log'), '-w', '-t', '30', 'start'], this.runAs);
+  }
+
+  /** Stops the server (`fast`: open sessions are cut, as in a failover or a crash of the host). */
+  async stopServer(mode: 'fast' | 'immediate' = 'fast'): Promise<void> {
+    await execFileAsync(path.join(this.bin, 'pg_ctl'), ['-D', this.dataDir, '-m', mode, '-w', '-t', '30', 'stop'], this.runAs);
+  }
+
+  /** Stops the server if it runs (even half-started) and deletes the cluster. */
+  async remove(): Promise<void> {
+    if (existsSync(path.join(this.dataDir, 'postmaster.pid'))) await this.stopServer('immediate').catch(() => undefined);
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  /** In the cluster's own directory: the `postgres` account may not enter the caller's. */
+  private get runAs() {
+    return { cwd: this.dir, ...this.account };
+  }
+
+  private get dataDir(): string {
+    return path.join(this.dir, 'data');
+  }
+}
