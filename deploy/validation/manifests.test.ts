@@ -46,6 +46,15 @@ describe.each(overlays)('the %s overlay', (overlay) => {
     const inventoryCallers = policy('inventory-service').filter((from) => 'podSelector' in from);
     expect(inventoryCallers).toEqual([{ podSelector: { matchLabels: { 'app.kubernetes.io/name': 'orders-service' } } }]);
   });
+
+  it("keeps the gateway's metrics port inside the cluster: no Service or Ingress carries it, only the monitoring namespace reaches it", () => {
+    const service = find(objects, 'Service', 'gateway') as { spec: { ports: { port: number; targetPort: number | string }[] } };
+    expect(service.spec.ports.map((port) => [port.port, port.targetPort])).toEqual([[8080, 'http']]);
+    const rules = (find(objects, 'NetworkPolicy', 'gateway') as { spec: { ingress: { from: unknown[]; ports: { port: number }[] }[] } }).spec.ingress;
+    const metricsRules = rules.filter((rule) => rule.ports.some((port) => port.port === 9464));
+    expect(metricsRules.map((rule) => rule.from)).toEqual([[{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }]]);
+    for (const ingress of objects.filter((object) => object.kind === 'Ingress')) expect(JSON.stringify(ingress)).not.toMatch(/9464|metrics/);
+  });
 });
 
 it('prod runs at least two replicas of everything, autoscaled and spread over nodes', () => {
@@ -54,6 +63,13 @@ it('prod runs at least two replicas of everything, autoscaled and spread over no
     expect(deployment.spec.replicas).toBeGreaterThanOrEqual(2);
     expect(deployment.spec.template.spec.affinity?.podAntiAffinity).toBeDefined();
     expect((find(rendered.prod, 'HorizontalPodAutoscaler', app) as { spec: { minReplicas: number } }).spec.minReplicas).toBeGreaterThanOrEqual(2);
+  }
+});
+
+it('prod signs list cursors with CURSOR_SECRET from a Secret in every service that pages', () => {
+  for (const app of ['users-service', 'orders-service', 'catalog-service']) {
+    const env = (find(rendered.prod, 'Deployment', app) as { spec: { template: { spec: { containers: { env: { name: string; valueFrom?: unknown }[] }[] } } } }).spec.template.spec.containers[0].env;
+    expect(env.find((variable) => variable.name === 'CURSOR_SECRET')).toEqual({ name: 'CURSOR_SECRET', valueFrom: { secretKeyRef: { name: 'platform-cursor', key: 'secret' } } });
   }
 });
 

@@ -11,6 +11,7 @@ process.env.NX_NO_CLOUD = 'true';
 const { spawn, spawnSync } = require('node:child_process');
 const path = require('node:path');
 const readline = require('node:readline');
+const { migrate } = require('../db/migrate');
 
 const root = path.resolve(__dirname, '../..');
 // V8 flags every app runs with, here and in the image's CMD (deploy/docker/Dockerfile; a deploy
@@ -20,12 +21,20 @@ const root = path.resolve(__dirname, '../..');
 const nodeFlags = require('./node-flags.json');
 const offset = Number(process.env.PORT_OFFSET ?? 0);
 const port = (base) => base + offset;
+// The gRPC port sits far above the others: an offset that keeps the HTTP ports valid can push it
+// past 65535, so it then moves next to them (3005 + offset). GRPC_PORT alone moves it anywhere.
+const grpcPort = process.env.GRPC_PORT ? Number(process.env.GRPC_PORT) : port(50051) <= 65535 ? port(50051) : port(3005);
+const highest = Math.max(port(9464), grpcPort);
+if (!Number.isInteger(offset) || offset < 0 || !Number.isInteger(grpcPort) || grpcPort < 1 || highest > 65535) {
+  process.stderr.write(`[start] PORT_OFFSET=${process.env.PORT_OFFSET ?? ''} GRPC_PORT=${process.env.GRPC_PORT ?? ''}: every port must be a whole number from 1 to 65535 (PORT_OFFSET at most ${65535 - 9464})\n`);
+  process.exit(1);
+}
 const urls = { users: `http://127.0.0.1:${port(3001)}`, orders: `http://127.0.0.1:${port(3002)}`, catalog: `http://127.0.0.1:${port(3003)}` };
 const apps = [
-  { name: 'inventory-service', port: port(3004), db: 'INVENTORY', color: 35, env: { GRPC_PORT: port(50051) } },
+  { name: 'inventory-service', port: port(3004), db: 'INVENTORY', color: 35, env: { GRPC_PORT: grpcPort } },
   { name: 'catalog-service', port: port(3003), db: 'CATALOG', color: 33 },
   { name: 'users-service', port: port(3001), db: 'USERS', color: 32 },
-  { name: 'orders-service', port: port(3002), db: 'ORDERS', color: 34, env: { CATALOG_URL: urls.catalog, INVENTORY_ADDRESS: `127.0.0.1:${port(50051)}` } },
+  { name: 'orders-service', port: port(3002), db: 'ORDERS', color: 34, env: { CATALOG_URL: urls.catalog, INVENTORY_ADDRESS: `127.0.0.1:${grpcPort}` } },
   { name: 'gateway', port: port(8080), color: 36, env: { METRICS_PORT: port(9464), USERS_URL: urls.users, ORDERS_URL: urls.orders, CATALOG_URL: urls.catalog } },
 ].map((app) => ({ ...app, ready: `http://127.0.0.1:${app.port}/readyz` }));
 const only = process.env.START_APPS ? process.env.START_APPS.split(',') : null;
@@ -60,14 +69,11 @@ function envOf(app) {
   return env;
 }
 
-for (const app of selected) {
-  if (!app.db || !process.env[`DATABASE_URL_${app.db}`]) continue;
-  const migrate = spawnSync(process.execPath, [path.join(root, 'dist/apps', app.name, 'main.js'), 'migrate'], { cwd: root, env: envOf(app), encoding: 'utf8' });
-  if (migrate.status !== 0) {
-    process.stdout.write(migrate.stdout + migrate.stderr);
-    say(`migrating ${app.name} failed`);
-    process.exit(1);
-  }
+const failedMigration = migrate(selected.map((app) => app.name));
+if (failedMigration) {
+  process.stdout.write(failedMigration.output);
+  say(`migrating ${failedMigration.app} failed`);
+  process.exit(1);
 }
 
 const children = [];
@@ -141,7 +147,7 @@ process.stdout.on('error', () => stop(1));
   allReady = true;
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   say(`all ${selected.length} apps ready in ${seconds} s`);
-  say(`gateway:  http://localhost:${port(8080)}  (REST under /v1, GraphQL at /v1/graphql)`);
+  say(`gateway:  http://localhost:${port(8080)}  (REST under /v1, GraphQL at /v1/graphql; inventory gRPC on ${grpcPort})`);
   say(`admin:    ${process.env.ADMIN_EMAIL ?? 'admin@example.com'} / ${process.env.ADMIN_PASSWORD ?? 'admin-password'}  (development defaults)`);
   say(`data:     ${process.env.DATA_DIR ?? path.join(root, '.data')}`);
   say('Ctrl-C stops everything.');
