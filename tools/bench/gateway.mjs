@@ -5,6 +5,8 @@
 //   3. the same call through a minimal Node proxy (the floor of any hop on this host),
 //   4. the same call through the gateway (auth + Redis rate limiter on),
 //   5. GraphQL order(id) across three subgraphs through the gateway, against the REST GET /v1/orders/{id}.
+// Then compression: a 100-product page through the gateway as identity, gzip and br, with the
+// bytes on the wire, the gateway's CPU per request and throughput, side by side.
 // Each case runs three ways: at saturation (50 connections) for throughput; one request at a
 // time (2,000 requests, the cases taking turns) for the latency of a call with no queueing; and at
 // an even 50 req/s (one request every 20 ms, open loop), where a 2-core machine shared by the load
@@ -17,7 +19,7 @@ process.env.APOLLO_TELEMETRY_DISABLED = 'true';
 import { spawn } from 'node:child_process';
 import { Agent, createServer, request as httpRequest } from 'node:http';
 import autocannon from 'autocannon';
-import { createDatabases, port, startStack, table } from './stack.mjs';
+import { cpuMsOf, createDatabases, port, startStack, table } from './stack.mjs';
 
 const seconds = Number(process.argv[2] ?? 10);
 const rounds = Number(process.argv[3] ?? 3);
@@ -49,6 +51,33 @@ function timedRequest(request, agent) {
 function percentiles(samples) {
   const sorted = [...samples].sort((a, b) => a - b);
   return { p50: sorted[Math.floor(sorted.length * 0.5)], p99: sorted[Math.floor(sorted.length * 0.99)] };
+}
+
+/** The bytes of one answer as they cross the wire (no decoding). */
+function answerBytes(request) {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(request.url, { headers: request.headers }, (res) => {
+      let bytes = 0;
+      res.on('data', (chunk) => (bytes += chunk.length));
+      res.on('end', () => resolve({ bytes, encoding: res.headers['content-encoding'] ?? 'identity' }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** The gateway's CPU time per request over `count` one-at-a-time requests of each case in turn. */
+async function cpuPerRequest(pid, requests, count = 1_000) {
+  const clients = requests.map((request) => ({ request, agent: new Agent({ keepAlive: true, maxSockets: 1 }), cpuMs: 0 }));
+  for (let i = 0; i < count; i++) {
+    for (const client of clients) {
+      const before = cpuMsOf(pid);
+      await timedRequest(client.request, client.agent);
+      client.cpuMs += cpuMsOf(pid) - before;
+    }
+  }
+  for (const client of clients) client.agent.destroy();
+  return clients.map((client) => client.cpuMs / count);
 }
 
 /**
@@ -173,6 +202,28 @@ try {
   console.log(table(rows));
   console.log(`\ngateway keeps ${median(kept).toFixed(0)} % of direct throughput, median of rounds ${kept.map((ratio) => ratio.toFixed(0)).join(' / ')} % (target >= 70 %), and adds ${(proxied[p99] - direct[p99]).toFixed(1)} ms at p99 (target < 3 ms)`);
   console.log(`the minimal proxy (floor of a hop on this host) keeps ${median(minimalKept).toFixed(0)} % and adds ${(minimal[p99] - direct[p99]).toFixed(1)} ms at p99`);
+  const page = `${gateway}/v1/products?size=100`;
+  const codings = [
+    ['identity', { url: page, headers: auth }],
+    ['gzip', { url: page, headers: { ...auth, 'accept-encoding': 'gzip' } }],
+    ['br', { url: page, headers: { ...auth, 'accept-encoding': 'br' } }],
+  ];
+  const codingThroughput = await throughputRounds(codings);
+  const codingCpu = await cpuPerRequest(stack.pids.gateway, codings.map(([, request]) => request));
+  const codingRows = [];
+  for (const [index, [name, request]] of codings.entries()) {
+    const { bytes, encoding } = await answerBytes(request);
+    if (encoding !== name) throw new Error(`${name}: the gateway answered ${encoding}`);
+    codingRows.push({
+      'GET /v1/products?size=100': name,
+      'bytes on the wire': bytes,
+      'saved': `${(100 - (bytes / (codingRows[0]?.['bytes on the wire'] ?? bytes)) * 100).toFixed(0)} %`,
+      'gateway CPU ms/request': codingCpu[index].toFixed(2),
+      'max req/s (median)': median(codingThroughput[index]),
+      rounds: codingThroughput[index].join(' / '),
+    });
+  }
+  console.log(`\n${table(codingRows)}\n`);
   console.log(`GraphQL order(id) takes ${(graphql[p50] / rest[p50]).toFixed(1)}x the p50 of REST GET /v1/orders/{id} one at a time, ${(graphql[`p50 ms @${FIXED_RATE}/s`] / rest[`p50 ms @${FIXED_RATE}/s`]).toFixed(1)}x at ${FIXED_RATE}/s (target <= 3x)`);
 } finally {
   // Also when a case fails: a listening server or the proxy child would keep the run alive.

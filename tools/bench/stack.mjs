@@ -2,7 +2,7 @@
 // fresh PostgreSQL databases and the local Redis, on their own ports. Loopback only.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 import pg from 'pg';
@@ -55,8 +55,12 @@ export async function startStack({ apps, databases, env = {} }) {
   for (const [service, url] of Object.entries(databases)) childEnv[`DATABASE_URL_${service.toUpperCase()}`] = url;
   if (apps) childEnv.START_APPS = apps.join(',');
   const starter = spawn(process.execPath, [path.join(root, 'tools/start/start.js')], { cwd: root, env: childEnv, stdio: ['ignore', 'pipe', 'inherit'] });
+  /** Each app's process id, as start.js announces it. */
+  const pids = {};
   await new Promise((resolve, reject) => {
     readline.createInterface({ input: starter.stdout }).on('line', (line) => {
+      const started = /(\S+) pid (\d+)/.exec(line);
+      if (started) pids[started[1]] = Number(started[2]);
       if (/apps ready/.test(line)) resolve();
       if (/not ready|failed/.test(line)) reject(new Error(line));
     });
@@ -64,6 +68,7 @@ export async function startStack({ apps, databases, env = {} }) {
   });
   return {
     jwtSecret: childEnv.JWT_SECRET,
+    pids,
     stop: () =>
       new Promise((resolve) => {
         starter.once('exit', resolve);
@@ -71,6 +76,14 @@ export async function startStack({ apps, databases, env = {} }) {
       }),
   };
 }
+
+/** CPU time (user + system) a process has used so far, in ms, from /proc (Linux). */
+export function cpuMsOf(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_S;
+}
+/** USER_HZ: fixed at 100 in Linux's user-space ABI, whatever the kernel's own tick rate. */
+const CLOCK_TICKS_PER_S = 100;
 
 export function table(rows) {
   const widths = Object.keys(rows[0]).map((key) => Math.max(key.length, ...rows.map((row) => String(row[key]).length)));

@@ -47,6 +47,13 @@ for (const [from, to] of runtimeFiles) {
   if (existsSync(source)) await cp(source, path.join(outDir, to), { recursive: true });
 }
 
+// Browser files the app serves (the gateway's /docs pages), copied from npm into pages/.
+const pageAssets = path.join(appDir, 'src/browser/page-assets.json');
+if (existsSync(pageAssets)) {
+  await mkdir(path.join(outDir, 'pages'));
+  for (const [name, npmPath] of Object.entries(JSON.parse(await readFile(pageAssets, 'utf8')))) await cp(path.join(root, 'node_modules', npmPath), path.join(outDir, 'pages', name));
+}
+
 // The npm packages main.js imports, at the exact versions installed here (what the tests ran).
 const rootPackage = JSON.parse(await readFile(path.join(root, 'package.json'), 'utf8'));
 const imported = new Set();

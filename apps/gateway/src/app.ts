@@ -1,10 +1,13 @@
 // The gateway request pipeline, in the order a request meets it. The only public door.
 import { readFileSync } from 'node:fs';
+import compression from 'compression';
 import express from 'express';
 import { TokenVerifier } from '@platform/auth';
 import { errorHandler, requireAcceptableResponse } from '@platform/errors';
 import { createFederatedGraph } from '@platform/graphql-kit';
 import { type Health, type Logger, type Metrics, requestContext, requestLog } from '@platform/service-kit';
+import { DEVELOPMENT_ORIGINS, crossOrigin } from './browser/cross-origin';
+import { browserPages } from './browser/pages';
 import { callerMetrics } from './callers/caller-metrics';
 import type { GatewayConfig } from './config';
 import {
@@ -25,10 +28,13 @@ import type { RateLimits } from './rate-limit/rate-limits';
 import { routeTable } from './routing/route-table';
 import { RouteTable } from './routing/router';
 
+/** Below this, compressing costs more CPU than the bytes it saves are worth. */
+const COMPRESS_FROM_BYTES = 1024;
+
 export interface GatewayAppDeps {
   config: Pick<
     GatewayConfig,
-    'jwtVerifySecrets' | 'NODE_ENV' | 'REQUEST_TIMEOUT_MS' | 'USERS_URL' | 'ORDERS_URL' | 'CATALOG_URL' | 'TRUST_PROXY' | 'ROUTE_DEPRECATIONS' | 'UPSTREAM_LIMITS' | 'MAX_IN_FLIGHT_PER_CALLER'
+    'jwtVerifySecrets' | 'NODE_ENV' | 'REQUEST_TIMEOUT_MS' | 'USERS_URL' | 'ORDERS_URL' | 'CATALOG_URL' | 'TRUST_PROXY' | 'ROUTE_DEPRECATIONS' | 'UPSTREAM_LIMITS' | 'MAX_IN_FLIGHT_PER_CALLER' | 'CORS_ORIGINS'
   >;
   rateLimits: RateLimits;
   /** Refuses tokens their account outlived (users-service's credential versions). */
@@ -39,6 +45,8 @@ export interface GatewayAppDeps {
   /** The composed supergraph and the OpenAPI document (beside main.js when built). */
   supergraphPath: string;
   openapiPath: string;
+  /** The /docs pages' scripts and styles, copied there by the build; unset: read from node_modules. */
+  pagesDir?: string;
 }
 
 export async function createGatewayApp(deps: GatewayAppDeps) {
@@ -53,6 +61,7 @@ export async function createGatewayApp(deps: GatewayAppDeps) {
     timeoutMs: config.REQUEST_TIMEOUT_MS,
   });
   const openapi = readFileSync(deps.openapiPath);
+  const corsOrigins = config.CORS_ORIGINS ?? (config.NODE_ENV === 'production' ? [] : DEVELOPMENT_ORIGINS);
 
   const app = express();
   app.disable('x-powered-by');
@@ -64,6 +73,9 @@ export async function createGatewayApp(deps: GatewayAppDeps) {
   app.use(deps.metrics.middleware); // latency by route
   app.use(callerMetrics(deps.metrics.registry)); // who calls which version and route
   app.use(deps.health.router()); // /healthz, /readyz (unversioned, public)
+  app.use(compression({ threshold: COMPRESS_FROM_BYTES })); // gzip or br for answers of 1 KiB and more, proxied ones too, as they stream
+  app.use(crossOrigin(corsOrigins)); // CORS: preflights answered here, before routing and tokens; other origins get no CORS header
+  app.use(browserPages({ assetsDir: deps.pagesDir, graphqlIde: config.NODE_ENV !== 'production' })); // GET /docs (API reference), GET /v1/graphql for a browser (GraphiQL, not in production)
   app.use(requireWellFormedRequest); // 400 for a transfer coding other than chunked or a broken %-encoded path
   app.use(limitBodySize); // 413 over 1 MiB, from Content-Length
   app.use(requireAcceptableResponse); // 406 unless JSON is acceptable

@@ -68,6 +68,15 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env) {
        * wait for a connection; past maxQueued waiting, 503 SERVICE_UNAVAILABLE with Retry-After.
        */
       UPSTREAM_LIMITS: upstreamLimits.prefault('{}'),
+      /**
+       * Browser origins allowed to call the API, comma-separated; `*` stands for one port or host
+       * label (`http://localhost:*`, `https://*.example.com`). Unset: this machine's origins in
+       * development, none in production. Empty: none.
+       */
+      CORS_ORIGINS: z
+        .string()
+        .transform((text) => text.split(',').map((origin) => origin.trim()).filter(Boolean))
+        .optional(),
       /** Requests one caller (user id, or client IP without a token) may have in flight; the excess is 429. */
       MAX_IN_FLIGHT_PER_CALLER: z.coerce.number().int().min(1).default(64),
     },

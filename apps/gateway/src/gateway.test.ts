@@ -1,7 +1,9 @@
 // The gateway as a client sees it, with the services replaced by real HTTP servers on loopback
 // and, where Redis matters, a redis-server of the test's own.
+import { request as httpRequest } from 'node:http';
 import path from 'node:path';
 import { Writable } from 'node:stream';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import express from 'express';
 import pino from 'pino';
 import { createMetrics, Health, listen, type Listening } from '@platform/service-kit';
@@ -45,9 +47,35 @@ function fakeService() {
     });
   });
   app.get('/products', (_req, res) => void res.json({ items: [], nextCursor: null, hasNext: false }));
+  app.get('/users/large', (_req, res) => void res.set('Vary', 'Accept-Language').json(LARGE_PAGE));
   app.post('/tokens', (_req, res) => void res.status(401).json({ code: 'INVALID_CREDENTIALS', message: 'no', traceId: 'x', errors: [] }));
   return app;
 }
+
+/** A page of 40 products, about 4 KiB of JSON: worth compressing. */
+const LARGE_PAGE = { items: Array.from({ length: 40 }, (_, i) => ({ id: `product-${i}`, name: `Product number ${i}`, price: 1000 + i })), hasNext: false };
+
+interface RawAnswer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  /** The bytes on the wire, before any decoding. */
+  body: Buffer;
+}
+
+/** A request as a browser or curl sends it, answered with the raw bytes (fetch would decompress them). */
+function rawRequest(url: string, method: string, headers: Record<string, string>): Promise<RawAnswer> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+const varyOf = (answer: RawAnswer) => String(answer.headers.vary ?? '').toLowerCase().split(/\s*,\s*/);
 
 interface TimedCall {
   /** 0: no answer within 3 s. */
@@ -93,7 +121,7 @@ interface Gateway {
 
 async function startGateway(
   upstream: string,
-  options: { redisUrl?: string; redisTimeoutMs?: number; redisProbeMs?: number; points?: number; tokensPoints?: number; timeoutMs?: number; deprecations?: unknown } = {},
+  options: { redisUrl?: string; redisTimeoutMs?: number; redisProbeMs?: number; points?: number; tokensPoints?: number; timeoutMs?: number; deprecations?: unknown; corsOrigins?: string; nodeEnv?: 'test' | 'production' } = {},
 ): Promise<Gateway> {
   const logs: string[] = [];
   const logger = pino({ level: 'info' }, new Writable({ write: (chunk, _enc, done) => (logs.push(String(chunk)), done()) }));
@@ -106,9 +134,9 @@ async function startGateway(
   );
   const { app, stopGraph } = await createGatewayApp({
     config: {
-      ...loadGatewayConfig({ NODE_ENV: 'test' }),
+      ...loadGatewayConfig({ NODE_ENV: 'test', ...(options.corsOrigins === undefined ? {} : { CORS_ORIGINS: options.corsOrigins }) }),
       jwtVerifySecrets: [JWT_SECRET],
-      NODE_ENV: 'test',
+      NODE_ENV: options.nodeEnv ?? 'test',
       REQUEST_TIMEOUT_MS: options.timeoutMs ?? 5_000,
       USERS_URL: upstream,
       ORDERS_URL: upstream,
@@ -284,6 +312,126 @@ describe('what the gateway answers itself', () => {
     expect(text).toContain('version="none",route="unmatched",method="GET",status="404",client="anonymous"');
     const latency = await gateway.metrics.registry.getSingleMetricAsString('http_requests_total');
     expect(latency).toContain('method="GET",route="/v1/products",status="200"');
+  });
+});
+
+describe('browsers on other origins (CORS)', () => {
+  const app = 'http://localhost:5173';
+
+  it('answers an allowed origin\'s preflight with 204, no token needed, naming the origin, methods, headers and max age', async () => {
+    const preflight = await rawRequest(`${gateway.server.url}/v1/orders`, 'OPTIONS', {
+      origin: app,
+      'access-control-request-method': 'POST',
+      'access-control-request-headers': 'authorization, content-type, idempotency-key',
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers['access-control-allow-origin']).toBe(app);
+    expect(varyOf(preflight)).toContain('origin');
+    expect(String(preflight.headers['access-control-allow-methods']).split(',')).toEqual(expect.arrayContaining(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']));
+    expect(String(preflight.headers['access-control-allow-headers']).split(',')).toEqual(['authorization', 'content-type', 'idempotency-key', 'if-match', 'if-none-match', 'traceparent']);
+    expect(preflight.headers['access-control-max-age']).toBe('600');
+    expect(preflight.headers['access-control-allow-credentials']).toBeUndefined(); // bearer tokens, never cookies
+  });
+
+  it("lets an allowed origin read the answer and the headers clients use, a service's own Vary kept", async () => {
+    const answer = await rawRequest(`${gateway.server.url}/v1/users/large`, 'GET', { origin: app, authorization: `Bearer ${token}` });
+    expect(answer.status).toBe(200);
+    expect(answer.headers['access-control-allow-origin']).toBe(app);
+    expect(String(answer.headers['access-control-expose-headers']).split(',')).toEqual(['RateLimit', 'RateLimit-Policy', 'Retry-After', 'X-Request-Id', 'ETag', 'Location', 'Deprecation', 'Sunset', 'Link']);
+    expect(varyOf(answer)).toEqual(expect.arrayContaining(['origin', 'accept-language']));
+  });
+
+  it('gives a disallowed origin no CORS header: its preflight meets the 405 a plain OPTIONS gets', async () => {
+    const preflight = await rawRequest(`${gateway.server.url}/v1/orders`, 'OPTIONS', { origin: 'https://evil.example', 'access-control-request-method': 'POST' });
+    expect([preflight.status, preflight.headers.allow]).toEqual([405, expect.stringContaining('POST')]);
+    expect(Object.keys(preflight.headers).filter((name) => name.startsWith('access-control-'))).toEqual([]);
+    const answer = await rawRequest(`${gateway.server.url}/v1/products`, 'GET', { origin: 'https://evil.example', authorization: `Bearer ${token}` });
+    expect([answer.status, answer.headers['access-control-allow-origin']]).toEqual([200, undefined]);
+    expect(varyOf(answer)).toContain('origin');
+  });
+
+  it('allows exactly the CORS_ORIGINS patterns given, where * stands for one host label or port', async () => {
+    const strict = await startGateway(upstream.url, { corsOrigins: 'https://app.example.com, https://*.shop.example.com' });
+    try {
+      const originAllowed = async (origin: string) =>
+        (await rawRequest(`${strict.server.url}/v1/products`, 'OPTIONS', { origin, 'access-control-request-method': 'GET' })).headers['access-control-allow-origin'] === origin;
+      expect(await originAllowed('https://app.example.com')).toBe(true);
+      expect(await originAllowed('https://eu.shop.example.com')).toBe(true);
+      expect(await originAllowed('https://a.b.shop.example.com')).toBe(false);
+      expect(await originAllowed('https://evil.com/.shop.example.com')).toBe(false);
+      expect(await originAllowed('http://app.example.com')).toBe(false);
+      expect(await originAllowed('http://localhost:5173')).toBe(false); // the development default is gone once the list is set
+    } finally {
+      await strict.stop();
+    }
+  });
+
+  it('allows no origin in production unless CORS_ORIGINS names it', () => {
+    expect(loadGatewayConfig({ NODE_ENV: 'production', JWT_SECRET }).CORS_ORIGINS).toBeUndefined();
+    expect(loadGatewayConfig({ CORS_ORIGINS: ' https://a.example.com ,,https://b.example.com' }).CORS_ORIGINS).toEqual(['https://a.example.com', 'https://b.example.com']);
+  });
+});
+
+describe('pages for people', () => {
+  it('serves the API reference at /docs from bundled files, under a policy that allows this origin only', async () => {
+    const page = await rawRequest(`${gateway.server.url}/docs`, 'GET', { accept: 'text/html' });
+    expect([page.status, page.headers['content-type']]).toEqual([200, 'text/html; charset=utf-8']);
+    const html = page.body.toString('utf8');
+    expect(html).toContain('<redoc spec-url="/v1/openapi.json"');
+    expect(html).not.toMatch(/https?:\/\//); // no CDN: every script and style comes from the gateway
+    expect(page.headers['content-security-policy']).toMatch(/script-src 'self';/);
+    const script = await rawRequest(`${gateway.server.url}/docs/assets/redoc.standalone.js`, 'GET', { 'accept-encoding': 'gzip' });
+    expect([script.status, script.headers['content-type'], script.headers['content-encoding']]).toEqual([200, 'text/javascript; charset=utf-8', 'gzip']);
+    expect(gunzipSync(script.body).toString('utf8')).toContain('Redoc');
+    const unknown = await call('GET', '/docs/assets/secrets.env');
+    expect([unknown.status, unknown.body.code]).toEqual([404, 'NOT_FOUND']);
+  });
+
+  it('offers GraphiQL to a browser on GET /v1/graphql, and leaves JSON clients to the graph', async () => {
+    const browser = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
+    const ide = await rawRequest(`${gateway.server.url}/v1/graphql`, 'GET', { accept: browser });
+    expect([ide.status, ide.headers['content-type']]).toEqual([200, 'text/html; charset=utf-8']);
+    const html = ide.body.toString('utf8');
+    for (const script of ['react.production.min.js', 'react-dom.production.min.js', 'graphiql.min.js', 'graphiql-start.js']) {
+      expect(html).toContain(`src="/docs/assets/${script}"`);
+      expect((await rawRequest(`${gateway.server.url}/docs/assets/${script}`, 'GET', {})).status).toBe(200);
+    }
+    const json = await rawRequest(`${gateway.server.url}/v1/graphql`, 'GET', { accept: 'application/json' });
+    expect(json.headers['content-type']).not.toMatch(/html/);
+  });
+
+  it('has no GraphQL IDE in production', async () => {
+    const production = await startGateway(upstream.url, { nodeEnv: 'production' });
+    try {
+      const ide = await rawRequest(`${production.server.url}/v1/graphql`, 'GET', { accept: 'text/html,*/*;q=0.8' });
+      expect(ide.headers['content-type']).not.toMatch(/html/);
+      expect((await rawRequest(`${production.server.url}/docs`, 'GET', {})).status).toBe(200);
+    } finally {
+      await production.stop();
+    }
+  });
+});
+
+describe('compression', () => {
+  it('gzips a proxied JSON answer of 1 KiB and more for a client that accepts it, and says it varies', async () => {
+    const answer = await rawRequest(`${gateway.server.url}/v1/users/large`, 'GET', { authorization: `Bearer ${token}`, 'accept-encoding': 'gzip' });
+    expect([answer.status, answer.headers['content-encoding']]).toEqual([200, 'gzip']);
+    expect(varyOf(answer)).toEqual(expect.arrayContaining(['accept-encoding', 'accept-language']));
+    expect(JSON.parse(gunzipSync(answer.body).toString('utf8'))).toEqual(LARGE_PAGE);
+    expect(answer.body.length).toBeLessThan(JSON.stringify(LARGE_PAGE).length / 3);
+  });
+
+  it('prefers br when the client accepts it', async () => {
+    const answer = await rawRequest(`${gateway.server.url}/v1/users/large`, 'GET', { authorization: `Bearer ${token}`, 'accept-encoding': 'gzip, deflate, br' });
+    expect(answer.headers['content-encoding']).toBe('br');
+    expect(JSON.parse(brotliDecompressSync(answer.body).toString('utf8'))).toEqual(LARGE_PAGE);
+  });
+
+  it('leaves small answers and clients that accept no coding alone', async () => {
+    const small = await rawRequest(`${gateway.server.url}/v1/products`, 'GET', { authorization: `Bearer ${token}`, 'accept-encoding': 'gzip, br' });
+    expect([small.status, small.headers['content-encoding'], JSON.parse(small.body.toString('utf8')).items]).toEqual([200, undefined, []]);
+    const identity = await rawRequest(`${gateway.server.url}/v1/users/large`, 'GET', { authorization: `Bearer ${token}` });
+    expect([identity.headers['content-encoding'], JSON.parse(identity.body.toString('utf8'))]).toEqual([undefined, LARGE_PAGE]);
   });
 });
 

@@ -106,9 +106,16 @@ function answerHeaders(proxyRes: IncomingMessage, res: Response): Record<string,
   for (const name in proxyRes.headers) {
     const value = proxyRes.headers[name];
     if (value === undefined || RESPONSE_HOP_BY_HOP.has(name) || (gatewayCaching && name === 'cache-control')) continue;
-    headers[name] = value;
+    // The gateway's own Vary (Origin, Accept-Encoding) stays: writeHead would replace it otherwise.
+    if (name === 'vary' && res.hasHeader('vary')) res.vary(String(value));
+    else headers[name] = value;
   }
   return headers;
+}
+
+/** Sends what the compression middleware holds so far (it adds `flush` to the response when it runs). */
+function flushCompressed(res: Response): void {
+  (res as Response & { flush?: () => void }).flush?.();
 }
 
 export function createUpstreamProxy(target: string, options: UpstreamOptions): RequestHandler {
@@ -197,6 +204,8 @@ export function createUpstreamProxy(target: string, options: UpstreamOptions): R
       if (status < 500) {
         res.writeHead(status, answerHeaders(proxyRes, res)); // merged with the headers the gateway already set
         proxyRes.pipe(res);
+        // An answer of unknown length may be a stream: compression must not hold its parts back.
+        if (proxyRes.headers['content-length'] === undefined) proxyRes.on('data', () => flushCompressed(res));
         return;
       }
       const chunks: Buffer[] = [];
