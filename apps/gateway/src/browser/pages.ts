@@ -24,6 +24,7 @@ const REFERENCE_PAGE = `<!doctype html>
   <meta charset="utf-8">
   <meta name="viewport" content="width=device-width, initial-scale=1">
   <title>Order platform API reference</title>
+  <link rel="icon" href="data:,">
 </head>
 <body>
   <redoc spec-url="/v1/openapi.json" hide-download-button="false"></redoc>
@@ -38,6 +39,7 @@ const IDE_PAGE = `<!doctype html>
   <meta charset="utf-8">
   <meta name="viewport" content="width=device-width, initial-scale=1">
   <title>Order platform GraphQL</title>
+  <link rel="icon" href="data:,">
   <link rel="stylesheet" href="/docs/assets/graphiql.min.css">
   <style>body { margin: 0; height: 100vh; } #graphiql { height: 100vh; }</style>
 </head>
