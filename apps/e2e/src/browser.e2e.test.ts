@@ -79,6 +79,8 @@ it('runs a query in GraphiQL with a token in its Headers tab and shows the resul
   pageErrors.length = 0;
   await context.addInitScript(
     ([headers, query]) => {
+      // Runs in the page, where localStorage exists (this file is typed for Node).
+      const { localStorage } = globalThis as unknown as { localStorage: { setItem(key: string, value: string): void } };
       localStorage.setItem('graphiql:headers', headers);
       localStorage.setItem('graphiql:query', query);
     },
