@@ -1,11 +1,11 @@
 // catalog-service process: see runService for the life cycle.
 import path from 'node:path';
-import { runService } from '@platform/service-kit';
+import { configOrExit, runService } from '@platform/service-kit';
 import { createCatalogApp } from './app';
 import { loadCatalogConfig } from './config';
 import { PrismaClient } from './generated/prisma/client';
 
-const config = loadCatalogConfig();
+const config = configOrExit('catalog-service', loadCatalogConfig);
 
 runService({
   name: 'catalog-service',

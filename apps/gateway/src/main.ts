@@ -2,13 +2,13 @@
 import path from 'node:path';
 import express from 'express';
 import { serviceTokenSource } from '@platform/auth';
-import { listen, runService, stoppableHttpServer } from '@platform/service-kit';
+import { configOrExit, listen, runService, stoppableHttpServer } from '@platform/service-kit';
 import { createGatewayApp } from './app';
 import { CredentialCheck } from './auth/credentials';
 import { loadGatewayConfig } from './config';
 import { connectRedis, policiesOf, RateLimits, redisReady } from './rate-limit/rate-limits';
 
-const config = loadGatewayConfig();
+const config = configOrExit('gateway', loadGatewayConfig);
 
 runService({
   name: 'gateway',

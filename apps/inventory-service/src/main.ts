@@ -1,12 +1,12 @@
 // inventory-service process: see runService for the life cycle; gRPC listens beside HTTP.
 import path from 'node:path';
 import { TokenVerifier } from '@platform/auth';
-import { runService } from '@platform/service-kit';
+import { configOrExit, runService } from '@platform/service-kit';
 import { createInventoryApp } from './app';
 import { loadInventoryConfig } from './config';
 import { PrismaClient } from './generated/prisma/client';
 
-const config = loadInventoryConfig();
+const config = configOrExit('inventory-service', loadInventoryConfig);
 
 runService({
   name: 'inventory-service',

@@ -2,13 +2,13 @@
 import path from 'node:path';
 import { serviceTokenSource } from '@platform/auth';
 import { createInventoryClient } from '@platform/inventory-contract';
-import { runService } from '@platform/service-kit';
+import { configOrExit, runService } from '@platform/service-kit';
 import { createOrdersApp } from './app';
 import { createCatalogClient } from './catalog/client';
 import { loadOrdersConfig } from './config';
 import { PrismaClient } from './generated/prisma/client';
 
-const config = loadOrdersConfig();
+const config = configOrExit('orders-service', loadOrdersConfig);
 
 runService({
   name: 'orders-service',

@@ -1,11 +1,11 @@
 // users-service process: see runService for the life cycle.
 import path from 'node:path';
-import { runService } from '@platform/service-kit';
+import { configOrExit, runService } from '@platform/service-kit';
 import { createUsersApp } from './app';
 import { loadUsersConfig } from './config';
 import { PrismaClient } from './generated/prisma/client';
 
-const config = loadUsersConfig();
+const config = configOrExit('users-service', loadUsersConfig);
 
 runService({
   name: 'users-service',

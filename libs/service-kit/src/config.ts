@@ -3,6 +3,7 @@
 // problem listed.
 import path from 'node:path';
 import { z } from '@platform/validation';
+import { createLogger } from './logger';
 
 export const DEVELOPMENT_JWT_SECRET = 'development-only-secret-change-me-0123456789';
 
@@ -40,19 +41,39 @@ export interface LoadedConfig {
   warnings: string[];
 }
 
-/** Parses process.env against the base settings plus the app's own; exits on error. */
+/** A configuration the process cannot run with: every bad variable and what is wrong with it. */
+export class ConfigError extends Error {
+  constructor(readonly problems: { variable: string; problem: string }[]) {
+    super(`Invalid configuration:\n${problems.map(({ variable, problem }) => `  ${variable}: ${problem}`).join('\n')}`);
+  }
+}
+
+/**
+ * Loads the configuration, or logs one JSON line naming every bad variable and exits with 1.
+ * No stack trace: the fault is in the environment an operator set, not in the code.
+ */
+export function configOrExit<T>(service: string, load: () => T): T {
+  try {
+    return load();
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    createLogger(service).fatal({ problems: error.problems }, 'invalid configuration: the process cannot start');
+    process.exit(1);
+  }
+}
+
+/** Parses process.env against the base settings plus the app's own; throws ConfigError listing every problem. */
 export function loadConfig<S extends z.ZodRawShape>(shape: S, env: NodeJS.ProcessEnv = process.env): z.output<z.ZodObject<typeof baseConfigShape & S>> & LoadedConfig {
   const schema = z.object({ ...baseConfigShape, ...shape });
   const result = schema.safeParse(env);
   if (!result.success) {
-    const lines = result.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
-    throw new Error(`Invalid configuration:\n${lines.join('\n')}`);
+    throw new ConfigError(result.error.issues.map((issue) => ({ variable: issue.path.join('.'), problem: issue.message })));
   }
   const config = result.data as z.output<z.ZodObject<typeof baseConfigShape & S>>;
   const base = config as unknown as BaseConfig;
   const warnings: string[] = [];
   if (!base.JWT_SECRET) {
-    if (base.NODE_ENV === 'production') throw new Error('Invalid configuration:\n  JWT_SECRET: required when NODE_ENV=production');
+    if (base.NODE_ENV === 'production') throw new ConfigError([{ variable: 'JWT_SECRET', problem: 'required when NODE_ENV=production' }]);
     warnings.push('JWT_SECRET is not set: using the PUBLIC DEVELOPMENT SECRET. Anyone can mint tokens. Never run like this in production.');
   }
   const jwtSecret = base.JWT_SECRET ?? DEVELOPMENT_JWT_SECRET;

@@ -1,4 +1,4 @@
-export { baseConfigShape, DEVELOPMENT_JWT_SECRET, loadConfig, portSetting, type BaseConfig, type LoadedConfig } from './config';
+export { baseConfigShape, ConfigError, configOrExit, DEVELOPMENT_JWT_SECRET, loadConfig, portSetting, type BaseConfig, type LoadedConfig } from './config';
 export { createLogger, type Logger } from './logger';
 export {
   currentContext,

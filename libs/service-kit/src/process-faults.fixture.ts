@@ -2,13 +2,13 @@
 // (through tools/ts-run.mjs): the life cycle is runService's, as for every app.
 import { EventEmitter } from 'node:events';
 import express from 'express';
-import { loadConfig } from './config';
+import { configOrExit, loadConfig } from './config';
 import { requestContext } from './request-context';
 import { runService } from './run-service';
 
 runService({
   name: 'faulty-service',
-  config: { ...loadConfig({}), PORT: Number(process.env.FIXTURE_PORT ?? 0) },
+  config: { ...configOrExit('faulty-service', () => loadConfig({})), PORT: Number(process.env.FIXTURE_PORT ?? 0) },
   async build() {
     const app = express();
     app.use(requestContext(5_000));

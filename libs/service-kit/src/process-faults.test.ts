@@ -38,10 +38,33 @@ it('ends only the request an operational fault belongs to and serves on; exits o
   expect(faulted.status).toBe(500);
   expect(await faulted.json()).toMatchObject({ code: 'INTERNAL', traceId: expect.stringMatching(/^[\da-f]{32}$/), errors: [] });
   expect((await fetch(`${url}/alive`)).status).toBe(200);
-  expect(logLines.find((entry) => entry.level === 40 && String(entry.msg).startsWith('operational fault'))).toMatchObject({ err: { message: 'read ECONNRESET' } });
+  expect(logLines.find((entry) => entry.level === 'warn' && String(entry.msg).startsWith('operational fault'))).toMatchObject({ err: { message: 'read ECONNRESET' } });
 
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
   await expect(fetch(`${url}/bug`)).rejects.toThrow();
   expect(await exited).toBe(1);
-  expect(logLines.find((entry) => entry.level === 60)).toMatchObject({ msg: 'programmer error: exiting', err: { type: 'TypeError' } });
+  expect(logLines.find((entry) => entry.level === 'fatal')).toMatchObject({ msg: 'programmer error: exiting', err: { type: 'TypeError' } });
+});
+
+it('refuses a bad configuration with one JSON line naming every bad variable, exit code 1, no stack trace', async () => {
+  const stderr: Buffer[] = [];
+  const bad = spawn(process.execPath, [path.join(root, 'tools/ts-run.mjs'), path.join(__dirname, 'process-faults.fixture.ts')], {
+    cwd: root,
+    env: { ...process.env, LOG_LEVEL: 'loud', REQUEST_TIMEOUT_MS: '-5' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const stdout: Buffer[] = [];
+  bad.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
+  bad.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
+  const code = await new Promise((resolve) => bad.once('exit', resolve));
+  expect(code).toBe(1);
+  const lines = Buffer.concat(stdout).toString('utf8').trim().split('\n');
+  expect(lines).toHaveLength(1);
+  expect(JSON.parse(lines[0])).toMatchObject({
+    level: 'fatal',
+    service: 'faulty-service',
+    msg: 'invalid configuration: the process cannot start',
+    problems: [{ variable: 'LOG_LEVEL', problem: expect.any(String) }, { variable: 'REQUEST_TIMEOUT_MS', problem: expect.any(String) }],
+  });
+  expect(Buffer.concat(stderr).toString('utf8')).not.toMatch(/\bat \S+ \(/); // no stack frame anywhere
 });
