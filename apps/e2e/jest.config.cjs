@@ -6,6 +6,7 @@ module.exports = {
   rootDir: __dirname,
   globalSetup: '<rootDir>/src/global-setup.ts',
   globalTeardown: '<rootDir>/src/global-teardown.ts',
+  testSequencer: '<rootDir>/logs-last.cjs',
   maxWorkers: 1,
   testTimeout: 60_000,
 };

@@ -148,7 +148,9 @@ process.stdout.on('error', () => stop(1));
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   say(`all ${selected.length} apps ready in ${seconds} s`);
   say(`gateway:  http://localhost:${port(8080)}  (REST under /v1, GraphQL at /v1/graphql; inventory gRPC on ${grpcPort})`);
-  say(`admin:    ${process.env.ADMIN_EMAIL ?? 'admin@example.com'} / ${process.env.ADMIN_PASSWORD ?? 'admin-password'}  (development defaults)`);
+  // The development default is public (README); a password someone chose is never printed.
+  say(`admin:    ${process.env.ADMIN_EMAIL ?? 'admin@example.com'} / ${process.env.ADMIN_PASSWORD ? '(ADMIN_PASSWORD)' : 'admin-password  (development default)'}`);
+  say(`docs:     http://localhost:${port(8080)}/docs  (API reference), http://localhost:${port(8080)}/v1/graphql in a browser (GraphiQL)`);
   say(`data:     ${process.env.DATA_DIR ?? path.join(root, '.data')}`);
   say('Ctrl-C stops everything.');
 })();

@@ -21,7 +21,7 @@ export default async function globalSetup(): Promise<void> {
     JWT_SECRET: randomBytes(32).toString('hex'),
     ADMIN_EMAIL: ADMIN.email,
     ADMIN_PASSWORD: ADMIN.password,
-    LOG_LEVEL: 'warn',
+    LOG_LEVEL: 'info', // every request's line, which logs.e2e.test.ts reads for secrets
     RATE_LIMIT_POINTS: '100000',
     RATE_LIMIT_TOKENS_POINTS: '5',
     RATE_LIMIT_TOKENS_IP_POINTS: '100000',

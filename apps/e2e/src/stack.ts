@@ -1,8 +1,10 @@
 // Where the e2e stack listens. It runs on its own ports (PORT_OFFSET) beside any development stack;
 // E2E_PORT_OFFSET moves it again, so two checkouts can run their suites side by side.
+import { stackPorts } from '@platform/test-kit';
+
 export const PORT_OFFSET = Number(process.env.E2E_PORT_OFFSET ?? 10_000);
-export const gatewayUrl = `http://127.0.0.1:${8080 + PORT_OFFSET}`;
-export const inventoryAddress = `127.0.0.1:${50051 + PORT_OFFSET}`;
+export const gatewayUrl = `http://127.0.0.1:${stackPorts(PORT_OFFSET).gateway}`;
+export const inventoryAddress = `127.0.0.1:${stackPorts(PORT_OFFSET).grpc}`;
 export const ADMIN = { email: 'e2e-admin@example.com', password: 'e2e-admin-password' };
 /**
  * The seeded demo catalog first, so every product on the page is stocked: the default order is
