@@ -16,6 +16,7 @@ import { IdempotencyStore } from './idempotency/store';
 import { OrderRepository } from './orders/repository';
 import { ordersRoutes } from './orders/routes';
 import { OrderService } from './orders/service';
+import { pendingStockReleasesGauge } from './orders/stock-release-metrics';
 
 export interface OrdersAppDeps {
   config: Pick<OrdersConfig, 'jwtVerifySecrets' | 'cursorSecret' | 'REQUEST_TIMEOUT_MS' | 'NODE_ENV'>;
@@ -30,7 +31,9 @@ export interface OrdersAppDeps {
 export async function createOrdersApp(deps: OrdersAppDeps) {
   const { config } = deps;
   const verifier = new TokenVerifier(config.jwtVerifySecrets);
-  const orders = new OrderService(new OrderRepository(deps.prisma), deps.catalog, deps.inventory, new IdempotencyStore(deps.prisma), config.cursorSecret, deps.logger);
+  const orderRows = new OrderRepository(deps.prisma);
+  pendingStockReleasesGauge(orderRows, deps.metrics.registry);
+  const orders = new OrderService(orderRows, deps.catalog, deps.inventory, new IdempotencyStore(deps.prisma), config.cursorSecret, deps.logger);
   const cancellations = new CancellationService(new CancellationRepository(deps.prisma), orders, deps.logger);
   const graphql = createSubgraphMiddleware({ typeDefs: ordersTypeDefs, resolvers: ordersResolvers(orders), verifier, introspection: config.NODE_ENV !== 'production' });
 

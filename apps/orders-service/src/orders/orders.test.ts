@@ -471,6 +471,7 @@ describe('stock releases inventory cannot take right away', () => {
       expect(inventory.stock.get(product.sku)).toBe(97);
       expect(inventory.stock.get(doomed.sku)).toBe(3);
       expect(await database.prisma.pendingRelease.count()).toBe(queuedBefore + 2);
+      expect(await pendingReleasesOnMetrics()).toBe(queuedBefore + 2); // what an operator's dashboard shows
       expect(await built.orders.releasePendingStock({ graceMs: 0 })).toBe(0); // still down: kept, attempt counted
       expect(await database.prisma.pendingRelease.count({ where: { attempts: { gt: 0 } } })).toBe(1);
     } finally {
@@ -481,8 +482,15 @@ describe('stock releases inventory cannot take right away', () => {
     expect(inventory.stock.get(product.sku)).toBe(100);
     expect(inventory.stock.get(doomed.sku)).toBe(5);
     expect(await database.prisma.pendingRelease.count()).toBe(0);
+    expect(await pendingReleasesOnMetrics()).toBe(0);
   });
 });
+
+/** orders_pending_stock_releases as Prometheus scrapes it from /metrics. */
+async function pendingReleasesOnMetrics(): Promise<number> {
+  const scraped = await call('GET', '/metrics');
+  return Number(/^orders_pending_stock_releases(?:\{[^}]*\})? (\d+)$/m.exec(scraped.text)?.[1]);
+}
 
 describe('a placement that dies between Reserve and writing its order', () => {
   /** The fake catalog's products, without the caller's token a request would carry. */

@@ -144,6 +144,11 @@ export class OrderRepository {
     return this.prisma.pendingRelease.findMany({ where: { placementDeadline: null, createdAt: { lt: createdBefore } }, orderBy: { createdAt: 'asc' }, take: limit });
   }
 
+  /** Releases queued for inventory (not placements still under way). */
+  countPendingReleases(): Promise<number> {
+    return this.prisma.pendingRelease.count({ where: { placementDeadline: null } });
+  }
+
   async releaseDone(reservationKey: string): Promise<void> {
     await this.prisma.pendingRelease.deleteMany({ where: { reservationKey } });
   }
