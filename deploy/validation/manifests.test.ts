@@ -1,7 +1,8 @@
 // Both overlays render, every object matches the Kubernetes schemas, and our policy holds; a
 // deliberately broken copy proves the policy check can fail.
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { parse } from 'yaml';
 import { policyViolations } from './policy';
 import { deployDir, type K8sObject, renderOverlay, schemaErrors } from './render';
 
@@ -123,5 +124,60 @@ describe('the Dockerfile', () => {
     expect(dockerfile).toContain('ENV NODE_ENV=production');
     expect(dockerfile).toMatch(/npm install --omit=dev/);
     expect(dockerfile).not.toMatch(/^\s*(HEALTHCHECK|ADD)\b/m);
+  });
+});
+
+describe('the monitoring component (deploy/monitoring)', () => {
+  /** prod with the component, as an operator adds it: an overlay of its own beside the others. */
+  function renderMonitoredProd(): K8sObject[] {
+    const dir = mkdtempSync(path.join(deployDir, 'k8s/overlays/.monitored-'));
+    try {
+      writeFileSync(path.join(dir, 'kustomization.yaml'), 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: order-platform\nresources:\n- ../prod\ncomponents:\n- ../../../monitoring\n');
+      return renderOverlay(path.basename(dir));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  const objects = renderMonitoredProd();
+  const rule = find(objects, 'PrometheusRule', 'order-platform') as { spec: { groups: { rules: { alert?: string; annotations?: Record<string, string> }[] }[] } };
+  const alerts = rule.spec.groups.flatMap((group) => group.rules).filter((entry) => entry.alert);
+
+  it('scrapes the gateway on its metrics port and every service on its HTTP port, in the namespace', () => {
+    const gateway = find(objects, 'PodMonitor', 'gateway');
+    const services = find(objects, 'PodMonitor', 'services');
+    expect(gateway.spec.podMetricsEndpoints).toEqual([expect.objectContaining({ port: 'metrics', path: '/metrics' })]);
+    expect(services.spec.podMetricsEndpoints).toEqual([expect.objectContaining({ port: 'http', path: '/metrics' })]);
+    expect(services.spec.selector.matchExpressions[0].values.sort()).toEqual(apps.filter((app) => app !== 'gateway').sort());
+    // The ports the monitors name exist on the pods they select.
+    const portsOf = (app: string) => find(objects, 'Deployment', app).spec.template.spec.containers[0].ports.map((port: { name: string }) => port.name);
+    expect(portsOf('gateway')).toContain('metrics');
+    for (const app of apps.filter((name) => name !== 'gateway')) expect(portsOf(app)).toContain('http');
+    expect([gateway, services, rule].every((object) => object.metadata.namespace === 'order-platform')).toBe(true);
+  });
+
+  it('ships the alert rules and one dashboard per concern, labelled for Grafana', () => {
+    expect(alerts.map((entry) => entry.alert).sort()).toEqual([
+      'GatewayErrorBudgetBurnFast', 'GatewayErrorBudgetBurnSlow', 'GatewayLatencyBudgetBurnFast', 'GatewayLatencyBudgetBurnSlow',
+      'MigrationJobFailed', 'PendingStockReleasesGrowing', 'RateLimiterOnMemory', 'ReadinessFlapping',
+    ]);
+    const dashboards = find(objects, 'ConfigMap', 'order-platform-dashboards') as { metadata: { labels: Record<string, string> }; data: Record<string, string> };
+    expect(dashboards.metadata.labels.grafana_dashboard).toBe('1');
+    for (const json of Object.values(dashboards.data)) expect((JSON.parse(json) as { panels: unknown[] }).panels.length).toBeGreaterThan(1);
+    expect(Object.keys(dashboards.data).sort()).toEqual(['edge.json', 'inventory.json', 'services.json']);
+  });
+
+  it('gives every alert a runbook section that exists in docs/runbook.md', () => {
+    const runbook = readFileSync(path.join(deployDir, '../docs/runbook.md'), 'utf8');
+    const anchors = new Set([...runbook.matchAll(/^#{2,4} (.+)$/gm)].map((heading) => heading[1].toLowerCase().replace(/[^a-z0-9 -]/g, '').replace(/ /g, '-')));
+    for (const entry of alerts) {
+      const url = entry.annotations?.runbook_url ?? '';
+      expect([entry.alert, url.startsWith('docs/runbook.md#') && anchors.has(url.split('#')[1])]).toEqual([entry.alert, true]);
+    }
+  });
+
+  it('keeps the promtool unit tests next to the rules they test', () => {
+    const tests = parse(readFileSync(path.join(deployDir, 'monitoring/rules/burn-rate.test.yaml'), 'utf8')) as { tests: { alert_rule_test: { alertname: string }[] }[] };
+    const tested = new Set(tests.tests.flatMap((test) => test.alert_rule_test.map((check) => check.alertname)));
+    for (const burnRate of alerts.map((entry) => entry.alert).filter((name) => name?.includes('BudgetBurn'))) expect([burnRate, tested.has(burnRate ?? '')]).toEqual([burnRate, true]);
   });
 });
