@@ -2,10 +2,12 @@
 // in-memory limits by default, or on PostgreSQL and Redis when TEST_DATABASE_URL / TEST_REDIS_URL
 // are set (one fresh database per service, migrated as the Kubernetes Job would).
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
+import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createDatabases, Stack } from '@platform/test-kit';
+import { startSpanReceiver } from './span-receiver';
 import { ADMIN, PORT_OFFSET, STATE_ENV, type StackState } from './stack';
 
 const root = path.resolve(__dirname, '../../..');
@@ -32,8 +34,15 @@ export default async function globalSetup(): Promise<void> {
   if (process.env.TEST_REDIS_URL) env.REDIS_URL = process.env.TEST_REDIS_URL;
   else delete env.REDIS_URL;
 
+  // Every app exports its spans to a receiver of the suite's own (tracing.e2e.test.ts reads them).
+  const spansFile = path.join(root, 'tmp/e2e-spans.jsonl');
+  mkdirSync(path.dirname(spansFile), { recursive: true });
+  const receiver = await startSpanReceiver(spansFile);
+  (globalThis as { spanReceiver?: Server }).spanReceiver = receiver.server;
+  Object.assign(env, { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '200' });
+
   const stack = await Stack.start({ offset: PORT_OFFSET, env, logFile });
-  const state: StackState = { pids: stack.pids, starterPid: stack.starterPid, databases: Object.values(databases), logFile };
+  const state: StackState = { pids: stack.pids, starterPid: stack.starterPid, databases: Object.values(databases), logFile, spansFile };
   process.env[STATE_ENV] = JSON.stringify(state);
   process.env.E2E_JWT_SECRET = env.JWT_SECRET;
 }

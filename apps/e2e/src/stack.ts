@@ -19,6 +19,8 @@ export interface StackState {
   starterPid: number;
   databases: string[];
   logFile: string;
+  /** The spans the apps exported, one JSON line each (span-receiver.ts). */
+  spansFile: string;
 }
 
 export function stackState(): StackState {

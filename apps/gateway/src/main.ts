@@ -1,4 +1,5 @@
 // gateway process: see runService for the life cycle; metrics listen on their own port.
+import './instrument'; // first: tracing must patch modules before they load
 import path from 'node:path';
 import express from 'express';
 import { serviceTokenSource } from '@platform/auth';

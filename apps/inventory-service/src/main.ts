@@ -1,4 +1,5 @@
 // inventory-service process: see runService for the life cycle; gRPC listens beside HTTP.
+import './instrument'; // first: tracing must patch modules before they load
 import path from 'node:path';
 import { TokenVerifier } from '@platform/auth';
 import { configOrExit, runService } from '@platform/service-kit';

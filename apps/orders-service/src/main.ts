@@ -1,4 +1,5 @@
 // orders-service process: see runService for the life cycle; the cancellation worker runs beside.
+import './instrument'; // first: tracing must patch modules before they load
 import path from 'node:path';
 import { serviceTokenSource } from '@platform/auth';
 import { createInventoryClient } from '@platform/inventory-contract';

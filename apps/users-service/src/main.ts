@@ -1,4 +1,5 @@
 // users-service process: see runService for the life cycle.
+import './instrument'; // first: tracing must patch modules before they load
 import path from 'node:path';
 import { configOrExit, runService } from '@platform/service-kit';
 import { createUsersApp } from './app';

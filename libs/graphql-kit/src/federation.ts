@@ -10,7 +10,7 @@ import { ApolloArmor } from '@escape.tech/graphql-armor';
 import { Agent } from 'node:http';
 import type { RequestHandler } from 'express';
 import nodeFetch from 'node-fetch';
-import { currentContext, remainingMs, TIMEOUT_HEADER, traceparentOf } from '@platform/service-kit';
+import { outgoingBudgetMs, TIMEOUT_HEADER } from '@platform/service-kit';
 
 interface GatewayContext {
   authorization?: string;
@@ -28,8 +28,6 @@ export interface FederatedGraphOptions {
 class CredentialForwardingSource extends RemoteGraphQLDataSource<GatewayContext> {
   override willSendRequest({ request, context }: GraphQLDataSourceProcessOptions<GatewayContext>): void {
     if (context.authorization) request.http?.headers.set('authorization', context.authorization);
-    const trace = currentContext();
-    if (trace) request.http?.headers.set('traceparent', traceparentOf(trace.traceId));
   }
 }
 
@@ -44,7 +42,7 @@ export async function createFederatedGraph(options: FederatedGraphOptions): Prom
         url: options.subgraphUrls[name],
         // Every subgraph call carries the time left; none outlives the client's request.
         fetcher: (url, init) => {
-          const budget = Math.max(1, remainingMs(options.timeoutMs));
+          const budget = outgoingBudgetMs(options.timeoutMs, 'a subgraph');
           const headers = { ...(init?.headers as Record<string, string> | undefined), [TIMEOUT_HEADER]: String(budget) };
           return nodeFetch(url, { ...(init as object), headers, agent, signal: AbortSignal.timeout(budget) }) as never;
         },

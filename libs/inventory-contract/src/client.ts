@@ -3,7 +3,7 @@
 // format (409 OUT_OF_STOCK, 503, 504, 502).
 import { credentials, Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import { ApiError } from '@platform/errors';
-import { currentContext, remainingMs, traceparentOf } from '@platform/service-kit';
+import { outgoingBudgetMs } from '@platform/service-kit';
 import { InventoryClient, type ReleaseReply, type ReserveReply, type ReserveRequest } from './generated/inventory/v1/inventory';
 
 export interface InventoryGateway {
@@ -17,8 +17,6 @@ export interface InventoryClientOptions {
   serviceToken?: () => Promise<string>;
   /** Budget for calls made outside an HTTP request (background work). */
   defaultTimeoutMs?: number;
-  /** Kept back from the caller's remaining time to answer it after an inventory failure. */
-  marginMs?: number;
 }
 
 /** gRPC status → the HTTP error the caller's client sees. */
@@ -46,14 +44,11 @@ export function createInventoryClient(address: string, options: InventoryClientO
     'grpc.keepalive_timeout_ms': 5_000,
   });
   const defaultTimeoutMs = options.defaultTimeoutMs ?? 5_000;
-  const marginMs = options.marginMs ?? 50;
 
+  // The trace context rides in the metadata too, written by OpenTelemetry's gRPC instrumentation.
   async function callOptions(): Promise<{ deadline: Date; metadata: Metadata }> {
-    const budget = remainingMs(defaultTimeoutMs) - marginMs;
-    if (budget <= 0) throw new ApiError('GATEWAY_TIMEOUT', 'No time was left to call inventory.');
+    const budget = outgoingBudgetMs(defaultTimeoutMs, 'inventory');
     const metadata = new Metadata();
-    const context = currentContext();
-    if (context) metadata.set('traceparent', traceparentOf(context.traceId));
     if (options.serviceToken) metadata.set('authorization', `Bearer ${await options.serviceToken()}`);
     return { deadline: new Date(Date.now() + budget), metadata };
   }

@@ -6,7 +6,7 @@ export {
   requestContext,
   TIMEOUT_HEADER,
   traceIdFrom,
-  traceparentOf,
+  outgoingBudgetMs,
   type RequestContext,
 } from './request-context';
 export { requestLog, routeOf } from './request-log';

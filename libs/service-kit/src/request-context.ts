@@ -1,8 +1,11 @@
 // Per-request facts that outgoing calls need (trace id, deadline, the caller's credential),
 // carried by AsyncLocalStorage so service code does not thread them through every signature.
+// Trace context itself travels in OpenTelemetry's context (libs/tracing), not here.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import type { RequestHandler, Response } from 'express';
+import { ApiError } from '@platform/errors';
+import { activeSpan, activeTraceId } from '@platform/tracing';
 
 export interface RequestContext {
   traceId: string;
@@ -27,10 +30,6 @@ export function traceIdFrom(traceparent: string | undefined): string {
   return match && !/^0+$/.test(match[1]) ? match[1] : randomUUID().replaceAll('-', '');
 }
 
-export function traceparentOf(traceId: string): string {
-  return `00-${traceId}-${randomUUID().replaceAll('-', '').slice(0, 16)}-01`;
-}
-
 export function currentContext(): RequestContext | undefined {
   return storage.getStore();
 }
@@ -41,13 +40,30 @@ export function remainingMs(fallback = 5_000): number {
   return context ? Math.max(0, context.deadline - Date.now()) : fallback;
 }
 
+/** Kept back from the caller's time on every outgoing call, to answer the caller after the callee fails. */
+const HOP_MARGIN_MS = 50;
+
 /**
- * First middleware: trace id from `traceparent` (or new), echoed as `X-Request-Id`; deadline
- * from `X-Request-Timeout-Ms` (set by the gateway) or the default budget.
+ * The time an outgoing call may take (its `X-Request-Timeout-Ms`, its gRPC deadline): what is
+ * left of the current request's budget (`fallbackMs` outside a request) less one margin, the same
+ * for every client. No time left is 504 GATEWAY_TIMEOUT before the call is made.
+ */
+export function outgoingBudgetMs(fallbackMs: number, callee: string): number {
+  const budget = remainingMs(fallbackMs) - HOP_MARGIN_MS;
+  if (budget <= 0) throw new ApiError('GATEWAY_TIMEOUT', `No time was left to call ${callee}.`);
+  return budget;
+}
+
+/**
+ * First middleware: the trace id, echoed as `X-Request-Id`: the trace OpenTelemetry's server span
+ * belongs to (the client's `traceparent` continued, or a new trace); without tracing (tests), read
+ * from `traceparent` the same way. Deadline from `X-Request-Timeout-Ms` (set by the gateway) or
+ * the default budget.
  */
 export function requestContext(defaultTimeoutMs: number): RequestHandler {
   return (req, res, next) => {
-    const traceId = traceIdFrom(req.headers.traceparent as string | undefined);
+    const traceId = activeTraceId() ?? traceIdFrom(req.headers.traceparent as string | undefined);
+    res.locals.span = activeSpan();
     const timeout = Number(req.headers[TIMEOUT_HEADER]);
     const budget = Number.isFinite(timeout) && timeout > 0 ? Math.min(timeout, defaultTimeoutMs * 6) : defaultTimeoutMs;
     res.locals.traceId = traceId;

@@ -1,5 +1,6 @@
 import type { RequestHandler } from 'express';
 import type { Logger } from 'pino';
+import type { Span } from '@platform/tracing';
 
 /**
  * The route pattern (`/users/:id`), not the raw path, so logs and metrics group by endpoint. An
@@ -18,11 +19,14 @@ export function requestLog(logger: Logger, options: { quietPaths?: string[] } = 
   return (req, res, next) => {
     const started = process.hrtime.bigint();
     res.on('finish', () => {
+      const route = routeOf(req);
+      // Traces group by endpoint too: the server span is named after the route pattern.
+      (res.locals.span as Span | undefined)?.updateName(`${req.method} ${route}`).setAttribute('http.route', route);
       if (quiet.has(req.path) && res.statusCode < 500) return;
       const entry = {
         traceId: res.locals.traceId as string,
         method: req.method,
-        route: routeOf(req),
+        route,
         path: req.originalUrl.split('?')[0],
         status: res.statusCode,
         durationMs: Number(process.hrtime.bigint() - started) / 1e6,

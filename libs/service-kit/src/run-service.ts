@@ -9,6 +9,7 @@ import { createStopper, stopOnSignals, stoppableHttpServer, type Stoppable } fro
 import { Health } from './health';
 import { listen } from './listen';
 import { createLogger, type Logger } from './logger';
+import { stopTracing } from '@platform/tracing';
 import { createMetrics, type Metrics } from './metrics';
 import { handleProcessFaults } from './process-faults';
 
@@ -76,7 +77,8 @@ async function run<P extends PrismaLike>(definition: ServiceDefinition<P>): Prom
     logger,
     health,
     listeners: [stoppableHttpServer(server.server), ...(built.listeners ?? [])],
-    resources: [...(built.resources ?? []), ...(database ? [database.close] : [])],
+    // Last: the spans of the requests that just finished still go out.
+    resources: [...(built.resources ?? []), ...(database ? [database.close] : []), stopTracing],
     drainMs: config.SHUTDOWN_DRAIN_MS,
     timeoutMs: config.SHUTDOWN_TIMEOUT_MS,
   });

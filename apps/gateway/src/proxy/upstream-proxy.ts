@@ -13,7 +13,7 @@
 import { Agent, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import type { Request, RequestHandler, Response } from 'express';
 import { ApiError, errorCatalog, type ErrorCode, MAX_BODY_BYTES, sendError } from '@platform/errors';
-import { currentContext, remainingMs, TIMEOUT_HEADER, traceparentOf } from '@platform/service-kit';
+import { outgoingBudgetMs, TIMEOUT_HEADER } from '@platform/service-kit';
 
 /** Request headers about this hop, not the request, and those the gateway sets itself. */
 const NOT_FORWARDED = new Set([
@@ -34,7 +34,6 @@ const NOT_FORWARDED = new Set([
   'x-forwarded-host',
   'x-forwarded-port',
   'x-forwarded-prefix',
-  'traceparent',
   TIMEOUT_HEADER,
 ]);
 const RESPONSE_HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'proxy-connection', 'upgrade', 'te', 'trailer']);
@@ -94,8 +93,7 @@ function forwardedHeaders(req: Request, budget: number): OutgoingHttpHeaders {
   headers['x-forwarded-host'] = incoming['x-forwarded-host'] ?? incoming.host;
   if (req.originalUrl.startsWith('/v1')) headers['x-forwarded-prefix'] = '/v1';
   headers[TIMEOUT_HEADER] = String(budget);
-  const context = currentContext();
-  if (context) headers.traceparent = traceparentOf(context.traceId);
+  // `traceparent` is OpenTelemetry's: its HTTP instrumentation writes this hop's span into it.
   return headers;
 }
 
@@ -126,7 +124,7 @@ export function createUpstreamProxy(target: string, options: UpstreamOptions): R
 
   return (req, res) => {
     if (inFlight >= capacity) throw new ApiError('SERVICE_UNAVAILABLE', 'The service is at capacity; retry shortly.', { headers: { 'Retry-After': RETRY_AFTER_BUSY_S } });
-    const budget = Math.max(1, remainingMs(options.timeoutMs));
+    const budget = outgoingBudgetMs(options.timeoutMs, 'the service');
     const headers = forwardedHeaders(req, budget);
 
     // The framing of the forwarded body, decided here and nowhere else.

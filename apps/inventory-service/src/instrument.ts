@@ -1,0 +1,4 @@
+// Imported first by main.ts: OpenTelemetry patches http, gRPC and pg before anything loads them.
+import { startTracing } from '@platform/tracing';
+
+startTracing('inventory-service');
