@@ -40,11 +40,11 @@ export async function createDatabases(services) {
   };
 }
 
-/** Starts `apps` (all five by default); resolves once every one is ready. */
-export async function startStack({ apps, databases, env = {} }) {
+/** Starts `apps` (all five by default) on `offset`; resolves once every one is ready. */
+export async function startStack({ apps, databases, env = {}, offset = PORT_OFFSET }) {
   const childEnv = {
     ...process.env,
-    PORT_OFFSET: String(PORT_OFFSET),
+    PORT_OFFSET: String(offset),
     LOG_LEVEL: 'warn',
     JWT_SECRET: randomBytes(32).toString('hex'),
     REDIS_URL: redisUrl,

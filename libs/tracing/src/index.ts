@@ -47,7 +47,8 @@ export function startTracing(service: string): void {
       new UndiciInstrumentation(), // fetch
       new GrpcInstrumentation(),
       // Queries inside a request's trace only: the background sweeps would each start a trace of their own.
-      new PgInstrumentation({ requireParentSpan: true }),
+      // No span per pool checkout: it doubles the spans of a request and says little.
+      new PgInstrumentation({ requireParentSpan: true, ignoreConnectSpans: true }),
     ],
   });
   sdk.start();
