@@ -31,6 +31,7 @@ const dashboards = {
       ]),
       panel('Share slower than 500 ms (SLO: under 1 %)', 'percentunit', [['platform:gateway_slow:ratio_rate5m', 'last 5 minutes'], ['platform:gateway_slow:ratio_rate1h', 'last hour']]),
       panel('429 RATE_LIMITED by route', 'reqps', [[`sum by (route) (rate(http_requests_total{${gateway},status="429"}[$__rate_interval]))`, '{{route}}']]),
+      panel('Rate-limit decisions by policy', 'reqps', [['sum by (policy, decision) (rate(gateway_rate_limit_decisions_total[$__rate_interval]))', '{{policy}} {{decision}}']], 'tokens and tokens-ip limit POST /v1/tokens per email and per client address (password guessing); default is everything else, per user.'),
       panel('Rate-limit store per replica (1 = counting there)', 'none', [['max by (pod, store) (gateway_rate_limit_store)', '{{pod}} {{store}}']], 'memory on a replica means Redis is not answering: each replica counts alone (runbook: RateLimiterOnMemory).'),
       panel('Rate-limit store switches', 'none', [['sum by (to) (increase(gateway_rate_limit_store_switches_total[$__rate_interval]))', 'to {{to}}']]),
       panel('Calls by API version and client (retirement decisions)', 'reqps', [['topk(10, sum by (version, client) (rate(gateway_requests_total[$__rate_interval])))', '{{version}} {{client}}']]),

@@ -450,6 +450,10 @@ describe('rate limits', () => {
       expect(refused.headers.get('ratelimit')).toMatch(/^"default";r=0;t=\d+$/);
       // Another user has a budget of their own.
       expect((await limitedCall('GET', '/v1/products', { token: (await tokenFor(JWT_SECRET)).token })).status).toBe(200);
+      // What the edge dashboard counts: every decision, by policy.
+      const decisions = await limited.metrics.registry.getSingleMetricAsString('gateway_rate_limit_decisions_total');
+      expect(decisions).toMatch(/^gateway_rate_limit_decisions_total\{policy="default",decision="allowed"[^}]*\} 4$/m);
+      expect(decisions).toMatch(/^gateway_rate_limit_decisions_total\{policy="default",decision="limited"[^}]*\} 1$/m);
     } finally {
       await limited.stop();
     }

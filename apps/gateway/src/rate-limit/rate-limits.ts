@@ -118,6 +118,7 @@ export function policiesOf(config: {
 export class RateLimits {
   private readonly counters = {} as Record<RateLimitPolicyName | 'tokens-ip', Counters>;
   private readonly circuit?: RedisCircuit;
+  private readonly decisions: Counter<'policy' | 'decision'>;
 
   constructor(
     private readonly policies: Record<RateLimitPolicyName | 'tokens-ip', Policy>,
@@ -125,6 +126,7 @@ export class RateLimits {
   ) {
     const store = new Gauge({ name: 'gateway_rate_limit_store', help: "Where rate limits are counted now: 1 for Redis (shared) or this replica's memory", labelNames: ['store'], registers: [options.registry] });
     const switches = new Counter({ name: 'gateway_rate_limit_store_switches_total', help: 'Switches of the rate-limit store, by the store switched to', labelNames: ['to'], registers: [options.registry] });
+    this.decisions = new Counter({ name: 'gateway_rate_limit_decisions_total', help: 'Rate-limit decisions by policy: allowed, or limited (429)', labelNames: ['policy', 'decision'], registers: [options.registry] });
     const show = (current: Store) => {
       store.set({ store: 'redis' }, current === 'redis' ? 1 : 0);
       store.set({ store: 'memory' }, current === 'memory' ? 1 : 0);
@@ -160,6 +162,7 @@ export class RateLimits {
     const counters = this.counters[policyName];
     const outcomes = (await Promise.all([outcomeOf(counters.memory.consume(key)), this.sharedOutcome(counters, key)])).filter((outcome) => outcome !== undefined);
     const refusals = outcomes.filter((outcome) => !outcome.allowed);
+    this.decisions.inc({ policy: policyName, decision: refusals.length ? 'limited' : 'allowed' });
     if (refusals.length) {
       const msBeforeNext = Math.max(...refusals.map((refusal) => refusal.res.msBeforeNext));
       const headers = headersOf(policyName, policy, 0, msBeforeNext);
