@@ -39,7 +39,7 @@ const dashboards = {
   },
   services: {
     title: 'Order platform: services',
-    description: 'Each service behind the gateway: rate, errors and duration per route, and the process.',
+    description: 'Each service behind the gateway: rate, errors and duration per route, its PostgreSQL, and the process.',
     variable: { name: 'service', query: 'label_values(http_requests_total, service)' },
     panels: [
       panel('Requests by route and status', 'reqps', [['sum by (route, status) (rate(http_requests_total{service="$service"}[$__rate_interval]))', '{{route}} {{status}}']]),
@@ -48,6 +48,8 @@ const dashboards = {
       panel('CPU per pod', 'percentunit', [['sum by (pod) (rate(process_cpu_seconds_total{service="$service"}[$__rate_interval]))', '{{pod}}']]),
       panel('Resident memory per pod', 'bytes', [['max by (pod) (process_resident_memory_bytes{service="$service"})', '{{pod}}']]),
       panel('Event loop delay p99 per pod', 's', [['max by (pod) (nodejs_eventloop_lag_p99_seconds{service="$service"})', '{{pod}}']], 'Above ~50 ms, every request on that pod waits: CPU limit too low, or synchronous work in a handler.'),
+      panel('PostgreSQL query p99 by statement', 's', [['histogram_quantile(0.99, sum by (le, statement) (rate(db_query_duration_seconds_bucket{service="$service"}[$__rate_interval])))', '{{statement}}']]),
+      panel('PostgreSQL connections per pod', 'none', [['max by (pod, state) (db_pool_connections{service="$service"})', '{{pod}} {{state}}']], 'waiting above 0 for long: the pool (10 per pod) is too small for the load, or queries hold connections too long.'),
       panel('Stock releases waiting for inventory (orders)', 'none', [['max(orders_pending_stock_releases)', 'pending']], 'Grows when inventory cannot take stock back; the sweeper retries (runbook: PendingStockReleasesGrowing).'),
     ],
   },

@@ -5,9 +5,11 @@ import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { PrismaPg } from '@prisma/adapter-pg';
 import type { SqlDriverAdapterFactory } from '@prisma/driver-adapter-utils';
-import { Client } from 'pg';
+import { Client, Pool } from 'pg';
+import type { Registry } from 'prom-client';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { applyMigrations, type MigrationResult, type SqlRunner } from './migrate';
+import { observePool } from './pool-metrics';
 
 export interface PrismaLike {
   $queryRawUnsafe(sql: string): Promise<unknown>;
@@ -25,6 +27,8 @@ export interface DatabaseOptions<P> {
   /** Run pending migrations first (embedded default, tests); the Kubernetes Job does it otherwise. */
   migrate?: boolean;
   poolSize?: number;
+  /** Where the pool's query latency and connection counts are reported (PostgreSQL only). */
+  registry?: Registry;
 }
 
 export interface Database<P> {
@@ -53,7 +57,10 @@ export async function migratePostgres(databaseUrl: string, migrationsDir: string
 export async function openDatabase<P extends PrismaLike>(options: DatabaseOptions<P>): Promise<Database<P>> {
   if (options.databaseUrl) {
     const migrations = options.migrate ? await migratePostgres(options.databaseUrl, options.migrationsDir) : undefined;
-    const prisma = options.createClient(new PrismaPg({ connectionString: options.databaseUrl, max: options.poolSize ?? 10 }));
+    const pool = new Pool({ connectionString: options.databaseUrl, max: options.poolSize ?? 10 });
+    if (options.registry) observePool(pool, options.registry);
+    // The adapter leaves a pool it was given open: $disconnect ends it (disposeExternalPool).
+    const prisma = options.createClient(new PrismaPg(pool, { disposeExternalPool: true }));
     return {
       prisma,
       kind: 'postgresql',

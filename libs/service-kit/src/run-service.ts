@@ -52,6 +52,7 @@ async function run<P extends PrismaLike>(definition: ServiceDefinition<P>): Prom
   }
 
   const health = new Health();
+  const metrics = createMetrics(name);
   let database: Database<P> | undefined;
   if (definition.database) {
     database = await openDatabase({
@@ -62,12 +63,13 @@ async function run<P extends PrismaLike>(definition: ServiceDefinition<P>): Prom
       // The embedded database is this process's own; PostgreSQL is migrated by the Job.
       migrate: !config.DATABASE_URL,
       createClient: definition.database.createClient,
+      registry: metrics.registry,
     });
     health.addCheck('database', database.ping);
     logger.info({ database: database.kind, migrations: database.migrations }, 'database open');
   }
 
-  const built = await definition.build({ logger, health, metrics: createMetrics(name), database });
+  const built = await definition.build({ logger, health, metrics, database });
   await built.beforeListen?.();
   // A request must arrive within the budget a request has: a body that stalls is cut with 408.
   const server = await listen(built.app, config.PORT, undefined, { requestTimeoutMs: config.REQUEST_TIMEOUT_MS });
