@@ -1,6 +1,9 @@
 // One function gives a service its Prisma client: PostgreSQL through @prisma/adapter-pg when
 // DATABASE_URL is set, otherwise an embedded PGlite under DATA_DIR/<service>.
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
+import { promisify } from 'node:util';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { PrismaPg } from '@prisma/adapter-pg';
@@ -39,6 +42,23 @@ export interface Database<P> {
   close(): Promise<void>;
 }
 
+/**
+ * The embedded database holds a developer's data: PostgreSQL's default 128 MB of shared buffers
+ * would be most of each service's memory, for nothing.
+ */
+const PGLITE_OPTIONS = { postgresqlconf: ['shared_buffers=16MB'] };
+
+/**
+ * Runs initdb for a new embedded database in a child process, which exits when it is done:
+ * initdb grows PGlite's WebAssembly memory to about 700 MB, and a process never gets that back,
+ * while opening the finished directory takes about 170 MB.
+ */
+async function createEmbeddedDatabase(dataPath: string): Promise<void> {
+  const pglite = require.resolve('@electric-sql/pglite');
+  const script = `require(${JSON.stringify(pglite)}).PGlite.create(${JSON.stringify(dataPath)}, ${JSON.stringify(PGLITE_OPTIONS)}).then((db) => db.close())`;
+  await promisify(execFile)(process.execPath, ['-e', script]);
+}
+
 function pgliteRunner(db: PGlite): SqlRunner {
   return { query: (sql, params) => db.query(sql, params) as Promise<{ rows: Record<string, unknown>[] }>, exec: (sql) => db.exec(sql) };
 }
@@ -73,8 +93,11 @@ export async function openDatabase<P extends PrismaLike>(options: DatabaseOption
   }
   const inMemory = options.dataDir.startsWith('memory://');
   const dataPath = inMemory ? undefined : path.join(options.dataDir, options.service);
-  if (dataPath) await mkdir(dataPath, { recursive: true });
-  const pglite = await PGlite.create(dataPath);
+  if (dataPath) {
+    await mkdir(dataPath, { recursive: true });
+    if (!existsSync(path.join(dataPath, 'PG_VERSION'))) await createEmbeddedDatabase(dataPath);
+  }
+  const pglite = await PGlite.create(dataPath, PGLITE_OPTIONS);
   // The embedded database has no separate migration step: it is this process's own.
   const migrations = await applyMigrations(pgliteRunner(pglite), options.migrationsDir);
   const prisma = options.createClient(new PrismaPGlite(pglite) as unknown as SqlDriverAdapterFactory);
