@@ -7,6 +7,7 @@ import { cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { isBuiltin } from 'node:module';
 import { build } from 'esbuild';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -73,6 +74,3 @@ await writeFile(
 );
 console.log(`built dist/apps/${app} (${Object.keys(dependencies).length} runtime packages)`);
 
-function isBuiltin(name) {
-  return ['fs', 'path', 'http', 'http2', 'https', 'net', 'os', 'crypto', 'stream', 'util', 'events', 'url', 'zlib', 'async_hooks', 'child_process', 'readline', 'tls', 'dns', 'buffer', 'perf_hooks', 'worker_threads', 'assert', 'querystring', 'string_decoder', 'timers', 'v8', 'vm'].includes(name);
-}
