@@ -55,8 +55,13 @@ const dashboards = {
   },
   inventory: {
     title: 'Order platform: inventory (gRPC)',
-    description: 'Calls to the inventory service by method and status code.',
+    description: 'Calls to the inventory service by method and status code, timed on both sides.',
     panels: [
+      panel('Server latency p50 and p99 by method', 's', [
+        ['histogram_quantile(0.5, sum by (le, grpc_method) (rate(grpc_server_handling_seconds_bucket[$__rate_interval])))', 'p50 {{grpc_method}}'],
+        ['histogram_quantile(0.99, sum by (le, grpc_method) (rate(grpc_server_handling_seconds_bucket[$__rate_interval])))', 'p99 {{grpc_method}}'],
+      ]),
+      panel('Caller latency p99 by method (orders-service)', 's', [['histogram_quantile(0.99, sum by (le, grpc_method) (rate(grpc_client_handling_seconds_bucket[$__rate_interval])))', 'p99 {{grpc_method}}']], 'Far above the server p99: the network, or calls queued on the caller.'),
       panel('Calls by method and code', 'reqps', [['sum by (grpc_method, grpc_code) (rate(grpc_server_handled_total[$__rate_interval]))', '{{grpc_method}} {{grpc_code}}']]),
       panel('Refusals and failures by method (not OK)', 'reqps', [['sum by (grpc_method, grpc_code) (rate(grpc_server_handled_total{grpc_code!="OK"}[$__rate_interval]))', '{{grpc_method}} {{grpc_code}}']], 'FAILED_PRECONDITION is out of stock (normal); UNAUTHENTICATED or PERMISSION_DENIED is a caller without a valid service token; DEADLINE_EXCEEDED and UNAVAILABLE are ours.'),
     ],

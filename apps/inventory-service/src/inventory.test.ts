@@ -1,6 +1,8 @@
 // Inventory over real gRPC against a real database: idempotency, no oversell under
 // concurrency, release, status codes, deadlines, unknown fields, health.
 import path from 'node:path';
+import { Writable } from 'node:stream';
+import pino from 'pino';
 import { credentials, InterceptingCall, type Interceptor, makeGenericClientConstructor, Metadata, status, type ServiceError } from '@grpc/grpc-js';
 import { service as healthService } from 'grpc-health-check';
 import { issueAccessToken, serviceTokenSource, TokenVerifier } from '@platform/auth';
@@ -33,12 +35,14 @@ let health: Health;
 let metrics: ReturnType<typeof createMetrics>;
 let address: string;
 let client: InventoryClient;
+/** What the inventory service logged, line by line. */
+const logLines: Record<string, unknown>[] = [];
 
 beforeAll(async () => {
   database = await openTestDatabase({ service: 'inventory', poolSize: 20, migrationsDir: path.join(__dirname, '../prisma/migrations'), createClient: (adapter) => new PrismaClient({ adapter }) });
   health = new Health();
   metrics = createMetrics('inventory-test');
-  built = createInventoryApp({ prisma: database.prisma, logger: createLogger('inventory-test', 'silent'), health, metrics, callers });
+  built = createInventoryApp({ prisma: database.prisma, logger: pino({ level: 'info' }, new Writable({ write: (chunk, _encoding, done) => (logLines.push(JSON.parse(String(chunk))), done()) })), health, metrics, callers });
   expect(await built.stock.seedDemoStock()).toBeGreaterThanOrEqual(20);
   address = `127.0.0.1:${await built.grpc.listen(0, '127.0.0.1')}`;
   client = new InventoryClient(address, credentials.createInsecure(), { interceptors: [bearing(await ordersToken())] });
@@ -233,14 +237,18 @@ describe('Release', () => {
 });
 
 describe('the client other services use', () => {
-  it('maps refusals to the HTTP error format: OUT_OF_STOCK 409', async () => {
-    const inventory = createInventoryClient(address, { serviceToken: ordersToken });
+  it('maps refusals to the HTTP error format: OUT_OF_STOCK 409, and times each call on the caller\'s side', async () => {
+    const callerMetrics = createMetrics('orders-test');
+    const inventory = createInventoryClient(address, { serviceToken: ordersToken, registry: callerMetrics.registry });
     const sku = await stockedSku(1);
     await expect(inventory.reserve({ orderId: 'c1', sku, quantity: 1 })).resolves.toMatchObject({ remaining: 0 });
     await expect(inventory.reserve({ orderId: 'c2', sku, quantity: 1 })).rejects.toMatchObject({ status: 409, code: 'OUT_OF_STOCK' });
     await expect(inventory.reserve({ orderId: 'c3', sku: 'NOPE', quantity: 1 })).rejects.toMatchObject({ status: 409, code: 'OUT_OF_STOCK' });
     expect(await inventory.release('c1')).toBe(1);
     inventory.close();
+    const timed = await callerMetrics.registry.getSingleMetricAsString('grpc_client_handling_seconds');
+    const countOf = (method: string, code: string) => Number(new RegExp(`_count\\{[^}]*grpc_method="${method}",grpc_code="${code}"[^}]*\\} (\\d+)`).exec(timed)?.[1]);
+    expect([countOf('Reserve', 'OK'), countOf('Reserve', 'FAILED_PRECONDITION'), countOf('Reserve', 'NOT_FOUND'), countOf('Release', 'OK')]).toEqual([1, 1, 1, 1]);
   });
 
   it('answers 503 when inventory is down and 504 when no time is left', async () => {
@@ -319,5 +327,24 @@ describe('health', () => {
     expect(await check('inventory.v1.Inventory')).toBe('NOT_SERVING');
     expect((await health.readiness()).ready).toBe(false);
     healthClient.close();
+  });
+});
+
+describe('what operators see of each call', () => {
+  it('logs one line per call with its method, code, duration and trace id, and times it by method and code', async () => {
+    const sku = await stockedSku(5);
+    const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    const traced = new Metadata();
+    traced.set('traceparent', traceparent);
+    await new Promise((resolve, reject) => client.reserve({ orderId: 'logged-order', sku, quantity: 1 }, traced, (error, reply) => (error ? reject(error) : resolve(reply))));
+    expect((await failure(reserve({ orderId: 'logged-order-2', sku, quantity: 99 }))).code).toBe(status.FAILED_PRECONDITION);
+    const lines = logLines.filter((line) => line.msg === 'grpc call' && line.grpcMethod === '/inventory.v1.Inventory/Reserve');
+    expect(lines.slice(-2)).toEqual([
+      expect.objectContaining({ traceId: '0af7651916cd43dd8448eb211c80319c', grpcCode: 'OK', durationMs: expect.any(Number) }),
+      expect.objectContaining({ grpcCode: 'FAILED_PRECONDITION', durationMs: expect.any(Number) }),
+    ]);
+    const timed = await metrics.registry.getSingleMetricAsString('grpc_server_handling_seconds');
+    expect(timed).toMatch(/grpc_server_handling_seconds_count\{[^}]*grpc_method="Reserve",grpc_code="OK"[^}]*\} [1-9]/);
+    expect(timed).toMatch(/grpc_server_handling_seconds_count\{[^}]*grpc_method="Reserve",grpc_code="FAILED_PRECONDITION"[^}]*\} [1-9]/);
   });
 });

@@ -17,7 +17,7 @@ runService({
   database: { migrationsDir: path.join(__dirname, 'migrations'), createClient: (adapter) => new PrismaClient({ adapter }) },
   async build({ logger, health, metrics, database }) {
     // Inventory serves only callers it allow-lists, each call with a service token.
-    const inventory = createInventoryClient(config.INVENTORY_ADDRESS, { serviceToken: serviceTokenSource(config.jwtSecret, 'orders-service') });
+    const inventory = createInventoryClient(config.INVENTORY_ADDRESS, { serviceToken: serviceTokenSource(config.jwtSecret, 'orders-service'), registry: metrics.registry });
     const { app, cancellations } = await createOrdersApp({
       config,
       prisma: database!.prisma,

@@ -2,8 +2,10 @@
 // the time left on the HTTP request that caused it, and gRPC failures become the HTTP error
 // format (409 OUT_OF_STOCK, 503, 504, 502).
 import { credentials, Metadata, type ServiceError, status } from '@grpc/grpc-js';
+import type { Registry } from 'prom-client';
 import { ApiError } from '@platform/errors';
 import { outgoingBudgetMs } from '@platform/service-kit';
+import { clientCallMetrics } from './call-metrics';
 import { InventoryClient, type ReleaseReply, type ReserveReply, type ReserveRequest } from './generated/inventory/v1/inventory';
 
 export interface InventoryGateway {
@@ -17,6 +19,8 @@ export interface InventoryClientOptions {
   serviceToken?: () => Promise<string>;
   /** Budget for calls made outside an HTTP request (background work). */
   defaultTimeoutMs?: number;
+  /** Where every call's duration and status code are reported (grpc_client_handling_seconds). */
+  registry?: Registry;
 }
 
 /** gRPC status → the HTTP error the caller's client sees. */
@@ -42,6 +46,7 @@ export function createInventoryClient(address: string, options: InventoryClientO
   const client = new InventoryClient(address, credentials.createInsecure(), {
     'grpc.keepalive_time_ms': 30_000,
     'grpc.keepalive_timeout_ms': 5_000,
+    interceptors: options.registry ? [clientCallMetrics(options.registry)] : [],
   });
   const defaultTimeoutMs = options.defaultTimeoutMs ?? 5_000;
 

@@ -6,11 +6,12 @@ import { type Metadata, Server, ServerCredentials, status, type ServerUnaryCall,
 import type { PackageDefinition } from '@grpc/proto-loader';
 import { ReflectionService } from '@grpc/reflection';
 import { HealthImplementation } from 'grpc-health-check';
-import { Counter, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import { fileDescriptorProtos, InventoryService, type InventoryServer, type ReleaseReply, type ReleaseRequest, type ReserveReply, type ReserveRequest } from '@platform/inventory-contract';
 import type { TokenVerifier } from '@platform/auth';
 import type { Logger, Stoppable } from '@platform/service-kit';
 import { InventoryError, type StockService } from '../stock/service';
+import { observeCalls } from './call-observer';
 
 export const INVENTORY_SERVICE_NAME = 'inventory.v1.Inventory';
 
@@ -78,7 +79,6 @@ export interface InventoryGrpc {
 
 export function createInventoryGrpc(options: { stock: StockService; callers: InventoryCallers; logger: Logger; registry: Registry }): InventoryGrpc {
   const { stock, logger } = options;
-  const calls = new Counter({ name: 'grpc_server_handled_total', help: 'gRPC calls answered', labelNames: ['grpc_method', 'grpc_code'], registers: [options.registry] });
 
   /** Refuses to answer `reason`: its status code and the details the caller sees. */
   function refusal(method: string, reason: unknown): { code: status; details: string } {
@@ -98,12 +98,10 @@ export function createInventoryGrpc(options: { stock: StockService; callers: Inv
         .then(() => withinDeadline(call as ServerUnaryCall<unknown, unknown>, () => work(call.request)))
         .then(
           (reply) => {
-            calls.inc({ grpc_method: method, grpc_code: 'OK' });
             callback(null, reply);
           },
           (reason: unknown) => {
             const { code, details } = refusal(method, reason);
-            calls.inc({ grpc_method: method, grpc_code: status[code] });
             callback({ code, details });
           },
         );
@@ -115,7 +113,7 @@ export function createInventoryGrpc(options: { stock: StockService; callers: Inv
     release: unary<ReleaseRequest, ReleaseReply>('Release', async (request) => ({ releasedCount: await stock.release(request.orderId) })),
   };
 
-  const server = new Server({ 'grpc.keepalive_permit_without_calls': 1 });
+  const server = new Server({ 'grpc.keepalive_permit_without_calls': 1, interceptors: [observeCalls({ registry: options.registry, logger })] });
   server.addService(InventoryService, implementation);
   const health = new HealthImplementation({ '': 'SERVING', [INVENTORY_SERVICE_NAME]: 'SERVING' });
   health.addToServer(server);
