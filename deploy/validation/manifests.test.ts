@@ -1,5 +1,6 @@
 // Both overlays render, every object matches the Kubernetes schemas, and our policy holds; a
 // deliberately broken copy proves the policy check can fail.
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
@@ -125,6 +126,20 @@ describe('the Dockerfile', () => {
     expect(dockerfile).toMatch(/npm install --omit=dev/);
     expect(dockerfile).not.toMatch(/^\s*(HEALTHCHECK|ADD)\b/m);
   });
+});
+
+it("keeps every service's shared objects as the one template writes them (tools/deploy/render-services.mjs)", () => {
+  const run = () => execFileSync(process.execPath, [path.join(deployDir, '../tools/deploy/render-services.mjs'), '--check'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  expect(run().match(/matches its sources/g)).toHaveLength(24);
+  // A hand edit of a generated file fails the check.
+  const file = path.join(deployDir, 'k8s/base/catalog-service/pdb.yaml');
+  const committed = readFileSync(file, 'utf8');
+  try {
+    writeFileSync(file, committed.replace('maxUnavailable: 1', 'maxUnavailable: 2'));
+    expect(run).toThrow(/catalog-service\/pdb.yaml is stale/);
+  } finally {
+    writeFileSync(file, committed);
+  }
 });
 
 describe('the monitoring component (deploy/monitoring)', () => {

@@ -1,0 +1,288 @@
+#!/usr/bin/env node
+// Writes the Kubernetes objects the four services share in shape (Deployment, Service,
+// ServiceAccount, PodDisruptionBudget, HorizontalPodAutoscaler, migration Job) into
+// deploy/k8s/base/<service>/ from the one template below, so a change to how a service runs is
+// made once. What differs per service is in SERVICES. The ConfigMaps and NetworkPolicies differ
+// in substance and stay hand-written; the gateway has its own. `--check` fails when a committed
+// file differs from what this writes (deploy/validation runs it).
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { writeOrCheck } from '../generated-file.mjs';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+const GRPC_PORT = 50051;
+
+/** Liveness and readiness over HTTP (/healthz, /readyz) or, for a gRPC server, grpc.health.v1. */
+function probes(kind, grpcService) {
+  const check = (httpPath, service) =>
+    kind === 'grpc'
+      ? `          grpc:\n            port: ${GRPC_PORT}\n${service ? `            service: ${service}\n` : ''}`
+      : `          httpGet:\n            path: ${httpPath}\n            port: http\n`;
+  return [
+    `        startupProbe:\n${check('/healthz')}          periodSeconds: 2\n          failureThreshold: 30\n`,
+    `        livenessProbe:\n${check('/healthz')}          periodSeconds: 10\n          failureThreshold: 3\n`,
+    `        readinessProbe:\n${check('/readyz', grpcService)}          periodSeconds: 5\n          failureThreshold: 2\n`,
+  ].join('');
+}
+
+/** A variable read from a Secret key. */
+const secretEnv = (name, secret, key) => `        - name: ${name}\n          valueFrom:\n            secretKeyRef:\n              name: ${secret}\n              key: ${key}\n`;
+
+const SERVICES = [
+  { name: 'users-service', port: 3001, extraEnv: secretEnv('ADMIN_EMAIL', 'platform-admin', 'email') + secretEnv('ADMIN_PASSWORD', 'platform-admin', 'password') },
+  { name: 'orders-service', port: 3002 },
+  { name: 'catalog-service', port: 3003 },
+  // Probed over gRPC: the port clients depend on is the gRPC one.
+  { name: 'inventory-service', port: 3004, grpc: true, probes: probes('grpc', 'inventory.v1.Inventory') },
+];
+
+const templates = {
+  'deployment.yaml': ({ name, port, extraEnv, grpcPort, grpcServicePort, probes }) => `# ${name}: deployment. Written by tools/deploy/render-services.mjs: change the template there.
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: ${name}
+  labels:
+    app.kubernetes.io/name: ${name}
+    app.kubernetes.io/part-of: order-platform
+spec:
+  replicas: 1
+  revisionHistoryLimit: 5
+  selector:
+    matchLabels:
+      app.kubernetes.io/name: ${name}
+  strategy:
+    type: RollingUpdate
+    rollingUpdate:
+      maxUnavailable: 0
+      maxSurge: 1
+  template:
+    metadata:
+      labels:
+        app.kubernetes.io/name: ${name}
+        app.kubernetes.io/part-of: order-platform
+    spec:
+      serviceAccountName: ${name}
+      automountServiceAccountToken: false
+      terminationGracePeriodSeconds: 20
+      securityContext:
+        runAsNonRoot: true
+        runAsUser: 1000
+        runAsGroup: 1000
+        fsGroup: 1000
+        seccompProfile:
+          type: RuntimeDefault
+      containers:
+      - name: ${name}
+        image: ghcr.io/example/order-platform/${name}:0.1.0
+        imagePullPolicy: IfNotPresent
+        ports:
+        - name: http
+          containerPort: ${port}
+${grpcPort}        envFrom:
+        - configMapRef:
+            name: ${name}-config
+        env:
+        - name: JWT_SECRET
+          valueFrom:
+            secretKeyRef:
+              name: platform-jwt
+              key: secret
+        - name: JWT_PREVIOUS_SECRET
+          valueFrom:
+            secretKeyRef:
+              name: platform-jwt
+              key: previous
+              optional: true
+        - name: DATABASE_URL
+          valueFrom:
+            secretKeyRef:
+              name: ${name}-database
+              key: url
+${extraEnv}        resources:
+          requests:
+            cpu: 100m
+            memory: 320Mi
+          limits:
+            memory: 640Mi
+${probes}        securityContext:
+          allowPrivilegeEscalation: false
+          readOnlyRootFilesystem: true
+          runAsNonRoot: true
+          runAsUser: 1000
+          runAsGroup: 1000
+          capabilities:
+            drop:
+            - ALL
+          seccompProfile:
+            type: RuntimeDefault
+        volumeMounts:
+        - name: tmp
+          mountPath: /tmp
+      volumes:
+      - name: tmp
+        emptyDir:
+          sizeLimit: 64Mi
+`,
+  'service.yaml': ({ name, port, extraEnv, grpcPort, grpcServicePort, probes }) => `# ${name}: service. Written by tools/deploy/render-services.mjs: change the template there.
+apiVersion: v1
+kind: Service
+metadata:
+  name: ${name}
+  labels:
+    app.kubernetes.io/name: ${name}
+    app.kubernetes.io/part-of: order-platform
+spec:
+  selector:
+    app.kubernetes.io/name: ${name}
+  ports:
+  - name: http
+    port: ${port}
+    targetPort: http
+${grpcServicePort}`,
+  'serviceaccount.yaml': ({ name, port, extraEnv, grpcPort, grpcServicePort, probes }) => `# ${name}: serviceaccount. Written by tools/deploy/render-services.mjs: change the template there.
+apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: ${name}
+  labels:
+    app.kubernetes.io/name: ${name}
+    app.kubernetes.io/part-of: order-platform
+automountServiceAccountToken: false
+`,
+  'pdb.yaml': ({ name, port, extraEnv, grpcPort, grpcServicePort, probes }) => `# ${name}: pdb. Written by tools/deploy/render-services.mjs: change the template there.
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata:
+  name: ${name}
+  labels:
+    app.kubernetes.io/name: ${name}
+    app.kubernetes.io/part-of: order-platform
+spec:
+  maxUnavailable: 1
+  selector:
+    matchLabels:
+      app.kubernetes.io/name: ${name}
+`,
+  'hpa.yaml': ({ name, port, extraEnv, grpcPort, grpcServicePort, probes }) => `# ${name}: hpa. Written by tools/deploy/render-services.mjs: change the template there.
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata:
+  name: ${name}
+  labels:
+    app.kubernetes.io/name: ${name}
+    app.kubernetes.io/part-of: order-platform
+spec:
+  scaleTargetRef:
+    apiVersion: apps/v1
+    kind: Deployment
+    name: ${name}
+  minReplicas: 1
+  maxReplicas: 3
+  metrics:
+  - type: Resource
+    resource:
+      name: cpu
+      target:
+        type: Utilization
+        averageUtilization: 70
+`,
+  'migration-job.yaml': ({ name, port, extraEnv, grpcPort, grpcServicePort, probes }) => `# ${name}: migration job. Written by tools/deploy/render-services.mjs: change the template there.
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: ${name}-migrate
+  labels:
+    app.kubernetes.io/name: ${name}
+    app.kubernetes.io/part-of: order-platform
+    app.kubernetes.io/component: migration
+spec:
+  backoffLimit: 3
+  ttlSecondsAfterFinished: 600
+  activeDeadlineSeconds: 600
+  template:
+    metadata:
+      labels:
+        app.kubernetes.io/name: ${name}
+        app.kubernetes.io/part-of: order-platform
+        app.kubernetes.io/component: migration
+    spec:
+      restartPolicy: Never
+      serviceAccountName: ${name}
+      automountServiceAccountToken: false
+      securityContext:
+        runAsNonRoot: true
+        runAsUser: 1000
+        runAsGroup: 1000
+        fsGroup: 1000
+        seccompProfile:
+          type: RuntimeDefault
+      containers:
+      - name: migrate
+        image: ghcr.io/example/order-platform/${name}:0.1.0
+        imagePullPolicy: IfNotPresent
+        resources:
+          requests:
+            cpu: 100m
+            memory: 320Mi
+          limits:
+            memory: 640Mi
+        securityContext:
+          allowPrivilegeEscalation: false
+          readOnlyRootFilesystem: true
+          runAsNonRoot: true
+          runAsUser: 1000
+          runAsGroup: 1000
+          capabilities:
+            drop:
+            - ALL
+          seccompProfile:
+            type: RuntimeDefault
+        volumeMounts:
+        - name: tmp
+          mountPath: /tmp
+        args:
+        - node
+        - main.js
+        - migrate
+        envFrom:
+        - configMapRef:
+            name: ${name}-config
+        env:
+        - name: JWT_SECRET
+          valueFrom:
+            secretKeyRef:
+              name: platform-jwt
+              key: secret
+        - name: JWT_PREVIOUS_SECRET
+          valueFrom:
+            secretKeyRef:
+              name: platform-jwt
+              key: previous
+              optional: true
+        - name: DATABASE_URL
+          valueFrom:
+            secretKeyRef:
+              name: ${name}-database
+              key: url
+      volumes:
+      - name: tmp
+        emptyDir:
+          sizeLimit: 64Mi
+`,
+};
+
+for (const service of SERVICES) {
+  const values = {
+    name: service.name,
+    port: service.port,
+    extraEnv: service.extraEnv ?? '',
+    grpcPort: service.grpc ? `        - name: grpc\n          containerPort: ${GRPC_PORT}\n` : '',
+    grpcServicePort: service.grpc ? `  - name: grpc\n    port: ${GRPC_PORT}\n    targetPort: grpc\n` : '',
+    probes: service.probes ?? probes('http'),
+  };
+  for (const [file, render] of Object.entries(templates)) {
+    writeOrCheck(root, path.join(root, 'deploy/k8s/base', service.name, file), render(values), 'node tools/deploy/render-services.mjs');
+  }
+}
