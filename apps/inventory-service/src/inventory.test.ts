@@ -38,7 +38,7 @@ beforeAll(async () => {
   database = await openTestDatabase({ service: 'inventory', poolSize: 20, migrationsDir: path.join(__dirname, '../prisma/migrations'), createClient: (adapter) => new PrismaClient({ adapter }) });
   health = new Health();
   metrics = createMetrics('inventory-test');
-  built = createInventoryApp({ prisma: database.prisma, logger: createLogger('inventory-test', 'silent'), health, metrics, callers });
+  built = createInventoryApp({ prisma: database.prisma, notifications: database, logger: createLogger('inventory-test', 'silent'), health, metrics, callers });
   expect(await built.stock.seedDemoStock()).toBeGreaterThanOrEqual(20);
   address = `127.0.0.1:${await built.grpc.listen(0, '127.0.0.1')}`;
   client = new InventoryClient(address, credentials.createInsecure(), { interceptors: [bearing(await ordersToken())] });
