@@ -246,11 +246,12 @@ export function createInventoryGrpc(options: { stock: StockService; callers: Inv
     authenticated
       .then(() => halfClosed)
       .then(() => {
+        if (caller.isOver()) return undefined;
         if (tooMany) throw new InventoryError('INVALID_ARGUMENT', `an order has at most ${MAX_LINES} lines`);
         return withinDeadline(call, () => stock.reserveOrder(lines));
       })
       .then(
-        (reply) => answer(null, { orderId: reply.orderId, reservations: reply.reservations.map((reservation) => ({ ...reservation, error: undefined })) }),
+        (reply) => reply && answer(null, { orderId: reply.orderId, reservations: reply.reservations.map((reservation) => ({ ...reservation, error: undefined })) }),
         (reason: unknown) => answer(refusal('ReserveOrder', reason)),
       );
   }
