@@ -117,6 +117,19 @@ async function loadEngineModule() {
   return bindings;
 }
 
+// adapter-pg splits a script at every `;`, which cuts a dollar-quoted function body (a trigger's
+// plpgsql) apart. The Rust engine sends a migration script whole, as one simple query: so does this.
+function withWholeScripts(connection) {
+  connection.executeScript = async (script) => {
+    try {
+      await connection.client.query(script);
+    } catch (error) {
+      connection.onError(error);
+    }
+  };
+  return connection;
+}
+
 async function serveJsonRpc({ datamodels, datasource }) {
   readInternalTypesAsText();
   const { SchemaEngine } = await loadEngineModule();
@@ -130,9 +143,9 @@ async function serveJsonRpc({ datamodels, datasource }) {
   // PostgreSQL refuses; dropping WITH (FORCE) ends that connection first.
   const connect = factory.connect.bind(factory);
   const connectToShadowDb = factory.connectToShadowDb.bind(factory);
-  factory.connectToShadowDb = async () => withCharacterColumns(await connectToShadowDb());
+  factory.connectToShadowDb = async () => withWholeScripts(withCharacterColumns(await connectToShadowDb()));
   factory.connect = async () => {
-    const connection = withCharacterColumns(await connect());
+    const connection = withWholeScripts(withCharacterColumns(await connect()));
     const startTransaction = connection.startTransaction?.bind(connection);
     if (startTransaction) connection.startTransaction = async (...args) => withCharacterColumns(await startTransaction(...args));
     const executeScript = connection.executeScript.bind(connection);

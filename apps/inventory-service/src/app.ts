@@ -7,6 +7,7 @@ import type { PrismaClient } from './generated/prisma/client';
 import { createInventoryGrpc, type InventoryCallers, INVENTORY_SERVICE_NAME } from './grpc/server';
 import { StockRepository } from './stock/repository';
 import { StockService } from './stock/service';
+import { type Notifications, StockWatch } from './stock/watch';
 
 export interface InventoryAppDeps {
   prisma: PrismaClient;
@@ -15,11 +16,15 @@ export interface InventoryAppDeps {
   metrics: Metrics;
   /** Who may call Inventory, and how their service tokens are checked. */
   callers: InventoryCallers;
+  /** The database's LISTEN (WatchStock's feed of committed stock changes). */
+  notifications: Notifications;
 }
 
 export function createInventoryApp(deps: InventoryAppDeps) {
-  const stock = new StockService(new StockRepository(deps.prisma));
-  const grpc = createInventoryGrpc({ stock, callers: deps.callers, logger: deps.logger, registry: deps.metrics.registry });
+  const repository = new StockRepository(deps.prisma);
+  const watch = new StockWatch(deps.notifications, repository, deps.logger);
+  const stock = new StockService(repository, watch);
+  const grpc = createInventoryGrpc({ stock, callers: deps.callers, logger: deps.logger, registry: deps.metrics.registry, onStop: () => watch.close() });
   // gRPC health follows the process: NOT_SERVING as soon as the stop begins.
   deps.health.onStopping(() => {
     grpc.health.setStatus('', 'NOT_SERVING');
@@ -36,5 +41,5 @@ export function createInventoryApp(deps: InventoryAppDeps) {
   app.use(notFoundHandler);
   app.use(databaseOutages); // an unreachable database: 503 + Retry-After, not 500
   app.use(errorHandler);
-  return { app, stock, grpc };
+  return { app, stock, grpc, watch };
 }

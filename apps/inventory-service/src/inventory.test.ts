@@ -42,7 +42,7 @@ beforeAll(async () => {
   database = await openTestDatabase({ service: 'inventory', poolSize: 20, migrationsDir: path.join(__dirname, '../prisma/migrations'), createClient: (adapter) => new PrismaClient({ adapter }) });
   health = new Health();
   metrics = createMetrics('inventory-test');
-  built = createInventoryApp({ prisma: database.prisma, logger: pino({ level: 'info' }, new Writable({ write: (chunk, _encoding, done) => (logLines.push(JSON.parse(String(chunk))), done()) })), health, metrics, callers });
+  built = createInventoryApp({ prisma: database.prisma, notifications: database, logger: pino({ level: 'info' }, new Writable({ write: (chunk, _encoding, done) => (logLines.push(JSON.parse(String(chunk))), done()) })), health, metrics, callers });
   expect(await built.stock.seedDemoStock()).toBeGreaterThanOrEqual(20);
   address = `127.0.0.1:${await built.grpc.listen(0, '127.0.0.1')}`;
   client = new InventoryClient(address, credentials.createInsecure(), { interceptors: [bearing(await ordersToken())] });
@@ -331,7 +331,7 @@ describe('health', () => {
 });
 
 describe('what operators see of each call', () => {
-  it('logs one line per call with its method, code, duration and trace id, and times it by method and code', async () => {
+  it('logs one line per call with its method, code, duration and trace id, and times it by method, shape and code', async () => {
     const sku = await stockedSku(5);
     const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
     const traced = new Metadata();
@@ -344,7 +344,7 @@ describe('what operators see of each call', () => {
       expect.objectContaining({ grpcCode: 'FAILED_PRECONDITION', durationMs: expect.any(Number) }),
     ]);
     const timed = await metrics.registry.getSingleMetricAsString('grpc_server_handling_seconds');
-    expect(timed).toMatch(/grpc_server_handling_seconds_count\{[^}]*grpc_method="Reserve",grpc_code="OK"[^}]*\} [1-9]/);
-    expect(timed).toMatch(/grpc_server_handling_seconds_count\{[^}]*grpc_method="Reserve",grpc_code="FAILED_PRECONDITION"[^}]*\} [1-9]/);
+    expect(timed).toMatch(/grpc_server_handling_seconds_count\{[^}]*grpc_method="Reserve",grpc_type="unary",grpc_code="OK"[^}]*\} [1-9]/);
+    expect(timed).toMatch(/grpc_server_handling_seconds_count\{[^}]*grpc_method="Reserve",grpc_type="unary",grpc_code="FAILED_PRECONDITION"[^}]*\} [1-9]/);
   });
 });

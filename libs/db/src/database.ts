@@ -34,11 +34,23 @@ export interface DatabaseOptions<P> {
   registry?: Registry;
 }
 
+export interface NotificationHandlers {
+  /** The payload of each NOTIFY on the channel, in commit order. */
+  onNotification(payload: string): void;
+  /** The listening connection was lost and is back: notifications sent meanwhile were missed. */
+  onReconnect?(): void;
+}
+
 export interface Database<P> {
   prisma: P;
   kind: 'postgresql' | 'pglite';
   migrations?: MigrationResult;
   ping(): Promise<void>;
+  /**
+   * LISTENs on `channel` over a connection of its own (PostgreSQL; the embedded database's one
+   * connection for PGlite). Resolves once listening; the function it returns stops.
+   */
+  listen(channel: string, handlers: NotificationHandlers): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -57,6 +69,47 @@ async function createEmbeddedDatabase(dataPath: string): Promise<void> {
   const pglite = require.resolve('@electric-sql/pglite');
   const script = `require(${JSON.stringify(pglite)}).PGlite.create(${JSON.stringify(dataPath)}, ${JSON.stringify(PGLITE_OPTIONS)}).then((db) => db.close())`;
   await promisify(execFile)(process.execPath, ['-e', script]);
+}
+
+const RELISTEN_DELAY_MS = 1_000;
+
+/** LISTEN on a dedicated connection, opened again (after a pause) whenever it is lost. */
+async function listenPostgres(databaseUrl: string, channel: string, handlers: NotificationHandlers): Promise<() => Promise<void>> {
+  let stopped = false;
+  let client: Client | undefined;
+  let retry: NodeJS.Timeout | undefined;
+  const open = async (): Promise<void> => {
+    const connection = new Client({ connectionString: databaseUrl });
+    connection.on('notification', (message) => {
+      if (message.channel === channel && message.payload !== undefined) handlers.onNotification(message.payload);
+    });
+    const lost = () => {
+      if (stopped || client !== connection) return;
+      client = undefined;
+      connection.removeAllListeners('notification');
+      void connection.end().catch(() => undefined);
+      retry = setTimeout(reopen, RELISTEN_DELAY_MS);
+    };
+    connection.on('error', lost);
+    connection.on('end', lost);
+    await connection.connect();
+    await connection.query(`LISTEN "${channel.replaceAll('"', '""')}"`);
+    client = connection;
+  };
+  const reopen = () => {
+    open().then(
+      () => handlers.onReconnect?.(),
+      () => {
+        if (!stopped) retry = setTimeout(reopen, RELISTEN_DELAY_MS);
+      },
+    );
+  };
+  await open();
+  return async () => {
+    stopped = true;
+    clearTimeout(retry);
+    await client?.end().catch(() => undefined);
+  };
 }
 
 function pgliteRunner(db: PGlite): SqlRunner {
@@ -88,6 +141,7 @@ export async function openDatabase<P extends PrismaLike>(options: DatabaseOption
       ping: async () => {
         await prisma.$queryRawUnsafe('SELECT 1');
       },
+      listen: (channel, handlers) => listenPostgres(options.databaseUrl!, channel, handlers),
       close: () => prisma.$disconnect(),
     };
   }
@@ -107,6 +161,10 @@ export async function openDatabase<P extends PrismaLike>(options: DatabaseOption
     migrations,
     ping: async () => {
       await pglite.query('SELECT 1');
+    },
+    listen: async (channel, handlers) => {
+      const unsubscribe = await pglite.listen(channel, handlers.onNotification);
+      return () => unsubscribe();
     },
     close: async () => {
       await prisma.$disconnect();

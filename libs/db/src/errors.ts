@@ -12,6 +12,15 @@ export function isUniqueViolation(error: unknown): boolean {
 }
 
 /**
+ * True when PostgreSQL broke a deadlock by aborting this statement (SQLSTATE 40P01): nothing it
+ * did was kept, so running it again is safe.
+ */
+export function isDeadlock(error: unknown): boolean {
+  if (!(error instanceof PrismaClientKnownRequestError)) return false;
+  return /40P01|deadlock detected/i.test(JSON.stringify(error.meta ?? {}) + error.message);
+}
+
+/**
  * Awaits a write and turns a unique-index violation into the client's error (an email or SKU
  * already taken): the index decides, so two concurrent writers cannot both win. Other errors
  * pass through unchanged.

@@ -1,4 +1,4 @@
-export { openDatabase, migratePostgres, type Database, type DatabaseOptions, type PrismaLike } from './database';
+export { openDatabase, migratePostgres, type Database, type DatabaseOptions, type NotificationHandlers, type PrismaLike } from './database';
 export { applyMigrations, listMigrations, type MigrationResult, type SqlRunner } from './migrate';
 export { openTestDatabase } from './test-database';
-export { databaseOutages, isDatabaseUnavailable, isUniqueViolation, whenUniqueViolated } from './errors';
+export { databaseOutages, isDatabaseUnavailable, isDeadlock, isUniqueViolation, whenUniqueViolated } from './errors';

@@ -1,16 +1,44 @@
 // The client other services use to call Inventory: every call carries a deadline derived from
 // the time left on the HTTP request that caused it, and gRPC failures become the HTTP error
-// format (409 OUT_OF_STOCK, 503, 504, 502).
+// format (409 OUT_OF_STOCK, 503, 504, 502). WatchStock and ReserveStream are for callers that
+// hold a stream open (InventoryClient itself); this gateway covers the request/response calls.
 import { credentials, Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import type { Registry } from 'prom-client';
 import { ApiError } from '@platform/errors';
 import { outgoingBudgetMs } from '@platform/service-kit';
 import { clientCallMetrics } from './call-metrics';
-import { InventoryClient, type ReleaseReply, type ReserveReply, type ReserveRequest } from './generated/inventory/v1/inventory';
+import {
+  type AdjustStockReply,
+  type AdjustStockRequest,
+  type GetStockReply,
+  type GetStockRequest,
+  InventoryClient,
+  type ReleaseReply,
+  type ReserveOrderReply,
+  type ReserveReply,
+  type ReserveRequest,
+  type SetStockReply,
+  type SetStockRequest,
+  type StockLevel,
+} from './generated/inventory/v1/inventory';
+
+/**
+ * Trailing metadata of a ReserveOrder refused with NOT_FOUND or FAILED_PRECONDITION: the JSON
+ * array of the SKUs that were unknown or short of stock.
+ */
+export const REFUSED_SKUS_METADATA = 'refused-skus-bin';
+
+/** ReserveOrder's answer: every line reserved, or (nothing reserved) the SKUs unknown or short of stock. */
+export type ReserveOrderResult = { kind: 'reserved'; reservations: ReserveReply[] } | { kind: 'refused'; skus: string[] };
 
 export interface InventoryGateway {
   reserve(request: Pick<ReserveRequest, 'orderId' | 'sku' | 'quantity'>): Promise<ReserveReply>;
+  /** Every line of one order or none; an unknown or short SKU is an answer, other failures throw. */
+  reserveOrder(orderId: string, lines: { sku: string; quantity: number }[]): Promise<ReserveOrderResult>;
   release(orderId: string): Promise<number>;
+  getStock(skus: string[]): Promise<StockLevel[]>;
+  setStock(request: SetStockRequest): Promise<StockLevel>;
+  adjustStock(request: AdjustStockRequest): Promise<StockLevel>;
   close(): void;
 }
 
@@ -65,9 +93,27 @@ export function createInventoryClient(address: string, options: InventoryClientO
     });
   }
 
+  async function reserveOrder(orderId: string, lines: { sku: string; quantity: number }[]): Promise<ReserveOrderResult> {
+    const { deadline, metadata } = await callOptions();
+    return new Promise((resolve, reject) => {
+      const call = client.reserveOrder(metadata, { deadline }, (error, reply: ReserveOrderReply) => {
+        if (!error) return resolve({ kind: 'reserved', reservations: reply.reservations });
+        const refused = error.metadata?.get(REFUSED_SKUS_METADATA)[0];
+        if ((error.code === status.FAILED_PRECONDITION || error.code === status.NOT_FOUND) && Buffer.isBuffer(refused)) return resolve({ kind: 'refused', skus: JSON.parse(refused.toString('utf8')) as string[] });
+        reject(toApiError(error));
+      });
+      for (const line of lines) call.write({ orderId, ...line });
+      call.end();
+    });
+  }
+
   return {
     reserve: (request) => unary<ReserveRequest, ReserveReply>(client.reserve, request),
+    reserveOrder,
     release: async (orderId) => (await unary<{ orderId: string }, ReleaseReply>(client.release, { orderId })).releasedCount,
+    getStock: async (skus) => (await unary<GetStockRequest, GetStockReply>(client.getStock, { skus })).levels,
+    setStock: async (request) => (await unary<SetStockRequest, SetStockReply>(client.setStock, request)).level!,
+    adjustStock: async (request) => (await unary<AdjustStockRequest, AdjustStockReply>(client.adjustStock, request)).level!,
     close: () => client.close(),
   };
 }

@@ -1,5 +1,6 @@
-// SQL of stock and reservations. Each operation is one statement, so it is atomic on its own
-// and holds the stock row's lock only for as long as that statement runs.
+// SQL of stock and reservations. Each reservation operation is one statement, so it is atomic on
+// its own and holds the stock rows' locks only for as long as that statement runs. Stock changes
+// (SetStock, AdjustStock) are one short transaction with their idempotency record.
 import type { PrismaClient } from '../generated/prisma/client';
 
 export type ReserveOutcome =
@@ -21,6 +22,57 @@ interface BatchRow {
   existed: boolean;
   available_before: number | null;
   available_after: number | null;
+}
+
+/** A SKU's stock as stored (on_hand is available + reserved) and how many changes it has seen. */
+export interface StockLevelRow {
+  sku: string;
+  available: number;
+  reserved: number;
+  version: number;
+}
+
+export interface OrderLineRow {
+  /** The reservation's id if this line is reserved now. */
+  id: string;
+  sku: string;
+  quantity: number;
+}
+
+export type ReserveOrderOutcome =
+  | { kind: 'reserved'; lines: { reservationId: string; sku: string; quantity: number; remaining: number }[] }
+  | { kind: 'unknown-skus'; skus: string[] }
+  | { kind: 'insufficient'; lines: { sku: string; requested: number; available: number }[] };
+
+interface OrderLineResult {
+  sku: string;
+  quantity: number;
+  reservation_id: string | null;
+  available_before: number | null;
+  available_after: number | null;
+  ok: boolean;
+}
+
+export interface StockChangeRequest {
+  requestId: string;
+  sku: string;
+  kind: 'SET' | 'ADJUST';
+  /** SET: the on_hand asked for; ADJUST: the delta. */
+  amount: number;
+  reason: string | null;
+}
+
+export type StockChangeOutcome =
+  | { kind: 'applied' | 'repeat'; level: { sku: string; available: number; reserved: number } }
+  /** The request_id names an earlier change that was not this one. */
+  | { kind: 'request-id-reused' }
+  | { kind: 'unknown-sku' }
+  /** SET below what is reserved; ADJUST taking more than is available, or past `maxOnHand`. */
+  | { kind: 'out-of-bounds'; available: number; reserved: number };
+
+/** Ends a stock change's transaction without keeping anything (its idempotency record included). */
+class ChangeRefused {
+  constructor(readonly outcome: StockChangeOutcome) {}
 }
 
 export class StockRepository {
@@ -102,6 +154,110 @@ export class StockRepository {
       )
       SELECT count(*)::int AS released FROM released`;
     return row.released;
+  }
+
+  /**
+   * Reserves every line of one order in one statement, or none. The order's stock rows are
+   * locked in SKU order (two orders sharing SKUs never wait on each other in a cycle), lines the
+   * order already holds are returned and take nothing, and the rest are taken only if every one
+   * fits. A concurrent call for the same order that inserted first makes this statement fail on
+   * the unique index, taking nothing; the caller runs it again.
+   */
+  async reserveOrder(orderId: string, lines: OrderLineRow[]): Promise<ReserveOrderOutcome> {
+    const rows = await this.prisma.$queryRaw<OrderLineResult[]>`
+      WITH
+      req AS (
+        SELECT r.id, r.sku, r.quantity, r.n
+        FROM unnest(${lines.map((l) => l.id)}::uuid[], ${lines.map((l) => l.sku)}::text[], ${lines.map((l) => l.quantity)}::int[])
+          WITH ORDINALITY AS r(id, sku, quantity, n)
+      ),
+      locked AS MATERIALIZED (SELECT sku, available FROM stock WHERE sku IN (SELECT sku FROM req) ORDER BY sku FOR UPDATE),
+      existing AS (SELECT id, sku, quantity FROM reservations WHERE order_id = ${orderId} AND sku IN (SELECT sku FROM req)),
+      fresh AS (
+        SELECT req.id, req.sku, req.quantity, l.available
+        FROM req LEFT JOIN locked l ON l.sku = req.sku
+        WHERE req.sku NOT IN (SELECT sku FROM existing)
+      ),
+      verdict AS (SELECT coalesce(bool_and(available IS NOT NULL AND quantity <= available), true) AS ok FROM fresh),
+      -- Nothing reads it: PostgreSQL runs every data-modifying WITH exactly once, to completion.
+      inserted AS (
+        INSERT INTO reservations (id, order_id, sku, quantity, status, created_at)
+        SELECT id, ${orderId}, sku, quantity, 'RESERVED', now() FROM fresh WHERE (SELECT ok FROM verdict)
+      ),
+      taken AS (
+        UPDATE stock s SET available = s.available - f.quantity, reserved = s.reserved + f.quantity, updated_at = now()
+        FROM fresh f
+        WHERE s.sku = f.sku AND (SELECT ok FROM verdict)
+        RETURNING s.sku, s.available
+      )
+      SELECT req.sku,
+             coalesce(e.quantity, req.quantity) AS quantity,
+             CASE WHEN e.id IS NOT NULL THEN e.id::text WHEN (SELECT ok FROM verdict) THEN req.id::text END AS reservation_id,
+             l.available AS available_before,
+             coalesce(t.available, l.available) AS available_after,
+             (SELECT ok FROM verdict) AS ok
+      FROM req
+      LEFT JOIN existing e ON e.sku = req.sku
+      LEFT JOIN locked l ON l.sku = req.sku
+      LEFT JOIN taken t ON t.sku = req.sku
+      ORDER BY req.n`;
+    if (rows.every((row) => row.ok)) {
+      return { kind: 'reserved', lines: rows.map((row) => ({ reservationId: row.reservation_id!, sku: row.sku, quantity: row.quantity, remaining: row.available_after ?? 0 })) };
+    }
+    const unknown = rows.filter((row) => row.available_before === null).map((row) => row.sku);
+    if (unknown.length) return { kind: 'unknown-skus', skus: unknown };
+    return {
+      kind: 'insufficient',
+      lines: rows.filter((row) => row.reservation_id === null && row.quantity > row.available_before!).map((row) => ({ sku: row.sku, requested: row.quantity, available: row.available_before! })),
+    };
+  }
+
+  /** The stock of each of `skus` that exists (in no particular order). */
+  findLevels(skus: readonly string[]): Promise<StockLevelRow[]> {
+    return this.prisma.$queryRaw<StockLevelRow[]>`SELECT sku, available, reserved, version::float8 AS version FROM stock WHERE sku = ANY(${[...skus]}::text[])`;
+  }
+
+  /**
+   * Applies a SetStock or AdjustStock once per request_id. The request_id is claimed first (a
+   * concurrent retry waits on it, then finds it taken), the stock row changes, and the level it
+   * left is kept with the claim, all in one transaction: a refusal keeps nothing.
+   */
+  async applyChange(change: StockChangeRequest, maxOnHand: number): Promise<StockChangeOutcome> {
+    try {
+      return await this.prisma.$transaction(async (tx) => {
+        const claimed = await tx.$executeRaw`
+          INSERT INTO stock_changes (request_id, sku, kind, amount, reason, on_hand_after, reserved_after, available_after)
+          VALUES (${change.requestId}, ${change.sku}, ${change.kind}::"StockChangeKind", ${change.amount}, ${change.reason}, 0, 0, 0)
+          ON CONFLICT (request_id) DO NOTHING`;
+        if (claimed === 0) {
+          const prior = await tx.stockChange.findUniqueOrThrow({ where: { requestId: change.requestId } });
+          const same = prior.sku === change.sku && prior.kind === change.kind && prior.amount === change.amount && prior.reason === change.reason;
+          return same ? { kind: 'repeat', level: { sku: prior.sku, available: prior.availableAfter, reserved: prior.reservedAfter } } : { kind: 'request-id-reused' };
+        }
+        const [level] =
+          change.kind === 'SET'
+            ? await tx.$queryRaw<{ available: number; reserved: number }[]>`
+                INSERT INTO stock (sku, available, reserved, updated_at) VALUES (${change.sku}, ${change.amount}, 0, now())
+                ON CONFLICT (sku) DO UPDATE SET available = ${change.amount} - stock.reserved, updated_at = now()
+                WHERE stock.reserved <= ${change.amount}
+                RETURNING available, reserved`
+            : await tx.$queryRaw<{ available: number; reserved: number }[]>`
+                UPDATE stock SET available = available + ${change.amount}, updated_at = now()
+                WHERE sku = ${change.sku} AND available + ${change.amount} >= 0 AND available::bigint + reserved + ${change.amount} <= ${maxOnHand}
+                RETURNING available, reserved`;
+        if (!level) {
+          const [current] = await tx.$queryRaw<{ available: number; reserved: number }[]>`SELECT available, reserved FROM stock WHERE sku = ${change.sku}`;
+          throw new ChangeRefused(current ? { kind: 'out-of-bounds', ...current } : { kind: 'unknown-sku' });
+        }
+        await tx.$executeRaw`
+          UPDATE stock_changes SET on_hand_after = ${level.available + level.reserved}, reserved_after = ${level.reserved}, available_after = ${level.available}
+          WHERE request_id = ${change.requestId}`;
+        return { kind: 'applied', level: { sku: change.sku, ...level } };
+      });
+    } catch (error) {
+      if (error instanceof ChangeRefused) return error.outcome;
+      throw error;
+    }
   }
 
   findStock(sku: string) {

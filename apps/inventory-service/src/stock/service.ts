@@ -1,8 +1,10 @@
 // Rules of stock: what a valid reservation request is and what each outcome means.
 import { demoProducts } from '@platform/catalog-data';
 import { newId } from '@platform/ids';
-import type { StockRepository } from './repository';
+import { isDeadlock, isUniqueViolation } from '@platform/db';
+import type { ReserveOrderOutcome, StockChangeOutcome, StockLevelRow, StockRepository } from './repository';
 import { ReserveBatcher } from './reserve-batcher';
+import type { StockWatch } from './watch';
 
 export type InventoryErrorCode = 'INVALID_ARGUMENT' | 'NOT_FOUND' | 'FAILED_PRECONDITION';
 
@@ -25,7 +27,40 @@ export interface Reservation {
   remaining: number;
 }
 
+export interface StockLevel {
+  sku: string;
+  onHand: number;
+  reserved: number;
+  available: number;
+}
+
+export interface OrderLine {
+  orderId: string;
+  sku: string;
+  quantity: number;
+}
+
+/** ReserveOrder refused for unknown SKUs (NOT_FOUND) or SKUs short of stock: which ones (the caller names them). */
+export class RefusedSkus extends InventoryError {
+  constructor(
+    code: 'NOT_FOUND' | 'FAILED_PRECONDITION',
+    readonly skus: string[],
+    message: string,
+  ) {
+    super(code, message, code === 'FAILED_PRECONDITION' ? 'OUT_OF_STOCK' : undefined);
+  }
+}
+
 const MAX_QUANTITY = 1_000_000;
+/** The most a SKU can have on hand: far below the int32 columns' limit. */
+export const MAX_ON_HAND = 1_000_000_000;
+/** SKUs per GetStock or WatchStock, lines per ReserveOrder. */
+export const MAX_SKUS = 100;
+export const MAX_LINES = 100;
+const MAX_REQUEST_ID = 100;
+const MAX_REASON = 200;
+/** A ReserveOrder that lost a race (same order on another call, or a deadlock) runs again, this many times at most. */
+const MAX_ATTEMPTS = 3;
 /** The columns' widths: longer values would fail in the database, not as the caller's mistake. */
 const MAX_ORDER_ID = 100;
 const MAX_SKU = 64;
@@ -39,17 +74,39 @@ function textProblem(field: string, value: string, max: number): string | undefi
   return undefined;
 }
 
+function lineProblems(line: OrderLine, prefix = ''): string[] {
+  const problems = [textProblem(`${prefix}order_id`, line.orderId, MAX_ORDER_ID), textProblem(`${prefix}sku`, line.sku, MAX_SKU)].filter((problem) => problem !== undefined);
+  if (!Number.isInteger(line.quantity) || line.quantity <= 0) problems.push(`${prefix}quantity must be a positive integer`);
+  else if (line.quantity > MAX_QUANTITY) problems.push(`${prefix}quantity must be at most ${MAX_QUANTITY}`);
+  return problems;
+}
+
+/** The SKUs of a GetStock or WatchStock, each once, in the order asked. */
+function skuList(skus: readonly string[]): string[] {
+  if (!skus.length) throw new InventoryError('INVALID_ARGUMENT', 'skus must name at least one SKU');
+  const unique = [...new Set(skus)];
+  if (unique.length > MAX_SKUS) throw new InventoryError('INVALID_ARGUMENT', `skus must name at most ${MAX_SKUS} SKUs`);
+  const problems = unique.map((sku, index) => textProblem(`skus[${index}]`, sku, MAX_SKU)).filter((problem) => problem !== undefined);
+  if (problems.length) throw new InventoryError('INVALID_ARGUMENT', problems.join('; '));
+  return unique;
+}
+
+export function toStockLevel(row: Pick<StockLevelRow, 'sku' | 'available' | 'reserved'>): StockLevel {
+  return { sku: row.sku, onHand: row.available + row.reserved, reserved: row.reserved, available: row.available };
+}
+
 export class StockService {
   private readonly batcher: ReserveBatcher;
 
-  constructor(private readonly stock: StockRepository) {
+  constructor(
+    private readonly stock: StockRepository,
+    private readonly watcher?: StockWatch,
+  ) {
     this.batcher = new ReserveBatcher(stock);
   }
 
   async reserve(request: { orderId: string; sku: string; quantity: number }): Promise<Reservation> {
-    const problems = [textProblem('order_id', request.orderId, MAX_ORDER_ID), textProblem('sku', request.sku, MAX_SKU)].filter((problem) => problem !== undefined);
-    if (!Number.isInteger(request.quantity) || request.quantity <= 0) problems.push('quantity must be a positive integer');
-    else if (request.quantity > MAX_QUANTITY) problems.push(`quantity must be at most ${MAX_QUANTITY}`);
+    const problems = lineProblems(request);
     if (problems.length) throw new InventoryError('INVALID_ARGUMENT', problems.join('; '));
 
     const outcome = await this.batcher.reserve(request.sku, { id: newId(), orderId: request.orderId, quantity: request.quantity });
@@ -62,6 +119,89 @@ export class StockService {
       case 'insufficient':
         throw new InventoryError('FAILED_PRECONDITION', `OUT_OF_STOCK: ${request.sku} has ${outcome.available} available, ${request.quantity} requested.`, 'OUT_OF_STOCK');
     }
+  }
+
+  /** Every line of one order, or none (see the repository for how). */
+  async reserveOrder(lines: readonly OrderLine[]): Promise<{ orderId: string; reservations: Reservation[] }> {
+    if (!lines.length) throw new InventoryError('INVALID_ARGUMENT', 'an order needs at least one line');
+    if (lines.length > MAX_LINES) throw new InventoryError('INVALID_ARGUMENT', `an order has at most ${MAX_LINES} lines`);
+    const problems = lines.flatMap((line, index) => lineProblems(line, `lines[${index}].`));
+    const orderId = lines[0].orderId;
+    if (lines.some((line) => line.orderId !== orderId)) problems.push('every line must name the same order_id');
+    const seen = new Set<string>();
+    for (const [index, line] of lines.entries()) {
+      if (seen.has(line.sku)) problems.push(`lines[${index}].sku ${line.sku} is already on another line`);
+      seen.add(line.sku);
+    }
+    if (problems.length) throw new InventoryError('INVALID_ARGUMENT', problems.join('; '));
+
+    const rows = lines.map((line) => ({ id: newId(), sku: line.sku, quantity: line.quantity }));
+    let outcome: ReserveOrderOutcome;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        outcome = await this.stock.reserveOrder(orderId, rows);
+        break;
+      } catch (error) {
+        if (!(isUniqueViolation(error) || isDeadlock(error)) || attempt >= MAX_ATTEMPTS) throw error;
+      }
+    }
+    switch (outcome.kind) {
+      case 'reserved':
+        return { orderId, reservations: outcome.lines };
+      case 'unknown-skus':
+        throw new RefusedSkus('NOT_FOUND', outcome.skus, `Unknown SKU ${outcome.skus.join(', ')}; nothing was reserved.`);
+      case 'insufficient':
+        throw new RefusedSkus(
+          'FAILED_PRECONDITION',
+          outcome.lines.map((line) => line.sku),
+          `OUT_OF_STOCK: ${outcome.lines.map((line) => `${line.sku} has ${line.available} available, ${line.requested} requested`).join('; ')}; nothing was reserved.`,
+        );
+    }
+  }
+
+  /** The levels of the known SKUs of `skus`, in the order asked. */
+  async getStock(skus: readonly string[]): Promise<StockLevel[]> {
+    const wanted = skuList(skus);
+    const found = new Map((await this.stock.findLevels(wanted)).map((row) => [row.sku, toStockLevel(row)]));
+    return wanted.flatMap((sku) => (found.has(sku) ? [found.get(sku)!] : []));
+  }
+
+  setStock(request: { sku: string; onHand: number; requestId: string }): Promise<StockLevel> {
+    const problems = [textProblem('sku', request.sku, MAX_SKU), textProblem('request_id', request.requestId, MAX_REQUEST_ID)].filter((problem) => problem !== undefined);
+    if (!Number.isInteger(request.onHand) || request.onHand < 0 || request.onHand > MAX_ON_HAND) problems.push(`on_hand must be an integer from 0 to ${MAX_ON_HAND}`);
+    if (problems.length) throw new InventoryError('INVALID_ARGUMENT', problems.join('; '));
+    return this.change({ requestId: request.requestId, sku: request.sku, kind: 'SET', amount: request.onHand, reason: null });
+  }
+
+  adjustStock(request: { sku: string; delta: number; reason: string; requestId: string }): Promise<StockLevel> {
+    const problems = [textProblem('sku', request.sku, MAX_SKU), textProblem('request_id', request.requestId, MAX_REQUEST_ID)].filter((problem) => problem !== undefined);
+    if (request.reason) problems.push(...[textProblem('reason', request.reason, MAX_REASON)].filter((problem) => problem !== undefined));
+    if (!Number.isInteger(request.delta) || request.delta === 0 || Math.abs(request.delta) > MAX_ON_HAND) problems.push(`delta must be a non-zero integer from -${MAX_ON_HAND} to ${MAX_ON_HAND}`);
+    if (problems.length) throw new InventoryError('INVALID_ARGUMENT', problems.join('; '));
+    return this.change({ requestId: request.requestId, sku: request.sku, kind: 'ADJUST', amount: request.delta, reason: request.reason || null });
+  }
+
+  private async change(request: Parameters<StockRepository['applyChange']>[0]): Promise<StockLevel> {
+    const outcome: StockChangeOutcome = await this.stock.applyChange(request, MAX_ON_HAND);
+    switch (outcome.kind) {
+      case 'applied':
+      case 'repeat':
+        return toStockLevel(outcome.level);
+      case 'request-id-reused':
+        throw new InventoryError('INVALID_ARGUMENT', `request_id ${request.requestId} was already used for another change.`);
+      case 'unknown-sku':
+        throw new InventoryError('NOT_FOUND', `Unknown SKU ${request.sku}.`);
+      case 'out-of-bounds':
+        if (request.kind === 'SET') throw new InventoryError('FAILED_PRECONDITION', `${request.sku} has ${outcome.reserved} reserved; on_hand cannot be set below that.`);
+        if (request.amount < 0) throw new InventoryError('FAILED_PRECONDITION', `${request.sku} has ${outcome.available} available; ${-request.amount} cannot be taken.`);
+        throw new InventoryError('FAILED_PRECONDITION', `${request.sku} would have more than ${MAX_ON_HAND} on hand.`);
+    }
+  }
+
+  /** See StockWatch.watch; `skus` are checked as GetStock's. */
+  watch(skus: readonly string[], send: (level: StockLevel) => void, end: () => void): Promise<() => void> {
+    if (!this.watcher) throw new Error('this StockService has no StockWatch');
+    return this.watcher.watch(skuList(skus), { send: (row) => send(toStockLevel(row)), end });
   }
 
   async release(orderId: string): Promise<number> {

@@ -524,7 +524,7 @@ describe('a placement that dies between Reserve and writing its order', () => {
   it('a cancel that dies right after its commit still gives the stock back', async () => {
     const { order, product } = await newOrder(alice.token, 2);
     // The process dies between the cancel's commit and its Release: that call never returns.
-    const dying: InventoryGateway = { reserve: (request) => inventoryClient.reserve(request), release: () => new Promise<number>(() => undefined), close: () => undefined };
+    const dying: InventoryGateway = { ...inventoryClient, release: () => new Promise<number>(() => undefined) };
     const crashing = new OrderService(new OrderRepository(database.prisma), catalogOf(), dying, new IdempotencyStore(database.prisma), 'orders-cursor-secret', createLogger('crash', 'silent'));
     void crashing.patch({ userId: alice.userId, role: 'customer', expiresAt: Math.floor(Date.now() / 1000) + 60 }, order.id, { status: 'CANCELED' });
     for (let i = 0; i < 200 && (await database.prisma.order.findUnique({ where: { id: order.id } }))?.status !== 'CANCELED'; i++) await new Promise((resolve) => setTimeout(resolve, 10));

@@ -1,9 +1,9 @@
-// Rules of orders: pricing from the catalog, stock through inventory (with compensation),
+// Rules of orders: pricing from the catalog, stock through inventory (all or nothing per order),
 // who sees which order, and every status change through the table in status.ts.
 import { assertOwnerOrAdmin, isAdmin, type Principal, requireAdmin } from '@platform/auth';
 import { ApiError, type FieldError } from '@platform/errors';
 import { isId, newId } from '@platform/ids';
-import type { InventoryGateway } from '@platform/inventory-contract';
+import type { InventoryGateway, ReserveOrderResult } from '@platform/inventory-contract';
 import { type ListEnvelope, parseSort, type PagingParams, toListEnvelope, toPageRequest } from '@platform/paging';
 import { type Logger, remainingMs } from '@platform/service-kit';
 import type { Catalog } from '../catalog/client';
@@ -98,22 +98,28 @@ export class OrderService {
     return { amount, currency: [...currencies][0], items: priced };
   }
 
-  /** Reserves every item under `reservationKey`; on any refusal returns what was taken. */
+  /**
+   * Reserves every item under `reservationKey` in one ReserveOrder call: inventory takes all of
+   * them or none, so a refusal leaves nothing to give back.
+   */
   private async reserveAll(reservationKey: string, items: CreateOrderInput['items'], priced: PricedOrder): Promise<void> {
-    const results = await Promise.allSettled(priced.items.map((item) => this.inventory.reserve({ orderId: reservationKey, sku: item.sku, quantity: item.quantity })));
-    const failures = results.flatMap((result, index) => (result.status === 'rejected' ? [{ index, reason: result.reason as unknown }] : []));
-    if (!failures.length) return;
-    await this.release(reservationKey, 'an item could not be reserved');
-    // A timed-out or unanswered Reserve may still commit after this release: release again later.
-    const outcomeUnknown = failures.some((failure) => !(failure.reason instanceof ApiError && failure.reason.code === 'OUT_OF_STOCK'));
-    if (outcomeUnknown) await this.orders.queueRelease(reservationKey, 'a reservation timed out; its outcome is unknown');
-    const outOfStock = failures.filter((failure) => failure.reason instanceof ApiError && failure.reason.code === 'OUT_OF_STOCK');
-    if (outOfStock.length) {
-      throw new ApiError('OUT_OF_STOCK', 'Not enough stock for some items; nothing was reserved.', {
-        fieldErrors: outOfStock.map(({ index }) => ({ field: `items[${index}].quantity`, code: 'OUT_OF_RANGE', message: `Not enough stock of ${items[index].productId}.` })),
-      });
+    let result: ReserveOrderResult;
+    try {
+      result = await this.inventory.reserveOrder(reservationKey, priced.items.map((item) => ({ sku: item.sku, quantity: item.quantity })));
+    } catch (error) {
+      // Timed out or unanswered: the reservation may still commit after this release, so the
+      // sweeper releases again later (Release is idempotent).
+      await this.release(reservationKey, 'the reservation failed; its outcome is unknown');
+      await this.orders.queueRelease(reservationKey, 'a reservation timed out; its outcome is unknown');
+      throw error;
     }
-    throw failures[0].reason;
+    if (result.kind === 'reserved') return;
+    // Refused: inventory took nothing under this key, so its placement has nothing to release.
+    await this.orders.releaseDone(reservationKey);
+    const refused = new Set(result.skus);
+    throw new ApiError('OUT_OF_STOCK', 'Not enough stock for some items; nothing was reserved.', {
+      fieldErrors: priced.items.flatMap((item, index) => (refused.has(item.sku) ? [{ field: `items[${index}].quantity`, code: 'OUT_OF_RANGE' as const, message: `Not enough stock of ${items[index].productId}.` }] : [])),
+    });
   }
 
   /**

@@ -1,9 +1,19 @@
 // Catalog and inventory as real servers on loopback, for the orders tests: the orders code talks
 // to them over HTTP and gRPC exactly as in production.
-import { Server, ServerCredentials, status, type sendUnaryData, type ServerUnaryCall } from '@grpc/grpc-js';
+import { Metadata, Server, ServerCredentials, status, type sendUnaryData, type ServerReadableStream, type ServerUnaryCall } from '@grpc/grpc-js';
 import express from 'express';
 import { newId } from '@platform/ids';
-import { InventoryService, type InventoryServer, type ReleaseReply, type ReleaseRequest, type ReserveReply, type ReserveRequest } from '@platform/inventory-contract';
+import {
+  InventoryService,
+  REFUSED_SKUS_METADATA,
+  type InventoryServer,
+  type ReleaseReply,
+  type ReleaseRequest,
+  type ReserveLine,
+  type ReserveOrderReply,
+  type ReserveReply,
+  type ReserveRequest,
+} from '@platform/inventory-contract';
 import { listen, type Listening } from '@platform/service-kit';
 import type { CatalogProduct } from '../catalog/client';
 
@@ -53,15 +63,46 @@ export class FakeInventory {
         const { orderId, sku, quantity } = call.request;
         const held = this.reservations.get(orderId)?.get(sku);
         const available = this.stock.get(sku);
-        if (held !== undefined) return callback(null, { reservationId: `${orderId}/${sku}`, sku, quantity: held, remaining: available ?? 0 });
+        if (held !== undefined) return callback(null, { reservationId: `${orderId}/${sku}`, sku, quantity: held, remaining: available ?? 0, error: undefined });
         if (available === undefined) return callback({ code: status.NOT_FOUND, details: `Unknown SKU ${sku}.` });
         if (available < quantity) return callback({ code: status.FAILED_PRECONDITION, details: `OUT_OF_STOCK: ${sku}` });
         this.stock.set(sku, available - quantity);
         if (!this.reservations.has(orderId)) this.reservations.set(orderId, new Map());
         this.reservations.get(orderId)!.set(sku, quantity);
-        callback(null, { reservationId: `${orderId}/${sku}`, sku, quantity, remaining: available - quantity });
+        callback(null, { reservationId: `${orderId}/${sku}`, sku, quantity, remaining: available - quantity, error: undefined });
       }, this.delayMs);
     };
+    // All lines or none, as inventory's ReserveOrder; lines the order already holds take nothing.
+    const reserveOrder = (call: ServerReadableStream<ReserveLine, ReserveOrderReply>, callback: sendUnaryData<ReserveOrderReply>) => {
+      const lines: ReserveLine[] = [];
+      call.on('data', (line: ReserveLine) => lines.push(line));
+      call.on('end', () =>
+        setTimeout(() => {
+          const orderId = lines[0]?.orderId ?? '';
+          const held = this.reservations.get(orderId) ?? new Map<string, number>();
+          const fresh = lines.filter((line) => !held.has(line.sku));
+          const refuse = (code: status, skus: string[]) => {
+            const metadata = new Metadata();
+            metadata.set(REFUSED_SKUS_METADATA, Buffer.from(JSON.stringify(skus)));
+            callback({ code, details: `refused: ${skus.join(', ')}`, metadata });
+          };
+          const unknown = fresh.filter((line) => !this.stock.has(line.sku)).map((line) => line.sku);
+          if (unknown.length) return refuse(status.NOT_FOUND, unknown);
+          const short = fresh.filter((line) => this.stock.get(line.sku)! < line.quantity).map((line) => line.sku);
+          if (short.length) return refuse(status.FAILED_PRECONDITION, short);
+          for (const line of fresh) {
+            this.stock.set(line.sku, this.stock.get(line.sku)! - line.quantity);
+            held.set(line.sku, line.quantity);
+          }
+          this.reservations.set(orderId, held);
+          callback(null, {
+            orderId,
+            reservations: lines.map((line) => ({ reservationId: `${orderId}/${line.sku}`, sku: line.sku, quantity: held.get(line.sku)!, remaining: this.stock.get(line.sku)!, error: undefined })),
+          });
+        }, this.delayMs),
+      );
+    };
+    const unimplemented = (_call: unknown, callback: sendUnaryData<never>) => callback({ code: status.UNIMPLEMENTED, details: 'not in this fake' });
     const release = (call: ServerUnaryCall<ReleaseRequest, ReleaseReply>, callback: sendUnaryData<ReleaseReply>) => {
       if (this.refuseReleases) return callback({ code: status.UNAVAILABLE, details: 'inventory is down' });
       const held = this.reservations.get(call.request.orderId);
@@ -69,7 +110,16 @@ export class FakeInventory {
       for (const [sku, quantity] of held ?? []) this.stock.set(sku, (this.stock.get(sku) ?? 0) + quantity);
       callback(null, { releasedCount: held?.size ?? 0 });
     };
-    const implementation: InventoryServer = { reserve, release };
+    const implementation: InventoryServer = {
+      reserve,
+      release,
+      reserveOrder,
+      getStock: unimplemented,
+      setStock: unimplemented,
+      adjustStock: unimplemented,
+      watchStock: (call) => call.emit('error', { code: status.UNIMPLEMENTED }),
+      reserveStream: (call) => call.emit('error', { code: status.UNIMPLEMENTED }),
+    };
     this.server.addService(InventoryService, implementation);
     const port = await new Promise<number>((resolve, reject) => this.server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound))));
     this.address = `127.0.0.1:${port}`;

@@ -1,0 +1,397 @@
+// The stock calls beyond Reserve/Release, over real gRPC against a real database (PGlite, or
+// PostgreSQL with TEST_DATABASE_URL): GetStock, SetStock, AdjustStock (idempotent per
+// request_id), WatchStock (levels first, then every change in order, across replicas),
+// ReserveOrder (all lines or none, also under 200 concurrent orders) and ReserveStream.
+import path from 'node:path';
+import { type CallOptions, type ClientReadableStream, credentials, InterceptingCall, type Interceptor, Metadata, status, type ServiceError } from '@grpc/grpc-js';
+import { serviceTokenSource, TokenVerifier } from '@platform/auth';
+import { openTestDatabase, type Database } from '@platform/db';
+import { InventoryClient, REFUSED_SKUS_METADATA, type ReserveOrderReply, type ReserveReply, type ReserveRequest, type StockLevel } from '@platform/inventory-contract';
+import { createLogger, createMetrics, Health } from '@platform/service-kit';
+import { createInventoryApp } from './app';
+import { PrismaClient } from './generated/prisma/client';
+
+const SECRET = 'inventory-test-secret-inventory-test-secret';
+const callers = { verifier: new TokenVerifier(SECRET, { audience: 'internal' }), allowed: ['orders-service'] };
+const ordersToken = serviceTokenSource(SECRET, 'orders-service');
+const bearing =
+  (token: string): Interceptor =>
+  (options, nextCall) =>
+    new InterceptingCall(nextCall(options), {
+      start: (metadata, listener, next) => {
+        metadata.set('authorization', `Bearer ${token}`);
+        next(metadata, listener);
+      },
+    });
+
+type Replica = ReturnType<typeof createInventoryApp> & { metrics: ReturnType<typeof createMetrics>; address: string; client: InventoryClient };
+let database: Database<PrismaClient>;
+/** Two replicas on one database: a change made through one reaches watchers of the other. */
+let replicas: Replica[];
+let client: InventoryClient;
+
+async function startReplica(name: string): Promise<Replica> {
+  const metrics = createMetrics(name);
+  const built = createInventoryApp({ prisma: database.prisma, notifications: database, logger: createLogger(name, 'silent'), health: new Health(), metrics, callers });
+  const address = `127.0.0.1:${await built.grpc.listen(0, '127.0.0.1')}`;
+  return { ...built, metrics, address, client: new InventoryClient(address, credentials.createInsecure(), { interceptors: [bearing(await ordersToken())] }) };
+}
+
+beforeAll(async () => {
+  database = await openTestDatabase({ service: 'inventory_streams', poolSize: 20, migrationsDir: path.join(__dirname, '../prisma/migrations'), createClient: (adapter) => new PrismaClient({ adapter }) });
+  replicas = [await startReplica('inventory-a'), await startReplica('inventory-b')];
+  client = replicas[0].client;
+});
+
+afterAll(async () => {
+  for (const replica of replicas ?? []) {
+    replica.client.close();
+    await replica.watch.close();
+    replica.grpc.server.forceShutdown();
+  }
+  await database?.close();
+});
+
+let seq = 0;
+const uniqueSku = () => `W-${Date.now()}-${++seq}`;
+async function stockedSku(available: number): Promise<string> {
+  const sku = uniqueSku();
+  await database.prisma.stock.create({ data: { sku, available } });
+  return sku;
+}
+const deadline = (ms = 10_000): Partial<CallOptions> => ({ deadline: new Date(Date.now() + ms) });
+const stockOf = (sku: string) => database.prisma.stock.findUnique({ where: { sku }, select: { available: true, reserved: true } });
+
+function unary<Req, Res>(method: (request: Req, metadata: Metadata, options: Partial<CallOptions>, callback: (error: ServiceError | null, reply: Res) => void) => unknown, request: Req, on = client): Promise<Res> {
+  return new Promise((resolve, reject) => method.call(on, request, new Metadata(), deadline(), (error, reply) => (error ? reject(error) : resolve(reply))));
+}
+async function failure(promise: Promise<unknown>): Promise<ServiceError> {
+  try {
+    await promise;
+  } catch (error) {
+    return error as ServiceError;
+  }
+  throw new Error('expected the call to fail');
+}
+const getStock = (skus: string[]) => unary(client.getStock, { skus });
+const setStock = (sku: string, onHand: number, requestId: string) => unary(client.setStock, { sku, onHand, requestId });
+const adjustStock = (sku: string, delta: number, requestId: string, reason = 'count') => unary(client.adjustStock, { sku, delta, reason, requestId });
+
+function reserveOrder(lines: { orderId: string; sku: string; quantity: number }[], options: Partial<CallOptions> = deadline(30_000)): Promise<ReserveOrderReply> {
+  return new Promise((resolve, reject) => {
+    const call = client.reserveOrder(new Metadata(), options, (error, reply) => (error ? reject(error) : resolve(reply)));
+    for (const line of lines) call.write(line);
+    call.end();
+  });
+}
+
+/** Collects what a WatchStock stream sends; `until` resolves once `count` levels arrived. */
+function watch(skus: string[], on = client, options: Partial<CallOptions> = {}) {
+  const levels: StockLevel[] = [];
+  const stream: ClientReadableStream<StockLevel> = on.watchStock({ skus }, new Metadata(), options);
+  const waiting: { count: number; resolve: () => void }[] = [];
+  stream.on('data', (level: StockLevel) => {
+    levels.push(level);
+    for (const wait of waiting.filter((w) => levels.length >= w.count)) wait.resolve();
+  });
+  const ended = new Promise<ServiceError | undefined>((resolve) => {
+    stream.on('error', (error: ServiceError) => resolve(error));
+    stream.on('end', () => resolve(undefined));
+  });
+  return {
+    levels,
+    stream,
+    ended,
+    until: (count: number, timeoutMs = 10_000) =>
+      new Promise<void>((resolve, reject) => {
+        if (levels.length >= count) return resolve();
+        const timer = setTimeout(() => reject(new Error(`saw ${levels.length} levels, waited for ${count}: ${JSON.stringify(levels)}`)), timeoutMs);
+        waiting.push({ count, resolve: () => (clearTimeout(timer), resolve()) });
+      }),
+  };
+}
+
+async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 5_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe('GetStock', () => {
+  it('answers each known SKU in the order asked, on_hand = available + reserved, unknown SKUs left out', async () => {
+    const a = await stockedSku(10);
+    const b = await stockedSku(3);
+    await reserveOrder([{ orderId: 'get-1', sku: a, quantity: 4 }]);
+    const reply = await getStock([b, 'NO-SUCH-SKU', a]);
+    expect(reply.levels).toEqual([
+      { sku: b, onHand: 3, reserved: 0, available: 3 },
+      { sku: a, onHand: 10, reserved: 4, available: 6 },
+    ]);
+  });
+
+  it('answers INVALID_ARGUMENT for no SKUs, more than 100, or an empty SKU', async () => {
+    for (const skus of [[], Array.from({ length: 101 }, (_, i) => `S-${i}`), ['']]) expect((await failure(getStock(skus))).code).toBe(status.INVALID_ARGUMENT);
+  });
+});
+
+describe('SetStock and AdjustStock', () => {
+  it('SetStock stocks a SKU inventory did not know (a product just created), which can then be reserved', async () => {
+    const sku = uniqueSku();
+    expect(await setStock(sku, 7, `set-${sku}`)).toEqual({ level: { sku, onHand: 7, reserved: 0, available: 7 } });
+    await reserveOrder([{ orderId: `o-${sku}`, sku, quantity: 2 }]);
+    expect(await setStock(sku, 5, `set2-${sku}`)).toEqual({ level: { sku, onHand: 5, reserved: 2, available: 3 } });
+    expect(await stockOf(sku)).toEqual({ available: 3, reserved: 2 });
+  });
+
+  it('applies a change once per request_id: retries (also concurrent) return the level it left and change nothing', async () => {
+    const sku = await stockedSku(10);
+    const replies = await Promise.all(Array.from({ length: 5 }, () => adjustStock(sku, 5, `adj-${sku}`, 'delivery')));
+    for (const reply of replies) expect(reply.level).toEqual({ sku, onHand: 15, reserved: 0, available: 15 });
+    await adjustStock(sku, -3, `adj2-${sku}`, 'breakage');
+    expect((await adjustStock(sku, 5, `adj-${sku}`, 'delivery')).level).toEqual({ sku, onHand: 15, reserved: 0, available: 15 });
+    expect(await stockOf(sku)).toEqual({ available: 12, reserved: 0 });
+    expect(await database.prisma.stockChange.findMany({ where: { sku }, orderBy: { createdAt: 'asc' }, select: { requestId: true, kind: true, amount: true, reason: true, availableAfter: true } })).toEqual([
+      { requestId: `adj-${sku}`, kind: 'ADJUST', amount: 5, reason: 'delivery', availableAfter: 15 },
+      { requestId: `adj2-${sku}`, kind: 'ADJUST', amount: -3, reason: 'breakage', availableAfter: 12 },
+    ]);
+    const reused = await failure(adjustStock(sku, 9, `adj-${sku}`, 'delivery'));
+    expect([reused.code, reused.details]).toEqual([status.INVALID_ARGUMENT, expect.stringContaining('already used')]);
+  });
+
+  it('never lets available go below zero: FAILED_PRECONDITION, and the refused request_id stays free', async () => {
+    const sku = await stockedSku(5);
+    await reserveOrder([{ orderId: `hold-${sku}`, sku, quantity: 3 }]);
+    const take = await failure(adjustStock(sku, -3, `too-much-${sku}`));
+    expect([take.code, take.details]).toEqual([status.FAILED_PRECONDITION, expect.stringContaining('2 available')]);
+    const set = await failure(setStock(sku, 2, `below-${sku}`));
+    expect([set.code, set.details]).toEqual([status.FAILED_PRECONDITION, expect.stringContaining('3 reserved')]);
+    expect(await stockOf(sku)).toEqual({ available: 2, reserved: 3 });
+    expect(await database.prisma.stockChange.count({ where: { sku } })).toBe(0);
+    // Nothing was kept for the refused request_id: once the stock allows it, the same id applies.
+    await adjustStock(sku, 10, `delivery-${sku}`);
+    expect((await adjustStock(sku, -3, `too-much-${sku}`)).level).toEqual({ sku, onHand: 12, reserved: 3, available: 9 });
+  });
+
+  it('answers NOT_FOUND for AdjustStock of an unknown SKU and INVALID_ARGUMENT for bad fields', async () => {
+    expect((await failure(adjustStock('NO-SUCH-SKU', 1, 'adj-unknown'))).code).toBe(status.NOT_FOUND);
+    const sku = await stockedSku(1);
+    for (const bad of [adjustStock(sku, 0, 'zero'), adjustStock(sku, 1, ''), setStock(sku, -1, 'neg'), setStock('', 1, 'empty'), adjustStock(sku, 1, 'long-reason', 'r'.repeat(201))]) {
+      expect((await failure(bad)).code).toBe(status.INVALID_ARGUMENT);
+    }
+  });
+});
+
+describe('WatchStock', () => {
+  it('sends the current levels first, then every change in commit order, whichever replica made it', async () => {
+    const a = await stockedSku(100);
+    const b = await stockedSku(50);
+    const later = uniqueSku();
+    const watcher = watch([a, b, later], replicas[1].client);
+    await watcher.until(2);
+    expect(watcher.levels).toEqual([
+      { sku: a, onHand: 100, reserved: 0, available: 100 },
+      { sku: b, onHand: 50, reserved: 0, available: 50 },
+    ]);
+    // Changes through replica A: one at a time, so each is its own commit.
+    const expected: Pick<StockLevel, 'sku' | 'available'>[] = [];
+    let available = 100;
+    for (let i = 1; i <= 20; i++) {
+      await unary(client.reserve, { orderId: `watch-${a}-${i}`, sku: a, quantity: 1 });
+      expected.push({ sku: a, available: --available });
+    }
+    await adjustStock(b, -5, `watch-adj-${b}`);
+    expected.push({ sku: b, available: 45 });
+    await unary(client.release, { orderId: `watch-${a}-1` });
+    expected.push({ sku: a, available: ++available });
+    await setStock(later, 9, `watch-new-${later}`);
+    expected.push({ sku: later, available: 9 });
+    await watcher.until(2 + expected.length);
+    expect(watcher.levels.slice(2).map(({ sku, available }) => ({ sku, available }))).toEqual(expected);
+    for (const level of watcher.levels) expect(level.onHand).toBe(level.available + level.reserved);
+    watcher.stream.cancel();
+  });
+
+  it('sends every level it saw change under concurrent reservations, never an older one after a newer one', async () => {
+    const sku = await stockedSku(300);
+    const watcher = watch([sku]);
+    await watcher.until(1);
+    await Promise.all(Array.from({ length: 300 }, (_, i) => unary(replicas[i % 2].client.reserve, { orderId: `burst-${sku}-${i}`, sku, quantity: 1 }, replicas[i % 2].client)));
+    await eventually(() => watcher.levels.at(-1)?.available === 0);
+    const seen = watcher.levels.map((level) => level.available);
+    // Batched reservations change the row once per batch: fewer levels than calls, each lower.
+    for (let i = 1; i < seen.length; i++) expect(seen[i]).toBeLessThan(seen[i - 1]);
+    watcher.stream.cancel();
+  });
+
+  it('frees the watch when the caller cancels or its deadline passes, and answers DEADLINE_EXCEEDED', async () => {
+    const sku = await stockedSku(5);
+    const cancelled = watch([sku]);
+    await cancelled.until(1);
+    await eventually(() => replicas[0].watch.size === 1);
+    cancelled.stream.cancel();
+    expect((await cancelled.ended)?.code).toBe(status.CANCELLED);
+    await eventually(() => replicas[0].watch.size === 0);
+
+    const timed = watch([sku], client, deadline(300));
+    await timed.until(1);
+    expect((await timed.ended)?.code).toBe(status.DEADLINE_EXCEEDED);
+    await eventually(() => replicas[0].watch.size === 0);
+  });
+
+  it('refuses callers without a service token and bad SKU lists', async () => {
+    const anonymous = new InventoryClient(replicas[0].address, credentials.createInsecure());
+    expect((await watch(['X'], anonymous).ended)?.code).toBe(status.UNAUTHENTICATED);
+    anonymous.close();
+    expect((await watch([]).ended)?.code).toBe(status.INVALID_ARGUMENT);
+    expect(replicas[0].watch.size).toBe(0);
+  });
+});
+
+describe('ReserveOrder', () => {
+  it('reserves every line in one call and answers one reply, lines in the order sent', async () => {
+    const [a, b, c] = [await stockedSku(10), await stockedSku(10), await stockedSku(10)];
+    const reply = await reserveOrder([
+      { orderId: 'ro-1', sku: b, quantity: 2 },
+      { orderId: 'ro-1', sku: a, quantity: 1 },
+      { orderId: 'ro-1', sku: c, quantity: 10 },
+    ]);
+    expect(reply).toEqual({
+      orderId: 'ro-1',
+      reservations: [
+        { reservationId: expect.any(String), sku: b, quantity: 2, remaining: 8, error: undefined },
+        { reservationId: expect.any(String), sku: a, quantity: 1, remaining: 9, error: undefined },
+        { reservationId: expect.any(String), sku: c, quantity: 10, remaining: 0, error: undefined },
+      ],
+    });
+    // A retry (the same order) returns the same reservations and takes nothing.
+    const again = await reserveOrder([
+      { orderId: 'ro-1', sku: b, quantity: 2 },
+      { orderId: 'ro-1', sku: a, quantity: 1 },
+      { orderId: 'ro-1', sku: c, quantity: 10 },
+    ]);
+    expect(again.reservations.map((r) => r.reservationId)).toEqual(reply.reservations.map((r) => r.reservationId));
+    expect([await stockOf(a), await stockOf(b), await stockOf(c)]).toEqual([
+      { available: 9, reserved: 1 },
+      { available: 8, reserved: 2 },
+      { available: 0, reserved: 10 },
+    ]);
+  });
+
+  it('reserves nothing when one line does not fit: FAILED_PRECONDITION OUT_OF_STOCK naming the short SKUs', async () => {
+    const [plenty, scarce] = [await stockedSku(10), await stockedSku(1)];
+    const error = await failure(reserveOrder([
+      { orderId: 'ro-short', sku: plenty, quantity: 3 },
+      { orderId: 'ro-short', sku: scarce, quantity: 2 },
+    ]));
+    expect([error.code, error.details]).toEqual([status.FAILED_PRECONDITION, expect.stringMatching(/^OUT_OF_STOCK: .*nothing was reserved/)]);
+    expect(JSON.parse((error.metadata.get(REFUSED_SKUS_METADATA)[0] as Buffer).toString())).toEqual([scarce]);
+    expect([await stockOf(plenty), await stockOf(scarce)]).toEqual([{ available: 10, reserved: 0 }, { available: 1, reserved: 0 }]);
+    expect(await database.prisma.reservation.count({ where: { orderId: 'ro-short' } })).toBe(0);
+
+    const unknown = await failure(reserveOrder([{ orderId: 'ro-unknown', sku: plenty, quantity: 1 }, { orderId: 'ro-unknown', sku: 'NO-SUCH-SKU', quantity: 1 }]));
+    expect(unknown.code).toBe(status.NOT_FOUND);
+    expect(JSON.parse((unknown.metadata.get(REFUSED_SKUS_METADATA)[0] as Buffer).toString())).toEqual(['NO-SUCH-SKU']);
+    expect(await stockOf(plenty)).toEqual({ available: 10, reserved: 0 });
+  });
+
+  it('answers INVALID_ARGUMENT for no lines, lines of different orders, a SKU twice, or a bad quantity', async () => {
+    const sku = await stockedSku(10);
+    for (const lines of [
+      [],
+      [{ orderId: 'x1', sku, quantity: 1 }, { orderId: 'x2', sku: 'other', quantity: 1 }],
+      [{ orderId: 'x3', sku, quantity: 1 }, { orderId: 'x3', sku, quantity: 2 }],
+      [{ orderId: 'x4', sku, quantity: 0 }],
+      Array.from({ length: 101 }, (_, i) => ({ orderId: 'x5', sku: `S-${i}`, quantity: 1 })),
+    ]) {
+      expect((await failure(reserveOrder(lines))).code).toBe(status.INVALID_ARGUMENT);
+    }
+    expect(await stockOf(sku)).toEqual({ available: 10, reserved: 0 });
+  });
+
+  it('never reserves part of an order: 200 concurrent 3-line orders competing for the same SKUs', async () => {
+    const skus = [await stockedSku(150), await stockedSku(120), await stockedSku(90)];
+    const orders = Array.from({ length: 200 }, (_, i) => {
+      // Different line orders, so the statements lock SKUs in different request orders.
+      const lines = skus.map((sku, k) => ({ orderId: `race-${skus[0]}-${i}`, sku, quantity: 1 + ((i + k) % 2) }));
+      return i % 2 ? lines.reverse() : lines;
+    });
+    const results = await Promise.allSettled(orders.map((lines) => reserveOrder(lines, deadline(60_000))));
+    const refused = results.filter((result): result is PromiseRejectedResult => result.status === 'rejected');
+    for (const result of refused) expect((result.reason as ServiceError).code).toBe(status.FAILED_PRECONDITION);
+    const granted = results.filter((result) => result.status === 'fulfilled').length;
+    expect(granted).toBeGreaterThan(0);
+    expect(refused.length).toBeGreaterThan(0);
+    // Per order: every line reserved or none.
+    const held = await database.prisma.reservation.groupBy({ by: ['orderId'], where: { orderId: { startsWith: `race-${skus[0]}-` } }, _count: true });
+    expect(held.length).toBe(granted);
+    for (const order of held) expect(order._count).toBe(3);
+    // Per SKU: stock is conserved and what is reserved matches the reservations.
+    for (const [index, sku] of skus.entries()) {
+      const row = await stockOf(sku);
+      const reservations = await database.prisma.reservation.aggregate({ where: { sku }, _sum: { quantity: true } });
+      expect(row!.available + row!.reserved).toBe([150, 120, 90][index]);
+      expect(row!.reserved).toBe(reservations._sum.quantity ?? 0);
+      expect(row!.available).toBeGreaterThanOrEqual(0);
+    }
+  }, 120_000);
+});
+
+describe('ReserveStream', () => {
+  it('answers one reply per request in the order sent; a refusal is a reply and the stream goes on', async () => {
+    const sku = await stockedSku(3);
+    const stream = client.reserveStream(new Metadata(), deadline(30_000));
+    const replies: ReserveReply[] = [];
+    stream.on('data', (reply: ReserveReply) => replies.push(reply));
+    const ended = new Promise<ServiceError | undefined>((resolve) => {
+      stream.on('error', resolve);
+      stream.on('end', () => resolve(undefined));
+    });
+    const requests: ReserveRequest[] = [
+      ...Array.from({ length: 5 }, (_, i) => ({ orderId: `rs-${sku}-${i}`, sku, quantity: 1 })),
+      { orderId: 'rs-unknown', sku: 'NO-SUCH-SKU', quantity: 1 },
+      { orderId: 'rs-bad', sku, quantity: 0 },
+      { orderId: `rs-${sku}-0`, sku, quantity: 1 },
+    ];
+    for (const request of requests) stream.write(request);
+    stream.end();
+    expect(await ended).toBeUndefined();
+    expect(replies.map((reply) => (reply.error ? status[reply.error.code] : reply.quantity))).toEqual([1, 1, 1, 'FAILED_PRECONDITION', 'FAILED_PRECONDITION', 'NOT_FOUND', 'INVALID_ARGUMENT', 1]);
+    expect(replies[3].error?.message).toMatch(/^OUT_OF_STOCK/);
+    // The repeat of the first order returns its reservation.
+    expect(replies[7].reservationId).toBe(replies[0].reservationId);
+    expect(await stockOf(sku)).toEqual({ available: 0, reserved: 3 });
+  });
+
+  it('ends the stream UNAUTHENTICATED for a caller without a service token, reserving nothing', async () => {
+    const sku = await stockedSku(3);
+    const anonymous = new InventoryClient(replicas[0].address, credentials.createInsecure());
+    const stream = anonymous.reserveStream();
+    stream.on('data', () => undefined);
+    const ended = new Promise<ServiceError>((resolve) => stream.on('error', resolve));
+    stream.write({ orderId: 'rs-thief', sku, quantity: 3 });
+    stream.end();
+    expect((await ended).code).toBe(status.UNAUTHENTICATED);
+    anonymous.close();
+    expect(await stockOf(sku)).toEqual({ available: 3, reserved: 0 });
+  });
+});
+
+describe('metrics per method', () => {
+  it('times every call by method, shape and status code', async () => {
+    const text = await replicas[0].metrics.registry.getSingleMetricAsString('grpc_server_handling_seconds');
+    for (const [method, type, code] of [
+      ['GetStock', 'unary', 'OK'],
+      ['SetStock', 'unary', 'OK'],
+      ['AdjustStock', 'unary', 'OK'],
+      ['Reserve', 'unary', 'OK'],
+      // A watch ends only when its caller goes.
+      ['WatchStock', 'server_stream', 'CANCELLED'],
+      ['ReserveOrder', 'client_stream', 'OK'],
+      ['ReserveStream', 'bidi_stream', 'OK'],
+    ]) {
+      expect(text).toMatch(new RegExp(`grpc_server_handling_seconds_count\\{[^}]*grpc_method="${method}",grpc_type="${type}",grpc_code="${code}"\\} [1-9]`));
+    }
+  });
+});
