@@ -40,13 +40,15 @@ describe.each(overlays)('the %s overlay', (overlay) => {
     expect(job.spec.template.spec.containers[0].args).toEqual(['node', 'main.js', 'migrate']);
   });
 
-  it('lets only the gateway be reached from outside the namespace, and inventory only from orders', () => {
+  it('lets only the gateway be reached from outside the namespace, inventory\'s gRPC only from orders and its HTTP only from the gateway', () => {
     const policy = (name: string) => (find(objects, 'NetworkPolicy', name) as { spec: { ingress: { from: Record<string, unknown>[] }[] } }).spec.ingress.flatMap((rule) => rule.from);
     const namespaceSources = (name: string) => policy(name).filter((from) => 'namespaceSelector' in from).map((from) => JSON.stringify(from));
     expect(namespaceSources('gateway')).toContain(JSON.stringify({ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ingress-nginx' } } }));
     for (const app of apps.filter((name) => name !== 'gateway')) expect(namespaceSources(app).every((source) => source.includes('monitoring'))).toBe(true);
-    const inventoryCallers = policy('inventory-service').filter((from) => 'podSelector' in from);
-    expect(inventoryCallers).toEqual([{ podSelector: { matchLabels: { 'app.kubernetes.io/name': 'orders-service' } } }]);
+    const rules = (find(objects, 'NetworkPolicy', 'inventory-service') as { spec: { ingress: { from: Record<string, unknown>[]; ports: { port: number }[] }[] } }).spec.ingress;
+    const callersOf = (port: number) => rules.filter((rule) => rule.ports.some((entry) => entry.port === port)).flatMap((rule) => rule.from.filter((from) => 'podSelector' in from));
+    expect(callersOf(50051)).toEqual([{ podSelector: { matchLabels: { 'app.kubernetes.io/name': 'orders-service' } } }]);
+    expect(callersOf(3004)).toEqual([{ podSelector: { matchLabels: { 'app.kubernetes.io/name': 'gateway' } } }]);
   });
 
   it("keeps the gateway's metrics port inside the cluster: no Service or Ingress carries it, only the monitoring namespace reaches it", () => {
@@ -69,7 +71,7 @@ it('prod runs at least two replicas of everything, autoscaled and spread over no
 });
 
 it('prod signs list cursors with CURSOR_SECRET from a Secret in every service that pages', () => {
-  for (const app of ['users-service', 'orders-service', 'catalog-service']) {
+  for (const app of ['users-service', 'orders-service', 'catalog-service', 'inventory-service']) {
     const env = (find(rendered.prod, 'Deployment', app) as { spec: { template: { spec: { containers: { env: { name: string; valueFrom?: unknown }[] }[] } } } }).spec.template.spec.containers[0].env;
     expect(env.find((variable) => variable.name === 'CURSOR_SECRET')).toEqual({ name: 'CURSOR_SECRET', valueFrom: { secretKeyRef: { name: 'platform-cursor', key: 'secret' } } });
   }

@@ -8,6 +8,7 @@ import * as users from '../../apps/users-service/src/users/schemas';
 import * as products from '../../apps/catalog-service/src/products/schemas';
 import * as reviews from '../../apps/catalog-service/src/reviews/schemas';
 import * as orders from '../../apps/orders-service/src/orders/schemas';
+import * as stock from '../../apps/inventory-service/src/stock/schemas';
 
 type Schema = z.ZodType;
 
@@ -52,6 +53,9 @@ const operations: Record<string, Operation> = {
   'GET /products/{id}/reviews': { summary: "List a product's reviews", query: reviews.listReviewsQuery, success: [200, 'A page of reviews'] },
   'POST /products/{id}/reviews': { summary: 'Review a product (once per user)', body: reviews.createReviewBody, success: [201, 'The review'], headers: ['Location'] },
   'GET /products/{id}/reviews/{reviewId}': { summary: 'Read a review', success: [200, 'The review'] },
+  'GET /stock-levels': { summary: 'List stock levels in SKU order, or only the SKUs named', query: stock.listStockLevelsQuery, success: [200, 'A page of stock levels'] },
+  'GET /stock-levels/{sku}': { summary: "Read a SKU's stock level", success: [200, 'The stock level'], headers: ['ETag'] },
+  'PUT /stock-levels/{sku}': { summary: 'Set what is on hand (admin); creates the SKU when new', body: stock.putStockLevelBody, success: [200, 'The stock level (201 when created)'], headers: ['ETag', 'Location'] },
   'POST /graphql': { summary: 'GraphQL query interface (federated); errors come with HTTP 200', success: [200, 'GraphQL response with data and/or errors'] },
   'GET /openapi.json': { summary: 'This document (public)', success: [200, 'OpenAPI 3.1 document'] },
 };

@@ -29,13 +29,13 @@ if (!Number.isInteger(offset) || offset < 0 || !Number.isInteger(grpcPort) || gr
   process.stderr.write(`[start] PORT_OFFSET=${process.env.PORT_OFFSET ?? ''} GRPC_PORT=${process.env.GRPC_PORT ?? ''}: every port must be a whole number from 1 to 65535 (PORT_OFFSET at most ${65535 - 9464})\n`);
   process.exit(1);
 }
-const urls = { users: `http://127.0.0.1:${port(3001)}`, orders: `http://127.0.0.1:${port(3002)}`, catalog: `http://127.0.0.1:${port(3003)}` };
+const urls = { users: `http://127.0.0.1:${port(3001)}`, orders: `http://127.0.0.1:${port(3002)}`, catalog: `http://127.0.0.1:${port(3003)}`, inventory: `http://127.0.0.1:${port(3004)}` };
 const apps = [
   { name: 'inventory-service', port: port(3004), db: 'INVENTORY', color: 35, env: { GRPC_PORT: grpcPort } },
   { name: 'catalog-service', port: port(3003), db: 'CATALOG', color: 33 },
   { name: 'users-service', port: port(3001), db: 'USERS', color: 32 },
   { name: 'orders-service', port: port(3002), db: 'ORDERS', color: 34, env: { CATALOG_URL: urls.catalog, INVENTORY_ADDRESS: `127.0.0.1:${grpcPort}` } },
-  { name: 'gateway', port: port(8080), color: 36, env: { METRICS_PORT: port(9464), USERS_URL: urls.users, ORDERS_URL: urls.orders, CATALOG_URL: urls.catalog } },
+  { name: 'gateway', port: port(8080), color: 36, env: { METRICS_PORT: port(9464), USERS_URL: urls.users, ORDERS_URL: urls.orders, CATALOG_URL: urls.catalog, INVENTORY_URL: urls.inventory } },
 ].map((app) => ({ ...app, ready: `http://127.0.0.1:${app.port}/readyz` }));
 const only = process.env.START_APPS ? process.env.START_APPS.split(',') : null;
 const selected = apps.filter((app) => !only || only.includes(app.name));

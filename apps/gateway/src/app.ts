@@ -34,7 +34,7 @@ const COMPRESS_FROM_BYTES = 1024;
 export interface GatewayAppDeps {
   config: Pick<
     GatewayConfig,
-    'jwtVerifySecrets' | 'NODE_ENV' | 'REQUEST_TIMEOUT_MS' | 'USERS_URL' | 'ORDERS_URL' | 'CATALOG_URL' | 'TRUST_PROXY' | 'ROUTE_DEPRECATIONS' | 'UPSTREAM_LIMITS' | 'MAX_IN_FLIGHT_PER_CALLER' | 'CORS_ORIGINS'
+    'jwtVerifySecrets' | 'NODE_ENV' | 'REQUEST_TIMEOUT_MS' | 'USERS_URL' | 'ORDERS_URL' | 'CATALOG_URL' | 'INVENTORY_URL' | 'TRUST_PROXY' | 'ROUTE_DEPRECATIONS' | 'UPSTREAM_LIMITS' | 'MAX_IN_FLIGHT_PER_CALLER' | 'CORS_ORIGINS'
   >;
   rateLimits: RateLimits;
   /** Refuses tokens their account outlived (users-service's credential versions). */
@@ -90,6 +90,7 @@ export async function createGatewayApp(deps: GatewayAppDeps) {
       users: createUpstreamProxy(config.USERS_URL, { timeoutMs, ...config.UPSTREAM_LIMITS.users }),
       orders: createUpstreamProxy(config.ORDERS_URL, { timeoutMs, ...config.UPSTREAM_LIMITS.orders }),
       catalog: createUpstreamProxy(config.CATALOG_URL, { timeoutMs, ...config.UPSTREAM_LIMITS.catalog }),
+      inventory: createUpstreamProxy(config.INVENTORY_URL, { timeoutMs, ...config.UPSTREAM_LIMITS.inventory }),
       graphql: [express.json({ limit: '1mb' }), graph.middleware],
       openapi: (_req, res) => void res.type('application/json').send(openapi),
     }),

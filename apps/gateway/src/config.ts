@@ -33,7 +33,7 @@ const deprecations = jsonSetting(
 const upstreamLimit = z.strictObject({ maxSockets: z.number().int().min(1).default(512), maxQueued: z.number().int().min(0).default(512) });
 const upstreamLimits = jsonSetting(
   'UPSTREAM_LIMITS',
-  z.strictObject({ users: upstreamLimit.prefault({}), orders: upstreamLimit.prefault({}), catalog: upstreamLimit.prefault({}) }),
+  z.strictObject({ users: upstreamLimit.prefault({}), orders: upstreamLimit.prefault({}), catalog: upstreamLimit.prefault({}), inventory: upstreamLimit.prefault({}) }),
 );
 
 export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env) {
@@ -46,6 +46,8 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env) {
       CREDENTIALS_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
       ORDERS_URL: z.url().default('http://127.0.0.1:3002'),
       CATALOG_URL: z.url().default('http://127.0.0.1:3003'),
+      /** inventory-service's HTTP side (stock levels), not its gRPC port. */
+      INVENTORY_URL: z.url().default('http://127.0.0.1:3004'),
       /** Unset: rate limits are kept in this process's memory (one replica only). */
       REDIS_URL: z.string().optional(),
       /** A Redis command unanswered this long fails, and rate limits count in memory until Redis answers again. */

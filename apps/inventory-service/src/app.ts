@@ -1,11 +1,14 @@
-// inventory-service: the gRPC server and its HTTP side (health, readiness, metrics).
+// inventory-service: the gRPC server and its HTTP side (health, readiness, metrics, and the stock
+// levels people read and set through the gateway).
 import { databaseOutages } from '@platform/db';
 import express from 'express';
-import { errorHandler, notFoundHandler } from '@platform/errors';
+import { authenticate, type TokenVerifier } from '@platform/auth';
+import { errorHandler, jsonBody, notFoundHandler, requireAcceptableResponse } from '@platform/errors';
 import { type Health, type Logger, type Metrics, requestContext, requestLog } from '@platform/service-kit';
 import type { PrismaClient } from './generated/prisma/client';
 import { createInventoryGrpc, type InventoryCallers, INVENTORY_SERVICE_NAME } from './grpc/server';
 import { StockRepository } from './stock/repository';
+import { stockLevelRoutes } from './stock/routes';
 import { StockService } from './stock/service';
 import { type Notifications, StockWatch } from './stock/watch';
 
@@ -18,6 +21,9 @@ export interface InventoryAppDeps {
   callers: InventoryCallers;
   /** The database's LISTEN (WatchStock's feed of committed stock changes). */
   notifications: Notifications;
+  /** People's tokens (REST /stock-levels), as every service verifies them. */
+  verifier: TokenVerifier;
+  cursorSecret: string;
 }
 
 export function createInventoryApp(deps: InventoryAppDeps) {
@@ -38,6 +44,10 @@ export function createInventoryApp(deps: InventoryAppDeps) {
   app.use(deps.metrics.middleware);
   app.use(deps.health.router()); // /healthz, /readyz
   app.get('/metrics', deps.metrics.handler);
+  app.use(requireAcceptableResponse); // 406
+  app.use(jsonBody()); // 415, 413, malformed JSON
+  app.use(authenticate(deps.verifier)); // everything below needs a bearer token
+  app.use(stockLevelRoutes(stock, deps.cursorSecret)); // /stock-levels, /stock-levels/:sku
   app.use(notFoundHandler);
   app.use(databaseOutages); // an unreachable database: 503 + Retry-After, not 500
   app.use(errorHandler);

@@ -9,7 +9,8 @@ import { issueAccessToken, serviceTokenSource, TokenVerifier } from '@platform/a
 import { openTestDatabase, type Database } from '@platform/db';
 import { ApiError } from '@platform/errors';
 import { createInventoryClient, InventoryClient, ReserveReply, type ReleaseReply } from '@platform/inventory-contract';
-import { createLogger, createMetrics, Health } from '@platform/service-kit';
+import { createLogger, createMetrics, Health, listen } from '@platform/service-kit';
+import { apiClient, tokenFor } from '@platform/test-kit';
 import { createInventoryApp } from './app';
 import { PrismaClient } from './generated/prisma/client';
 import { createInventoryGrpc } from './grpc/server';
@@ -42,7 +43,7 @@ beforeAll(async () => {
   database = await openTestDatabase({ service: 'inventory', poolSize: 20, migrationsDir: path.join(__dirname, '../prisma/migrations'), createClient: (adapter) => new PrismaClient({ adapter }) });
   health = new Health();
   metrics = createMetrics('inventory-test');
-  built = createInventoryApp({ prisma: database.prisma, notifications: database, logger: pino({ level: 'info' }, new Writable({ write: (chunk, _encoding, done) => (logLines.push(JSON.parse(String(chunk))), done()) })), health, metrics, callers });
+  built = createInventoryApp({ prisma: database.prisma, notifications: database, logger: pino({ level: 'info' }, new Writable({ write: (chunk, _encoding, done) => (logLines.push(JSON.parse(String(chunk))), done()) })), health, metrics, callers, verifier: new TokenVerifier(SECRET), cursorSecret: 'inventory-test-cursor-secret' });
   expect(await built.stock.seedDemoStock()).toBeGreaterThanOrEqual(20);
   address = `127.0.0.1:${await built.grpc.listen(0, '127.0.0.1')}`;
   client = new InventoryClient(address, credentials.createInsecure(), { interceptors: [bearing(await ordersToken())] });
@@ -346,5 +347,75 @@ describe('what operators see of each call', () => {
     const timed = await metrics.registry.getSingleMetricAsString('grpc_server_handling_seconds');
     expect(timed).toMatch(/grpc_server_handling_seconds_count\{[^}]*grpc_method="Reserve",grpc_type="unary",grpc_code="OK"[^}]*\} [1-9]/);
     expect(timed).toMatch(/grpc_server_handling_seconds_count\{[^}]*grpc_method="Reserve",grpc_type="unary",grpc_code="FAILED_PRECONDITION"[^}]*\} [1-9]/);
+  });
+});
+
+describe('stock levels over REST (behind the gateway\'s /v1/stock-levels)', () => {
+  let http: Awaited<ReturnType<typeof listen>>;
+  const call = apiClient(() => http.url);
+  let admin: string;
+  let customer: string;
+
+  beforeAll(async () => {
+    http = await listen(built.app, 0, '127.0.0.1');
+    admin = (await tokenFor(SECRET, 'admin')).token;
+    customer = (await tokenFor(SECRET, 'customer')).token;
+  });
+
+  afterAll(async () => {
+    await http?.close();
+  });
+
+  it('lets an admin stock a new SKU (201), then replace its count with If-Match; reads carry an ETag', async () => {
+    const sku = `REST-${Date.now()}`;
+    const created = await call('PUT', `/stock-levels/${sku}`, { token: admin, body: { onHand: 12 } });
+    expect([created.status, created.headers.get('location'), created.body]).toEqual([201, `/v1/stock-levels/${sku}`, { sku, onHand: 12, reserved: 0, available: 12, updatedAt: expect.any(String) }]);
+    const etag = created.headers.get('etag') as string;
+    const read = await call('GET', `/stock-levels/${sku}`, { token: customer });
+    expect([read.status, read.headers.get('etag'), read.body.available]).toEqual([200, etag, 12]);
+
+    // Orderable now: a reservation holds 5 of them.
+    await reserve({ orderId: `rest-${sku}`, sku, quantity: 5 });
+    const held = await call('GET', `/stock-levels/${sku}`, { token: customer });
+    expect(held.body).toMatchObject({ onHand: 12, reserved: 5, available: 7 });
+    expect(held.headers.get('etag')).not.toBe(etag);
+
+    expect((await call('PUT', `/stock-levels/${sku}`, { token: admin, body: { onHand: 20 }, headers: { 'if-match': etag } })).status).toBe(412);
+    const replaced = await call('PUT', `/stock-levels/${sku}`, { token: admin, body: { onHand: 20 }, headers: { 'if-match': held.headers.get('etag') as string } });
+    expect([replaced.status, replaced.body]).toEqual([200, expect.objectContaining({ onHand: 20, reserved: 5, available: 15 })]);
+    // Below what orders hold: refused, nothing changed.
+    const below = await call('PUT', `/stock-levels/${sku}`, { token: admin, body: { onHand: 4 } });
+    expect([below.status, below.body.code]).toEqual([409, 'CONFLICT']);
+    expect((await call('GET', `/stock-levels/${sku}`, { token: admin })).body.onHand).toBe(20);
+  });
+
+  it('lists levels in SKU order with cursor paging, or only the SKUs asked for', async () => {
+    const prefix = `LIST-${Date.now()}`;
+    for (const [index, onHand] of [3, 1, 2].entries()) await call('PUT', `/stock-levels/${prefix}-${index}`, { token: admin, body: { onHand } });
+    const chosen = await call('GET', `/stock-levels?sku=${prefix}-2,${prefix}-0,NO-SUCH-SKU`, { token: customer });
+    expect(chosen.body.items.map((level: { sku: string; onHand: number }) => [level.sku, level.onHand])).toEqual([[`${prefix}-0`, 3], [`${prefix}-2`, 2]]);
+    const seen: string[] = [];
+    let cursor = '';
+    for (let pages = 0; pages < 100; pages++) {
+      const page = await call('GET', `/stock-levels?size=7${cursor}`, { token: customer });
+      expect(page.status).toBe(200);
+      seen.push(...page.body.items.map((level: { sku: string }) => level.sku));
+      if (!page.body.hasNext) break;
+      cursor = `&cursor=${encodeURIComponent(page.body.nextCursor)}`;
+    }
+    expect(seen).toEqual([...seen].sort());
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(seen).toEqual(expect.arrayContaining([`${prefix}-0`, `${prefix}-1`, `${prefix}-2`]));
+  });
+
+  it('answers 401 without a token, 403 to a customer who writes, 404 for an unknown SKU, 400/422 for bad input', async () => {
+    expect((await call('GET', '/stock-levels/KB-MECH-001')).status).toBe(401);
+    expect((await call('PUT', '/stock-levels/KB-MECH-001', { token: customer, body: { onHand: 1 } })).status).toBe(403);
+    expect((await call('GET', '/stock-levels/NO-SUCH-SKU', { token: customer })).status).toBe(404);
+    expect((await call('GET', `/stock-levels/${'x'.repeat(65)}`, { token: customer })).status).toBe(404);
+    expect((await call('PUT', '/stock-levels/KB-MECH-001', { token: admin, body: { onHand: -1 } })).status).toBe(422);
+    expect((await call('PUT', '/stock-levels/KB-MECH-001', { token: admin, body: { onHand: 1, extra: true } })).status).toBe(400);
+    expect((await call('PUT', `/stock-levels/${'x'.repeat(65)}`, { token: admin, body: { onHand: 1 } })).body).toMatchObject({ code: 'VALIDATION_FAILED', errors: [{ field: 'sku' }] });
+    expect((await call('DELETE', '/stock-levels/KB-MECH-001', { token: admin })).status).toBe(405);
   });
 });

@@ -15,7 +15,8 @@ runService({
   database: { migrationsDir: path.join(__dirname, 'migrations'), createClient: (adapter) => new PrismaClient({ adapter }) },
   async build({ logger, health, metrics, database }) {
     const callers = { verifier: new TokenVerifier(config.jwtVerifySecrets, { audience: 'internal' }), allowed: config.INVENTORY_CALLERS };
-    const { app, stock, grpc } = createInventoryApp({ prisma: database!.prisma, notifications: database!, logger, health, metrics, callers });
+    const verifier = new TokenVerifier(config.jwtVerifySecrets);
+    const { app, stock, grpc } = createInventoryApp({ prisma: database!.prisma, notifications: database!, logger, health, metrics, callers, verifier, cursorSecret: config.cursorSecret });
     return {
       app,
       beforeListen: async () => {

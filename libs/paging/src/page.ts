@@ -99,14 +99,18 @@ export function toPageRequest<F extends string>(
  * `id` breaking ties so the order is total. Needs an index on (field, id). `column` names the
  * Prisma field when it differs from the public sort name.
  */
-export function keysetQuery(request: PageRequest, column: string = request.sort.field): { where: Record<string, unknown>; orderBy: Record<string, 'asc' | 'desc'>[] } {
+/**
+ * Prisma `where` and `orderBy` for the page after the cursor. `key` is the table's unique key
+ * (the tie-breaker after the sort column; `id` for most tables, the SKU for stock).
+ */
+export function keysetQuery(request: PageRequest, column: string = request.sort.field, key = 'id'): { where: Record<string, unknown>; orderBy: Record<string, 'asc' | 'desc'>[] } {
   const { direction } = request.sort;
   const field = column;
-  const orderBy = field === 'id' ? [{ id: direction }] : [{ [field]: direction }, { id: direction }];
+  const orderBy = field === key ? [{ [key]: direction }] : [{ [field]: direction }, { [key]: direction }];
   if (!request.after) return { where: {}, orderBy };
   const beyond = direction === 'desc' ? 'lt' : 'gt';
   const { value, id } = request.after;
-  const where = field === 'id' ? { id: { [beyond]: id } } : { OR: [{ [field]: { [beyond]: value } }, { [field]: value, id: { [beyond]: id } }] };
+  const where = field === key ? { [key]: { [beyond]: id } } : { OR: [{ [field]: { [beyond]: value } }, { [field]: value, [key]: { [beyond]: id } }] };
   return { where, orderBy };
 }
 

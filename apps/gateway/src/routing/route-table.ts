@@ -2,7 +2,7 @@
 // whether it needs a token, and its rate-limit policy. A new endpoint is one line here.
 // Paths are as clients send them after the version prefix (`/v1`).
 
-export type Upstream = 'users' | 'orders' | 'catalog' | 'graphql' | 'openapi';
+export type Upstream = 'users' | 'orders' | 'catalog' | 'inventory' | 'graphql' | 'openapi';
 export type RateLimitPolicyName = 'default' | 'tokens';
 
 export interface RouteDefinition {
@@ -37,6 +37,8 @@ export const routeTable: RouteDefinition[] = [
   { pattern: '/products/:id/rating', methods: ['GET'], upstream: 'catalog' },
   { pattern: '/products/:id/reviews', methods: ['GET', 'POST'], upstream: 'catalog' },
   { pattern: '/products/:id/reviews/:reviewId', methods: ['GET'], upstream: 'catalog' },
+  { pattern: '/stock-levels', methods: ['GET'], upstream: 'inventory' },
+  { pattern: '/stock-levels/:sku', methods: ['GET', 'PUT'], upstream: 'inventory' },
   { pattern: '/graphql', methods: ['POST'], upstream: 'graphql' },
   { pattern: '/openapi.json', methods: ['GET'], upstream: 'openapi', auth: 'public', cacheable: true },
 ];

@@ -45,6 +45,7 @@ const statusOf: Record<InventoryError['code'], status> = {
   INVALID_ARGUMENT: status.INVALID_ARGUMENT,
   NOT_FOUND: status.NOT_FOUND,
   FAILED_PRECONDITION: status.FAILED_PRECONDITION,
+  ABORTED: status.ABORTED,
 };
 
 class DeadlineExceeded extends Error {}

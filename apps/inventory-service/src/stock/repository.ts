@@ -1,6 +1,7 @@
 // SQL of stock and reservations. Each reservation operation is one statement, so it is atomic on
 // its own and holds the stock rows' locks only for as long as that statement runs. Stock changes
 // (SetStock, AdjustStock) are one short transaction with their idempotency record.
+import { keysetQuery, type PageRequest } from '@platform/paging';
 import type { PrismaClient } from '../generated/prisma/client';
 
 export type ReserveOutcome =
@@ -30,6 +31,7 @@ export interface StockLevelRow {
   available: number;
   reserved: number;
   version: number;
+  updatedAt: Date;
 }
 
 export interface OrderLineRow {
@@ -60,6 +62,8 @@ export interface StockChangeRequest {
   /** SET: the on_hand asked for; ADJUST: the delta. */
   amount: number;
   reason: string | null;
+  /** SET through REST with If-Match: only a row still at this version changes (none is created). */
+  expectedVersion?: number;
 }
 
 export type StockChangeOutcome =
@@ -68,7 +72,9 @@ export type StockChangeOutcome =
   | { kind: 'request-id-reused' }
   | { kind: 'unknown-sku' }
   /** SET below what is reserved; ADJUST taking more than is available, or past `maxOnHand`. */
-  | { kind: 'out-of-bounds'; available: number; reserved: number };
+  | { kind: 'out-of-bounds'; available: number; reserved: number }
+  /** `expectedVersion` was given and the row is at another version, or there is no row. */
+  | { kind: 'version-mismatch' };
 
 /** Ends a stock change's transaction without keeping anything (its idempotency record included). */
 class ChangeRefused {
@@ -214,7 +220,19 @@ export class StockRepository {
 
   /** The stock of each of `skus` that exists (in no particular order). */
   findLevels(skus: readonly string[]): Promise<StockLevelRow[]> {
-    return this.prisma.$queryRaw<StockLevelRow[]>`SELECT sku, available, reserved, version::float8 AS version FROM stock WHERE sku = ANY(${[...skus]}::text[])`;
+    return this.prisma.$queryRaw<StockLevelRow[]>`SELECT sku, available, reserved, version::float8 AS version, updated_at AS "updatedAt" FROM stock WHERE sku = ANY(${[...skus]}::text[])`;
+  }
+
+  /** A page of stock levels in SKU order (the SKU is the key), optionally only `skus`. */
+  async listLevels(filter: { skus?: readonly string[] }, page: PageRequest): Promise<{ rows: StockLevelRow[]; total?: number }> {
+    const where = filter.skus ? { sku: { in: [...filter.skus] } } : {};
+    const keyset = keysetQuery(page, 'sku', 'sku');
+    const select = { sku: true, available: true, reserved: true, version: true, updatedAt: true } as const;
+    const [rows, total] = await Promise.all([
+      this.prisma.stock.findMany({ where: { AND: [where, keyset.where] }, orderBy: keyset.orderBy, take: page.take + 1, skip: page.skip, select }),
+      page.withTotal ? this.prisma.stock.count({ where }) : Promise.resolve(undefined),
+    ]);
+    return { rows: rows.map((row) => ({ ...row, version: Number(row.version) })), total };
   }
 
   /**
@@ -235,7 +253,12 @@ export class StockRepository {
           return same ? { kind: 'repeat', level: { sku: prior.sku, available: prior.availableAfter, reserved: prior.reservedAfter } } : { kind: 'request-id-reused' };
         }
         const [level] =
-          change.kind === 'SET'
+          change.kind === 'SET' && change.expectedVersion !== undefined
+            ? await tx.$queryRaw<{ available: number; reserved: number }[]>`
+                UPDATE stock SET available = ${change.amount} - reserved, updated_at = now()
+                WHERE sku = ${change.sku} AND version = ${change.expectedVersion} AND reserved <= ${change.amount}
+                RETURNING available, reserved`
+            : change.kind === 'SET'
             ? await tx.$queryRaw<{ available: number; reserved: number }[]>`
                 INSERT INTO stock (sku, available, reserved, updated_at) VALUES (${change.sku}, ${change.amount}, 0, now())
                 ON CONFLICT (sku) DO UPDATE SET available = ${change.amount} - stock.reserved, updated_at = now()
@@ -246,8 +269,9 @@ export class StockRepository {
                 WHERE sku = ${change.sku} AND available + ${change.amount} >= 0 AND available::bigint + reserved + ${change.amount} <= ${maxOnHand}
                 RETURNING available, reserved`;
         if (!level) {
-          const [current] = await tx.$queryRaw<{ available: number; reserved: number }[]>`SELECT available, reserved FROM stock WHERE sku = ${change.sku}`;
-          throw new ChangeRefused(current ? { kind: 'out-of-bounds', ...current } : { kind: 'unknown-sku' });
+          const [current] = await tx.$queryRaw<{ available: number; reserved: number; version: number }[]>`SELECT available, reserved, version::float8 AS version FROM stock WHERE sku = ${change.sku}`;
+          if (change.expectedVersion !== undefined && current?.version !== change.expectedVersion) throw new ChangeRefused({ kind: 'version-mismatch' });
+          throw new ChangeRefused(current ? { kind: 'out-of-bounds', available: current.available, reserved: current.reserved } : { kind: 'unknown-sku' });
         }
         await tx.$executeRaw`
           UPDATE stock_changes SET on_hand_after = ${level.available + level.reserved}, reserved_after = ${level.reserved}, available_after = ${level.available}

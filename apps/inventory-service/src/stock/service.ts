@@ -2,11 +2,13 @@
 import { demoProducts } from '@platform/catalog-data';
 import { newId } from '@platform/ids';
 import { isDeadlock, isUniqueViolation } from '@platform/db';
+import type { PageRequest } from '@platform/paging';
 import type { ReserveOrderOutcome, StockChangeOutcome, StockLevelRow, StockRepository } from './repository';
 import { ReserveBatcher } from './reserve-batcher';
 import type { StockWatch } from './watch';
 
-export type InventoryErrorCode = 'INVALID_ARGUMENT' | 'NOT_FOUND' | 'FAILED_PRECONDITION';
+/** gRPC's names for what went wrong; ABORTED is a REST PUT whose If-Match no longer holds. */
+export type InventoryErrorCode = 'INVALID_ARGUMENT' | 'NOT_FOUND' | 'FAILED_PRECONDITION' | 'ABORTED';
 
 /** A refusal the caller caused; the gRPC layer turns `code` into the status of the same name. */
 export class InventoryError extends Error {
@@ -166,11 +168,11 @@ export class StockService {
     return wanted.flatMap((sku) => (found.has(sku) ? [found.get(sku)!] : []));
   }
 
-  setStock(request: { sku: string; onHand: number; requestId: string }): Promise<StockLevel> {
+  setStock(request: { sku: string; onHand: number; requestId: string; expectedVersion?: number }): Promise<StockLevel> {
     const problems = [textProblem('sku', request.sku, MAX_SKU), textProblem('request_id', request.requestId, MAX_REQUEST_ID)].filter((problem) => problem !== undefined);
     if (!Number.isInteger(request.onHand) || request.onHand < 0 || request.onHand > MAX_ON_HAND) problems.push(`on_hand must be an integer from 0 to ${MAX_ON_HAND}`);
     if (problems.length) throw new InventoryError('INVALID_ARGUMENT', problems.join('; '));
-    return this.change({ requestId: request.requestId, sku: request.sku, kind: 'SET', amount: request.onHand, reason: null });
+    return this.change({ requestId: request.requestId, sku: request.sku, kind: 'SET', amount: request.onHand, reason: null, expectedVersion: request.expectedVersion });
   }
 
   adjustStock(request: { sku: string; delta: number; reason: string; requestId: string }): Promise<StockLevel> {
@@ -191,11 +193,36 @@ export class StockService {
         throw new InventoryError('INVALID_ARGUMENT', `request_id ${request.requestId} was already used for another change.`);
       case 'unknown-sku':
         throw new InventoryError('NOT_FOUND', `Unknown SKU ${request.sku}.`);
+      case 'version-mismatch':
+        throw new InventoryError('ABORTED', `${request.sku} is not at the version the change expected.`);
       case 'out-of-bounds':
         if (request.kind === 'SET') throw new InventoryError('FAILED_PRECONDITION', `${request.sku} has ${outcome.reserved} reserved; on_hand cannot be set below that.`);
         if (request.amount < 0) throw new InventoryError('FAILED_PRECONDITION', `${request.sku} has ${outcome.available} available; ${-request.amount} cannot be taken.`);
         throw new InventoryError('FAILED_PRECONDITION', `${request.sku} would have more than ${MAX_ON_HAND} on hand.`);
     }
+  }
+
+  /** One SKU's stock as stored (with its version and last change); NOT_FOUND when inventory does not know it. */
+  async level(sku: string): Promise<StockLevelRow> {
+    const [row] = await this.stock.findLevels(skuList([sku]));
+    if (!row) throw new InventoryError('NOT_FOUND', `Unknown SKU ${sku}.`);
+    return row;
+  }
+
+  /** A page of stock levels in SKU order, all of them or only `skus`. */
+  levels(filter: { skus?: readonly string[] }, page: PageRequest): Promise<{ rows: StockLevelRow[]; total?: number }> {
+    return this.stock.listLevels({ skus: filter.skus && skuList(filter.skus) }, page);
+  }
+
+  /**
+   * What an operator counted: sets on hand for `sku`, creating it when new (SetStock's rules and
+   * idempotency). With `expectedVersion` (If-Match) only a row still at that version changes:
+   * ABORTED otherwise, and for a SKU that does not exist.
+   */
+  async putOnHand(request: { sku: string; onHand: number; requestId: string; expectedVersion?: number }): Promise<{ row: StockLevelRow; created: boolean }> {
+    const existed = (await this.stock.findLevels(skuList([request.sku]))).length > 0;
+    await this.setStock(request);
+    return { row: await this.level(request.sku), created: !existed };
   }
 
   /** See StockWatch.watch; `skus` are checked as GetStock's. */

@@ -1,0 +1,32 @@
+// Stock through the gateway: an admin creates a product, sets its stock, and it becomes orderable;
+// anyone signed in reads stock levels.
+import { apiClient } from '@platform/test-kit';
+import { ADMIN, gatewayUrl } from './stack';
+
+const call = apiClient(() => gatewayUrl);
+
+it('makes a product an admin created orderable once its stock is set, and shows what orders hold', async () => {
+  const admin = (await call('POST', '/v1/tokens', { body: ADMIN })).body.accessToken as string;
+  const email = `stock-${Date.now()}@example.com`;
+  await call('POST', '/v1/users', { body: { name: 'Stock Buyer', email, password: 'stock-password-1' } });
+  const customer = (await call('POST', '/v1/tokens', { body: { email, password: 'stock-password-1' } })).body.accessToken as string;
+
+  const sku = `E2E-STOCK-${Date.now()}`;
+  const product = await call('POST', '/v1/products', { token: admin, body: { name: 'Freshly listed', sku, price: 5_000 } });
+  expect(product.status).toBe(201);
+  const order = { items: [{ productId: product.body.id, quantity: 2 }] };
+  expect((await call('POST', '/v1/orders', { token: customer, body: order })).body.code).toBe('OUT_OF_STOCK');
+  expect((await call('GET', `/v1/stock-levels/${sku}`, { token: customer })).status).toBe(404);
+
+  expect((await call('PUT', `/v1/stock-levels/${sku}`, { token: customer, body: { onHand: 10 } })).status).toBe(403);
+  const stocked = await call('PUT', `/v1/stock-levels/${sku}`, { token: admin, body: { onHand: 10 } });
+  expect([stocked.status, stocked.body]).toEqual([201, { sku, onHand: 10, reserved: 0, available: 10, updatedAt: expect.any(String) }]);
+
+  const placed = await call('POST', '/v1/orders', { token: customer, body: order });
+  expect(placed.status).toBe(201);
+  const level = await call('GET', `/v1/stock-levels/${sku}`, { token: customer });
+  expect([level.status, level.body]).toEqual([200, expect.objectContaining({ onHand: 10, reserved: 2, available: 8 })]);
+  expect(level.headers.get('etag')).toMatch(/^"\d+"$/);
+  const listed = await call('GET', `/v1/stock-levels?sku=${sku},KB-MECH-001`, { token: customer });
+  expect(listed.body.items.map((item: { sku: string }) => item.sku)).toEqual([sku, 'KB-MECH-001']); // SKU order
+});
