@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Composes the supergraph from the three subgraphs' SDL files (build time, no introspection at
+// Composes the supergraph from the four subgraphs' SDL files (build time, no introspection at
 // start) into apps/gateway/src/graphql/supergraph.graphql. `--check` fails if the committed file
 // is not what the SDL composes to.
 process.env.APOLLO_TELEMETRY_DISABLED = 'true';
@@ -16,6 +16,7 @@ const subgraphs = [
   { name: 'users', app: 'users-service' },
   { name: 'orders', app: 'orders-service' },
   { name: 'catalog', app: 'catalog-service' },
+  { name: 'inventory', app: 'inventory-service' },
 ].map(({ name, app }) => ({
   name,
   url: `http://${app}/graphql`,

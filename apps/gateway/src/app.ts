@@ -56,7 +56,7 @@ export async function createGatewayApp(deps: GatewayAppDeps) {
   const timeoutMs = config.REQUEST_TIMEOUT_MS;
   const graph = await createFederatedGraph({
     supergraphSdl: readFileSync(deps.supergraphPath, 'utf8'),
-    subgraphUrls: { users: `${config.USERS_URL}/graphql`, orders: `${config.ORDERS_URL}/graphql`, catalog: `${config.CATALOG_URL}/graphql` },
+    subgraphUrls: { users: `${config.USERS_URL}/graphql`, orders: `${config.ORDERS_URL}/graphql`, catalog: `${config.CATALOG_URL}/graphql`, inventory: `${config.INVENTORY_URL}/graphql` },
     introspection: config.NODE_ENV !== 'production',
     timeoutMs: config.REQUEST_TIMEOUT_MS,
   });

@@ -4,8 +4,10 @@ import { databaseOutages } from '@platform/db';
 import express from 'express';
 import { authenticate, type TokenVerifier } from '@platform/auth';
 import { errorHandler, jsonBody, notFoundHandler, requireAcceptableResponse } from '@platform/errors';
+import { createSubgraphMiddleware } from '@platform/graphql-kit';
 import { type Health, type Logger, type Metrics, requestContext, requestLog } from '@platform/service-kit';
 import type { PrismaClient } from './generated/prisma/client';
+import { inventoryResolvers, inventoryTypeDefs } from './graphql/resolvers';
 import { createInventoryGrpc, type InventoryCallers, INVENTORY_SERVICE_NAME } from './grpc/server';
 import { StockRepository } from './stock/repository';
 import { stockLevelRoutes } from './stock/routes';
@@ -24,6 +26,8 @@ export interface InventoryAppDeps {
   /** People's tokens (REST /stock-levels), as every service verifies them. */
   verifier: TokenVerifier;
   cursorSecret: string;
+  /** The subgraph's introspection (off in production). */
+  introspection: boolean;
 }
 
 export function createInventoryApp(deps: InventoryAppDeps) {
@@ -46,6 +50,7 @@ export function createInventoryApp(deps: InventoryAppDeps) {
   app.get('/metrics', deps.metrics.handler);
   app.use(requireAcceptableResponse); // 406
   app.use(jsonBody()); // 415, 413, malformed JSON
+  app.use('/graphql', createSubgraphMiddleware({ typeDefs: inventoryTypeDefs, resolvers: inventoryResolvers(stock), verifier: deps.verifier, introspection: deps.introspection })); // subgraph; verifies the forwarded token itself
   app.use(authenticate(deps.verifier)); // everything below needs a bearer token
   app.use(stockLevelRoutes(stock, deps.cursorSecret)); // /stock-levels, /stock-levels/:sku
   app.use(notFoundHandler);

@@ -43,7 +43,7 @@ beforeAll(async () => {
   database = await openTestDatabase({ service: 'inventory', poolSize: 20, migrationsDir: path.join(__dirname, '../prisma/migrations'), createClient: (adapter) => new PrismaClient({ adapter }) });
   health = new Health();
   metrics = createMetrics('inventory-test');
-  built = createInventoryApp({ prisma: database.prisma, notifications: database, logger: pino({ level: 'info' }, new Writable({ write: (chunk, _encoding, done) => (logLines.push(JSON.parse(String(chunk))), done()) })), health, metrics, callers, verifier: new TokenVerifier(SECRET), cursorSecret: 'inventory-test-cursor-secret' });
+  built = createInventoryApp({ prisma: database.prisma, notifications: database, logger: pino({ level: 'info' }, new Writable({ write: (chunk, _encoding, done) => (logLines.push(JSON.parse(String(chunk))), done()) })), health, metrics, callers, verifier: new TokenVerifier(SECRET), cursorSecret: 'inventory-test-cursor-secret', introspection: true });
   expect(await built.stock.seedDemoStock()).toBeGreaterThanOrEqual(20);
   address = `127.0.0.1:${await built.grpc.listen(0, '127.0.0.1')}`;
   client = new InventoryClient(address, credentials.createInsecure(), { interceptors: [bearing(await ordersToken())] });
@@ -406,6 +406,18 @@ describe('stock levels over REST (behind the gateway\'s /v1/stock-levels)', () =
     expect(seen).toEqual([...seen].sort());
     expect(new Set(seen).size).toBe(seen.length);
     expect(seen).toEqual(expect.arrayContaining([`${prefix}-0`, `${prefix}-1`, `${prefix}-2`]));
+  });
+
+  it('serves Product.availableQuantity as a subgraph for the SKUs the gateway sends, 0 for an unstocked one', async () => {
+    const sku = await stockedSku(7);
+    const query = 'query ($representations: [_Any!]!) { _entities(representations: $representations) { ... on Product { id availableQuantity } } }';
+    const representations = [
+      { __typename: 'Product', id: 'p-1', sku },
+      { __typename: 'Product', id: 'p-2', sku: 'NEVER-STOCKED' },
+    ];
+    const answer = await call('POST', '/graphql', { token: customer, body: { query, variables: { representations } } });
+    expect(answer.body).toEqual({ data: { _entities: [{ id: 'p-1', availableQuantity: 7 }, { id: 'p-2', availableQuantity: 0 }] } });
+    expect((await call('POST', '/graphql', { body: { query, variables: { representations } } })).status).toBe(401);
   });
 
   it('answers 401 without a token, 403 to a customer who writes, 404 for an unknown SKU, 400/422 for bad input', async () => {

@@ -16,7 +16,7 @@ runService({
   async build({ logger, health, metrics, database }) {
     const callers = { verifier: new TokenVerifier(config.jwtVerifySecrets, { audience: 'internal' }), allowed: config.INVENTORY_CALLERS };
     const verifier = new TokenVerifier(config.jwtVerifySecrets);
-    const { app, stock, grpc } = createInventoryApp({ prisma: database!.prisma, notifications: database!, logger, health, metrics, callers, verifier, cursorSecret: config.cursorSecret });
+    const { app, stock, grpc } = createInventoryApp({ prisma: database!.prisma, notifications: database!, logger, health, metrics, callers, verifier, cursorSecret: config.cursorSecret, introspection: config.NODE_ENV !== 'production' });
     return {
       app,
       beforeListen: async () => {

@@ -1,0 +1,42 @@
+// The inventory subgraph: Product.availableQuantity, from the stock of the product's SKU (which
+// the gateway fetches from the catalog first: @requires). One stock query per request.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import DataLoader from 'dataloader';
+import { gql, requirePrincipal, toGraphQLError, type SubgraphContext } from '@platform/graphql-kit';
+import type { StockService } from '../stock/service';
+
+export const inventoryTypeDefs = gql(readFileSync(path.join(__dirname, 'schema.graphql'), 'utf8'));
+
+interface InventoryContext extends SubgraphContext {
+  availableLoader?: DataLoader<string, number>;
+}
+
+/** Available units per SKU for every product of the request, in one GetStock. */
+function availableLoaderOf(context: InventoryContext, stock: StockService) {
+  context.availableLoader ??= new DataLoader(async (skus: readonly string[]) => {
+    const levels = new Map((await stock.getStock(skus)).map((level) => [level.sku, level.available]));
+    return skus.map((sku) => levels.get(sku) ?? 0);
+  });
+  return context.availableLoader;
+}
+
+export function inventoryResolvers(stock: StockService) {
+  return {
+    Product: {
+      __resolveReference: (reference: { id: string; sku?: string }, context: InventoryContext) => {
+        requirePrincipal(context);
+        return reference;
+      },
+      availableQuantity: async (product: { sku?: string }, _: unknown, context: InventoryContext) => {
+        requirePrincipal(context);
+        if (!product.sku) return 0;
+        try {
+          return await availableLoaderOf(context, stock).load(product.sku);
+        } catch (error) {
+          throw toGraphQLError(error);
+        }
+      },
+    },
+  };
+}
