@@ -180,7 +180,7 @@ describe('the monitoring component (deploy/monitoring)', () => {
     const dashboards = find(objects, 'ConfigMap', 'order-platform-dashboards') as { metadata: { labels: Record<string, string> }; data: Record<string, string> };
     expect(dashboards.metadata.labels.grafana_dashboard).toBe('1');
     for (const json of Object.values(dashboards.data)) expect((JSON.parse(json) as { panels: unknown[] }).panels.length).toBeGreaterThan(1);
-    expect(Object.keys(dashboards.data).sort()).toEqual(['edge.json', 'inventory.json', 'services.json']);
+    expect(Object.keys(dashboards.data).sort()).toEqual(['edge.json', 'graphql.json', 'inventory.json', 'services.json']);
   });
 
   it('gives every alert a runbook section that exists in docs/runbook.md', () => {

@@ -53,6 +53,18 @@ const dashboards = {
       panel('Stock releases waiting for inventory (orders)', 'none', [['max(orders_pending_stock_releases)', 'pending']], 'Grows when inventory cannot take stock back; the sweeper retries (runbook: PendingStockReleasesGrowing).'),
     ],
   },
+  graphql: {
+    title: 'Order platform: GraphQL',
+    description: 'GraphQL at the gateway, per operation (name and type), and the subgraph calls each query plan makes.',
+    panels: [
+      panel('Operations by name and type', 'reqps', [['sum by (operation, type) (rate(graphql_operation_duration_seconds_count[$__rate_interval]))', '{{type}} {{operation}}']]),
+      panel('Share of operations answered with errors', 'percentunit', [['sum by (operation) (rate(graphql_operation_duration_seconds_count{outcome="error"}[$__rate_interval])) / sum by (operation) (rate(graphql_operation_duration_seconds_count[$__rate_interval]))', '{{operation}}']], 'GraphQL answers 200 with errors: HTTP metrics do not show these.'),
+      panel('Errors by code', 'reqps', [['sum by (code) (rate(graphql_operation_errors_total[$__rate_interval]))', '{{code}}']]),
+      panel('Operation p99 by name', 's', [['histogram_quantile(0.99, sum by (le, operation) (rate(graphql_operation_duration_seconds_bucket[$__rate_interval])))', '{{operation}}']]),
+      panel('Subgraph call p99 by subgraph', 's', [['histogram_quantile(0.99, sum by (le, subgraph) (rate(graphql_subgraph_request_duration_seconds_bucket[$__rate_interval])))', '{{subgraph}}']]),
+      panel('Failed subgraph calls by subgraph', 'reqps', [['sum by (subgraph) (rate(graphql_subgraph_request_duration_seconds_count{outcome="error"}[$__rate_interval]))', '{{subgraph}}']]),
+    ],
+  },
   inventory: {
     title: 'Order platform: inventory (gRPC)',
     description: 'Calls to the inventory service by method and status code, timed on both sides.',

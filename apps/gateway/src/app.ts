@@ -59,6 +59,8 @@ export async function createGatewayApp(deps: GatewayAppDeps) {
     subgraphUrls: { users: `${config.USERS_URL}/graphql`, orders: `${config.ORDERS_URL}/graphql`, catalog: `${config.CATALOG_URL}/graphql`, inventory: `${config.INVENTORY_URL}/graphql` },
     introspection: config.NODE_ENV !== 'production',
     timeoutMs: config.REQUEST_TIMEOUT_MS,
+    registry: deps.metrics.registry,
+    logger: deps.logger,
   });
   const openapi = readFileSync(deps.openapiPath);
   const corsOrigins = config.CORS_ORIGINS ?? (config.NODE_ENV === 'production' ? [] : DEVELOPMENT_ORIGINS);

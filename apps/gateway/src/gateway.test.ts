@@ -579,6 +579,18 @@ describe('GraphQL at the gateway', () => {
     expect(res.body.errors[0].message).toMatch(/depth/i);
     expect(res.body.data).toBeUndefined();
   });
+
+  it('counts and times each operation by name and type, each subgraph call by subgraph, and logs one line per operation', async () => {
+    // The fake service has no subgraph at /graphql: the users subgraph call fails.
+    const res = await call('POST', '/v1/graphql', { token, body: { query: 'query WhoAmI { me { id name } }', operationName: 'WhoAmI' } });
+    expect(res.body.errors.length).toBeGreaterThan(0);
+    const operations = await gateway.metrics.registry.getSingleMetricAsString('graphql_operation_duration_seconds');
+    expect(operations).toMatch(/graphql_operation_duration_seconds_count\{[^}]*operation="WhoAmI",type="query",outcome="error"[^}]*\} 1/);
+    const subgraphCalls = await gateway.metrics.registry.getSingleMetricAsString('graphql_subgraph_request_duration_seconds');
+    expect(subgraphCalls).toMatch(/graphql_subgraph_request_duration_seconds_count\{[^}]*subgraph="users",outcome="error"[^}]*\} [1-9]/);
+    const line = gateway.logs.map((entry) => JSON.parse(entry) as Record<string, unknown>).find((entry) => entry.msg === 'graphql operation' && entry.operationName === 'WhoAmI');
+    expect(line).toMatchObject({ operationType: 'query', traceId: res.headers.get('x-request-id'), durationMs: expect.any(Number), errorCodes: expect.any(Array) });
+  });
 });
 
 describe('tokens their account outlived', () => {

@@ -10,10 +10,14 @@ import { ApolloArmor } from '@escape.tech/graphql-armor';
 import { Agent } from 'node:http';
 import type { RequestHandler } from 'express';
 import nodeFetch from 'node-fetch';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
 import { outgoingBudgetMs, TIMEOUT_HEADER } from '@platform/service-kit';
+import { graphMetrics } from './operation-metrics';
 
 interface GatewayContext {
   authorization?: string;
+  traceId?: string;
 }
 
 export interface FederatedGraphOptions {
@@ -23,6 +27,9 @@ export interface FederatedGraphOptions {
   introspection: boolean;
   /** Budget for a whole query when the request carries none. */
   timeoutMs: number;
+  /** Where operation and subgraph-call metrics go, and the one log line per operation. */
+  registry: Registry;
+  logger: Logger;
 }
 
 class CredentialForwardingSource extends RemoteGraphQLDataSource<GatewayContext> {
@@ -35,16 +42,25 @@ export async function createFederatedGraph(options: FederatedGraphOptions): Prom
   // node-fetch (Apollo's own default) on a keep-alive agent: measurably quicker per call than
   // the global fetch, and a query plan makes several calls in sequence.
   const agent = new Agent({ keepAlive: true, maxSockets: 256 });
+  const metrics = graphMetrics(options.registry, options.logger);
   const gateway = new ApolloGateway({
     supergraphSdl: options.supergraphSdl,
     buildService: ({ name }) =>
       new CredentialForwardingSource({
         url: options.subgraphUrls[name],
         // Every subgraph call carries the time left; none outlives the client's request.
-        fetcher: (url, init) => {
+        fetcher: async (url, init) => {
           const budget = outgoingBudgetMs(options.timeoutMs, 'a subgraph');
           const headers = { ...(init?.headers as Record<string, string> | undefined), [TIMEOUT_HEADER]: String(budget) };
-          return nodeFetch(url, { ...(init as object), headers, agent, signal: AbortSignal.timeout(budget) }) as never;
+          const done = metrics.subgraphCall(name);
+          try {
+            const response = await nodeFetch(url, { ...(init as object), headers, agent, signal: AbortSignal.timeout(budget) });
+            done(response.ok ? 'ok' : 'error');
+            return response as never;
+          } catch (error) {
+            done('error');
+            throw error;
+          }
         },
       }),
   });
@@ -66,7 +82,7 @@ export async function createFederatedGraph(options: FederatedGraphOptions): Prom
     allowBatchedHttpRequests: false,
     includeStacktraceInErrorResponses: false,
     validationRules: protection.validationRules,
-    plugins: [...protection.plugins, ApolloServerPluginInlineTraceDisabled(), ApolloServerPluginUsageReportingDisabled(), ApolloServerPluginSchemaReportingDisabled()],
+    plugins: [metrics.plugin, ...protection.plugins, ApolloServerPluginInlineTraceDisabled(), ApolloServerPluginUsageReportingDisabled(), ApolloServerPluginSchemaReportingDisabled()],
     formatError: (formatted) => {
       const code = (formatted.extensions?.code as string | undefined) ?? 'INTERNAL';
       if (code === 'INTERNAL_SERVER_ERROR' || code === 'INTERNAL') return { message: 'An unexpected error occurred.', path: formatted.path, extensions: { code: 'INTERNAL' } };
@@ -75,7 +91,7 @@ export async function createFederatedGraph(options: FederatedGraphOptions): Prom
   });
   await server.start();
   return {
-    middleware: expressMiddleware(server, { context: async ({ req }) => ({ authorization: req.headers.authorization }) }),
+    middleware: expressMiddleware(server, { context: async ({ req, res }) => ({ authorization: req.headers.authorization, traceId: res.locals.traceId as string | undefined }) }),
     stop: async () => {
       await server.stop();
       agent.destroy();

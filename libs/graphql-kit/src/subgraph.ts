@@ -87,6 +87,7 @@ export function createSubgraphMiddleware(options: SubgraphOptions): RequestHandl
   // anyone else gets 401 in the error format, and never the subgraph's SDL (`_service { sdl }`).
   const authenticated = authenticate(options.verifier);
   return (req, res, next) => {
+    res.locals.routePattern = req.baseUrl || '/graphql'; // logs and metrics name the subgraph's route, not "unmatched"
     Promise.resolve(authenticated(req, res, (error?: unknown) => (error ? next(error) : (handler as unknown as RequestHandler)(req, res, next)))).catch(next);
   };
 }

@@ -1,0 +1,60 @@
+// What operators see of GraphQL at the gateway: every operation counted and timed by its name
+// and type, with errors counted, one log line each; every subgraph call timed by subgraph. HTTP
+// metrics alone show one route, POST /v1/graphql, for everything.
+import type { ApolloServerPlugin } from '@apollo/server';
+import type { Logger } from 'pino';
+import { Counter, Histogram, type Registry } from 'prom-client';
+
+/** Operation names are the client's to choose: past this many distinct ones, the rest count as "other". */
+const MAX_OPERATION_NAMES = 200;
+
+const BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+
+export interface GraphMetrics {
+  plugin: ApolloServerPlugin<{ traceId?: string }>;
+  /** Times one subgraph call; call the function it returns with the call's outcome. */
+  subgraphCall(subgraph: string): (outcome: 'ok' | 'error') => void;
+}
+
+export function graphMetrics(registry: Registry, logger: Logger): GraphMetrics {
+  const operations = new Histogram({
+    name: 'graphql_operation_duration_seconds',
+    help: 'GraphQL operations at the gateway, by operation name, type and outcome (ok, or error when the response carries errors)',
+    labelNames: ['operation', 'type', 'outcome'],
+    buckets: BUCKETS,
+    registers: [registry],
+  });
+  const errors = new Counter({ name: 'graphql_operation_errors_total', help: 'GraphQL errors in responses, by operation name, type and error code', labelNames: ['operation', 'type', 'code'], registers: [registry] });
+  const subgraphs = new Histogram({ name: 'graphql_subgraph_request_duration_seconds', help: 'Calls from the gateway to each subgraph, by outcome', labelNames: ['subgraph', 'outcome'], buckets: BUCKETS, registers: [registry] });
+  const seen = new Set<string>();
+  const boundedName = (name: string) => {
+    if (seen.has(name)) return name;
+    if (seen.size >= MAX_OPERATION_NAMES) return 'other';
+    seen.add(name);
+    return name;
+  };
+
+  const plugin: ApolloServerPlugin<{ traceId?: string }> = {
+    async requestDidStart() {
+      const started = process.hrtime.bigint();
+      return {
+        async willSendResponse({ operationName, operation, errors: responseErrors, contextValue }) {
+          const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+          const labels = { operation: boundedName(operationName ?? (operation ? 'anonymous' : 'unparsed')), type: operation?.operation ?? 'unknown' };
+          const codes = (responseErrors ?? []).map((error) => String(error.extensions?.code ?? 'INTERNAL'));
+          operations.observe({ ...labels, outcome: codes.length ? 'error' : 'ok' }, seconds);
+          for (const code of codes) errors.inc({ ...labels, code });
+          logger.info({ traceId: contextValue.traceId, operationName: operationName ?? null, operationType: labels.type, durationMs: seconds * 1_000, errorCodes: codes }, 'graphql operation');
+        },
+      };
+    },
+  };
+
+  return {
+    plugin,
+    subgraphCall: (subgraph) => {
+      const stop = subgraphs.startTimer({ subgraph });
+      return (outcome) => stop({ outcome });
+    },
+  };
+}
