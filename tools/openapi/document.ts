@@ -56,7 +56,8 @@ const operations: Record<string, Operation> = {
   'GET /stock-levels': { summary: 'List stock levels in SKU order, or only the SKUs named', query: stock.listStockLevelsQuery, success: [200, 'A page of stock levels'] },
   'GET /stock-levels/{sku}': { summary: "Read a SKU's stock level", success: [200, 'The stock level'], headers: ['ETag'] },
   'PUT /stock-levels/{sku}': { summary: 'Set what is on hand (admin); creates the SKU when new', body: stock.putStockLevelBody, success: [200, 'The stock level (201 when created)'], headers: ['ETag', 'Location'] },
-  'POST /graphql': { summary: 'GraphQL query interface (federated); errors come with HTTP 200', success: [200, 'GraphQL response with data and/or errors'] },
+  'GET /graphql': { summary: 'Run a GraphQL query (query, operationName, variables and extensions as parameters; mutations only over POST)', success: [200, 'GraphQL response with data and/or errors'] },
+  'POST /graphql': { summary: 'Run a GraphQL query or mutation (federated); with Accept: application/json errors come with HTTP 200', success: [200, 'GraphQL response with data and/or errors'] },
   'GET /openapi.json': { summary: 'This document (public)', success: [200, 'OpenAPI 3.1 document'] },
 };
 

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import express from 'express';
+import fc from 'fast-check';
 import pino from 'pino';
 import { createMetrics, Health, listen, type Listening } from '@platform/service-kit';
 import { apiClient, percentile, RedisServer, runBounded, tokenFor } from '@platform/test-kit';
@@ -590,6 +591,69 @@ describe('GraphQL at the gateway', () => {
     expect(subgraphCalls).toMatch(/graphql_subgraph_request_duration_seconds_count\{[^}]*subgraph="users",outcome="error"[^}]*\} [1-9]/);
     const line = gateway.logs.map((entry) => JSON.parse(entry) as Record<string, unknown>).find((entry) => entry.msg === 'graphql operation' && entry.operationName === 'WhoAmI');
     expect(line).toMatchObject({ operationType: 'query', traceId: res.headers.get('x-request-id'), durationMs: expect.any(Number), errorCodes: expect.any(Array) });
+  });
+});
+
+describe('GraphQL over HTTP (the GraphQL-over-HTTP specification)', () => {
+  const graphql = (body: unknown, accept = 'application/json') => call('POST', '/v1/graphql', { token, body, headers: { accept } });
+
+  it('answers every document that reaches parsing with 200 and errors for application/json, naming the limit hit', async () => {
+    const cases: [string, RegExp][] = [
+      ['{ orders(first: 1) { id ', /Syntax Error/],
+      [`{ ${'a '.repeat(2_100)} }`, /2000 tokens/],
+      ['mutation { nothing }', /mutation/i],
+      ['subscription { nothing }', /subscription/i],
+      [`{ order(id: "1") { ${'user { id '.repeat(12)}${'}'.repeat(12)} } }`, /depth/i],
+      [`{ ${Array.from({ length: 20 }, (_, i) => `a${i}: orders(first: 1) { id }`).join(' ')} }`, /alias/i],
+    ];
+    for (const [query, message] of cases) {
+      const res = await graphql({ query });
+      expect([query.slice(0, 30), res.status, res.headers.get('content-type')]).toEqual([query.slice(0, 30), 200, expect.stringContaining('application/json')]);
+      expect(res.body.errors[0].message).toMatch(message);
+      expect(res.body.data).toBeUndefined();
+    }
+  });
+
+  it('follows the 4xx rules for application/graphql-response+json', async () => {
+    const syntax = await graphql({ query: '{ orders(first: 1) { id ' }, 'application/graphql-response+json');
+    expect([syntax.status, syntax.headers.get('content-type')]).toEqual([400, expect.stringContaining('application/graphql-response+json')]);
+    expect((await graphql({ query: '{ nope }' }, 'application/graphql-response+json')).status).toBe(400);
+    expect((await graphql({ nope: true }, 'application/graphql-response+json')).status).toBe(400);
+  });
+
+  it('answers what it cannot take (another media type, an unacceptable answer) in the error format', async () => {
+    const text = await call('POST', '/v1/graphql', { token, body: '{ me { id } }', headers: { 'content-type': 'text/plain' } });
+    expect([text.status, text.body.code]).toEqual([415, 'UNSUPPORTED_MEDIA_TYPE']);
+    const latin = await call('POST', '/v1/graphql', { token, body: { query: '{ me { id } }' }, headers: { accept: 'application/json; charset=latin1' } });
+    expect([latin.status, latin.body?.code ?? JSON.parse(latin.text).code]).toEqual([406, 'NOT_ACCEPTABLE']);
+  });
+
+  it('runs queries over GET and refuses mutations over GET with 405', async () => {
+    const query = await call('GET', `/v1/graphql?query=${encodeURIComponent('query Me { me { id } }')}`, { token, headers: { accept: 'application/json' } });
+    expect(query.status).toBe(200);
+    expect(query.body).toHaveProperty('errors'); // the fake service has no subgraph: an error in the body, never a 5xx
+    const mutation = await call('GET', `/v1/graphql?query=${encodeURIComponent('mutation { nothing }')}`, { token, headers: { accept: 'application/json' } });
+    expect([mutation.status, mutation.headers.get('allow')]).toEqual([405, expect.stringContaining('POST')]);
+  });
+
+  it('never answers a 5xx to 1,000 malformed and hostile documents', async () => {
+    const fragments = ['{', '}', '(', ')', '[', ']', ':', '$', '@', '...', '"', '#', '\\u0000', 'query', 'mutation', 'subscription', 'fragment', 'on', 'order', 'orders', 'me', 'id', 'user', 'first:', '-1', '1e309', 'null', 'true', '__schema', '__typename', 'a:', '@include(if: true)', '\n', ' '];
+    const documents = fc.sample(
+      fc.oneof(
+        fc.array(fc.constantFrom(...fragments), { maxLength: 60 }).map((parts) => parts.join(' ')),
+        fc.string({ maxLength: 300 }),
+        fc.integer({ min: 1, max: 60 }).map((depth) => `{ me { ${'user { '.repeat(depth)}id${' }'.repeat(depth)} } }`),
+        fc.integer({ min: 1, max: 400 }).map((count) => `{ ${Array.from({ length: count }, (_, i) => `x${i}: me { id }`).join(' ')} }`),
+      ),
+      { numRuns: 1_000, seed: 20_261_122 },
+    );
+    const statuses = new Map<number, number>();
+    await runBounded(documents.length, 16, async (index) => {
+      const res = await graphql({ query: documents[index], variables: { x: documents[index] } });
+      statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+    });
+    expect([...statuses.keys()].filter((status) => status >= 500)).toEqual([]);
+    expect([...statuses.values()].reduce((sum, count) => sum + count, 0)).toBe(1_000);
   });
 });
 

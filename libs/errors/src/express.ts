@@ -75,12 +75,15 @@ export function jsonBody(): RequestHandler[] {
   return [requireJson, parse];
 }
 
-/** 406 when the client accepts neither JSON nor problem+json. */
+/** 406 when the client accepts neither JSON nor problem+json (nor, for GraphQL, graphql-response+json). */
+/** The GraphQL-over-HTTP specification's own media type (its answers follow HTTP status rules). */
+const GRAPHQL_RESPONSE_JSON = 'application/graphql-response+json';
+
 export const requireAcceptableResponse: RequestHandler = (req, _res, next) => {
   const accept = req.headers.accept;
   // Fast path for what nearly every client sends; the full parser only for the rest.
   if (!accept || accept === '*/*' || accept.startsWith('application/json')) return next();
-  if (!req.accepts(['application/json', PROBLEM_JSON])) {
+  if (!req.accepts(['application/json', PROBLEM_JSON, GRAPHQL_RESPONSE_JSON])) {
     throw new ApiError('NOT_ACCEPTABLE', 'This API answers with application/json (or application/problem+json for errors).');
   }
   next();

@@ -1,14 +1,19 @@
-// The gateway's GraphQL: Apollo Gateway over a supergraph composed at build time (no
-// introspection of subgraphs at start), the caller's credential forwarded to every subgraph,
-// and limits on depth, cost, aliases, tokens and time.
+// The gateway's GraphQL: Apollo Gateway's query planner and executor over a supergraph composed at
+// build time (no introspection of subgraphs at start), served by graphql-http, the GraphQL
+// Foundation's reference GraphQL-over-HTTP server: GET for queries (a mutation over GET is 405),
+// POST for both; with `Accept: application/json` every document that reaches parsing answers 200
+// with `errors` (syntax, token limit, depth, aliases, cost, an operation type the graph lacks),
+// with `application/graphql-response+json` the specification's 4xx. Never a 5xx for what a client
+// sends. The caller's credential goes to every subgraph; every call is bounded by the time left.
 import './telemetry-off';
-import { ApolloGateway, type GraphQLDataSourceProcessOptions, RemoteGraphQLDataSource } from '@apollo/gateway';
-import { ApolloServer } from '@apollo/server';
-import { ApolloServerPluginInlineTraceDisabled, ApolloServerPluginUsageReportingDisabled, ApolloServerPluginSchemaReportingDisabled } from '@apollo/server/plugin/disabled';
-import { expressMiddleware } from '@as-integrations/express5';
-import { ApolloArmor } from '@escape.tech/graphql-armor';
+import { createHash } from 'node:crypto';
 import { Agent } from 'node:http';
-import type { RequestHandler } from 'express';
+import { ApolloGateway, type GraphQLDataSourceProcessOptions, RemoteGraphQLDataSource } from '@apollo/gateway';
+import { ApolloArmor } from '@escape.tech/graphql-armor';
+import type { Request, RequestHandler, Response } from 'express';
+import { type DocumentNode, type ExecutionArgs, type ExecutionResult, getOperationAST, GraphQLError, NoSchemaIntrospectionCustomRule, parse, specifiedRules, type ValidationRule } from 'graphql';
+import { createHandler } from 'graphql-http';
+import { ApiError, type ErrorCode } from '@platform/errors';
 import nodeFetch from 'node-fetch';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
@@ -18,6 +23,7 @@ import { graphMetrics } from './operation-metrics';
 interface GatewayContext {
   authorization?: string;
   traceId?: string;
+  [key: PropertyKey]: unknown;
 }
 
 export interface FederatedGraphOptions {
@@ -32,10 +38,38 @@ export interface FederatedGraphOptions {
   logger: Logger;
 }
 
+/** Longer documents are refused while parsing, before they cost anything. */
+const MAX_TOKENS = 2_000;
+const MAX_CACHED_DOCUMENTS = 1_000;
+
+/** The statuses graphql-http answers without a body, as our error codes. */
+const PROTOCOL_REFUSALS: Record<number, ErrorCode> = { 405: 'METHOD_NOT_ALLOWED', 406: 'NOT_ACCEPTABLE', 415: 'UNSUPPORTED_MEDIA_TYPE' };
+
 class CredentialForwardingSource extends RemoteGraphQLDataSource<GatewayContext> {
   override willSendRequest({ request, context }: GraphQLDataSourceProcessOptions<GatewayContext>): void {
     if (context.authorization) request.http?.headers.set('authorization', context.authorization);
   }
+}
+
+/**
+ * A `subscription` (or any operation type the graph has no root type for) is the client's
+ * mistake, found while validating; graphql-js leaves it to execution, where it would be a fault.
+ */
+const KnownOperationTypes: ValidationRule = (context) => ({
+  OperationDefinition(node) {
+    if (!context.getSchema().getRootType(node.operation)) {
+      context.reportError(new GraphQLError(`This graph has no ${node.operation} operations.`, { nodes: [node], extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }));
+    }
+  },
+});
+
+/** What a client may see of an error: our codes and messages; anything unexpected is INTERNAL. */
+function formatError(error: Readonly<GraphQLError | Error>): GraphQLError {
+  if (!(error instanceof GraphQLError)) return new GraphQLError('An unexpected error occurred.', { extensions: { code: 'INTERNAL' } });
+  const code = (error.extensions?.code as string | undefined) ?? (error.path ? 'INTERNAL' : 'GRAPHQL_VALIDATION_FAILED');
+  if (code === 'INTERNAL_SERVER_ERROR' || code === 'INTERNAL') return new GraphQLError('An unexpected error occurred.', { path: error.path, extensions: { code: 'INTERNAL' } });
+  const extensions = { ...error.extensions, code };
+  return new GraphQLError(error.message, { nodes: error.nodes, source: error.source, positions: error.positions, path: error.path, extensions });
 }
 
 export async function createFederatedGraph(options: FederatedGraphOptions): Promise<{ middleware: RequestHandler; stop: () => Promise<void> }> {
@@ -64,36 +98,90 @@ export async function createFederatedGraph(options: FederatedGraphOptions): Prom
         },
       }),
   });
+  const { schema, executor } = await gateway.load();
+  // Depth, aliases, directives and cost as validation rules; the token limit is the parser's own.
   const armor = new ApolloArmor({
     maxDepth: { n: 10 },
     maxAliases: { n: 15 },
     maxDirectives: { n: 20 },
-    maxTokens: { n: 2_000 },
+    maxTokens: { enabled: false },
     costLimit: { maxCost: 5_000 },
     blockFieldSuggestion: { enabled: !options.introspection },
   });
-  const protection = armor.protect();
-  const server = new ApolloServer<GatewayContext>({
-    gateway,
-    introspection: options.introspection,
-    csrfPrevention: true,
-    // The process's graceful stop (service-kit) owns SIGTERM; Apollo re-raising it would cut the drain short.
-    stopOnTerminationSignals: false,
-    allowBatchedHttpRequests: false,
-    includeStacktraceInErrorResponses: false,
-    validationRules: protection.validationRules,
-    plugins: [metrics.plugin, ...protection.plugins, ApolloServerPluginInlineTraceDisabled(), ApolloServerPluginUsageReportingDisabled(), ApolloServerPluginSchemaReportingDisabled()],
-    formatError: (formatted) => {
-      const code = (formatted.extensions?.code as string | undefined) ?? 'INTERNAL';
-      if (code === 'INTERNAL_SERVER_ERROR' || code === 'INTERNAL') return { message: 'An unexpected error occurred.', path: formatted.path, extensions: { code: 'INTERNAL' } };
-      return { message: formatted.message, path: formatted.path, locations: formatted.locations, extensions: { code } };
+  const limits = armor.protect().validationRules ?? [];
+  const rules = [...specifiedRules, ...limits, ...(options.introspection ? [] : [NoSchemaIntrospectionCustomRule])];
+  // Over GET a mutation is 405 whatever the graph has (graphql-http checks it after validating).
+  const postRules = [...rules, KnownOperationTypes];
+
+  // The gateway sees the same few documents over and over: parse each text once.
+  const documents = new Map<string, DocumentNode>();
+  const parseOnce = (source: Parameters<typeof parse>[0]): DocumentNode => {
+    const text = typeof source === 'string' ? source : source.body;
+    let document = documents.get(text);
+    if (!document) {
+      document = parse(text, { maxTokens: MAX_TOKENS });
+      if (documents.size >= MAX_CACHED_DOCUMENTS) documents.delete(documents.keys().next().value as string);
+      documents.set(text, document);
+    }
+    return document;
+  };
+
+  /** Apollo Gateway plans and runs the operation; graphql-http did the HTTP, parsing and validation. */
+  const execute = async (args: ExecutionArgs): Promise<ExecutionResult> => {
+    const source = args.document.loc?.source.body ?? '';
+    const operation = getOperationAST(args.document, args.operationName ?? undefined);
+    if (!operation) return { errors: [new GraphQLError('The document names no operation to run.', { extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } })] };
+    const context = args.contextValue as GatewayContext;
+    // A fault of the planner or executor is ours: INTERNAL in the body (logged), never a 500 the
+    // client's document could trigger again and again.
+    const result = await executor({
+      request: { query: source, operationName: args.operationName ?? undefined, variables: (args.variableValues ?? {}) as Record<string, unknown> },
+      logger: options.logger,
+      schema,
+      schemaHash: 'supergraph' as never,
+      context,
+      cache: undefined as never,
+      // The query plan cache's key.
+      queryHash: createHash('sha256').update(source).digest('hex'),
+      document: args.document,
+      source,
+      operationName: args.operationName ?? null,
+      operation,
+      metrics: {},
+      overallCachePolicy: { restrict: () => undefined, replace: () => undefined, policyIfCacheable: () => null },
+    }).catch((error: unknown) => {
+      options.logger.error({ err: error, traceId: context.traceId }, 'graphql execution failed');
+      return { data: null, errors: [new GraphQLError('An unexpected error occurred.', { extensions: { code: 'INTERNAL' } })] };
+    });
+    return { data: result.data ?? null, errors: result.errors };
+  };
+
+  const handle = createHandler<Request, { res: Response }, GatewayContext>({
+    schema,
+    parse: parseOnce,
+    validationRules: (req) => (req.method === 'GET' ? rules : postRules),
+    execute: execute as never,
+    context: (req) => ({ authorization: req.raw.headers.authorization, traceId: req.context.res.locals.traceId as string | undefined }),
+    onOperation: (req, args, result) => {
+      const operation = getOperationAST(args.document, args.operationName ?? undefined);
+      metrics.ran(req.context.res, { operationName: args.operationName ?? operation?.name?.value, type: operation?.operation, errors: result.errors });
     },
+    formatError,
   });
-  await server.start();
+  // graphql-http's own answers without a body (406, 415) become the one error format.
+  const serve: RequestHandler = async (req, res, next) => {
+    try {
+      const [body, init] = await handle({ url: req.url, method: req.method, headers: req.headers, body: () => req.body as Record<string, unknown>, raw: req, context: { res } });
+      if (body === null && init.status >= 400) throw new ApiError(PROTOCOL_REFUSALS[init.status] ?? 'MALFORMED_REQUEST', `${init.statusText}: GraphQL over HTTP takes GET or an application/json POST, and answers application/json or application/graphql-response+json.`);
+      res.writeHead(init.status, init.statusText, init.headers).end(body);
+    } catch (error) {
+      next(error);
+    }
+  };
   return {
-    middleware: expressMiddleware(server, { context: async ({ req, res }) => ({ authorization: req.headers.authorization, traceId: res.locals.traceId as string | undefined }) }),
+    middleware: metrics.observe(serve),
     stop: async () => {
-      await server.stop();
+      await gateway.stop();
       agent.destroy();
     },
   };

@@ -1,7 +1,8 @@
 // What operators see of GraphQL at the gateway: every operation counted and timed by its name
-// and type, with errors counted, one log line each; every subgraph call timed by subgraph. HTTP
-// metrics alone show one route, POST /v1/graphql, for everything.
-import type { ApolloServerPlugin } from '@apollo/server';
+// and type, with errors counted by code, one log line each; every subgraph call timed by
+// subgraph. HTTP metrics alone show one route, POST /v1/graphql, for everything.
+import type { RequestHandler, Response } from 'express';
+import type { GraphQLError } from 'graphql';
 import type { Logger } from 'pino';
 import { Counter, Histogram, type Registry } from 'prom-client';
 
@@ -10,8 +11,18 @@ const MAX_OPERATION_NAMES = 200;
 
 const BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 
+/** What the handler learnt of the operation it ran (unset: the document never got to run). */
+export interface OperationFacts {
+  operationName?: string;
+  type?: string;
+  errors?: readonly GraphQLError[];
+}
+
 export interface GraphMetrics {
-  plugin: ApolloServerPlugin<{ traceId?: string }>;
+  /** Wraps the GraphQL handler: one measurement and one log line per request, when its answer is sent. */
+  observe(handler: RequestHandler): RequestHandler;
+  /** Called by the handler once it has run an operation. */
+  ran(res: Response, facts: OperationFacts): void;
   /** Times one subgraph call; call the function it returns with the call's outcome. */
   subgraphCall(subgraph: string): (outcome: 'ok' | 'error') => void;
 }
@@ -34,24 +45,24 @@ export function graphMetrics(registry: Registry, logger: Logger): GraphMetrics {
     return name;
   };
 
-  const plugin: ApolloServerPlugin<{ traceId?: string }> = {
-    async requestDidStart() {
-      const started = process.hrtime.bigint();
-      return {
-        async willSendResponse({ operationName, operation, errors: responseErrors, contextValue }) {
-          const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-          const labels = { operation: boundedName(operationName ?? (operation ? 'anonymous' : 'unparsed')), type: operation?.operation ?? 'unknown' };
-          const codes = (responseErrors ?? []).map((error) => String(error.extensions?.code ?? 'INTERNAL'));
-          operations.observe({ ...labels, outcome: codes.length ? 'error' : 'ok' }, seconds);
-          for (const code of codes) errors.inc({ ...labels, code });
-          logger.info({ traceId: contextValue.traceId, operationName: operationName ?? null, operationType: labels.type, durationMs: seconds * 1_000, errorCodes: codes }, 'graphql operation');
-        },
-      };
-    },
-  };
-
   return {
-    plugin,
+    observe: (handler) => (req, res, next) => {
+      const started = process.hrtime.bigint();
+      res.once('finish', () => {
+        const facts = res.locals.graphqlOperation as OperationFacts | undefined;
+        const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+        // A document refused before it ran (syntax, limits, validation) is "unparsed"/"unknown".
+        const labels = { operation: boundedName(facts ? (facts.operationName ?? 'anonymous') : 'unparsed'), type: facts?.type ?? 'unknown' };
+        const codes = facts ? (facts.errors ?? []).map((error) => String(error.extensions?.code ?? 'INTERNAL')) : res.statusCode < 300 ? ['GRAPHQL_VALIDATION_FAILED'] : [`HTTP_${res.statusCode}`];
+        operations.observe({ ...labels, outcome: codes.length ? 'error' : 'ok' }, seconds);
+        for (const code of codes) errors.inc({ ...labels, code });
+        logger.info({ traceId: res.locals.traceId, operationName: facts?.operationName ?? null, operationType: labels.type, status: res.statusCode, durationMs: seconds * 1_000, errorCodes: codes }, 'graphql operation');
+      });
+      handler(req, res, next);
+    },
+    ran: (res, facts) => {
+      res.locals.graphqlOperation = facts;
+    },
     subgraphCall: (subgraph) => {
       const stop = subgraphs.startTimer({ subgraph });
       return (outcome) => stop({ outcome });

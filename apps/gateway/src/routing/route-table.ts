@@ -39,6 +39,7 @@ export const routeTable: RouteDefinition[] = [
   { pattern: '/products/:id/reviews/:reviewId', methods: ['GET'], upstream: 'catalog' },
   { pattern: '/stock-levels', methods: ['GET'], upstream: 'inventory' },
   { pattern: '/stock-levels/:sku', methods: ['GET', 'PUT'], upstream: 'inventory' },
-  { pattern: '/graphql', methods: ['POST'], upstream: 'graphql' },
+  // GET for queries (a mutation over GET is 405), POST for both: the GraphQL-over-HTTP specification.
+  { pattern: '/graphql', methods: ['GET', 'POST'], upstream: 'graphql' },
   { pattern: '/openapi.json', methods: ['GET'], upstream: 'openapi', auth: 'public', cacheable: true },
 ];
