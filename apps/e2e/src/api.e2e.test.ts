@@ -254,6 +254,7 @@ describe('GraphQL through the gateway', () => {
     const rating = (await call('GET', `/v1/products/${product.id}`, { token })).body;
     expect(res.body).toEqual({
       data: { order: { id: placed.body.id, amount: product.price, user: { name: user.name }, product: { name: product.name, imageUrl: product.imageUrl, rating: rating.rating }, shipment: { status: 'PREPARING' }, reviewCount: rating.reviewCount } },
+      extensions: { cost: { requested: 16, limit: 5_000 } },
     });
   });
 
@@ -262,7 +263,7 @@ describe('GraphQL through the gateway', () => {
     const bob = await signUp();
     const placed = await call('POST', '/v1/orders', { token: alice.token, body: { items: [{ productId: products[11].id, quantity: 1 }] } });
     const mine = await call('POST', '/graphql', { token: alice.token, body: { query: '{ orders(first: 5) { id user { name } } }' } });
-    expect(mine.body).toEqual({ data: { orders: [{ id: placed.body.id, user: { name: alice.user.name } }] } });
+    expect(mine.body).toEqual({ data: { orders: [{ id: placed.body.id, user: { name: alice.user.name } }] }, extensions: { cost: { requested: 2 + 5 * (1 + 2 + 1), limit: 5_000 } } });
     const hidden = await call('POST', '/v1/graphql', { token: bob.token, body: { query: `{ order(id: "${placed.body.id}") { id } }` } });
     expect(hidden.status).toBe(200);
     expect(hidden.body.data.order).toBeNull();

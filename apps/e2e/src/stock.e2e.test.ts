@@ -29,7 +29,7 @@ it('makes a product an admin created orderable once its stock is set, and shows 
   expect(level.headers.get('etag')).toMatch(/^"\d+"$/);
   // The graph answers the same availability, from inventory (the fourth subgraph).
   const graph = await call('POST', '/v1/graphql', { token: customer, body: { query: `{ product(id: "${product.body.id}") { name sku availableQuantity } }` } });
-  expect(graph.body).toEqual({ data: { product: { name: 'Freshly listed', sku, availableQuantity: 8 } } });
+  expect(graph.body).toEqual({ data: { product: { name: 'Freshly listed', sku, availableQuantity: 8 } }, extensions: { cost: { requested: 5, limit: 5_000 } } });
   const listed = await call('GET', `/v1/stock-levels?sku=${sku},KB-MECH-001`, { token: customer });
   expect(listed.body.items.map((item: { sku: string }) => item.sku)).toEqual([sku, 'KB-MECH-001']); // SKU order
 });

@@ -614,6 +614,18 @@ describe('GraphQL over HTTP (the GraphQL-over-HTTP specification)', () => {
     }
   });
 
+  it('tells the client what its query cost and the limit, and refuses one over the limit naming both', async () => {
+    const answered = await graphql({ query: '{ orders(first: 10) { id user { name } } }' });
+    expect([answered.status, answered.body.extensions]).toEqual([200, { cost: { requested: 42, limit: 5_000 } }]);
+    const heavy = `{ ${Array.from({ length: 5 }, (_, i) => `a${i}: orders(first: 100) { id amount product { name imageUrl rating reviewCount price currency sku } user { name } }`).join(' ')} }`;
+    const refused = await graphql({ query: heavy });
+    expect(refused.status).toBe(200);
+    expect(refused.body.errors[0]).toMatchObject({ message: expect.stringMatching(/costs \d+ and the limit is 5000/), extensions: { code: 'QUERY_COST_LIMIT_EXCEEDED', cost: { requested: expect.any(Number), limit: 5_000 } } });
+    // first given as a variable counts as asked.
+    const byVariable = await graphql({ query: 'query ($n: Int) { orders(first: $n) { id amount product { name imageUrl rating reviewCount price currency sku } } }', variables: { n: 1_000 } });
+    expect(byVariable.body.errors[0].extensions).toMatchObject({ code: 'QUERY_COST_LIMIT_EXCEEDED' });
+  });
+
   it('follows the 4xx rules for application/graphql-response+json', async () => {
     const syntax = await graphql({ query: '{ orders(first: 1) { id ' }, 'application/graphql-response+json');
     expect([syntax.status, syntax.headers.get('content-type')]).toEqual([400, expect.stringContaining('application/graphql-response+json')]);

@@ -19,6 +19,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { outgoingBudgetMs, TIMEOUT_HEADER } from '@platform/service-kit';
 import { graphMetrics } from './operation-metrics';
+import { costOf, QueryCostLimit } from './query-cost';
 
 interface GatewayContext {
   authorization?: string;
@@ -105,11 +106,11 @@ export async function createFederatedGraph(options: FederatedGraphOptions): Prom
     maxAliases: { n: 15 },
     maxDirectives: { n: 20 },
     maxTokens: { enabled: false },
-    costLimit: { maxCost: 5_000 },
+    costLimit: { enabled: false }, // ours (query-cost.ts): the same computation gives the limit and extensions.cost
     blockFieldSuggestion: { enabled: !options.introspection },
   });
   const limits = armor.protect().validationRules ?? [];
-  const rules = [...specifiedRules, ...limits, ...(options.introspection ? [] : [NoSchemaIntrospectionCustomRule])];
+  const rules = [...specifiedRules, ...limits, QueryCostLimit, ...(options.introspection ? [] : [NoSchemaIntrospectionCustomRule])];
   // Over GET a mutation is 405 whatever the graph has (graphql-http checks it after validating).
   const postRules = [...rules, KnownOperationTypes];
 
@@ -132,6 +133,11 @@ export async function createFederatedGraph(options: FederatedGraphOptions): Prom
     const operation = getOperationAST(args.document, args.operationName ?? undefined);
     if (!operation) return { errors: [new GraphQLError('The document names no operation to run.', { extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } })] };
     const context = args.contextValue as GatewayContext;
+    // With the variables known, `first: $n` counts as asked; over the limit, nothing runs.
+    const cost = costOf(args.document, operation, (args.variableValues ?? {}) as Record<string, unknown>);
+    if (cost.requested > cost.limit) {
+      return { errors: [new GraphQLError(`Query cost limit exceeded: this operation costs ${cost.requested} with its variables and the limit is ${cost.limit}.`, { extensions: { code: 'QUERY_COST_LIMIT_EXCEEDED', cost } })], extensions: { cost } };
+    }
     // A fault of the planner or executor is ours: INTERNAL in the body (logged), never a 500 the
     // client's document could trigger again and again.
     const result = await executor({
@@ -153,7 +159,7 @@ export async function createFederatedGraph(options: FederatedGraphOptions): Prom
       options.logger.error({ err: error, traceId: context.traceId }, 'graphql execution failed');
       return { data: null, errors: [new GraphQLError('An unexpected error occurred.', { extensions: { code: 'INTERNAL' } })] };
     });
-    return { data: result.data ?? null, errors: result.errors };
+    return { data: result.data ?? null, errors: result.errors, extensions: { cost } };
   };
 
   const handle = createHandler<Request, { res: Response }, GatewayContext>({

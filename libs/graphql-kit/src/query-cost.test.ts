@@ -1,0 +1,21 @@
+import { getOperationAST, parse } from 'graphql';
+import { costOf } from './query-cost';
+
+const cost = (query: string, variables?: Record<string, unknown>) => {
+  const document = parse(query);
+  const operation = getOperationAST(document);
+  if (!operation) throw new Error('no operation');
+  return costOf(document, operation, variables).requested;
+};
+
+it('charges 1 per scalar, 2 per object plus its fields, a list its selection times first', () => {
+  expect(cost('{ me { id name } }')).toBe(2 + 2);
+  expect(cost('{ orders(first: 10) { id user { name } } }')).toBe(2 + 10 * (1 + 2 + 1));
+  expect(cost('query ($n: Int) { orders(first: $n) { id } }', { n: 50 })).toBe(2 + 50);
+  expect(cost('query ($n: Int) { orders(first: $n) { id } }')).toBe(2 + 1); // unknown until the variables come
+});
+
+it('counts fragments where they are spread, and __typename and introspection for free', () => {
+  expect(cost('{ me { ...Who } } fragment Who on User { id name __typename }')).toBe(2 + 2);
+  expect(cost('{ me { ... on User { id } } __typename }')).toBe(2 + 1);
+});
