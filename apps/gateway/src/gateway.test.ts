@@ -1,11 +1,13 @@
 // The gateway as a client sees it, with the services replaced by real HTTP servers on loopback
 // and, where Redis matters, a redis-server of the test's own.
+import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import express from 'express';
 import fc from 'fast-check';
+import { buildSchema, isEnumType, isObjectType } from 'graphql';
 import pino from 'pino';
 import { createMetrics, Health, listen, type Listening } from '@platform/service-kit';
 import { apiClient, percentile, RedisServer, runBounded, tokenFor } from '@platform/test-kit';
@@ -591,6 +593,29 @@ describe('GraphQL at the gateway', () => {
     expect(subgraphCalls).toMatch(/graphql_subgraph_request_duration_seconds_count\{[^}]*subgraph="users",outcome="error"[^}]*\} [1-9]/);
     const line = gateway.logs.map((entry) => JSON.parse(entry) as Record<string, unknown>).find((entry) => entry.msg === 'graphql operation' && entry.operationName === 'WhoAmI');
     expect(line).toMatchObject({ operationType: 'query', traceId: res.headers.get('x-request-id'), durationMs: expect.any(Number), errorCodes: expect.any(Array) });
+  });
+});
+
+describe('the graph clients build on', () => {
+  it('describes every type, field, enum value and argument, and types statuses as enums and times as DateTime', () => {
+    const schema = buildSchema(readFileSync(supergraphPath, 'utf8'), { assumeValidSDL: true });
+    const undescribed: string[] = [];
+    for (const type of Object.values(schema.getTypeMap())) {
+      // Federation's own types (join__*, link__*) are not the graph's.
+      if (/^(__|join__|link__)/.test(type.name) || ['String', 'Int', 'Float', 'Boolean', 'ID'].includes(type.name)) continue;
+      if (!type.description) undescribed.push(type.name);
+      if (isObjectType(type)) {
+        for (const field of Object.values(type.getFields())) {
+          if (!field.description) undescribed.push(`${type.name}.${field.name}`);
+          for (const argument of field.args) if (!argument.description) undescribed.push(`${type.name}.${field.name}(${argument.name})`);
+        }
+      }
+      if (isEnumType(type)) for (const value of type.getValues()) if (!value.description) undescribed.push(`${type.name}.${value.name}`);
+    }
+    expect(undescribed).toEqual([]);
+    const order = schema.getType('Order');
+    if (!isObjectType(order)) throw new Error('no Order type');
+    expect([String(order.getFields().status.type), String(order.getFields().createdAt.type)]).toEqual(['OrderStatus!', 'DateTime!']);
   });
 });
 

@@ -2,3 +2,4 @@ import './telemetry-off';
 export { createSubgraphMiddleware, requirePrincipal, toGraphQLError, type SubgraphContext, type SubgraphOptions } from './subgraph';
 export { default as gql } from 'graphql-tag';
 export { createFederatedGraph, type FederatedGraphOptions } from './federation';
+export { DateTime } from './date-time';

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import DataLoader from 'dataloader';
 import { ApiError } from '@platform/errors';
-import { gql, requirePrincipal, toGraphQLError, type SubgraphContext } from '@platform/graphql-kit';
+import { DateTime, gql, requirePrincipal, toGraphQLError, type SubgraphContext } from '@platform/graphql-kit';
 import type { OrderRow } from '../orders/repository';
 import type { OrderService } from '../orders/service';
 
@@ -30,6 +30,7 @@ function toGraphOrder(order: OrderRow) {
 
 export function ordersResolvers(orders: OrderService) {
   return {
+    DateTime,
     Query: {
       order: async (_: unknown, args: { id: string }, context: OrdersContext) => {
         try {
