@@ -42,6 +42,7 @@ const runtimeFiles = [
   ['src/graphql/schema.graphql', 'schema.graphql'],
   ['src/graphql/supergraph.graphql', 'supergraph.graphql'],
   ['src/openapi/openapi.json', 'openapi.json'],
+  ['src/graphql/trusted-documents.json', 'trusted-documents.json'],
 ];
 for (const [from, to] of runtimeFiles) {
   const source = path.join(appDir, from);

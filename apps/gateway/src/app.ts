@@ -34,7 +34,7 @@ const COMPRESS_FROM_BYTES = 1024;
 export interface GatewayAppDeps {
   config: Pick<
     GatewayConfig,
-    'jwtVerifySecrets' | 'NODE_ENV' | 'REQUEST_TIMEOUT_MS' | 'USERS_URL' | 'ORDERS_URL' | 'CATALOG_URL' | 'INVENTORY_URL' | 'TRUST_PROXY' | 'ROUTE_DEPRECATIONS' | 'UPSTREAM_LIMITS' | 'MAX_IN_FLIGHT_PER_CALLER' | 'CORS_ORIGINS'
+    'jwtVerifySecrets' | 'NODE_ENV' | 'REQUEST_TIMEOUT_MS' | 'USERS_URL' | 'ORDERS_URL' | 'CATALOG_URL' | 'INVENTORY_URL' | 'TRUST_PROXY' | 'ROUTE_DEPRECATIONS' | 'UPSTREAM_LIMITS' | 'MAX_IN_FLIGHT_PER_CALLER' | 'CORS_ORIGINS' | 'GRAPHQL_TRUSTED_DOCUMENTS'
   >;
   rateLimits: RateLimits;
   /** Refuses tokens their account outlived (users-service's credential versions). */
@@ -45,6 +45,8 @@ export interface GatewayAppDeps {
   /** The composed supergraph and the OpenAPI document (beside main.js when built). */
   supergraphPath: string;
   openapiPath: string;
+  /** The trusted documents manifest (hash → text), beside main.js when built. */
+  trustedDocumentsPath: string;
   /** The /docs pages' scripts and styles, copied there by the build; unset: read from node_modules. */
   pagesDir?: string;
 }
@@ -61,6 +63,7 @@ export async function createGatewayApp(deps: GatewayAppDeps) {
     timeoutMs: config.REQUEST_TIMEOUT_MS,
     registry: deps.metrics.registry,
     logger: deps.logger,
+    trustedDocuments: { mode: config.GRAPHQL_TRUSTED_DOCUMENTS, documents: JSON.parse(readFileSync(deps.trustedDocumentsPath, 'utf8')) as Record<string, string> },
   });
   const openapi = readFileSync(deps.openapiPath);
   const corsOrigins = config.CORS_ORIGINS ?? (config.NODE_ENV === 'production' ? [] : DEVELOPMENT_ORIGINS);

@@ -79,6 +79,13 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env) {
         .string()
         .transform((text) => text.split(',').map((origin) => origin.trim()).filter(Boolean))
         .optional(),
+      /**
+       * GraphQL documents by hash (apps/gateway/src/graphql/operations, built into a manifest):
+       * `allow` lets clients send a trusted document's hash instead of its text; `only` runs
+       * trusted documents and nothing else (recommended in production once clients send hashes);
+       * `off` ignores hashes.
+       */
+      GRAPHQL_TRUSTED_DOCUMENTS: z.enum(['off', 'allow', 'only']).default('allow'),
       /** Requests one caller (user id, or client IP without a token) may have in flight; the excess is 429. */
       MAX_IN_FLIGHT_PER_CALLER: z.coerce.number().int().min(1).default(64),
     },

@@ -1,5 +1,6 @@
 // The gateway as a client sees it, with the services replaced by real HTTP servers on loopback
 // and, where Redis matters, a redis-server of the test's own.
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import path from 'node:path';
@@ -20,6 +21,7 @@ import { connectRedis, RateLimits, redisReady } from './rate-limit/rate-limits';
 const JWT_SECRET = 'gateway-test-secret-gateway-test-secret-01';
 const supergraphPath = path.join(__dirname, 'graphql/supergraph.graphql');
 const openapiPath = path.join(__dirname, 'openapi/openapi.json');
+const trustedDocumentsPath = path.join(__dirname, 'graphql/trusted-documents.json');
 
 /** users-service's credential versions, as the fake serves them (absent: version 1; null: deleted). */
 const credentialVersions = new Map<string, number | null>();
@@ -124,7 +126,7 @@ interface Gateway {
 
 async function startGateway(
   upstream: string,
-  options: { redisUrl?: string; redisTimeoutMs?: number; redisProbeMs?: number; points?: number; tokensPoints?: number; timeoutMs?: number; deprecations?: unknown; corsOrigins?: string; nodeEnv?: 'test' | 'production' } = {},
+  options: { redisUrl?: string; redisTimeoutMs?: number; redisProbeMs?: number; points?: number; tokensPoints?: number; timeoutMs?: number; deprecations?: unknown; corsOrigins?: string; nodeEnv?: 'test' | 'production'; trustedDocuments?: 'off' | 'allow' | 'only' } = {},
 ): Promise<Gateway> {
   const logs: string[] = [];
   const logger = pino({ level: 'info' }, new Writable({ write: (chunk, _enc, done) => (logs.push(String(chunk)), done()) }));
@@ -146,6 +148,7 @@ async function startGateway(
       CATALOG_URL: upstream,
       TRUST_PROXY: 'loopback',
       ROUTE_DEPRECATIONS: options.deprecations as never,
+      GRAPHQL_TRUSTED_DOCUMENTS: options.trustedDocuments ?? 'allow',
     },
     rateLimits,
     credentials: new CredentialCheck({ usersUrl: upstream, serviceToken: serviceTokenSource(JWT_SECRET, 'gateway'), cacheMs: 0, logger }),
@@ -154,6 +157,7 @@ async function startGateway(
     metrics,
     supergraphPath,
     openapiPath,
+    trustedDocumentsPath,
   });
   const server = await listen(app, 0, '127.0.0.1');
   return {
@@ -674,6 +678,8 @@ describe('GraphQL over HTTP (the GraphQL-over-HTTP specification)', () => {
   });
 
   it('never answers a 5xx to 1,000 malformed and hostile documents', async () => {
+    // A caller of its own: a thousand requests spend one user's rate-limit budget.
+    const fuzzer = (await tokenFor(JWT_SECRET)).token;
     const fragments = ['{', '}', '(', ')', '[', ']', ':', '$', '@', '...', '"', '#', '\\u0000', 'query', 'mutation', 'subscription', 'fragment', 'on', 'order', 'orders', 'me', 'id', 'user', 'first:', '-1', '1e309', 'null', 'true', '__schema', '__typename', 'a:', '@include(if: true)', '\n', ' '];
     const documents = fc.sample(
       fc.oneof(
@@ -686,11 +692,45 @@ describe('GraphQL over HTTP (the GraphQL-over-HTTP specification)', () => {
     );
     const statuses = new Map<number, number>();
     await runBounded(documents.length, 16, async (index) => {
-      const res = await graphql({ query: documents[index], variables: { x: documents[index] } });
+      const res = await call('POST', '/v1/graphql', { token: fuzzer, body: { query: documents[index], variables: { x: documents[index] } }, headers: { accept: 'application/json' } });
       statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
     });
     expect([...statuses.keys()].filter((status) => status >= 500)).toEqual([]);
     expect([...statuses.values()].reduce((sum, count) => sum + count, 0)).toBe(1_000);
+  });
+});
+
+describe('trusted documents', () => {
+  const manifest = JSON.parse(readFileSync(trustedDocumentsPath, 'utf8')) as Record<string, string>;
+  const meHash = Object.keys(manifest).find((hash) => manifest[hash].includes('query Me ')) as string;
+  const byHash = (hash: string) => ({ extensions: { persistedQuery: { version: 1, sha256Hash: hash } } });
+
+  it('runs a trusted document sent by its hash alone (POST and GET), and refuses an unknown hash or a text that is not its hash\'s', async () => {
+    expect(createHash('sha256').update(manifest[meHash]).digest('hex')).toBe(meHash);
+    const posted = await call('POST', '/v1/graphql', { token, body: { operationName: 'Me', ...byHash(meHash) } });
+    expect(posted.status).toBe(200);
+    expect(posted.body.extensions).toEqual({ cost: { requested: 6, limit: 5_000 } }); // it ran: me { id name email nickname }
+    const got = await call('GET', `/v1/graphql?extensions=${encodeURIComponent(JSON.stringify(byHash(meHash).extensions))}`, { token, headers: { accept: 'application/json' } });
+    expect(got.body.extensions).toEqual({ cost: { requested: 6, limit: 5_000 } });
+    const unknown = await call('POST', '/v1/graphql', { token, body: byHash('0'.repeat(64)) });
+    expect([unknown.status, unknown.body.errors[0].extensions.code]).toEqual([200, 'PERSISTED_QUERY_NOT_FOUND']);
+    const mismatch = await call('POST', '/v1/graphql', { token, body: { query: '{ me { id } }', ...byHash(meHash) } });
+    expect(mismatch.body.errors[0].extensions.code).toBe('PERSISTED_QUERY_HASH_MISMATCH');
+  });
+
+  it('with GRAPHQL_TRUSTED_DOCUMENTS=only, refuses any other document with PERSISTED_QUERY_NOT_ALLOWED', async () => {
+    const strict = await startGateway(upstream.url, { trustedDocuments: 'only' });
+    const strictCall = apiClient(() => strict.server.url);
+    try {
+      const other = await strictCall('POST', '/v1/graphql', { token, body: { query: '{ me { id } }' } });
+      expect([other.status, other.body.errors[0].extensions.code]).toEqual([200, 'PERSISTED_QUERY_NOT_ALLOWED']);
+      const strictAccept = await strictCall('POST', '/v1/graphql', { token, body: { query: '{ me { id } }' }, headers: { accept: 'application/graphql-response+json' } });
+      expect(strictAccept.status).toBe(400);
+      const trustedOne = await strictCall('POST', '/v1/graphql', { token, body: byHash(meHash) });
+      expect(trustedOne.body.extensions.cost.requested).toBe(6);
+    } finally {
+      await strict.stop();
+    }
   });
 });
 

@@ -20,7 +20,7 @@ runService({
     if (!redis) logger.warn('REDIS_URL is not set: rate limits live in this process only; with several replicas each keeps its own count');
     const rateLimits = new RateLimits(policiesOf(config), { redis, logger, registry: metrics.registry, probeIntervalMs: config.REDIS_PROBE_INTERVAL_MS });
     const credentials = new CredentialCheck({ usersUrl: config.USERS_URL, serviceToken: serviceTokenSource(config.jwtSecret, 'gateway'), cacheMs: config.CREDENTIALS_CACHE_MS, logger });
-    const { app, stopGraph } = await createGatewayApp({ config, rateLimits, credentials, logger, health, metrics, supergraphPath: path.join(__dirname, 'supergraph.graphql'), openapiPath: path.join(__dirname, 'openapi.json'), pagesDir: path.join(__dirname, 'pages') });
+    const { app, stopGraph } = await createGatewayApp({ config, rateLimits, credentials, logger, health, metrics, supergraphPath: path.join(__dirname, 'supergraph.graphql'), openapiPath: path.join(__dirname, 'openapi.json'), trustedDocumentsPath: path.join(__dirname, 'trusted-documents.json'), pagesDir: path.join(__dirname, 'pages') });
     const metricsApp = express().get('/metrics', metrics.handler);
     const metricsServer = await listen(metricsApp, config.METRICS_PORT);
     logger.info({ port: metricsServer.port }, 'metrics listening');

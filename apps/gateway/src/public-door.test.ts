@@ -16,6 +16,7 @@ import { policiesOf, RateLimits } from './rate-limit/rate-limits';
 const JWT_SECRET = 'public-door-test-secret-public-door-test-01';
 const supergraphPath = path.join(__dirname, 'graphql/supergraph.graphql');
 const openapiPath = path.join(__dirname, 'openapi/openapi.json');
+const trustedDocumentsPath = path.join(__dirname, 'graphql/trusted-documents.json');
 const TRACE_ID = /^[\da-f]{32}$/;
 
 interface RawResponse {
@@ -194,7 +195,7 @@ async function startGateway(upstreamUrl: string, env: Record<string, string> = {
   const metrics = createMetrics('gateway-test');
   const logger = pino({ level: 'silent' });
   const rateLimits = new RateLimits(policiesOf(config), { logger, registry: metrics.registry });
-  const { app, stopGraph } = await createGatewayApp({ config, rateLimits, credentials: everyTokenCurrent, logger, health: new Health(), metrics, supergraphPath, openapiPath });
+  const { app, stopGraph } = await createGatewayApp({ config, rateLimits, credentials: everyTokenCurrent, logger, health: new Health(), metrics, supergraphPath, openapiPath, trustedDocumentsPath });
   const server = await listen(app, 0, '127.0.0.1', { requestTimeoutMs: config.REQUEST_TIMEOUT_MS });
   return {
     server,

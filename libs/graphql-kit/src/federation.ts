@@ -37,11 +37,27 @@ export interface FederatedGraphOptions {
   /** Where operation and subgraph-call metrics go, and the one log line per operation. */
   registry: Registry;
   logger: Logger;
+  /**
+   * The operations the gateway knows by hash (SHA-256 of the text → the text). `allow`: clients
+   * may send a hash instead of the text; `only`: nothing else runs (PERSISTED_QUERY_NOT_ALLOWED);
+   * `off`: hashes are not read.
+   */
+  trustedDocuments: { mode: 'off' | 'allow' | 'only'; documents: Record<string, string> };
 }
 
 /** Longer documents are refused while parsing, before they cost anything. */
 const MAX_TOKENS = 2_000;
 const MAX_CACHED_DOCUMENTS = 1_000;
+
+/** A JSON object from text (GET's `extensions`), or undefined. */
+function parseJsonObject(text: string): Record<string, never> | undefined {
+  try {
+    const value = JSON.parse(text) as unknown;
+    return value && typeof value === 'object' ? (value as Record<string, never>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /** The statuses graphql-http answers without a body, as our error codes. */
 const PROTOCOL_REFUSALS: Record<number, ErrorCode> = { 405: 'METHOD_NOT_ALLOWED', 406: 'NOT_ACCEPTABLE', 415: 'UNSUPPORTED_MEDIA_TYPE' };
@@ -174,10 +190,33 @@ export async function createFederatedGraph(options: FederatedGraphOptions): Prom
     },
     formatError,
   });
+  const trusted = options.trustedDocuments;
+  /** A refusal before parsing, in GraphQL's error shape: 200 for application/json, 400 for graphql-response+json. */
+  const refuse = (req: Request, res: Response, code: string, message: string) => {
+    const strict = req.accepts(['application/json', 'application/graphql-response+json']) === 'application/graphql-response+json';
+    res.status(strict ? 400 : 200).type(strict ? 'application/graphql-response+json' : 'application/json').send(JSON.stringify({ errors: [{ message, extensions: { code } }] }));
+  };
+
   // graphql-http's own answers without a body (406, 415) become the one error format.
   const serve: RequestHandler = async (req, res, next) => {
     try {
-      const [body, init] = await handle({ url: req.url, method: req.method, headers: req.headers, body: () => req.body as Record<string, unknown>, raw: req, context: { res } });
+      // Trusted documents: a hash stands for its text; with `only`, nothing else runs.
+      const url = new URL(req.url, 'http://gateway');
+      const params = (req.method === 'GET' ? Object.fromEntries(url.searchParams) : (req.body ?? {})) as Record<string, unknown>;
+      let extensions = params.extensions as { persistedQuery?: { sha256Hash?: unknown } } | string | undefined;
+      if (typeof extensions === 'string') extensions = parseJsonObject(extensions);
+      const hash = trusted.mode === 'off' ? undefined : extensions?.persistedQuery?.sha256Hash;
+      const query = typeof params.query === 'string' ? params.query : undefined;
+      if (typeof hash === 'string') {
+        const text = trusted.documents[hash];
+        if (!text) return refuse(req, res, 'PERSISTED_QUERY_NOT_FOUND', `No trusted document has the hash ${hash.slice(0, 64)}.`);
+        if (query !== undefined && query !== text) return refuse(req, res, 'PERSISTED_QUERY_HASH_MISMATCH', 'The query sent is not the trusted document its hash names.');
+        if (req.method === 'GET') url.searchParams.set('query', text);
+        else (req.body as Record<string, unknown>).query = text;
+      } else if (trusted.mode === 'only') {
+        return refuse(req, res, 'PERSISTED_QUERY_NOT_ALLOWED', 'This gateway runs trusted documents only: send extensions.persistedQuery.sha256Hash of one of them.');
+      }
+      const [body, init] = await handle({ url: `${url.pathname}${url.search}`, method: req.method, headers: req.headers, body: () => req.body as Record<string, unknown>, raw: req, context: { res } });
       if (body === null && init.status >= 400) throw new ApiError(PROTOCOL_REFUSALS[init.status] ?? 'MALFORMED_REQUEST', `${init.statusText}: GraphQL over HTTP takes GET or an application/json POST, and answers application/json or application/graphql-response+json.`);
       res.writeHead(init.status, init.statusText, init.headers).end(body);
     } catch (error) {
