@@ -1,95 +1,372 @@
 // The OpenAPI 3.1 document of the public API, built from the gateway's route table (paths and
-// methods) and the services' own zod schemas (bodies and query parameters), so nothing is
-// written twice by hand. tools/openapi/generate.mjs bundles and runs this file.
+// methods) and the services' own zod schemas (request bodies, query parameters and the
+// representations their mappers are typed with), so nothing is written twice by hand.
+// tools/openapi/generate.mjs bundles and runs this file.
 import { z } from 'zod';
-import { errorCatalog, fieldErrorCodes } from '../../libs/errors/src';
-import { routeTable } from '../../apps/gateway/src/routing/route-table';
+import { errorBodySchema, errorCatalog, problemBodySchema, type ErrorCode } from '../../libs/errors/src';
+import { listEnvelopeSchema } from '../../libs/paging/src';
+import { routeTable, type RouteDefinition } from '../../apps/gateway/src/routing/route-table';
 import * as users from '../../apps/users-service/src/users/schemas';
+import * as userShapes from '../../apps/users-service/src/users/representation';
 import * as products from '../../apps/catalog-service/src/products/schemas';
+import * as productShapes from '../../apps/catalog-service/src/products/representation';
 import * as reviews from '../../apps/catalog-service/src/reviews/schemas';
+import { reviewRepresentation } from '../../apps/catalog-service/src/reviews/representation';
 import * as orders from '../../apps/orders-service/src/orders/schemas';
+import * as orderShapes from '../../apps/orders-service/src/orders/representation';
+import { cancellationRepresentation } from '../../apps/orders-service/src/cancellations/service';
 import * as stock from '../../apps/inventory-service/src/stock/schemas';
+import { stockLevelRepresentation } from '../../apps/inventory-service/src/stock/representation';
 
 type Schema = z.ZodType;
 
+/** A GraphQL-over-HTTP exchange: what the federated graph takes and answers (errors come with 200). */
+const graphqlRequest = z.object({
+  query: z.string().min(1).optional().meta({ description: 'The document. Optional when extensions.persistedQuery names a trusted document.' }),
+  extensions: z.record(z.string(), z.unknown()).optional(),
+  variables: z.record(z.string(), z.unknown()).nullable().optional(),
+  operationName: z.string().nullable().optional(),
+});
+const graphqlQueryParameters = z.strictObject({
+  query: z.string().min(1).optional().meta({ description: 'The document; a query (mutations only over POST). Optional when extensions names a trusted document.' }),
+  variables: z.string().optional().meta({ description: 'JSON object of the variables.' }),
+  operationName: z.string().optional(),
+  extensions: z.string().optional().meta({ description: 'JSON object, e.g. {"persistedQuery":{"version":1,"sha256Hash":"<hex>"}} for a trusted document.' }),
+});
+const graphqlResponse = z.object({
+  data: z.record(z.string(), z.unknown()).nullable().optional(),
+  extensions: z
+    .object({ cost: z.object({ requested: z.number().int().min(0), limit: z.number().int().min(1) }).optional() })
+    .optional()
+    .meta({ description: '`cost`: what the operation cost and the limit (a scalar field 1, an object 2 plus its fields, a list its selection times first).' }),
+  errors: z
+    .array(z.looseObject({ message: z.string(), path: z.array(z.union([z.string(), z.number().int()])).optional(), extensions: z.record(z.string(), z.unknown()).optional() }))
+    .optional()
+    .meta({ description: '`extensions.code` carries the same codes as the REST error format.' }),
+});
+const openApiSection = z.record(z.string(), z.unknown());
+const openapiDocument = z.object({
+  openapi: z.string(),
+  info: openApiSection,
+  servers: z.array(openApiSection),
+  security: z.array(openApiSection),
+  tags: z.array(openApiSection),
+  paths: openApiSection,
+  components: openApiSection,
+});
+
+/** Every named schema of the document; representations refer to each other by these names. */
+const components: [string, Schema][] = [
+  ['User', userShapes.userRepresentation],
+  ['Token', userShapes.tokenRepresentation],
+  ['OrderItem', orderShapes.orderItemRepresentation],
+  ['Order', orderShapes.orderRepresentation],
+  ['Shipment', orderShapes.shipmentRepresentation],
+  ['Cancellation', cancellationRepresentation],
+  ['Product', productShapes.productRepresentation],
+  ['Rating', productShapes.ratingRepresentation],
+  ['Review', reviewRepresentation],
+  ['UserPage', listEnvelopeSchema(userShapes.userRepresentation)],
+  ['OrderPage', listEnvelopeSchema(orderShapes.orderRepresentation)],
+  ['OrderItemPage', listEnvelopeSchema(orderShapes.orderItemRepresentation)],
+  ['ProductPage', listEnvelopeSchema(productShapes.productRepresentation)],
+  ['ReviewPage', listEnvelopeSchema(reviewRepresentation)],
+  ['StockLevel', stockLevelRepresentation],
+  ['StockLevelPage', listEnvelopeSchema(stockLevelRepresentation)],
+  ['GraphQLResponse', graphqlResponse],
+  ['OpenApiDocument', openapiDocument],
+  ['Error', errorBodySchema],
+  ['Problem', problemBodySchema],
+];
+type ComponentName = (typeof components)[number][0];
+
 interface Operation {
+  /** A verb phrase: what a generated client names the call. */
+  operationId: string;
   summary: string;
   body?: Schema;
   query?: z.ZodObject;
-  /** Success status and what it returns. */
-  success: [number, string];
-  headers?: string[];
+  /** The fields `sort` accepts (the service's own list). */
+  sortFields?: readonly string[];
+  /** Success status, its description and the schema it returns (none for 204). */
+  success: [number, string, ComponentName?];
+  /** Headers of the success response besides those every response carries. */
+  headers?: (keyof typeof successHeaders)[];
+  /** Answers 403 (admin only, or a filter naming someone else). */
+  forbidden?: boolean;
+  /** Takes If-Match (optimistic concurrency): 412 on a stale ETag. */
+  ifMatch?: boolean;
+  /** The 409 codes it can answer. */
+  conflicts?: ErrorCode[];
+  /** A GraphQL document it cannot run (syntax, depth, cost) is a 400 in GraphQL's own format. */
+  graphqlErrors?: boolean;
+  /** A PUT that creates what did not exist answers 201 (with Location) and this description. */
+  created?: string;
+  /** Takes Idempotency-Key: a retry with the same key applies once. */
+  idempotencyKey?: boolean;
 }
 
 // What each route takes and answers: the schemas are the services' own validators.
 const operations: Record<string, Operation> = {
-  'POST /users': { summary: 'Sign up (public)', body: users.signUpBody, success: [201, 'The created user'], headers: ['Location', 'ETag'] },
-  'GET /users': { summary: 'List users (admin)', query: users.listUsersQuery, success: [200, 'A page of users'] },
-  'GET /users/{id}': { summary: 'Read a user (`me` for the caller)', success: [200, 'The user'], headers: ['ETag'] },
-  'PATCH /users/{id}': { summary: 'Change the fields sent', body: users.patchUserBody, success: [200, 'The user'], headers: ['ETag'] },
-  'PUT /users/{id}': { summary: 'Replace the user; fields not sent are cleared', body: users.replaceUserBody, success: [200, 'The user'], headers: ['ETag'] },
-  'DELETE /users/{id}': { summary: 'Delete a user', success: [204, 'Deleted'] },
-  'POST /tokens': { summary: 'Exchange email and password for an access token (public)', body: users.tokenBody, success: [200, 'A bearer token'] },
-  'GET /orders': { summary: "List orders (a customer's own; all for admins)", query: orders.listOrdersQuery, success: [200, 'A page of orders'] },
-  'POST /orders': { summary: 'Place an order (priced by the server; honours Idempotency-Key)', body: orders.createOrderBody, success: [201, 'The order'], headers: ['Location'] },
-  'POST /orders/search': { summary: 'List orders with conditions in the body', body: orders.searchOrdersBody, success: [200, 'A page of orders'] },
-  'GET /orders/{id}': { summary: 'Read an order', query: orders.getOrderQuery, success: [200, 'The order'], headers: ['ETag'] },
-  'PATCH /orders/{id}': { summary: 'Change status (cancel) or coupon', body: orders.patchOrderBody, success: [200, 'The order'], headers: ['ETag'] },
-  'PUT /orders/{id}': { summary: 'Replace items and coupon while PENDING', body: orders.replaceOrderBody, success: [200, 'The order'], headers: ['ETag'] },
-  'DELETE /orders/{id}': { summary: 'Delete an order (its stock is returned)', success: [204, 'Deleted'] },
-  'GET /orders/{id}/items': { summary: "List an order's items", query: orders.listItemsQuery, success: [200, 'A page of order items'] },
-  'GET /orders/{id}/shipment': { summary: "Read an order's shipment", success: [200, 'The shipment'] },
-  'PUT /orders/{id}/shipment': { summary: 'Create or replace the shipment (admin)', body: orders.shipmentBody, success: [200, 'The shipment'] },
-  'GET /orders/{id}/cancellation': { summary: 'Read the cancellation record', success: [200, 'The cancellation'] },
-  'POST /orders/{id}/cancellation': { summary: 'Request cancellation; completes asynchronously', body: orders.cancellationBody, success: [202, 'The cancellation, REQUESTED'], headers: ['Location'] },
-  'GET /order-items/{id}': { summary: 'Read an order item', success: [200, 'The order item'] },
-  'GET /products': { summary: 'List products', query: products.listProductsQuery, success: [200, 'A page of products'] },
-  'POST /products': { summary: 'Create a product (admin)', body: products.createProductBody, success: [201, 'The product'], headers: ['Location', 'ETag'] },
-  'GET /products/{id}': { summary: 'Read a product', success: [200, 'The product'], headers: ['ETag'] },
-  'PATCH /products/{id}': { summary: 'Change a product (admin)', body: products.patchProductBody, success: [200, 'The product'], headers: ['ETag'] },
-  'PUT /products/{id}': { summary: 'Replace a product (admin)', body: products.replaceProductBody, success: [200, 'The product'], headers: ['ETag'] },
-  'DELETE /products/{id}': { summary: 'Delete a product (admin)', success: [204, 'Deleted'] },
-  'GET /products/{id}/rating': { summary: "Read a product's rating", success: [200, 'The rating'] },
-  'GET /products/{id}/reviews': { summary: "List a product's reviews", query: reviews.listReviewsQuery, success: [200, 'A page of reviews'] },
-  'POST /products/{id}/reviews': { summary: 'Review a product (once per user)', body: reviews.createReviewBody, success: [201, 'The review'], headers: ['Location'] },
-  'GET /products/{id}/reviews/{reviewId}': { summary: 'Read a review', success: [200, 'The review'] },
-  'GET /stock-levels': { summary: 'List stock levels in SKU order, or only the SKUs named', query: stock.listStockLevelsQuery, success: [200, 'A page of stock levels'] },
-  'GET /stock-levels/{sku}': { summary: "Read a SKU's stock level", success: [200, 'The stock level'], headers: ['ETag'] },
-  'PUT /stock-levels/{sku}': { summary: 'Set what is on hand (admin); creates the SKU when new', body: stock.putStockLevelBody, success: [200, 'The stock level (201 when created)'], headers: ['ETag', 'Location'] },
-  'GET /graphql': { summary: 'Run a GraphQL query (query, operationName, variables and extensions as parameters; mutations only over POST)', success: [200, 'GraphQL response with data and/or errors'] },
-  'POST /graphql': { summary: 'Run a GraphQL query or mutation (federated); with Accept: application/json errors come with HTTP 200', success: [200, 'GraphQL response with data and/or errors'] },
-  'GET /openapi.json': { summary: 'This document (public)', success: [200, 'OpenAPI 3.1 document'] },
+  'POST /users': { operationId: 'signUp', summary: 'Sign up (public)', body: users.signUpBody, success: [201, 'The created user', 'User'], headers: ['Location', 'ETag'], conflicts: ['EMAIL_TAKEN'] },
+  'GET /users': { operationId: 'listUsers', summary: 'List users (admin)', query: users.listUsersQuery, sortFields: users.userSortFields, success: [200, 'A page of users', 'UserPage'], forbidden: true },
+  'GET /users/{id}': { operationId: 'getUser', summary: 'Read a user (`me` for the caller)', success: [200, 'The user', 'User'], headers: ['ETag'] },
+  'PATCH /users/{id}': { operationId: 'updateUser', summary: 'Change the fields sent', body: users.patchUserBody, success: [200, 'The user', 'User'], headers: ['ETag'], ifMatch: true, conflicts: ['EMAIL_TAKEN', 'CONFLICT'] },
+  'PUT /users/{id}': { operationId: 'replaceUser', summary: 'Replace the user; fields not sent are cleared', body: users.replaceUserBody, success: [200, 'The user', 'User'], headers: ['ETag'], ifMatch: true, conflicts: ['EMAIL_TAKEN', 'CONFLICT'] },
+  'DELETE /users/{id}': { operationId: 'deleteUser', summary: 'Delete a user', success: [204, 'Deleted'] },
+  'POST /tokens': { operationId: 'createToken', summary: 'Exchange email and password for an access token (public)', body: users.tokenBody, success: [200, 'A bearer token', 'Token'] },
+  'GET /orders': { operationId: 'listOrders', summary: "List orders (a customer's own; all for admins)", query: orders.listOrdersQuery, sortFields: orders.orderSortFields, success: [200, 'A page of orders', 'OrderPage'], forbidden: true },
+  'POST /orders': {
+    operationId: 'createOrder',
+    summary: 'Place an order (priced by the server; honours Idempotency-Key)',
+    body: orders.createOrderBody, idempotencyKey: true,
+    success: [201, 'The order (or, for a repeated Idempotency-Key, the first response again)', 'Order'],
+    headers: ['Location', 'ETag'],
+    conflicts: ['OUT_OF_STOCK', 'CONFLICT'],
+  },
+  'POST /orders/search': { operationId: 'searchOrders', summary: 'List orders with conditions in the body', body: orders.searchOrdersBody, success: [200, 'A page of orders', 'OrderPage'], forbidden: true },
+  'GET /orders/{id}': { operationId: 'getOrder', summary: 'Read an order', query: orders.getOrderQuery, success: [200, 'The order', 'Order'], headers: ['ETag'] },
+  'PATCH /orders/{id}': {
+    operationId: 'updateOrder',
+    summary: 'Change status (cancel; other moves are for admins) or coupon',
+    body: orders.patchOrderBody,
+    success: [200, 'The order', 'Order'],
+    headers: ['ETag'],
+    forbidden: true,
+    ifMatch: true,
+    conflicts: ['ORDER_ALREADY_CANCELED', 'ORDER_NOT_CANCELABLE', 'ORDER_NOT_EDITABLE', 'CONFLICT'],
+  },
+  'PUT /orders/{id}': {
+    operationId: 'replaceOrder',
+    summary: 'Replace items and coupon while PENDING',
+    body: orders.replaceOrderBody,
+    success: [200, 'The order', 'Order'],
+    headers: ['ETag'],
+    ifMatch: true,
+    conflicts: ['ORDER_NOT_EDITABLE', 'OUT_OF_STOCK', 'CONFLICT'],
+  },
+  'DELETE /orders/{id}': { operationId: 'deleteOrder', summary: 'Delete an order (its stock is returned)', success: [204, 'Deleted'], ifMatch: true, conflicts: ['CONFLICT'] },
+  'GET /orders/{id}/items': { operationId: 'listOrderItems', summary: "List an order's items", query: orders.listItemsQuery, success: [200, 'A page of order items', 'OrderItemPage'] },
+  'GET /orders/{id}/shipment': { operationId: 'getShipment', summary: "Read an order's shipment", success: [200, 'The shipment', 'Shipment'] },
+  'PUT /orders/{id}/shipment': { operationId: 'putShipment', summary: 'Create or replace the shipment (admin)', body: orders.shipmentBody, success: [200, 'The shipment', 'Shipment'], forbidden: true, conflicts: ['CONFLICT'] },
+  'GET /orders/{id}/cancellation': { operationId: 'getCancellation', summary: 'Read the cancellation record', success: [200, 'The cancellation', 'Cancellation'] },
+  'POST /orders/{id}/cancellation': {
+    operationId: 'cancelOrder',
+    summary: 'Request cancellation; completes asynchronously',
+    body: orders.cancellationBody,
+    success: [202, 'The cancellation, REQUESTED (or the one already requested)', 'Cancellation'],
+    headers: ['Location'],
+    conflicts: ['ORDER_ALREADY_CANCELED', 'ORDER_NOT_CANCELABLE', 'CONFLICT'],
+  },
+  'GET /order-items/{id}': { operationId: 'getOrderItem', summary: 'Read an order item', success: [200, 'The order item', 'OrderItem'] },
+  'GET /products': { operationId: 'listProducts', summary: 'List products', query: products.listProductsQuery, sortFields: products.productSortFields, success: [200, 'A page of products', 'ProductPage'] },
+  'POST /products': { operationId: 'createProduct', summary: 'Create a product (admin)', body: products.createProductBody, success: [201, 'The product', 'Product'], headers: ['Location', 'ETag'], forbidden: true, conflicts: ['SKU_TAKEN'] },
+  'GET /products/{id}': { operationId: 'getProduct', summary: 'Read a product', success: [200, 'The product', 'Product'], headers: ['ETag'] },
+  'PATCH /products/{id}': { operationId: 'updateProduct', summary: 'Change a product (admin)', body: products.patchProductBody, success: [200, 'The product', 'Product'], headers: ['ETag'], forbidden: true, ifMatch: true, conflicts: ['SKU_TAKEN', 'CONFLICT'] },
+  'PUT /products/{id}': { operationId: 'replaceProduct', summary: 'Replace a product (admin)', body: products.replaceProductBody, success: [200, 'The product', 'Product'], headers: ['ETag'], forbidden: true, ifMatch: true, conflicts: ['SKU_TAKEN', 'CONFLICT'] },
+  'DELETE /products/{id}': { operationId: 'deleteProduct', summary: 'Delete a product (admin)', success: [204, 'Deleted'], forbidden: true },
+  'GET /products/{id}/rating': { operationId: 'getProductRating', summary: "Read a product's rating", success: [200, 'The rating', 'Rating'] },
+  'GET /products/{id}/reviews': { operationId: 'listProductReviews', summary: "List a product's reviews", query: reviews.listReviewsQuery, sortFields: reviews.reviewSortFields, success: [200, 'A page of reviews', 'ReviewPage'] },
+  'POST /products/{id}/reviews': { operationId: 'createProductReview', summary: 'Review a product (once per user)', body: reviews.createReviewBody, success: [201, 'The review', 'Review'], headers: ['Location'], conflicts: ['REVIEW_EXISTS'] },
+  'GET /products/{id}/reviews/{reviewId}': { operationId: 'getProductReview', summary: 'Read a review', success: [200, 'The review', 'Review'] },
+  'GET /stock-levels': { operationId: 'listStockLevels', summary: 'List stock levels in SKU order, or only the SKUs named', query: stock.listStockLevelsQuery, sortFields: ['sku'], success: [200, 'A page of stock levels', 'StockLevelPage'] },
+  'GET /stock-levels/{sku}': { operationId: 'getStockLevel', summary: "Read a SKU's stock level", success: [200, 'The stock level', 'StockLevel'], headers: ['ETag'] },
+  'PUT /stock-levels/{sku}': { operationId: 'setStockLevel', summary: 'Set what is on hand (admin); creates the SKU when new (201)', body: stock.putStockLevelBody, success: [200, 'The stock level, replaced', 'StockLevel'], created: 'The stock level of a SKU inventory did not know', headers: ['ETag'], forbidden: true, ifMatch: true, idempotencyKey: true, conflicts: ['CONFLICT'] },
+  'GET /graphql': { operationId: 'queryGraphqlOverGet', summary: 'Run a GraphQL query given as parameters (a mutation over GET is 405); with Accept: application/json errors come with HTTP 200', query: graphqlQueryParameters, success: [200, 'GraphQL response with data and/or errors', 'GraphQLResponse'], graphqlErrors: true },
+  'POST /graphql': { operationId: 'queryGraphql', summary: 'Run a GraphQL query or mutation (federated); with Accept: application/json errors come with HTTP 200', body: graphqlRequest, success: [200, 'GraphQL response with data and/or errors', 'GraphQLResponse'], graphqlErrors: true },
+  'GET /openapi.json': { operationId: 'getOpenApiDocument', summary: 'This document (public)', success: [200, 'OpenAPI 3.1 document', 'OpenApiDocument'] },
 };
 
-const jsonSchema = (schema: Schema) => {
-  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, {
-    io: 'input',
-    unrepresentable: 'any',
-    target: 'draft-2020-12',
-    // Query values travel as text; document what they mean.
-    override: (context) => {
-      const queryType = (z.globalRegistry.get(context.zodSchema) as { queryType?: string } | undefined)?.queryType;
-      if (queryType) Object.assign(context.jsonSchema, { type: queryType, queryType: undefined });
-      const json = context.jsonSchema as Record<string, unknown>;
-      if (json.type === 'integer' && !json.format) json.format = typeof json.maximum === 'number' && json.maximum <= 2_147_483_647 ? 'int32' : 'int64';
-      if (json.format === 'date') json.example = '2026-11-21';
-    },
-  }) as Record<string, unknown>;
+/** Drops what a JSON Schema of zod carries that has no place in an OpenAPI component. */
+function asOpenApiSchema(json: Record<string, unknown>): Record<string, unknown> {
+  const { $schema: _dialect, $id: _id, ...rest } = json;
   return rest;
-};
-
-function operationId(method: string, path: string): string {
-  const words = path.split('/').filter(Boolean).map((part) => (part.startsWith('{') ? `by-${part.slice(1, -1)}` : part));
-  return [method.toLowerCase(), ...words].join('-').replace(/-([a-z])/g, (_, c: string) => c.toUpperCase()).replace(/[^A-Za-z0-9]/g, '');
 }
 
-const errorResponses: Record<string, { description: string; codes: string[] }> = {
-  '400': { description: 'Unreadable request: malformed JSON, missing or wrongly typed field, unknown field or parameter, bad cursor', codes: ['VALIDATION_FAILED', 'MALFORMED_JSON', 'INVALID_CURSOR'] },
-  '401': { description: 'Missing, invalid or expired bearer token', codes: ['UNAUTHENTICATED', 'INVALID_CREDENTIALS'] },
-  '404': { description: 'Absent, or not yours to see', codes: ['NOT_FOUND', 'UNSUPPORTED_VERSION'] },
-  '429': { description: 'Too many requests; see Retry-After and RateLimit', codes: ['RATE_LIMITED'] },
-  default: { description: 'Any other error, in the same format', codes: Object.keys(errorCatalog) },
+/** Formats and examples a reader (and Zalando's rules) expect on numbers and times. */
+const describeFormat = (json: Record<string, unknown>) => {
+  if (json.type === 'integer' && !json.format) json.format = typeof json.maximum === 'number' && json.maximum <= 2_147_483_647 ? 'int32' : 'int64';
+  if (json.type === 'number' && !json.format) json.format = 'double';
+  if (json.format === 'date') json.example = '2026-11-21';
+  if (json.format === 'date-time') json.example = '2026-11-21T09:30:00.000Z';
 };
+
+const requestSchema = (schema: Schema) =>
+  asOpenApiSchema(
+    z.toJSONSchema(schema, {
+      io: 'input',
+      unrepresentable: 'any',
+      target: 'draft-2020-12',
+      // Query values travel as text; document what they mean.
+      override: (context) => {
+        const json = context.jsonSchema as Record<string, unknown>;
+        const meta = z.globalRegistry.get(context.zodSchema) as { queryType?: string; default?: unknown } | undefined;
+        if (meta?.queryType) Object.assign(json, { type: meta.queryType, queryType: undefined });
+        if (meta?.default !== undefined) json.default = meta.default;
+        describeFormat(json);
+      },
+    }) as Record<string, unknown>,
+  );
+
+/**
+ * The response components. Objects list every field the server always sends in `required`; they
+ * stay open (no `additionalProperties: false`) so that a new field is a compatible change for
+ * clients. The contract tests close them: the server sends nothing the document does not name.
+ */
+function componentSchemas(): Record<string, Record<string, unknown>> {
+  const registry = z.registry<{ id: string }>();
+  for (const [id, schema] of components) registry.add(schema, { id });
+  const { schemas } = z.toJSONSchema(registry, {
+    io: 'output',
+    unrepresentable: 'any',
+    target: 'draft-2020-12',
+    uri: (id) => `#/components/schemas/${id}`,
+    override: (context) => {
+      const json = context.jsonSchema as Record<string, unknown>;
+      describeFormat(json);
+      if (json.additionalProperties === false) delete json.additionalProperties;
+      // A JSON number's own limit, not ours.
+      if (json.maximum === Number.MAX_SAFE_INTEGER) delete json.maximum;
+    },
+  }) as { schemas: Record<string, Record<string, unknown>> };
+  return Object.fromEntries(Object.entries(schemas).map(([id, schema]) => [id, asOpenApiSchema(schema)]));
+}
+
+const ref = (kind: 'schemas' | 'responses' | 'headers' | 'parameters', name: string) => ({ $ref: `#/components/${kind}/${name}` });
+
+// Headers, as the gateway and the services send them.
+const headers = {
+  'X-Request-Id': { description: 'The trace id of this request (W3C trace id, 32 hex digits); also `traceId` in error bodies.', required: true, schema: { type: 'string', pattern: '^[0-9a-f]{32}$' } },
+  RateLimit: { description: 'IETF draft RateLimit header: the policy, the requests left (`r`) and the seconds until the window resets (`t`).', schema: { type: 'string', example: '"default";r=99;t=60' } },
+  'RateLimit-Policy': { description: 'IETF draft RateLimit-Policy header: the quota (`q`) per window of `w` seconds.', schema: { type: 'string', example: '"default";q=100;w=60' } },
+  'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'string', pattern: '^\\d+$' } },
+  Deprecation: { description: 'RFC 9745: when this endpoint was deprecated (`@` + Unix time), on deprecated endpoints only.', schema: { type: 'string', pattern: '^@\\d+$' } },
+  Sunset: { description: 'RFC 8594: when this deprecated endpoint stops answering (HTTP date).', schema: { type: 'string' } },
+  Link: { description: 'The deprecation notice (`rel="deprecation"`), on deprecated endpoints only.', schema: { type: 'string' } },
+  'WWW-Authenticate': { description: 'The scheme to authenticate with: `Bearer`.', schema: { type: 'string' } },
+  Allow: { description: 'The methods the path answers to.', schema: { type: 'string' } },
+};
+type HeaderName = keyof typeof headers;
+
+/** Headers of the success responses that name what was written; always sent where listed. */
+const successHeaders = {
+  ETag: { description: 'The version of the representation; send it back in If-Match to change it safely.', required: true, schema: { type: 'string', pattern: '^"\\d+"$' } },
+  Location: { description: 'Where the created or accepted resource lives.', required: true, schema: { type: 'string', format: 'uri-reference' } },
+};
+
+/** Every response carries these. RateLimit headers come once the request reached the limiter. */
+const commonHeaders: HeaderName[] = ['X-Request-Id', 'RateLimit', 'RateLimit-Policy', 'Deprecation', 'Sunset', 'Link'];
+const headerRefs = (names: HeaderName[]) => Object.fromEntries(names.map((name) => [name, ref('headers', name)]));
+
+// The error responses, one per status, each in the one error format (or RFC 9457 on request).
+const errorResponses: Record<string, { description: string; headers?: HeaderName[] }> = {
+  BadRequest: { description: 'Unreadable request: malformed JSON or path, missing or wrongly typed field, unknown field or parameter, bad cursor' },
+  Unauthenticated: { description: 'Missing, invalid, expired or revoked bearer token, or wrong credentials', headers: ['WWW-Authenticate'] },
+  Forbidden: { description: 'Signed in, but not allowed to do this' },
+  NotFound: { description: 'Absent, or not yours to see' },
+  MethodNotAllowed: { description: 'The path does not answer to this method', headers: ['Allow'] },
+  NotAcceptable: { description: 'The Accept header allows no JSON' },
+  RequestTimeout: { description: 'The request body did not arrive in time' },
+  Conflict: { description: 'The request conflicts with the current state' },
+  PreconditionFailed: { description: 'If-Match names another version: read the resource again' },
+  PayloadTooLarge: { description: 'The body is larger than 1 MiB' },
+  UnsupportedMediaType: { description: 'The body is not JSON, or has a content coding' },
+  UnprocessableContent: { description: 'Well-formed, but breaks a rule (a value out of range, a reused Idempotency-Key)' },
+  TooManyRequests: { description: 'Too many requests; see Retry-After and RateLimit', headers: ['Retry-After'] },
+  BadGateway: { description: 'The service behind the gateway failed' },
+  ServiceUnavailable: { description: 'The service behind the gateway is unavailable or overloaded; see Retry-After', headers: ['Retry-After'] },
+  GatewayTimeout: { description: 'The service behind the gateway did not answer in time' },
+  Error: { description: 'Any other error, in the same format' },
+};
+type ErrorResponseName = keyof typeof errorResponses;
+
+const errorResponseOf: Record<number, ErrorResponseName> = {
+  400: 'BadRequest',
+  401: 'Unauthenticated',
+  403: 'Forbidden',
+  404: 'NotFound',
+  405: 'MethodNotAllowed',
+  406: 'NotAcceptable',
+  408: 'RequestTimeout',
+  409: 'Conflict',
+  412: 'PreconditionFailed',
+  413: 'PayloadTooLarge',
+  415: 'UnsupportedMediaType',
+  422: 'UnprocessableContent',
+  429: 'TooManyRequests',
+  502: 'BadGateway',
+  503: 'ServiceUnavailable',
+  504: 'GatewayTimeout',
+};
+
+function errorResponse(name: ErrorResponseName, codes?: ErrorCode[]) {
+  const { description, headers: extra = [] } = errorResponses[name];
+  const status = Object.entries(errorResponseOf).find(([, response]) => response === name)?.[0];
+  const listed = codes ?? (Object.keys(errorCatalog) as ErrorCode[]).filter((code) => String(errorCatalog[code].status) === status);
+  return {
+    description: listed.length ? `${description}. \`code\`: ${listed.join(', ')}.` : `${description}.`,
+    headers: headerRefs([...commonHeaders, ...extra]),
+    content: { 'application/json': { schema: ref('schemas', 'Error') }, 'application/problem+json': { schema: ref('schemas', 'Problem') } },
+  };
+}
+
+/** The statuses an operation can answer, from what it does: token, body, path ids, If-Match, upstream. */
+function errorStatusesOf(route: RouteDefinition, path: string, operation: Operation): number[] {
+  const statuses = new Set<number>([400, 406, 429]);
+  if (route.auth !== 'public' || route.policy === 'tokens') statuses.add(401);
+  if (operation.forbidden) statuses.add(403);
+  if (path.includes('{')) statuses.add(404);
+  if (operation.body) [408, 413, 415, 422].forEach((status) => statuses.add(status));
+  if (operation.query && 'size' in operation.query.shape) statuses.add(422);
+  if (operation.conflicts?.length) statuses.add(409);
+  if (operation.ifMatch) statuses.add(412);
+  if (route.upstream !== 'openapi') [502, 503, 504].forEach((status) => statuses.add(status));
+  return [...statuses].sort((a, b) => a - b);
+}
+
+function queryParameters(query: z.ZodObject, sortFields?: readonly string[]): Record<string, unknown>[] {
+  const shape = requestSchema(query) as { properties?: Record<string, Record<string, unknown>>; required?: string[] };
+  return Object.entries(shape.properties ?? {}).map(([name, schema]) => {
+    // A comma-separated list (`status=PENDING,CANCELED`) is an array in form style, not exploded.
+    const list = query.shape[name] && (z.globalRegistry.get(unwrapOptional(query.shape[name] as Schema)) as { queryList?: readonly string[] } | undefined)?.queryList;
+    if (list) {
+      const { queryList: _values, type: _type, ...rest } = schema;
+      return { name, in: 'query', required: shape.required?.includes(name) ?? false, style: 'form', explode: false, schema: { ...rest, type: 'array', items: { type: 'string', enum: [...list] }, minItems: 1 } };
+    }
+    if (name === 'sort' && sortFields) {
+      const fields = sortFields.join('|');
+      const direction = '[aA][sS][cC]|[dD][eE][sS][cC]';
+      return {
+        name,
+        in: 'query',
+        required: false,
+        description: `\`field\`, \`field,asc\`, \`field,desc\` or \`-field\` (descending); fields: ${sortFields.join(', ')}.`,
+        schema: { type: 'string', pattern: `^(?:-?(?:${fields})|(?:${fields}),(?:${direction}))$`, example: `${sortFields[0]},desc` },
+      };
+    }
+    return { name, in: 'query', required: shape.required?.includes(name) ?? false, ...(typeof schema.description === 'string' ? { description: schema.description } : {}), schema };
+  });
+}
+
+function unwrapOptional(schema: Schema): Schema {
+  return schema instanceof z.ZodOptional ? unwrapOptional(schema.unwrap() as Schema) : schema;
+}
+
+function responseNameOf(operation: Operation, status: number): string {
+  if (status === 409) return `Conflict${operation.operationId[0].toUpperCase()}${operation.operationId.slice(1)}`;
+  if (status === 400 && operation.graphqlErrors) return 'GraphQLBadRequest';
+  return errorResponseOf[status];
+}
+
+/** POST /graphql's 400: the gateway's own refusals in the error format, GraphQL's in its format. */
+function graphqlBadRequest() {
+  const response = errorResponse('BadRequest');
+  return {
+    ...response,
+    description: `${errorResponses.BadRequest.description}; a GraphQL document that cannot run (syntax, validation, depth or cost) answers in GraphQL's format, \`errors[].extensions.code\` saying why.`,
+    content: { ...response.content, 'application/json': { schema: { anyOf: [ref('schemas', 'Error'), ref('schemas', 'GraphQLResponse')] } } },
+  };
+}
 
 export function buildDocument(): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
@@ -99,40 +376,43 @@ export function buildDocument(): Record<string, unknown> {
       const key = `${method} ${path}`;
       const operation = operations[key];
       if (!operation) throw new Error(`No OpenAPI description for ${key}: add it to tools/openapi/document.ts`);
-      const parameters: Record<string, unknown>[] = [...path.matchAll(/\{(\w+)\}/g)].map(([, name]) => ({ name, in: 'path', required: true, schema: { type: 'string' } }));
-      if (operation.query) {
-        const shape = jsonSchema(operation.query) as { properties?: Record<string, unknown>; required?: string[] };
-        for (const [name, schema] of Object.entries(shape.properties ?? {})) parameters.push({ name, in: 'query', required: shape.required?.includes(name) ?? false, schema });
-      }
-      if (path === '/orders' && method === 'POST') parameters.push({ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', maxLength: 255 } });
-      if (['PATCH', 'PUT', 'DELETE'].includes(method) && operation.headers?.includes('ETag')) parameters.push({ name: 'If-Match', in: 'header', required: false, schema: { type: 'string' } });
-      const [status, description] = operation.success;
-      const success: Record<string, unknown> = { description };
-      if (status !== 204) success.content = { 'application/json': { schema: { type: 'object' } } };
-      if (operation.headers?.length) success.headers = Object.fromEntries(operation.headers.map((name) => [name, { schema: { type: 'string' } }]));
+      const parameters: Record<string, unknown>[] = [...path.matchAll(/\{(\w+)\}/g)].map(([, name]) => ({
+        name,
+        in: 'path',
+        required: true,
+        ...(path.startsWith('/users/') && name === 'id' ? { description: 'A user id, or `me` for the caller.' } : {}),
+        schema: path.startsWith('/users/') && name === 'id' ? { type: 'string' } : name === 'sku' ? { type: 'string', minLength: 1, maxLength: 64 } : { type: 'string', format: 'uuid' },
+      }));
+      if (operation.query) parameters.push(...queryParameters(operation.query, operation.sortFields));
+      if (operation.idempotencyKey) parameters.push(ref('parameters', 'Idempotency-Key'));
+      if (operation.ifMatch) parameters.push(ref('parameters', 'If-Match'));
+      parameters.push(ref('parameters', 'traceparent'));
+      const [status, description, schemaName] = operation.success;
+      const success: Record<string, unknown> = { description, headers: headerRefs(commonHeaders) };
+      if (schemaName) success.content = { 'application/json': { schema: ref('schemas', schemaName) } };
+      for (const name of operation.headers ?? []) (success.headers as Record<string, unknown>)[name] = successHeaders[name];
       paths[path] ??= {};
       paths[path][method.toLowerCase()] = {
-        operationId: operationId(method, path),
+        operationId: operation.operationId,
         summary: operation.summary,
         tags: [route.upstream],
         ...(route.auth === 'public' ? { security: [] } : {}),
-        ...(parameters.length ? { parameters } : {}),
-        ...(operation.body ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(operation.body) } } } } : {}),
+        parameters,
+        ...(operation.body ? { requestBody: { required: true, content: { 'application/json': { schema: requestSchema(operation.body) } } } } : {}),
         responses: {
           [String(status)]: success,
-          ...Object.fromEntries(
-            Object.entries(errorResponses).map(([code, { description: text }]) => [code, { description: text, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } }, 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } }]),
-          ),
+          ...(operation.created ? { '201': { ...success, description: operation.created, headers: { ...(success.headers as Record<string, unknown>), Location: successHeaders.Location } } } : {}),
+          ...Object.fromEntries(errorStatusesOf(route, path, operation).map((code) => [String(code), ref('responses', responseNameOf(operation, code))])),
+          default: ref('responses', 'Error'),
         },
       };
     }
   }
-  const fieldError = { type: 'object', required: ['field', 'code', 'message'], properties: { field: { type: 'string' }, code: { type: 'string', enum: [...fieldErrorCodes] }, message: { type: 'string' } } };
-  const error = {
-    type: 'object',
-    required: ['code', 'message', 'traceId', 'errors'],
-    properties: { code: { type: 'string', description: 'Stable; clients branch on it. Unknown codes get default handling.', examples: Object.keys(errorCatalog) }, message: { type: 'string' }, traceId: { type: 'string' }, errors: { type: 'array', items: fieldError } },
-  };
+  const conflictResponses = Object.fromEntries(
+    Object.values(operations)
+      .filter((operation) => operation.conflicts?.length)
+      .map((operation) => [`Conflict${operation.operationId[0].toUpperCase()}${operation.operationId.slice(1)}`, errorResponse('Conflict', operation.conflicts)]),
+  );
   return {
     openapi: '3.1.0',
     info: {
@@ -140,6 +420,7 @@ export function buildDocument(): Record<string, unknown> {
       version: '1.0.0',
       description: 'Users, orders, products, shipments, ratings and reviews. One error format everywhere; cursor-paged lists; ids are strings; money is an integer in the smallest currency unit.',
       contact: { name: 'API team', url: 'https://docs.example.com/api', email: 'api@example.com' },
+      license: { name: 'Proprietary', url: 'https://docs.example.com/terms' },
       'x-api-id': 'c6e8d0f0-0c0e-4d0e-9f0b-6b7b5d5f9a01',
       'x-audience': 'external-public',
     },
@@ -155,20 +436,34 @@ export function buildDocument(): Record<string, unknown> {
     paths,
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
-      schemas: {
-        Error: error,
-        Problem: {
-          type: 'object',
-          description: 'RFC 9457 problem details, with the error format\'s fields as extension members.',
-          required: ['type', 'title', 'status', 'detail', 'instance', ...error.required],
-          properties: {
-            type: { type: 'string', format: 'uri', example: 'https://docs.example.com/errors/not-found' },
-            title: { type: 'string' },
-            status: { type: 'integer', format: 'int32' },
-            detail: { type: 'string' },
-            instance: { type: 'string', format: 'uri-reference' },
-            ...error.properties,
-          },
+      schemas: componentSchemas(),
+      responses: {
+        ...Object.fromEntries((Object.keys(errorResponses) as ErrorResponseName[]).filter((name) => name !== 'Conflict').map((name) => [name, errorResponse(name, name === 'Error' ? (Object.keys(errorCatalog) as ErrorCode[]) : undefined)])),
+        ...conflictResponses,
+        GraphQLBadRequest: graphqlBadRequest(),
+      },
+      headers,
+      parameters: {
+        'Idempotency-Key': {
+          name: 'Idempotency-Key',
+          in: 'header',
+          required: false,
+          description: 'Makes a retry safe: the same key and body within 24 h replays the first response; the same key with another body is a 422.',
+          schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
+        },
+        'If-Match': {
+          name: 'If-Match',
+          in: 'header',
+          required: false,
+          description: 'The ETag last read; the write happens only if the resource is still at that version (else 412).',
+          schema: { type: 'string', example: '"3"' },
+        },
+        traceparent: {
+          name: 'traceparent',
+          in: 'header',
+          required: false,
+          description: 'W3C Trace Context: continues the caller\'s trace; its trace id becomes X-Request-Id.',
+          schema: { type: 'string', pattern: '^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$' },
         },
       },
     },

@@ -7,10 +7,11 @@ import path from 'node:path';
 import { chromium, type Browser, type BrowserContext } from 'playwright-core';
 import { apiClient } from '@platform/test-kit';
 import { STOCKED_PRODUCTS, gatewayUrl } from './stack';
+import { useContract } from './contract';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const screenshots = path.resolve(__dirname, '../../../dist/artifacts/browser');
-const call = apiClient(() => gatewayUrl);
+const call = apiClient(() => gatewayUrl, useContract(__filename).onResponse);
 
 let browser: Browser;
 let context: BrowserContext;

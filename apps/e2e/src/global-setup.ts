@@ -7,6 +7,7 @@ import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createDatabases, Stack } from '@platform/test-kit';
+import { resetContractCounts } from './contract';
 import { startSpanReceiver } from './span-receiver';
 import { ADMIN, PORT_OFFSET, STATE_ENV, type StackState } from './stack';
 
@@ -14,6 +15,7 @@ const root = path.resolve(__dirname, '../../..');
 
 export default async function globalSetup(): Promise<void> {
   process.env.APOLLO_TELEMETRY_DISABLED = 'true';
+  resetContractCounts();
   const databases = process.env.TEST_DATABASE_URL ? await createDatabases(process.env.TEST_DATABASE_URL, 'e2e') : {};
   const logFile = path.join(root, 'tmp/e2e-stack.log');
   const env: NodeJS.ProcessEnv = {

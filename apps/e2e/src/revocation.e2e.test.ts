@@ -3,8 +3,9 @@
 // CREDENTIALS_CACHE_MS, 5 s by default) plus a second of slack.
 import { apiClient } from '@platform/test-kit';
 import { STOCKED_PRODUCTS, gatewayUrl } from './stack';
+import { useContract } from './contract';
 
-const call = apiClient(() => gatewayUrl);
+const call = apiClient(() => gatewayUrl, useContract(__filename).onResponse);
 const BOUND_MS = 5_000 + 1_000;
 
 async function signUp() {

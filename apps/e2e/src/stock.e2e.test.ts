@@ -1,9 +1,10 @@
 // Stock through the gateway: an admin creates a product, sets its stock, and it becomes orderable;
 // anyone signed in reads stock levels.
 import { apiClient } from '@platform/test-kit';
+import { useContract } from './contract';
 import { ADMIN, gatewayUrl } from './stack';
 
-const call = apiClient(() => gatewayUrl);
+const call = apiClient(() => gatewayUrl, useContract(__filename).onResponse);
 
 it('makes a product an admin created orderable once its stock is set, and shows what orders hold', async () => {
   const admin = (await call('POST', '/v1/tokens', { body: ADMIN })).body.accessToken as string;

@@ -7,8 +7,9 @@ import { readFileSync } from 'node:fs';
 import { apiClient } from '@platform/test-kit';
 import type { ReceivedSpan } from './span-receiver';
 import { STOCKED_PRODUCTS, gatewayUrl, stackState } from './stack';
+import { useContract } from './contract';
 
-const call = apiClient(() => gatewayUrl);
+const call = apiClient(() => gatewayUrl, useContract(__filename).onResponse);
 const SERVER = 2;
 const CLIENT = 3;
 

@@ -43,6 +43,7 @@ export function createInventoryApp(deps: InventoryAppDeps) {
 
   const app = express();
   app.disable('x-powered-by');
+  app.set('etag', false); // ETags are versions we set (stock levels), never express's body hashes
   app.use(requestContext(5_000));
   app.use(requestLog(deps.logger));
   app.use(deps.metrics.middleware);

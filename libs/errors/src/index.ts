@@ -1,6 +1,6 @@
 export { ApiError, isApiError } from './api-error';
 export { errorCatalog, fieldErrorCodes, type ErrorCode, type FieldError, type FieldErrorCode } from './codes';
-export { asApiError, PROBLEM_JSON, toErrorBody, toProblemBody, type ErrorBody, type ProblemBody } from './render';
+export { asApiError, errorBodySchema, PROBLEM_JSON, problemBodySchema, toErrorBody, toProblemBody, type ErrorBody, type ProblemBody } from './render';
 export {
   errorHandler,
   jsonBody,

@@ -1,22 +1,32 @@
+import { z } from 'zod';
 import { ApiError } from './api-error';
-import { errorCatalog, type FieldError } from './codes';
+import { errorCatalog, fieldErrorCodes } from './codes';
 
 export const PROBLEM_JSON = 'application/problem+json';
 
-export interface ErrorBody {
-  code: string;
-  message: string;
-  traceId: string;
-  errors: FieldError[];
-}
+/** The one error format, as the OpenAPI document publishes it (`Error`). */
+export const errorBodySchema = z.object({
+  code: z.string().meta({ description: 'Stable; clients branch on it. Unknown codes get default handling.', examples: Object.keys(errorCatalog) }),
+  message: z.string(),
+  traceId: z.string().meta({ description: 'Quote it when reporting a problem; the same as the X-Request-Id header.' }),
+  errors: z.array(z.object({ field: z.string(), code: z.enum(fieldErrorCodes), message: z.string() })).meta({ description: 'One entry per field or parameter at fault; empty otherwise.' }),
+});
 
-export interface ProblemBody extends ErrorBody {
-  type: string;
-  title: string;
-  status: number;
-  detail: string;
-  instance: string;
-}
+export type ErrorBody = z.infer<typeof errorBodySchema>;
+
+/** RFC 9457 problem details with the error format's fields as extension members (`Problem`). */
+export const problemBodySchema = z
+  .object({
+    type: z.url().meta({ example: 'https://docs.example.com/errors/not-found' }),
+    title: z.string(),
+    status: z.number().int().min(400).max(599),
+    detail: z.string(),
+    instance: z.string().meta({ format: 'uri-reference' }),
+  })
+  .extend(errorBodySchema.shape)
+  .meta({ description: 'RFC 9457 problem details, with the error format\'s fields as extension members. Sent for `Accept: application/problem+json`.' });
+
+export type ProblemBody = z.infer<typeof problemBodySchema>;
 
 export function toErrorBody(error: ApiError, traceId: string): ErrorBody {
   return { code: error.code, message: error.message, traceId, errors: error.fieldErrors };

@@ -3,6 +3,7 @@ export { decodeCursor, encodeCursor, type CursorValue } from './cursor';
 export {
   DEFAULT_PAGE_SIZE,
   keysetQuery,
+  listEnvelopeSchema,
   MAX_PAGE_SIZE,
   pagingBodyShape,
   pagingQueryShape,

@@ -10,22 +10,24 @@ export const MAX_PAGE_SIZE = 100;
 
 /** Paging parameters of a query string; spread into a list's `z.strictObject`. */
 export const pagingQueryShape = {
-  size: queryInt().optional(),
+  size: queryInt()
+    .optional()
+    .meta({ minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE, description: `Rows per page; larger values are served as ${MAX_PAGE_SIZE}.` }),
   cursor: z.string().min(1).optional(),
-  page: queryInt().optional(),
-  offset: queryInt().optional(),
-  limit: queryInt().optional(),
+  page: queryInt().optional().meta({ minimum: 1 }),
+  offset: queryInt().optional().meta({ minimum: 0 }),
+  limit: queryInt().optional().meta({ minimum: 1, maximum: MAX_PAGE_SIZE }),
   withTotal: queryBoolean().optional(),
   sort: z.string().optional(),
 };
 
 /** The same parameters in a JSON body (`POST .../search`). */
 export const pagingBodyShape = {
-  size: z.number().int().optional(),
+  size: z.number().int().optional().meta({ minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE }),
   cursor: z.string().min(1).optional(),
-  page: z.number().int().optional(),
-  offset: z.number().int().optional(),
-  limit: z.number().int().optional(),
+  page: z.number().int().optional().meta({ minimum: 1 }),
+  offset: z.number().int().optional().meta({ minimum: 0 }),
+  limit: z.number().int().optional().meta({ minimum: 1, maximum: MAX_PAGE_SIZE }),
   withTotal: z.boolean().optional(),
   sort: z.string().optional(),
 };
@@ -55,6 +57,16 @@ export interface ListEnvelope<T> {
   nextCursor: string | null;
   hasNext: boolean;
   totalCount?: number;
+}
+
+/** The published shape of a page of `item`s (the OpenAPI document's `...Page` schemas). */
+export function listEnvelopeSchema<T extends z.ZodType>(item: T) {
+  return z.object({
+    items: z.array(item),
+    nextCursor: z.string().nullable().meta({ description: 'Send it back as `cursor` for the next page; null on the last page.' }),
+    hasNext: z.boolean(),
+    totalCount: z.number().int().min(0).optional().meta({ description: 'Rows matching the filters; only with `withTotal=true`.' }),
+  });
 }
 
 function fieldError(field: string, code: 'OUT_OF_RANGE' | 'NOT_ALLOWED', message: string, status: number): ApiError {

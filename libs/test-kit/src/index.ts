@@ -24,22 +24,30 @@ export interface CallOptions {
 
 export type ApiClient = (method: string, path: string, options?: CallOptions) => Promise<ApiResponse>;
 
-/** `onResponse` sees every raw body (e.g. to prove no secret ever leaves). */
-export function apiClient(baseUrl: () => string, onResponse?: (text: string) => void): ApiClient {
+/** One request and what came back, as `onResponse` sees it. */
+export interface Exchange {
+  method: string;
+  path: string;
+  response: ApiResponse;
+}
+
+/** `onResponse` sees every raw body (e.g. to prove no secret ever leaves) and the whole exchange (e.g. to check it against the contract). */
+export function apiClient(baseUrl: () => string, onResponse?: (text: string, exchange: Exchange) => void): ApiClient {
   return async (method, path, options = {}) => {
     const headers: Record<string, string> = { ...options.headers };
     if (options.token) headers.authorization = `Bearer ${options.token}`;
     if (options.body !== undefined) headers['content-type'] ??= 'application/json';
     const res = await fetch(`${baseUrl()}${path}`, { method, headers, body: options.body === undefined ? undefined : typeof options.body === 'string' ? options.body : JSON.stringify(options.body) });
     const text = await res.text();
-    onResponse?.(text);
     let body: unknown;
     try {
       body = text ? JSON.parse(text) : undefined;
     } catch {
       body = undefined;
     }
-    return { status: res.status, headers: res.headers, text, body };
+    const response = { status: res.status, headers: res.headers, text, body };
+    onResponse?.(text, { method, path, response });
+    return response;
   };
 }
 

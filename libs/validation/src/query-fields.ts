@@ -26,7 +26,8 @@ export const commaList = <T extends string>(values: readonly [T, ...T[]]) =>
   z
     .string()
     .transform((text) => text.split(',').map((part) => part.trim()).filter(Boolean))
-    .pipe(z.array(z.enum(values)).min(1));
+    .pipe(z.array(z.enum(values)).min(1))
+    .meta({ queryList: values });
 
 /** For endpoints that take no query parameters: any parameter is refused as unknown. */
 export const noQueryParameters = z.strictObject({});

@@ -1,18 +1,33 @@
-// The public shapes of a product and its rating.
+// The public shapes of a product and its rating. The schemas are what the OpenAPI document
+// publishes; the mappers are typed by them, so they agree.
+import { idField, z } from '@platform/validation';
 import type { ProductRow } from './repository';
 
-export interface ProductResponse {
-  id: string;
-  sku: string;
-  name: string;
-  description: string | null;
-  imageUrl: string | null;
-  price: number;
-  currency: string;
-  rating: number;
-  reviewCount: number;
-  createdAt: string;
-}
+export const productRepresentation = z.object({
+  id: idField(),
+  sku: z.string(),
+  name: z.string(),
+  description: z.string().nullable(),
+  imageUrl: z.url().nullable(),
+  price: z.number().int().min(0).meta({ description: 'In the smallest unit of `currency`.' }),
+  currency: z.string().regex(/^[A-Z]{3}$/).meta({ description: 'ISO 4217 code.' }),
+  rating: z.number().min(0).max(5).meta({ description: 'Average stars; 0 before the first review.' }),
+  reviewCount: z.number().int().min(0),
+  createdAt: z.iso.datetime(),
+});
+
+export type ProductResponse = z.infer<typeof productRepresentation>;
+
+const starCount = z.number().int().min(0);
+
+export const ratingRepresentation = z.object({
+  productId: idField(),
+  average: z.number().min(0).max(5),
+  count: z.number().int().min(0),
+  distribution: z.object({ '1': starCount, '2': starCount, '3': starCount, '4': starCount, '5': starCount }).meta({ description: 'Reviews per number of stars.' }),
+});
+
+export type RatingResponse = z.infer<typeof ratingRepresentation>;
 
 export function reviewCountOf(row: ProductRow): number {
   return row.stars1 + row.stars2 + row.stars3 + row.stars4 + row.stars5;
@@ -33,7 +48,7 @@ export function toProductResponse(row: ProductRow): ProductResponse {
   };
 }
 
-export function toRatingResponse(row: ProductRow) {
+export function toRatingResponse(row: ProductRow): RatingResponse {
   return {
     productId: row.id,
     average: row.rating.toNumber(),

@@ -5,18 +5,9 @@ import { isId, newId } from '@platform/ids';
 import { type ListEnvelope, parseSort, toListEnvelope, toPageRequest } from '@platform/paging';
 import type { ProductService } from '../products/service';
 import { whenUniqueViolated } from '@platform/db';
+import type { ReviewResponse } from './representation';
 import type { ReviewRepository, ReviewRow } from './repository';
 import { type CreateReviewInput, type ListReviewsQuery, reviewSortFields } from './schemas';
-
-export interface ReviewResponse {
-  id: string;
-  productId: string;
-  userId: string;
-  rating: number;
-  title: string | null;
-  body: string | null;
-  createdAt: string;
-}
 
 export function toReviewResponse(row: ReviewRow): ReviewResponse {
   return { id: row.id, productId: row.productId, userId: row.userId, rating: row.rating, title: row.title, body: row.body, createdAt: row.createdAt.toISOString() };

@@ -5,10 +5,11 @@ import fc from 'fast-check';
 import { alive, apiClient, runBounded } from '@platform/test-kit';
 import { ADMIN, STOCKED_PRODUCTS, gatewayUrl, stackState } from '../stack';
 import { answersIn, emptyTally, type FuzzRequest, type Identities, judge, operationsOf, rawExchange, rawFramings, requestsFor, send, summaryOf } from './fuzz';
+import { useContract } from '../contract';
 
 const REQUESTS = Number(process.env.FUZZ_REQUESTS ?? 400);
 const SEED = Number(process.env.FUZZ_SEED ?? 20261122);
-const call = apiClient(() => gatewayUrl);
+const call = apiClient(() => gatewayUrl, useContract(__filename, 'documented').onResponse);
 const base = new URL(gatewayUrl);
 const tally = emptyTally();
 let tokens: Identities;

@@ -5,8 +5,9 @@
 import { SignJWT, UnsecuredJWT } from 'jose';
 import { apiClient } from '@platform/test-kit';
 import { ADMIN, STOCKED_PRODUCTS, gatewayUrl } from '../stack';
+import { useContract } from '../contract';
 
-const call = apiClient(() => gatewayUrl);
+const call = apiClient(() => gatewayUrl, useContract(__filename, 'documented').onResponse);
 let admin: string;
 let productId: string;
 

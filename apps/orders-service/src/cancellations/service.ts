@@ -4,11 +4,24 @@ import type { Principal } from '@platform/auth';
 import { ApiError } from '@platform/errors';
 import { newId } from '@platform/ids';
 import type { Logger } from '@platform/service-kit';
+import { idField, z } from '@platform/validation';
 import type { OrderService } from '../orders/service';
 import { assertTransition } from '../orders/status';
 import type { CancellationRepository, CancellationRow } from './repository';
 
-export function toCancellationResponse(row: CancellationRow) {
+export const cancellationRepresentation = z.object({
+  id: idField(),
+  orderId: idField(),
+  status: z.enum(['REQUESTED', 'COMPLETED']),
+  reason: z.string().nullable(),
+  refundAmount: z.number().int().min(0).meta({ description: 'In the smallest unit of the order\'s currency.' }),
+  createdAt: z.iso.datetime(),
+  completedAt: z.iso.datetime().nullable(),
+});
+
+export type CancellationResponse = z.infer<typeof cancellationRepresentation>;
+
+export function toCancellationResponse(row: CancellationRow): CancellationResponse {
   return {
     id: row.id,
     orderId: row.orderId,

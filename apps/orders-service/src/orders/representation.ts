@@ -1,7 +1,58 @@
-// The public shapes of orders, items and shipments.
+// The public shapes of orders, items and shipments. The schemas are what the OpenAPI document
+// publishes; the mappers are typed by them, so they agree.
+import { idField, z } from '@platform/validation';
 import type { OrderItemRow, OrderRow } from './repository';
+import { orderStatuses } from './status';
 
-export function toOrderItemResponse(item: OrderItemRow) {
+const money = z.number().int().min(0).meta({ description: 'In the smallest unit of the currency.' });
+
+export const orderItemRepresentation = z.object({
+  id: idField(),
+  orderId: idField(),
+  productId: idField(),
+  sku: z.string(),
+  quantity: z.number().int().min(1),
+  unitPrice: money,
+  amount: money,
+});
+
+export type OrderItemResponse = z.infer<typeof orderItemRepresentation>;
+
+export const orderRepresentation = z.object({
+  id: idField(),
+  orderId: idField().meta({ description: 'The same as `id`, kept for clients of the first version.' }),
+  userId: idField(),
+  status: z.enum(orderStatuses),
+  amount: money,
+  currency: z.string().regex(/^[A-Z]{3}$/).meta({ description: 'ISO 4217 code.' }),
+  productId: idField().nullable().meta({ description: 'The first item\'s product.' }),
+  couponCode: z.string().nullable(),
+  hasCoupon: z.boolean(),
+  items: z.array(orderItemRepresentation),
+  createdAt: z.iso.datetime(),
+  updatedAt: z.iso.datetime(),
+  canceledAt: z.iso.datetime().nullable(),
+  amountDetail: z
+    .object({ supply: money, vat: money, total: money })
+    .optional()
+    .meta({ description: 'VAT-inclusive split of `amount`; only with `include=amountDetail`.' }),
+});
+
+export type OrderResponse = z.infer<typeof orderRepresentation>;
+
+export const shipmentStatuses = ['PREPARING', 'SHIPPED', 'DELIVERED'] as const;
+
+export const shipmentRepresentation = z.object({
+  orderId: idField(),
+  status: z.enum(shipmentStatuses),
+  carrier: z.string().nullable(),
+  trackingNumber: z.string().nullable(),
+  shippedAt: z.iso.datetime().nullable(),
+});
+
+export type ShipmentResponse = z.infer<typeof shipmentRepresentation>;
+
+export function toOrderItemResponse(item: OrderItemRow): OrderItemResponse {
   return { id: item.id, orderId: item.orderId, productId: item.productId, sku: item.sku, quantity: item.quantity, unitPrice: item.unitPrice, amount: item.amount };
 }
 
@@ -11,7 +62,7 @@ export function amountDetailOf(total: number) {
   return { supply: total - vat, vat, total };
 }
 
-export function toOrderResponse(order: OrderRow, options: { amountDetail?: boolean } = {}) {
+export function toOrderResponse(order: OrderRow, options: { amountDetail?: boolean } = {}): OrderResponse {
   return {
     id: order.id,
     orderId: order.id,
@@ -30,9 +81,7 @@ export function toOrderResponse(order: OrderRow, options: { amountDetail?: boole
   };
 }
 
-export type OrderResponse = ReturnType<typeof toOrderResponse>;
-
-export function toShipmentResponse(orderId: string, shipment: OrderRow['shipment']) {
+export function toShipmentResponse(orderId: string, shipment: OrderRow['shipment']): ShipmentResponse {
   return {
     orderId,
     status: shipment?.status ?? 'PREPARING',
@@ -42,6 +91,9 @@ export function toShipmentResponse(orderId: string, shipment: OrderRow['shipment
   };
 }
 
-export function etagOf(order: OrderRow): string {
+/** An order is written at version 1 (the column's default) and counts up from there. */
+export const PLACED_VERSION = 1;
+
+export function etagOf(order: Pick<OrderRow, 'version'>): string {
   return `"${order.version}"`;
 }

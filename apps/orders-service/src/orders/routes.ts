@@ -31,8 +31,8 @@ export function ordersRoutes(orders: OrderService, cancellations: CancellationSe
     })
     .post(async (req, res) => {
       const input = parseBody(createOrderBody, req.body);
-      const order = await orders.create(principalOf(res), input, idempotencyKeyOf(req.header('idempotency-key')));
-      res.status(201).location(`/v1/orders/${order.id}`).json(order);
+      const { order, etag } = await orders.create(principalOf(res), input, idempotencyKeyOf(req.header('idempotency-key')));
+      res.status(201).location(`/v1/orders/${order.id}`).setHeader('ETag', etag).json(order);
     })
     .all(methodNotAllowed);
 

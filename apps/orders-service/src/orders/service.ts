@@ -9,7 +9,7 @@ import { type Logger, remainingMs } from '@platform/service-kit';
 import type { Catalog } from '../catalog/client';
 import { type IdempotencyStore, requestHashOf } from '../idempotency/store';
 import { type NewOrder, type OrderFilters, type OrderItemRow, type OrderRepository, type OrderRow } from './repository';
-import { toOrderItemResponse, toOrderResponse, type OrderResponse } from './representation';
+import { etagOf, PLACED_VERSION, toOrderItemResponse, toOrderResponse, type OrderItemResponse, type OrderResponse } from './representation';
 import { type CreateOrderInput, type OrderSearch, orderSortFields, type PatchOrderInput, type ReplaceOrderInput, type ShipmentInput } from './schemas';
 import { assertTransition, type OrderStatus } from './status';
 
@@ -50,13 +50,17 @@ export class OrderService {
     private readonly logger: Logger,
   ) {}
 
-  /** Places an order once per Idempotency-Key; a replay returns the first response's body. */
-  async create(principal: Principal, input: CreateOrderInput, idempotencyKey?: string): Promise<OrderResponse> {
-    if (!idempotencyKey) return toOrderResponse(await this.place(principal, input));
+  /**
+   * Places an order once per Idempotency-Key; a replay returns the first response: its body and
+   * its ETag, that of the order as placed (so an If-Match with it fails once the order changed).
+   */
+  async create(principal: Principal, input: CreateOrderInput, idempotencyKey?: string): Promise<{ order: OrderResponse; etag: string }> {
+    const placed = (row: OrderRow) => ({ order: toOrderResponse(row), etag: etagOf(row) });
+    if (!idempotencyKey) return placed(await this.place(principal, input));
     const begun = await this.idempotency.begin(principal.userId, idempotencyKey, requestHashOf(input));
-    if (begun.kind === 'replay') return begun.body as OrderResponse;
+    if (begun.kind === 'replay') return { order: begun.body as OrderResponse, etag: etagOf({ version: PLACED_VERSION }) };
     try {
-      return toOrderResponse(await this.place(principal, input, idempotencyKey));
+      return placed(await this.place(principal, input, idempotencyKey));
     } catch (error) {
       await this.idempotency.abandon(principal.userId, idempotencyKey);
       throw error;
@@ -249,7 +253,7 @@ export class OrderService {
     if (!(await this.orders.delete(order.id, order.version))) throw await this.lostRace(order.id, expectedVersion);
   }
 
-  async items(principal: Principal, orderId: string, paging: PagingParams & { sort?: string }): Promise<ListEnvelope<ReturnType<typeof toOrderItemResponse>>> {
+  async items(principal: Principal, orderId: string, paging: PagingParams & { sort?: string }): Promise<ListEnvelope<OrderItemResponse>> {
     const order = await this.get(principal, orderId);
     const sort = parseSort(paging.sort, ['id'] as const, { field: 'id', direction: 'asc' });
     const page = toPageRequest(paging, { list: `items:${order.id}`, sort, secret: this.cursorSecret });

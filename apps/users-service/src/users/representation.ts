@@ -1,18 +1,32 @@
 // The public shape of a user (REST and GraphQL). The password hash never leaves this module.
+// The schema is what the OpenAPI document publishes; the mapper is typed by it, so they agree.
+import { roles } from '@platform/auth';
+import { idField, z } from '@platform/validation';
 import type { UserRow } from './repository';
 
-export interface UserResponse {
-  id: string;
-  name: string;
-  email: string;
-  phone: string | null;
-  address: { zipCode: string | null; line1: string | null; line2: string | null } | null;
-  nickname: string | null;
-  marketingAgreed: boolean;
-  role: string;
-  createdAt: string;
-  lastLoginAt: string | null;
-}
+export const userRepresentation = z.object({
+  id: idField(),
+  name: z.string(),
+  email: z.email(),
+  phone: z.string().nullable(),
+  address: z.object({ zipCode: z.string().nullable(), line1: z.string().nullable(), line2: z.string().nullable() }).nullable(),
+  nickname: z.string().nullable(),
+  marketingAgreed: z.boolean(),
+  role: z.enum(roles),
+  createdAt: z.iso.datetime(),
+  lastLoginAt: z.iso.datetime().nullable(),
+});
+
+export type UserResponse = z.infer<typeof userRepresentation>;
+
+/** POST /tokens: a bearer token for the Authorization header. */
+export const tokenRepresentation = z.object({
+  accessToken: z.string(),
+  tokenType: z.literal('Bearer'),
+  expiresIn: z.number().int().min(1).meta({ description: 'Seconds until the token expires.' }),
+});
+
+export type TokenResponse = z.infer<typeof tokenRepresentation>;
 
 export function toUserResponse(row: UserRow): UserResponse {
   const hasAddress = row.addressZipCode !== null || row.addressLine1 !== null || row.addressLine2 !== null;

@@ -1,5 +1,5 @@
 // Rules of the users resource: sign-up, credentials, who may read or change whom.
-import { type AccessToken, assertOwnerOrAdmin, issueAccessToken, type Principal, requireAdmin } from '@platform/auth';
+import { assertOwnerOrAdmin, issueAccessToken, type Principal, requireAdmin } from '@platform/auth';
 import { ApiError } from '@platform/errors';
 import { isId, newId } from '@platform/ids';
 import { type ListEnvelope, parseSort, toListEnvelope, toPageRequest } from '@platform/paging';
@@ -8,7 +8,7 @@ import type { Prisma } from '../generated/prisma/client';
 import { decoyHash, hashPassword, verifyPassword } from './password';
 import { whenUniqueViolated } from '@platform/db';
 import { type UserRepository, UserRepository as Repo, type UserRow } from './repository';
-import { toUserResponse, type UserResponse } from './representation';
+import { type TokenResponse, toUserResponse, type UserResponse } from './representation';
 import { type ListUsersQuery, type PatchUserInput, type ReplaceUserInput, type SignUpInput, userSortFields } from './schemas';
 
 export interface UserServiceSettings {
@@ -56,7 +56,7 @@ export class UserService {
   }
 
   /** The same answer for an unknown email and a wrong password, in about the same time. */
-  async issueToken(email: string, password: string): Promise<AccessToken> {
+  async issueToken(email: string, password: string): Promise<TokenResponse> {
     const user = await this.users.findByEmailKey(emailKeyOf(email));
     const valid = await verifyPassword(password, user?.passwordHash ?? (await decoyHash));
     if (!user || !valid) throw new ApiError('INVALID_CREDENTIALS', 'The email or password is wrong.');

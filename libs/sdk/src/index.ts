@@ -1,0 +1,33 @@
+// @platform/sdk: a typed client of the public API. The types are generated from the published
+// OpenAPI document (openapi-types.ts, by tools/openapi/generate.mjs); the client is openapi-fetch,
+// so every path, parameter, body and response is checked by the compiler.
+import createClient, { type Client, type Middleware } from 'openapi-fetch';
+import type { components, operations, paths } from './openapi-types';
+
+export type { components, Middleware, operations, paths };
+/** The document's named schemas: `Schemas['Order']`, `Schemas['Error']`... */
+export type Schemas = components['schemas'];
+export type ApiClient = Client<paths, 'application/json'>;
+
+export interface ApiClientOptions {
+  /** A bearer token from `POST /tokens`; sent as `Authorization: Bearer <token>`. */
+  token?: string;
+  /** Headers sent with every request (e.g. `traceparent`). */
+  headers?: Record<string, string>;
+  /** Sees every request and response (logging, metrics, contract checks). */
+  middleware?: Middleware[];
+  fetch?: typeof globalThis.fetch;
+}
+
+/** A client for the API at `baseUrl` (the gateway's origin, e.g. `https://api.example.com`); paths are under `/v1`. */
+export function createApiClient(baseUrl: string, options: ApiClientOptions = {}): ApiClient {
+  const client = createClient<paths>({
+    baseUrl: `${baseUrl.replace(/\/+$/, '')}/v1`,
+    headers: { ...options.headers, ...(options.token ? { Authorization: `Bearer ${options.token}` } : {}) },
+    // Lists in a query are comma-separated (`status=PENDING,CANCELED`), as the document says.
+    querySerializer: { array: { style: 'form', explode: false } },
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+  });
+  for (const middleware of options.middleware ?? []) client.use(middleware);
+  return client;
+}
