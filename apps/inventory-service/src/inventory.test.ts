@@ -3,7 +3,7 @@
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import pino from 'pino';
-import { credentials, InterceptingCall, type Interceptor, makeGenericClientConstructor, Metadata, status, type ServiceError } from '@grpc/grpc-js';
+import { credentials, type Interceptor, makeGenericClientConstructor, Metadata, status, type ServiceError } from '@grpc/grpc-js';
 import { service as healthService } from 'grpc-health-check';
 import { issueAccessToken, serviceTokenSource, TokenVerifier } from '@platform/auth';
 import { openTestDatabase, type Database } from '@platform/db';
@@ -16,20 +16,8 @@ import { PrismaClient } from './generated/prisma/client';
 import { createInventoryGrpc } from './grpc/server';
 import { StockRepository } from './stock/repository';
 import { StockService } from './stock/service';
+import { bearing, callers, failure, ordersToken, SECRET } from './testing/callers';
 
-const SECRET = 'inventory-test-secret-inventory-test-secret';
-const callers = { verifier: new TokenVerifier(SECRET, { audience: 'internal' }), allowed: ['orders-service'] };
-const ordersToken = serviceTokenSource(SECRET, 'orders-service');
-/** Sends `token` (a bearer token) on every call of a raw client, as createInventoryClient does. */
-const bearing =
-  (token: string): Interceptor =>
-  (options, nextCall) =>
-    new InterceptingCall(nextCall(options), {
-      start: (metadata, listener, next) => {
-        metadata.set('authorization', `Bearer ${token}`);
-        next(metadata, listener);
-      },
-    });
 let database: Database<PrismaClient>;
 let built: ReturnType<typeof createInventoryApp>;
 let health: Health;
@@ -71,14 +59,6 @@ function release(orderId: string): Promise<ReleaseReply> {
   return new Promise((resolve, reject) => client.release({ orderId }, (error, reply) => (error ? reject(error) : resolve(reply))));
 }
 
-async function failure(promise: Promise<unknown>): Promise<ServiceError> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as ServiceError;
-  }
-  throw new Error('expected the call to fail');
-}
 
 describe('Reserve', () => {
   it('takes stock and says what is left', async () => {

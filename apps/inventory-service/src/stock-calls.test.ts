@@ -3,26 +3,15 @@
 // request_id), WatchStock (levels first, then every change in order, across replicas),
 // ReserveOrder (all lines or none, also under 200 concurrent orders) and ReserveStream.
 import path from 'node:path';
-import { type CallOptions, type ClientReadableStream, credentials, InterceptingCall, type Interceptor, Metadata, status, type ServiceError } from '@grpc/grpc-js';
-import { serviceTokenSource, TokenVerifier } from '@platform/auth';
+import { type CallOptions, type ClientReadableStream, credentials, Metadata, status, type ServiceError } from '@grpc/grpc-js';
+import { TokenVerifier } from '@platform/auth';
 import { openTestDatabase, type Database } from '@platform/db';
 import { InventoryClient, REFUSED_SKUS_METADATA, type ReserveOrderReply, type ReserveReply, type ReserveRequest, type StockLevel } from '@platform/inventory-contract';
 import { createLogger, createMetrics, Health } from '@platform/service-kit';
 import { createInventoryApp } from './app';
 import { PrismaClient } from './generated/prisma/client';
+import { bearing, callers, failure, ordersToken, SECRET } from './testing/callers';
 
-const SECRET = 'inventory-test-secret-inventory-test-secret';
-const callers = { verifier: new TokenVerifier(SECRET, { audience: 'internal' }), allowed: ['orders-service'] };
-const ordersToken = serviceTokenSource(SECRET, 'orders-service');
-const bearing =
-  (token: string): Interceptor =>
-  (options, nextCall) =>
-    new InterceptingCall(nextCall(options), {
-      start: (metadata, listener, next) => {
-        metadata.set('authorization', `Bearer ${token}`);
-        next(metadata, listener);
-      },
-    });
 
 type Replica = ReturnType<typeof createInventoryApp> & { metrics: ReturnType<typeof createMetrics>; address: string; client: InventoryClient };
 let database: Database<PrismaClient>;
@@ -64,14 +53,6 @@ const stockOf = (sku: string) => database.prisma.stock.findUnique({ where: { sku
 
 function unary<Req, Res>(method: (request: Req, metadata: Metadata, options: Partial<CallOptions>, callback: (error: ServiceError | null, reply: Res) => void) => unknown, request: Req, on = client): Promise<Res> {
   return new Promise((resolve, reject) => method.call(on, request, new Metadata(), deadline(), (error, reply) => (error ? reject(error) : resolve(reply))));
-}
-async function failure(promise: Promise<unknown>): Promise<ServiceError> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as ServiceError;
-  }
-  throw new Error('expected the call to fail');
 }
 const getStock = (skus: string[]) => unary(client.getStock, { skus });
 const setStock = (sku: string, onHand: number, requestId: string) => unary(client.setStock, { sku, onHand, requestId });
