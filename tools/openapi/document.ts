@@ -100,6 +100,8 @@ interface Operation {
   conflicts?: ErrorCode[];
   /** A GraphQL document it cannot run (syntax, depth, cost) is a 400 in GraphQL's own format. */
   graphqlErrors?: boolean;
+  /** GraphQL over GET: a mutation is 405 (GET must not change anything). */
+  queriesOnly?: boolean;
   /** A PUT that creates what did not exist answers 201 (with Location) and this description. */
   created?: string;
   /** Takes Idempotency-Key: a retry with the same key applies once. */
@@ -172,7 +174,7 @@ const operations: Record<string, Operation> = {
   'GET /stock-levels': { operationId: 'listStockLevels', summary: 'List stock levels in SKU order, or only the SKUs named', query: stock.listStockLevelsQuery, sortFields: ['sku'], success: [200, 'A page of stock levels', 'StockLevelPage'] },
   'GET /stock-levels/{sku}': { operationId: 'getStockLevel', summary: "Read a SKU's stock level", success: [200, 'The stock level', 'StockLevel'], headers: ['ETag'] },
   'PUT /stock-levels/{sku}': { operationId: 'setStockLevel', summary: 'Set what is on hand (admin); creates the SKU when new (201)', body: stock.putStockLevelBody, success: [200, 'The stock level, replaced', 'StockLevel'], created: 'The stock level of a SKU inventory did not know', headers: ['ETag'], forbidden: true, ifMatch: true, idempotencyKey: true, conflicts: ['CONFLICT'] },
-  'GET /graphql': { operationId: 'queryGraphqlOverGet', summary: 'Run a GraphQL query given as parameters (a mutation over GET is 405); with Accept: application/json errors come with HTTP 200', query: graphqlQueryParameters, success: [200, 'GraphQL response with data and/or errors', 'GraphQLResponse'], graphqlErrors: true },
+  'GET /graphql': { operationId: 'queryGraphqlOverGet', summary: 'Run a GraphQL query given as parameters (a mutation over GET is 405); with Accept: application/json errors come with HTTP 200', query: graphqlQueryParameters, success: [200, 'GraphQL response with data and/or errors', 'GraphQLResponse'], graphqlErrors: true, queriesOnly: true },
   'POST /graphql': { operationId: 'queryGraphql', summary: 'Run a GraphQL query or mutation (federated); with Accept: application/json errors come with HTTP 200', body: graphqlRequest, success: [200, 'GraphQL response with data and/or errors', 'GraphQLResponse'], graphqlErrors: true },
   'GET /openapi.json': { operationId: 'getOpenApiDocument', summary: 'This document (public)', success: [200, 'OpenAPI 3.1 document', 'OpenApiDocument'] },
 };
@@ -320,6 +322,7 @@ function errorStatusesOf(route: RouteDefinition, path: string, operation: Operat
   if (operation.query && 'size' in operation.query.shape) statuses.add(422);
   if (operation.conflicts?.length) statuses.add(409);
   if (operation.ifMatch) statuses.add(412);
+  if (operation.queriesOnly) statuses.add(405);
   if (route.upstream !== 'openapi') [502, 503, 504].forEach((status) => statuses.add(status));
   return [...statuses].sort((a, b) => a - b);
 }
@@ -358,13 +361,20 @@ function responseNameOf(operation: Operation, status: number): string {
   return errorResponseOf[status];
 }
 
+/** What GraphQL over HTTP answers in: the client's Accept chooses (graphql-response+json makes refusals 4xx). */
+const graphqlMediaTypes = ['application/json', 'application/graphql-response+json'];
+
 /** POST /graphql's 400: the gateway's own refusals in the error format, GraphQL's in its format. */
 function graphqlBadRequest() {
   const response = errorResponse('BadRequest');
   return {
     ...response,
-    description: `${errorResponses.BadRequest.description}; a GraphQL document that cannot run (syntax, validation, depth or cost) answers in GraphQL's format, \`errors[].extensions.code\` saying why.`,
-    content: { ...response.content, 'application/json': { schema: { anyOf: [ref('schemas', 'Error'), ref('schemas', 'GraphQLResponse')] } } },
+    description: `${errorResponses.BadRequest.description}; a GraphQL document that cannot run (syntax, validation, depth or cost) answers in GraphQL's format, \`errors[].extensions.code\` saying why (as application/graphql-response+json when the client accepts it).`,
+    content: {
+      ...response.content,
+      'application/json': { schema: { anyOf: [ref('schemas', 'Error'), ref('schemas', 'GraphQLResponse')] } },
+      'application/graphql-response+json': { schema: ref('schemas', 'GraphQLResponse') },
+    },
   };
 }
 
@@ -389,7 +399,7 @@ export function buildDocument(): Record<string, unknown> {
       parameters.push(ref('parameters', 'traceparent'));
       const [status, description, schemaName] = operation.success;
       const success: Record<string, unknown> = { description, headers: headerRefs(commonHeaders) };
-      if (schemaName) success.content = { 'application/json': { schema: ref('schemas', schemaName) } };
+      if (schemaName) success.content = Object.fromEntries((operation.graphqlErrors ? graphqlMediaTypes : ['application/json']).map((type) => [type, { schema: ref('schemas', schemaName) }]));
       for (const name of operation.headers ?? []) (success.headers as Record<string, unknown>)[name] = successHeaders[name];
       paths[path] ??= {};
       paths[path][method.toLowerCase()] = {

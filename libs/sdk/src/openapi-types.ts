@@ -1271,7 +1271,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description Unreadable request: malformed JSON or path, missing or wrongly typed field, unknown field or parameter, bad cursor; a GraphQL document that cannot run (syntax, validation, depth or cost) answers in GraphQL's format, `errors[].extensions.code` saying why. */
+        /** @description Unreadable request: malformed JSON or path, missing or wrongly typed field, unknown field or parameter, bad cursor; a GraphQL document that cannot run (syntax, validation, depth or cost) answers in GraphQL's format, `errors[].extensions.code` saying why (as application/graphql-response+json when the client accepts it). */
         GraphQLBadRequest: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1285,6 +1285,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] | components["schemas"]["GraphQLResponse"];
                 "application/problem+json": components["schemas"]["Problem"];
+                "application/graphql-response+json": components["schemas"]["GraphQLResponse"];
             };
         };
     };
@@ -3094,10 +3095,12 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["GraphQLResponse"];
+                    "application/graphql-response+json": components["schemas"]["GraphQLResponse"];
                 };
             };
             400: components["responses"]["GraphQLBadRequest"];
             401: components["responses"]["Unauthenticated"];
+            405: components["responses"]["MethodNotAllowed"];
             406: components["responses"]["NotAcceptable"];
             429: components["responses"]["TooManyRequests"];
             502: components["responses"]["BadGateway"];
@@ -3145,6 +3148,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["GraphQLResponse"];
+                    "application/graphql-response+json": components["schemas"]["GraphQLResponse"];
                 };
             };
             400: components["responses"]["GraphQLBadRequest"];
