@@ -28,7 +28,7 @@ export async function createCatalogApp(deps: CatalogAppDeps) {
   const verifier = new TokenVerifier(config.jwtVerifySecrets);
   const products = new ProductService(new ProductRepository(deps.prisma), config.cursorSecret);
   const reviews = new ReviewService(new ReviewRepository(deps.prisma), products, config.cursorSecret);
-  const graphql = createSubgraphMiddleware({ typeDefs: catalogTypeDefs, resolvers: catalogResolvers(products), verifier, introspection: config.NODE_ENV !== 'production' });
+  const graphql = createSubgraphMiddleware({ typeDefs: catalogTypeDefs, resolvers: catalogResolvers(products, reviews), verifier, introspection: config.NODE_ENV !== 'production' });
 
   const app = express();
   app.disable('x-powered-by');

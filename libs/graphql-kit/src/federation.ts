@@ -85,7 +85,8 @@ function formatError(error: Readonly<GraphQLError | Error>): GraphQLError {
   if (!(error instanceof GraphQLError)) return new GraphQLError('An unexpected error occurred.', { extensions: { code: 'INTERNAL' } });
   const code = (error.extensions?.code as string | undefined) ?? (error.path ? 'INTERNAL' : 'GRAPHQL_VALIDATION_FAILED');
   if (code === 'INTERNAL_SERVER_ERROR' || code === 'INTERNAL') return new GraphQLError('An unexpected error occurred.', { path: error.path, extensions: { code: 'INTERNAL' } });
-  const extensions = { ...error.extensions, code };
+  // Apollo Gateway names the subgraph an error came from (`serviceName`): internal topology, not the client's business.
+  const { serviceName: _subgraph, ...extensions }: Record<string, unknown> = { ...error.extensions, code };
   return new GraphQLError(error.message, { nodes: error.nodes, source: error.source, positions: error.positions, path: error.path, extensions });
 }
 
@@ -217,6 +218,9 @@ export async function createFederatedGraph(options: FederatedGraphOptions): Prom
         return refuse(req, res, 'PERSISTED_QUERY_NOT_ALLOWED', 'This gateway runs trusted documents only: send extensions.persistedQuery.sha256Hash of one of them.');
       }
       const [body, init] = await handle({ url: `${url.pathname}${url.search}`, method: req.method, headers: req.headers, body: () => req.body as Record<string, unknown>, raw: req, context: { res } });
+      // A mutation over GET: graphql-http answers 405 with a body but no content type; clients get
+      // the one error format instead, as for any other method a path does not take.
+      if (init.status === 405 && body !== null) throw new ApiError('METHOD_NOT_ALLOWED', 'A mutation cannot run over GET: send it with POST.', { headers: { Allow: 'POST' } });
       if (body === null && init.status >= 400) throw new ApiError(PROTOCOL_REFUSALS[init.status] ?? 'MALFORMED_REQUEST', `${init.statusText}: GraphQL over HTTP takes GET or an application/json POST, and answers application/json or application/graphql-response+json.`);
       res.writeHead(init.status, init.statusText, init.headers).end(body);
     } catch (error) {

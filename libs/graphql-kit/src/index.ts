@@ -1,5 +1,5 @@
 import './telemetry-off';
-export { createSubgraphMiddleware, requirePrincipal, toGraphQLError, type SubgraphContext, type SubgraphOptions } from './subgraph';
+export { createSubgraphMiddleware, requirePrincipal, type SubgraphContext, type SubgraphOptions } from './subgraph';
 export { default as gql } from 'graphql-tag';
 export { createFederatedGraph, type FederatedGraphOptions } from './federation';
 export { DateTime } from './date-time';

@@ -19,3 +19,8 @@ it('counts fragments where they are spread, and __typename and introspection for
   expect(cost('{ me { ...Who } } fragment Who on User { id name __typename }')).toBe(2 + 2);
   expect(cost('{ me { ... on User { id } } __typename }')).toBe(2 + 1);
 });
+
+it('charges each mutation field 10 more than its selection', () => {
+  expect(cost('mutation { cancelOrder(id: "x") { id status } }')).toBe(10 + 2 + 2);
+  expect(cost('mutation { a: cancelOrder(id: "x") { id } b: cancelOrder(id: "y") { id } __typename }')).toBe(2 * (10 + 2 + 1));
+});

@@ -1,10 +1,12 @@
 // What a query costs, computed the same way for the limit and for the client's view of it
 // (`extensions.cost`, as Shopify's Admin API reports it): a scalar field costs 1, an object field
 // 2 plus what is selected in it, and a list asked with `first: n` counts its selection n times.
-// Fragments count where they are spread.
+// Fragments count where they are spread. Each mutation field costs 10 more: it writes, and
+// Shopify prices a mutation the same way.
 import { type DocumentNode, type FragmentDefinitionNode, GraphQLError, Kind, type OperationDefinitionNode, type SelectionSetNode, type ValidationRule, type ValueNode } from 'graphql';
 
 export const MAX_QUERY_COST = 5_000;
+const MUTATION_FIELD_COST = 10;
 
 export interface QueryCost {
   requested: number;
@@ -49,7 +51,8 @@ function selectionCost(selectionSet: SelectionSetNode, fragments: Map<string, Fr
 
 export function costOf(document: DocumentNode, operation: OperationDefinitionNode, variables: Record<string, unknown> = {}): QueryCost {
   const fragments = new Map(document.definitions.filter((definition): definition is FragmentDefinitionNode => definition.kind === Kind.FRAGMENT_DEFINITION).map((fragment) => [fragment.name.value, fragment]));
-  return { requested: selectionCost(operation.selectionSet, fragments, variables, new Set()), limit: MAX_QUERY_COST };
+  const writes = operation.operation === 'mutation' ? operation.selectionSet.selections.filter((selection) => selection.kind === Kind.FIELD && !selection.name.value.startsWith('__')).length : 0;
+  return { requested: writes * MUTATION_FIELD_COST + selectionCost(operation.selectionSet, fragments, variables, new Set()), limit: MAX_QUERY_COST };
 }
 
 /** Refuses each operation over the limit, naming it and the cost, before anything runs. */

@@ -3,23 +3,11 @@ import { GraphQLError } from 'graphql';
 import { issueAccessToken, TokenVerifier } from '@platform/auth';
 import { ApiError, errorHandler } from '@platform/errors';
 import { listen } from '@platform/service-kit';
-import { createSubgraphMiddleware, gql, requirePrincipal, toGraphQLError, type SubgraphContext } from './index';
+import { createSubgraphMiddleware, gql, requirePrincipal, type SubgraphContext } from './index';
 
 const secret = 'graphql-kit-test-secret-graphql-kit-test';
 
-describe('toGraphQLError', () => {
-  it('keeps the REST code of an ApiError in extensions.code', () => {
-    const error = toGraphQLError(ApiError.notFound('Order'));
-    expect(error.message).toBe('Order not found.');
-    expect(error.extensions.code).toBe('NOT_FOUND');
-  });
-
-  it('hides anything else behind INTERNAL', () => {
-    const error = toGraphQLError(new Error('relation "orders" does not exist'));
-    expect(error.message).toBe('An unexpected error occurred.');
-    expect(error.extensions.code).toBe('INTERNAL');
-  });
-
+describe('requirePrincipal', () => {
   it('requires a principal', () => {
     expect(() => requirePrincipal({})).toThrow(GraphQLError);
   });
@@ -32,6 +20,8 @@ describe('createSubgraphMiddleware', () => {
       type Query {
         whoami: String
         explode: String
+        missing: String
+        invalid: String
       }
     `;
     const resolvers = {
@@ -39,6 +29,12 @@ describe('createSubgraphMiddleware', () => {
         whoami: (_: unknown, __: unknown, context: SubgraphContext) => requirePrincipal(context).userId,
         explode: () => {
           throw new Error('SELECT secret FROM internals');
+        },
+        missing: () => {
+          throw ApiError.notFound('Order');
+        },
+        invalid: () => {
+          throw new ApiError('VALIDATION_FAILED', 'Some fields break a rule.', { fieldErrors: [{ field: 'input.rating', code: 'OUT_OF_RANGE', message: 'input.rating must be at most 5.' }] });
         },
       },
     };
@@ -59,6 +55,11 @@ describe('createSubgraphMiddleware', () => {
       }
       const exploded = await ask('{ explode }', accessToken);
       expect(exploded.body.errors).toEqual([{ message: 'An unexpected error occurred.', path: ['explode'], extensions: { code: 'INTERNAL' } }]);
+      // A resolver throws the service's ApiError as it is; the client gets its REST code and field list.
+      expect((await ask('{ missing }', accessToken)).body).toEqual({ data: { missing: null }, errors: [{ message: 'Order not found.', path: ['missing'], extensions: { code: 'NOT_FOUND' } }] });
+      expect((await ask('{ invalid }', accessToken)).body.errors).toEqual([
+        { message: 'Some fields break a rule.', path: ['invalid'], extensions: { code: 'VALIDATION_FAILED', errors: [{ field: 'input.rating', code: 'OUT_OF_RANGE', message: 'input.rating must be at most 5.' }] } },
+      ]);
     } finally {
       await server.close();
     }

@@ -19,13 +19,6 @@ export interface SubgraphContext {
   [key: PropertyKey]: unknown;
 }
 
-/** GraphQL errors carry the REST error code in `extensions.code`. */
-export function toGraphQLError(error: unknown): GraphQLError {
-  if (error instanceof GraphQLError) return error;
-  if (error instanceof ApiError) return new GraphQLError(error.message, { extensions: { code: error.code, ...(error.fieldErrors.length ? { errors: error.fieldErrors } : {}) } });
-  return new GraphQLError('An unexpected error occurred.', { extensions: { code: 'INTERNAL' } });
-}
-
 export function requirePrincipal(context: SubgraphContext): Principal {
   if (!context.principal) throw new GraphQLError('A valid bearer token is required.', { extensions: { code: 'UNAUTHENTICATED' } });
   return context.principal;
@@ -41,11 +34,17 @@ export interface SubgraphOptions {
 
 const MAX_CACHED_DOCUMENTS = 1_000;
 
-/** Only what a client may see: the message of errors we meant, `INTERNAL` for anything else. */
+/**
+ * The one mapping from what a resolver threw to what a client sees: an ApiError keeps its message
+ * and REST code (`extensions.code`, with the per-field list in `extensions.errors`), GraphQL's own
+ * errors keep theirs, and anything else is `INTERNAL` with nothing of its message.
+ */
 function formatError(error: Readonly<GraphQLError | Error>): GraphQLError | Error {
   if (!(error instanceof GraphQLError)) return new GraphQLError('An unexpected error occurred.', { extensions: { code: 'INTERNAL' } });
   const original = error.originalError;
-  if (original instanceof ApiError) return new GraphQLError(original.message, { path: error.path, extensions: toGraphQLError(original).extensions });
+  if (original instanceof ApiError) {
+    return new GraphQLError(original.message, { path: error.path, extensions: { code: original.code, ...(original.fieldErrors.length ? { errors: original.fieldErrors } : {}) } });
+  }
   if (original && !(original instanceof GraphQLError)) return new GraphQLError('An unexpected error occurred.', { path: error.path, extensions: { code: 'INTERNAL' } });
   const code = error.extensions?.code ?? (error.path ? 'INTERNAL' : 'GRAPHQL_VALIDATION_FAILED');
   return new GraphQLError(error.message, { nodes: error.nodes, source: error.source, positions: error.positions, path: error.path, extensions: { ...error.extensions, code } });

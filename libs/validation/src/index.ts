@@ -1,4 +1,4 @@
 export { z } from 'zod';
-export { parseBody, parseQuery } from './validate';
+export { parseArgument, parseBody, parseQuery } from './validate';
 export { commaList, isoDate, noQueryParameters, queryBoolean, queryInt } from './query-fields';
 export { idField } from './id-field';

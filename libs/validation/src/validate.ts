@@ -3,13 +3,15 @@
 import { ApiError, type FieldError, type FieldErrorCode } from '@platform/errors';
 import { z } from 'zod';
 
-type Source = 'body' | 'query';
+/** Where the checked value came from: the body, the query string, or a named GraphQL argument. */
+type Source = 'body' | 'query' | { argument: string };
 
 /** Codes that mean "cannot be read as sent" (400); everything else is a broken rule (422). */
 const unreadable = new Set<FieldErrorCode>(['REQUIRED', 'INVALID_TYPE', 'UNKNOWN_FIELD', 'UNKNOWN_PARAMETER']);
 
-function fieldPath(path: PropertyKey[], source: Source): string {
-  if (path.length === 0) return source;
+function fieldPath(relative: PropertyKey[], source: Source): string {
+  const path = typeof source === 'object' ? [source.argument, ...relative] : relative;
+  if (path.length === 0) return source as string;
   return path.reduce<string>((joined, key) => (typeof key === 'number' ? `${joined}[${key}]` : joined ? `${joined}.${String(key)}` : String(key)), '');
 }
 
@@ -90,6 +92,14 @@ function parse<S extends z.ZodType>(schema: S, input: unknown, source: Source): 
 /** Checks a JSON body. Use `z.strictObject` so unknown fields are refused. */
 export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {
   return parse(schema, body ?? {}, 'body');
+}
+
+/**
+ * Checks a GraphQL argument with the REST body's schema, so both APIs enforce the same rules and
+ * report the same codes; fields are named from the argument (`input.items[0].quantity`).
+ */
+export function parseArgument<S extends z.ZodType>(schema: S, value: unknown, argument: string): z.output<S> {
+  return parse(schema, value ?? {}, { argument });
 }
 
 /** Checks a query string. Use `z.strictObject` so unknown parameters are refused. */

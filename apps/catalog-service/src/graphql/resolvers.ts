@@ -1,10 +1,15 @@
-// The catalog subgraph: Product entities and Order.reviewCount, batched per request.
+// The catalog subgraph: Product entities and Order.reviewCount, batched per request, and reviews
+// written through the same ReviewService as REST. Errors are thrown as they are: the subgraph's
+// formatError maps an ApiError to its REST code.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import DataLoader from 'dataloader';
-import { gql, requirePrincipal, toGraphQLError, type SubgraphContext } from '@platform/graphql-kit';
+import { DateTime, gql, requirePrincipal, type SubgraphContext } from '@platform/graphql-kit';
+import { parseArgument } from '@platform/validation';
 import { toProductResponse, type ProductResponse } from '../products/representation';
 import type { ProductService } from '../products/service';
+import { createReviewBody } from '../reviews/schemas';
+import { toReviewResponse, type ReviewService } from '../reviews/service';
 
 export const catalogTypeDefs = gql(readFileSync(path.join(__dirname, 'schema.graphql'), 'utf8'));
 
@@ -24,17 +29,24 @@ function productLoaderOf(context: CatalogContext, products: ProductService) {
   return context.productLoader;
 }
 
-export function catalogResolvers(products: ProductService) {
+export function catalogResolvers(products: ProductService, reviews: ReviewService) {
   return {
+    DateTime,
     Query: {
       product: async (_: unknown, args: { id: string }, context: CatalogContext) => {
-        try {
-          requirePrincipal(context);
-          return toProductResponse(await products.get(args.id));
-        } catch (error) {
-          throw toGraphQLError(error);
-        }
+        requirePrincipal(context);
+        return toProductResponse(await products.get(args.id));
       },
+    },
+    Mutation: {
+      createReview: async (_: unknown, args: { productId: string; input: unknown }, context: CatalogContext) => {
+        const principal = requirePrincipal(context);
+        const review = await reviews.create(principal, args.productId, parseArgument(createReviewBody, args.input, 'input'));
+        return toReviewResponse(review);
+      },
+    },
+    Review: {
+      product: (review: { productId: string }, _: unknown, context: CatalogContext) => productLoaderOf(context, products).load(review.productId),
     },
     Product: {
       __resolveReference: (reference: { id: string }, context: CatalogContext) => {

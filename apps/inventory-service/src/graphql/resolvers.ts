@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import DataLoader from 'dataloader';
-import { gql, requirePrincipal, toGraphQLError, type SubgraphContext } from '@platform/graphql-kit';
+import { gql, requirePrincipal, type SubgraphContext } from '@platform/graphql-kit';
 import type { StockService } from '../stock/service';
 
 export const inventoryTypeDefs = gql(readFileSync(path.join(__dirname, 'schema.graphql'), 'utf8'));
@@ -31,11 +31,7 @@ export function inventoryResolvers(stock: StockService) {
       availableQuantity: async (product: { sku?: string }, _: unknown, context: InventoryContext) => {
         requirePrincipal(context);
         if (!product.sku) return 0;
-        try {
-          return await availableLoaderOf(context, stock).load(product.sku);
-        } catch (error) {
-          throw toGraphQLError(error);
-        }
+        return availableLoaderOf(context, stock).load(product.sku);
       },
     },
   };

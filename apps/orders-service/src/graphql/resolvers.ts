@@ -1,10 +1,15 @@
-// The orders subgraph: the same OrderService as REST, so the same ownership rules.
+// The orders subgraph: the same OrderService as REST, so the same ownership, validation,
+// idempotency and stock rules. Errors are thrown as they are: the subgraph's formatError turns an
+// ApiError into a GraphQL error carrying the REST code.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import DataLoader from 'dataloader';
 import { ApiError } from '@platform/errors';
-import { DateTime, gql, requirePrincipal, toGraphQLError, type SubgraphContext } from '@platform/graphql-kit';
+import { DateTime, gql, requirePrincipal, type SubgraphContext } from '@platform/graphql-kit';
+import { parseArgument } from '@platform/validation';
+import { checkedIdempotencyKey } from '../idempotency/store';
 import type { OrderRow } from '../orders/repository';
+import { createOrderBody } from '../orders/schemas';
 import type { OrderService } from '../orders/service';
 
 export const ordersTypeDefs = gql(readFileSync(path.join(__dirname, 'schema.graphql'), 'utf8'));
@@ -32,24 +37,26 @@ export function ordersResolvers(orders: OrderService) {
   return {
     DateTime,
     Query: {
-      order: async (_: unknown, args: { id: string }, context: OrdersContext) => {
-        try {
-          return toGraphOrder(await orders.get(requirePrincipal(context), args.id));
-        } catch (error) {
-          throw toGraphQLError(error);
-        }
-      },
+      order: async (_: unknown, args: { id: string }, context: OrdersContext) => toGraphOrder(await orders.get(requirePrincipal(context), args.id)),
       orders: async (_: unknown, args: { first?: number; after?: string | null }, context: OrdersContext) => {
-        try {
-          const first = args.first ?? 20;
-          if (!Number.isInteger(first) || first < 1 || first > 100) {
-            throw new ApiError('VALIDATION_FAILED', 'first must be from 1 to 100.', { status: 422, fieldErrors: [{ field: 'first', code: 'OUT_OF_RANGE', message: 'first must be from 1 to 100.' }] });
-          }
-          return (await orders.recent(requirePrincipal(context), first, args.after ?? undefined)).map(toGraphOrder);
-        } catch (error) {
-          throw toGraphQLError(error);
+        const principal = requirePrincipal(context);
+        const first = args.first ?? 20;
+        if (!Number.isInteger(first) || first < 1 || first > 100) {
+          throw new ApiError('VALIDATION_FAILED', 'first must be from 1 to 100.', { status: 422, fieldErrors: [{ field: 'first', code: 'OUT_OF_RANGE', message: 'first must be from 1 to 100.' }] });
         }
+        return (await orders.recent(principal, first, args.after ?? undefined)).map(toGraphOrder);
       },
+    },
+    Mutation: {
+      createOrder: async (_: unknown, args: { input: unknown; idempotencyKey?: string | null }, context: OrdersContext) => {
+        const principal = requirePrincipal(context);
+        const input = parseArgument(createOrderBody, args.input, 'input');
+        const { order } = await orders.create(principal, input, checkedIdempotencyKey(args.idempotencyKey, 'idempotencyKey'));
+        // A replay's stored body is the order as placed; the graph answers with the order as it is now.
+        return toGraphOrder(await orders.get(principal, order.id));
+      },
+      cancelOrder: async (_: unknown, args: { id: string }, context: OrdersContext) =>
+        toGraphOrder(await orders.patch(requirePrincipal(context), args.id, { status: 'CANCELED' })),
     },
     Order: {
       __resolveReference: async (reference: { id: string }, context: OrdersContext) => {

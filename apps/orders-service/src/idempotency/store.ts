@@ -22,6 +22,20 @@ export function requestHashOf(body: unknown): string {
   return createHash('sha256').update(canonical).digest('hex');
 }
 
+/**
+ * A client's idempotency key, checked the same way wherever it arrives (the REST header, the
+ * GraphQL argument): 1 to 255 visible ASCII characters, or none at all.
+ */
+export function checkedIdempotencyKey(value: string | null | undefined, field: string): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (!/^[\x21-\x7e]{1,255}$/.test(value)) {
+    throw new ApiError('VALIDATION_FAILED', `${field} must be 1 to 255 visible ASCII characters.`, {
+      fieldErrors: [{ field, code: 'INVALID_FORMAT', message: 'Use 1 to 255 visible ASCII characters, e.g. a UUID.' }],
+    });
+  }
+  return value;
+}
+
 const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export class IdempotencyStore {

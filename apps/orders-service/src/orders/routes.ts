@@ -1,24 +1,15 @@
 // HTTP in and out for orders and everything under them.
 import { Router } from 'express';
 import { adminOnly, principalOf } from '@platform/auth';
-import { ApiError, methodNotAllowed } from '@platform/errors';
+import { methodNotAllowed } from '@platform/errors';
 import { expectedVersion } from '@platform/service-kit';
 import { noQueryParameters, parseBody, parseQuery } from '@platform/validation';
 import type { CancellationService } from '../cancellations/service';
+import { checkedIdempotencyKey } from '../idempotency/store';
 import { toCancellationResponse } from '../cancellations/service';
 import { etagOf, toOrderItemResponse, toOrderResponse, toShipmentResponse } from './representation';
 import { cancellationBody, createOrderBody, getOrderQuery, listItemsQuery, listOrdersQuery, patchOrderBody, replaceOrderBody, searchOrdersBody, shipmentBody } from './schemas';
 import type { OrderService } from './service';
-
-function idempotencyKeyOf(header: string | undefined): string | undefined {
-  if (header === undefined) return undefined;
-  if (!/^[\x21-\x7e]{1,255}$/.test(header)) {
-    throw new ApiError('VALIDATION_FAILED', 'Idempotency-Key must be 1 to 255 visible ASCII characters.', {
-      fieldErrors: [{ field: 'Idempotency-Key', code: 'INVALID_FORMAT', message: 'Use 1 to 255 visible ASCII characters, e.g. a UUID.' }],
-    });
-  }
-  return header;
-}
 
 export function ordersRoutes(orders: OrderService, cancellations: CancellationService): Router {
   const router = Router();
@@ -31,7 +22,7 @@ export function ordersRoutes(orders: OrderService, cancellations: CancellationSe
     })
     .post(async (req, res) => {
       const input = parseBody(createOrderBody, req.body);
-      const { order, etag } = await orders.create(principalOf(res), input, idempotencyKeyOf(req.header('idempotency-key')));
+      const { order, etag } = await orders.create(principalOf(res), input, checkedIdempotencyKey(req.header('idempotency-key'), 'Idempotency-Key'));
       res.status(201).location(`/v1/orders/${order.id}`).setHeader('ETag', etag).json(order);
     })
     .all(methodNotAllowed);

@@ -1,12 +1,16 @@
-// The users subgraph: the same UserService as REST, so the same ownership rules.
+// The users subgraph: the same UserService as REST, so the same ownership and validation rules.
+// Errors are thrown as they are: the subgraph's formatError maps an ApiError to its REST code.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import DataLoader from 'dataloader';
 import type { Principal } from '@platform/auth';
 import { ApiError } from '@platform/errors';
-import { gql, requirePrincipal, toGraphQLError, type SubgraphContext } from '@platform/graphql-kit';
+import { gql, requirePrincipal, type SubgraphContext } from '@platform/graphql-kit';
 import { isId } from '@platform/ids';
+import { parseArgument } from '@platform/validation';
 import type { UserRow } from '../users/repository';
+import { toUserResponse } from '../users/representation';
+import { patchUserBody } from '../users/schemas';
 import type { UserService } from '../users/service';
 
 export const usersTypeDefs = gql(readFileSync(path.join(__dirname, 'schema.graphql'), 'utf8'));
@@ -24,30 +28,32 @@ function userLoaderOf(context: UsersContext, principal: Principal, users: UserSe
   return context.userLoader;
 }
 
+/** PATCH /users/me's rules without the password: a credential changes only through REST. */
+const updateMeInput = patchUserBody.omit({ password: true });
+
 export function usersResolvers(users: UserService) {
   return {
     Query: {
-      me: async (_: unknown, __: unknown, context: UsersContext) => {
-        try {
-          return await users.get(requirePrincipal(context), 'me');
-        } catch (error) {
-          throw toGraphQLError(error);
-        }
-      },
+      me: async (_: unknown, __: unknown, context: UsersContext) => toUserResponse(await users.get(requirePrincipal(context), 'me')),
       user: async (_: unknown, args: { id: string }, context: UsersContext) => {
-        try {
-          if (!isId(args.id)) throw ApiError.notFound('User');
-          return await users.get(requirePrincipal(context), args.id);
-        } catch (error) {
-          throw toGraphQLError(error);
-        }
+        const principal = requirePrincipal(context);
+        if (!isId(args.id)) throw ApiError.notFound('User');
+        return toUserResponse(await users.get(principal, args.id));
+      },
+    },
+    Mutation: {
+      updateMe: async (_: unknown, args: { input: unknown }, context: UsersContext) => {
+        const principal = requirePrincipal(context);
+        const input = parseArgument(updateMeInput, args.input, 'input');
+        return toUserResponse(await users.patch(principal, principal.userId, input));
       },
     },
     User: {
       __resolveReference: async (reference: { id: string }, context: UsersContext) => {
         const principal = context.principal;
         if (!principal || !isId(reference.id)) return null;
-        return userLoaderOf(context, principal, users).load(reference.id);
+        const user = await userLoaderOf(context, principal, users).load(reference.id);
+        return user ? toUserResponse(user) : null;
       },
     },
   };
