@@ -28,7 +28,6 @@ function toGraphOrder(order: OrderRow) {
     createdAt: order.createdAt.toISOString(),
     productId,
     user: { __typename: 'User', id: order.userId },
-    product: productId ? { __typename: 'Product', id: productId } : null,
     shipment: { status: order.shipment?.status ?? 'PREPARING', carrier: order.shipment?.carrier ?? null, trackingNumber: order.shipment?.trackingNumber ?? null },
   };
 }
