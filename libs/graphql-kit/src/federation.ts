@@ -14,13 +14,13 @@ import type { Request, RequestHandler, Response } from 'express';
 import { type ExecutionArgs, type ExecutionResult, getOperationAST, GraphQLError, NoSchemaIntrospectionCustomRule, specifiedRules, type ValidationRule } from 'graphql';
 import { createHandler } from 'graphql-http';
 import { ApiError, type ErrorCode } from '@platform/errors';
-import nodeFetch from 'node-fetch';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { outgoingBudgetMs, TIMEOUT_HEADER } from '@platform/service-kit';
 import { graphMetrics } from './operation-metrics';
 import { documentCache } from './document-cache';
 import { costOf, QueryCostLimit } from './query-cost';
+import { subgraphFetch } from './subgraph-fetch';
 
 interface GatewayContext {
   authorization?: string;
@@ -91,9 +91,8 @@ function formatError(error: Readonly<GraphQLError | Error>): GraphQLError {
 }
 
 export async function createFederatedGraph(options: FederatedGraphOptions): Promise<{ middleware: RequestHandler; stop: () => Promise<void> }> {
-  // node-fetch (Apollo's own default) on a keep-alive agent: measurably quicker per call than
-  // the global fetch, and a query plan makes several calls in sequence.
   const agent = new Agent({ keepAlive: true, maxSockets: 256 });
+  const post = subgraphFetch(agent);
   const metrics = graphMetrics(options.registry, options.logger);
   const gateway = new ApolloGateway({
     supergraphSdl: options.supergraphSdl,
@@ -106,7 +105,7 @@ export async function createFederatedGraph(options: FederatedGraphOptions): Prom
           const headers = { ...(init?.headers as Record<string, string> | undefined), [TIMEOUT_HEADER]: String(budget) };
           const done = metrics.subgraphCall(name);
           try {
-            const response = await nodeFetch(url, { ...(init as object), headers, agent, signal: AbortSignal.timeout(budget) });
+            const response = await post(url, { method: init?.method, headers, body: init?.body as string | undefined, signal: AbortSignal.timeout(budget) });
             done(response.ok ? 'ok' : 'error');
             return response as never;
           } catch (error) {
