@@ -59,8 +59,7 @@ export function ordersResolvers(orders: OrderService) {
     },
     Order: {
       __resolveReference: async (reference: { id: string }, context: OrdersContext) => {
-        const principal = context.principal;
-        if (!principal) return null;
+        const principal = requirePrincipal(context);
         context.orderLoader ??= new DataLoader(async (ids: readonly string[]) => {
           const found = await orders.getMany(principal, ids);
           return ids.map((id) => found.get(id) ?? null);
