@@ -1,7 +1,8 @@
 // The orders API as a client sees it: real HTTP, real database, catalog and inventory as real
 // servers on loopback.
 import path from 'node:path';
-import { openTestDatabase, type Database } from '@platform/db';
+import type { Database } from '@platform/db';
+import { openTestDatabase } from '@platform/db/testing';
 import { createInventoryClient, type InventoryGateway } from '@platform/inventory-contract';
 import { createLogger, createMetrics, Health, listen, type Listening } from '@platform/service-kit';
 import { apiClient, tokenFor } from '@platform/test-kit';
