@@ -6,8 +6,8 @@ import { type AddressInfo, connect, createServer as createTcpServer, type Server
 import path from 'node:path';
 import express, { type Request, type Response } from 'express';
 import pino from 'pino';
-import { errorHandler, jsonBody } from '@platform/errors';
-import { createMetrics, Health, listen, type Listening } from '@platform/service-kit';
+import { errorHandler } from '@platform/errors';
+import { createMetrics, Health, jsonBody, listen, type Listening } from '@platform/service-kit';
 import { apiClient, tokenFor } from '@platform/test-kit';
 import { createGatewayApp } from './app';
 import { loadGatewayConfig } from './config';

@@ -3,7 +3,6 @@ export { errorCatalog, fieldErrorCodes, type ErrorCode, type FieldError, type Fi
 export { asApiError, errorBodySchema, PROBLEM_JSON, problemBodySchema, toErrorBody, toProblemBody, type ErrorBody, type ProblemBody } from './render';
 export {
   errorHandler,
-  jsonBody,
   MAX_BODY_BYTES,
   methodNotAllowed,
   notFoundHandler,
