@@ -15,6 +15,7 @@ import { FakeCatalog, FakeInventory } from '../testing/fakes';
 import { IdempotencyStore } from '../idempotency/store';
 import { OrderRepository, type Transaction } from './repository';
 import { OrderService, PLACEMENT_MARGIN_MS } from './service';
+import type { OrderStatus } from './status';
 
 const JWT_SECRET = 'orders-test-secret-orders-test-secret-012';
 let database: Database<PrismaClient>;
@@ -403,6 +404,30 @@ describe('status changes', () => {
     expect((await call('POST', `/orders/${order.id}/cancellation`, { token: alice.token })).body.code).toBe('ORDER_NOT_CANCELABLE');
     expect((await call('PATCH', `/orders/${order.id}`, { token: admin, body: { status: 'DELIVERED' } })).body.status).toBe('DELIVERED');
     expect((await call('GET', `/orders/${order.id}/shipment`, { token: alice.token })).body).toMatchObject({ status: 'DELIVERED', shippedAt: expect.any(String) });
+  });
+
+  // The life cycle as a client meets it: every status a PATCH can ask for, from every status an
+  // order can be in, asked by an admin (who may make every move). 200 with the status it asked
+  // for, or 409 with the code, the order left as it was.
+  const answers: Record<OrderStatus, Record<OrderStatus, 'OK' | 'CONFLICT' | 'ORDER_NOT_CANCELABLE' | 'ORDER_ALREADY_CANCELED'>> = {
+    PENDING: { PENDING: 'OK', CONFIRMED: 'OK', SHIPPED: 'CONFLICT', DELIVERED: 'CONFLICT', CANCELED: 'OK' },
+    CONFIRMED: { PENDING: 'CONFLICT', CONFIRMED: 'OK', SHIPPED: 'OK', DELIVERED: 'CONFLICT', CANCELED: 'OK' },
+    SHIPPED: { PENDING: 'CONFLICT', CONFIRMED: 'CONFLICT', SHIPPED: 'OK', DELIVERED: 'OK', CANCELED: 'ORDER_NOT_CANCELABLE' },
+    DELIVERED: { PENDING: 'CONFLICT', CONFIRMED: 'CONFLICT', SHIPPED: 'CONFLICT', DELIVERED: 'OK', CANCELED: 'ORDER_NOT_CANCELABLE' },
+    CANCELED: { PENDING: 'CONFLICT', CONFIRMED: 'CONFLICT', SHIPPED: 'CONFLICT', DELIVERED: 'CONFLICT', CANCELED: 'ORDER_ALREADY_CANCELED' },
+  };
+  const pathTo: Record<OrderStatus, OrderStatus[]> = { PENDING: [], CONFIRMED: ['CONFIRMED'], SHIPPED: ['CONFIRMED', 'SHIPPED'], DELIVERED: ['CONFIRMED', 'SHIPPED', 'DELIVERED'], CANCELED: ['CANCELED'] };
+
+  it.each(Object.keys(answers) as OrderStatus[])('answers a PATCH of each status to a %s order as the life cycle allows', async (from) => {
+    const seen: Record<string, string> = {};
+    for (const to of Object.keys(answers[from]) as OrderStatus[]) {
+      const { order } = await newOrder();
+      for (const step of pathTo[from]) expect((await call('PATCH', `/orders/${order.id}`, { token: admin, body: { status: step } })).status).toBe(200);
+      const res = await call('PATCH', `/orders/${order.id}`, { token: admin, body: { status: to } });
+      const now = (await call('GET', `/orders/${order.id}`, { token: admin })).body.status;
+      seen[to] = res.status === 200 && res.body.status === to && now === to ? 'OK' : res.status === 409 && now === from ? res.body.code : `${res.status} ${res.body.code ?? res.body.status}, now ${now}`;
+    }
+    expect(seen).toEqual(answers[from]);
   });
 
   it('answers 412 when If-Match is stale on PATCH, PUT and DELETE', async () => {
