@@ -11,7 +11,7 @@ import fc from 'fast-check';
 import { buildSchema, isEnumType, isObjectType } from 'graphql';
 import pino from 'pino';
 import { createMetrics, Health, listen, type Listening } from '@platform/service-kit';
-import { apiClient, percentile, RedisServer, runBounded, tokenFor } from '@platform/test-kit';
+import { apiClient, percentile, RedisServer, runBounded, testRedisUrl, tokenFor } from '@platform/test-kit';
 import { issueAccessToken, serviceTokenSource } from '@platform/auth';
 import { createGatewayApp } from './app';
 import { CredentialCheck } from './auth/credentials';
@@ -130,7 +130,9 @@ async function startGateway(
 ): Promise<Gateway> {
   const logs: string[] = [];
   const logger = pino({ level: 'info' }, new Writable({ write: (chunk, _enc, done) => (logs.push(String(chunk)), done()) }));
-  const redis = options.redisUrl ? connectRedis(options.redisUrl, { commandTimeoutMs: options.redisTimeoutMs ?? 50 }, logger) : undefined;
+  // Unless a test brings a Redis of its own: TEST_REDIS_URL's (CI) when set, as in production; otherwise memory.
+  const redisUrl = options.redisUrl ?? testRedisUrl();
+  const redis = redisUrl ? connectRedis(redisUrl, { commandTimeoutMs: options.redisTimeoutMs ?? 50 }, logger) : undefined;
   if (redis) expect(await redisReady(redis, 5_000)).toBe(true);
   const metrics = createMetrics('gateway-test');
   const rateLimits = new RateLimits(
