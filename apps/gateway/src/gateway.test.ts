@@ -120,6 +120,8 @@ interface Gateway {
   metrics: ReturnType<typeof createMetrics>;
   stop(): Promise<void>;
   logs: string[];
+  /** Rate-limit commands sent to Redis so far (PINGs, the circuit's probes, not counted). */
+  redisCommandsSent(): number;
 }
 
 async function startGateway(
@@ -132,6 +134,15 @@ async function startGateway(
   const redisUrl = options.redisUrl ?? testRedisUrl();
   const redis = redisUrl ? connectRedis(redisUrl, { commandTimeoutMs: options.redisTimeoutMs ?? 50 }, logger) : undefined;
   if (redis) expect(await redisReady(redis, 5_000)).toBe(true);
+  let redisCommandsSent = 0;
+  if (redis) {
+    // Every command, pipelined or not, goes out through sendCommand.
+    const send = redis.sendCommand.bind(redis);
+    redis.sendCommand = (command, ...rest) => {
+      if (command.name !== 'ping') redisCommandsSent += 1;
+      return send(command, ...rest);
+    };
+  }
   const metrics = createMetrics('gateway-test');
   const rateLimits = new RateLimits(
     { default: { points: options.points ?? 1000, windowS: 60 }, tokens: { points: options.tokensPoints ?? 1000, windowS: 60 }, 'tokens-ip': { points: 1000, windowS: 60 } },
@@ -164,6 +175,7 @@ async function startGateway(
     server,
     metrics,
     logs,
+    redisCommandsSent: () => redisCommandsSent,
     stop: async () => {
       await server.close();
       await stopGraph();
@@ -532,8 +544,9 @@ describe('rate limits', () => {
       { fault: 'is killed and restarted', begin: () => redis.kill(), end: () => redis.restart() },
     ])('when Redis $fault under load', ({ fault, begin, end }) => {
       const POINTS = 40;
+      const CROWD_CONCURRENCY = 3;
 
-      it('answers 2xx/429 with p99 under 100 ms, still limits, then returns to Redis without resetting budgets', async () => {
+      it('answers 2xx/429 without waiting on Redis past the first failure, still limits, then returns to Redis without resetting budgets', async () => {
         const [gateway, replica] = await Promise.all([0, 1].map(() => startGateway(upstream.url, { redisUrl: redis.url, points: POINTS, redisTimeoutMs: 50, redisProbeMs: 100 })));
         try {
           const [spender, limited, fresh] = await Promise.all([0, 1, 2].map(async () => (await tokenFor(JWT_SECRET)).token));
@@ -542,19 +555,22 @@ describe('rate limits', () => {
           expect(remainingOf(await timedGet(gateway, spender))).toBe(POINTS - 11);
 
           await begin();
+          const sentBefore = gateway.redisCommandsSent();
           const [crowdCalls, limitedCalls, spenderCalls] = await Promise.all([
-            // 560 calls, 28 per caller: within every budget. Enough calls that the few in flight
-            // when Redis froze (they wait out the command timeout) are not the 99th percentile.
-            runBounded(560, 3, (i) => timedGet(gateway, crowd[i % crowd.length])),
+            // 560 calls, 28 per caller: within every budget.
+            runBounded(560, CROWD_CONCURRENCY, (i) => timedGet(gateway, crowd[i % crowd.length])),
             // One caller 5 over its budget, one call after another.
             runBounded(POINTS + 5, 1, () => timedGet(gateway, limited)),
             runBounded(5, 1, () => timedGet(gateway, spender)),
           ]);
           const during = [...crowdCalls, ...limitedCalls, ...spenderCalls];
+          // The latency is reported, not asserted: on a shared machine it measures the machine.
           const p99 = percentile(during.map((call) => call.ms), 0.99);
           console.info(`Redis ${fault}: ${during.length} calls, p99 ${p99.toFixed(1)} ms, max ${Math.max(...during.map((call) => call.ms)).toFixed(1)} ms`);
           expect(during.filter((call) => call.status !== 200 && call.status !== 429)).toEqual([]);
-          expect(p99).toBeLessThan(100);
+          // What keeps answers fast: only the calls already under way when the first one failed
+          // asked Redis (and waited at most the command timeout); every later call asked nobody.
+          expect(gateway.redisCommandsSent() - sentBefore).toBeLessThanOrEqual(CROWD_CONCURRENCY + 1 + 1);
           expect(crowdCalls.every((call) => call.status === 200)).toBe(true);
           expect(limitedCalls.map((call) => call.status)).toEqual([...Array(POINTS).fill(200), ...Array(5).fill(429)]);
 
