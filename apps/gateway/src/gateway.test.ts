@@ -296,6 +296,9 @@ describe('what the gateway answers itself', () => {
     const huge = await call('POST', '/v1/orders', { token, body: JSON.stringify({ blob: 'x'.repeat(1024 * 1024 + 1) }) });
     expect(huge.status).toBe(413);
     expect(huge.body.code).toBe('PAYLOAD_TOO_LARGE');
+    // The token route reads at most 16 KiB, and says so.
+    const hugeToken = await call('POST', '/v1/tokens', { body: JSON.stringify({ email: 'x'.repeat(17 * 1024), password: 'x' }) });
+    expect([hugeToken.status, hugeToken.body.code, hugeToken.body.message]).toEqual([413, 'PAYLOAD_TOO_LARGE', 'The request body is larger than 16384 bytes.']);
     const text = await call('POST', '/v1/orders', { token, body: 'plain', headers: { 'content-type': 'text/plain' } });
     expect(text.status).toBe(415);
   });

@@ -28,9 +28,10 @@ export function requireJsonBody(options: { refuseContentCoding?: boolean } = {})
 }
 
 /** The body parser's refusals (body-parser's error `type`s), as the client sees them. */
-const parserRefusals: Record<string, () => ApiError> = {
+const parserRefusals: Record<string, (error: { limit?: number }) => ApiError> = {
   'entity.parse.failed': () => new ApiError('MALFORMED_JSON', 'The request body is not valid JSON.'),
-  'entity.too.large': () => new ApiError('PAYLOAD_TOO_LARGE', `The request body is larger than ${MAX_BODY_BYTES} bytes.`),
+  // The limit of the parser that refused it: the token route takes far less than 1 MiB.
+  'entity.too.large': (error) => new ApiError('PAYLOAD_TOO_LARGE', `The request body is larger than ${error.limit ?? MAX_BODY_BYTES} bytes.`),
   'encoding.unsupported': () => new ApiError('UNSUPPORTED_MEDIA_TYPE', 'The request body encoding is not supported.'),
   'charset.unsupported': () => new ApiError('UNSUPPORTED_MEDIA_TYPE', 'The request body charset is not supported; send UTF-8.'),
   'request.aborted': () => new ApiError('VALIDATION_FAILED', 'The request body was cut short.'),
@@ -40,7 +41,7 @@ const parserRefusals: Record<string, () => ApiError> = {
 function refusalOf(error: unknown): unknown {
   const type = (error as { type?: unknown } | undefined)?.type;
   const refusal = typeof type === 'string' ? parserRefusals[type] : undefined;
-  return refusal ? refusal() : error;
+  return refusal ? refusal(error as { limit?: number }) : error;
 }
 
 /**
