@@ -15,12 +15,11 @@ import {
   dropInternalHeaders,
   identifyCaller,
   limitBodySize,
-  limitInFlight,
-  rateLimit,
   requireAuthentication,
   requireWellFormedRequest,
   routeRequest,
 } from './pipeline';
+import { limitInFlight, rateLimit } from './rate-limit/policies';
 import { createUpstreamProxy } from './proxy/upstream-proxy';
 import type { CallerCredentials } from './auth/credentials';
 import type { RateLimits } from './rate-limit/rate-limits';

@@ -7,7 +7,8 @@ import { configOrExit, listen, runService, stoppableHttpServer } from '@platform
 import { createGatewayApp } from './app';
 import { CredentialCheck } from './auth/credentials';
 import { loadGatewayConfig } from './config';
-import { connectRedis, policiesOf, RateLimits, redisReady } from './rate-limit/rate-limits';
+import { policiesOf } from './rate-limit/policies';
+import { connectRedis, RateLimits, redisReady } from './rate-limit/rate-limits';
 
 const config = configOrExit('gateway', loadGatewayConfig);
 

@@ -1,12 +1,11 @@
 // The gateway's own pipeline steps, in the order app.ts runs them. Proxied requests are never
 // body-parsed (the token route's body excepted): limits are checked on headers, so bodies stream
 // straight to the service.
-import type { Request, RequestHandler, Response } from 'express';
-import type { Principal, TokenVerifier } from '@platform/auth';
+import type { RequestHandler } from 'express';
+import type { TokenVerifier } from '@platform/auth';
 import { ApiError, MAX_BODY_BYTES } from '@platform/errors';
-import { parseJsonBody, TIMEOUT_HEADER } from '@platform/service-kit';
+import { TIMEOUT_HEADER } from '@platform/service-kit';
 import type { CallerCredentials } from './auth/credentials';
-import type { RateLimits } from './rate-limit/rate-limits';
 import type { CompiledRoute, RouteTable } from './routing/router';
 
 export const CURRENT_VERSION = 'v1';
@@ -96,55 +95,6 @@ export function identifyCaller(verifier: TokenVerifier, credentials: CallerCrede
       } catch (error) {
         res.locals.authError = error;
       }
-    }
-    next();
-  };
-}
-
-/** Whose budgets a request spends: the user's with a token, the client IP's without. */
-function callerOf(req: Request, res: Response): string {
-  const principal = res.locals.principal as Principal | undefined;
-  return (res.locals.caller ??= principal ? `user:${principal.userId}` : `ip:${req.ip}`) as string;
-}
-
-/** 429 past `maxPerCaller` requests in flight for one caller: a few callers cannot hold every connection. */
-export function limitInFlight(maxPerCaller: number): RequestHandler {
-  const inFlight = new Map<string, number>();
-  return (req, res, next) => {
-    const caller = callerOf(req, res);
-    const count = inFlight.get(caller) ?? 0;
-    if (count >= maxPerCaller) throw new ApiError('RATE_LIMITED', `At most ${maxPerCaller} requests at once; retry when one has been answered.`, { headers: { 'Retry-After': '1' } });
-    inFlight.set(caller, count + 1);
-    res.once('close', () => {
-      const left = (inFlight.get(caller) ?? 1) - 1;
-      if (left > 0) inFlight.set(caller, left);
-      else inFlight.delete(caller);
-    });
-    next();
-  };
-}
-
-/** Reads a token request as the users service will (any JSON media type), keeping its bytes to forward as they came. */
-const readTokenRequest = parseJsonBody({
-  limit: '16kb',
-  inflate: false,
-  verify: (_req, res, body) => void ((res as Response).locals.forwardBody = body),
-});
-
-/** One point per request, keyed by user or client IP; the token route is limited per IP and per email. */
-export function rateLimit(limits: RateLimits): RequestHandler {
-  return async (req, res, next) => {
-    const route = res.locals.route as CompiledRoute;
-    // A refusal is a 429 ApiError that carries its own RateLimit and Retry-After headers.
-    if (route.policy === 'tokens') {
-      // A body it cannot read is refused here (400 MALFORMED_JSON, 413, 415). One read without
-      // an email can never be granted a token, so it only spends its IP's points.
-      await new Promise<void>((resolve, reject) => readTokenRequest(req, res, (error?: unknown) => (error ? reject(error) : resolve())));
-      const email = typeof req.body?.email === 'string' ? req.body.email.trim().toLowerCase() : '';
-      const [byIp, byEmail] = await Promise.all([limits.consume('tokens-ip', `ip:${req.ip}`), email ? limits.consume('tokens', `email:${email}`) : undefined]);
-      for (const [name, value] of (byEmail ?? byIp).headers) res.setHeader(name, value);
-    } else {
-      for (const [name, value] of (await limits.consume(route.policy ?? 'default', callerOf(req, res))).headers) res.setHeader(name, value);
     }
     next();
   };

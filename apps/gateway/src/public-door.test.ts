@@ -11,7 +11,8 @@ import { createMetrics, Health, jsonBody, listen, type Listening } from '@platfo
 import { apiClient, testRedisUrl, tokenFor } from '@platform/test-kit';
 import { createGatewayApp } from './app';
 import { loadGatewayConfig } from './config';
-import { connectRedis, policiesOf, RateLimits, redisReady } from './rate-limit/rate-limits';
+import { policiesOf } from './rate-limit/policies';
+import { connectRedis, RateLimits, redisReady } from './rate-limit/rate-limits';
 
 const JWT_SECRET = 'public-door-test-secret-public-door-test-01';
 const supergraphPath = path.join(__dirname, 'graphql/supergraph.graphql');

@@ -18,7 +18,7 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, RLWrapperTimeouts } from 'rate-limiter-flexible';
 import { ApiError } from '@platform/errors';
 import type { Logger } from '@platform/service-kit';
-import type { RateLimitPolicyName } from '../routing/route-table';
+import type { PolicyName } from './policies';
 import { RedisCircuit, type Store } from './redis-circuit';
 
 export interface Policy {
@@ -98,30 +98,14 @@ async function outcomeOf(consumed: Promise<RateLimiterRes>): Promise<Outcome> {
   }
 }
 
-/** The policies the gateway enforces, from its settings: one place that says what each limit is. */
-export function policiesOf(config: {
-  RATE_LIMIT_POINTS: number;
-  RATE_LIMIT_WINDOW_S: number;
-  RATE_LIMIT_TOKENS_POINTS: number;
-  RATE_LIMIT_TOKENS_IP_POINTS: number;
-  RATE_LIMIT_TOKENS_WINDOW_S: number;
-}): Record<RateLimitPolicyName | 'tokens-ip', Policy> {
-  return {
-    default: { points: config.RATE_LIMIT_POINTS, windowS: config.RATE_LIMIT_WINDOW_S },
-    // Token requests per email: guessing one account's password.
-    tokens: { points: config.RATE_LIMIT_TOKENS_POINTS, windowS: config.RATE_LIMIT_TOKENS_WINDOW_S },
-    // Token requests per client IP: spraying many accounts (higher, as offices share an IP).
-    'tokens-ip': { points: config.RATE_LIMIT_TOKENS_IP_POINTS, windowS: config.RATE_LIMIT_TOKENS_WINDOW_S },
-  };
-}
 
 export class RateLimits {
-  private readonly counters = {} as Record<RateLimitPolicyName | 'tokens-ip', Counters>;
+  private readonly counters = {} as Record<PolicyName, Counters>;
   private readonly circuit?: RedisCircuit;
   private readonly decisions: Counter<'policy' | 'decision'>;
 
   constructor(
-    private readonly policies: Record<RateLimitPolicyName | 'tokens-ip', Policy>,
+    private readonly policies: Record<PolicyName, Policy>,
     options: RateLimitsOptions,
   ) {
     const store = new Gauge({ name: 'gateway_rate_limit_store', help: "Where rate limits are counted now: 1 for Redis (shared) or this replica's memory", labelNames: ['store'], registers: [options.registry] });
@@ -157,7 +141,7 @@ export class RateLimits {
   }
 
   /** Takes one point of `policy` for `key`; throws 429 RATE_LIMITED (with the headers) when none is left. */
-  async consume(policyName: RateLimitPolicyName | 'tokens-ip', key: string): Promise<Decision> {
+  async consume(policyName: PolicyName, key: string): Promise<Decision> {
     const policy = this.policies[policyName];
     const counters = this.counters[policyName];
     const outcomes = (await Promise.all([outcomeOf(counters.memory.consume(key)), this.sharedOutcome(counters, key)])).filter((outcome) => outcome !== undefined);

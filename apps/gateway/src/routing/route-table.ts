@@ -2,8 +2,9 @@
 // whether it needs a token, and its rate-limit policy. A new endpoint is one line here.
 // Paths are as clients send them after the version prefix (`/v1`).
 
+import type { RoutePolicyName } from '../rate-limit/policies';
+
 export type Upstream = 'users' | 'orders' | 'catalog' | 'inventory' | 'graphql' | 'openapi';
-export type RateLimitPolicyName = 'default' | 'tokens';
 
 export interface RouteDefinition {
   pattern: string;
@@ -11,7 +12,7 @@ export interface RouteDefinition {
   upstream: Upstream;
   /** Public routes answer without a token; everything else needs one. */
   auth?: 'public' | 'required';
-  policy?: RateLimitPolicyName;
+  policy?: RoutePolicyName;
   /** Shared caches may keep its answers (documents with nothing personal); every other route's answers are `no-store`. */
   cacheable?: boolean;
   /** RFC 9745 `Deprecation` date; adds `Sunset` (RFC 8594) and a `Link` to the notice when given. */
