@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import compression from 'compression';
 import express from 'express';
+import './request-state';
 import { TokenVerifier } from '@platform/auth';
 import { errorHandler, MAX_BODY_BYTES, requireAcceptableResponse } from '@platform/errors';
 import { createFederatedGraph } from '@platform/graphql-kit';

@@ -103,7 +103,7 @@ export function identifyCaller(verifier: TokenVerifier, credentials: CallerCrede
 /** 401 for routes that need a token when none (or a bad one) came. */
 export const requireAuthentication: RequestHandler = (_req, res, next) => {
   const route = res.locals.route as CompiledRoute;
-  if (route.auth !== 'public' && !res.locals.principal) throw (res.locals.authError as ApiError | undefined) ?? ApiError.unauthenticated();
+  if (route.auth !== 'public' && !res.locals.principal) throw res.locals.authError ?? ApiError.unauthenticated();
   next();
 };
 

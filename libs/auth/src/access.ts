@@ -13,7 +13,7 @@ export function authenticate(verifier: TokenVerifier): RequestHandler {
 }
 
 export function principalOf(res: Response): Principal {
-  const principal = res.locals.principal as Principal | undefined;
+  const principal = res.locals.principal;
   if (!principal) throw ApiError.unauthenticated();
   return principal;
 }

@@ -7,7 +7,7 @@ import { asApiError, PROBLEM_JSON, toErrorBody, toProblemBody } from './render';
 export const MAX_BODY_BYTES = 1024 * 1024;
 
 function traceIdOf(res: Response): string {
-  return (res.locals.traceId as string | undefined) ?? randomBytes(16).toString('hex');
+  return res.locals.traceId ?? randomBytes(16).toString('hex');
 }
 
 /** Sends `error` in the one error format, as RFC 9457 when the client prefers problem+json. */

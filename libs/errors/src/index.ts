@@ -1,3 +1,4 @@
+import './request-state';
 export { ApiError } from './api-error';
 export { errorCatalog, fieldErrorCodes, type ErrorCode, type FieldError, type FieldErrorCode } from './codes';
 export { asApiError, errorBodySchema, PROBLEM_JSON, problemBodySchema, toErrorBody, toProblemBody, type ErrorBody, type ProblemBody } from './render';

@@ -174,7 +174,7 @@ export async function createFederatedGraph(options: FederatedGraphOptions): Prom
     validate: documents.validate,
     validationRules: (req) => (req.method === 'GET' ? rules : postRules),
     execute: execute as never,
-    context: (req) => ({ authorization: req.raw.headers.authorization, traceId: req.context.res.locals.traceId as string | undefined }),
+    context: (req) => ({ authorization: req.raw.headers.authorization, traceId: req.context.res.locals.traceId }),
     onOperation: (req, args, result) => {
       const operation = getOperationAST(args.document, args.operationName ?? undefined);
       metrics.ran(req.context.res, { operationName: args.operationName ?? operation?.name?.value, type: operation?.operation, errors: result.errors });

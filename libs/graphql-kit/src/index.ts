@@ -1,3 +1,4 @@
+import './request-state';
 import './telemetry-off';
 export { createSubgraphMiddleware, requirePrincipal, type SubgraphContext, type SubgraphOptions } from './subgraph';
 export { default as gql } from 'graphql-tag';

@@ -49,7 +49,7 @@ export function graphMetrics(registry: Registry, logger: Logger): GraphMetrics {
     observe: (handler) => (req, res, next) => {
       const started = process.hrtime.bigint();
       res.once('finish', () => {
-        const facts = res.locals.graphqlOperation as OperationFacts | undefined;
+        const facts = res.locals.graphqlOperation;
         const seconds = Number(process.hrtime.bigint() - started) / 1e9;
         // A document refused before it ran (syntax, limits, validation) is "unparsed"/"unknown".
         const labels = { operation: boundedName(facts ? (facts.operationName ?? 'anonymous') : 'unparsed'), type: facts?.type ?? 'unknown' };

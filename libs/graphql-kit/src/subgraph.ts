@@ -61,7 +61,7 @@ export function createSubgraphMiddleware(options: SubgraphOptions): RequestHandl
     validationRules: () => rules,
     parse: documents.parse,
     validate: documents.validate,
-    context: (req) => ({ principal: req.context.res.locals.principal as Principal, authorization: req.raw.headers.authorization }),
+    context: (req) => ({ principal: req.context.res.locals.principal, authorization: req.raw.headers.authorization }),
     formatError,
   });
   // Only callers with a valid token reach the graph (the gateway always forwards the client's):

@@ -1,3 +1,4 @@
+import './request-state';
 export { baseConfigShape, ConfigError, configOrExit, DEVELOPMENT_JWT_SECRET, loadConfig, portSetting, type BaseConfig, type LoadedConfig } from './config';
 export { createLogger, type Logger } from './logger';
 export {

@@ -1,6 +1,5 @@
 import type { RequestHandler } from 'express';
 import type { Logger } from 'pino';
-import type { Span } from '@platform/tracing';
 
 /**
  * The route pattern (`/users/:id`), not the raw path, so logs and metrics group by endpoint. An
@@ -21,10 +20,10 @@ export function requestLog(logger: Logger, options: { quietPaths?: string[] } = 
     res.on('finish', () => {
       const route = routeOf(req);
       // Traces group by endpoint too: the server span is named after the route pattern.
-      (res.locals.span as Span | undefined)?.updateName(`${req.method} ${route}`).setAttribute('http.route', route);
+      res.locals.span?.updateName(`${req.method} ${route}`).setAttribute('http.route', route);
       if (quiet.has(req.path) && res.statusCode < 500) return;
       const entry = {
-        traceId: res.locals.traceId as string,
+        traceId: res.locals.traceId,
         method: req.method,
         route,
         path: req.originalUrl.split('?')[0],

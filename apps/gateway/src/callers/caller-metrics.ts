@@ -32,8 +32,8 @@ export function callerMetrics(registry: Registry): RequestHandler {
   return (req, res, next) => {
     res.on('finish', () => {
       requests.inc({
-        version: (res.locals.apiVersion as string | undefined) ?? 'none',
-        route: (res.locals.route as { pattern?: string } | undefined)?.pattern ?? 'unmatched',
+        version: res.locals.apiVersion ?? 'none',
+        route: res.locals.route?.pattern ?? 'unmatched',
         method: req.method,
         status: String(res.statusCode),
         client: clientOf(req.headers['user-agent'], res.locals.principal !== undefined),

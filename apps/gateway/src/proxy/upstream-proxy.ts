@@ -128,7 +128,7 @@ export function createUpstreamProxy(target: string, options: UpstreamOptions): R
     const headers = forwardedHeaders(req, budget);
 
     // The framing of the forwarded body, decided here and nowhere else.
-    const read = res.locals.forwardBody as Buffer | undefined;
+    const read = res.locals.forwardBody;
     const declaredLength = req.headers['content-length'];
     const chunked = !read && declaredLength === undefined && req.headers['transfer-encoding'] !== undefined;
     if (read) headers['content-length'] = read.length;

@@ -11,7 +11,6 @@
 // A route names its policy in the route table (`policy: 'tokens'`; `default` otherwise). How the
 // counts are kept (Redis shared by the replicas, memory as the fallback) is rate-limits.ts.
 import type { Request, RequestHandler, Response } from 'express';
-import type { Principal } from '@platform/auth';
 import { ApiError } from '@platform/errors';
 import { parseJsonBody } from '@platform/service-kit';
 import type { CompiledRoute } from '../routing/router';
@@ -40,8 +39,8 @@ export function policiesOf(config: {
 
 /** Whose budgets a request spends: the user's with a token, the client IP's without. */
 function callerOf(req: Request, res: Response): string {
-  const principal = res.locals.principal as Principal | undefined;
-  return (res.locals.caller ??= principal ? `user:${principal.userId}` : `ip:${req.ip}`) as string;
+  const principal = res.locals.principal;
+  return (res.locals.caller ??= principal ? `user:${principal.userId}` : `ip:${req.ip}`);
 }
 
 /** 429 past `maxPerCaller` requests in flight for one caller: a few callers cannot hold every connection. */
@@ -71,7 +70,7 @@ const readTokenRequest = parseJsonBody({
 /** One point per request, keyed by user or client IP; the token route is limited per IP and per email. */
 export function rateLimit(limits: RateLimits): RequestHandler {
   return async (req, res, next) => {
-    const route = res.locals.route as CompiledRoute;
+    const route = res.locals.route as CompiledRoute; // routeRequest ran before
     // A refusal is a 429 ApiError that carries its own RateLimit and Retry-After headers.
     if (route.policy === 'tokens') {
       // A body it cannot read is refused here (400 MALFORMED_JSON, 413, 415). One read without

@@ -1,0 +1,20 @@
+// What the gateway's pipeline leaves on a response for the steps after it (express's res.locals), typed.
+import type { CompiledRoute } from './routing/router';
+
+declare global {
+  // eslint-disable-next-line @typescript-eslint/no-namespace -- express types res.locals through this global namespace
+  namespace Express {
+    interface Locals {
+      /** The route table's entry for the request (routeRequest). */
+      route?: CompiledRoute;
+      /** Why the token was refused, thrown only if the route needs one (identifyCaller runs for every route). */
+      authError?: unknown;
+      /** The API version the path named. */
+      apiVersion?: string;
+      /** Who the rate limits count: `user:<id>` or `ip:<address>`. */
+      caller?: string;
+      /** A body the gateway had to read (the token route), forwarded as it came. */
+      forwardBody?: Buffer;
+    }
+  }
+}
