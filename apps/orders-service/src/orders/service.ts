@@ -5,7 +5,7 @@ import { ApiError, type FieldError } from '@platform/errors';
 import { isId, newId } from '@platform/ids';
 import type { InventoryGateway, ReserveOrderResult } from '@platform/inventory-contract';
 import { type ListEnvelope, parseSort, type PagingParams, toListEnvelope, toPageRequest } from '@platform/paging';
-import { type Logger, remainingMs } from '@platform/service-kit';
+import { type Logger, remainingMs, updateAtVersion } from '@platform/service-kit';
 import type { Catalog } from '../catalog/client';
 import { type IdempotencyStore, requestHashOf } from '../idempotency/store';
 import { type NewOrder, type OrderFilters, type OrderItemRow, type OrderRepository, type OrderRow } from './repository';
@@ -194,63 +194,68 @@ export class OrderService {
 
   async patch(principal: Principal, id: string, input: PatchOrderInput, expectedVersion?: number): Promise<OrderRow> {
     const order = await this.get(principal, id);
-    this.checkVersion(order, expectedVersion);
-    const changesStatus = input.status !== undefined && (input.status !== order.status || input.status === 'CANCELED');
-    if (changesStatus) {
-      // Customers may cancel; moving an order along is the shop's job.
-      if (input.status !== 'CANCELED') requireAdmin(principal);
-      assertTransition(order.status, input.status!);
-    }
-    if (input.couponCode !== undefined && order.status !== 'PENDING') throw new ApiError('ORDER_NOT_EDITABLE', 'The coupon can change only while the order is PENDING.');
-    const now = new Date();
-    const status = input.status ?? order.status;
-    await this.orders.transaction(async (tx) => {
-      const updated = await this.orders.updateVersioned(
-        order.id,
-        order.version,
-        { status, couponCode: input.couponCode, canceledAt: status === 'CANCELED' ? now : undefined },
-        tx,
-      );
-      if (!updated) throw await this.lostRace(order.id, expectedVersion);
-      if (status === 'SHIPPED' || status === 'DELIVERED') await this.orders.upsertShipment(tx, order.id, { status, shippedAt: order.shipment?.shippedAt ?? now });
-      if (status === 'CANCELED') await this.orders.queueRelease(order.reservationKey, 'order canceled', tx);
-    });
+    const status = await updateAtVersion('order', order.version, expectedVersion, async (version) => {
+      const changesStatus = input.status !== undefined && (input.status !== order.status || input.status === 'CANCELED');
+      if (changesStatus) {
+        // Customers may cancel; moving an order along is the shop's job.
+        if (input.status !== 'CANCELED') requireAdmin(principal);
+        assertTransition(order.status, input.status!);
+      }
+      if (input.couponCode !== undefined && order.status !== 'PENDING') throw new ApiError('ORDER_NOT_EDITABLE', 'The coupon can change only while the order is PENDING.');
+      const now = new Date();
+      const status = input.status ?? order.status;
+      return this.orders.transaction(async (tx) => {
+        if (!(await this.orders.updateVersioned(order.id, version, { status, couponCode: input.couponCode, canceledAt: status === 'CANCELED' ? now : undefined }, tx))) return null;
+        if (status === 'SHIPPED' || status === 'DELIVERED') await this.orders.upsertShipment(tx, order.id, { status, shippedAt: order.shipment?.shippedAt ?? now });
+        if (status === 'CANCELED') await this.orders.queueRelease(order.reservationKey, 'order canceled', tx);
+        return status;
+      });
+    }, { explainLostRace: () => this.explainLostRace(order.id) });
     if (status === 'CANCELED') await this.release(order.reservationKey, 'order canceled');
     return this.get(principal, id);
   }
 
   async replace(principal: Principal, id: string, input: ReplaceOrderInput, expectedVersion?: number): Promise<OrderRow> {
     const order = await this.get(principal, id);
-    this.checkVersion(order, expectedVersion);
-    if (order.status !== 'PENDING') throw new ApiError('ORDER_NOT_EDITABLE', `The order is ${order.status}; only PENDING orders can be replaced.`);
-    const priced = await this.price(input.items);
-    // Reserve the new items under a new key first, then swap, then free the old reservation.
-    // A fresh key per attempt: a key whose release is still pending is never reserved again.
-    const reservationKey = `${order.id}:${newId()}`;
-    await this.orders.recordPlacement(reservationKey, placementDeadline());
-    await this.reserveAll(reservationKey, input.items, priced);
-    try {
-      await this.orders.transaction(async (tx) => {
-        if (!(await this.orders.completePlacement(tx, reservationKey))) throw placementTooLate();
-        const updated = await this.orders.updateVersioned(order.id, order.version, { amount: priced.amount, currency: priced.currency, couponCode: input.couponCode ?? null, reservationKey }, tx);
-        if (!updated) throw await this.lostRace(order.id, expectedVersion);
-        await this.orders.replaceItems(tx, order.id, priced.items);
-        await this.orders.queueRelease(order.reservationKey, 'replaced items', tx);
-      });
-    } catch (error) {
-      await this.release(reservationKey, 'order replace failed after reserving');
-      throw error;
-    }
-    await this.release(order.reservationKey, 'replaced items');
+    await updateAtVersion('order', order.version, expectedVersion, async (version) => {
+      if (order.status !== 'PENDING') throw new ApiError('ORDER_NOT_EDITABLE', `The order is ${order.status}; only PENDING orders can be replaced.`);
+      const priced = await this.price(input.items);
+      // Reserve the new items under a new key first, then swap, then free the old reservation.
+      // A fresh key per attempt: a key whose release is still pending is never reserved again.
+      const reservationKey = `${order.id}:${newId()}`;
+      await this.orders.recordPlacement(reservationKey, placementDeadline());
+      await this.reserveAll(reservationKey, input.items, priced);
+      let swapped: boolean;
+      try {
+        swapped = await this.orders.transaction(async (tx) => {
+          // Lost to another write: nothing is written yet, and the new reservation goes back below.
+          if (!(await this.orders.updateVersioned(order.id, version, { amount: priced.amount, currency: priced.currency, couponCode: input.couponCode ?? null, reservationKey }, tx))) return false;
+          if (!(await this.orders.completePlacement(tx, reservationKey))) throw placementTooLate();
+          await this.orders.replaceItems(tx, order.id, priced.items);
+          await this.orders.queueRelease(order.reservationKey, 'replaced items', tx);
+          return true;
+        });
+      } catch (error) {
+        await this.release(reservationKey, 'order replace failed after reserving');
+        throw error;
+      }
+      if (!swapped) {
+        await this.release(reservationKey, 'order replace lost to another write');
+        return null;
+      }
+      await this.release(order.reservationKey, 'replaced items');
+      return true;
+    }, { explainLostRace: () => this.explainLostRace(order.id) });
     return this.get(principal, id);
   }
 
   async delete(principal: Principal, id: string, expectedVersion?: number): Promise<void> {
     const order = await this.get(principal, id);
-    this.checkVersion(order, expectedVersion);
-    // Stock first (idempotent): if inventory cannot take it back now, the order stays and the client retries.
-    await this.inventory.release(order.reservationKey);
-    if (!(await this.orders.delete(order.id, order.version))) throw await this.lostRace(order.id, expectedVersion);
+    await updateAtVersion('order', order.version, expectedVersion, async (version) => {
+      // Stock first (idempotent): if inventory cannot take it back now, the order stays and the client retries.
+      await this.inventory.release(order.reservationKey);
+      return (await this.orders.delete(order.id, version)) ? true : null;
+    }, { explainLostRace: () => this.explainLostRace(order.id) });
   }
 
   async items(principal: Principal, orderId: string, paging: PagingParams & { sort?: string }): Promise<ListEnvelope<OrderItemResponse>> {
@@ -277,15 +282,17 @@ export class OrderService {
     if (order.status === 'CANCELED') throw new ApiError('CONFLICT', 'The order is canceled; it has no shipment to change.');
     if (target && target !== order.status) assertTransition(order.status, target);
     const now = new Date();
-    await this.orders.transaction(async (tx) => {
-      await this.orders.upsertShipment(tx, order.id, {
-        status: input.status,
-        carrier: input.carrier ?? null,
-        trackingNumber: input.trackingNumber ?? null,
-        shippedAt: input.status === 'PREPARING' ? null : (order.shipment?.shippedAt ?? now),
-      });
-      if (target && target !== order.status && !(await this.orders.updateVersioned(order.id, order.version, { status: target }, tx))) throw await this.lostRace(order.id);
-    });
+    await updateAtVersion('order', order.version, undefined, (version) =>
+      this.orders.transaction(async (tx) => {
+        if (target && target !== order.status && !(await this.orders.updateVersioned(order.id, version, { status: target }, tx))) return null;
+        await this.orders.upsertShipment(tx, order.id, {
+          status: input.status,
+          carrier: input.carrier ?? null,
+          trackingNumber: input.trackingNumber ?? null,
+          shippedAt: input.status === 'PREPARING' ? null : (order.shipment?.shippedAt ?? now),
+        });
+        return true;
+      }), { explainLostRace: () => this.explainLostRace(order.id) });
     return this.get(principal, orderId);
   }
 
@@ -336,15 +343,9 @@ export class OrderService {
     return this.idempotency.purgeExpired(1_000, now);
   }
 
-  private checkVersion(order: OrderRow, expectedVersion?: number): void {
-    if (expectedVersion !== undefined && expectedVersion !== order.version) throw ApiError.preconditionFailed();
-  }
-
-  /** Another write changed the order between our read and our write. */
-  private async lostRace(id: string, expectedVersion?: number): Promise<ApiError> {
-    if (expectedVersion !== undefined) return ApiError.preconditionFailed();
+  /** Another write changed the order between our read and our write: a cancel says more than "it changed". */
+  private async explainLostRace(id: string): Promise<ApiError | undefined> {
     const now = await this.orders.findById(id);
-    if (now?.status === 'CANCELED') return new ApiError('ORDER_ALREADY_CANCELED', 'The order is already canceled.');
-    return new ApiError('CONFLICT', 'The order changed while this request was processed; read it again and retry.');
+    return now?.status === 'CANCELED' ? new ApiError('ORDER_ALREADY_CANCELED', 'The order is already canceled.') : undefined;
   }
 }
