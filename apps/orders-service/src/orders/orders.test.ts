@@ -12,7 +12,7 @@ import { type Catalog, createCatalogClient } from '../catalog/client';
 import { PrismaClient } from '../generated/prisma/client';
 import { FakeCatalog, FakeInventory } from '../testing/fakes';
 import { IdempotencyStore } from '../idempotency/store';
-import { OrderRepository, type Transaction } from './repository';
+import { OrderRepository, type OrderWrites } from './repository';
 import { OrderService, PLACEMENT_MARGIN_MS } from './service';
 
 const JWT_SECRET = 'orders-test-secret-orders-test-secret-012';
@@ -497,7 +497,7 @@ describe('a placement that dies between Reserve and writing its order', () => {
   const catalogOf = (): Catalog => ({ productsByIds: async (ids) => new Map([...catalog.products].filter(([id]) => ids.includes(id))) });
   /** The process "crashes" where it matters: the order's transaction never runs. */
   class CrashBeforeCommit extends OrderRepository {
-    override transaction<T>(): Promise<T> {
+    override unitOfWork<T>(): Promise<T> {
       return new Promise<T>(() => undefined);
     }
   }
@@ -543,9 +543,9 @@ describe('a placement that dies between Reserve and writing its order', () => {
     const late = new OrderService(
       new (class extends OrderRepository {
         // The sweeper runs (the deadline passed) just before this placement's transaction.
-        override async transaction<T>(work: (tx: Transaction) => Promise<T>): Promise<T> {
+        override async unitOfWork<T>(work: (writes: OrderWrites) => Promise<T>): Promise<T> {
           await built.orders.releasePendingStock({ graceMs: 0, now: new Date(Date.now() + 10 * 60_000) });
-          return super.transaction(work);
+          return super.unitOfWork(work);
         }
       })(database.prisma),
       catalogOf(),

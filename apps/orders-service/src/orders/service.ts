@@ -73,10 +73,10 @@ export class OrderService {
     await this.orders.recordPlacement(id, placementDeadline());
     await this.reserveAll(id, input.items, priced);
     try {
-      return await this.orders.transaction(async (tx) => {
-        if (!(await this.orders.completePlacement(tx, id))) throw placementTooLate();
-        const order = await this.orders.create(tx, { id, userId: principal.userId, amount: priced.amount, currency: priced.currency, couponCode: input.couponCode ?? null, reservationKey: id, items: priced.items });
-        if (idempotencyKey) await this.idempotency.complete(tx, principal.userId, idempotencyKey, 201, toOrderResponse(order));
+      return await this.orders.unitOfWork(async (writes) => {
+        if (!(await writes.completePlacement(id))) throw placementTooLate();
+        const order = await writes.create({ id, userId: principal.userId, amount: priced.amount, currency: priced.currency, couponCode: input.couponCode ?? null, reservationKey: id, items: priced.items });
+        if (idempotencyKey) await writes.storeIdempotentResponse(principal.userId, idempotencyKey, 201, toOrderResponse(order));
         return order;
       });
     } catch (error) {
@@ -204,10 +204,10 @@ export class OrderService {
       if (input.couponCode !== undefined && order.status !== 'PENDING') throw new ApiError('ORDER_NOT_EDITABLE', 'The coupon can change only while the order is PENDING.');
       const now = new Date();
       const status = input.status ?? order.status;
-      return this.orders.transaction(async (tx) => {
-        if (!(await this.orders.updateVersioned(order.id, version, { status, couponCode: input.couponCode, canceledAt: status === 'CANCELED' ? now : undefined }, tx))) return null;
-        if (status === 'SHIPPED' || status === 'DELIVERED') await this.orders.upsertShipment(tx, order.id, { status, shippedAt: order.shipment?.shippedAt ?? now });
-        if (status === 'CANCELED') await this.orders.queueRelease(order.reservationKey, 'order canceled', tx);
+      return this.orders.unitOfWork(async (writes) => {
+        if (!(await writes.updateAtVersion(order.id, version, { status, couponCode: input.couponCode, canceledAt: status === 'CANCELED' ? now : undefined }))) return null;
+        if (status === 'SHIPPED' || status === 'DELIVERED') await writes.upsertShipment(order.id, { status, shippedAt: order.shipment?.shippedAt ?? now });
+        if (status === 'CANCELED') await writes.queueRelease(order.reservationKey, 'order canceled');
         return status;
       });
     }, { explainLostRace: () => this.explainLostRace(order.id) });
@@ -227,12 +227,12 @@ export class OrderService {
       await this.reserveAll(reservationKey, input.items, priced);
       let swapped: boolean;
       try {
-        swapped = await this.orders.transaction(async (tx) => {
+        swapped = await this.orders.unitOfWork(async (writes) => {
           // Lost to another write: nothing is written yet, and the new reservation goes back below.
-          if (!(await this.orders.updateVersioned(order.id, version, { amount: priced.amount, currency: priced.currency, couponCode: input.couponCode ?? null, reservationKey }, tx))) return false;
-          if (!(await this.orders.completePlacement(tx, reservationKey))) throw placementTooLate();
-          await this.orders.replaceItems(tx, order.id, priced.items);
-          await this.orders.queueRelease(order.reservationKey, 'replaced items', tx);
+          if (!(await writes.updateAtVersion(order.id, version, { amount: priced.amount, currency: priced.currency, couponCode: input.couponCode ?? null, reservationKey }))) return false;
+          if (!(await writes.completePlacement(reservationKey))) throw placementTooLate();
+          await writes.replaceItems(order.id, priced.items);
+          await writes.queueRelease(order.reservationKey, 'replaced items');
           return true;
         });
       } catch (error) {
@@ -283,9 +283,9 @@ export class OrderService {
     if (target && target !== order.status) assertTransition(order.status, target);
     const now = new Date();
     await updateAtVersion('order', order.version, undefined, (version) =>
-      this.orders.transaction(async (tx) => {
-        if (target && target !== order.status && !(await this.orders.updateVersioned(order.id, version, { status: target }, tx))) return null;
-        await this.orders.upsertShipment(tx, order.id, {
+      this.orders.unitOfWork(async (writes) => {
+        if (target && target !== order.status && !(await writes.updateAtVersion(order.id, version, { status: target }))) return null;
+        await writes.upsertShipment(order.id, {
           status: input.status,
           carrier: input.carrier ?? null,
           trackingNumber: input.trackingNumber ?? null,
@@ -306,9 +306,9 @@ export class OrderService {
     } catch {
       return 'not-cancelable';
     }
-    const canceled = await this.orders.transaction(async (tx) => {
-      if (!(await this.orders.updateVersioned(order.id, order.version, { status: 'CANCELED', canceledAt: new Date() }, tx))) return false;
-      await this.orders.queueRelease(order.reservationKey, 'order canceled', tx);
+    const canceled = await this.orders.unitOfWork(async (writes) => {
+      if (!(await writes.updateAtVersion(order.id, order.version, { status: 'CANCELED', canceledAt: new Date() }))) return false;
+      await writes.queueRelease(order.reservationKey, 'order canceled');
       return true;
     });
     if (!canceled) return this.cancelForCancellation(orderId);
