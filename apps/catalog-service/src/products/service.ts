@@ -42,7 +42,7 @@ export class ProductService {
   async list(query: ListProductsQuery): Promise<ListEnvelope<ProductResponse>> {
     const { size, cursor, page, offset, limit, withTotal, sort: sortParam, ...filters } = query;
     if (filters.minPrice !== undefined && filters.maxPrice !== undefined && filters.minPrice > filters.maxPrice) {
-      throw new ApiError('VALIDATION_FAILED', 'minPrice is above maxPrice.', { status: 422, fieldErrors: [{ field: 'minPrice', code: 'OUT_OF_RANGE', message: 'minPrice must not exceed maxPrice.' }] });
+      throw ApiError.unprocessable('minPrice is above maxPrice.', [{ field: 'minPrice', code: 'OUT_OF_RANGE', message: 'minPrice must not exceed maxPrice.' }]);
     }
     const sort = parseSort(sortParam, productSortFields, { field: 'createdAt', direction: 'desc' });
     const pageRequest = toPageRequest({ size, cursor, page, offset, limit, withTotal }, { list: 'products', sort, filters, secret: this.cursorSecret });

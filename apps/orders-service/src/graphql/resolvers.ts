@@ -42,7 +42,7 @@ export function ordersResolvers(orders: OrderService) {
         const principal = requirePrincipal(context);
         const first = args.first ?? 20;
         if (!Number.isInteger(first) || first < 1 || first > 100) {
-          throw new ApiError('VALIDATION_FAILED', 'first must be from 1 to 100.', { status: 422, fieldErrors: [{ field: 'first', code: 'OUT_OF_RANGE', message: 'first must be from 1 to 100.' }] });
+          throw ApiError.unprocessable('first must be from 1 to 100.', [{ field: 'first', code: 'OUT_OF_RANGE', message: 'first must be from 1 to 100.' }]);
         }
         return (await orders.recent(principal, first, args.after ?? undefined)).map(toGraphOrder);
       },

@@ -1,7 +1,7 @@
 // Rules of orders: pricing from the catalog, stock through inventory (all or nothing per order),
 // who sees which order, and every status change through the table in status.ts.
 import { assertOwnerOrAdmin, isAdmin, type Principal, requireAdmin } from '@platform/auth';
-import { ApiError, type FieldError } from '@platform/errors';
+import { ApiError } from '@platform/errors';
 import { isId, newId } from '@platform/ids';
 import type { InventoryGateway, ReserveOrderResult } from '@platform/inventory-contract';
 import { type ListEnvelope, parseSort, type PagingParams, toListEnvelope, toPageRequest } from '@platform/paging';
@@ -34,10 +34,6 @@ function placementDeadline(): Date {
 
 function placementTooLate(): ApiError {
   return new ApiError('SERVICE_UNAVAILABLE', 'Placing the order took too long; its stock was released. Retry the request.', { headers: { 'Retry-After': '1' } });
-}
-
-function invalid(fieldErrors: FieldError[], message: string): ApiError {
-  return new ApiError('VALIDATION_FAILED', message, { status: 422, fieldErrors });
 }
 
 export class OrderService {
@@ -90,15 +86,15 @@ export class OrderService {
   private async price(items: CreateOrderInput['items']): Promise<PricedOrder> {
     const products = await this.catalog.productsByIds(items.map((item) => item.productId).filter(isId));
     const unknown = items.flatMap((item, index) => (products.has(item.productId) ? [] : [{ field: `items[${index}].productId`, code: 'NOT_ALLOWED' as const, message: `No product ${item.productId}.` }]));
-    if (unknown.length) throw invalid(unknown, 'Some items name products that do not exist.');
+    if (unknown.length) throw ApiError.unprocessable('Some items name products that do not exist.', unknown);
     const currencies = new Set(items.map((item) => products.get(item.productId)!.currency));
-    if (currencies.size > 1) throw invalid([{ field: 'items', code: 'NOT_ALLOWED', message: 'All items of an order must be priced in one currency.' }], 'Items are priced in different currencies.');
+    if (currencies.size > 1) throw ApiError.unprocessable('Items are priced in different currencies.', [{ field: 'items', code: 'NOT_ALLOWED', message: 'All items of an order must be priced in one currency.' }]);
     const priced = items.map((item) => {
       const product = products.get(item.productId)!;
       return { id: newId(), productId: product.id, sku: product.sku, productName: product.name, quantity: item.quantity, unitPrice: product.price, amount: product.price * item.quantity };
     });
     const amount = priced.reduce((sum, item) => sum + item.amount, 0);
-    if (amount > MAX_AMOUNT) throw invalid([{ field: 'items', code: 'OUT_OF_RANGE', message: `The order total must not exceed ${MAX_AMOUNT}.` }], 'The order total is too large.');
+    if (amount > MAX_AMOUNT) throw ApiError.unprocessable('The order total is too large.', [{ field: 'items', code: 'OUT_OF_RANGE', message: `The order total must not exceed ${MAX_AMOUNT}.` }]);
     return { amount, currency: [...currencies][0], items: priced };
   }
 
@@ -165,7 +161,7 @@ export class OrderService {
   }
 
   private filtersOf(principal: Principal, conditions: Omit<OrderSearch, 'size' | 'cursor' | 'page' | 'offset' | 'limit' | 'withTotal' | 'sort'>): OrderFilters {
-    if (conditions.from && conditions.to && conditions.from > conditions.to) throw invalid([{ field: 'from', code: 'OUT_OF_RANGE', message: 'from must not be after to.' }], 'The date range is empty.');
+    if (conditions.from && conditions.to && conditions.from > conditions.to) throw ApiError.unprocessable('The date range is empty.', [{ field: 'from', code: 'OUT_OF_RANGE', message: 'from must not be after to.' }]);
     const day = (date: string) => new Date(`${date}T00:00:00.000Z`);
     return {
       // A customer always sees only their own orders, whatever else they ask.
