@@ -9,6 +9,7 @@ import { DateTime, gql, requirePrincipal, type SubgraphContext } from '@platform
 import { parseArgument } from '@platform/validation';
 import { checkedIdempotencyKey } from '../idempotency/store';
 import type { OrderRow } from '../orders/repository';
+import { toGraphOrder, toPlacedOrderResponse } from '../orders/representation';
 import { createOrderBody } from '../orders/schemas';
 import type { OrderUseCases } from '../app';
 
@@ -16,21 +17,6 @@ export const ordersTypeDefs = gql(readFileSync(path.join(__dirname, 'schema.grap
 
 interface OrdersContext extends SubgraphContext {
   orderLoader?: DataLoader<string, OrderRow | null>;
-}
-
-function toGraphOrder(order: OrderRow) {
-  const productId = order.items[0]?.productId ?? null;
-  return {
-    id: order.id,
-    amount: order.amount,
-    currency: order.currency,
-    status: order.status,
-    createdAt: order.createdAt.toISOString(),
-    productId,
-    user: { __typename: 'User', id: order.userId },
-    product: productId ? { __typename: 'Product', id: productId } : null,
-    shipment: { status: order.shipment?.status ?? 'PREPARING', carrier: order.shipment?.carrier ?? null, trackingNumber: order.shipment?.trackingNumber ?? null },
-  };
 }
 
 export function ordersResolvers(orders: Pick<OrderUseCases, 'queries' | 'placeOrder' | 'cancelOrder'>) {
@@ -51,9 +37,9 @@ export function ordersResolvers(orders: Pick<OrderUseCases, 'queries' | 'placeOr
       createOrder: async (_: unknown, args: { input: unknown; idempotencyKey?: string | null }, context: OrdersContext) => {
         const principal = requirePrincipal(context);
         const input = parseArgument(createOrderBody, args.input, 'input');
-        const { order } = await orders.placeOrder.place(principal, input, checkedIdempotencyKey(args.idempotencyKey, 'idempotencyKey'));
+        const placed = await orders.placeOrder.place(principal, input, checkedIdempotencyKey(args.idempotencyKey, 'idempotencyKey'));
         // A replay's stored body is the order as placed; the graph answers with the order as it is now.
-        return toGraphOrder(await orders.queries.get(principal, order.id));
+        return toGraphOrder(await orders.queries.get(principal, toPlacedOrderResponse(placed).body.id));
       },
       cancelOrder: async (_: unknown, args: { id: string }, context: OrdersContext) =>
         toGraphOrder(await orders.cancelOrder.cancel(requirePrincipal(context), args.id)),

@@ -6,8 +6,11 @@ import { type IdempotencyStore, requestHashOf } from '../idempotency/store';
 import { placementTooLate, type StockReservations } from '../stock/reservations';
 import type { Pricing } from './pricing';
 import type { OrderRepository, OrderRow } from './repository';
-import { etagOf, PLACED_VERSION, toOrderResponse, type OrderResponse } from './representation';
+import { toOrderResponse, type OrderResponse } from './representation';
 import type { CreateOrderInput } from './schemas';
+
+/** A new order, or the response stored for its Idempotency-Key when the request is a replay. */
+export type PlacedOrder = { kind: 'placed'; order: OrderRow } | { kind: 'replayed'; response: OrderResponse };
 
 export class PlaceOrder {
   constructor(
@@ -17,17 +20,13 @@ export class PlaceOrder {
     private readonly idempotency: IdempotencyStore,
   ) {}
 
-  /**
-   * Places an order once per Idempotency-Key; a replay returns the first response: its body and
-   * its ETag, that of the order as placed (so an If-Match with it fails once the order changed).
-   */
-  async place(principal: Principal, input: CreateOrderInput, idempotencyKey?: string): Promise<{ order: OrderResponse; etag: string }> {
-    const placed = (row: OrderRow) => ({ order: toOrderResponse(row), etag: etagOf(row) });
-    if (!idempotencyKey) return placed(await this.write(principal, input));
+  /** Places an order once per Idempotency-Key; a replay returns the first response. */
+  async place(principal: Principal, input: CreateOrderInput, idempotencyKey?: string): Promise<PlacedOrder> {
+    if (!idempotencyKey) return { kind: 'placed', order: await this.write(principal, input) };
     const begun = await this.idempotency.begin(principal.userId, idempotencyKey, requestHashOf(input));
-    if (begun.kind === 'replay') return { order: begun.body as OrderResponse, etag: etagOf({ version: PLACED_VERSION }) };
+    if (begun.kind === 'replay') return { kind: 'replayed', response: begun.body as OrderResponse };
     try {
-      return placed(await this.write(principal, input, idempotencyKey));
+      return { kind: 'placed', order: await this.write(principal, input, idempotencyKey) };
     } catch (error) {
       await this.idempotency.abandon(principal.userId, idempotencyKey);
       throw error;

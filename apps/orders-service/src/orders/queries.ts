@@ -1,10 +1,10 @@
-// Reading orders and their items: who sees which order (owner or admin), filters, paging.
+// Reading orders and their items: who sees which order (owner or admin), filters, paging. Rows
+// come back as rows (a list in its paging envelope); representation.ts maps them for clients.
 import { assertOwnerOrAdmin, isAdmin, type Principal } from '@platform/auth';
 import { ApiError } from '@platform/errors';
 import { isId } from '@platform/ids';
 import { type ListEnvelope, parseSort, type PagingParams, toListEnvelope, toPageRequest } from '@platform/paging';
 import { type OrderFilters, type OrderItemRow, type OrderRepository, type OrderRow } from './repository';
-import { toOrderItemResponse, toOrderResponse, type OrderItemResponse, type OrderResponse } from './representation';
 import { type OrderSearch, orderSortFields } from './schemas';
 
 type OrderConditions = Omit<OrderSearch, 'size' | 'cursor' | 'page' | 'offset' | 'limit' | 'withTotal' | 'sort'>;
@@ -29,7 +29,7 @@ export class OrderQueries {
     return new Map(rows.filter((row) => isAdmin(principal) || row.userId === principal.userId).map((row) => [row.id, row]));
   }
 
-  async list(principal: Principal, search: OrderSearch): Promise<ListEnvelope<OrderResponse>> {
+  async list(principal: Principal, search: OrderSearch): Promise<ListEnvelope<OrderRow>> {
     const { size, cursor, page, offset, limit, withTotal, sort: sortParam, ...conditions } = search;
     if (conditions.userId && !isAdmin(principal) && conditions.userId !== principal.userId) throw ApiError.forbidden("Customers can list only their own orders; leave out userId or send your own.");
     const filters = this.filtersOf(principal, conditions);
@@ -37,7 +37,7 @@ export class OrderQueries {
     const paging: PagingParams = { size, cursor, page, offset, limit, withTotal };
     const pageRequest = toPageRequest(paging, { list: 'orders', sort, filters, secret: this.cursorSecret });
     const { rows, total } = await this.orders.list(filters, pageRequest);
-    return toListEnvelope(rows, pageRequest, { secret: this.cursorSecret, toItem: (row) => toOrderResponse(row), sortValue: (row) => row[sort.field], totalCount: total });
+    return toListEnvelope(rows, pageRequest, { secret: this.cursorSecret, toItem: (row) => row, sortValue: (row) => row[sort.field], totalCount: total });
   }
 
   /** Newest orders the principal may see, after the order `afterId` (GraphQL `orders`). */
@@ -52,12 +52,12 @@ export class OrderQueries {
     return rows.slice(0, page.take);
   }
 
-  async items(principal: Principal, orderId: string, paging: PagingParams & { sort?: string }): Promise<ListEnvelope<OrderItemResponse>> {
+  async items(principal: Principal, orderId: string, paging: PagingParams & { sort?: string }): Promise<ListEnvelope<OrderItemRow>> {
     const order = await this.get(principal, orderId);
     const sort = parseSort(paging.sort, ['id'] as const, { field: 'id', direction: 'asc' });
     const page = toPageRequest(paging, { list: `items:${order.id}`, sort, secret: this.cursorSecret });
     const { rows, total } = await this.orders.listItems(order.id, page);
-    return toListEnvelope(rows, page, { secret: this.cursorSecret, toItem: toOrderItemResponse, sortValue: (row) => row.id, totalCount: total });
+    return toListEnvelope(rows, page, { secret: this.cursorSecret, toItem: (row) => row, sortValue: (row) => row.id, totalCount: total });
   }
 
   async item(principal: Principal, itemId: string): Promise<OrderItemRow> {

@@ -8,7 +8,7 @@ import { checkedIdempotencyKey } from '../idempotency/store';
 import type { ChangeOrder } from './change-order';
 import type { PlaceOrder } from './place-order';
 import type { OrderQueries } from './queries';
-import { etagOf, toOrderItemResponse, toOrderResponse } from './representation';
+import { etagOf, toOrderItemResponse, toOrderResponse, toPageResponse, toPlacedOrderResponse } from './representation';
 import { createOrderBody, getOrderQuery, listItemsQuery, listOrdersQuery, patchOrderBody, replaceOrderBody, searchOrdersBody } from './schemas';
 
 export function ordersRoutes(queries: OrderQueries, placeOrder: PlaceOrder, changeOrder: ChangeOrder): Router {
@@ -18,19 +18,20 @@ export function ordersRoutes(queries: OrderQueries, placeOrder: PlaceOrder, chan
     .route('/orders')
     .get(async (req, res) => {
       const query = parseQuery(listOrdersQuery, req.query);
-      res.json(await queries.list(principalOf(res), query));
+      res.json(toPageResponse(await queries.list(principalOf(res), query), (row) => toOrderResponse(row)));
     })
     .post(async (req, res) => {
       const input = parseBody(createOrderBody, req.body);
-      const { order, etag } = await placeOrder.place(principalOf(res), input, checkedIdempotencyKey(req.header('idempotency-key'), 'Idempotency-Key'));
-      res.status(201).location(`/v1/orders/${order.id}`).setHeader('ETag', etag).json(order);
+      const placed = await placeOrder.place(principalOf(res), input, checkedIdempotencyKey(req.header('idempotency-key'), 'Idempotency-Key'));
+      const { body, etag } = toPlacedOrderResponse(placed);
+      res.status(201).location(`/v1/orders/${body.id}`).setHeader('ETag', etag).json(body);
     })
     .all(methodNotAllowed);
 
   router
     .route('/orders/search')
     .post(async (req, res) => {
-      res.json(await queries.list(principalOf(res), parseBody(searchOrdersBody, req.body)));
+      res.json(toPageResponse(await queries.list(principalOf(res), parseBody(searchOrdersBody, req.body)), (row) => toOrderResponse(row)));
     })
     .all(methodNotAllowed);
 
@@ -58,7 +59,7 @@ export function ordersRoutes(queries: OrderQueries, placeOrder: PlaceOrder, chan
   router
     .route('/orders/:id/items')
     .get(async (req, res) => {
-      res.json(await queries.items(principalOf(res), req.params.id as string, parseQuery(listItemsQuery, req.query)));
+      res.json(toPageResponse(await queries.items(principalOf(res), req.params.id as string, parseQuery(listItemsQuery, req.query)), toOrderItemResponse));
     })
     .all(methodNotAllowed);
 
