@@ -5,9 +5,8 @@ import { ApiError } from '@platform/errors';
 import { isId, newId } from '@platform/ids';
 import { type CursorValue, type ListEnvelope, parseSort, toListEnvelope, toPageRequest } from '@platform/paging';
 import { updateAtVersion } from '@platform/service-kit';
-import type { Prisma } from '../generated/prisma/client';
 import { whenUniqueViolated } from '@platform/db';
-import type { ProductRepository, ProductRow } from './repository';
+import type { ProductChanges, ProductRepository, ProductRow } from './repository';
 import { toProductResponse, type ProductResponse } from './representation';
 import { type CreateProductInput, type ListProductsQuery, type PatchProductInput, productSortFields } from './schemas';
 
@@ -82,8 +81,8 @@ export class ProductService {
     return count;
   }
 
-  private async update(id: string, data: Prisma.ProductUpdateManyMutationInput, expectedVersion?: number): Promise<ProductRow> {
+  private async update(id: string, changes: ProductChanges, expectedVersion?: number): Promise<ProductRow> {
     const current = await this.get(id);
-    return updateAtVersion('product', current.version, expectedVersion, (version) => whenUniqueViolated(this.products.updateVersioned(current.id, version, data), skuTaken));
+    return updateAtVersion('product', current.version, expectedVersion, (version) => whenUniqueViolated(this.products.updateVersioned(current.id, version, changes), skuTaken));
   }
 }
