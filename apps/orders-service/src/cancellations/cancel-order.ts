@@ -2,9 +2,8 @@
 // Release is queued in the same unit of work, so a crash right after the commit cannot lose it.
 // Two callers: a client's PATCH (now, at the version it read) and the cancellation worker.
 import type { Principal } from '@platform/auth';
-import type { Logger } from '@platform/service-kit';
-import { updateAtVersion } from '@platform/service-kit';
 import { ApiError } from '@platform/errors';
+import { type Logger, updateAtVersion } from '@platform/service-kit';
 import type { OrderQueries } from '../orders/queries';
 import type { OrderRepository, OrderRow } from '../orders/repository';
 import { assertTransition, canceledMeanwhile, canTransition } from '../orders/status';
@@ -32,7 +31,7 @@ export class CancelOrder {
       assertTransition(order.status, 'CANCELED');
       if (options.couponCode !== undefined && order.status !== 'PENDING') throw new ApiError('ORDER_NOT_EDITABLE', 'The coupon can change only while the order is PENDING.');
       return (await this.cancelAt(order, version, options.couponCode)) ? true : null;
-    }, { explainLostRace: async () => canceledMeanwhile((await this.orders.findById(order.id))?.status) });
+    }, { explainLostRace: async () => canceledMeanwhile(await this.orders.statusOf(order.id)) });
     return this.queries.get(principal, id);
   }
 

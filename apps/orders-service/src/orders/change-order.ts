@@ -39,7 +39,7 @@ export class ChangeOrder {
         if (status === 'SHIPPED' || status === 'DELIVERED') await writes.upsertShipment(order.id, { status, shippedAt: order.shipment?.shippedAt ?? now });
         return true;
       });
-    }, { explainLostRace: async () => canceledMeanwhile((await this.orders.findById(order.id))?.status) });
+    }, { explainLostRace: async () => canceledMeanwhile(await this.orders.statusOf(order.id)) });
     return this.queries.get(principal, id);
   }
 
@@ -72,7 +72,7 @@ export class ChangeOrder {
       }
       await this.stock.release(order.reservationKey, 'replaced items');
       return true;
-    }, { explainLostRace: async () => canceledMeanwhile((await this.orders.findById(order.id))?.status) });
+    }, { explainLostRace: async () => canceledMeanwhile(await this.orders.statusOf(order.id)) });
     return this.queries.get(principal, id);
   }
 
@@ -82,6 +82,6 @@ export class ChangeOrder {
       // Stock first (idempotent): if inventory cannot take it back now, the order stays and the client retries.
       await this.stock.releaseNow(order.reservationKey);
       return (await this.orders.delete(order.id, version)) ? true : null;
-    }, { explainLostRace: async () => canceledMeanwhile((await this.orders.findById(order.id))?.status) });
+    }, { explainLostRace: async () => canceledMeanwhile(await this.orders.statusOf(order.id)) });
   }
 }

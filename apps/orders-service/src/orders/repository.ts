@@ -84,6 +84,11 @@ export class OrderRepository {
     return this.prisma.order.findUnique({ where: { id }, include: withChildren });
   }
 
+  /** The order's status now; undefined when it is gone. */
+  async statusOf(id: string): Promise<OrderStatus | undefined> {
+    return (await this.prisma.order.findUnique({ where: { id }, select: { status: true } }))?.status;
+  }
+
   findByIds(ids: readonly string[]): Promise<OrderRow[]> {
     return this.prisma.order.findMany({ where: { id: { in: [...ids] } }, include: withChildren });
   }

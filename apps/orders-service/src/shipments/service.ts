@@ -31,7 +31,7 @@ export class ShipmentService {
           shippedAt: input.status === 'PREPARING' ? null : (order.shipment?.shippedAt ?? now),
         });
         return true;
-      }), { explainLostRace: async () => canceledMeanwhile((await this.orders.findById(order.id))?.status) });
+      }), { explainLostRace: async () => canceledMeanwhile(await this.orders.statusOf(order.id)) });
     return this.queries.get(principal, orderId);
   }
 }
