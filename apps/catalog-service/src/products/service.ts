@@ -7,7 +7,6 @@ import { type CursorValue, type ListEnvelope, parseSort, toListEnvelope, toPageR
 import { updateAtVersion } from '@platform/service-kit';
 import { whenUniqueViolated } from '@platform/db';
 import type { ProductChanges, ProductRepository, ProductRow } from './repository';
-import { toProductResponse, type ProductResponse } from './representation';
 import { type CreateProductInput, type ListProductsQuery, type PatchProductInput, productSortFields } from './schemas';
 
 function skuTaken(): ApiError {
@@ -38,7 +37,7 @@ export class ProductService {
     return new Map(rows.map((row) => [row.id, row]));
   }
 
-  async list(query: ListProductsQuery): Promise<ListEnvelope<ProductResponse>> {
+  async list(query: ListProductsQuery): Promise<ListEnvelope<ProductRow>> {
     const { size, cursor, page, offset, limit, withTotal, sort: sortParam, ...filters } = query;
     if (filters.minPrice !== undefined && filters.maxPrice !== undefined && filters.minPrice > filters.maxPrice) {
       throw ApiError.unprocessable('minPrice is above maxPrice.', [{ field: 'minPrice', code: 'OUT_OF_RANGE', message: 'minPrice must not exceed maxPrice.' }]);
@@ -47,7 +46,7 @@ export class ProductService {
     const pageRequest = toPageRequest({ size, cursor, page, offset, limit, withTotal }, { list: 'products', sort, filters, secret: this.cursorSecret });
     const ids = filters.ids?.filter(isId);
     const { rows, total } = await this.products.list({ nameContains: filters.q, minPrice: filters.minPrice, maxPrice: filters.maxPrice, ids }, pageRequest);
-    return toListEnvelope(rows, pageRequest, { secret: this.cursorSecret, toItem: toProductResponse, sortValue: (row) => sortValueOf(row, sort.field), totalCount: total });
+    return toListEnvelope(rows, pageRequest, { secret: this.cursorSecret, toItem: (row) => row, sortValue: (row) => sortValueOf(row, sort.field), totalCount: total });
   }
 
   async create(principal: Principal, input: CreateProductInput): Promise<ProductRow> {

@@ -1,7 +1,6 @@
 // The public shapes of orders, items and shipments, and every mapping from rows to them (REST
 // and GraphQL). The schemas are what the OpenAPI document publishes; the mappers are typed by
 // them, so they agree.
-import type { ListEnvelope } from '@platform/paging';
 import { idField, z } from '@platform/validation';
 import type { PlacedOrder } from './place-order';
 import type { OrderItemRow, OrderRow } from './repository';
@@ -108,11 +107,6 @@ export function etagOf(order: Pick<OrderRow, 'version'>): string {
 export function toPlacedOrderResponse(placed: PlacedOrder): { body: OrderResponse; etag: string } {
   if (placed.kind === 'replayed') return { body: placed.response, etag: etagOf({ version: PLACED_VERSION }) };
   return { body: toOrderResponse(placed.order), etag: etagOf(placed.order) };
-}
-
-/** A page of rows as clients see it: the same envelope, each item mapped. */
-export function toPageResponse<Row, Item>(page: ListEnvelope<Row>, toItem: (row: Row) => Item): ListEnvelope<Item> {
-  return { ...page, items: page.items.map((row) => toItem(row)) };
 }
 
 /** An order as the orders subgraph resolves it; the user and product are references other subgraphs resolve. */

@@ -2,13 +2,14 @@
 import { Router } from 'express';
 import { principalOf } from '@platform/auth';
 import { methodNotAllowed } from '@platform/errors';
+import { mapListItems } from '@platform/paging';
 import { expectedVersion } from '@platform/service-kit';
 import { noQueryParameters, parseBody, parseQuery } from '@platform/validation';
 import { checkedIdempotencyKey } from '../idempotency/store';
 import type { ChangeOrder } from './change-order';
 import type { PlaceOrder } from './place-order';
 import type { OrderQueries } from './queries';
-import { etagOf, toOrderItemResponse, toOrderResponse, toPageResponse, toPlacedOrderResponse } from './representation';
+import { etagOf, toOrderItemResponse, toOrderResponse, toPlacedOrderResponse } from './representation';
 import { createOrderBody, getOrderQuery, listItemsQuery, listOrdersQuery, patchOrderBody, replaceOrderBody, searchOrdersBody } from './schemas';
 
 export function ordersRoutes(queries: OrderQueries, placeOrder: PlaceOrder, changeOrder: ChangeOrder): Router {
@@ -18,7 +19,7 @@ export function ordersRoutes(queries: OrderQueries, placeOrder: PlaceOrder, chan
     .route('/orders')
     .get(async (req, res) => {
       const query = parseQuery(listOrdersQuery, req.query);
-      res.json(toPageResponse(await queries.list(principalOf(res), query), (row) => toOrderResponse(row)));
+      res.json(mapListItems(await queries.list(principalOf(res), query), toOrderResponse));
     })
     .post(async (req, res) => {
       const input = parseBody(createOrderBody, req.body);
@@ -31,7 +32,7 @@ export function ordersRoutes(queries: OrderQueries, placeOrder: PlaceOrder, chan
   router
     .route('/orders/search')
     .post(async (req, res) => {
-      res.json(toPageResponse(await queries.list(principalOf(res), parseBody(searchOrdersBody, req.body)), (row) => toOrderResponse(row)));
+      res.json(mapListItems(await queries.list(principalOf(res), parseBody(searchOrdersBody, req.body)), toOrderResponse));
     })
     .all(methodNotAllowed);
 
@@ -59,7 +60,7 @@ export function ordersRoutes(queries: OrderQueries, placeOrder: PlaceOrder, chan
   router
     .route('/orders/:id/items')
     .get(async (req, res) => {
-      res.json(toPageResponse(await queries.items(principalOf(res), req.params.id as string, parseQuery(listItemsQuery, req.query)), toOrderItemResponse));
+      res.json(mapListItems(await queries.items(principalOf(res), req.params.id as string, parseQuery(listItemsQuery, req.query)), toOrderItemResponse));
     })
     .all(methodNotAllowed);
 

@@ -7,7 +7,7 @@ import { updateAtVersion } from '@platform/service-kit';
 import { decoyHash, hashPassword, verifyPassword } from './password';
 import { whenUniqueViolated } from '@platform/db';
 import { type UserChanges, type UserProfile, type UserRepository, UserRepository as Repo, type UserRow } from './repository';
-import { type TokenResponse, toUserResponse, type UserResponse } from './representation';
+import type { TokenResponse } from './representation';
 import { type ListUsersQuery, type PatchUserInput, type ReplaceUserInput, type SignUpInput, userSortFields } from './schemas';
 
 export interface UserServiceSettings {
@@ -70,7 +70,7 @@ export class UserService {
     return new Map(rows.map((row) => [row.id, row]));
   }
 
-  async list(principal: Principal, query: ListUsersQuery): Promise<ListEnvelope<UserResponse>> {
+  async list(principal: Principal, query: ListUsersQuery): Promise<ListEnvelope<UserRow>> {
     requireAdmin(principal);
     const { size, cursor, page, offset, limit, withTotal, sort: sortParam, ...filterParams } = query;
     const sort = parseSort(sortParam, userSortFields, { field: 'createdAt', direction: 'desc' });
@@ -86,7 +86,7 @@ export class UserService {
       },
       pageRequest,
     );
-    return toListEnvelope(rows, pageRequest, { secret: this.settings.cursorSecret, toItem: toUserResponse, sortValue: (row) => Repo.sortValue(row, sort.field), totalCount: total });
+    return toListEnvelope(rows, pageRequest, { secret: this.settings.cursorSecret, toItem: (row) => row, sortValue: (row) => Repo.sortValue(row, sort.field), totalCount: total });
   }
 
   async patch(principal: Principal, id: string, input: PatchUserInput, expectedVersion?: number): Promise<UserRow> {
