@@ -1,4 +1,5 @@
-// Lint: TypeScript rules plus Nx's module boundaries: apps depend on libs only, never on apps.
+// Lint: TypeScript rules plus Nx's module boundaries: apps depend on libs only, never on apps,
+// and each service only on shared libraries, its own and the contracts it is a client of.
 const nx = require('@nx/eslint-plugin');
 
 module.exports = [
@@ -14,10 +15,26 @@ module.exports = [
         {
           enforceBuildableLibDependency: false,
           allow: [],
+          // An import must satisfy both its type and its scope rule. Types: apps and test suites
+          // import libraries only; tool scripts (generators) may read apps' sources too. Scopes:
+          // a service sees shared libraries and its own; another service's code is out of reach,
+          // except a contract it publishes for clients (contract:<service>, e.g. orders calling
+          // inventory over gRPC).
           depConstraints: [
             { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:lib'] },
             { sourceTag: 'type:lib', onlyDependOnLibsWithTags: ['type:lib'] },
             { sourceTag: 'type:e2e', onlyDependOnLibsWithTags: ['type:lib'] },
+            { sourceTag: 'type:tool', onlyDependOnLibsWithTags: ['type:lib', 'type:app'] },
+            { sourceTag: 'scope:shared', onlyDependOnLibsWithTags: ['scope:shared'] },
+            { sourceTag: 'scope:gateway', onlyDependOnLibsWithTags: ['scope:gateway', 'scope:shared'] },
+            { sourceTag: 'scope:users', onlyDependOnLibsWithTags: ['scope:users', 'scope:shared'] },
+            { sourceTag: 'scope:orders', onlyDependOnLibsWithTags: ['scope:orders', 'scope:shared', 'contract:inventory'] },
+            { sourceTag: 'scope:catalog', onlyDependOnLibsWithTags: ['scope:catalog', 'scope:shared'] },
+            { sourceTag: 'scope:inventory', onlyDependOnLibsWithTags: ['scope:inventory', 'scope:shared'] },
+            { sourceTag: 'scope:e2e', onlyDependOnLibsWithTags: ['scope:shared', 'contract:inventory'] },
+            { sourceTag: 'scope:fault-tests', onlyDependOnLibsWithTags: ['scope:shared'] },
+            { sourceTag: 'scope:deploy', onlyDependOnLibsWithTags: ['scope:shared'] },
+            { sourceTag: 'scope:tools', onlyDependOnLibsWithTags: ['*'] },
           ],
         },
       ],

@@ -1,5 +1,5 @@
 // The whole stack, started once for the suite, driven as a client would.
-require('../../tools/jest/workspace-libs.cjs'); // the global setup starts it with @platform/test-kit
+require('../../libs/test-kit/workspace-libs.cjs'); // the global setup starts it with @platform/test-kit
 module.exports = {
   ...require('../../jest.preset.cjs'),
   displayName: 'e2e',

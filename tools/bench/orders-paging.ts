@@ -4,7 +4,6 @@
 import { issueAccessToken } from '@platform/auth';
 import { encodeCursor, toPageRequest } from '@platform/paging';
 import { Client } from 'pg';
-// eslint-disable-next-line @nx/enforce-module-boundaries -- a tool script, not a project
 import { createDatabases, port, startStack, table } from './stack.mjs';
 
 const SIZE = 100;
@@ -58,7 +57,7 @@ export async function main(): Promise<void> {
       [`offset page ${FAR_PAGE}`, `${base}?page=${FAR_PAGE}&size=${SIZE}`],
     ];
     const results: Record<string, { median: number; p95: number }> = {};
-    for (const [name, url] of cases) await timeRequest(url, accessToken); // warm caches and plans
+    for (const [, url] of cases) await timeRequest(url, accessToken); // warm caches and plans
     for (const [name, url] of cases) {
       const samples = [];
       for (let i = 0; i < repeats; i++) samples.push(await timeRequest(url, accessToken));

@@ -20,6 +20,7 @@ export async function createDatabases(services) {
   const suffix = randomBytes(4).toString('hex');
   const admin = new pg.Client({ connectionString: postgresUrl });
   await admin.connect();
+  /** @type {Record<string, string>} service → its database URL */
   const urls = {};
   for (const service of services) {
     const name = `bench_${service}_${suffix}`;

@@ -38,7 +38,7 @@ const SERVICES = [
 ];
 
 const templates = {
-  'deployment.yaml': ({ name, port, extraEnv, grpcPort, grpcServicePort, probes }) => `# ${name}: deployment. Written by tools/deploy/render-services.mjs: change the template there.
+  'deployment.yaml': ({ name, port, extraEnv, grpcPort, probes }) => `# ${name}: deployment. Written by tools/deploy/render-services.mjs: change the template there.
 apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -125,7 +125,7 @@ ${probes}        securityContext:
         emptyDir:
           sizeLimit: 64Mi
 `,
-  'service.yaml': ({ name, port, extraEnv, grpcPort, grpcServicePort, probes }) => `# ${name}: service. Written by tools/deploy/render-services.mjs: change the template there.
+  'service.yaml': ({ name, port, grpcServicePort }) => `# ${name}: service. Written by tools/deploy/render-services.mjs: change the template there.
 apiVersion: v1
 kind: Service
 metadata:
@@ -141,7 +141,7 @@ spec:
     port: ${port}
     targetPort: http
 ${grpcServicePort}`,
-  'serviceaccount.yaml': ({ name, port, extraEnv, grpcPort, grpcServicePort, probes }) => `# ${name}: serviceaccount. Written by tools/deploy/render-services.mjs: change the template there.
+  'serviceaccount.yaml': ({ name }) => `# ${name}: serviceaccount. Written by tools/deploy/render-services.mjs: change the template there.
 apiVersion: v1
 kind: ServiceAccount
 metadata:
@@ -151,7 +151,7 @@ metadata:
     app.kubernetes.io/part-of: order-platform
 automountServiceAccountToken: false
 `,
-  'pdb.yaml': ({ name, port, extraEnv, grpcPort, grpcServicePort, probes }) => `# ${name}: pdb. Written by tools/deploy/render-services.mjs: change the template there.
+  'pdb.yaml': ({ name }) => `# ${name}: pdb. Written by tools/deploy/render-services.mjs: change the template there.
 apiVersion: policy/v1
 kind: PodDisruptionBudget
 metadata:
@@ -165,7 +165,7 @@ spec:
     matchLabels:
       app.kubernetes.io/name: ${name}
 `,
-  'hpa.yaml': ({ name, port, extraEnv, grpcPort, grpcServicePort, probes }) => `# ${name}: hpa. Written by tools/deploy/render-services.mjs: change the template there.
+  'hpa.yaml': ({ name }) => `# ${name}: hpa. Written by tools/deploy/render-services.mjs: change the template there.
 apiVersion: autoscaling/v2
 kind: HorizontalPodAutoscaler
 metadata:
@@ -188,7 +188,7 @@ spec:
         type: Utilization
         averageUtilization: 70
 `,
-  'migration-job.yaml': ({ name, port, extraEnv, grpcPort, grpcServicePort, probes }) => `# ${name}: migration job. Written by tools/deploy/render-services.mjs: change the template there.
+  'migration-job.yaml': ({ name }) => `# ${name}: migration job. Written by tools/deploy/render-services.mjs: change the template there.
 apiVersion: batch/v1
 kind: Job
 metadata:

@@ -3,8 +3,10 @@
 // representations their mappers are typed with), so nothing is written twice by hand.
 // tools/openapi/generate.mjs bundles and runs this file.
 import { z } from 'zod';
-import { errorBodySchema, errorCatalog, problemBodySchema, type ErrorCode } from '../../libs/errors/src';
-import { listEnvelopeSchema } from '../../libs/paging/src';
+import { errorBodySchema, errorCatalog, problemBodySchema, type ErrorCode } from '@platform/errors';
+import { listEnvelopeSchema } from '@platform/paging';
+// Apps have no import path (nothing may import an app); this generator alone reads their schemas.
+/* eslint-disable @nx/enforce-module-boundaries */
 import { routeTable, type RouteDefinition } from '../../apps/gateway/src/routing/route-table';
 import * as users from '../../apps/users-service/src/users/schemas';
 import * as userShapes from '../../apps/users-service/src/users/representation';
@@ -17,6 +19,7 @@ import * as orderShapes from '../../apps/orders-service/src/orders/representatio
 import { cancellationRepresentation } from '../../apps/orders-service/src/cancellations/representation';
 import * as stock from '../../apps/inventory-service/src/stock/schemas';
 import { stockLevelRepresentation } from '../../apps/inventory-service/src/stock/representation';
+/* eslint-enable @nx/enforce-module-boundaries */
 
 type Schema = z.ZodType;
 

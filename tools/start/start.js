@@ -147,10 +147,16 @@ process.stdout.on('error', () => stop(1));
   allReady = true;
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   say(`all ${selected.length} apps ready in ${seconds} s`);
-  say(`gateway:  http://localhost:${port(8080)}  (REST under /v1, GraphQL at /v1/graphql; inventory gRPC on ${grpcPort})`);
+  const serves = (name) => selected.some((app) => app.name === name);
+  if (serves('gateway')) {
+    say(`gateway:  http://localhost:${port(8080)}  (REST under /v1, GraphQL at /v1/graphql; inventory gRPC on ${grpcPort})`);
+  } else {
+    // Some apps alone (START_APPS, `nx serve <app>`): each is reached directly.
+    for (const app of selected) say(`${app.name}: http://localhost:${app.port}${app.name === 'inventory-service' ? `  (gRPC on ${grpcPort})` : ''}`);
+  }
   // The development default is public (README); a password someone chose is never printed.
-  say(`admin:    ${process.env.ADMIN_EMAIL ?? 'admin@example.com'} / ${process.env.ADMIN_PASSWORD ? '(ADMIN_PASSWORD)' : 'admin-password  (development default)'}`);
-  say(`docs:     http://localhost:${port(8080)}/docs  (API reference), http://localhost:${port(8080)}/v1/graphql in a browser (GraphiQL)`);
+  if (serves('users-service')) say(`admin:    ${process.env.ADMIN_EMAIL ?? 'admin@example.com'} / ${process.env.ADMIN_PASSWORD ? '(ADMIN_PASSWORD)' : 'admin-password  (development default)'}`);
+  if (serves('gateway')) say(`docs:     http://localhost:${port(8080)}/docs  (API reference), http://localhost:${port(8080)}/v1/graphql in a browser (GraphiQL)`);
   say(`data:     ${process.env.DATA_DIR ?? path.join(root, '.data')}`);
   say('Ctrl-C stops everything.');
 })();

@@ -221,8 +221,7 @@ describe('catalog subgraph', () => {
   it('composes with an orders subgraph that owns Order and provides productId', () => {
     const catalogSdl = readFileSync(path.join(__dirname, 'graphql/schema.graphql'), 'utf8');
     const ordersStub = `extend schema @link(url: "https://specs.apollo.dev/federation/v2.3", import: ["@key"])
-      type Order @key(fields: "id") { id: ID! amount: Int! productId: ID product: Product }
-      type Product @key(fields: "id", resolvable: false) { id: ID! }
+      type Order @key(fields: "id") { id: ID! amount: Int! productId: ID }
       type Query { order(id: ID!): Order }`;
     const result = composeServices([
       { name: 'catalog', typeDefs: parse(catalogSdl), url: 'http://catalog' },
@@ -230,17 +229,18 @@ describe('catalog subgraph', () => {
     ]);
     expect(result.errors ?? []).toEqual([]);
     expect(result.supergraphSdl).toContain('reviewCount: Int!');
+    expect(result.supergraphSdl).toMatch(/product: Product @join__field\(graph: CATALOG, requires: "productId"\)/);
   });
 
-  it('resolves Order.reviewCount and Product references in one batch, as the gateway asks', async () => {
+  it('resolves Order.product, Order.reviewCount and Product references in one batch, as the gateway asks', async () => {
     const product = await createProduct({ imageUrl: 'https://img.example.com/p.png' });
     await call('POST', `/products/${product.id}/reviews`, { token: (await tokenFor(JWT_SECRET)).token, body: { rating: 5 } });
     const res = await graphql(
-      `query($r: [_Any!]!) { _entities(representations: $r) { ... on Order { reviewCount } ... on Product { id name imageUrl rating } } }`,
+      `query($r: [_Any!]!) { _entities(representations: $r) { ... on Order { product { name } reviewCount } ... on Product { id name imageUrl rating } } }`,
       { r: [{ __typename: 'Order', id: 'o1', productId: product.id }, { __typename: 'Product', id: product.id }, { __typename: 'Order', id: 'o2', productId: null }] },
     );
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ data: { _entities: [{ reviewCount: 1 }, { id: product.id, name: product.name, imageUrl: 'https://img.example.com/p.png', rating: 5 }, { reviewCount: 0 }] } });
+    expect(res.body).toEqual({ data: { _entities: [{ product: { name: product.name }, reviewCount: 1 }, { id: product.id, name: product.name, imageUrl: 'https://img.example.com/p.png', rating: 5 }, { product: null, reviewCount: 0 }] } });
   });
 
   it('answers product(id) and a NOT_FOUND error for an unknown one', async () => {

@@ -3,9 +3,10 @@
 // business failure is a GraphQL error with the REST code, the field null and HTTP 200. Stock and
 // profile changes are read back over REST, where another client would see them.
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { apiClient } from '@platform/test-kit';
+import fc from 'fast-check';
+import { apiClient, runBounded } from '@platform/test-kit';
 import { useContract } from './contract';
 import { ADMIN, gatewayUrl } from './stack';
 
@@ -184,5 +185,40 @@ describe('mutations over HTTP', () => {
       body: { variables: { id: order }, extensions: { persistedQuery: { version: 1, sha256Hash: createHash('sha256').update(text).digest('hex') } } },
     });
     expect([byHash.status, byHash.body.data]).toEqual([200, { cancelOrder: { id: order, status: 'CANCELED' } }]);
+  });
+});
+
+describe('hostile mutations', () => {
+  it('answers 1,000 malformed and hostile mutation documents and variables with 200 and errors or data, never a 5xx', async () => {
+    const fuzzer = await signUp();
+    const operations = readdirSync(operationsDir).filter((file) => file.endsWith('.graphql')).map(operation);
+    const words = ['mutation', 'query', '{', '}', '(', ')', '[', ']', ':', '$v', '$v: String', '!', 'createOrder', 'cancelOrder', 'updateMe', 'createReview', 'input:', 'items:', 'productId:', 'quantity:', 'rating:', 'idempotencyKey:', 'id:', 'id', 'status', 'product', 'name', '"x"', '"\\u0000"', '0', '-1', '2147483648', '1e309', 'null', 'true', '...', 'on Order', '__typename', 'a:', '@skip(if: false)'];
+    const hostileValue = fc.oneof(fc.anything({ maxDepth: 3 }), fc.string({ maxLength: 300 }), fc.constantFrom(0, -1, 2 ** 31, Number.POSITIVE_INFINITY, 1.5, Number.MAX_SAFE_INTEGER, '\u0000', '', 'x'.repeat(10_000)));
+    const cases = fc.sample(
+      fc.oneof(
+        // Our own mutations, with variables of any shape: wrong types, NULs, huge numbers, deep objects.
+        fc.record({ query: fc.constantFrom(...operations), variables: fc.dictionary(fc.constantFrom('input', 'id', 'idempotencyKey', 'productId'), hostileValue) }),
+        // ...with inputs that pass GraphQL's type check and must be refused by the services' rules.
+        fc.record({
+          query: fc.constant(operation('place-order.graphql')),
+          variables: fc.record({ input: fc.record({ items: fc.array(fc.record({ productId: fc.oneof(fc.uuid(), fc.string()), quantity: fc.integer() }), { maxLength: 60 }), couponCode: fc.string() }), idempotencyKey: fc.string({ maxLength: 300 }) }),
+        }),
+        fc.record({ query: fc.constant(operation('update-me.graphql')), variables: fc.record({ input: fc.record({ name: fc.string(), email: fc.string(), phone: fc.string(), nickname: fc.string({ maxLength: 80 }) }, { requiredKeys: [] }) }) }),
+        // Word soup around the mutation fields.
+        fc.record({ query: fc.array(fc.constantFrom(...words), { maxLength: 60 }).map((parts) => parts.join(' ')), variables: fc.dictionary(fc.constantFrom('v', 'input'), hostileValue) }),
+      ),
+      { numRuns: 1_000, seed: 20_261_123 },
+    );
+    const statuses = new Map<number, number>();
+    await runBounded(cases.length, 8, async (index) => {
+      const res = await call('POST', '/v1/graphql', { token: fuzzer.token, body: cases[index], headers: { accept: 'application/json' } });
+      const body = res.body as GraphQLAnswer;
+      // Anything that reaches GraphQL answers 200 in GraphQL's shape; a failure carries a code.
+      if (res.status !== 200 || !(body.data !== undefined || body.errors?.every((error) => typeof error.extensions?.code === 'string'))) {
+        throw new Error(`case ${index} answered ${res.status} ${res.text.slice(0, 300)}`);
+      }
+      statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+    });
+    expect(Object.fromEntries(statuses)).toEqual({ 200: 1_000 });
   });
 });

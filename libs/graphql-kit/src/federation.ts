@@ -11,15 +11,16 @@ import { Agent } from 'node:http';
 import { ApolloGateway, type GraphQLDataSourceProcessOptions, RemoteGraphQLDataSource } from '@apollo/gateway';
 import { ApolloArmor } from '@escape.tech/graphql-armor';
 import type { Request, RequestHandler, Response } from 'express';
-import { type DocumentNode, type ExecutionArgs, type ExecutionResult, getOperationAST, GraphQLError, NoSchemaIntrospectionCustomRule, parse, specifiedRules, type ValidationRule } from 'graphql';
+import { type ExecutionArgs, type ExecutionResult, getOperationAST, GraphQLError, NoSchemaIntrospectionCustomRule, specifiedRules, type ValidationRule } from 'graphql';
 import { createHandler } from 'graphql-http';
 import { ApiError, type ErrorCode } from '@platform/errors';
-import nodeFetch from 'node-fetch';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { outgoingBudgetMs, TIMEOUT_HEADER } from '@platform/service-kit';
 import { graphMetrics } from './operation-metrics';
+import { documentCache } from './document-cache';
 import { costOf, QueryCostLimit } from './query-cost';
+import { subgraphFetch } from './subgraph-fetch';
 
 interface GatewayContext {
   authorization?: string;
@@ -47,7 +48,6 @@ export interface FederatedGraphOptions {
 
 /** Longer documents are refused while parsing, before they cost anything. */
 const MAX_TOKENS = 2_000;
-const MAX_CACHED_DOCUMENTS = 1_000;
 
 /** A JSON object from text (GET's `extensions`), or undefined. */
 function parseJsonObject(text: string): Record<string, never> | undefined {
@@ -91,9 +91,8 @@ function formatError(error: Readonly<GraphQLError | Error>): GraphQLError {
 }
 
 export async function createFederatedGraph(options: FederatedGraphOptions): Promise<{ middleware: RequestHandler; stop: () => Promise<void> }> {
-  // node-fetch (Apollo's own default) on a keep-alive agent: measurably quicker per call than
-  // the global fetch, and a query plan makes several calls in sequence.
   const agent = new Agent({ keepAlive: true, maxSockets: 256 });
+  const post = subgraphFetch(agent);
   const metrics = graphMetrics(options.registry, options.logger);
   const gateway = new ApolloGateway({
     supergraphSdl: options.supergraphSdl,
@@ -106,7 +105,7 @@ export async function createFederatedGraph(options: FederatedGraphOptions): Prom
           const headers = { ...(init?.headers as Record<string, string> | undefined), [TIMEOUT_HEADER]: String(budget) };
           const done = metrics.subgraphCall(name);
           try {
-            const response = await nodeFetch(url, { ...(init as object), headers, agent, signal: AbortSignal.timeout(budget) });
+            const response = await post(url, { method: init?.method, headers, body: init?.body as string | undefined, signal: AbortSignal.timeout(budget) });
             done(response.ok ? 'ok' : 'error');
             return response as never;
           } catch (error) {
@@ -131,18 +130,8 @@ export async function createFederatedGraph(options: FederatedGraphOptions): Prom
   // Over GET a mutation is 405 whatever the graph has (graphql-http checks it after validating).
   const postRules = [...rules, KnownOperationTypes];
 
-  // The gateway sees the same few documents over and over: parse each text once.
-  const documents = new Map<string, DocumentNode>();
-  const parseOnce = (source: Parameters<typeof parse>[0]): DocumentNode => {
-    const text = typeof source === 'string' ? source : source.body;
-    let document = documents.get(text);
-    if (!document) {
-      document = parse(text, { maxTokens: MAX_TOKENS });
-      if (documents.size >= MAX_CACHED_DOCUMENTS) documents.delete(documents.keys().next().value as string);
-      documents.set(text, document);
-    }
-    return document;
-  };
+  // The gateway sees the same few documents over and over: parse and validate each once.
+  const documents = documentCache({ maxTokens: MAX_TOKENS });
 
   /** Apollo Gateway plans and runs the operation; graphql-http did the HTTP, parsing and validation. */
   const execute = async (args: ExecutionArgs): Promise<ExecutionResult> => {
@@ -181,7 +170,8 @@ export async function createFederatedGraph(options: FederatedGraphOptions): Prom
 
   const handle = createHandler<Request, { res: Response }, GatewayContext>({
     schema,
-    parse: parseOnce,
+    parse: documents.parse,
+    validate: documents.validate,
     validationRules: (req) => (req.method === 'GET' ? rules : postRules),
     execute: execute as never,
     context: (req) => ({ authorization: req.raw.headers.authorization, traceId: req.context.res.locals.traceId as string | undefined }),

@@ -6,10 +6,11 @@ import './telemetry-off';
 import { buildSubgraphSchema } from '@apollo/subgraph';
 import type { GraphQLResolverMap } from '@apollo/subgraph/dist/schema-helper/resolverMap';
 import type { RequestHandler } from 'express';
-import { type DocumentNode, GraphQLError, NoSchemaIntrospectionCustomRule, parse, specifiedRules, validate } from 'graphql';
+import { type DocumentNode, GraphQLError, NoSchemaIntrospectionCustomRule, specifiedRules } from 'graphql';
 import { createHandler } from 'graphql-http/lib/use/express';
 import { authenticate, type Principal, type TokenVerifier } from '@platform/auth';
 import { ApiError } from '@platform/errors';
+import { documentCache } from './document-cache';
 
 export interface SubgraphContext {
   /** Undefined when the request carried no valid token; resolvers call `requirePrincipal`. */
@@ -32,8 +33,6 @@ export interface SubgraphOptions {
   introspection: boolean;
 }
 
-const MAX_CACHED_DOCUMENTS = 1_000;
-
 /**
  * The one mapping from what a resolver threw to what a client sees: an ApiError keeps its message
  * and REST code (`extensions.code`, with the per-field list in `extensions.errors`), GraphQL's own
@@ -54,31 +53,14 @@ function formatError(error: Readonly<GraphQLError | Error>): GraphQLError | Erro
 export function createSubgraphMiddleware(options: SubgraphOptions): RequestHandler {
   const schema = buildSubgraphSchema({ typeDefs: options.typeDefs, resolvers: options.resolvers as GraphQLResolverMap<unknown> });
   const rules = options.introspection ? specifiedRules : [...specifiedRules, NoSchemaIntrospectionCustomRule];
-  const documents = new Map<string, DocumentNode>();
-  const validated = new WeakMap<DocumentNode, readonly GraphQLError[]>();
+  const documents = documentCache();
 
   const handler = createHandler<SubgraphContext>({
     schema,
-    validationRules: rules,
-    parse: (source, parseOptions) => {
-      const text = typeof source === 'string' ? source : source.body;
-      let document = documents.get(text);
-      if (!document) {
-        document = parse(source, parseOptions);
-        if (documents.size >= MAX_CACHED_DOCUMENTS) documents.delete(documents.keys().next().value as string);
-        documents.set(text, document);
-      }
-      return document;
-    },
-    validate: (validationSchema, document, validationRules, ...rest) => {
-      // The schema and rules never change for this handler, so a document's verdict never does.
-      let errors = validated.get(document);
-      if (!errors) {
-        errors = validate(validationSchema, document, validationRules, ...rest);
-        validated.set(document, errors);
-      }
-      return errors;
-    },
+    // A function, so the list is this one array every time (graphql-http would copy an array).
+    validationRules: () => rules,
+    parse: documents.parse,
+    validate: documents.validate,
     context: (req) => ({ principal: req.context.res.locals.principal as Principal, authorization: req.raw.headers.authorization }),
     formatError,
   });

@@ -56,6 +56,10 @@ export function catalogResolvers(products: ProductService, reviews: ReviewServic
       },
     },
     Order: {
+      product: (order: { productId?: string | null }, _: unknown, context: CatalogContext) => {
+        requirePrincipal(context);
+        return order.productId ? productLoaderOf(context, products).load(order.productId) : null;
+      },
       reviewCount: async (order: { productId?: string | null }, _: unknown, context: CatalogContext) => {
         requirePrincipal(context);
         if (!order.productId) return 0;

@@ -7,11 +7,11 @@ import DataLoader from 'dataloader';
 import { ApiError } from '@platform/errors';
 import { DateTime, gql, requirePrincipal, type SubgraphContext } from '@platform/graphql-kit';
 import { parseArgument } from '@platform/validation';
+import type { OrderUseCases } from '../app';
 import { checkedIdempotencyKey } from '../idempotency/store';
 import type { OrderRow } from '../orders/repository';
 import { toGraphOrder, toPlacedOrderResponse } from '../orders/representation';
 import { createOrderBody } from '../orders/schemas';
-import type { OrderUseCases } from '../app';
 
 export const ordersTypeDefs = gql(readFileSync(path.join(__dirname, 'schema.graphql'), 'utf8'));
 
@@ -46,8 +46,7 @@ export function ordersResolvers(orders: Pick<OrderUseCases, 'queries' | 'placeOr
     },
     Order: {
       __resolveReference: async (reference: { id: string }, context: OrdersContext) => {
-        const principal = context.principal;
-        if (!principal) return null;
+        const principal = requirePrincipal(context);
         context.orderLoader ??= new DataLoader(async (ids: readonly string[]) => {
           const found = await orders.queries.getMany(principal, ids);
           return ids.map((id) => found.get(id) ?? null);

@@ -109,7 +109,7 @@ export function toPlacedOrderResponse(placed: PlacedOrder): { body: OrderRespons
   return { body: toOrderResponse(placed.order), etag: etagOf(placed.order) };
 }
 
-/** An order as the orders subgraph resolves it; the user and product are references other subgraphs resolve. */
+/** An order as the orders subgraph resolves it; the user is a reference the users subgraph resolves. */
 export function toGraphOrder(order: OrderRow) {
   const productId = order.items[0]?.productId ?? null;
   return {
@@ -120,7 +120,6 @@ export function toGraphOrder(order: OrderRow) {
     createdAt: order.createdAt.toISOString(),
     productId,
     user: { __typename: 'User', id: order.userId },
-    product: productId ? { __typename: 'Product', id: productId } : null,
     shipment: { status: order.shipment?.status ?? 'PREPARING', carrier: order.shipment?.carrier ?? null, trackingNumber: order.shipment?.trackingNumber ?? null },
   };
 }

@@ -4,9 +4,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import DataLoader from 'dataloader';
 import type { Principal } from '@platform/auth';
-import { ApiError } from '@platform/errors';
 import { gql, requirePrincipal, type SubgraphContext } from '@platform/graphql-kit';
-import { isId } from '@platform/ids';
 import { parseArgument } from '@platform/validation';
 import type { UserRow } from '../users/repository';
 import { toUserResponse } from '../users/representation';
@@ -35,11 +33,7 @@ export function usersResolvers(users: UserService) {
   return {
     Query: {
       me: async (_: unknown, __: unknown, context: UsersContext) => toUserResponse(await users.get(requirePrincipal(context), 'me')),
-      user: async (_: unknown, args: { id: string }, context: UsersContext) => {
-        const principal = requirePrincipal(context);
-        if (!isId(args.id)) throw ApiError.notFound('User');
-        return toUserResponse(await users.get(principal, args.id));
-      },
+      user: async (_: unknown, args: { id: string }, context: UsersContext) => toUserResponse(await users.get(requirePrincipal(context), args.id)),
     },
     Mutation: {
       updateMe: async (_: unknown, args: { input: unknown }, context: UsersContext) => {
@@ -50,9 +44,7 @@ export function usersResolvers(users: UserService) {
     },
     User: {
       __resolveReference: async (reference: { id: string }, context: UsersContext) => {
-        const principal = context.principal;
-        if (!principal || !isId(reference.id)) return null;
-        const user = await userLoaderOf(context, principal, users).load(reference.id);
+        const user = await userLoaderOf(context, requirePrincipal(context), users).load(reference.id);
         return user ? toUserResponse(user) : null;
       },
     },

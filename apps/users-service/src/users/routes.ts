@@ -1,19 +1,13 @@
 // HTTP in and out for users and tokens.
 import { Router, type RequestHandler } from 'express';
 import { adminOnly, principalOf } from '@platform/auth';
-import { ApiError, methodNotAllowed } from '@platform/errors';
-import { isId } from '@platform/ids';
+import { methodNotAllowed } from '@platform/errors';
 import { mapListItems } from '@platform/paging';
 import { expectedVersion } from '@platform/service-kit';
 import { noQueryParameters, parseBody, parseQuery } from '@platform/validation';
 import { etagOf, toUserResponse } from './representation';
 import { listUsersQuery, patchUserBody, replaceUserBody, signUpBody, tokenBody } from './schemas';
 import type { UserService } from './service';
-
-function userIdParam(id: string): string {
-  if (id !== 'me' && !isId(id)) throw ApiError.notFound('User');
-  return id;
-}
 
 export function usersRoutes(users: UserService, authenticate: RequestHandler): Router {
   const router = Router();
@@ -33,19 +27,19 @@ export function usersRoutes(users: UserService, authenticate: RequestHandler): R
     .route('/users/:id')
     .get(authenticate, async (req, res) => {
       parseQuery(noQueryParameters, req.query);
-      const user = await users.get(principalOf(res), userIdParam(req.params.id as string));
+      const user = await users.get(principalOf(res), req.params.id as string);
       res.setHeader('ETag', etagOf(user)).json(toUserResponse(user));
     })
     .patch(authenticate, async (req, res) => {
-      const user = await users.patch(principalOf(res), userIdParam(req.params.id as string), parseBody(patchUserBody, req.body), expectedVersion(req));
+      const user = await users.patch(principalOf(res), req.params.id as string, parseBody(patchUserBody, req.body), expectedVersion(req));
       res.setHeader('ETag', etagOf(user)).json(toUserResponse(user));
     })
     .put(authenticate, async (req, res) => {
-      const user = await users.replace(principalOf(res), userIdParam(req.params.id as string), parseBody(replaceUserBody, req.body), expectedVersion(req));
+      const user = await users.replace(principalOf(res), req.params.id as string, parseBody(replaceUserBody, req.body), expectedVersion(req));
       res.setHeader('ETag', etagOf(user)).json(toUserResponse(user));
     })
     .delete(authenticate, async (req, res) => {
-      await users.delete(principalOf(res), userIdParam(req.params.id as string));
+      await users.delete(principalOf(res), req.params.id as string);
       res.status(204).end();
     })
     .all(methodNotAllowed);

@@ -55,8 +55,10 @@ export class UserService {
   }
 
   /** `me` is the caller; another customer's user is hidden behind 404. */
+  /** The user (`me`: the caller), if the principal may see it; a malformed id is 404 like an unknown one. */
   async get(principal: Principal, id: string): Promise<UserRow> {
     const userId = id === 'me' ? principal.userId : id;
+    if (!isId(userId)) throw ApiError.notFound('User');
     assertOwnerOrAdmin(principal, userId, 'User');
     const user = await this.users.findById(userId);
     if (!user) throw ApiError.notFound('User');
@@ -65,7 +67,7 @@ export class UserService {
 
   /** Users visible to the principal among `ids`, for batched GraphQL references. */
   async getMany(principal: Principal, ids: readonly string[]): Promise<Map<string, UserRow>> {
-    const visible = ids.filter((id) => principal.role === 'admin' || id === principal.userId);
+    const visible = ids.filter((id) => isId(id) && (principal.role === 'admin' || id === principal.userId));
     const rows = visible.length ? await this.users.findByIds(visible) : [];
     return new Map(rows.map((row) => [row.id, row]));
   }

@@ -325,6 +325,9 @@ describe('users subgraph', () => {
     expect(other.status).toBe(200);
     expect(other.body.data.user).toBeNull();
     expect(other.body.errors[0]).toMatchObject({ path: ['user'], extensions: { code: 'NOT_FOUND' } });
+    // A malformed id is an unknown one, as over REST.
+    const malformed = await graphql('{ user(id: "42") { id } }', adminToken);
+    expect([malformed.body.data.user, malformed.body.errors[0].extensions.code]).toEqual([null, 'NOT_FOUND']);
     // Without a token the subgraph answers nothing at all: 401 in the error format.
     const anonymous = await graphql('{ me { id } }');
     expect([anonymous.status, anonymous.body.code]).toEqual([401, 'UNAUTHENTICATED']);
@@ -334,11 +337,11 @@ describe('users subgraph', () => {
     const alice = await signUp();
     const bob = await signUp();
     const query = 'query($r: [_Any!]!) { _entities(representations: $r) { ... on User { id name } } }';
-    const representations = [alice.user.id, bob.user.id].map((id) => ({ __typename: 'User', id }));
+    const representations = [alice.user.id, bob.user.id, '42'].map((id) => ({ __typename: 'User', id }));
     const asAdmin = await graphql(query, adminToken, { r: representations });
-    expect(asAdmin.body.data._entities.map((u: { id: string }) => u.id)).toEqual([alice.user.id, bob.user.id]);
+    expect(asAdmin.body.data._entities).toEqual([expect.objectContaining({ id: alice.user.id }), expect.objectContaining({ id: bob.user.id }), null]);
     const asAlice = await graphql(query, alice.token, { r: representations });
-    expect(asAlice.body.data._entities).toEqual([{ id: alice.user.id, name: alice.user.name }, null]);
+    expect(asAlice.body.data._entities).toEqual([{ id: alice.user.id, name: alice.user.name }, null, null]);
   });
 });
 

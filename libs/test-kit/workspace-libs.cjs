@@ -4,9 +4,10 @@
 // jest process too. Required by the jest configs whose global setup imports a library.
 const Module = require('node:module');
 const path = require('node:path');
-const { compilerOptions } = require('../../tsconfig.base.json');
+const { readFileSync } = require('node:fs');
 
 const root = path.resolve(__dirname, '../..');
+const { compilerOptions } = JSON.parse(readFileSync(path.join(root, 'tsconfig.base.json'), 'utf8'));
 const libraries = new Map(Object.entries(compilerOptions.paths).map(([alias, [target]]) => [alias, path.join(root, target)]));
 const resolveFilename = Module._resolveFilename;
 Module._resolveFilename = function resolveWorkspaceLibrary(request, ...rest) {
