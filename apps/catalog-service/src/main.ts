@@ -1,6 +1,7 @@
 // catalog-service process: see runService for the life cycle.
 import './instrument'; // first: tracing must patch modules before they load
 import path from 'node:path';
+import { serviceDatabase } from '@platform/db';
 import { configOrExit, runService } from '@platform/service-kit';
 import { createCatalogApp } from './app';
 import { loadCatalogConfig } from './config';
@@ -11,7 +12,7 @@ const config = configOrExit('catalog-service', loadCatalogConfig);
 runService({
   name: 'catalog-service',
   config,
-  database: { migrationsDir: path.join(__dirname, 'migrations'), createClient: (adapter) => new PrismaClient({ adapter }) },
+  database: serviceDatabase({ migrationsDir: path.join(__dirname, 'migrations'), createClient: (adapter) => new PrismaClient({ adapter }) }),
   async build({ logger, health, metrics, database }) {
     const { app, products } = await createCatalogApp({ config, prisma: database!.prisma, logger, health, metrics });
     return {

@@ -3,9 +3,9 @@ import { readFileSync } from 'node:fs';
 import compression from 'compression';
 import express from 'express';
 import { TokenVerifier } from '@platform/auth';
-import { errorHandler, requireAcceptableResponse } from '@platform/errors';
+import { errorHandler, MAX_BODY_BYTES, requireAcceptableResponse } from '@platform/errors';
 import { createFederatedGraph } from '@platform/graphql-kit';
-import { type Health, type Logger, type Metrics, requestContext, requestLog } from '@platform/service-kit';
+import { type Health, type Logger, type Metrics, parseJsonBody, requestContext, requestLog, requireJsonBody } from '@platform/service-kit';
 import { DEVELOPMENT_ORIGINS, crossOrigin } from './browser/cross-origin';
 import { browserPages } from './browser/pages';
 import { callerMetrics } from './callers/caller-metrics';
@@ -18,7 +18,6 @@ import {
   limitInFlight,
   rateLimit,
   requireAuthentication,
-  requireJsonBody,
   requireWellFormedRequest,
   routeRequest,
 } from './pipeline';
@@ -84,7 +83,7 @@ export async function createGatewayApp(deps: GatewayAppDeps) {
   app.use(requireWellFormedRequest); // 400 for a transfer coding other than chunked or a broken %-encoded path
   app.use(limitBodySize); // 413 over 1 MiB, from Content-Length
   app.use(requireAcceptableResponse); // 406 unless JSON is acceptable
-  app.use(requireJsonBody); // 415 for a body that is not JSON, or has a content coding
+  app.use(requireJsonBody({ refuseContentCoding: true })); // 415 for a body that is not JSON, or has a content coding
   app.use(routeRequest(routes)); // /v1 → route table: 404 UNSUPPORTED_VERSION / 404 / 405 + Cache-Control, Deprecation, Sunset
   app.use(identifyCaller(verifier, deps.credentials)); // principal from the bearer token (cached until expiry); revoked tokens refused
   app.use(limitInFlight(config.MAX_IN_FLIGHT_PER_CALLER)); // 429 RATE_LIMITED past the requests one caller may have in flight
@@ -96,7 +95,7 @@ export async function createGatewayApp(deps: GatewayAppDeps) {
       orders: createUpstreamProxy(config.ORDERS_URL, { timeoutMs, ...config.UPSTREAM_LIMITS.orders }),
       catalog: createUpstreamProxy(config.CATALOG_URL, { timeoutMs, ...config.UPSTREAM_LIMITS.catalog }),
       inventory: createUpstreamProxy(config.INVENTORY_URL, { timeoutMs, ...config.UPSTREAM_LIMITS.inventory }),
-      graphql: [express.json({ limit: '1mb' }), graph.middleware],
+      graphql: [parseJsonBody({ limit: MAX_BODY_BYTES, type: 'application/json' }), graph.middleware],
       openapi: (_req, res) => void res.type('application/json').send(openapi),
     }),
   ); // proxy with its framing, timeout and remaining-deadline header; 408/502/503/504 in the error format

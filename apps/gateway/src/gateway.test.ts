@@ -11,7 +11,7 @@ import fc from 'fast-check';
 import { buildSchema, isEnumType, isObjectType } from 'graphql';
 import pino from 'pino';
 import { createMetrics, Health, listen, type Listening } from '@platform/service-kit';
-import { apiClient, percentile, RedisServer, runBounded, tokenFor } from '@platform/test-kit';
+import { apiClient, percentile, RedisServer, runBounded, testRedisUrl, tokenFor } from '@platform/test-kit';
 import { issueAccessToken, serviceTokenSource } from '@platform/auth';
 import { createGatewayApp } from './app';
 import { CredentialCheck } from './auth/credentials';
@@ -39,10 +39,8 @@ function fakeService() {
   app.get('/users/teapot', (_req, res) => void res.status(418).type('application/problem+json').send('{"code":"TEAPOT","exact":"bytes"}'));
   app.get('/users/boom', (_req, res) => void res.status(500).type('text/plain').send('TypeError: x is undefined\n    at /app/src/users/service.ts:42 SELECT * FROM users'));
   app.get('/users/unready', (_req, res) => void res.status(503).set('Retry-After', '7').json({ code: 'SERVICE_UNAVAILABLE', message: 'catalog down', traceId: 'x', errors: [] }));
-  app.get('/users/slow', async (_req, res) => {
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
-    res.json({ late: true });
-  });
+  // Never answers: only the gateway's budget ends the call, and the gateway hangs up on it.
+  app.get('/users/slow', (_req, res) => void res.once('close', () => upstreamSlowClosed()));
   app.get('/users/stream', (_req, res) => {
     res.writeHead(200, { 'content-type': 'application/json' }).write('[');
     const ticker = setInterval(() => res.write('0,'), 20);
@@ -122,6 +120,8 @@ interface Gateway {
   metrics: ReturnType<typeof createMetrics>;
   stop(): Promise<void>;
   logs: string[];
+  /** Rate-limit commands sent to Redis so far (PINGs, the circuit's probes, not counted). */
+  redisCommandsSent(): number;
 }
 
 async function startGateway(
@@ -130,8 +130,19 @@ async function startGateway(
 ): Promise<Gateway> {
   const logs: string[] = [];
   const logger = pino({ level: 'info' }, new Writable({ write: (chunk, _enc, done) => (logs.push(String(chunk)), done()) }));
-  const redis = options.redisUrl ? connectRedis(options.redisUrl, { commandTimeoutMs: options.redisTimeoutMs ?? 50 }, logger) : undefined;
+  // Unless a test brings a Redis of its own: TEST_REDIS_URL's (CI) when set, as in production; otherwise memory.
+  const redisUrl = options.redisUrl ?? testRedisUrl();
+  const redis = redisUrl ? connectRedis(redisUrl, { commandTimeoutMs: options.redisTimeoutMs ?? 50 }, logger) : undefined;
   if (redis) expect(await redisReady(redis, 5_000)).toBe(true);
+  let redisCommandsSent = 0;
+  if (redis) {
+    // Every command, pipelined or not, goes out through sendCommand.
+    const send = redis.sendCommand.bind(redis);
+    redis.sendCommand = (command, ...rest) => {
+      if (command.name !== 'ping') redisCommandsSent += 1;
+      return send(command, ...rest);
+    };
+  }
   const metrics = createMetrics('gateway-test');
   const rateLimits = new RateLimits(
     { default: { points: options.points ?? 1000, windowS: 60 }, tokens: { points: options.tokensPoints ?? 1000, windowS: 60 }, 'tokens-ip': { points: 1000, windowS: 60 } },
@@ -164,6 +175,7 @@ async function startGateway(
     server,
     metrics,
     logs,
+    redisCommandsSent: () => redisCommandsSent,
     stop: async () => {
       await server.close();
       await stopGraph();
@@ -176,6 +188,8 @@ async function startGateway(
 let upstream: Listening;
 let upstreamStreamClosed: () => void = () => undefined;
 const streamClosed = new Promise<void>((resolve) => (upstreamStreamClosed = resolve));
+let upstreamSlowClosed: () => void = () => undefined;
+const slowClosed = new Promise<void>((resolve) => (upstreamSlowClosed = resolve));
 let gateway: Gateway;
 let token: string;
 const call = apiClient(() => gateway.server.url);
@@ -224,12 +238,11 @@ describe('proxying', () => {
     expect(res.headers.get('retry-after')).toBe('7');
   });
 
-  it('answers 504 GATEWAY_TIMEOUT when the service outlives the budget', async () => {
-    const started = Date.now();
+  it('answers 504 GATEWAY_TIMEOUT when the service outlives the budget, and lets go of the call', async () => {
     const res = await call('GET', '/v1/users/slow', { token });
     expect(res.status).toBe(504);
     expect(res.body.code).toBe('GATEWAY_TIMEOUT');
-    expect(Date.now() - started).toBeLessThan(1_400);
+    await slowClosed;
   });
 
   it("closes the service's answer when the client hangs up mid-stream", async () => {
@@ -515,8 +528,10 @@ describe('rate limits', () => {
           expect(res.status).toBe(200);
           expect(res.headers.get('ratelimit')).toMatch(/^"default";r=\d+;t=\d+$/);
         }
-        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        // One switch, so one line and one count, however many calls met the dead Redis.
+        expect(await storeOf(shared)).toBe('memory');
         expect(shared.logs.filter((line) => line.includes('Redis unavailable'))).toHaveLength(1);
+        expect(await shared.metrics.registry.getSingleMetricAsString('gateway_rate_limit_store_switches_total')).toMatch(/to="memory"[^\n]* 1$/m);
       } finally {
         await shared.stop();
       }
@@ -529,8 +544,9 @@ describe('rate limits', () => {
       { fault: 'is killed and restarted', begin: () => redis.kill(), end: () => redis.restart() },
     ])('when Redis $fault under load', ({ fault, begin, end }) => {
       const POINTS = 40;
+      const CROWD_CONCURRENCY = 3;
 
-      it('answers 2xx/429 with p99 under 100 ms, still limits, then returns to Redis without resetting budgets', async () => {
+      it('answers 2xx/429 without waiting on Redis past the first failure, still limits, then returns to Redis without resetting budgets', async () => {
         const [gateway, replica] = await Promise.all([0, 1].map(() => startGateway(upstream.url, { redisUrl: redis.url, points: POINTS, redisTimeoutMs: 50, redisProbeMs: 100 })));
         try {
           const [spender, limited, fresh] = await Promise.all([0, 1, 2].map(async () => (await tokenFor(JWT_SECRET)).token));
@@ -539,19 +555,22 @@ describe('rate limits', () => {
           expect(remainingOf(await timedGet(gateway, spender))).toBe(POINTS - 11);
 
           await begin();
+          const sentBefore = gateway.redisCommandsSent();
           const [crowdCalls, limitedCalls, spenderCalls] = await Promise.all([
-            // 560 calls, 28 per caller: within every budget. Enough calls that the few in flight
-            // when Redis froze (they wait out the command timeout) are not the 99th percentile.
-            runBounded(560, 3, (i) => timedGet(gateway, crowd[i % crowd.length])),
+            // 560 calls, 28 per caller: within every budget.
+            runBounded(560, CROWD_CONCURRENCY, (i) => timedGet(gateway, crowd[i % crowd.length])),
             // One caller 5 over its budget, one call after another.
             runBounded(POINTS + 5, 1, () => timedGet(gateway, limited)),
             runBounded(5, 1, () => timedGet(gateway, spender)),
           ]);
           const during = [...crowdCalls, ...limitedCalls, ...spenderCalls];
+          // The latency is reported, not asserted: on a shared machine it measures the machine.
           const p99 = percentile(during.map((call) => call.ms), 0.99);
           console.info(`Redis ${fault}: ${during.length} calls, p99 ${p99.toFixed(1)} ms, max ${Math.max(...during.map((call) => call.ms)).toFixed(1)} ms`);
           expect(during.filter((call) => call.status !== 200 && call.status !== 429)).toEqual([]);
-          expect(p99).toBeLessThan(100);
+          // What keeps answers fast: only the calls already under way when the first one failed
+          // asked Redis (and waited at most the command timeout); every later call asked nobody.
+          expect(gateway.redisCommandsSent() - sentBefore).toBeLessThanOrEqual(CROWD_CONCURRENCY + 1 + 1);
           expect(crowdCalls.every((call) => call.status === 200)).toBe(true);
           expect(limitedCalls.map((call) => call.status)).toEqual([...Array(POINTS).fill(200), ...Array(5).fill(429)]);
 

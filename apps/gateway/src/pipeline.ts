@@ -1,18 +1,15 @@
 // The gateway's own pipeline steps, in the order app.ts runs them. Proxied requests are never
 // body-parsed (the token route's body excepted): limits are checked on headers, so bodies stream
 // straight to the service.
-import express, { type Request, type RequestHandler, type Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import type { Principal, TokenVerifier } from '@platform/auth';
 import { ApiError, MAX_BODY_BYTES } from '@platform/errors';
-import { TIMEOUT_HEADER } from '@platform/service-kit';
+import { parseJsonBody, TIMEOUT_HEADER } from '@platform/service-kit';
 import type { CallerCredentials } from './auth/credentials';
 import type { RateLimits } from './rate-limit/rate-limits';
 import type { CompiledRoute, RouteTable } from './routing/router';
 
 export const CURRENT_VERSION = 'v1';
-
-/** Every JSON media type a body may be sent as (matched case-insensitively). */
-const JSON_MEDIA_TYPES = ['application/json', 'application/*+json'];
 
 /** Headers only the gateway sets for a service; a client's are dropped, never believed. */
 const INTERNAL_HEADERS = [TIMEOUT_HEADER, 'x-forwarded-prefix'];
@@ -62,16 +59,6 @@ export const limitBodySize: RequestHandler = (req, _res, next) => {
     // is bounded by the server's time to receive a request (REQUEST_TIMEOUT_MS).
     throw new ApiError('PAYLOAD_TOO_LARGE', `The request body is larger than ${MAX_BODY_BYTES} bytes.`);
   }
-  next();
-};
-
-/** 415 for a body that is not JSON, or that comes with a content coding: the gateway forwards bodies as they are, so it does not decode them. */
-export const requireJsonBody: RequestHandler = (req, _res, next) => {
-  const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
-  if (!hasBody) return next();
-  if (!req.is(JSON_MEDIA_TYPES)) throw new ApiError('UNSUPPORTED_MEDIA_TYPE', 'Send the request body as application/json.');
-  const coding = req.headers['content-encoding'];
-  if (coding !== undefined && coding.trim().toLowerCase() !== 'identity') throw new ApiError('UNSUPPORTED_MEDIA_TYPE', 'Send the request body without a content coding.');
   next();
 };
 
@@ -138,9 +125,8 @@ export function limitInFlight(maxPerCaller: number): RequestHandler {
 }
 
 /** Reads a token request as the users service will (any JSON media type), keeping its bytes to forward as they came. */
-const readTokenRequest = express.json({
+const readTokenRequest = parseJsonBody({
   limit: '16kb',
-  type: JSON_MEDIA_TYPES,
   inflate: false,
   verify: (_req, res, body) => void ((res as Response).locals.forwardBody = body),
 });

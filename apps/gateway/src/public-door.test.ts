@@ -6,12 +6,12 @@ import { type AddressInfo, connect, createServer as createTcpServer, type Server
 import path from 'node:path';
 import express, { type Request, type Response } from 'express';
 import pino from 'pino';
-import { errorHandler, jsonBody } from '@platform/errors';
-import { createMetrics, Health, listen, type Listening } from '@platform/service-kit';
-import { apiClient, tokenFor } from '@platform/test-kit';
+import { errorHandler } from '@platform/errors';
+import { createMetrics, Health, jsonBody, listen, type Listening } from '@platform/service-kit';
+import { apiClient, testRedisUrl, tokenFor } from '@platform/test-kit';
 import { createGatewayApp } from './app';
 import { loadGatewayConfig } from './config';
-import { policiesOf, RateLimits } from './rate-limit/rate-limits';
+import { connectRedis, policiesOf, RateLimits, redisReady } from './rate-limit/rate-limits';
 
 const JWT_SECRET = 'public-door-test-secret-public-door-test-01';
 const supergraphPath = path.join(__dirname, 'graphql/supergraph.graphql');
@@ -194,7 +194,11 @@ async function startGateway(upstreamUrl: string, env: Record<string, string> = {
   const config = loadGatewayConfig({ NODE_ENV: 'test', JWT_SECRET, USERS_URL: upstreamUrl, ORDERS_URL: upstreamUrl, CATALOG_URL: upstreamUrl, RATE_LIMIT_POINTS: '100000', ...env });
   const metrics = createMetrics('gateway-test');
   const logger = pino({ level: 'silent' });
-  const rateLimits = new RateLimits(policiesOf(config), { logger, registry: metrics.registry });
+  // TEST_REDIS_URL's Redis (CI) when set, as in production; otherwise memory.
+  const redisUrl = testRedisUrl();
+  const redis = redisUrl ? connectRedis(redisUrl, { commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS }, logger) : undefined;
+  if (redis) expect(await redisReady(redis, 5_000)).toBe(true);
+  const rateLimits = new RateLimits(policiesOf(config), { redis, logger, registry: metrics.registry });
   const { app, stopGraph } = await createGatewayApp({ config, rateLimits, credentials: everyTokenCurrent, logger, health: new Health(), metrics, supergraphPath, openapiPath, trustedDocumentsPath });
   const server = await listen(app, 0, '127.0.0.1', { requestTimeoutMs: config.REQUEST_TIMEOUT_MS });
   return {
@@ -203,6 +207,8 @@ async function startGateway(upstreamUrl: string, env: Record<string, string> = {
     stop: async () => {
       await server.close();
       await stopGraph();
+      rateLimits.stop();
+      redis?.disconnect();
     },
   };
 }

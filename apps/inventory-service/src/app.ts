@@ -3,9 +3,9 @@
 import { databaseOutages } from '@platform/db';
 import express from 'express';
 import { authenticate, type TokenVerifier } from '@platform/auth';
-import { errorHandler, jsonBody, notFoundHandler, requireAcceptableResponse } from '@platform/errors';
+import { errorHandler, notFoundHandler, requireAcceptableResponse } from '@platform/errors';
 import { createSubgraphMiddleware } from '@platform/graphql-kit';
-import { type Health, type Logger, type Metrics, requestContext, requestLog } from '@platform/service-kit';
+import { type Health, jsonBody, type Logger, type Metrics, requestContext, requestLog } from '@platform/service-kit';
 import type { PrismaClient } from './generated/prisma/client';
 import { inventoryResolvers, inventoryTypeDefs } from './graphql/resolvers';
 import { createInventoryGrpc, type InventoryCallers, INVENTORY_SERVICE_NAME } from './grpc/server';

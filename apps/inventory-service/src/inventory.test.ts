@@ -6,7 +6,8 @@ import pino from 'pino';
 import { credentials, type Interceptor, makeGenericClientConstructor, Metadata, status, type ServiceError } from '@grpc/grpc-js';
 import { service as healthService } from 'grpc-health-check';
 import { issueAccessToken, serviceTokenSource, TokenVerifier } from '@platform/auth';
-import { openTestDatabase, type Database } from '@platform/db';
+import type { Database } from '@platform/db';
+import { openTestDatabase } from '@platform/db/testing';
 import { ApiError } from '@platform/errors';
 import { createInventoryClient, InventoryClient, ReserveReply, type ReleaseReply } from '@platform/inventory-contract';
 import { createLogger, createMetrics, Health, listen } from '@platform/service-kit';
@@ -107,8 +108,11 @@ describe('Reserve', () => {
   it('answers DEADLINE_EXCEEDED when the work outlives the caller\'s deadline, and counts it', async () => {
     const slowStock = new StockService(new StockRepository(database.prisma));
     const original = slowStock.reserve.bind(slowStock);
+    // The work finishes only once the caller has given up.
+    let callerGaveUp: () => void = () => undefined;
+    const gaveUp = new Promise<void>((resolve) => (callerGaveUp = resolve));
     slowStock.reserve = async (request) => {
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await gaveUp;
       return original(request);
     };
     const slowMetrics = createMetrics('inventory-slow');
@@ -117,8 +121,12 @@ describe('Reserve', () => {
     const sku = await stockedSku(5);
     const error = await failure(new Promise((resolve, reject) => slowClient.reserve({ orderId: 'late', sku, quantity: 1 }, new Metadata(), { deadline: new Date(Date.now() + 100) }, (e, r) => (e ? reject(e) : resolve(r)))));
     expect(error.code).toBe(status.DEADLINE_EXCEEDED);
-    await new Promise((resolve) => setTimeout(resolve, 400));
-    expect(await slowMetrics.registry.getSingleMetricAsString('grpc_server_handled_total')).toMatch(/grpc_method="Reserve",grpc_code="DEADLINE_EXCEEDED"[^\n]* 1/);
+    callerGaveUp();
+    // The server counts the call when its own deadline timer fires: wait for that, not a fixed time.
+    const countedLate = /grpc_method="Reserve",grpc_code="DEADLINE_EXCEEDED"[^\n]* 1/;
+    const handled = () => slowMetrics.registry.getSingleMetricAsString('grpc_server_handled_total');
+    for (const giveUpAt = Date.now() + 5_000; !countedLate.test(await handled()) && Date.now() < giveUpAt; ) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(await handled()).toMatch(countedLate);
     slowClient.close();
     slow.server.forceShutdown();
   });

@@ -2,6 +2,7 @@
 import './instrument'; // first: tracing must patch modules before they load
 import path from 'node:path';
 import { TokenVerifier } from '@platform/auth';
+import { serviceDatabase } from '@platform/db';
 import { configOrExit, runService } from '@platform/service-kit';
 import { createInventoryApp } from './app';
 import { loadInventoryConfig } from './config';
@@ -12,7 +13,7 @@ const config = configOrExit('inventory-service', loadInventoryConfig);
 runService({
   name: 'inventory-service',
   config,
-  database: { migrationsDir: path.join(__dirname, 'migrations'), createClient: (adapter) => new PrismaClient({ adapter }) },
+  database: serviceDatabase({ migrationsDir: path.join(__dirname, 'migrations'), createClient: (adapter) => new PrismaClient({ adapter }) }),
   async build({ logger, health, metrics, database }) {
     const callers = { verifier: new TokenVerifier(config.jwtVerifySecrets, { audience: 'internal' }), allowed: config.INVENTORY_CALLERS };
     const verifier = new TokenVerifier(config.jwtVerifySecrets);

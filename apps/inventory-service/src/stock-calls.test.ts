@@ -5,7 +5,8 @@
 import path from 'node:path';
 import { type CallOptions, type ClientReadableStream, credentials, Metadata, status, type ServiceError } from '@grpc/grpc-js';
 import { TokenVerifier } from '@platform/auth';
-import { openTestDatabase, type Database } from '@platform/db';
+import type { Database } from '@platform/db';
+import { openTestDatabase } from '@platform/db/testing';
 import { InventoryClient, REFUSED_SKUS_METADATA, type ReserveOrderReply, type ReserveReply, type ReserveRequest, type StockLevel } from '@platform/inventory-contract';
 import { createLogger, createMetrics, Health } from '@platform/service-kit';
 import { createInventoryApp } from './app';

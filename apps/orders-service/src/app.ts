@@ -2,10 +2,10 @@
 import { databaseOutages } from '@platform/db';
 import express from 'express';
 import { authenticate, TokenVerifier } from '@platform/auth';
-import { errorHandler, jsonBody, notFoundHandler, requireAcceptableResponse } from '@platform/errors';
+import { errorHandler, notFoundHandler, requireAcceptableResponse } from '@platform/errors';
 import { createSubgraphMiddleware } from '@platform/graphql-kit';
 import type { InventoryGateway } from '@platform/inventory-contract';
-import { type Health, type Logger, type Metrics, requestContext, requestLog } from '@platform/service-kit';
+import { type Health, jsonBody, type Logger, type Metrics, requestContext, requestLog } from '@platform/service-kit';
 import { CancelOrder } from './cancellations/cancel-order';
 import { CancellationRepository } from './cancellations/repository';
 import { cancellationRoutes } from './cancellations/routes';

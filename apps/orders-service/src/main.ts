@@ -3,6 +3,7 @@ import './instrument'; // first: tracing must patch modules before they load
 import path from 'node:path';
 import { serviceTokenSource } from '@platform/auth';
 import { createInventoryClient } from '@platform/inventory-contract';
+import { serviceDatabase } from '@platform/db';
 import { configOrExit, runService } from '@platform/service-kit';
 import { createOrdersApp } from './app';
 import { createCatalogClient } from './catalog/client';
@@ -14,7 +15,7 @@ const config = configOrExit('orders-service', loadOrdersConfig);
 runService({
   name: 'orders-service',
   config,
-  database: { migrationsDir: path.join(__dirname, 'migrations'), createClient: (adapter) => new PrismaClient({ adapter }) },
+  database: serviceDatabase({ migrationsDir: path.join(__dirname, 'migrations'), createClient: (adapter) => new PrismaClient({ adapter }) }),
   async build({ logger, health, metrics, database }) {
     // Inventory serves only callers it allow-lists, each call with a service token.
     const inventory = createInventoryClient(config.INVENTORY_ADDRESS, { serviceToken: serviceTokenSource(config.jwtSecret, 'orders-service'), registry: metrics.registry });

@@ -2,9 +2,9 @@
 import { databaseOutages } from '@platform/db';
 import express from 'express';
 import { authenticate, TokenVerifier } from '@platform/auth';
-import { errorHandler, jsonBody, notFoundHandler, requireAcceptableResponse } from '@platform/errors';
+import { errorHandler, notFoundHandler, requireAcceptableResponse } from '@platform/errors';
 import { createSubgraphMiddleware } from '@platform/graphql-kit';
-import { type Health, type Logger, type Metrics, requestContext, requestLog } from '@platform/service-kit';
+import { type Health, jsonBody, type Logger, type Metrics, requestContext, requestLog } from '@platform/service-kit';
 import type { PrismaClient } from './generated/prisma/client';
 import type { UsersConfig } from './config';
 import { credentialsRoutes } from './credentials/routes';

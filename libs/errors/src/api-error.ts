@@ -45,7 +45,3 @@ export class ApiError extends Error {
     return new ApiError('PRECONDITION_FAILED', 'If-Match does not match the current ETag of the resource.');
   }
 }
-
-export function isApiError(error: unknown): error is ApiError {
-  return error instanceof ApiError;
-}

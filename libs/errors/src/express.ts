@@ -1,6 +1,6 @@
 // Express glue: the one error handler, and the handlers for requests no route can take.
 import { randomBytes } from 'node:crypto';
-import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Response } from 'express';
+import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import { ApiError } from './api-error';
 import { asApiError, PROBLEM_JSON, toErrorBody, toProblemBody } from './render';
 
@@ -29,20 +29,10 @@ export function sendError(req: Request, res: Response, thrown: unknown): void {
   }
 }
 
-const bodyParserErrors: Record<string, () => ApiError> = {
-  'entity.parse.failed': () => new ApiError('MALFORMED_JSON', 'The request body is not valid JSON.'),
-  'entity.too.large': () => new ApiError('PAYLOAD_TOO_LARGE', `The request body is larger than ${MAX_BODY_BYTES} bytes.`),
-  'encoding.unsupported': () => new ApiError('UNSUPPORTED_MEDIA_TYPE', 'The request body encoding is not supported.'),
-  'charset.unsupported': () => new ApiError('UNSUPPORTED_MEDIA_TYPE', 'The request body charset is not supported; send UTF-8.'),
-  'request.aborted': () => new ApiError('VALIDATION_FAILED', 'The request body was cut short.'),
-  'request.size.invalid': () => new ApiError('VALIDATION_FAILED', 'The request body length does not match Content-Length.'),
-};
-
 /** Last middleware of every app: renders whatever was thrown. Never sends stacks or SQL. */
 export const errorHandler: ErrorRequestHandler = (error, req, res, next) => {
   if (res.headersSent) return next(error);
-  const parserError = typeof error?.type === 'string' ? bodyParserErrors[error.type] : undefined;
-  sendError(req, res, parserError ? parserError() : error);
+  sendError(req, res, error);
 };
 
 /** After all routes: nothing matched the path. */
@@ -61,19 +51,6 @@ export const methodNotAllowed: RequestHandler = (req) => {
   if (methods.includes('GET') && !methods.includes('HEAD')) methods.push('HEAD');
   throw new ApiError('METHOD_NOT_ALLOWED', `${req.method} is not supported here.`, { headers: { Allow: methods.join(', ') } });
 };
-
-/** JSON bodies only, at most 1 MiB; any other content type with a body answers 415. */
-export function jsonBody(): RequestHandler[] {
-  const parse = express.json({ limit: MAX_BODY_BYTES, strict: false, type: ['application/json', 'application/*+json'] });
-  const requireJson: RequestHandler = (req, _res, next) => {
-    const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
-    if (hasBody && !req.is(['application/json', 'application/*+json'])) {
-      throw new ApiError('UNSUPPORTED_MEDIA_TYPE', 'Send the request body as application/json.');
-    }
-    next();
-  };
-  return [requireJson, parse];
-}
 
 /** 406 when the client accepts neither JSON nor problem+json (nor, for GraphQL, graphql-response+json). */
 /** The GraphQL-over-HTTP specification's own media type (its answers follow HTTP status rules). */

@@ -1,9 +1,8 @@
-export { ApiError, isApiError } from './api-error';
+export { ApiError } from './api-error';
 export { errorCatalog, fieldErrorCodes, type ErrorCode, type FieldError, type FieldErrorCode } from './codes';
 export { asApiError, errorBodySchema, PROBLEM_JSON, problemBodySchema, toErrorBody, toProblemBody, type ErrorBody, type ProblemBody } from './render';
 export {
   errorHandler,
-  jsonBody,
   MAX_BODY_BYTES,
   methodNotAllowed,
   notFoundHandler,

@@ -15,4 +15,5 @@ export { Health, type ReadinessCheck } from './health';
 export { createStopper, stopOnSignals, stoppableHttpServer, type GracefulStopOptions, type Stoppable } from './graceful-stop';
 export { listen, type Listening, type ListenOptions } from './listen';
 export { expectedVersion, updateAtVersion } from './conditional';
-export { runService, type BuiltService, type ServiceContext, type ServiceDefinition } from './run-service';
+export { runService, type BuiltService, type DatabaseOpener, type OpenDatabase, type ServiceContext, type ServiceDefinition } from './run-service';
+export { JSON_MEDIA_TYPES, jsonBody, parseJsonBody, requireJsonBody } from './json-body';

@@ -2,8 +2,6 @@
 // build the app → listen → stop cleanly on SIGTERM. `main.js migrate` applies pending
 // migrations to DATABASE_URL and exits (the Kubernetes migration Job).
 import type { RequestListener } from 'node:http';
-import { type Database, migratePostgres, openDatabase, type PrismaLike } from '@platform/db';
-import type { SqlDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import type { BaseConfig, LoadedConfig } from './config';
 import { createStopper, stopOnSignals, stoppableHttpServer, type Stoppable } from './graceful-stop';
 import { Health } from './health';
@@ -11,14 +9,33 @@ import { listen } from './listen';
 import { createLogger, type Logger } from './logger';
 import { stopTracing } from '@platform/tracing';
 import { createMetrics, type Metrics } from './metrics';
+import type { Registry } from 'prom-client';
 import { handleProcessFaults } from './process-faults';
 
-export interface ServiceContext<P> {
+/**
+ * What runService needs of an open database. The database library (@platform/db's
+ * `serviceDatabase`) provides it, so this kit, and the gateway that has no database, never load
+ * a database driver.
+ */
+export interface OpenDatabase {
+  kind: string;
+  migrations?: unknown;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface DatabaseOpener<D extends OpenDatabase> {
+  open(settings: { service: string; databaseUrl?: string; dataDir: string; registry: Registry }): Promise<D>;
+  /** `main.js migrate`: applies pending migrations to databaseUrl; what it returns is logged. */
+  migrate(databaseUrl: string): Promise<unknown>;
+}
+
+export interface ServiceContext<D extends OpenDatabase> {
   logger: Logger;
   health: Health;
   metrics: Metrics;
   /** Undefined for apps without a database (the gateway). */
-  database?: Database<P>;
+  database?: D;
 }
 
 export interface BuiltService {
@@ -31,14 +48,14 @@ export interface BuiltService {
   resources?: (() => Promise<void>)[];
 }
 
-export interface ServiceDefinition<P extends PrismaLike> {
+export interface ServiceDefinition<D extends OpenDatabase> {
   name: string;
   config: BaseConfig & LoadedConfig & { PORT: number };
-  database?: { migrationsDir: string; createClient: (adapter: SqlDriverAdapterFactory) => P };
-  build(context: ServiceContext<P>): Promise<BuiltService>;
+  database?: DatabaseOpener<D>;
+  build(context: ServiceContext<D>): Promise<BuiltService>;
 }
 
-async function run<P extends PrismaLike>(definition: ServiceDefinition<P>): Promise<void> {
+async function run<D extends OpenDatabase>(definition: ServiceDefinition<D>): Promise<void> {
   const { config, name } = definition;
   const logger = createLogger(name, config.LOG_LEVEL);
   for (const warning of config.warnings) logger.warn(warning);
@@ -47,24 +64,15 @@ async function run<P extends PrismaLike>(definition: ServiceDefinition<P>): Prom
   if (process.argv[2] === 'migrate') {
     if (!definition.database) throw new Error(`${name} has no database to migrate`);
     if (!config.DATABASE_URL) throw new Error('migrate needs DATABASE_URL (the embedded database migrates itself at start)');
-    logger.info(await migratePostgres(config.DATABASE_URL, definition.database.migrationsDir), 'migrations applied');
+    logger.info(await definition.database.migrate(config.DATABASE_URL), 'migrations applied');
     return;
   }
 
   const health = new Health();
   const metrics = createMetrics(name);
-  let database: Database<P> | undefined;
+  let database: D | undefined;
   if (definition.database) {
-    database = await openDatabase({
-      service: name,
-      databaseUrl: config.DATABASE_URL,
-      dataDir: config.DATA_DIR,
-      migrationsDir: definition.database.migrationsDir,
-      // The embedded database is this process's own; PostgreSQL is migrated by the Job.
-      migrate: !config.DATABASE_URL,
-      createClient: definition.database.createClient,
-      registry: metrics.registry,
-    });
+    database = await definition.database.open({ service: name, databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, registry: metrics.registry });
     health.addCheck('database', database.ping);
     logger.info({ database: database.kind, migrations: database.migrations }, 'database open');
   }
@@ -88,7 +96,7 @@ async function run<P extends PrismaLike>(definition: ServiceDefinition<P>): Prom
 }
 
 /** Starts the service; on a start-up error prints it and exits 1. */
-export function runService<P extends PrismaLike>(definition: ServiceDefinition<P>): void {
+export function runService<D extends OpenDatabase>(definition: ServiceDefinition<D>): void {
   run(definition).catch((error: unknown) => {
     console.error(`${definition.name} failed to start: ${error instanceof Error ? error.message : String(error)}`);
     process.exit(1);

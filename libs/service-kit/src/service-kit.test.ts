@@ -131,15 +131,20 @@ describe('graceful stop', () => {
     app.use(requestContext(1000));
     app.use(health.router());
     let release: () => void = () => undefined;
+    let arrived: () => void = () => undefined;
+    const handling = new Promise<void>((resolve) => (arrived = resolve));
     app.get('/slow', async (_req, res) => {
-      await new Promise<void>((resolve) => (release = resolve));
+      await new Promise<void>((resolve) => {
+        release = resolve;
+        arrived();
+      });
       res.json({ traceId: currentContext()?.traceId });
     });
     const server = await listen(app, 0, '127.0.0.1');
     expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
 
     const inFlight = fetch(`${server.url}/slow`, { headers: { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' } });
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await handling; // the request is in flight when the stop begins
     const stop = createStopper({ logger: createLogger('test', 'silent'), health, listeners: [stoppableHttpServer(server.server)], drainMs: 0, timeoutMs: 5000 });
     const stopped = stop();
     expect(health.isStopping).toBe(true);

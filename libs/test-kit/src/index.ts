@@ -5,7 +5,7 @@ import { issueAccessToken, type Role } from '@platform/auth';
 import { newId } from '@platform/ids';
 
 export { percentile, runBounded } from './load';
-export { freePort, PostgresCluster, RedisServer } from './servers';
+export { freePort, PostgresCluster, RedisServer, testRedisUrl } from './servers';
 export { alive, createDatabases, dropDatabases, Stack, stackPorts, stopStackProcesses, type StackOptions } from './stack';
 
 export interface ApiResponse {

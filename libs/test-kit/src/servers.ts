@@ -1,11 +1,25 @@
 // Database servers a test owns, so it can break them on purpose: a redis-server and a
-// PostgreSQL cluster, each in a temp dir on a free loopback port, removed after. Never the
-// shared ones (127.0.0.1:6379 and :5432).
+// PostgreSQL cluster, each in a temp dir on a free loopback port, removed after. The shared
+// Redis (TEST_REDIS_URL) only under a key prefix of the test's own.
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+
+/**
+ * TEST_REDIS_URL (set in CI) with a key prefix of the caller's own (ioredis reads `keyPrefix`
+ * from the URL), so its counts start empty, as in memory, whoever else uses that Redis;
+ * undefined when the variable is not set.
+ */
+export function testRedisUrl(): string | undefined {
+  const shared = process.env.TEST_REDIS_URL;
+  if (!shared) return undefined;
+  const url = new URL(shared);
+  url.searchParams.set('keyPrefix', `test:${randomUUID()}:`);
+  return url.toString();
+}
 
 /** A loopback port nobody listens on right now. */
 export async function freePort(): Promise<number> {

@@ -284,10 +284,6 @@ export class StockRepository {
     }
   }
 
-  findStock(sku: string) {
-    return this.prisma.stock.findUnique({ where: { sku } });
-  }
-
   async seedIfEmpty(stock: { sku: string; available: number }[]): Promise<number> {
     if ((await this.prisma.stock.count()) > 0) return 0;
     const { count } = await this.prisma.stock.createMany({ data: stock, skipDuplicates: true });

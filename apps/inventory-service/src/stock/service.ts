@@ -15,8 +15,6 @@ export class InventoryError extends Error {
   constructor(
     readonly code: InventoryErrorCode,
     message: string,
-    /** Machine-readable reason sent as the status detail prefix (OUT_OF_STOCK). */
-    readonly reason?: string,
   ) {
     super(message);
   }
@@ -49,7 +47,7 @@ export class RefusedSkus extends InventoryError {
     readonly skus: string[],
     message: string,
   ) {
-    super(code, message, code === 'FAILED_PRECONDITION' ? 'OUT_OF_STOCK' : undefined);
+    super(code, message);
   }
 }
 
@@ -119,7 +117,7 @@ export class StockService {
       case 'unknown-sku':
         throw new InventoryError('NOT_FOUND', `Unknown SKU ${request.sku}.`);
       case 'insufficient':
-        throw new InventoryError('FAILED_PRECONDITION', `OUT_OF_STOCK: ${request.sku} has ${outcome.available} available, ${request.quantity} requested.`, 'OUT_OF_STOCK');
+        throw new InventoryError('FAILED_PRECONDITION', `OUT_OF_STOCK: ${request.sku} has ${outcome.available} available, ${request.quantity} requested.`);
     }
   }
 

@@ -1,7 +1,8 @@
 // The orders API as a client sees it: real HTTP, real database, catalog and inventory as real
 // servers on loopback.
 import path from 'node:path';
-import { openTestDatabase, type Database } from '@platform/db';
+import type { Database } from '@platform/db';
+import { openTestDatabase } from '@platform/db/testing';
 import { createInventoryClient, type InventoryGateway } from '@platform/inventory-contract';
 import { createLogger, createMetrics, Health, listen, type Listening } from '@platform/service-kit';
 import { apiClient, tokenFor } from '@platform/test-kit';
@@ -13,12 +14,16 @@ import { IdempotencyStore } from '../idempotency/store';
 import { OrderRepository, type OrderWrites } from './repository';
 import { PLACEMENT_MARGIN_MS } from '../stock/reservations';
 import { Sweeper } from '../sweeper';
+import type { OrderStatus } from './status';
 
 const JWT_SECRET = 'orders-test-secret-orders-test-secret-012';
-const catalog = new FakeCatalog();
-const inventory = new FakeInventory();
-let inventoryClient: InventoryGateway;
 let database: Database<PrismaClient>;
+// Each test gets fresh fakes and an app of its own, so none meets the stock, reservations,
+// delays, refusals or stopped catalog another left behind. The database, slow to create, is
+// shared: each test reads only its own products' and users' rows.
+let catalog: FakeCatalog;
+let inventory: FakeInventory;
+let inventoryClient: InventoryGateway;
 let server: Listening;
 let built: Awaited<ReturnType<typeof createOrdersApp>>;
 let catalogUrl: string;
@@ -28,9 +33,17 @@ let alice: { token: string; userId: string };
 let bob: { token: string; userId: string };
 
 beforeAll(async () => {
+  database = await openTestDatabase({ service: 'orders', migrationsDir: path.join(__dirname, '../../prisma/migrations'), createClient: (adapter) => new PrismaClient({ adapter }) });
+  admin = (await tokenFor(JWT_SECRET, 'admin')).token;
+  alice = await tokenFor(JWT_SECRET);
+  bob = await tokenFor(JWT_SECRET);
+});
+
+beforeEach(async () => {
+  catalog = new FakeCatalog();
+  inventory = new FakeInventory();
   catalogUrl = await catalog.start();
   inventoryClient = createInventoryClient(await inventory.start());
-  database = await openTestDatabase({ service: 'orders', migrationsDir: path.join(__dirname, '../../prisma/migrations'), createClient: (adapter) => new PrismaClient({ adapter }) });
   built = await createOrdersApp({
     config: { jwtVerifySecrets: [JWT_SECRET], cursorSecret: 'orders-cursor-secret', REQUEST_TIMEOUT_MS: 5_000, NODE_ENV: 'test' },
     prisma: database.prisma,
@@ -41,19 +54,28 @@ beforeAll(async () => {
     metrics: createMetrics('orders-test'),
   });
   server = await listen(built.app, 0, '127.0.0.1');
-  admin = (await tokenFor(JWT_SECRET, 'admin')).token;
-  alice = await tokenFor(JWT_SECRET);
-  bob = await tokenFor(JWT_SECRET);
 });
 
-afterAll(async () => {
+afterEach(async () => {
   await built?.sweeper.stop();
   await server?.close();
   inventoryClient?.close();
-  inventory.stop();
-  await catalog.stop();
+  inventory?.stop();
+  await catalog?.stop();
+});
+
+afterAll(async () => {
   await database?.close();
 });
+
+/** Resolves once `done` holds, checking every few milliseconds; fails the test after `withinMs`. */
+async function until(done: () => boolean | Promise<boolean>, withinMs = 5_000): Promise<void> {
+  const deadline = Date.now() + withinMs;
+  while (!(await done())) {
+    if (Date.now() > deadline) throw new Error(`condition not reached within ${withinMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
 
 function stocked(stock: number, overrides: Parameters<FakeCatalog['add']>[0] = {}) {
   const product = catalog.add(overrides);
@@ -171,9 +193,9 @@ describe('POST /orders', () => {
     } finally {
       inventory.delayMs = 0;
     }
-    await new Promise((resolve) => setTimeout(resolve, 900));
+    // The Reserve commits after the deadline (this fake is slow, not dead); the queued release returns it.
+    await until(() => inventory.held(product.sku) === 1);
     expect(await database.prisma.order.count({ where: { items: { some: { productId: product.id } } } })).toBe(0);
-    // The Reserve committed after the deadline (this fake is slow, not dead); the queued release returns it.
     expect(inventory.stock.get(product.sku)).toBe(3);
     await built.orders.stock.retryPendingReleases({ graceMs: 0 });
     expect(inventory.stock.get(product.sku)).toBe(4);
@@ -265,10 +287,11 @@ describe('GET /orders/{id}', () => {
 
 describe('GET /orders and POST /orders/search', () => {
   let shopper: { token: string; userId: string };
-  const placed: { id: string; amount: number }[] = [];
+  let placed: { id: string; amount: number }[];
 
-  beforeAll(async () => {
+  beforeEach(async () => {
     shopper = await tokenFor(JWT_SECRET);
+    placed = [];
     const lamp = stocked(1000, { price: 59_000, name: 'Desk Lamp' });
     const cable = stocked(1000, { price: 15_900, name: 'USB-C Cable' });
     for (let i = 0; i < 6; i++) {
@@ -335,14 +358,12 @@ describe('GET /orders and POST /orders/search', () => {
 
   it('caps size at 100', async () => {
     const many = await tokenFor(JWT_SECRET);
-    const product = stocked(10_000);
     await database.prisma.order.createMany({
       data: Array.from({ length: 105 }, (_, i) => ({ id: `01a20000-0000-7000-8000-${String(i).padStart(12, '0')}`, userId: many.userId, amount: 1000, currency: 'KRW', reservationKey: `bulk-${i}` })),
     });
     const res = await call('GET', '/orders?size=1000&withTotal=true', { token: many.token });
     expect(res.body.items).toHaveLength(100);
     expect(res.body).toMatchObject({ hasNext: true, totalCount: 105 });
-    expect(product).toBeDefined();
   });
 
   it('takes the same conditions in a POST /orders/search body, plus ids', async () => {
@@ -382,6 +403,30 @@ describe('status changes', () => {
     expect((await call('POST', `/orders/${order.id}/cancellation`, { token: alice.token })).body.code).toBe('ORDER_NOT_CANCELABLE');
     expect((await call('PATCH', `/orders/${order.id}`, { token: admin, body: { status: 'DELIVERED' } })).body.status).toBe('DELIVERED');
     expect((await call('GET', `/orders/${order.id}/shipment`, { token: alice.token })).body).toMatchObject({ status: 'DELIVERED', shippedAt: expect.any(String) });
+  });
+
+  // The life cycle as a client meets it: every status a PATCH can ask for, from every status an
+  // order can be in, asked by an admin (who may make every move). 200 with the status it asked
+  // for, or 409 with the code, the order left as it was.
+  const answers: Record<OrderStatus, Record<OrderStatus, 'OK' | 'CONFLICT' | 'ORDER_NOT_CANCELABLE' | 'ORDER_ALREADY_CANCELED'>> = {
+    PENDING: { PENDING: 'OK', CONFIRMED: 'OK', SHIPPED: 'CONFLICT', DELIVERED: 'CONFLICT', CANCELED: 'OK' },
+    CONFIRMED: { PENDING: 'CONFLICT', CONFIRMED: 'OK', SHIPPED: 'OK', DELIVERED: 'CONFLICT', CANCELED: 'OK' },
+    SHIPPED: { PENDING: 'CONFLICT', CONFIRMED: 'CONFLICT', SHIPPED: 'OK', DELIVERED: 'OK', CANCELED: 'ORDER_NOT_CANCELABLE' },
+    DELIVERED: { PENDING: 'CONFLICT', CONFIRMED: 'CONFLICT', SHIPPED: 'CONFLICT', DELIVERED: 'OK', CANCELED: 'ORDER_NOT_CANCELABLE' },
+    CANCELED: { PENDING: 'CONFLICT', CONFIRMED: 'CONFLICT', SHIPPED: 'CONFLICT', DELIVERED: 'CONFLICT', CANCELED: 'ORDER_ALREADY_CANCELED' },
+  };
+  const pathTo: Record<OrderStatus, OrderStatus[]> = { PENDING: [], CONFIRMED: ['CONFIRMED'], SHIPPED: ['CONFIRMED', 'SHIPPED'], DELIVERED: ['CONFIRMED', 'SHIPPED', 'DELIVERED'], CANCELED: ['CANCELED'] };
+
+  it.each(Object.keys(answers) as OrderStatus[])('answers a PATCH of each status to a %s order as the life cycle allows', async (from) => {
+    const seen: Record<string, string> = {};
+    for (const to of Object.keys(answers[from]) as OrderStatus[]) {
+      const { order } = await newOrder();
+      for (const step of pathTo[from]) expect((await call('PATCH', `/orders/${order.id}`, { token: admin, body: { status: step } })).status).toBe(200);
+      const res = await call('PATCH', `/orders/${order.id}`, { token: admin, body: { status: to } });
+      const now = (await call('GET', `/orders/${order.id}`, { token: admin })).body.status;
+      seen[to] = res.status === 200 && res.body.status === to && now === to ? 'OK' : res.status === 409 && now === from ? res.body.code : `${res.status} ${res.body.code ?? res.body.status}, now ${now}`;
+    }
+    expect(seen).toEqual(answers[from]);
   });
 
   it('answers 412 when If-Match is stale on PATCH, PUT and DELETE', async () => {
@@ -505,7 +550,7 @@ describe('a placement that dies between Reserve and writing its order', () => {
     const product = stocked(10);
     const crashing = createOrderUseCases({ orders: new CrashBeforeCommit(database.prisma), catalog: catalogOf(), inventory: inventoryClient, idempotency: new IdempotencyStore(database.prisma), cursorSecret: 'orders-cursor-secret', logger: createLogger('crash', 'silent') });
     void crashing.placeOrder.place({ userId: alice.userId, role: 'customer', expiresAt: Math.floor(Date.now() / 1000) + 60 }, { items: [{ productId: product.id, quantity: 4 }] });
-    for (let i = 0; i < 200 && inventory.held(product.sku) === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    await until(() => inventory.held(product.sku) > 0);
     expect(inventory.held(product.sku)).toBe(4);
 
     // A fresh process's sweeper (same database): the placement is still within its deadline.
@@ -526,7 +571,7 @@ describe('a placement that dies between Reserve and writing its order', () => {
     const dying: InventoryGateway = { ...inventoryClient, release: () => new Promise<number>(() => undefined) };
     const crashing = createOrderUseCases({ orders: new OrderRepository(database.prisma), catalog: catalogOf(), inventory: dying, idempotency: new IdempotencyStore(database.prisma), cursorSecret: 'orders-cursor-secret', logger: createLogger('crash', 'silent') });
     void crashing.changeOrder.patch({ userId: alice.userId, role: 'customer', expiresAt: Math.floor(Date.now() / 1000) + 60 }, order.id, { status: 'CANCELED' });
-    for (let i = 0; i < 200 && (await database.prisma.order.findUnique({ where: { id: order.id } }))?.status !== 'CANCELED'; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    await until(async () => (await database.prisma.order.findUnique({ where: { id: order.id } }))?.status === 'CANCELED');
     expect(inventory.held(product.sku)).toBe(2);
     expect(await built.orders.stock.retryPendingReleases({ graceMs: 0 })).toBe(1);
     expect(inventory.held(product.sku)).toBe(0);
@@ -560,22 +605,14 @@ describe('a placement that dies between Reserve and writing its order', () => {
 });
 
 describe('POST /orders/{id}/cancellation', () => {
-  async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-    for (let i = 0; i < 100; i++) {
-      const value = await read();
-      if (done(value)) return value;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    throw new Error('condition not reached in 5 s');
-  }
-
   it('accepts with 202 and a Location, then completes in the background with the refund', async () => {
     const { order, product } = await newOrder(alice.token, 2);
     const res = await call('POST', `/orders/${order.id}/cancellation`, { token: alice.token, body: { reason: 'changed my mind' } });
     expect(res.status).toBe(202);
     expect(res.headers.get('location')).toBe(`/v1/orders/${order.id}/cancellation`);
     expect(res.body).toMatchObject({ orderId: order.id, reason: 'changed my mind', refundAmount: 24_000, createdAt: expect.any(String) });
-    const done = await until(() => call('GET', `/orders/${order.id}/cancellation`, { token: alice.token }), (r) => r.body.status === 'COMPLETED');
+    await until(async () => (await call('GET', `/orders/${order.id}/cancellation`, { token: alice.token })).body.status === 'COMPLETED');
+    const done = await call('GET', `/orders/${order.id}/cancellation`, { token: alice.token });
     expect(done.body).toMatchObject({ status: 'COMPLETED', refundAmount: 24_000, completedAt: expect.any(String) });
     expect((await call('GET', `/orders/${order.id}`, { token: alice.token })).body.status).toBe('CANCELED');
     expect(inventory.stock.get(product.sku)).toBe(100);

@@ -3,7 +3,8 @@
 import path from 'node:path';
 import { SignJWT, UnsecuredJWT } from 'jose';
 import { serviceTokenSource } from '@platform/auth';
-import { openTestDatabase, type Database } from '@platform/db';
+import type { Database } from '@platform/db';
+import { openTestDatabase } from '@platform/db/testing';
 import { createLogger, createMetrics, Health, listen, type Listening } from '@platform/service-kit';
 import { apiClient } from '@platform/test-kit';
 import { PrismaClient } from '../generated/prisma/client';

@@ -1,5 +1,6 @@
-// Test databases: a fresh PostgreSQL database per call when TEST_DATABASE_URL is set (CI runs on
-// real PostgreSQL), otherwise an in-memory PGlite. Both get the service's real migrations.
+// @platform/db/testing, an entry point of its own so that no app's bundle carries it: a fresh
+// PostgreSQL database per call when TEST_DATABASE_URL is set (CI runs on real PostgreSQL),
+// otherwise an in-memory PGlite. Both get the service's real migrations.
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { type Database, openDatabase, type DatabaseOptions, type PrismaLike } from './database';
