@@ -16,7 +16,7 @@ import * as reviews from '../../apps/catalog-service/src/reviews/schemas';
 import { reviewRepresentation } from '../../apps/catalog-service/src/reviews/representation';
 import * as orders from '../../apps/orders-service/src/orders/schemas';
 import * as orderShapes from '../../apps/orders-service/src/orders/representation';
-import { cancellationRepresentation } from '../../apps/orders-service/src/cancellations/service';
+import { cancellationRepresentation } from '../../apps/orders-service/src/cancellations/representation';
 import * as stock from '../../apps/inventory-service/src/stock/schemas';
 import { stockLevelRepresentation } from '../../apps/inventory-service/src/stock/representation';
 /* eslint-enable @nx/enforce-module-boundaries */

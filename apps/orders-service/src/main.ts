@@ -1,4 +1,4 @@
-// orders-service process: see runService for the life cycle; the cancellation worker runs beside.
+// orders-service process: see runService for the life cycle; the sweeper (background worker) runs beside.
 import './instrument'; // first: tracing must patch modules before they load
 import path from 'node:path';
 import { serviceTokenSource } from '@platform/auth';
@@ -19,7 +19,7 @@ runService({
   async build({ logger, health, metrics, database }) {
     // Inventory serves only callers it allow-lists, each call with a service token.
     const inventory = createInventoryClient(config.INVENTORY_ADDRESS, { serviceToken: serviceTokenSource(config.jwtSecret, 'orders-service'), registry: metrics.registry });
-    const { app, cancellations } = await createOrdersApp({
+    const { app, sweeper } = await createOrdersApp({
       config,
       prisma: database!.prisma,
       catalog: createCatalogClient(config.CATALOG_URL),
@@ -30,8 +30,8 @@ runService({
     });
     return {
       app,
-      beforeListen: async () => cancellations.start(config.ORDERS_SWEEP_MS),
-      resources: [() => cancellations.stop(), async () => inventory.close()],
+      beforeListen: async () => sweeper.start(config.ORDERS_SWEEP_MS),
+      resources: [() => sweeper.stop(), async () => inventory.close()],
     };
   },
 });

@@ -33,6 +33,14 @@ export class ApiError extends Error {
     return new ApiError('UNAUTHENTICATED', message, { headers: { 'WWW-Authenticate': 'Bearer' } });
   }
 
+  /**
+   * VALIDATION_FAILED for a request that reads as sent but breaks a rule (a range, a product that
+   * does not exist): 422. Unreadable requests (missing, unknown or mistyped fields) keep the 400.
+   */
+  static unprocessable(message: string, fieldErrors: FieldError[]): ApiError {
+    return new ApiError('VALIDATION_FAILED', message, { status: 422, fieldErrors });
+  }
+
   static preconditionFailed(): ApiError {
     return new ApiError('PRECONDITION_FAILED', 'If-Match does not match the current ETag of the resource.');
   }

@@ -4,6 +4,7 @@ export {
   DEFAULT_PAGE_SIZE,
   keysetQuery,
   listEnvelopeSchema,
+  mapListItems,
   MAX_PAGE_SIZE,
   pagingBodyShape,
   pagingQueryShape,

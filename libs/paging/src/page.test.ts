@@ -1,6 +1,6 @@
 import { ApiError } from '@platform/errors';
 import { encodeCursor } from './cursor';
-import { keysetQuery, toListEnvelope, toPageRequest } from './page';
+import { keysetQuery, mapListItems, toListEnvelope, toPageRequest } from './page';
 import { parseSort } from './sort';
 
 const secret = 'test-cursor-secret';
@@ -113,5 +113,14 @@ describe('parseSort', () => {
     expect(error.fieldErrors[0]).toMatchObject({ field: 'sort', code: 'NOT_ALLOWED' });
     expect(error.fieldErrors[0].message).toContain('createdAt, amount');
     expect(errorOf(() => parseSort('amount,sideways', allowed, fallback)).status).toBe(400);
+  });
+});
+
+describe('mapListItems', () => {
+  it('maps each item and keeps the cursor, hasNext and a totalCount only where there was one', () => {
+    const page = { items: [{ id: 'a' }, { id: 'b' }], nextCursor: 'next', hasNext: true };
+    expect(mapListItems(page, (row) => row.id.toUpperCase())).toEqual({ items: ['A', 'B'], nextCursor: 'next', hasNext: true });
+    expect(Object.keys(mapListItems(page, (row) => row))).not.toContain('totalCount');
+    expect(mapListItems({ ...page, totalCount: 7 }, (row) => row.id).totalCount).toBe(7);
   });
 });

@@ -143,3 +143,8 @@ export function toListEnvelope<Row extends { id: string }, Item>(
   if (request.withTotal) envelope.totalCount = options.totalCount ?? 0;
   return envelope;
 }
+
+/** The same page with each item mapped: a service's page of rows as clients see it. */
+export function mapListItems<Row, Item>(envelope: ListEnvelope<Row>, toItem: (row: Row) => Item): ListEnvelope<Item> {
+  return { ...envelope, items: envelope.items.map((row) => toItem(row)) };
+}

@@ -16,12 +16,20 @@ export function expectedVersion(req: Request): number | undefined {
 /**
  * Optimistic concurrency for a write at a known version: 412 when the client's If-Match names
  * another version; `write` updates only if the row is still at `currentVersion` and returns null
- * otherwise, which means another write won meanwhile: 412 with If-Match, else 409 (read again).
+ * otherwise, which means another write won meanwhile: 412 with If-Match, else 409 (read again),
+ * unless `explainLostRace` names what the winner did (a resource whose state tells more than
+ * "it changed", such as an order canceled meanwhile).
  */
-export async function updateAtVersion<T>(what: string, currentVersion: number, expected: number | undefined, write: (version: number) => Promise<T | null>): Promise<T> {
+export async function updateAtVersion<T>(
+  what: string,
+  currentVersion: number,
+  expected: number | undefined,
+  write: (version: number) => Promise<T | null>,
+  options: { explainLostRace?: () => Promise<ApiError | undefined> } = {},
+): Promise<T> {
   if (expected !== undefined && expected !== currentVersion) throw ApiError.preconditionFailed();
   const updated = await write(currentVersion);
   if (updated !== null) return updated;
   if (expected !== undefined) throw ApiError.preconditionFailed();
-  throw new ApiError('CONFLICT', `The ${what} changed while this request was processed; read it again and retry.`);
+  throw (await options.explainLostRace?.()) ?? new ApiError('CONFLICT', `The ${what} changed while this request was processed; read it again and retry.`);
 }

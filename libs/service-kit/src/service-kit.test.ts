@@ -1,5 +1,6 @@
 import { connect } from 'node:net';
 import express from 'express';
+import { ApiError } from '@platform/errors';
 import { updateAtVersion } from './conditional';
 import { loadConfig, portSetting } from './config';
 import { createLogger } from './logger';
@@ -181,5 +182,12 @@ describe('updateAtVersion', () => {
   it('answers 412 with If-Match, 409 without, when another write won meanwhile', async () => {
     await expect(updateAtVersion('user', 3, 3, async () => null)).rejects.toMatchObject({ status: 412 });
     await expect(updateAtVersion('product', 3, undefined, async () => null)).rejects.toMatchObject({ status: 409, code: 'CONFLICT', message: expect.stringContaining('product') });
+  });
+
+  it('lets the resource say what the winning write did, when the client sent no If-Match', async () => {
+    const canceled = new ApiError('ORDER_ALREADY_CANCELED', 'The order is already canceled.');
+    await expect(updateAtVersion('order', 3, undefined, async () => null, { explainLostRace: async () => canceled })).rejects.toBe(canceled);
+    await expect(updateAtVersion('order', 3, undefined, async () => null, { explainLostRace: async () => undefined })).rejects.toMatchObject({ status: 409, code: 'CONFLICT' });
+    await expect(updateAtVersion('order', 3, 3, async () => null, { explainLostRace: async () => canceled })).rejects.toMatchObject({ status: 412 });
   });
 });

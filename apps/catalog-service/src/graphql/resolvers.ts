@@ -9,7 +9,8 @@ import { parseArgument } from '@platform/validation';
 import { toProductResponse, type ProductResponse } from '../products/representation';
 import type { ProductService } from '../products/service';
 import { createReviewBody } from '../reviews/schemas';
-import { toReviewResponse, type ReviewService } from '../reviews/service';
+import { toReviewResponse } from '../reviews/representation';
+import type { ReviewService } from '../reviews/service';
 
 export const catalogTypeDefs = gql(readFileSync(path.join(__dirname, 'schema.graphql'), 'utf8'));
 

@@ -11,11 +11,24 @@ export interface ProductFilters {
   ids?: string[];
 }
 
+export interface NewProduct {
+  id: string;
+  sku: string;
+  name: string;
+  description: string | null;
+  imageUrl: string | null;
+  price: number;
+  currency: string;
+}
+
+/** What a versioned update may change; fields left out keep their value. */
+export type ProductChanges = Partial<Omit<NewProduct, 'id'>>;
+
 export class ProductRepository {
   constructor(private readonly prisma: PrismaClient) {}
 
-  create(data: Prisma.ProductCreateInput): Promise<ProductRow> {
-    return this.prisma.product.create({ data });
+  create(product: NewProduct): Promise<ProductRow> {
+    return this.prisma.product.create({ data: product });
   }
 
   findById(id: string): Promise<ProductRow | null> {
@@ -30,13 +43,13 @@ export class ProductRepository {
     return this.prisma.product.count();
   }
 
-  createMany(data: Prisma.ProductCreateManyInput[]): Promise<{ count: number }> {
-    return this.prisma.product.createMany({ data, skipDuplicates: true });
+  createMany(products: NewProduct[]): Promise<{ count: number }> {
+    return this.prisma.product.createMany({ data: products, skipDuplicates: true });
   }
 
   /** Updates only at the expected version; null when the row moved on or is gone. */
-  async updateVersioned(id: string, version: number, data: Prisma.ProductUpdateManyMutationInput): Promise<ProductRow | null> {
-    const { count } = await this.prisma.product.updateMany({ where: { id, version }, data: { ...data, version: { increment: 1 } } });
+  async updateVersioned(id: string, version: number, changes: ProductChanges): Promise<ProductRow | null> {
+    const { count } = await this.prisma.product.updateMany({ where: { id, version }, data: { ...changes, version: { increment: 1 } } });
     return count === 1 ? this.findById(id) : null;
   }
 

@@ -5,10 +5,8 @@ import { ApiError } from '@platform/errors';
 import { isId, newId } from '@platform/ids';
 import { type CursorValue, type ListEnvelope, parseSort, toListEnvelope, toPageRequest } from '@platform/paging';
 import { updateAtVersion } from '@platform/service-kit';
-import type { Prisma } from '../generated/prisma/client';
 import { whenUniqueViolated } from '@platform/db';
-import type { ProductRepository, ProductRow } from './repository';
-import { toProductResponse, type ProductResponse } from './representation';
+import type { ProductChanges, ProductRepository, ProductRow } from './repository';
 import { type CreateProductInput, type ListProductsQuery, type PatchProductInput, productSortFields } from './schemas';
 
 function skuTaken(): ApiError {
@@ -39,16 +37,16 @@ export class ProductService {
     return new Map(rows.map((row) => [row.id, row]));
   }
 
-  async list(query: ListProductsQuery): Promise<ListEnvelope<ProductResponse>> {
+  async list(query: ListProductsQuery): Promise<ListEnvelope<ProductRow>> {
     const { size, cursor, page, offset, limit, withTotal, sort: sortParam, ...filters } = query;
     if (filters.minPrice !== undefined && filters.maxPrice !== undefined && filters.minPrice > filters.maxPrice) {
-      throw new ApiError('VALIDATION_FAILED', 'minPrice is above maxPrice.', { status: 422, fieldErrors: [{ field: 'minPrice', code: 'OUT_OF_RANGE', message: 'minPrice must not exceed maxPrice.' }] });
+      throw ApiError.unprocessable('minPrice is above maxPrice.', [{ field: 'minPrice', code: 'OUT_OF_RANGE', message: 'minPrice must not exceed maxPrice.' }]);
     }
     const sort = parseSort(sortParam, productSortFields, { field: 'createdAt', direction: 'desc' });
     const pageRequest = toPageRequest({ size, cursor, page, offset, limit, withTotal }, { list: 'products', sort, filters, secret: this.cursorSecret });
     const ids = filters.ids?.filter(isId);
     const { rows, total } = await this.products.list({ nameContains: filters.q, minPrice: filters.minPrice, maxPrice: filters.maxPrice, ids }, pageRequest);
-    return toListEnvelope(rows, pageRequest, { secret: this.cursorSecret, toItem: toProductResponse, sortValue: (row) => sortValueOf(row, sort.field), totalCount: total });
+    return toListEnvelope(rows, pageRequest, { secret: this.cursorSecret, toItem: (row) => row, sortValue: (row) => sortValueOf(row, sort.field), totalCount: total });
   }
 
   async create(principal: Principal, input: CreateProductInput): Promise<ProductRow> {
@@ -82,8 +80,8 @@ export class ProductService {
     return count;
   }
 
-  private async update(id: string, data: Prisma.ProductUpdateManyMutationInput, expectedVersion?: number): Promise<ProductRow> {
+  private async update(id: string, changes: ProductChanges, expectedVersion?: number): Promise<ProductRow> {
     const current = await this.get(id);
-    return updateAtVersion('product', current.version, expectedVersion, (version) => whenUniqueViolated(this.products.updateVersioned(current.id, version, data), skuTaken));
+    return updateAtVersion('product', current.version, expectedVersion, (version) => whenUniqueViolated(this.products.updateVersioned(current.id, version, changes), skuTaken));
   }
 }

@@ -1,6 +1,7 @@
 // The public shape of a review. The schema is what the OpenAPI document publishes; the mapper is
 // typed by it, so they agree.
 import { idField, z } from '@platform/validation';
+import type { ReviewRow } from './repository';
 
 export const reviewRepresentation = z.object({
   id: idField(),
@@ -13,3 +14,7 @@ export const reviewRepresentation = z.object({
 });
 
 export type ReviewResponse = z.infer<typeof reviewRepresentation>;
+
+export function toReviewResponse(row: ReviewRow): ReviewResponse {
+  return { id: row.id, productId: row.productId, userId: row.userId, rating: row.rating, title: row.title, body: row.body, createdAt: row.createdAt.toISOString() };
+}

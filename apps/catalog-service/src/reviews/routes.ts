@@ -2,9 +2,11 @@
 import { Router } from 'express';
 import { principalOf } from '@platform/auth';
 import { methodNotAllowed } from '@platform/errors';
+import { mapListItems } from '@platform/paging';
 import { noQueryParameters, parseBody, parseQuery } from '@platform/validation';
+import { toReviewResponse } from './representation';
 import { createReviewBody, listReviewsQuery } from './schemas';
-import { type ReviewService, toReviewResponse } from './service';
+import type { ReviewService } from './service';
 
 export function reviewsRoutes(reviews: ReviewService): Router {
   const router = Router();
@@ -12,7 +14,7 @@ export function reviewsRoutes(reviews: ReviewService): Router {
   router
     .route('/products/:id/reviews')
     .get(async (req, res) => {
-      res.json(await reviews.list(req.params.id as string, parseQuery(listReviewsQuery, req.query)));
+      res.json(mapListItems(await reviews.list(req.params.id as string, parseQuery(listReviewsQuery, req.query)), toReviewResponse));
     })
     .post(async (req, res) => {
       const review = await reviews.create(principalOf(res), req.params.id as string, parseBody(createReviewBody, req.body));

@@ -5,13 +5,8 @@ import { isId, newId } from '@platform/ids';
 import { type ListEnvelope, parseSort, toListEnvelope, toPageRequest } from '@platform/paging';
 import type { ProductService } from '../products/service';
 import { whenUniqueViolated } from '@platform/db';
-import type { ReviewResponse } from './representation';
 import type { ReviewRepository, ReviewRow } from './repository';
 import { type CreateReviewInput, type ListReviewsQuery, reviewSortFields } from './schemas';
-
-export function toReviewResponse(row: ReviewRow): ReviewResponse {
-  return { id: row.id, productId: row.productId, userId: row.userId, rating: row.rating, title: row.title, body: row.body, createdAt: row.createdAt.toISOString() };
-}
 
 export class ReviewService {
   constructor(
@@ -34,12 +29,12 @@ export class ReviewService {
     return review;
   }
 
-  async list(productId: string, query: ListReviewsQuery): Promise<ListEnvelope<ReviewResponse>> {
+  async list(productId: string, query: ListReviewsQuery): Promise<ListEnvelope<ReviewRow>> {
     const product = await this.products.get(productId);
     const { sort: sortParam, ...paging } = query;
     const sort = parseSort(sortParam, reviewSortFields, { field: 'createdAt', direction: 'desc' });
     const page = toPageRequest(paging, { list: `reviews:${product.id}`, sort, secret: this.cursorSecret });
     const { rows, total } = await this.reviews.listByProduct(product.id, page);
-    return toListEnvelope(rows, page, { secret: this.cursorSecret, toItem: toReviewResponse, sortValue: (row) => row.createdAt, totalCount: total });
+    return toListEnvelope(rows, page, { secret: this.cursorSecret, toItem: (row) => row, sortValue: (row) => row.createdAt, totalCount: total });
   }
 }

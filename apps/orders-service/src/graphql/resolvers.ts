@@ -1,4 +1,4 @@
-// The orders subgraph: the same OrderService as REST, so the same ownership, validation,
+// The orders subgraph: the same use cases as REST, so the same ownership, validation,
 // idempotency and stock rules. Errors are thrown as they are: the subgraph's formatError turns an
 // ApiError into a GraphQL error carrying the REST code.
 import { readFileSync } from 'node:fs';
@@ -7,10 +7,11 @@ import DataLoader from 'dataloader';
 import { ApiError } from '@platform/errors';
 import { DateTime, gql, requirePrincipal, type SubgraphContext } from '@platform/graphql-kit';
 import { parseArgument } from '@platform/validation';
+import type { OrderUseCases } from '../app';
 import { checkedIdempotencyKey } from '../idempotency/store';
 import type { OrderRow } from '../orders/repository';
+import { toGraphOrder, toPlacedOrderResponse } from '../orders/representation';
 import { createOrderBody } from '../orders/schemas';
-import type { OrderService } from '../orders/service';
 
 export const ordersTypeDefs = gql(readFileSync(path.join(__dirname, 'schema.graphql'), 'utf8'));
 
@@ -18,50 +19,36 @@ interface OrdersContext extends SubgraphContext {
   orderLoader?: DataLoader<string, OrderRow | null>;
 }
 
-function toGraphOrder(order: OrderRow) {
-  const productId = order.items[0]?.productId ?? null;
-  return {
-    id: order.id,
-    amount: order.amount,
-    currency: order.currency,
-    status: order.status,
-    createdAt: order.createdAt.toISOString(),
-    productId,
-    user: { __typename: 'User', id: order.userId },
-    shipment: { status: order.shipment?.status ?? 'PREPARING', carrier: order.shipment?.carrier ?? null, trackingNumber: order.shipment?.trackingNumber ?? null },
-  };
-}
-
-export function ordersResolvers(orders: OrderService) {
+export function ordersResolvers(orders: Pick<OrderUseCases, 'queries' | 'placeOrder' | 'cancelOrder'>) {
   return {
     DateTime,
     Query: {
-      order: async (_: unknown, args: { id: string }, context: OrdersContext) => toGraphOrder(await orders.get(requirePrincipal(context), args.id)),
+      order: async (_: unknown, args: { id: string }, context: OrdersContext) => toGraphOrder(await orders.queries.get(requirePrincipal(context), args.id)),
       orders: async (_: unknown, args: { first?: number; after?: string | null }, context: OrdersContext) => {
         const principal = requirePrincipal(context);
         const first = args.first ?? 20;
         if (!Number.isInteger(first) || first < 1 || first > 100) {
-          throw new ApiError('VALIDATION_FAILED', 'first must be from 1 to 100.', { status: 422, fieldErrors: [{ field: 'first', code: 'OUT_OF_RANGE', message: 'first must be from 1 to 100.' }] });
+          throw ApiError.unprocessable('first must be from 1 to 100.', [{ field: 'first', code: 'OUT_OF_RANGE', message: 'first must be from 1 to 100.' }]);
         }
-        return (await orders.recent(principal, first, args.after ?? undefined)).map(toGraphOrder);
+        return (await orders.queries.recent(principal, first, args.after ?? undefined)).map(toGraphOrder);
       },
     },
     Mutation: {
       createOrder: async (_: unknown, args: { input: unknown; idempotencyKey?: string | null }, context: OrdersContext) => {
         const principal = requirePrincipal(context);
         const input = parseArgument(createOrderBody, args.input, 'input');
-        const { order } = await orders.create(principal, input, checkedIdempotencyKey(args.idempotencyKey, 'idempotencyKey'));
+        const placed = await orders.placeOrder.place(principal, input, checkedIdempotencyKey(args.idempotencyKey, 'idempotencyKey'));
         // A replay's stored body is the order as placed; the graph answers with the order as it is now.
-        return toGraphOrder(await orders.get(principal, order.id));
+        return toGraphOrder(await orders.queries.get(principal, toPlacedOrderResponse(placed).body.id));
       },
       cancelOrder: async (_: unknown, args: { id: string }, context: OrdersContext) =>
-        toGraphOrder(await orders.patch(requirePrincipal(context), args.id, { status: 'CANCELED' })),
+        toGraphOrder(await orders.cancelOrder.cancel(requirePrincipal(context), args.id)),
     },
     Order: {
       __resolveReference: async (reference: { id: string }, context: OrdersContext) => {
         const principal = requirePrincipal(context);
         context.orderLoader ??= new DataLoader(async (ids: readonly string[]) => {
-          const found = await orders.getMany(principal, ids);
+          const found = await orders.queries.getMany(principal, ids);
           return ids.map((id) => found.get(id) ?? null);
         });
         const order = await context.orderLoader.load(reference.id);

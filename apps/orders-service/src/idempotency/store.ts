@@ -1,12 +1,12 @@
 // Idempotency-Key: the first request with a key runs; a retry with the same key and body gets
 // the stored response; the same key with another body is refused. Concurrent duplicates wait
-// for the first to finish and then replay it, so one key never creates two orders.
+// for the first to finish and then replay it, so one key never creates two orders. The response
+// is stored by the unit of work that writes the order (`OrderWrites.storeIdempotentResponse`).
 import { createHash } from 'node:crypto';
 import { isUniqueViolation } from '@platform/db';
 import { ApiError } from '@platform/errors';
 import { remainingMs } from '@platform/service-kit';
-import { Prisma, type PrismaClient } from '../generated/prisma/client';
-import type { Transaction } from '../orders/repository';
+import type { PrismaClient } from '../generated/prisma/client';
 
 const KEY_TTL_MS = 24 * 60 * 60 * 1000;
 /** A key still pending after this long belongs to a request that died; a retry may take it over. */
@@ -64,11 +64,6 @@ export class IdempotencyStore {
       if (remainingMs() < 200) throw new ApiError('CONFLICT', 'A request with this Idempotency-Key is still being processed; retry shortly.', { headers: { 'Retry-After': '1' } });
       await wait(25);
     }
-  }
-
-  /** Stores the response in the transaction that made it, so both exist or neither does. */
-  async complete(tx: Transaction, userId: string, key: string, status: number, body: unknown): Promise<void> {
-    await tx.idempotencyKey.update({ where: { userId_key: { userId, key } }, data: { responseStatus: status, responseBody: body as Prisma.InputJsonValue } });
   }
 
   /** The request failed: forget the key so a retry runs again. */

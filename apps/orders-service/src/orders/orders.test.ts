@@ -6,15 +6,14 @@ import { openTestDatabase } from '@platform/db/testing';
 import { createInventoryClient, type InventoryGateway } from '@platform/inventory-contract';
 import { createLogger, createMetrics, Health, listen, type Listening } from '@platform/service-kit';
 import { apiClient, tokenFor } from '@platform/test-kit';
-import { createOrdersApp } from '../app';
-import { CancellationRepository } from '../cancellations/repository';
-import { CancellationService } from '../cancellations/service';
+import { createOrdersApp, createOrderUseCases } from '../app';
 import { type Catalog, createCatalogClient } from '../catalog/client';
 import { PrismaClient } from '../generated/prisma/client';
 import { FakeCatalog, FakeInventory } from '../testing/fakes';
 import { IdempotencyStore } from '../idempotency/store';
-import { OrderRepository, type Transaction } from './repository';
-import { OrderService, PLACEMENT_MARGIN_MS } from './service';
+import { OrderRepository, type OrderWrites } from './repository';
+import { PLACEMENT_MARGIN_MS } from '../stock/reservations';
+import { Sweeper } from '../sweeper';
 import type { OrderStatus } from './status';
 
 const JWT_SECRET = 'orders-test-secret-orders-test-secret-012';
@@ -58,7 +57,7 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
-  await built?.cancellations.stop();
+  await built?.sweeper.stop();
   await server?.close();
   inventoryClient?.close();
   inventory?.stop();
@@ -198,7 +197,7 @@ describe('POST /orders', () => {
     await until(() => inventory.held(product.sku) === 1);
     expect(await database.prisma.order.count({ where: { items: { some: { productId: product.id } } } })).toBe(0);
     expect(inventory.stock.get(product.sku)).toBe(3);
-    await built.orders.releasePendingStock({ graceMs: 0 });
+    await built.orders.stock.retryPendingReleases({ graceMs: 0 });
     expect(inventory.stock.get(product.sku)).toBe(4);
   });
 });
@@ -220,10 +219,10 @@ describe('Idempotency-Key', () => {
     const key = `purge-${Date.now()}`;
     expect((await placeOrder(alice.token, { items: [{ productId: product.id, quantity: 1 }] }, { 'idempotency-key': key })).status).toBe(201);
     expect(await database.prisma.idempotencyKey.count({ where: { key } })).toBe(1);
-    await built.cancellations.sweep();
+    await built.sweeper.sweep();
     expect(await database.prisma.idempotencyKey.count({ where: { key } })).toBe(1); // not expired yet
     await database.prisma.idempotencyKey.updateMany({ where: { key }, data: { expiresAt: new Date(Date.now() - 1_000) } });
-    await built.cancellations.sweep();
+    await built.sweeper.sweep();
     expect(await database.prisma.idempotencyKey.count({ where: { key } })).toBe(0);
   });
 
@@ -517,13 +516,13 @@ describe('stock releases inventory cannot take right away', () => {
       expect(inventory.stock.get(doomed.sku)).toBe(3);
       expect(await database.prisma.pendingRelease.count()).toBe(queuedBefore + 2);
       expect(await pendingReleasesOnMetrics()).toBe(queuedBefore + 2); // what an operator's dashboard shows
-      expect(await built.orders.releasePendingStock({ graceMs: 0 })).toBe(0); // still down: kept, attempt counted
+      expect(await built.orders.stock.retryPendingReleases({ graceMs: 0 })).toBe(0); // still down: kept, attempt counted
       expect(await database.prisma.pendingRelease.count({ where: { attempts: { gt: 0 } } })).toBe(1);
     } finally {
       inventory.refuseReleases = false;
     }
-    expect(await built.orders.releasePendingStock({ graceMs: 60_000 })).toBe(0); // too young to retry yet
-    expect(await built.orders.releasePendingStock({ graceMs: 0 })).toBe(queuedBefore + 2);
+    expect(await built.orders.stock.retryPendingReleases({ graceMs: 60_000 })).toBe(0); // too young to retry yet
+    expect(await built.orders.stock.retryPendingReleases({ graceMs: 0 })).toBe(queuedBefore + 2);
     expect(inventory.stock.get(product.sku)).toBe(100);
     expect(inventory.stock.get(doomed.sku)).toBe(5);
     expect(await database.prisma.pendingRelease.count()).toBe(0);
@@ -542,24 +541,24 @@ describe('a placement that dies between Reserve and writing its order', () => {
   const catalogOf = (): Catalog => ({ productsByIds: async (ids) => new Map([...catalog.products].filter(([id]) => ids.includes(id))) });
   /** The process "crashes" where it matters: the order's transaction never runs. */
   class CrashBeforeCommit extends OrderRepository {
-    override transaction<T>(): Promise<T> {
+    override unitOfWork<T>(): Promise<T> {
       return new Promise<T>(() => undefined);
     }
   }
 
   it('gets its stock back once its deadline has passed, and not while it is live', async () => {
     const product = stocked(10);
-    const crashing = new OrderService(new CrashBeforeCommit(database.prisma), catalogOf(), inventoryClient, new IdempotencyStore(database.prisma), 'orders-cursor-secret', createLogger('crash', 'silent'));
-    void crashing.create({ userId: alice.userId, role: 'customer', expiresAt: Math.floor(Date.now() / 1000) + 60 }, { items: [{ productId: product.id, quantity: 4 }] });
+    const crashing = createOrderUseCases({ orders: new CrashBeforeCommit(database.prisma), catalog: catalogOf(), inventory: inventoryClient, idempotency: new IdempotencyStore(database.prisma), cursorSecret: 'orders-cursor-secret', logger: createLogger('crash', 'silent') });
+    void crashing.placeOrder.place({ userId: alice.userId, role: 'customer', expiresAt: Math.floor(Date.now() / 1000) + 60 }, { items: [{ productId: product.id, quantity: 4 }] });
     await until(() => inventory.held(product.sku) > 0);
     expect(inventory.held(product.sku)).toBe(4);
 
     // A fresh process's sweeper (same database): the placement is still within its deadline.
-    expect(await built.orders.releasePendingStock({ graceMs: 0 })).toBe(0);
+    expect(await built.orders.stock.retryPendingReleases({ graceMs: 0 })).toBe(0);
     expect(inventory.stock.get(product.sku)).toBe(6);
     // Past the request deadline (5 s here) plus the margin, nobody will write the order: released.
     const later = new Date(Date.now() + 5_000 + PLACEMENT_MARGIN_MS + 1);
-    expect(await built.orders.releasePendingStock({ graceMs: 0, now: later })).toBe(1);
+    expect(await built.orders.stock.retryPendingReleases({ graceMs: 0, now: later })).toBe(1);
     expect(inventory.stock.get(product.sku)).toBe(10);
     expect(inventory.held(product.sku)).toBe(0);
     expect(await database.prisma.order.count({ where: { items: { some: { productId: product.id } } } })).toBe(0);
@@ -570,11 +569,11 @@ describe('a placement that dies between Reserve and writing its order', () => {
     const { order, product } = await newOrder(alice.token, 2);
     // The process dies between the cancel's commit and its Release: that call never returns.
     const dying: InventoryGateway = { ...inventoryClient, release: () => new Promise<number>(() => undefined) };
-    const crashing = new OrderService(new OrderRepository(database.prisma), catalogOf(), dying, new IdempotencyStore(database.prisma), 'orders-cursor-secret', createLogger('crash', 'silent'));
-    void crashing.patch({ userId: alice.userId, role: 'customer', expiresAt: Math.floor(Date.now() / 1000) + 60 }, order.id, { status: 'CANCELED' });
+    const crashing = createOrderUseCases({ orders: new OrderRepository(database.prisma), catalog: catalogOf(), inventory: dying, idempotency: new IdempotencyStore(database.prisma), cursorSecret: 'orders-cursor-secret', logger: createLogger('crash', 'silent') });
+    void crashing.changeOrder.patch({ userId: alice.userId, role: 'customer', expiresAt: Math.floor(Date.now() / 1000) + 60 }, order.id, { status: 'CANCELED' });
     await until(async () => (await database.prisma.order.findUnique({ where: { id: order.id } }))?.status === 'CANCELED');
     expect(inventory.held(product.sku)).toBe(2);
-    expect(await built.orders.releasePendingStock({ graceMs: 0 })).toBe(1);
+    expect(await built.orders.stock.retryPendingReleases({ graceMs: 0 })).toBe(1);
     expect(inventory.held(product.sku)).toBe(0);
     expect(inventory.stock.get(product.sku)).toBe(100);
   });
@@ -585,21 +584,21 @@ describe('a placement that dies between Reserve and writing its order', () => {
     expect(res.status).toBe(201);
     // Successful placements leave no intent behind.
     expect(await database.prisma.pendingRelease.count({ where: { placementDeadline: { not: null } } })).toBe(0);
-    const late = new OrderService(
-      new (class extends OrderRepository {
+    const late = createOrderUseCases({
+      orders: new (class extends OrderRepository {
         // The sweeper runs (the deadline passed) just before this placement's transaction.
-        override async transaction<T>(work: (tx: Transaction) => Promise<T>): Promise<T> {
-          await built.orders.releasePendingStock({ graceMs: 0, now: new Date(Date.now() + 10 * 60_000) });
-          return super.transaction(work);
+        override async unitOfWork<T>(work: (writes: OrderWrites) => Promise<T>): Promise<T> {
+          await built.orders.stock.retryPendingReleases({ graceMs: 0, now: new Date(Date.now() + 10 * 60_000) });
+          return super.unitOfWork(work);
         }
       })(database.prisma),
-      catalogOf(),
-      inventoryClient,
-      new IdempotencyStore(database.prisma),
-      'orders-cursor-secret',
-      createLogger('late', 'silent'),
-    );
-    await expect(late.create({ userId: alice.userId, role: 'customer', expiresAt: Math.floor(Date.now() / 1000) + 60 }, { items: [{ productId: product.id, quantity: 3 }] }, undefined)).rejects.toMatchObject({ status: 503, code: 'SERVICE_UNAVAILABLE' });
+      catalog: catalogOf(),
+      inventory: inventoryClient,
+      idempotency: new IdempotencyStore(database.prisma),
+      cursorSecret: 'orders-cursor-secret',
+      logger: createLogger('late', 'silent'),
+    });
+    await expect(late.placeOrder.place({ userId: alice.userId, role: 'customer', expiresAt: Math.floor(Date.now() / 1000) + 60 }, { items: [{ productId: product.id, quantity: 3 }] }, undefined)).rejects.toMatchObject({ status: 503, code: 'SERVICE_UNAVAILABLE' });
     expect(inventory.stock.get(product.sku)).toBe(9);
     expect(await database.prisma.order.count({ where: { items: { some: { productId: product.id } } } })).toBe(1);
   });
@@ -623,7 +622,7 @@ describe('POST /orders/{id}/cancellation', () => {
   it('picks up a pending cancellation again after a restart', async () => {
     const { order, product } = await newOrder(alice.token, 4);
     await database.prisma.cancellation.create({ data: { id: '01a20097-b6ee-740a-909d-000000000001', orderId: order.id, refundAmount: order.amount } });
-    const restarted = new CancellationService(new CancellationRepository(database.prisma), built.orders, createLogger('restarted', 'silent'));
+    const restarted = new Sweeper({ cancellations: built.cancellations, stock: built.orders.stock, idempotency: new IdempotencyStore(database.prisma) }, createLogger('restarted', 'silent'));
     restarted.start(60_000);
     await restarted.sweep();
     await restarted.stop();

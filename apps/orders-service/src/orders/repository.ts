@@ -7,7 +7,7 @@ const withChildren = { items: { orderBy: { id: 'asc' } }, shipment: true } as co
 
 export type OrderRow = Prisma.OrderGetPayload<{ include: typeof withChildren }>;
 export type OrderItemRow = Prisma.OrderItemGetPayload<object>;
-export type Transaction = Prisma.TransactionClient;
+type Client = Prisma.TransactionClient | PrismaClient;
 
 export interface OrderFilters {
   userId?: string;
@@ -27,7 +27,34 @@ export interface NewOrder {
   currency: string;
   couponCode: string | null;
   reservationKey: string;
-  items: Omit<Prisma.OrderItemCreateManyInput, 'orderId'>[];
+  items: NewOrderItem[];
+}
+
+export interface NewOrderItem {
+  id: string;
+  productId: string;
+  sku: string;
+  productName: string;
+  quantity: number;
+  unitPrice: number;
+  amount: number;
+}
+
+/** What a versioned update may change; fields left out keep their value. */
+export interface OrderChanges {
+  status?: OrderStatus;
+  couponCode?: string | null;
+  canceledAt?: Date;
+  amount?: number;
+  currency?: string;
+  reservationKey?: string;
+}
+
+export interface ShipmentChanges {
+  status: 'PREPARING' | 'SHIPPED' | 'DELIVERED';
+  carrier?: string | null;
+  trackingNumber?: string | null;
+  shippedAt: Date | null;
 }
 
 function whereOf(filters: OrderFilters): Prisma.OrderWhereInput {
@@ -45,35 +72,25 @@ function whereOf(filters: OrderFilters): Prisma.OrderWhereInput {
 export class OrderRepository {
   constructor(private readonly prisma: PrismaClient) {}
 
-  transaction<T>(work: (tx: Transaction) => Promise<T>): Promise<T> {
-    return this.prisma.$transaction(work);
+  /**
+   * Runs `work` as one transaction: everything it writes through `OrderWrites` commits together,
+   * or nothing does when it throws.
+   */
+  unitOfWork<T>(work: (writes: OrderWrites) => Promise<T>): Promise<T> {
+    return this.prisma.$transaction((tx) => work(new OrderWrites(tx)));
   }
 
-  /** The order, its items and its shipment, written together. */
-  async create(tx: Transaction, order: NewOrder): Promise<OrderRow> {
-    const { items, ...fields } = order;
-    await tx.order.create({ data: { ...fields, shipment: { create: {} } } });
-    await tx.orderItem.createMany({ data: items.map((item) => ({ ...item, orderId: order.id })) });
-    return tx.order.findUniqueOrThrow({ where: { id: order.id }, include: withChildren });
+  findById(id: string): Promise<OrderRow | null> {
+    return this.prisma.order.findUnique({ where: { id }, include: withChildren });
   }
 
-  findById(id: string, client: Transaction | PrismaClient = this.prisma): Promise<OrderRow | null> {
-    return client.order.findUnique({ where: { id }, include: withChildren });
+  /** The order's status now; undefined when it is gone. */
+  async statusOf(id: string): Promise<OrderStatus | undefined> {
+    return (await this.prisma.order.findUnique({ where: { id }, select: { status: true } }))?.status;
   }
 
   findByIds(ids: readonly string[]): Promise<OrderRow[]> {
     return this.prisma.order.findMany({ where: { id: { in: [...ids] } }, include: withChildren });
-  }
-
-  /** Updates only at the expected version; false when another write got there first. */
-  async updateVersioned(id: string, version: number, data: Prisma.OrderUpdateManyMutationInput, tx: Transaction | PrismaClient = this.prisma): Promise<boolean> {
-    const { count } = await tx.order.updateMany({ where: { id, version }, data: { ...data, version: { increment: 1 } } });
-    return count === 1;
-  }
-
-  async replaceItems(tx: Transaction, orderId: string, items: NewOrder['items']): Promise<void> {
-    await tx.orderItem.deleteMany({ where: { orderId } });
-    await tx.orderItem.createMany({ data: items.map((item) => ({ ...item, orderId })) });
   }
 
   async delete(id: string, version: number): Promise<boolean> {
@@ -114,30 +131,15 @@ export class OrderRepository {
     await this.prisma.pendingRelease.upsert({ where: { reservationKey }, create: { reservationKey, ...placing }, update: placing });
   }
 
-  /**
-   * In the transaction that writes the order: ends the placement. False when the sweeper has
-   * already taken it over (its deadline passed): the order must not be written then.
-   */
-  async completePlacement(tx: Transaction, reservationKey: string): Promise<boolean> {
-    const { count } = await tx.pendingRelease.deleteMany({ where: { reservationKey, placementDeadline: { not: null } } });
-    return count === 1;
-  }
-
   /** Placements past their deadline become releases to make. Row locks order this against completePlacement. */
   async expirePlacements(now: Date): Promise<number> {
     const { count } = await this.prisma.pendingRelease.updateMany({ where: { placementDeadline: { lt: now } }, data: { placementDeadline: null, reason: 'the order was never written' } });
     return count;
   }
 
-  /**
-   * Remembers a reservation inventory still has to give back: a Release that failed, or (inside
-   * the transaction that cancels or replaces an order) one about to be made, so that a crash
-   * right after the commit cannot lose it. A placement's row turns into a release to make.
-   */
-  async queueRelease(reservationKey: string, reason: string, client: Transaction | PrismaClient = this.prisma): Promise<void> {
-    const { count } = await client.pendingRelease.updateMany({ where: { reservationKey, placementDeadline: { not: null } }, data: { placementDeadline: null, reason } });
-    if (count) return;
-    await client.pendingRelease.upsert({ where: { reservationKey }, create: { reservationKey, reason }, update: { attempts: { increment: 1 } } });
+  /** Remembers a Release that failed, for the sweeper to retry (see `queueRelease`). */
+  queueRelease(reservationKey: string, reason: string): Promise<void> {
+    return queueRelease(this.prisma, reservationKey, reason);
   }
 
   pendingReleases(limit: number, createdBefore: Date) {
@@ -152,8 +154,62 @@ export class OrderRepository {
   async releaseDone(reservationKey: string): Promise<void> {
     await this.prisma.pendingRelease.deleteMany({ where: { reservationKey } });
   }
+}
 
-  upsertShipment(tx: Transaction, orderId: string, data: Omit<Prisma.ShipmentUncheckedCreateInput, 'orderId'>) {
-    return tx.shipment.upsert({ where: { orderId }, create: { orderId, ...data }, update: data });
+/**
+ * Remembers a reservation inventory still has to give back: a Release that failed, or (inside
+ * the transaction that cancels or replaces an order) one about to be made, so that a crash
+ * right after the commit cannot lose it. A placement's row turns into a release to make.
+ */
+async function queueRelease(client: Client, reservationKey: string, reason: string): Promise<void> {
+  const { count } = await client.pendingRelease.updateMany({ where: { reservationKey, placementDeadline: { not: null } }, data: { placementDeadline: null, reason } });
+  if (count) return;
+  await client.pendingRelease.upsert({ where: { reservationKey }, create: { reservationKey, reason }, update: { attempts: { increment: 1 } } });
+}
+
+/** The writes of one unit of work (`OrderRepository.unitOfWork`): they commit together or not at all. */
+export class OrderWrites {
+  constructor(private readonly tx: Prisma.TransactionClient) {}
+
+  /** The order, its items and its shipment, written together. */
+  async create(order: NewOrder): Promise<OrderRow> {
+    const { items, ...fields } = order;
+    await this.tx.order.create({ data: { ...fields, shipment: { create: {} } } });
+    await this.tx.orderItem.createMany({ data: items.map((item) => ({ ...item, orderId: order.id })) });
+    return this.tx.order.findUniqueOrThrow({ where: { id: order.id }, include: withChildren });
+  }
+
+  /** Updates only at the expected version; false when another write got there first. */
+  async updateAtVersion(id: string, version: number, changes: OrderChanges): Promise<boolean> {
+    const { count } = await this.tx.order.updateMany({ where: { id, version }, data: { ...changes, version: { increment: 1 } } });
+    return count === 1;
+  }
+
+  async replaceItems(orderId: string, items: NewOrderItem[]): Promise<void> {
+    await this.tx.orderItem.deleteMany({ where: { orderId } });
+    await this.tx.orderItem.createMany({ data: items.map((item) => ({ ...item, orderId })) });
+  }
+
+  async upsertShipment(orderId: string, shipment: ShipmentChanges): Promise<void> {
+    await this.tx.shipment.upsert({ where: { orderId }, create: { orderId, ...shipment }, update: shipment });
+  }
+
+  /**
+   * Ends the placement in the transaction that writes its order. False when the sweeper has
+   * already taken it over (its deadline passed): the order must not be written then.
+   */
+  async completePlacement(reservationKey: string): Promise<boolean> {
+    const { count } = await this.tx.pendingRelease.deleteMany({ where: { reservationKey, placementDeadline: { not: null } } });
+    return count === 1;
+  }
+
+  /** A Release about to be made, remembered with the change that calls for it (see `queueRelease`). */
+  queueRelease(reservationKey: string, reason: string): Promise<void> {
+    return queueRelease(this.tx, reservationKey, reason);
+  }
+
+  /** An Idempotency-Key's response, stored with the order it describes, so both exist or neither does. */
+  async storeIdempotentResponse(userId: string, key: string, status: number, body: unknown): Promise<void> {
+    await this.tx.idempotencyKey.update({ where: { userId_key: { userId, key } }, data: { responseStatus: status, responseBody: body as Prisma.InputJsonValue } });
   }
 }

@@ -1,6 +1,8 @@
-// The public shapes of orders, items and shipments. The schemas are what the OpenAPI document
-// publishes; the mappers are typed by them, so they agree.
+// The public shapes of orders, items and shipments, and every mapping from rows to them (REST
+// and GraphQL). The schemas are what the OpenAPI document publishes; the mappers are typed by
+// them, so they agree.
 import { idField, z } from '@platform/validation';
+import type { PlacedOrder } from './place-order';
 import type { OrderItemRow, OrderRow } from './repository';
 import { orderStatuses } from './status';
 
@@ -96,4 +98,28 @@ export const PLACED_VERSION = 1;
 
 export function etagOf(order: Pick<OrderRow, 'version'>): string {
   return `"${order.version}"`;
+}
+
+/**
+ * The response to POST /orders: a new order as it is, or a replay's stored body with the ETag of
+ * the order as placed (so an If-Match with it fails once the order changed).
+ */
+export function toPlacedOrderResponse(placed: PlacedOrder): { body: OrderResponse; etag: string } {
+  if (placed.kind === 'replayed') return { body: placed.response, etag: etagOf({ version: PLACED_VERSION }) };
+  return { body: toOrderResponse(placed.order), etag: etagOf(placed.order) };
+}
+
+/** An order as the orders subgraph resolves it; the user is a reference the users subgraph resolves. */
+export function toGraphOrder(order: OrderRow) {
+  const productId = order.items[0]?.productId ?? null;
+  return {
+    id: order.id,
+    amount: order.amount,
+    currency: order.currency,
+    status: order.status,
+    createdAt: order.createdAt.toISOString(),
+    productId,
+    user: { __typename: 'User', id: order.userId },
+    shipment: { status: order.shipment?.status ?? 'PREPARING', carrier: order.shipment?.carrier ?? null, trackingNumber: order.shipment?.trackingNumber ?? null },
+  };
 }

@@ -25,3 +25,8 @@ export function assertTransition(from: OrderStatus, to: OrderStatus): void {
   throw new ApiError('CONFLICT', `An order cannot move from ${from} to ${to}.`);
 }
 
+
+/** Why a write lost its race when the winner canceled the order: more use to a client than "it changed". */
+export function canceledMeanwhile(statusNow: OrderStatus | undefined): ApiError | undefined {
+  return statusNow === 'CANCELED' ? new ApiError('ORDER_ALREADY_CANCELED', 'The order is already canceled.') : undefined;
+}

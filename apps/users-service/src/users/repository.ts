@@ -4,8 +4,37 @@ import { Prisma, type PrismaClient, type User } from '../generated/prisma/client
 
 export type UserRow = User;
 
+export interface UserAddress {
+  zipCode: string;
+  line1: string;
+  line2?: string | null;
+}
+
+/** A whole profile (sign-up, PUT): what is null is cleared. */
+export interface UserProfile {
+  name: string;
+  email: string;
+  phone: string | null;
+  address: UserAddress | null;
+  nickname: string | null;
+  marketingAgreed: boolean;
+}
+
+export interface NewUser extends UserProfile {
+  id: string;
+  role: 'customer' | 'admin';
+  passwordHash: string;
+}
+
+/** What a versioned update may change; fields left out keep their value. */
+export interface UserChanges extends Partial<UserProfile> {
+  passwordHash?: string;
+  /** Counts the credential version up in the same write: every token issued before is refused from then on. */
+  revokeTokens?: boolean;
+}
+
 export interface UserFilters {
-  emailKey?: string;
+  email?: string;
   namePrefix?: string;
   marketingAgreed?: boolean;
   createdFrom?: Date;
@@ -15,11 +44,29 @@ export interface UserFilters {
 /** Public sort names to columns: email sorts by its indexed lower-case key. */
 const sortColumns: Record<string, string> = { createdAt: 'createdAt', name: 'name', email: 'emailKey' };
 
+/** Emails are unique and looked up without regard to case or surrounding spaces. */
+const emailKeyOf = (email: string) => email.trim().toLowerCase();
+
+function addressColumns(address: UserAddress | null) {
+  return { addressZipCode: address?.zipCode ?? null, addressLine1: address?.line1 ?? null, addressLine2: address?.line2 ?? null };
+}
+
+function changedColumns(changes: UserChanges): Prisma.UserUpdateManyMutationInput {
+  const { email, address, revokeTokens, ...columns } = changes;
+  return {
+    ...columns,
+    ...(email !== undefined ? { email, emailKey: emailKeyOf(email) } : {}),
+    ...(address !== undefined ? addressColumns(address) : {}),
+    ...(revokeTokens ? { credentialVersion: { increment: 1 } } : {}),
+  };
+}
+
 export class UserRepository {
   constructor(private readonly prisma: PrismaClient) {}
 
-  create(data: Prisma.UserCreateInput): Promise<UserRow> {
-    return this.prisma.user.create({ data });
+  create(user: NewUser): Promise<UserRow> {
+    const { address, ...columns } = user;
+    return this.prisma.user.create({ data: { ...columns, emailKey: emailKeyOf(user.email), ...addressColumns(address) } });
   }
 
   findById(id: string): Promise<UserRow | null> {
@@ -30,13 +77,13 @@ export class UserRepository {
     return this.prisma.user.findMany({ where: { id: { in: [...ids] } } });
   }
 
-  findByEmailKey(emailKey: string): Promise<UserRow | null> {
-    return this.prisma.user.findUnique({ where: { emailKey } });
+  findByEmail(email: string): Promise<UserRow | null> {
+    return this.prisma.user.findUnique({ where: { emailKey: emailKeyOf(email) } });
   }
 
   /** Updates only when the version still matches (optimistic concurrency); null when it moved on. */
-  async updateVersioned(id: string, version: number, data: Prisma.UserUpdateInput): Promise<UserRow | null> {
-    const { count } = await this.prisma.user.updateMany({ where: { id, version }, data: { ...data, version: { increment: 1 } } as Prisma.UserUpdateManyMutationInput });
+  async updateVersioned(id: string, version: number, changes: UserChanges): Promise<UserRow | null> {
+    const { count } = await this.prisma.user.updateMany({ where: { id, version }, data: { ...changedColumns(changes), version: { increment: 1 } } });
     return count === 1 ? this.findById(id) : null;
   }
 
@@ -51,7 +98,7 @@ export class UserRepository {
 
   async list(filters: UserFilters, page: PageRequest): Promise<{ rows: UserRow[]; total?: number }> {
     const where: Prisma.UserWhereInput = {
-      emailKey: filters.emailKey,
+      emailKey: filters.email !== undefined ? emailKeyOf(filters.email) : undefined,
       name: filters.namePrefix ? { startsWith: filters.namePrefix } : undefined,
       marketingAgreed: filters.marketingAgreed,
       createdAt: filters.createdFrom || filters.createdBefore ? { gte: filters.createdFrom, lt: filters.createdBefore } : undefined,

@@ -2,6 +2,7 @@
 import { Router, type RequestHandler } from 'express';
 import { adminOnly, principalOf } from '@platform/auth';
 import { methodNotAllowed } from '@platform/errors';
+import { mapListItems } from '@platform/paging';
 import { expectedVersion } from '@platform/service-kit';
 import { noQueryParameters, parseBody, parseQuery } from '@platform/validation';
 import { etagOf, toUserResponse } from './representation';
@@ -18,7 +19,7 @@ export function usersRoutes(users: UserService, authenticate: RequestHandler): R
       res.status(201).location(`/v1/users/${user.id}`).setHeader('ETag', etagOf(user)).json(toUserResponse(user));
     })
     .get(authenticate, adminOnly, async (req, res) => {
-      res.json(await users.list(principalOf(res), parseQuery(listUsersQuery, req.query)));
+      res.json(mapListItems(await users.list(principalOf(res), parseQuery(listUsersQuery, req.query)), toUserResponse));
     })
     .all(methodNotAllowed);
 

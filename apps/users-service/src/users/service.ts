@@ -4,11 +4,10 @@ import { ApiError } from '@platform/errors';
 import { isId, newId } from '@platform/ids';
 import { type ListEnvelope, parseSort, toListEnvelope, toPageRequest } from '@platform/paging';
 import { updateAtVersion } from '@platform/service-kit';
-import type { Prisma } from '../generated/prisma/client';
 import { decoyHash, hashPassword, verifyPassword } from './password';
 import { whenUniqueViolated } from '@platform/db';
-import { type UserRepository, UserRepository as Repo, type UserRow } from './repository';
-import { type TokenResponse, toUserResponse, type UserResponse } from './representation';
+import { type UserChanges, type UserProfile, type UserRepository, UserRepository as Repo, type UserRow } from './repository';
+import type { TokenResponse } from './representation';
 import { type ListUsersQuery, type PatchUserInput, type ReplaceUserInput, type SignUpInput, userSortFields } from './schemas';
 
 export interface UserServiceSettings {
@@ -17,28 +16,19 @@ export interface UserServiceSettings {
   accessTokenTtlS: number;
 }
 
-const emailKeyOf = (email: string) => email.trim().toLowerCase();
-
 function emailTaken(): ApiError {
   return new ApiError('EMAIL_TAKEN', 'An account with this email already exists.', {
     fieldErrors: [{ field: 'email', code: 'NOT_ALLOWED', message: 'This email is already registered.' }],
   });
 }
 
-type Address = SignUpInput['address'];
-
-function addressColumns(address: Address) {
-  return { addressZipCode: address?.zipCode ?? null, addressLine1: address?.line1 ?? null, addressLine2: address?.line2 ?? null };
-}
-
-/** A whole profile (sign-up, PUT) as columns: what is not sent is cleared. */
-function profileColumns(input: ReplaceUserInput) {
+/** A whole profile (sign-up, PUT): what is not sent is cleared. */
+function profileOf(input: ReplaceUserInput): UserProfile {
   return {
     name: input.name,
     email: input.email,
-    emailKey: emailKeyOf(input.email),
     phone: input.phone ?? null,
-    ...addressColumns(input.address),
+    address: input.address ?? null,
     nickname: input.nickname ?? null,
     marketingAgreed: input.marketingAgreed ?? false,
   };
@@ -52,12 +42,12 @@ export class UserService {
 
   async signUp(input: SignUpInput, role: 'customer' | 'admin' = 'customer'): Promise<UserRow> {
     const passwordHash = await hashPassword(input.password);
-    return whenUniqueViolated(this.users.create({ id: newId(), ...profileColumns(input), role, passwordHash }), emailTaken);
+    return whenUniqueViolated(this.users.create({ id: newId(), ...profileOf(input), role, passwordHash }), emailTaken);
   }
 
   /** The same answer for an unknown email and a wrong password, in about the same time. */
   async issueToken(email: string, password: string): Promise<TokenResponse> {
-    const user = await this.users.findByEmailKey(emailKeyOf(email));
+    const user = await this.users.findByEmail(email);
     const valid = await verifyPassword(password, user?.passwordHash ?? (await decoyHash));
     if (!user || !valid) throw new ApiError('INVALID_CREDENTIALS', 'The email or password is wrong.');
     await this.users.touchLastLogin(user.id, new Date());
@@ -82,7 +72,7 @@ export class UserService {
     return new Map(rows.map((row) => [row.id, row]));
   }
 
-  async list(principal: Principal, query: ListUsersQuery): Promise<ListEnvelope<UserResponse>> {
+  async list(principal: Principal, query: ListUsersQuery): Promise<ListEnvelope<UserRow>> {
     requireAdmin(principal);
     const { size, cursor, page, offset, limit, withTotal, sort: sortParam, ...filterParams } = query;
     const sort = parseSort(sortParam, userSortFields, { field: 'createdAt', direction: 'desc' });
@@ -90,7 +80,7 @@ export class UserService {
     const createdBefore = filterParams.createdTo ? new Date(Date.parse(`${filterParams.createdTo}T00:00:00Z`) + 86_400_000) : undefined;
     const { rows, total } = await this.users.list(
       {
-        emailKey: filterParams.email ? emailKeyOf(filterParams.email) : undefined,
+        email: filterParams.email || undefined,
         namePrefix: filterParams.name,
         marketingAgreed: filterParams.marketingAgreed,
         createdFrom: filterParams.createdFrom ? new Date(`${filterParams.createdFrom}T00:00:00Z`) : undefined,
@@ -98,27 +88,19 @@ export class UserService {
       },
       pageRequest,
     );
-    return toListEnvelope(rows, pageRequest, { secret: this.settings.cursorSecret, toItem: toUserResponse, sortValue: (row) => Repo.sortValue(row, sort.field), totalCount: total });
+    return toListEnvelope(rows, pageRequest, { secret: this.settings.cursorSecret, toItem: (row) => row, sortValue: (row) => Repo.sortValue(row, sort.field), totalCount: total });
   }
 
   async patch(principal: Principal, id: string, input: PatchUserInput, expectedVersion?: number): Promise<UserRow> {
-    const data: Prisma.UserUpdateInput = {};
-    if (input.name !== undefined) data.name = input.name;
-    if (input.email !== undefined) Object.assign(data, { email: input.email, emailKey: emailKeyOf(input.email) });
-    if (input.phone !== undefined) data.phone = input.phone;
-    if (input.address !== undefined) Object.assign(data, addressColumns(input.address));
-    if (input.nickname !== undefined) data.nickname = input.nickname;
-    if (input.marketingAgreed !== undefined) data.marketingAgreed = input.marketingAgreed;
-    if (input.password !== undefined) {
-      data.passwordHash = await hashPassword(input.password);
-      // In the same write: every token issued before this change is refused from now on.
-      data.credentialVersion = { increment: 1 };
-    }
-    return this.update(principal, id, data, expectedVersion);
+    const { password, ...profile } = input;
+    const changes: UserChanges = { ...profile };
+    // In the same write: every token issued before this change is refused from now on.
+    if (password !== undefined) Object.assign(changes, { passwordHash: await hashPassword(password), revokeTokens: true });
+    return this.update(principal, id, changes, expectedVersion);
   }
 
   async replace(principal: Principal, id: string, input: ReplaceUserInput, expectedVersion?: number): Promise<UserRow> {
-    return this.update(principal, id, profileColumns(input), expectedVersion);
+    return this.update(principal, id, profileOf(input), expectedVersion);
   }
 
   async delete(principal: Principal, id: string): Promise<void> {
@@ -133,7 +115,7 @@ export class UserService {
 
   /** Creates the configured admin once; a restart finds it and changes nothing. */
   async bootstrapAdmin(email: string, password: string): Promise<'created' | 'exists'> {
-    if (await this.users.findByEmailKey(emailKeyOf(email))) return 'exists';
+    if (await this.users.findByEmail(email)) return 'exists';
     try {
       await this.signUp({ name: 'Administrator', email, password }, 'admin');
       return 'created';
@@ -143,8 +125,8 @@ export class UserService {
     }
   }
 
-  private async update(principal: Principal, id: string, data: Prisma.UserUpdateInput, expectedVersion?: number): Promise<UserRow> {
+  private async update(principal: Principal, id: string, changes: UserChanges, expectedVersion?: number): Promise<UserRow> {
     const current = await this.get(principal, id);
-    return updateAtVersion('user', current.version, expectedVersion, (version) => whenUniqueViolated(this.users.updateVersioned(current.id, version, data), emailTaken));
+    return updateAtVersion('user', current.version, expectedVersion, (version) => whenUniqueViolated(this.users.updateVersioned(current.id, version, changes), emailTaken));
   }
 }

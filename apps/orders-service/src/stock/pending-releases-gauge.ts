@@ -1,7 +1,7 @@
 // How much stock orders still owe inventory: releases queued because inventory could not take
 // them back at once (the sweeper retries them). Growing means inventory keeps refusing.
 import { Gauge, type Registry } from 'prom-client';
-import type { OrderRepository } from './repository';
+import type { OrderRepository } from '../orders/repository';
 
 export function pendingStockReleasesGauge(orders: OrderRepository, registry: Registry): Gauge {
   return new Gauge({

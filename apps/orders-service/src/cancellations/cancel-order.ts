@@ -1,0 +1,65 @@
+// Canceling an order: the status moves to CANCELED and the stock goes back to inventory. The
+// Release is queued in the same unit of work, so a crash right after the commit cannot lose it.
+// Two callers: a client's PATCH (now, at the version it read) and the cancellation worker.
+import type { Principal } from '@platform/auth';
+import { ApiError } from '@platform/errors';
+import { type Logger, updateAtVersion } from '@platform/service-kit';
+import type { OrderQueries } from '../orders/queries';
+import type { OrderRepository, OrderRow } from '../orders/repository';
+import { assertTransition, canceledMeanwhile, canTransition } from '../orders/status';
+import type { StockReservations } from '../stock/reservations';
+
+/** What the worker's cancel did; `contended` leaves the request for the next sweep. */
+export type CancelOutcome = 'canceled' | 'already-canceled' | 'not-cancelable' | 'gone' | 'contended';
+
+/** Lost races the worker retries in one go: other writes keep winning only while the order is busy. */
+export const CANCEL_ATTEMPTS = 5;
+
+export class CancelOrder {
+  constructor(
+    private readonly orders: OrderRepository,
+    private readonly queries: OrderQueries,
+    private readonly stock: StockReservations,
+    private readonly logger: Logger,
+    private readonly attempts = CANCEL_ATTEMPTS,
+  ) {}
+
+  /** PATCH {status: CANCELED}: the owner or an admin cancels now; a couponCode sent with it changes too. */
+  async cancel(principal: Principal, id: string, options: { couponCode?: string | null; expectedVersion?: number } = {}): Promise<OrderRow> {
+    const order = await this.queries.get(principal, id);
+    await updateAtVersion('order', order.version, options.expectedVersion, async (version) => {
+      assertTransition(order.status, 'CANCELED');
+      if (options.couponCode !== undefined && order.status !== 'PENDING') throw new ApiError('ORDER_NOT_EDITABLE', 'The coupon can change only while the order is PENDING.');
+      return (await this.cancelAt(order, version, options.couponCode)) ? true : null;
+    }, { explainLostRace: async () => canceledMeanwhile(await this.orders.statusOf(order.id)) });
+    return this.queries.get(principal, id);
+  }
+
+  /**
+   * The cancellation worker's cancel: the same rules as PATCH, no caller to answer. A write that
+   * wins meanwhile means reading the order again, at most `attempts` times; then the request
+   * waits for the next sweep rather than holding the worker.
+   */
+  async forCancellation(orderId: string): Promise<CancelOutcome> {
+    for (let attempt = 1; attempt <= this.attempts; attempt++) {
+      const order = await this.orders.findById(orderId);
+      if (!order) return 'gone';
+      if (order.status === 'CANCELED') return 'already-canceled';
+      if (!canTransition(order.status, 'CANCELED')) return 'not-cancelable';
+      if (await this.cancelAt(order, order.version)) return 'canceled';
+    }
+    this.logger.warn({ orderId, attempts: this.attempts }, 'order kept changing while being canceled; the next sweep tries again');
+    return 'contended';
+  }
+
+  /** False when another write changed the order since `version`: nothing is written then. */
+  private async cancelAt(order: OrderRow, version: number, couponCode?: string | null): Promise<boolean> {
+    const canceled = await this.orders.unitOfWork(async (writes) => {
+      if (!(await writes.updateAtVersion(order.id, version, { status: 'CANCELED', couponCode, canceledAt: new Date() }))) return false;
+      await writes.queueRelease(order.reservationKey, 'order canceled');
+      return true;
+    });
+    if (canceled) await this.stock.release(order.reservationKey, 'order canceled');
+    return canceled;
+  }
+}

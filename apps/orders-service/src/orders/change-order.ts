@@ -1,0 +1,87 @@
+// Changing an order after it was placed: its status and coupon (PATCH), its items (PUT: the new
+// stock is reserved before the old is given back), or deleting it. Every write is at the version
+// the client read (If-Match); canceling is the cancellations' story (CancelOrder).
+import { type Principal, requireAdmin } from '@platform/auth';
+import { ApiError } from '@platform/errors';
+import { newId } from '@platform/ids';
+import { updateAtVersion } from '@platform/service-kit';
+import type { CancelOrder } from '../cancellations/cancel-order';
+import { placementTooLate, type StockReservations } from '../stock/reservations';
+import type { Pricing } from './pricing';
+import type { OrderQueries } from './queries';
+import type { OrderRepository, OrderRow } from './repository';
+import type { PatchOrderInput, ReplaceOrderInput } from './schemas';
+import { assertTransition, canceledMeanwhile } from './status';
+
+export class ChangeOrder {
+  constructor(
+    private readonly orders: OrderRepository,
+    private readonly queries: OrderQueries,
+    private readonly pricing: Pricing,
+    private readonly stock: StockReservations,
+    private readonly cancelOrder: CancelOrder,
+  ) {}
+
+  async patch(principal: Principal, id: string, input: PatchOrderInput, expectedVersion?: number): Promise<OrderRow> {
+    if (input.status === 'CANCELED') return this.cancelOrder.cancel(principal, id, { couponCode: input.couponCode, expectedVersion });
+    const order = await this.queries.get(principal, id);
+    await updateAtVersion('order', order.version, expectedVersion, async (version) => {
+      if (input.status !== undefined && input.status !== order.status) {
+        // Moving an order along is the shop's job.
+        requireAdmin(principal);
+        assertTransition(order.status, input.status);
+      }
+      if (input.couponCode !== undefined && order.status !== 'PENDING') throw new ApiError('ORDER_NOT_EDITABLE', 'The coupon can change only while the order is PENDING.');
+      const now = new Date();
+      const status = input.status ?? order.status;
+      return this.orders.unitOfWork(async (writes) => {
+        if (!(await writes.updateAtVersion(order.id, version, { status, couponCode: input.couponCode }))) return null;
+        if (status === 'SHIPPED' || status === 'DELIVERED') await writes.upsertShipment(order.id, { status, shippedAt: order.shipment?.shippedAt ?? now });
+        return true;
+      });
+    }, { explainLostRace: async () => canceledMeanwhile(await this.orders.statusOf(order.id)) });
+    return this.queries.get(principal, id);
+  }
+
+  async replace(principal: Principal, id: string, input: ReplaceOrderInput, expectedVersion?: number): Promise<OrderRow> {
+    const order = await this.queries.get(principal, id);
+    await updateAtVersion('order', order.version, expectedVersion, async (version) => {
+      if (order.status !== 'PENDING') throw new ApiError('ORDER_NOT_EDITABLE', `The order is ${order.status}; only PENDING orders can be replaced.`);
+      const priced = await this.pricing.price(input.items);
+      // Reserve the new items under a new key first, then swap, then free the old reservation.
+      // A fresh key per attempt: a key whose release is still pending is never reserved again.
+      const reservationKey = `${order.id}:${newId()}`;
+      await this.stock.reserve(reservationKey, input.items, priced);
+      let swapped: boolean;
+      try {
+        swapped = await this.orders.unitOfWork(async (writes) => {
+          // Lost to another write: nothing is written yet, and the new reservation goes back below.
+          if (!(await writes.updateAtVersion(order.id, version, { amount: priced.amount, currency: priced.currency, couponCode: input.couponCode ?? null, reservationKey }))) return false;
+          if (!(await writes.completePlacement(reservationKey))) throw placementTooLate();
+          await writes.replaceItems(order.id, priced.items);
+          await writes.queueRelease(order.reservationKey, 'replaced items');
+          return true;
+        });
+      } catch (error) {
+        await this.stock.release(reservationKey, 'order replace failed after reserving');
+        throw error;
+      }
+      if (!swapped) {
+        await this.stock.release(reservationKey, 'order replace lost to another write');
+        return null;
+      }
+      await this.stock.release(order.reservationKey, 'replaced items');
+      return true;
+    }, { explainLostRace: async () => canceledMeanwhile(await this.orders.statusOf(order.id)) });
+    return this.queries.get(principal, id);
+  }
+
+  async delete(principal: Principal, id: string, expectedVersion?: number): Promise<void> {
+    const order = await this.queries.get(principal, id);
+    await updateAtVersion('order', order.version, expectedVersion, async (version) => {
+      // Stock first (idempotent): if inventory cannot take it back now, the order stays and the client retries.
+      await this.stock.releaseNow(order.reservationKey);
+      return (await this.orders.delete(order.id, version)) ? true : null;
+    }, { explainLostRace: async () => canceledMeanwhile(await this.orders.statusOf(order.id)) });
+  }
+}

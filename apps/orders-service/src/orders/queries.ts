@@ -1,0 +1,86 @@
+// Reading orders and their items: who sees which order (owner or admin), filters, paging. Rows
+// come back as rows (a list in its paging envelope); representation.ts maps them for clients.
+import { assertOwnerOrAdmin, isAdmin, type Principal } from '@platform/auth';
+import { ApiError } from '@platform/errors';
+import { isId } from '@platform/ids';
+import { type ListEnvelope, parseSort, type PagingParams, toListEnvelope, toPageRequest } from '@platform/paging';
+import { type OrderFilters, type OrderItemRow, type OrderRepository, type OrderRow } from './repository';
+import { type OrderSearch, orderSortFields } from './schemas';
+
+type OrderConditions = Omit<OrderSearch, 'size' | 'cursor' | 'page' | 'offset' | 'limit' | 'withTotal' | 'sort'>;
+
+export class OrderQueries {
+  constructor(
+    private readonly orders: OrderRepository,
+    private readonly cursorSecret: string,
+  ) {}
+
+  /** The order, if the principal may see it; someone else's order is 404. */
+  async get(principal: Principal, id: string): Promise<OrderRow> {
+    const order = isId(id) ? await this.orders.findById(id) : null;
+    if (!order) throw ApiError.notFound('Order');
+    assertOwnerOrAdmin(principal, order.userId, 'Order');
+    return order;
+  }
+
+  /** The orders among `ids` the principal may see (GraphQL references, batched). */
+  async getMany(principal: Principal, ids: readonly string[]): Promise<Map<string, OrderRow>> {
+    const rows = await this.orders.findByIds(ids.filter(isId));
+    return new Map(rows.filter((row) => isAdmin(principal) || row.userId === principal.userId).map((row) => [row.id, row]));
+  }
+
+  async list(principal: Principal, search: OrderSearch): Promise<ListEnvelope<OrderRow>> {
+    const { size, cursor, page, offset, limit, withTotal, sort: sortParam, ...conditions } = search;
+    if (conditions.userId && !isAdmin(principal) && conditions.userId !== principal.userId) throw ApiError.forbidden("Customers can list only their own orders; leave out userId or send your own.");
+    const filters = this.filtersOf(principal, conditions);
+    const sort = parseSort(sortParam, orderSortFields, { field: 'createdAt', direction: 'desc' });
+    const paging: PagingParams = { size, cursor, page, offset, limit, withTotal };
+    const pageRequest = toPageRequest(paging, { list: 'orders', sort, filters, secret: this.cursorSecret });
+    const { rows, total } = await this.orders.list(filters, pageRequest);
+    return toListEnvelope(rows, pageRequest, { secret: this.cursorSecret, toItem: (row) => row, sortValue: (row) => row[sort.field], totalCount: total });
+  }
+
+  /** Newest orders the principal may see, after the order `afterId` (GraphQL `orders`). */
+  async recent(principal: Principal, first: number, afterId?: string): Promise<OrderRow[]> {
+    const sort = { field: 'createdAt', direction: 'desc' } as const;
+    const page = toPageRequest({ size: Math.max(1, first) }, { list: 'orders', sort, secret: this.cursorSecret });
+    if (afterId) {
+      const after = await this.get(principal, afterId);
+      page.after = { value: after.createdAt, id: after.id };
+    }
+    const { rows } = await this.orders.list(this.filtersOf(principal, {}), page);
+    return rows.slice(0, page.take);
+  }
+
+  async items(principal: Principal, orderId: string, paging: PagingParams & { sort?: string }): Promise<ListEnvelope<OrderItemRow>> {
+    const order = await this.get(principal, orderId);
+    const sort = parseSort(paging.sort, ['id'] as const, { field: 'id', direction: 'asc' });
+    const page = toPageRequest(paging, { list: `items:${order.id}`, sort, secret: this.cursorSecret });
+    const { rows, total } = await this.orders.listItems(order.id, page);
+    return toListEnvelope(rows, page, { secret: this.cursorSecret, toItem: (row) => row, sortValue: (row) => row.id, totalCount: total });
+  }
+
+  async item(principal: Principal, itemId: string): Promise<OrderItemRow> {
+    const item = isId(itemId) ? await this.orders.findItem(itemId) : null;
+    if (!item) throw ApiError.notFound('Order item');
+    assertOwnerOrAdmin(principal, item.order.userId, 'Order item');
+    const { order: _order, ...row } = item;
+    return row;
+  }
+
+  private filtersOf(principal: Principal, conditions: OrderConditions): OrderFilters {
+    if (conditions.from && conditions.to && conditions.from > conditions.to) throw ApiError.unprocessable('The date range is empty.', [{ field: 'from', code: 'OUT_OF_RANGE', message: 'from must not be after to.' }]);
+    const day = (date: string) => new Date(`${date}T00:00:00.000Z`);
+    return {
+      // A customer always sees only their own orders, whatever else they ask.
+      userId: isAdmin(principal) ? conditions.userId : principal.userId,
+      ids: conditions.ids?.filter(isId),
+      statuses: conditions.status,
+      createdFrom: conditions.from ? day(conditions.from) : undefined,
+      createdBefore: conditions.to ? new Date(day(conditions.to).getTime() + 86_400_000) : undefined,
+      minAmount: conditions.minAmount,
+      hasCoupon: conditions.hasCoupon,
+      productNameContains: conditions.q,
+    };
+  }
+}

@@ -1,0 +1,37 @@
+// Shipping an order (admin): the shipment is created or replaced, and SHIPPED or DELIVERED moves
+// the order along the status table in the same unit of work.
+import { type Principal, requireAdmin } from '@platform/auth';
+import { ApiError } from '@platform/errors';
+import { updateAtVersion } from '@platform/service-kit';
+import type { OrderQueries } from '../orders/queries';
+import type { OrderRepository, OrderRow } from '../orders/repository';
+import type { ShipmentInput } from '../orders/schemas';
+import { assertTransition, canceledMeanwhile, type OrderStatus } from '../orders/status';
+
+export class ShipmentService {
+  constructor(
+    private readonly orders: OrderRepository,
+    private readonly queries: OrderQueries,
+  ) {}
+
+  async put(principal: Principal, orderId: string, input: ShipmentInput): Promise<OrderRow> {
+    requireAdmin(principal);
+    const order = await this.queries.get(principal, orderId);
+    const target: OrderStatus | undefined = input.status === 'PREPARING' ? undefined : input.status;
+    if (order.status === 'CANCELED') throw new ApiError('CONFLICT', 'The order is canceled; it has no shipment to change.');
+    if (target && target !== order.status) assertTransition(order.status, target);
+    const now = new Date();
+    await updateAtVersion('order', order.version, undefined, (version) =>
+      this.orders.unitOfWork(async (writes) => {
+        if (target && target !== order.status && !(await writes.updateAtVersion(order.id, version, { status: target }))) return null;
+        await writes.upsertShipment(order.id, {
+          status: input.status,
+          carrier: input.carrier ?? null,
+          trackingNumber: input.trackingNumber ?? null,
+          shippedAt: input.status === 'PREPARING' ? null : (order.shipment?.shippedAt ?? now),
+        });
+        return true;
+      }), { explainLostRace: async () => canceledMeanwhile(await this.orders.statusOf(order.id)) });
+    return this.queries.get(principal, orderId);
+  }
+}

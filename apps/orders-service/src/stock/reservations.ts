@@ -1,0 +1,98 @@
+// Stock an order holds in inventory: reserved all or nothing when an order is placed or its items
+// replaced, given back when it is canceled, replaced or never written. A Release inventory cannot
+// take now is queued and retried by the sweeper (`retryPendingReleases`), so no stock is lost.
+import { ApiError } from '@platform/errors';
+import type { InventoryGateway, ReserveOrderResult } from '@platform/inventory-contract';
+import { type Logger, remainingMs } from '@platform/service-kit';
+import type { PricedOrder } from '../orders/pricing';
+import type { OrderRepository } from '../orders/repository';
+import type { CreateOrderInput } from '../orders/schemas';
+
+/**
+ * How long after its request's deadline a placement's stock stays reserved with no order written.
+ * Past it the sweeper releases the stock (a crash between Reserve and the order's commit), so
+ * stock is whole again within deadline + this margin + one sweep interval.
+ */
+export const PLACEMENT_MARGIN_MS = 5_000;
+
+/** The unit of work that writes the order found its placement taken over by the sweeper. */
+export function placementTooLate(): ApiError {
+  return new ApiError('SERVICE_UNAVAILABLE', 'Placing the order took too long; its stock was released. Retry the request.', { headers: { 'Retry-After': '1' } });
+}
+
+export class StockReservations {
+  constructor(
+    private readonly orders: OrderRepository,
+    private readonly inventory: InventoryGateway,
+    private readonly logger: Logger,
+  ) {}
+
+  /**
+   * Records the placement (so the sweeper frees the stock if the order is never written), then
+   * reserves every item under `reservationKey` in one ReserveOrder call: inventory takes all of
+   * them or none, so a refusal leaves nothing to give back. The caller completes the placement
+   * in the unit of work that writes the order (`OrderWrites.completePlacement`).
+   */
+  async reserve(reservationKey: string, items: CreateOrderInput['items'], priced: PricedOrder): Promise<void> {
+    await this.orders.recordPlacement(reservationKey, new Date(Date.now() + remainingMs() + PLACEMENT_MARGIN_MS));
+    let result: ReserveOrderResult;
+    try {
+      result = await this.inventory.reserveOrder(reservationKey, priced.items.map((item) => ({ sku: item.sku, quantity: item.quantity })));
+    } catch (error) {
+      // Timed out or unanswered: the reservation may still commit after this release, so the
+      // sweeper releases again later (Release is idempotent).
+      await this.release(reservationKey, 'the reservation failed; its outcome is unknown');
+      await this.orders.queueRelease(reservationKey, 'a reservation timed out; its outcome is unknown');
+      throw error;
+    }
+    if (result.kind === 'reserved') return;
+    // Refused: inventory took nothing under this key, so its placement has nothing to release.
+    await this.orders.releaseDone(reservationKey);
+    const refused = new Set(result.skus);
+    throw new ApiError('OUT_OF_STOCK', 'Not enough stock for some items; nothing was reserved.', {
+      fieldErrors: priced.items.flatMap((item, index) => (refused.has(item.sku) ? [{ field: `items[${index}].quantity`, code: 'OUT_OF_RANGE' as const, message: `Not enough stock of ${items[index].productId}.` }] : [])),
+    });
+  }
+
+  /**
+   * Gives a reservation's stock back. If inventory cannot take it now, the key is queued and the
+   * sweeper retries until it can (Release is idempotent).
+   */
+  async release(reservationKey: string, why: string): Promise<void> {
+    try {
+      await this.inventory.release(reservationKey);
+      await this.orders.releaseDone(reservationKey);
+    } catch (error) {
+      this.logger.warn({ err: error, reservationKey, why }, 'stock release failed; queued for retry');
+      await this.orders.queueRelease(reservationKey, why);
+    }
+  }
+
+  /** Gives a reservation's stock back now or fails: for a caller who can retry (DELETE). */
+  async releaseNow(reservationKey: string): Promise<void> {
+    await this.inventory.release(reservationKey);
+  }
+
+  /**
+   * The sweeper's part: placements whose order was never written become releases, then queued
+   * releases are retried; returns how many inventory took back now. Entries younger than
+   * `graceMs` wait, so a Reserve that committed late is released too.
+   */
+  async retryPendingReleases(options: { limit?: number; graceMs?: number; now?: Date } = {}): Promise<number> {
+    const now = options.now ?? new Date();
+    const dead = await this.orders.expirePlacements(now);
+    if (dead) this.logger.warn({ placements: dead }, 'order placements died before writing their order; releasing their stock');
+    let released = 0;
+    for (const pending of await this.orders.pendingReleases(options.limit ?? 50, new Date(now.getTime() - (options.graceMs ?? 5_000)))) {
+      try {
+        await this.inventory.release(pending.reservationKey);
+        await this.orders.releaseDone(pending.reservationKey);
+        released += 1;
+      } catch {
+        await this.orders.queueRelease(pending.reservationKey, pending.reason); // counts the attempt
+        break; // inventory is still away; the next sweep tries again
+      }
+    }
+    return released;
+  }
+}
