@@ -2,6 +2,7 @@ export { parseSort, type Sort, type SortDirection } from './sort';
 export { decodeCursor, encodeCursor, type CursorValue } from './cursor';
 export {
   DEFAULT_PAGE_SIZE,
+  findKeysetPage,
   keysetQuery,
   listEnvelopeSchema,
   mapListItems,
@@ -10,6 +11,7 @@ export {
   pagingQueryShape,
   toListEnvelope,
   toPageRequest,
+  type RowsPage,
   type ListEnvelope,
   type PageRequest,
   type PagingParams,

@@ -1,6 +1,6 @@
 import { ApiError } from '@platform/errors';
 import { encodeCursor } from './cursor';
-import { keysetQuery, mapListItems, toListEnvelope, toPageRequest } from './page';
+import { findKeysetPage, keysetQuery, mapListItems, toListEnvelope, toPageRequest } from './page';
 import { parseSort } from './sort';
 
 const secret = 'test-cursor-secret';
@@ -122,5 +122,23 @@ describe('mapListItems', () => {
     expect(mapListItems(page, (row) => row.id.toUpperCase())).toEqual({ items: ['A', 'B'], nextCursor: 'next', hasNext: true });
     expect(Object.keys(mapListItems(page, (row) => row))).not.toContain('totalCount');
     expect(mapListItems({ ...page, totalCount: 7 }, (row) => row.id).totalCount).toBe(7);
+  });
+});
+
+describe('findKeysetPage', () => {
+  it('asks for one row more than the page and counts only when the total was asked for', async () => {
+    const asked: unknown[] = [];
+    const query = {
+      find: async (keyset: unknown) => {
+        asked.push(keyset);
+        return rows;
+      },
+      count: async () => 42,
+    };
+    const plain = await findKeysetPage(toPageRequest({ size: 5 }, { list: 'orders', sort, secret }), query);
+    expect(plain).toEqual({ rows, total: undefined });
+    expect(asked[0]).toEqual({ where: {}, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: 6, skip: 0 });
+    const counted = await findKeysetPage(toPageRequest({ size: 5, withTotal: true }, { list: 'orders', sort, secret }), query);
+    expect(counted.total).toBe(42);
   });
 });

@@ -107,13 +107,10 @@ export function toPageRequest<F extends string>(
 }
 
 /**
- * The Prisma `where` and `orderBy` of a keyset page: rows after (value, id) in sort order, with
- * `id` breaking ties so the order is total. Needs an index on (field, id). `column` names the
- * Prisma field when it differs from the public sort name.
- */
-/**
- * Prisma `where` and `orderBy` for the page after the cursor. `key` is the table's unique key
- * (the tie-breaker after the sort column; `id` for most tables, the SKU for stock).
+ * The Prisma `where` and `orderBy` of a keyset page: rows after (value, key) in sort order, with
+ * the table's unique `key` breaking ties so the order is total (`id` for most tables, the SKU for
+ * stock). Needs an index on (column, key). `column` names the Prisma field when it differs from
+ * the public sort name.
  */
 export function keysetQuery(request: PageRequest, column: string = request.sort.field, key = 'id'): { where: Record<string, unknown>; orderBy: Record<string, 'asc' | 'desc'>[] } {
   const { direction } = request.sort;
@@ -124,6 +121,31 @@ export function keysetQuery(request: PageRequest, column: string = request.sort.
   const { value, id } = request.after;
   const where = field === key ? { [key]: { [beyond]: id } } : { OR: [{ [field]: { [beyond]: value } }, { [field]: value, [key]: { [beyond]: id } }] };
   return { where, orderBy };
+}
+
+/** What a repository's list returns: up to `take + 1` rows (the extra one tells there is a next page) and the total when asked. */
+export interface RowsPage<Row> {
+  rows: Row[];
+  total?: number;
+}
+
+/**
+ * One keyset page, the way every repository lists: `find` gets the keyset condition (to AND with
+ * its own filter), the order and the window (`take + 1` rows); `count` counts the filter alone and
+ * runs beside it only when the client asked for the total.
+ */
+export async function findKeysetPage<Row>(
+  request: PageRequest,
+  query: {
+    column?: string;
+    key?: string;
+    find: (keyset: { where: Record<string, unknown>; orderBy: Record<string, 'asc' | 'desc'>[]; take: number; skip: number }) => Promise<Row[]>;
+    count: () => Promise<number>;
+  },
+): Promise<RowsPage<Row>> {
+  const keyset = keysetQuery(request, query.column, query.key);
+  const [rows, total] = await Promise.all([query.find({ ...keyset, take: request.take + 1, skip: request.skip }), request.withTotal ? query.count() : undefined]);
+  return { rows, total };
 }
 
 /** Builds the envelope from `take + 1` fetched rows. */

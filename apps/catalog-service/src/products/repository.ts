@@ -1,5 +1,5 @@
 // Prisma queries of products.
-import { keysetQuery, type PageRequest } from '@platform/paging';
+import { findKeysetPage, type PageRequest } from '@platform/paging';
 import { Prisma, type PrismaClient, type Product } from '../generated/prisma/client';
 
 export type ProductRow = Product;
@@ -64,11 +64,9 @@ export class ProductRepository {
       name: filters.nameContains ? { contains: filters.nameContains, mode: 'insensitive' } : undefined,
       price: filters.minPrice !== undefined || filters.maxPrice !== undefined ? { gte: filters.minPrice, lte: filters.maxPrice } : undefined,
     };
-    const keyset = keysetQuery(page);
-    const [rows, total] = await Promise.all([
-      this.prisma.product.findMany({ where: { AND: [where, keyset.where] }, orderBy: keyset.orderBy, take: page.take + 1, skip: page.skip }),
-      page.withTotal ? this.prisma.product.count({ where }) : Promise.resolve(undefined),
-    ]);
-    return { rows, total };
+    return findKeysetPage(page, {
+      find: (keyset) => this.prisma.product.findMany({ where: { AND: [where, keyset.where] }, orderBy: keyset.orderBy, take: keyset.take, skip: keyset.skip }),
+      count: () => this.prisma.product.count({ where }),
+    });
   }
 }

@@ -1,5 +1,5 @@
 // Prisma queries of reviews. A review and the product's rating counters change together.
-import { keysetQuery, type PageRequest } from '@platform/paging';
+import { findKeysetPage, type PageRequest } from '@platform/paging';
 import { Prisma, type PrismaClient, type Review } from '../generated/prisma/client';
 
 export type ReviewRow = Review;
@@ -36,11 +36,9 @@ export class ReviewRepository {
   }
 
   async listByProduct(productId: string, page: PageRequest): Promise<{ rows: ReviewRow[]; total?: number }> {
-    const keyset = keysetQuery(page);
-    const [rows, total] = await Promise.all([
-      this.prisma.review.findMany({ where: { AND: [{ productId }, keyset.where] }, orderBy: keyset.orderBy, take: page.take + 1, skip: page.skip }),
-      page.withTotal ? this.prisma.review.count({ where: { productId } }) : Promise.resolve(undefined),
-    ]);
-    return { rows, total };
+    return findKeysetPage(page, {
+      find: (keyset) => this.prisma.review.findMany({ where: { AND: [{ productId }, keyset.where] }, orderBy: keyset.orderBy, take: keyset.take, skip: keyset.skip }),
+      count: () => this.prisma.review.count({ where: { productId } }),
+    });
   }
 }

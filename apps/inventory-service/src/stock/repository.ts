@@ -1,7 +1,7 @@
 // SQL of stock and reservations. Each reservation operation is one statement, so it is atomic on
 // its own and holds the stock rows' locks only for as long as that statement runs. Stock changes
 // (SetStock, AdjustStock) are one short transaction with their idempotency record.
-import { keysetQuery, type PageRequest } from '@platform/paging';
+import { findKeysetPage, type PageRequest } from '@platform/paging';
 import type { PrismaClient } from '../generated/prisma/client';
 
 export type ReserveOutcome =
@@ -226,12 +226,13 @@ export class StockRepository {
   /** A page of stock levels in SKU order (the SKU is the key), optionally only `skus`. */
   async listLevels(filter: { skus?: readonly string[] }, page: PageRequest): Promise<{ rows: StockLevelRow[]; total?: number }> {
     const where = filter.skus ? { sku: { in: [...filter.skus] } } : {};
-    const keyset = keysetQuery(page, 'sku', 'sku');
     const select = { sku: true, available: true, reserved: true, version: true, updatedAt: true } as const;
-    const [rows, total] = await Promise.all([
-      this.prisma.stock.findMany({ where: { AND: [where, keyset.where] }, orderBy: keyset.orderBy, take: page.take + 1, skip: page.skip, select }),
-      page.withTotal ? this.prisma.stock.count({ where }) : Promise.resolve(undefined),
-    ]);
+    const { rows, total } = await findKeysetPage(page, {
+      column: 'sku',
+      key: 'sku',
+      find: (keyset) => this.prisma.stock.findMany({ where: { AND: [where, keyset.where] }, orderBy: keyset.orderBy, take: keyset.take, skip: keyset.skip, select }),
+      count: () => this.prisma.stock.count({ where }),
+    });
     return { rows: rows.map((row) => ({ ...row, version: Number(row.version) })), total };
   }
 

@@ -1,5 +1,5 @@
 // Prisma queries of orders and their items and shipments.
-import { keysetQuery, type PageRequest } from '@platform/paging';
+import { findKeysetPage, type PageRequest } from '@platform/paging';
 import { Prisma, type PrismaClient } from '../generated/prisma/client';
 import type { OrderStatus } from './status';
 
@@ -100,12 +100,10 @@ export class OrderRepository {
 
   async list(filters: OrderFilters, page: PageRequest): Promise<{ rows: OrderRow[]; total?: number }> {
     const where = whereOf(filters);
-    const keyset = keysetQuery(page);
-    const [rows, total] = await Promise.all([
-      this.prisma.order.findMany({ where: { AND: [where, keyset.where] }, orderBy: keyset.orderBy, take: page.take + 1, skip: page.skip, include: withChildren }),
-      page.withTotal ? this.prisma.order.count({ where }) : Promise.resolve(undefined),
-    ]);
-    return { rows, total };
+    return findKeysetPage(page, {
+      find: (keyset) => this.prisma.order.findMany({ where: { AND: [where, keyset.where] }, orderBy: keyset.orderBy, take: keyset.take, skip: keyset.skip, include: withChildren }),
+      count: () => this.prisma.order.count({ where }),
+    });
   }
 
   findItem(id: string) {
@@ -113,12 +111,10 @@ export class OrderRepository {
   }
 
   async listItems(orderId: string, page: PageRequest): Promise<{ rows: OrderItemRow[]; total?: number }> {
-    const keyset = keysetQuery(page);
-    const [rows, total] = await Promise.all([
-      this.prisma.orderItem.findMany({ where: { AND: [{ orderId }, keyset.where] }, orderBy: keyset.orderBy, take: page.take + 1, skip: page.skip }),
-      page.withTotal ? this.prisma.orderItem.count({ where: { orderId } }) : Promise.resolve(undefined),
-    ]);
-    return { rows, total };
+    return findKeysetPage(page, {
+      find: (keyset) => this.prisma.orderItem.findMany({ where: { AND: [{ orderId }, keyset.where] }, orderBy: keyset.orderBy, take: keyset.take, skip: keyset.skip }),
+      count: () => this.prisma.orderItem.count({ where: { orderId } }),
+    });
   }
 
   /**

@@ -1,5 +1,5 @@
 // Prisma queries of the users table. Callers get rows; rules live in service.ts.
-import { keysetQuery, type PageRequest } from '@platform/paging';
+import { findKeysetPage, type PageRequest } from '@platform/paging';
 import { Prisma, type PrismaClient, type User } from '../generated/prisma/client';
 
 export type UserRow = User;
@@ -103,13 +103,11 @@ export class UserRepository {
       marketingAgreed: filters.marketingAgreed,
       createdAt: filters.createdFrom || filters.createdBefore ? { gte: filters.createdFrom, lt: filters.createdBefore } : undefined,
     };
-    const column = sortColumns[page.sort.field];
-    const keyset = keysetQuery(page, column);
-    const [rows, total] = await Promise.all([
-      this.prisma.user.findMany({ where: { AND: [where, keyset.where] }, orderBy: keyset.orderBy, take: page.take + 1, skip: page.skip }),
-      page.withTotal ? this.prisma.user.count({ where }) : Promise.resolve(undefined),
-    ]);
-    return { rows, total };
+    return findKeysetPage(page, {
+      column: sortColumns[page.sort.field],
+      find: (keyset) => this.prisma.user.findMany({ where: { AND: [where, keyset.where] }, orderBy: keyset.orderBy, take: keyset.take, skip: keyset.skip }),
+      count: () => this.prisma.user.count({ where }),
+    });
   }
 
   static sortValue(row: UserRow, sortField: string): string | Date {
