@@ -1,4 +1,4 @@
-// The public shape of a stock level (REST). on_hand is available plus reserved.
+// The shapes of a stock level callers see (gRPC and REST). on_hand is available plus reserved.
 import { z } from '@platform/validation';
 import type { StockLevelRow } from './repository';
 
@@ -12,8 +12,21 @@ export const stockLevelRepresentation = z.object({
 
 export type StockLevelResponse = z.infer<typeof stockLevelRepresentation>;
 
+/** A stock level as the gRPC API and the service's callers see it. */
+export interface StockLevel {
+  sku: string;
+  onHand: number;
+  reserved: number;
+  available: number;
+}
+
+/** The one place a row becomes a level: the table keeps available and reserved; on hand is their sum. */
+export function toStockLevel(row: Pick<StockLevelRow, 'sku' | 'available' | 'reserved'>): StockLevel {
+  return { sku: row.sku, onHand: row.available + row.reserved, reserved: row.reserved, available: row.available };
+}
+
 export function toStockLevelResponse(row: StockLevelRow): StockLevelResponse {
-  return { sku: row.sku, onHand: row.available + row.reserved, reserved: row.reserved, available: row.available, updatedAt: row.updatedAt.toISOString() };
+  return { ...toStockLevel(row), updatedAt: row.updatedAt.toISOString() };
 }
 
 export function etagOf(row: StockLevelRow): string {

@@ -4,6 +4,7 @@ import { newId } from '@platform/ids';
 import { isDeadlock, isUniqueViolation } from '@platform/db';
 import type { PageRequest } from '@platform/paging';
 import type { ReserveOrderOutcome, StockChangeOutcome, StockLevelRow, StockRepository } from './repository';
+import { type StockLevel, toStockLevel } from './representation';
 import { ReserveBatcher } from './reserve-batcher';
 import type { StockWatch } from './watch';
 
@@ -25,13 +26,6 @@ export interface Reservation {
   sku: string;
   quantity: number;
   remaining: number;
-}
-
-export interface StockLevel {
-  sku: string;
-  onHand: number;
-  reserved: number;
-  available: number;
 }
 
 export interface OrderLine {
@@ -89,10 +83,6 @@ function skuList(skus: readonly string[]): string[] {
   const problems = unique.map((sku, index) => textProblem(`skus[${index}]`, sku, MAX_SKU)).filter((problem) => problem !== undefined);
   if (problems.length) throw new InventoryError('INVALID_ARGUMENT', problems.join('; '));
   return unique;
-}
-
-export function toStockLevel(row: Pick<StockLevelRow, 'sku' | 'available' | 'reserved'>): StockLevel {
-  return { sku: row.sku, onHand: row.available + row.reserved, reserved: row.reserved, available: row.available };
 }
 
 export class StockService {
