@@ -10,7 +10,7 @@ import { parseArgument } from '@platform/validation';
 import type { OrderUseCases } from '../app';
 import { checkedIdempotencyKey } from '../idempotency/store';
 import type { OrderRow } from '../orders/repository';
-import { toGraphOrder, toPlacedOrderResponse } from '../orders/representation';
+import { toGraphOrder } from '../orders/representation';
 import { createOrderBody } from '../orders/schemas';
 
 export const ordersTypeDefs = gql(readFileSync(path.join(__dirname, 'schema.graphql'), 'utf8'));
@@ -38,8 +38,9 @@ export function ordersResolvers(orders: Pick<OrderUseCases, 'queries' | 'placeOr
         const principal = requirePrincipal(context);
         const input = parseArgument(createOrderBody, args.input, 'input');
         const placed = await orders.placeOrder.place(principal, input, checkedIdempotencyKey(args.idempotencyKey, 'idempotencyKey'));
-        // A replay's stored body is the order as placed; the graph answers with the order as it is now.
-        return toGraphOrder(await orders.queries.get(principal, toPlacedOrderResponse(placed).body.id));
+        // A new order is answered as written. A replay's stored body is the order as it was placed,
+        // while the graph answers with the order as it is now: only a replay reads it again.
+        return toGraphOrder(placed.kind === 'placed' ? placed.order : await orders.queries.get(principal, placed.response.id));
       },
       cancelOrder: async (_: unknown, args: { id: string }, context: OrdersContext) =>
         toGraphOrder(await orders.cancelOrder.cancel(requirePrincipal(context), args.id)),
