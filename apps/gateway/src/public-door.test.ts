@@ -499,6 +499,14 @@ describe('client input is a 4xx, never a 5xx', () => {
     expect(upstream.seen.length).toBe(before);
   });
 
+  it('forwards an HTTP/1.0 request that names no Host (legal in 1.0) instead of failing on it', async () => {
+    const client = await RawClient.open(gateway.server.port);
+    client.send(`GET /v1/users/echo HTTP/1.0\r\nAuthorization: Bearer ${token}\r\n\r\n`);
+    const res = await client.response();
+    expect(res.status).toBe(200);
+    expect(JSON.parse(res.body).headers['x-forwarded-host']).toBeUndefined();
+  });
+
   it('answers 415 for a request body with a content coding, which the gateway does not decode', async () => {
     const before = upstream.seen.length;
     for (const coding of ['gzip', 'br', 'deflate, identity']) {

@@ -90,7 +90,9 @@ function forwardedHeaders(req: Request, budget: number): OutgoingHttpHeaders {
   const chain = incoming['x-forwarded-for'];
   headers['x-forwarded-for'] = chain ? `${chain}, ${peer}` : peer;
   headers['x-forwarded-proto'] = incoming['x-forwarded-proto'] ?? 'http';
-  headers['x-forwarded-host'] = incoming['x-forwarded-host'] ?? incoming.host;
+  // HTTP/1.0 may name no Host: then there is none to pass on (an undefined header value would throw).
+  const host = incoming['x-forwarded-host'] ?? incoming.host;
+  if (host !== undefined) headers['x-forwarded-host'] = host;
   if (req.originalUrl.startsWith('/v1')) headers['x-forwarded-prefix'] = '/v1';
   headers[TIMEOUT_HEADER] = String(budget);
   // `traceparent` is OpenTelemetry's: its HTTP instrumentation writes this hop's span into it.
