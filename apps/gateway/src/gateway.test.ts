@@ -691,6 +691,13 @@ describe('GraphQL over HTTP (the GraphQL-over-HTTP specification)', () => {
     expect([latin.status, latin.body?.code ?? JSON.parse(latin.text).code]).toEqual([406, 'NOT_ACCEPTABLE']);
   });
 
+  it('answers request parameters it cannot read (variables that are not JSON) with 400 MALFORMED_REQUEST, not INTERNAL', async () => {
+    for (const accept of ['application/json', 'application/graphql-response+json']) {
+      const res = await call('GET', `/v1/graphql?query=${encodeURIComponent('{ me { id } }')}&variables=${encodeURIComponent('{nope')}`, { token, headers: { accept } });
+      expect([res.status, JSON.parse(res.text).errors]).toEqual([400, [{ message: expect.stringContaining('cannot be read'), extensions: { code: 'MALFORMED_REQUEST' } }]]);
+    }
+  });
+
   it('runs queries over GET and refuses mutations over GET with 405', async () => {
     const query = await call('GET', `/v1/graphql?query=${encodeURIComponent('query Me { me { id } }')}`, { token, headers: { accept: 'application/json' } });
     expect(query.status).toBe(200);

@@ -12,7 +12,7 @@ import { ApolloGateway, type GraphQLDataSourceProcessOptions, RemoteGraphQLDataS
 import { ApolloArmor } from '@escape.tech/graphql-armor';
 import type { Request, RequestHandler, Response } from 'express';
 import { type ExecutionArgs, type ExecutionResult, getOperationAST, GraphQLError, NoSchemaIntrospectionCustomRule, specifiedRules, type ValidationRule } from 'graphql';
-import { createHandler } from 'graphql-http';
+import { createHandler, parseRequestParams } from 'graphql-http';
 import { ApiError, type ErrorCode } from '@platform/errors';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
@@ -82,6 +82,7 @@ const KnownOperationTypes: ValidationRule = (context) => ({
 
 /** What a client may see of an error: our codes and messages; anything unexpected is INTERNAL. */
 function formatError(error: Readonly<GraphQLError | Error>): GraphQLError {
+  if (error instanceof ApiError) return new GraphQLError(error.message, { extensions: { code: error.code } });
   if (!(error instanceof GraphQLError)) return new GraphQLError('An unexpected error occurred.', { extensions: { code: 'INTERNAL' } });
   const code = (error.extensions?.code as string | undefined) ?? (error.path ? 'INTERNAL' : 'GRAPHQL_VALIDATION_FAILED');
   if (code === 'INTERNAL_SERVER_ERROR' || code === 'INTERNAL') return new GraphQLError('An unexpected error occurred.', { path: error.path, extensions: { code: 'INTERNAL' } });
@@ -170,6 +171,15 @@ export async function createFederatedGraph(options: FederatedGraphOptions): Prom
 
   const handle = createHandler<Request, { res: Response }, GatewayContext>({
     schema,
+    // graphql-http throws a plain Error for parameters it cannot read (variables that are not JSON,
+    // no query): the client's mistake, 400 MALFORMED_REQUEST, not a fault to hide behind INTERNAL.
+    parseRequestParams: async (req) => {
+      try {
+        return await parseRequestParams(req);
+      } catch (error) {
+        throw new ApiError('MALFORMED_REQUEST', `The GraphQL request parameters cannot be read: ${(error as Error).message}.`);
+      }
+    },
     parse: documents.parse,
     validate: documents.validate,
     validationRules: (req) => (req.method === 'GET' ? rules : postRules),
