@@ -5,43 +5,61 @@
 // Each app starts it from `src/instrument.ts`, the first import of its main.ts: http, gRPC and pg
 // must be patched before anything loads them.
 //
-// Configured by the standard OTEL_* variables (read by @opentelemetry/sdk-node):
+// Configured by the standard OTEL_* variables:
 // - OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT): where spans go, over
-//   OTLP/HTTP. Unset: nothing is recorded or sent, and trace context still flows, so every hop's
-//   logs and error bodies carry the client's trace id.
+//   OTLP/HTTP, protobuf unless OTEL_EXPORTER_OTLP_PROTOCOL is http/json. Unset: nothing is
+//   recorded or sent, and trace context still flows, so every hop's logs and error bodies carry
+//   the client's trace id.
 // - OTEL_TRACES_SAMPLER / OTEL_TRACES_SAMPLER_ARG: e.g. parentbased_traceidratio with 0.1.
-// - OTEL_SERVICE_NAME (default: the app's name), OTEL_RESOURCE_ATTRIBUTES, OTEL_SDK_DISABLED.
+// - OTEL_SERVICE_NAME (default: the app's name), OTEL_RESOURCE_ATTRIBUTES, OTEL_BSP_*,
+//   OTEL_SDK_DISABLED.
+//
+// The trace SDK alone, not @opentelemetry/sdk-node: that one loads metrics and logs SDKs and
+// every exporter kind whether used or not, about 50 MiB resident per process for nothing here
+// (metrics are Prometheus's, logs are stdout's).
 import { type Span, trace } from '@opentelemetry/api';
-
-export type { Span };
+import { registerInstrumentations } from '@opentelemetry/instrumentation';
 import { GrpcInstrumentation } from '@opentelemetry/instrumentation-grpc';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici';
-import { NodeSDK } from '@opentelemetry/sdk-node';
+import { detectResources, envDetector, hostDetector, processDetector, resourceFromAttributes } from '@opentelemetry/resources';
+import { AlwaysOffSampler, BatchSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base';
+import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+
+export type { Span };
 
 /** Paths probes and scrapers call every few seconds: no trace of their own. */
 const UNTRACED_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
 
-let sdk: NodeSDK | undefined;
+let running: { provider: NodeTracerProvider; unpatch: () => void } | undefined;
 
 /** Whether spans leave the process (an OTLP endpoint is set). */
 export function exportingSpans(env: NodeJS.ProcessEnv = process.env): boolean {
   return Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) && env.OTEL_SDK_DISABLED !== 'true';
 }
 
+/** The OTLP/HTTP exporter the protocol variables ask for; loaded only when spans are exported. */
+function otlpExporter(env: NodeJS.ProcessEnv): SpanExporter {
+  const protocol = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL || env.OTEL_EXPORTER_OTLP_PROTOCOL || 'http/protobuf';
+  if (protocol === 'http/json') return new (require('@opentelemetry/exporter-trace-otlp-http') as typeof import('@opentelemetry/exporter-trace-otlp-http')).OTLPTraceExporter();
+  if (protocol === 'http/protobuf') return new (require('@opentelemetry/exporter-trace-otlp-proto') as typeof import('@opentelemetry/exporter-trace-otlp-proto')).OTLPTraceExporter();
+  throw new Error(`OTEL_EXPORTER_OTLP_PROTOCOL=${protocol}: spans are exported over OTLP/HTTP only; use http/protobuf (the default) or http/json`);
+}
+
 export function startTracing(service: string): void {
-  if (sdk || process.env.OTEL_SDK_DISABLED === 'true') return;
-  process.env.OTEL_SERVICE_NAME ??= service;
-  // Metrics are Prometheus's (/metrics) and logs are stdout's: the SDK exports traces only.
-  process.env.OTEL_METRICS_EXPORTER ??= 'none';
-  process.env.OTEL_LOGS_EXPORTER ??= 'none';
-  if (!exportingSpans()) {
-    // Nowhere to send spans: record none (no cost beyond the ids), send nothing.
-    process.env.OTEL_TRACES_EXPORTER = 'none';
-    process.env.OTEL_TRACES_SAMPLER = 'always_off';
-  }
-  sdk = new NodeSDK({
+  if (running || process.env.OTEL_SDK_DISABLED === 'true') return;
+  const exporting = exportingSpans();
+  const provider = new NodeTracerProvider({
+    resource: resourceFromAttributes({ 'service.name': service }).merge(detectResources({ detectors: [envDetector, processDetector, hostDetector] })),
+    // Nowhere to send spans: record none (no cost beyond the ids). Otherwise the OTEL_TRACES_SAMPLER variables decide.
+    ...(exporting ? {} : { sampler: new AlwaysOffSampler() }),
+    spanProcessors: exporting ? [new BatchSpanProcessor(otlpExporter(process.env))] : [],
+  });
+  // The W3C trace-context and baggage propagators, and async-hooks context.
+  provider.register();
+  const unpatch = registerInstrumentations({
+    tracerProvider: provider,
     instrumentations: [
       new HttpInstrumentation({ ignoreIncomingRequestHook: (req) => UNTRACED_PATHS.has((req.url ?? '').split('?')[0]) }),
       new UndiciInstrumentation(), // fetch
@@ -51,13 +69,17 @@ export function startTracing(service: string): void {
       new PgInstrumentation({ requireParentSpan: true, ignoreConnectSpans: true }),
     ],
   });
-  sdk.start();
+  running = { provider, unpatch };
 }
 
 /** Sends the spans still buffered; part of a graceful stop. */
 export async function stopTracing(): Promise<void> {
-  await sdk?.shutdown().catch(() => undefined);
-  sdk = undefined;
+  if (!running) return;
+  const { provider, unpatch } = running;
+  running = undefined;
+  unpatch();
+  await provider.shutdown().catch(() => undefined);
+  trace.disable();
 }
 
 /** The span of the request being served (the server span the HTTP instrumentation opened), if any. */
