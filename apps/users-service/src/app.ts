@@ -10,7 +10,7 @@ import type { UsersConfig } from './config';
 import { credentialsRoutes } from './credentials/routes';
 import { usersResolvers, usersTypeDefs } from './graphql/resolvers';
 import { UserRepository } from './users/repository';
-import { usersRoutes } from './users/routes';
+import { signInRoutes, usersRoutes } from './users/routes';
 import { UserService } from './users/service';
 
 export interface UsersAppDeps {
@@ -42,8 +42,10 @@ export async function createUsersApp(deps: UsersAppDeps) {
   app.use(requireAcceptableResponse); // 406
   app.use(jsonBody()); // 415, 413, malformed JSON
   app.use('/graphql', graphql); // subgraph; verifies the forwarded token itself
-  app.use(credentialsRoutes(users, new TokenVerifier(config.jwtVerifySecrets, { audience: 'internal' }))); // the gateway's revocation check (service tokens only)
-  app.use(usersRoutes(users, authenticate(verifier))); // /users, /tokens
+  app.use('/internal', authenticate(new TokenVerifier(config.jwtVerifySecrets, { audience: 'internal' })), credentialsRoutes(users)); // the gateway's revocation check (service tokens only)
+  app.use(signInRoutes(users)); // POST /users (sign-up), POST /tokens: the calls without a token
+  app.use(authenticate(verifier)); // everything below needs a bearer token
+  app.use(usersRoutes(users)); // /users, /users/:id
   app.use(notFoundHandler);
   app.use(databaseOutages); // an unreachable database: 503 + Retry-After, not 500
   app.use(errorHandler);

@@ -14,15 +14,21 @@ beforeAll(async () => {
     next();
   });
   app.use(requireAcceptableResponse);
-  app
+  // Public writes above an authentication-like middleware, reads below it, on the same path.
+  const publicThings = express.Router();
+  publicThings.post('/things', (_req, res) => {
+    res.status(201).json({});
+  });
+  app.use(publicThings);
+  app.use((req, _res, next) => next(req.path !== '/things' || req.headers.authorization ? undefined : new ApiError('UNAUTHENTICATED', 'A bearer token is required.')));
+  const privateThings = express.Router();
+  privateThings
     .route('/things')
     .get((_req, res) => {
       res.json({ items: [] });
     })
-    .post((_req, res) => {
-      res.status(201).json({});
-    })
     .all(methodNotAllowed);
+  app.use(privateThings);
   app.get('/things/:id', (req, res) => {
     res.json({ id: req.params.id });
   });
@@ -73,8 +79,8 @@ describe('the error format', () => {
     expect(((await res.json()) as { code: string }).code).toBe('NOT_FOUND');
   });
 
-  it('answers 405 with Allow for a known path and another method', async () => {
-    const res = await fetch(`${url}/things`, { method: 'DELETE' });
+  it('answers 405 with Allow naming the methods of every route at the path, above and below authentication', async () => {
+    const res = await fetch(`${url}/things`, { method: 'DELETE', headers: { authorization: 'Bearer any' } });
     expect(res.status).toBe(405);
     expect(res.headers.get('allow')).toBe('GET, POST, HEAD');
     expect(((await res.json()) as { code: string }).code).toBe('METHOD_NOT_ALLOWED');

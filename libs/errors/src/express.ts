@@ -40,15 +40,40 @@ export const notFoundHandler: RequestHandler = (req) => {
   throw new ApiError('NOT_FOUND', `No resource at ${req.method} ${req.path}.`);
 };
 
+/** The parts of Express's router (the `router` package) that tell which routes serve a path. */
+interface RouterLayer {
+  route?: { methods: Record<string, boolean> };
+  handle?: { stack?: RouterLayer[] };
+  /** Mounted at `/`: sees every path. */
+  slash?: boolean;
+  match(path: string): unknown;
+}
+
+/** The methods the routes of `stack` (and of routers mounted at `/` in it) answer at `path`. */
+function methodsServedAt(stack: RouterLayer[], path: string, methods: Set<string>): void {
+  for (const layer of stack) {
+    if (layer.route) {
+      if (layer.match(path)) for (const method of Object.keys(layer.route.methods)) if (method !== '_all') methods.add(method.toUpperCase());
+    } else if (layer.slash && layer.handle?.stack) {
+      methodsServedAt(layer.handle.stack, path, methods);
+    }
+  }
+}
+
 /**
  * Put last on a route (`router.route(p).get(...).all(methodNotAllowed)`): the route exists but
- * not for this method, so answer 405 with the methods it does have.
+ * not for this method, so answer 405 with the methods the app does have at this path, wherever
+ * they are declared (a public `POST /users` above the authentication middleware, `GET /users`
+ * below it).
  */
 export const methodNotAllowed: RequestHandler = (req) => {
-  const methods = Object.keys((req.route as { methods: Record<string, boolean> }).methods)
-    .filter((method) => method !== '_all')
-    .map((method) => method.toUpperCase());
-  if (methods.includes('GET') && !methods.includes('HEAD')) methods.push('HEAD');
+  const served = new Set<string>();
+  const appRouter = (req.app as unknown as { router?: { stack: RouterLayer[] } }).router;
+  if (appRouter) methodsServedAt(appRouter.stack, req.path, served);
+  // A router mounted under a prefix is not searched: its own route answers alone.
+  if (served.size === 0) for (const method of Object.keys((req.route as { methods: Record<string, boolean> }).methods)) if (method !== '_all') served.add(method.toUpperCase());
+  const methods = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].filter((method) => served.has(method));
+  if (methods.includes('GET')) methods.push('HEAD');
   throw new ApiError('METHOD_NOT_ALLOWED', `${req.method} is not supported here.`, { headers: { Allow: methods.join(', ') } });
 };
 

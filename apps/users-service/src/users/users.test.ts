@@ -307,7 +307,7 @@ describe('DELETE /users/{id}', () => {
   it('answers 405 with Allow for a method the resource lacks', async () => {
     const res = await call('POST', '/users/me', { token: adminToken, body: {} });
     expect(res.status).toBe(405);
-    expect(res.headers.get('allow')).toBe('GET, PATCH, PUT, DELETE, HEAD');
+    expect(res.headers.get('allow')).toBe('GET, PUT, PATCH, DELETE, HEAD');
   });
 });
 
