@@ -4,9 +4,9 @@
 // again on the same one, as a developer's second start finds it. Loopback only; stops itself.
 // Targets: ready in 12 s or less after the first build, 1 GiB resident or less for all five.
 // Memory is read twice: 5 s after ready, while V8 still holds the young generation that start-up
-// grew, and 30 s after, once its memory reducer has run (it shrinks the heap of a process that
-// has stopped allocating, about 10-20 s in): that second figure is what an idle stack holds.
-// Usage: node tools/bench/embedded-stack.mjs [seconds after ready to read memory, default 5,30]
+// grew, and 60 s after, once its memory reducer has run (it shrinks the heap of a process that
+// has stopped allocating, some 10-60 s in): that second figure is what an idle stack holds.
+// Usage: node tools/bench/embedded-stack.mjs [seconds after ready to read memory, default 5,60]
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,7 +14,7 @@ import path from 'node:path';
 import readline from 'node:readline';
 import { root, table } from './stack.mjs';
 
-const readAt = (process.argv[2] ?? '5,30').split(',').map(Number);
+const readAt = (process.argv[2] ?? '5,60').split(',').map(Number);
 const OFFSET = 6_500;
 
 /** Resident memory of a process, MiB, from /proc (Linux). */
