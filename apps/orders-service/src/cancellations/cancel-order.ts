@@ -3,10 +3,10 @@
 // Two callers: a client's PATCH (now, at the version it read) and the cancellation worker.
 import type { Principal } from '@platform/auth';
 import { ApiError } from '@platform/errors';
-import { type Logger, updateAtVersion } from '@platform/service-kit';
+import { type Logger } from '@platform/service-kit';
 import type { OrderQueries } from '../orders/queries';
 import type { OrderRepository, OrderRow } from '../orders/repository';
-import { assertTransition, canceledMeanwhile, canTransition } from '../orders/status';
+import { assertTransition, canTransition, updateOrderAtVersion } from '../orders/status';
 import type { StockReservations } from '../stock/reservations';
 
 /** What the worker's cancel did; `contended` leaves the request for the next sweep. */
@@ -27,11 +27,11 @@ export class CancelOrder {
   /** PATCH {status: CANCELED}: the owner or an admin cancels now; a couponCode sent with it changes too. */
   async cancel(principal: Principal, id: string, options: { couponCode?: string | null; expectedVersion?: number } = {}): Promise<OrderRow> {
     const order = await this.queries.get(principal, id);
-    await updateAtVersion('order', order.version, options.expectedVersion, async (version) => {
+    await updateOrderAtVersion(this.orders, order, options.expectedVersion, async (version) => {
       assertTransition(order.status, 'CANCELED');
       if (options.couponCode !== undefined && order.status !== 'PENDING') throw new ApiError('ORDER_NOT_EDITABLE', 'The coupon can change only while the order is PENDING.');
       return (await this.cancelAt(order, version, options.couponCode)) ? true : null;
-    }, { explainLostRace: async () => canceledMeanwhile(await this.orders.statusOf(order.id)) });
+    });
     return this.queries.get(principal, id);
   }
 

@@ -4,14 +4,13 @@
 import { type Principal, requireAdmin } from '@platform/auth';
 import { ApiError } from '@platform/errors';
 import { newId } from '@platform/ids';
-import { updateAtVersion } from '@platform/service-kit';
 import type { CancelOrder } from '../cancellations/cancel-order';
 import { placementTooLate, type StockReservations } from '../stock/reservations';
 import type { Pricing } from './pricing';
 import type { OrderQueries } from './queries';
 import type { OrderRepository, OrderRow } from './repository';
 import type { PatchOrderInput, ReplaceOrderInput } from './schemas';
-import { assertTransition, canceledMeanwhile } from './status';
+import { assertTransition, updateOrderAtVersion } from './status';
 
 export class ChangeOrder {
   constructor(
@@ -25,7 +24,7 @@ export class ChangeOrder {
   async patch(principal: Principal, id: string, input: PatchOrderInput, expectedVersion?: number): Promise<OrderRow> {
     if (input.status === 'CANCELED') return this.cancelOrder.cancel(principal, id, { couponCode: input.couponCode, expectedVersion });
     const order = await this.queries.get(principal, id);
-    await updateAtVersion('order', order.version, expectedVersion, async (version) => {
+    await updateOrderAtVersion(this.orders, order, expectedVersion, async (version) => {
       if (input.status !== undefined && input.status !== order.status) {
         // Moving an order along is the shop's job.
         requireAdmin(principal);
@@ -39,13 +38,13 @@ export class ChangeOrder {
         if (status === 'SHIPPED' || status === 'DELIVERED') await writes.upsertShipment(order.id, { status, shippedAt: order.shipment?.shippedAt ?? now });
         return true;
       });
-    }, { explainLostRace: async () => canceledMeanwhile(await this.orders.statusOf(order.id)) });
+    });
     return this.queries.get(principal, id);
   }
 
   async replace(principal: Principal, id: string, input: ReplaceOrderInput, expectedVersion?: number): Promise<OrderRow> {
     const order = await this.queries.get(principal, id);
-    await updateAtVersion('order', order.version, expectedVersion, async (version) => {
+    await updateOrderAtVersion(this.orders, order, expectedVersion, async (version) => {
       if (order.status !== 'PENDING') throw new ApiError('ORDER_NOT_EDITABLE', `The order is ${order.status}; only PENDING orders can be replaced.`);
       const priced = await this.pricing.price(input.items);
       // Reserve the new items under a new key first, then swap, then free the old reservation.
@@ -72,16 +71,16 @@ export class ChangeOrder {
       }
       await this.stock.release(order.reservationKey, 'replaced items');
       return true;
-    }, { explainLostRace: async () => canceledMeanwhile(await this.orders.statusOf(order.id)) });
+    });
     return this.queries.get(principal, id);
   }
 
   async delete(principal: Principal, id: string, expectedVersion?: number): Promise<void> {
     const order = await this.queries.get(principal, id);
-    await updateAtVersion('order', order.version, expectedVersion, async (version) => {
+    await updateOrderAtVersion(this.orders, order, expectedVersion, async (version) => {
       // Stock first (idempotent): if inventory cannot take it back now, the order stays and the client retries.
       await this.stock.releaseNow(order.reservationKey);
       return (await this.orders.delete(order.id, version)) ? true : null;
-    }, { explainLostRace: async () => canceledMeanwhile(await this.orders.statusOf(order.id)) });
+    });
   }
 }

@@ -2,11 +2,10 @@
 // the order along the status table in the same unit of work.
 import { type Principal, requireAdmin } from '@platform/auth';
 import { ApiError } from '@platform/errors';
-import { updateAtVersion } from '@platform/service-kit';
 import type { OrderQueries } from '../orders/queries';
 import type { OrderRepository, OrderRow } from '../orders/repository';
 import type { ShipmentInput } from '../orders/schemas';
-import { assertTransition, canceledMeanwhile, type OrderStatus } from '../orders/status';
+import { assertTransition, type OrderStatus, updateOrderAtVersion } from '../orders/status';
 
 export class ShipmentService {
   constructor(
@@ -21,7 +20,7 @@ export class ShipmentService {
     if (order.status === 'CANCELED') throw new ApiError('CONFLICT', 'The order is canceled; it has no shipment to change.');
     if (target && target !== order.status) assertTransition(order.status, target);
     const now = new Date();
-    await updateAtVersion('order', order.version, undefined, (version) =>
+    await updateOrderAtVersion(this.orders, order, undefined, (version) =>
       this.orders.unitOfWork(async (writes) => {
         if (target && target !== order.status && !(await writes.updateAtVersion(order.id, version, { status: target }))) return null;
         await writes.upsertShipment(order.id, {
@@ -31,7 +30,8 @@ export class ShipmentService {
           shippedAt: input.status === 'PREPARING' ? null : (order.shipment?.shippedAt ?? now),
         });
         return true;
-      }), { explainLostRace: async () => canceledMeanwhile(await this.orders.statusOf(order.id)) });
+      }),
+    );
     return this.queries.get(principal, orderId);
   }
 }
