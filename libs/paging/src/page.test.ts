@@ -77,8 +77,8 @@ describe('keysetQuery and toListEnvelope', () => {
       const request = toPageRequest({ size: 4, cursor }, { list: 'orders', sort, secret });
       const after = request.after;
       const remaining = after ? rows.filter((row) => row.createdAt < (after.value as Date)) : rows;
-      const envelope = toListEnvelope(remaining.slice(0, request.take + 1), request, { secret, toItem: (row) => row.id, sortValue: (row) => row.createdAt });
-      seen.push(...envelope.items);
+      const envelope = toListEnvelope(remaining.slice(0, request.take + 1), request, { secret, sortValue: (row) => row.createdAt });
+      seen.push(...envelope.items.map((row) => row.id));
       if (!envelope.hasNext) {
         expect(envelope.nextCursor).toBeNull();
         break;
@@ -89,9 +89,9 @@ describe('keysetQuery and toListEnvelope', () => {
   });
 
   it('adds totalCount only when asked', () => {
-    const plain = toListEnvelope(rows, toPageRequest({}, { list: 'o', sort, secret }), { secret, toItem: (row) => row, sortValue: (row) => row.createdAt });
+    const plain = toListEnvelope(rows, toPageRequest({}, { list: 'o', sort, secret }), { secret, sortValue: (row) => row.createdAt });
     expect('totalCount' in plain).toBe(false);
-    const counted = toListEnvelope(rows, toPageRequest({ withTotal: true }, { list: 'o', sort, secret }), { secret, toItem: (row) => row, sortValue: (row) => row.createdAt, totalCount: 6 });
+    const counted = toListEnvelope(rows, toPageRequest({ withTotal: true }, { list: 'o', sort, secret }), { secret, sortValue: (row) => row.createdAt, totalCount: 6 });
     expect(counted.totalCount).toBe(6);
   });
 });

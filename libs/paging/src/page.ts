@@ -148,17 +148,17 @@ export async function findKeysetPage<Row>(
   return { rows, total };
 }
 
-/** Builds the envelope from `take + 1` fetched rows. */
-export function toListEnvelope<Row extends { id: string }, Item>(
+/** Builds the envelope from `take + 1` fetched rows; `mapListItems` turns its rows into responses. */
+export function toListEnvelope<Row extends { id: string }>(
   rows: Row[],
   request: PageRequest,
-  options: { secret: string; toItem: (row: Row) => Item; sortValue: (row: Row) => CursorValue; totalCount?: number },
-): ListEnvelope<Item> {
+  options: { secret: string; sortValue: (row: Row) => CursorValue; totalCount?: number },
+): ListEnvelope<Row> {
   const hasNext = rows.length > request.take;
   const page = hasNext ? rows.slice(0, request.take) : rows;
   const last = page.at(-1);
-  const envelope: ListEnvelope<Item> = {
-    items: page.map(options.toItem),
+  const envelope: ListEnvelope<Row> = {
+    items: page,
     nextCursor: hasNext && last ? encodeCursor(options.secret, request.scope, [options.sortValue(last), last.id]) : null,
     hasNext,
   };

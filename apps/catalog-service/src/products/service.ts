@@ -46,7 +46,7 @@ export class ProductService {
     const pageRequest = toPageRequest({ size, cursor, page, offset, limit, withTotal }, { list: 'products', sort, filters, secret: this.cursorSecret });
     const ids = filters.ids?.filter(isId);
     const { rows, total } = await this.products.list({ nameContains: filters.q, minPrice: filters.minPrice, maxPrice: filters.maxPrice, ids }, pageRequest);
-    return toListEnvelope(rows, pageRequest, { secret: this.cursorSecret, toItem: (row) => row, sortValue: (row) => sortValueOf(row, sort.field), totalCount: total });
+    return toListEnvelope(rows, pageRequest, { secret: this.cursorSecret, sortValue: (row) => sortValueOf(row, sort.field), totalCount: total });
   }
 
   async create(principal: Principal, input: CreateProductInput): Promise<ProductRow> {

@@ -35,6 +35,6 @@ export class ReviewService {
     const sort = parseSort(sortParam, reviewSortFields, { field: 'createdAt', direction: 'desc' });
     const page = toPageRequest(paging, { list: `reviews:${product.id}`, sort, secret: this.cursorSecret });
     const { rows, total } = await this.reviews.listByProduct(product.id, page);
-    return toListEnvelope(rows, page, { secret: this.cursorSecret, toItem: (row) => row, sortValue: (row) => row.createdAt, totalCount: total });
+    return toListEnvelope(rows, page, { secret: this.cursorSecret, sortValue: (row) => row.createdAt, totalCount: total });
   }
 }

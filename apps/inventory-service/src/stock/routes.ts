@@ -4,7 +4,7 @@ import { Router } from 'express';
 import { adminOnly } from '@platform/auth';
 import { ApiError, methodNotAllowed } from '@platform/errors';
 import { newId } from '@platform/ids';
-import { parseSort, toListEnvelope, toPageRequest } from '@platform/paging';
+import { mapListItems, parseSort, toListEnvelope, toPageRequest } from '@platform/paging';
 import { expectedVersion } from '@platform/service-kit';
 import { noQueryParameters, parseBody, parseQuery } from '@platform/validation';
 import { etagOf, toStockLevelResponse } from './representation';
@@ -40,7 +40,7 @@ export function stockLevelRoutes(stock: StockService, cursorSecret: string): Rou
       const sort = parseSort(sortParam, ['sku'] as const, { field: 'sku', direction: 'asc' });
       const page = toPageRequest(pageParams, { list: 'stock-levels', sort, filters: { sku }, secret: cursorSecret });
       const { rows, total } = await stock.levels({ skus: sku }, page).catch((error: unknown) => Promise.reject(asApiError(error, sku?.join(',') ?? '')));
-      res.json(toListEnvelope(rows.map((row) => ({ ...row, id: row.sku })), page, { secret: cursorSecret, toItem: toStockLevelResponse, sortValue: (row) => row.sku, totalCount: total }));
+      res.json(mapListItems(toListEnvelope(rows.map((row) => ({ ...row, id: row.sku })), page, { secret: cursorSecret, sortValue: (row) => row.sku, totalCount: total }), toStockLevelResponse));
     })
     .all(methodNotAllowed);
 

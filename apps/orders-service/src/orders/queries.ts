@@ -37,7 +37,7 @@ export class OrderQueries {
     const paging: PagingParams = { size, cursor, page, offset, limit, withTotal };
     const pageRequest = toPageRequest(paging, { list: 'orders', sort, filters, secret: this.cursorSecret });
     const { rows, total } = await this.orders.list(filters, pageRequest);
-    return toListEnvelope(rows, pageRequest, { secret: this.cursorSecret, toItem: (row) => row, sortValue: (row) => row[sort.field], totalCount: total });
+    return toListEnvelope(rows, pageRequest, { secret: this.cursorSecret, sortValue: (row) => row[sort.field], totalCount: total });
   }
 
   /** Newest orders the principal may see, after the order `afterId` (GraphQL `orders`). */
@@ -57,7 +57,7 @@ export class OrderQueries {
     const sort = parseSort(paging.sort, ['id'] as const, { field: 'id', direction: 'asc' });
     const page = toPageRequest(paging, { list: `items:${order.id}`, sort, secret: this.cursorSecret });
     const { rows, total } = await this.orders.listItems(order.id, page);
-    return toListEnvelope(rows, page, { secret: this.cursorSecret, toItem: (row) => row, sortValue: (row) => row.id, totalCount: total });
+    return toListEnvelope(rows, page, { secret: this.cursorSecret, sortValue: (row) => row.id, totalCount: total });
   }
 
   async item(principal: Principal, itemId: string): Promise<OrderItemRow> {

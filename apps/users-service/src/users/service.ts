@@ -54,7 +54,6 @@ export class UserService {
     return issueAccessToken(this.settings.jwtSecret, { userId: user.id, role: user.role, credentialVersion: user.credentialVersion }, this.settings.accessTokenTtlS);
   }
 
-  /** `me` is the caller; another customer's user is hidden behind 404. */
   /** The user (`me`: the caller), if the principal may see it; a malformed id is 404 like an unknown one. */
   async get(principal: Principal, id: string): Promise<UserRow> {
     const userId = id === 'me' ? principal.userId : id;
@@ -88,7 +87,7 @@ export class UserService {
       },
       pageRequest,
     );
-    return toListEnvelope(rows, pageRequest, { secret: this.settings.cursorSecret, toItem: (row) => row, sortValue: (row) => Repo.sortValue(row, sort.field), totalCount: total });
+    return toListEnvelope(rows, pageRequest, { secret: this.settings.cursorSecret, sortValue: (row) => Repo.sortValue(row, sort.field), totalCount: total });
   }
 
   async patch(principal: Principal, id: string, input: PatchUserInput, expectedVersion?: number): Promise<UserRow> {
