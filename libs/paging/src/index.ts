@@ -3,7 +3,6 @@ export { decodeCursor, encodeCursor, type CursorValue } from './cursor';
 export {
   DEFAULT_PAGE_SIZE,
   findKeysetPage,
-  keysetQuery,
   listEnvelopeSchema,
   mapListItems,
   MAX_PAGE_SIZE,
