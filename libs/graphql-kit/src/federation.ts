@@ -17,6 +17,7 @@ import { ApiError, type ErrorCode } from '@platform/errors';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { outgoingBudgetMs, TIMEOUT_HEADER } from '@platform/service-kit';
+import { graphQLErrorOf } from './api-error';
 import { graphMetrics } from './operation-metrics';
 import { documentCache } from './document-cache';
 import { costOf, QueryCostLimit } from './query-cost';
@@ -82,7 +83,7 @@ const KnownOperationTypes: ValidationRule = (context) => ({
 
 /** What a client may see of an error: our codes and messages; anything unexpected is INTERNAL. */
 function formatError(error: Readonly<GraphQLError | Error>): GraphQLError {
-  if (error instanceof ApiError) return new GraphQLError(error.message, { extensions: { code: error.code } });
+  if (error instanceof ApiError) return graphQLErrorOf(error);
   if (!(error instanceof GraphQLError)) return new GraphQLError('An unexpected error occurred.', { extensions: { code: 'INTERNAL' } });
   const code = (error.extensions?.code as string | undefined) ?? (error.path ? 'INTERNAL' : 'GRAPHQL_VALIDATION_FAILED');
   if (code === 'INTERNAL_SERVER_ERROR' || code === 'INTERNAL') return new GraphQLError('An unexpected error occurred.', { path: error.path, extensions: { code: 'INTERNAL' } });

@@ -10,6 +10,7 @@ import { type DocumentNode, GraphQLError, NoSchemaIntrospectionCustomRule, speci
 import { createHandler } from 'graphql-http/lib/use/express';
 import { authenticate, type Principal, type TokenVerifier } from '@platform/auth';
 import { ApiError } from '@platform/errors';
+import { graphQLErrorOf } from './api-error';
 import { documentCache } from './document-cache';
 
 export interface SubgraphContext {
@@ -41,9 +42,7 @@ export interface SubgraphOptions {
 function formatError(error: Readonly<GraphQLError | Error>): GraphQLError | Error {
   if (!(error instanceof GraphQLError)) return new GraphQLError('An unexpected error occurred.', { extensions: { code: 'INTERNAL' } });
   const original = error.originalError;
-  if (original instanceof ApiError) {
-    return new GraphQLError(original.message, { path: error.path, extensions: { code: original.code, ...(original.fieldErrors.length ? { errors: original.fieldErrors } : {}) } });
-  }
+  if (original instanceof ApiError) return graphQLErrorOf(original, error.path);
   if (original && !(original instanceof GraphQLError)) return new GraphQLError('An unexpected error occurred.', { path: error.path, extensions: { code: 'INTERNAL' } });
   const code = error.extensions?.code ?? (error.path ? 'INTERNAL' : 'GRAPHQL_VALIDATION_FAILED');
   return new GraphQLError(error.message, { nodes: error.nodes, source: error.source, positions: error.positions, path: error.path, extensions: { ...error.extensions, code } });
