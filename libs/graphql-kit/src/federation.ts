@@ -11,7 +11,7 @@ import { Agent } from 'node:http';
 import { ApolloGateway, type GraphQLDataSourceProcessOptions, RemoteGraphQLDataSource } from '@apollo/gateway';
 import { ApolloArmor } from '@escape.tech/graphql-armor';
 import type { Request, RequestHandler, Response } from 'express';
-import { type ExecutionArgs, type ExecutionResult, getOperationAST, GraphQLError, NoSchemaIntrospectionCustomRule, specifiedRules, type ValidationRule } from 'graphql';
+import { type DocumentNode, type ExecutionArgs, type ExecutionResult, getOperationAST, GraphQLError, NoSchemaIntrospectionCustomRule, specifiedRules, type ValidationRule } from 'graphql';
 import { createHandler, parseRequestParams } from 'graphql-http';
 import { ApiError, type ErrorCode } from '@platform/errors';
 import type { Logger } from 'pino';
@@ -134,6 +134,13 @@ export async function createFederatedGraph(options: FederatedGraphOptions): Prom
 
   // The gateway sees the same few documents over and over: parse and validate each once.
   const documents = documentCache({ maxTokens: MAX_TOKENS });
+  /** Apollo's query-plan cache key (a SHA-256 of the text), once per cached document, not per request. */
+  const queryHashes = new WeakMap<DocumentNode, string>();
+  const queryHashOf = (document: DocumentNode, source: string): string => {
+    let hash = queryHashes.get(document);
+    if (hash === undefined) queryHashes.set(document, (hash = createHash('sha256').update(source).digest('hex')));
+    return hash;
+  };
 
   /** Apollo Gateway plans and runs the operation; graphql-http did the HTTP, parsing and validation. */
   const execute = async (args: ExecutionArgs): Promise<ExecutionResult> => {
@@ -155,8 +162,7 @@ export async function createFederatedGraph(options: FederatedGraphOptions): Prom
       schemaHash: 'supergraph' as never,
       context,
       cache: undefined as never,
-      // The query plan cache's key.
-      queryHash: createHash('sha256').update(source).digest('hex'),
+      queryHash: queryHashOf(args.document, source),
       document: args.document,
       source,
       operationName: args.operationName ?? null,
