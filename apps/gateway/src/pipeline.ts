@@ -56,7 +56,7 @@ export const limitBodySize: RequestHandler = (req, _res, next) => {
     // The refused body is read and discarded rather than the connection closed under it: a client
     // still sending would otherwise meet a reset and never read this 413 (RFC 9112 §9.6). Reading
     // is bounded by the server's time to receive a request (REQUEST_TIMEOUT_MS).
-    throw new ApiError('PAYLOAD_TOO_LARGE', `The request body is larger than ${MAX_BODY_BYTES} bytes.`);
+    throw ApiError.payloadTooLarge();
   }
   next();
 };

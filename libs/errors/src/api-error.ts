@@ -1,5 +1,8 @@
 import { type ErrorCode, errorCatalog, type FieldError } from './codes';
 
+/** The largest request body any app takes (1 MiB): the gateway and every service refuse more with 413. */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
 /** The one error type: thrown anywhere, rendered in one place (the error handler). */
 export class ApiError extends Error {
   readonly status: number;
@@ -39,6 +42,10 @@ export class ApiError extends Error {
    */
   static unprocessable(message: string, fieldErrors: FieldError[]): ApiError {
     return new ApiError('VALIDATION_FAILED', message, { status: 422, fieldErrors });
+  }
+
+  static payloadTooLarge(limit: number = MAX_BODY_BYTES): ApiError {
+    return new ApiError('PAYLOAD_TOO_LARGE', `The request body is larger than ${limit} bytes.`);
   }
 
   static preconditionFailed(): ApiError {

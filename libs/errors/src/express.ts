@@ -4,8 +4,6 @@ import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'exp
 import { ApiError } from './api-error';
 import { asApiError, PROBLEM_JSON, toErrorBody, toProblemBody } from './render';
 
-export const MAX_BODY_BYTES = 1024 * 1024;
-
 function traceIdOf(res: Response): string {
   return res.locals.traceId ?? randomBytes(16).toString('hex');
 }

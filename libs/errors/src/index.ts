@@ -1,10 +1,9 @@
 import './request-state';
-export { ApiError } from './api-error';
+export { ApiError, MAX_BODY_BYTES } from './api-error';
 export { errorCatalog, fieldErrorCodes, type ErrorCode, type FieldError, type FieldErrorCode } from './codes';
 export { asApiError, errorBodySchema, PROBLEM_JSON, problemBodySchema, toErrorBody, toProblemBody, type ErrorBody, type ProblemBody } from './render';
 export {
   errorHandler,
-  MAX_BODY_BYTES,
   methodNotAllowed,
   notFoundHandler,
   requireAcceptableResponse,

@@ -31,7 +31,7 @@ export function requireJsonBody(options: { refuseContentCoding?: boolean } = {})
 const parserRefusals: Record<string, (error: { limit?: number }) => ApiError> = {
   'entity.parse.failed': () => new ApiError('MALFORMED_JSON', 'The request body is not valid JSON.'),
   // The limit of the parser that refused it: the token route takes far less than 1 MiB.
-  'entity.too.large': (error) => new ApiError('PAYLOAD_TOO_LARGE', `The request body is larger than ${error.limit ?? MAX_BODY_BYTES} bytes.`),
+  'entity.too.large': (error) => ApiError.payloadTooLarge(error.limit),
   'encoding.unsupported': () => new ApiError('UNSUPPORTED_MEDIA_TYPE', 'The request body encoding is not supported.'),
   'charset.unsupported': () => new ApiError('UNSUPPORTED_MEDIA_TYPE', 'The request body charset is not supported; send UTF-8.'),
   'request.aborted': () => new ApiError('VALIDATION_FAILED', 'The request body was cut short.'),

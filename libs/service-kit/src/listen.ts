@@ -115,7 +115,7 @@ export async function listen(handler: RequestListener, port: number, host = '0.0
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
     res.setHeader('X-Content-Type-Options', 'nosniff');
     if (Number(req.headers['content-length'] ?? 0) > MAX_BODY_BYTES) {
-      const error = new ApiError('PAYLOAD_TOO_LARGE', `The request body is larger than ${MAX_BODY_BYTES} bytes.`);
+      const error = ApiError.payloadTooLarge();
       const body = JSON.stringify(toErrorBody(error, traceIdFrom(req.headers.traceparent as string | undefined)));
       res.writeHead(413, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), 'Cache-Control': 'no-store', Connection: 'close' }).end(body);
       return;

@@ -235,7 +235,7 @@ export function createUpstreamProxy(target: string, options: UpstreamOptions): R
         let received = 0;
         req.on('data', (chunk: Buffer) => {
           received += chunk.length;
-          if (received > MAX_BODY_BYTES) refuse(new ApiError('PAYLOAD_TOO_LARGE', `The request body is larger than ${MAX_BODY_BYTES} bytes.`));
+          if (received > MAX_BODY_BYTES) refuse(ApiError.payloadTooLarge());
         });
       }
       req.pipe(proxyReq);
