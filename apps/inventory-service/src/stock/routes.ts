@@ -24,7 +24,7 @@ function asApiError(error: unknown, sku: string): unknown {
     case 'INVALID_ARGUMENT': {
       // The request_id of a PUT is its Idempotency-Key; everything else a PUT sends is checked by its schema.
       const field = /request_id/.test(error.message) ? 'Idempotency-Key' : 'sku';
-      return new ApiError('VALIDATION_FAILED', error.message.replaceAll('request_id', 'Idempotency-Key'), { status: 422, fieldErrors: [{ field, code: 'INVALID_FORMAT', message: error.message }] });
+      return ApiError.unprocessable(error.message.replaceAll('request_id', 'Idempotency-Key'), [{ field, code: 'INVALID_FORMAT', message: error.message }]);
     }
   }
 }

@@ -4,14 +4,16 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import DataLoader from 'dataloader';
-import { ApiError } from '@platform/errors';
 import { DateTime, gql, requirePrincipal, type SubgraphContext } from '@platform/graphql-kit';
-import { parseArgument } from '@platform/validation';
+import { parseArgument, z } from '@platform/validation';
 import type { OrderUseCases } from '../app';
 import { checkedIdempotencyKey } from '../idempotency/store';
 import type { OrderRow } from '../orders/repository';
 import { toGraphOrder } from '../orders/representation';
 import { createOrderBody } from '../orders/schemas';
+
+/** `orders(first:)`: how many of the caller's most recent orders, 1 to 100. */
+const firstArgument = z.number().int().min(1).max(100);
 
 export const ordersTypeDefs = gql(readFileSync(path.join(__dirname, 'schema.graphql'), 'utf8'));
 
@@ -26,10 +28,7 @@ export function ordersResolvers(orders: Pick<OrderUseCases, 'queries' | 'placeOr
       order: async (_: unknown, args: { id: string }, context: OrdersContext) => toGraphOrder(await orders.queries.get(requirePrincipal(context), args.id)),
       orders: async (_: unknown, args: { first?: number; after?: string | null }, context: OrdersContext) => {
         const principal = requirePrincipal(context);
-        const first = args.first ?? 20;
-        if (!Number.isInteger(first) || first < 1 || first > 100) {
-          throw ApiError.unprocessable('first must be from 1 to 100.', [{ field: 'first', code: 'OUT_OF_RANGE', message: 'first must be from 1 to 100.' }]);
-        }
+        const first = parseArgument(firstArgument, args.first ?? 20, 'first');
         return (await orders.queries.recent(principal, first, args.after ?? undefined)).map(toGraphOrder);
       },
     },
