@@ -217,6 +217,13 @@ describe('proxying', () => {
     expect(Number(res.body.headers['x-request-timeout-ms'])).toBeGreaterThan(500);
   });
 
+  it('starts a trace when the client sent none, and passes it on under the id it answers as X-Request-Id', async () => {
+    const res = await call('GET', '/v1/users/echo', { token });
+    const traceId = res.headers.get('x-request-id');
+    expect(traceId).toMatch(/^[\da-f]{32}$/);
+    expect(res.body.headers.traceparent).toMatch(new RegExp(`^00-${traceId}-[\\da-f]{16}-00$`));
+  });
+
   it('passes a service 4xx through unchanged', async () => {
     const res = await call('GET', '/v1/users/teapot', { token });
     expect(res.status).toBe(418);

@@ -16,7 +16,7 @@ import { createHandler, parseRequestParams } from 'graphql-http';
 import { ApiError, type ErrorCode } from '@platform/errors';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { outgoingBudgetMs, TIMEOUT_HEADER } from '@platform/service-kit';
+import { outgoingBudgetMs, outgoingTraceparent, TIMEOUT_HEADER } from '@platform/service-kit';
 import { graphQLErrorOf } from './api-error';
 import { graphMetrics } from './operation-metrics';
 import { documentCache } from './document-cache';
@@ -104,7 +104,9 @@ export async function createFederatedGraph(options: FederatedGraphOptions): Prom
         // Every subgraph call carries the time left; none outlives the client's request.
         fetcher: async (url, init) => {
           const budget = outgoingBudgetMs(options.timeoutMs, 'a subgraph');
-          const headers = { ...(init?.headers as Record<string, string> | undefined), [TIMEOUT_HEADER]: String(budget) };
+          const headers: Record<string, string> = { ...(init?.headers as Record<string, string> | undefined), [TIMEOUT_HEADER]: String(budget) };
+          const traceparent = outgoingTraceparent();
+          if (traceparent) headers.traceparent = traceparent;
           const done = metrics.subgraphCall(name);
           try {
             const response = await post(url, { method: init?.method, headers, body: init?.body as string | undefined, signal: AbortSignal.timeout(budget) });

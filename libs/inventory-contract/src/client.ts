@@ -5,7 +5,7 @@
 import { credentials, Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import type { Registry } from 'prom-client';
 import { ApiError } from '@platform/errors';
-import { outgoingBudgetMs } from '@platform/service-kit';
+import { outgoingBudgetMs, outgoingTraceparent } from '@platform/service-kit';
 import { clientCallMetrics } from './call-metrics';
 import {
   type AdjustStockReply,
@@ -78,11 +78,13 @@ export function createInventoryClient(address: string, options: InventoryClientO
   });
   const defaultTimeoutMs = options.defaultTimeoutMs ?? 5_000;
 
-  // The trace context rides in the metadata too, written by OpenTelemetry's gRPC instrumentation.
+  // The trace context rides in the metadata too (with the tracing SDK, its gRPC instrumentation writes it).
   async function callOptions(): Promise<{ deadline: Date; metadata: Metadata }> {
     const budget = outgoingBudgetMs(defaultTimeoutMs, 'inventory');
     const metadata = new Metadata();
     if (options.serviceToken) metadata.set('authorization', `Bearer ${await options.serviceToken()}`);
+    const traceparent = outgoingTraceparent();
+    if (traceparent) metadata.set('traceparent', traceparent);
     return { deadline: new Date(Date.now() + budget), metadata };
   }
 

@@ -7,6 +7,7 @@ export {
   requestContext,
   TIMEOUT_HEADER,
   traceIdFrom,
+  outgoingTraceparent,
   outgoingBudgetMs,
   type RequestContext,
 } from './request-context';

@@ -1,14 +1,19 @@
 // Per-request facts that outgoing calls need (trace id, deadline, the caller's credential),
 // carried by AsyncLocalStorage so service code does not thread them through every signature.
-// Trace context itself travels in OpenTelemetry's context (libs/tracing), not here.
+// When spans are exported, trace context travels in OpenTelemetry's context and its
+// instrumentations write `traceparent` on every call (libs/tracing); otherwise no SDK is loaded and
+// outgoing calls pass on the request's own `traceparent` (outgoingTraceparent), so every hop still
+// logs the client's trace id.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import type { RequestHandler, Response } from 'express';
 import { ApiError } from '@platform/errors';
-import { activeSpan, activeTraceId } from '@platform/tracing';
+import { activeSpan, activeTraceId, tracingActive } from '@platform/tracing';
 
 export interface RequestContext {
   traceId: string;
+  /** The W3C `traceparent` to pass on when no tracing SDK writes one: the caller's, or one that starts this trace. */
+  traceparent: string;
   /** Epoch ms by which the caller needs an answer. */
   deadline: number;
   /** The caller's `Authorization` header, forwarded on service-to-service calls. */
@@ -23,11 +28,36 @@ const storage = new AsyncLocalStorage<RequestContext>();
 
 const TRACEPARENT = /^[\da-f]{2}-([\da-f]{32})-[\da-f]{16}-[\da-f]{2}$/;
 
+/** The trace id of a valid W3C `traceparent` header (not all zeros), or undefined. */
+function validTraceId(traceparent: string | undefined): string | undefined {
+  const match = traceparent ? TRACEPARENT.exec(traceparent.trim().toLowerCase()) : null;
+  return match && !/^0+$/.test(match[1]) ? match[1] : undefined;
+}
+
+/** 32 random hex digits. randomUUID draws from a pooled buffer: much cheaper per request than randomBytes(16). */
+const randomHex32 = () => randomUUID().replaceAll('-', '');
+
 /** The W3C trace id of a `traceparent` header, or a new one. */
 export function traceIdFrom(traceparent: string | undefined): string {
-  const match = traceparent ? TRACEPARENT.exec(traceparent.trim().toLowerCase()) : null;
-  // randomUUID draws from a pooled buffer: much cheaper per request than randomBytes(16).
-  return match && !/^0+$/.test(match[1]) ? match[1] : randomUUID().replaceAll('-', '');
+  return validTraceId(traceparent) ?? randomHex32();
+}
+
+/**
+ * The `traceparent` a hop that records no span passes on: the caller's unchanged when it carries
+ * `traceId` (W3C Trace Context lets a hop that does not take part forward it as it came), otherwise
+ * a new one for `traceId`, not sampled (this hop recorded nothing for a child to hang under).
+ */
+function traceparentFor(incoming: string | undefined, traceId: string): string {
+  if (incoming && validTraceId(incoming) === traceId) return incoming.trim().toLowerCase();
+  return `00-${traceId}-${randomHex32().slice(0, 16)}-00`;
+}
+
+/**
+ * The `traceparent` an outgoing call of the current request carries, or undefined: outside a
+ * request, or when the tracing SDK runs (its instrumentations write the header on every call).
+ */
+export function outgoingTraceparent(): string | undefined {
+  return tracingActive() ? undefined : storage.getStore()?.traceparent;
 }
 
 export function currentContext(): RequestContext | undefined {
@@ -56,18 +86,19 @@ export function outgoingBudgetMs(fallbackMs: number, callee: string): number {
 
 /**
  * First middleware: the trace id, echoed as `X-Request-Id`: the trace OpenTelemetry's server span
- * belongs to (the client's `traceparent` continued, or a new trace); without tracing (tests), read
+ * belongs to (the client's `traceparent` continued, or a new trace); without the tracing SDK, read
  * from `traceparent` the same way. Deadline from `X-Request-Timeout-Ms` (set by the gateway) or
  * the default budget.
  */
 export function requestContext(defaultTimeoutMs: number): RequestHandler {
   return (req, res, next) => {
-    const traceId = activeTraceId() ?? traceIdFrom(req.headers.traceparent as string | undefined);
+    const incoming = req.headers.traceparent as string | undefined;
+    const traceId = activeTraceId() ?? traceIdFrom(incoming);
     res.locals.span = activeSpan();
     const timeout = Number(req.headers[TIMEOUT_HEADER]);
     const budget = Number.isFinite(timeout) && timeout > 0 ? Math.min(timeout, defaultTimeoutMs * 6) : defaultTimeoutMs;
     res.locals.traceId = traceId;
     res.setHeader('X-Request-Id', traceId);
-    storage.run({ traceId, deadline: Date.now() + budget, authorization: req.headers.authorization, response: res }, next);
+    storage.run({ traceId, traceparent: traceparentFor(incoming, traceId), deadline: Date.now() + budget, authorization: req.headers.authorization, response: res }, next);
   };
 }

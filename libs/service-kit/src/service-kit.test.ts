@@ -7,7 +7,7 @@ import { createLogger } from './logger';
 import { createStopper, stoppableHttpServer } from './graceful-stop';
 import { Health } from './health';
 import { listen } from './listen';
-import { currentContext, requestContext, traceIdFrom } from './request-context';
+import { currentContext, outgoingTraceparent, requestContext, traceIdFrom } from './request-context';
 
 describe('loadConfig', () => {
   it('applies defaults and warns loudly when the development JWT secret stands in', () => {
@@ -31,6 +31,24 @@ describe('trace ids', () => {
     expect(traceIdFrom('00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01')).toBe('4bf92f3577b34da6a3ce929d0e0e4736');
     expect(traceIdFrom('garbage')).toMatch(/^[\da-f]{32}$/);
     expect(traceIdFrom('00-00000000000000000000000000000000-00f067aa0ba902b7-01')).not.toBe('00000000000000000000000000000000');
+  });
+
+  it("gives outgoing calls the caller's traceparent, or one that starts the request's trace (no tracing SDK running)", async () => {
+    const app = express();
+    app.use(requestContext(1000));
+    app.get('/', (_req, res) => void res.json({ traceId: currentContext()?.traceId, outgoing: outgoingTraceparent() }));
+    const server = await listen(app, 0, '127.0.0.1');
+    try {
+      const continued = await (await fetch(server.url, { headers: { traceparent: '00-4BF92F3577B34DA6A3CE929D0E0E4736-00F067AA0BA902B7-01' } })).json();
+      expect(continued).toEqual({ traceId: '4bf92f3577b34da6a3ce929d0e0e4736', outgoing: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' });
+      for (const traceparent of [undefined, 'garbage', '00-00000000000000000000000000000000-00f067aa0ba902b7-01']) {
+        const started = (await (await fetch(server.url, { headers: traceparent ? { traceparent } : {} })).json()) as { traceId: string; outgoing: string };
+        expect(started.outgoing).toMatch(new RegExp(`^00-${started.traceId}-[\\da-f]{16}-00$`));
+      }
+    } finally {
+      await server.close();
+    }
+    expect(outgoingTraceparent()).toBeUndefined(); // outside a request
   });
 });
 

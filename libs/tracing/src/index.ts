@@ -1,15 +1,17 @@
 // Distributed tracing with OpenTelemetry: one trace per client request, across the gateway, the
 // services, the subgraphs, inventory's gRPC calls and PostgreSQL. The SDK's instrumentations
-// carry W3C `traceparent` on every HTTP and gRPC call, so no code of ours builds that header.
+// carry W3C `traceparent` on every HTTP and gRPC call.
 //
 // Each app starts it from `src/instrument.ts`, the first import of its main.ts: http, gRPC and pg
 // must be patched before anything loads them.
 //
 // Configured by the standard OTEL_* variables:
 // - OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT): where spans go, over
-//   OTLP/HTTP, protobuf unless OTEL_EXPORTER_OTLP_PROTOCOL is http/json. Unset: nothing is
-//   recorded or sent, and trace context still flows, so every hop's logs and error bodies carry
-//   the client's trace id.
+//   OTLP/HTTP, protobuf unless OTEL_EXPORTER_OTLP_PROTOCOL is http/json. Unset: the SDK is not
+//   started at all. Its instrumentations would wrap every request, query and call to record
+//   nothing, and cost about a quarter of each app's CPU (docs/benchmarks.md); the trace id still
+//   flows, because service-kit's outgoing calls then pass the request's `traceparent` on
+//   themselves, so every hop's logs and error bodies carry the client's trace id.
 // - OTEL_TRACES_SAMPLER / OTEL_TRACES_SAMPLER_ARG: e.g. parentbased_traceidratio with 0.1.
 // - OTEL_SERVICE_NAME (default: the app's name), OTEL_RESOURCE_ATTRIBUTES, OTEL_BSP_*,
 //   OTEL_SDK_DISABLED.
@@ -24,7 +26,7 @@ import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici';
 import { detectResources, envDetector, hostDetector, processDetector, resourceFromAttributes } from '@opentelemetry/resources';
-import { AlwaysOffSampler, BatchSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base';
+import { BatchSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 
 export type { Span };
@@ -47,14 +49,17 @@ function otlpExporter(env: NodeJS.ProcessEnv): SpanExporter {
   throw new Error(`OTEL_EXPORTER_OTLP_PROTOCOL=${protocol}: spans are exported over OTLP/HTTP only; use http/protobuf (the default) or http/json`);
 }
 
+/** Whether the SDK runs in this process (its instrumentations then write `traceparent` on outgoing calls). */
+export function tracingActive(): boolean {
+  return running !== undefined;
+}
+
 export function startTracing(service: string): void {
-  if (running || process.env.OTEL_SDK_DISABLED === 'true') return;
-  const exporting = exportingSpans();
+  if (running || !exportingSpans()) return;
   const provider = new NodeTracerProvider({
     resource: resourceFromAttributes({ 'service.name': service }).merge(detectResources({ detectors: [envDetector, processDetector, hostDetector] })),
-    // Nowhere to send spans: record none (no cost beyond the ids). Otherwise the OTEL_TRACES_SAMPLER variables decide.
-    ...(exporting ? {} : { sampler: new AlwaysOffSampler() }),
-    spanProcessors: exporting ? [new BatchSpanProcessor(otlpExporter(process.env))] : [],
+    // The OTEL_TRACES_SAMPLER variables decide what is recorded.
+    spanProcessors: [new BatchSpanProcessor(otlpExporter(process.env))],
   });
   // The W3C trace-context and baggage propagators, and async-hooks context.
   provider.register();

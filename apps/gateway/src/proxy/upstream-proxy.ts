@@ -13,7 +13,7 @@
 import { Agent, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import type { Request, RequestHandler, Response } from 'express';
 import { ApiError, errorCatalog, type ErrorCode, MAX_BODY_BYTES, sendError } from '@platform/errors';
-import { outgoingBudgetMs, TIMEOUT_HEADER } from '@platform/service-kit';
+import { outgoingBudgetMs, outgoingTraceparent, TIMEOUT_HEADER } from '@platform/service-kit';
 
 /** Request headers about this hop, not the request, and those the gateway sets itself. */
 const NOT_FORWARDED = new Set([
@@ -95,7 +95,9 @@ function forwardedHeaders(req: Request, budget: number): OutgoingHttpHeaders {
   if (host !== undefined) headers['x-forwarded-host'] = host;
   if (req.originalUrl.startsWith('/v1')) headers['x-forwarded-prefix'] = '/v1';
   headers[TIMEOUT_HEADER] = String(budget);
-  // `traceparent` is OpenTelemetry's: its HTTP instrumentation writes this hop's span into it.
+  // The trace goes on: with the tracing SDK its HTTP instrumentation writes this hop's span here.
+  const traceparent = outgoingTraceparent();
+  if (traceparent) headers.traceparent = traceparent;
   return headers;
 }
 

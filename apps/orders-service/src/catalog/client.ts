@@ -1,7 +1,7 @@
 // Reads prices from catalog-service over HTTP with the caller's credential and the time the caller
-// has left (the trace context is OpenTelemetry's fetch instrumentation's). Catalog failures become 503 / 504 / 502 in the error format.
+// has left, in the caller's trace. Catalog failures become 503 / 504 / 502 in the error format.
 import { ApiError } from '@platform/errors';
-import { currentContext, outgoingBudgetMs, TIMEOUT_HEADER } from '@platform/service-kit';
+import { currentContext, outgoingBudgetMs, outgoingTraceparent, TIMEOUT_HEADER } from '@platform/service-kit';
 
 export interface CatalogProduct {
   id: string;
@@ -23,6 +23,8 @@ export function createCatalogClient(baseUrl: string, options: { defaultTimeoutMs
       const budget = outgoingBudgetMs(options.defaultTimeoutMs ?? 5_000, 'the catalog');
       const headers: Record<string, string> = { accept: 'application/json', [TIMEOUT_HEADER]: String(budget) };
       if (context?.authorization) headers.authorization = context.authorization;
+      const traceparent = outgoingTraceparent();
+      if (traceparent) headers.traceparent = traceparent;
       const url = `${baseUrl}/products?ids=${ids.map(encodeURIComponent).join(',')}&size=100`;
       let response: Response;
       try {
