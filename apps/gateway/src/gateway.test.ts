@@ -50,6 +50,8 @@ function fakeService() {
     });
   });
   app.get('/products', (_req, res) => void res.json({ items: [], nextCursor: null, hasNext: false }));
+  // A subgraph that never answers (a gateway pointed at `${url}/silent` calls `${url}/silent/graphql`).
+  app.post('/silent/graphql', () => undefined);
   app.get('/users/large', (_req, res) => void res.set('Vary', 'Accept-Language').json(LARGE_PAGE));
   app.post('/tokens', (_req, res) => void res.status(401).json({ code: 'INVALID_CREDENTIALS', message: 'no', traceId: 'x', errors: [] }));
   return app;
@@ -626,6 +628,42 @@ describe('GraphQL at the gateway', () => {
     expect(subgraphCalls).toMatch(/graphql_subgraph_request_duration_seconds_count\{[^}]*subgraph="users",outcome="error"[^}]*\} [1-9]/);
     const line = gateway.logs.map((entry) => JSON.parse(entry) as Record<string, unknown>).find((entry) => entry.msg === 'graphql operation' && entry.operationName === 'WhoAmI');
     expect(line).toMatchObject({ operationType: 'query', traceId: res.headers.get('x-request-id'), durationMs: expect.any(Number), errorCodes: expect.any(Array) });
+  });
+});
+
+describe('subgraph calls that fail', () => {
+  it("answer with our code and nothing of the subgraph's address or answer", async () => {
+    // The fake service has no subgraph at /graphql: it answers 404 with an HTML page.
+    const res = await call('POST', '/v1/graphql', { token, body: { query: '{ me { id name } }' } });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      data: { me: null },
+      errors: [{ message: 'The users service could not answer this part of the query.', extensions: { code: 'BAD_GATEWAY' } }],
+      extensions: { cost: expect.any(Object) },
+    });
+    expect(res.text).not.toMatch(/127\.0\.0\.1|Cannot POST|html|statusText/i);
+  });
+
+  it('answer SERVICE_UNAVAILABLE when the subgraph cannot be reached', async () => {
+    const closed = await listen(express(), 0, '127.0.0.1');
+    await closed.close();
+    const unreachable = await startGateway(closed.url);
+    try {
+      const res = await apiClient(() => unreachable.server.url)('POST', '/v1/graphql', { token, body: { query: '{ me { id } }' } });
+      expect(res.body).toMatchObject({ data: { me: null }, errors: [{ message: 'The users service is unavailable; retry shortly.', extensions: { code: 'SERVICE_UNAVAILABLE' } }] });
+    } finally {
+      await unreachable.stop();
+    }
+  });
+
+  it("answer GATEWAY_TIMEOUT when the subgraph outlives the request's time", async () => {
+    const silent = await startGateway(`${upstream.url}/silent`, { timeoutMs: 300 });
+    try {
+      const res = await apiClient(() => silent.server.url)('POST', '/v1/graphql', { token, body: { query: '{ me { id } }' } });
+      expect(res.body).toMatchObject({ data: { me: null }, errors: [{ message: 'The users service did not answer in time.', extensions: { code: 'GATEWAY_TIMEOUT' } }] });
+    } finally {
+      await silent.stop();
+    }
   });
 });
 

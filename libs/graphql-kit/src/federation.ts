@@ -7,8 +7,7 @@
 // sends. The caller's credential goes to every subgraph; every call is bounded by the time left.
 import './telemetry-off';
 import { createHash } from 'node:crypto';
-import { Agent } from 'node:http';
-import { ApolloGateway, type GraphQLDataSourceProcessOptions, RemoteGraphQLDataSource } from '@apollo/gateway';
+import { ApolloGateway } from '@apollo/gateway';
 import { ApolloArmor } from '@escape.tech/graphql-armor';
 import type { Request, RequestHandler, Response } from 'express';
 import { type DocumentNode, type ExecutionArgs, type ExecutionResult, getOperationAST, GraphQLError, NoSchemaIntrospectionCustomRule, specifiedRules, type ValidationRule } from 'graphql';
@@ -16,18 +15,13 @@ import { createHandler, parseRequestParams } from 'graphql-http';
 import { ApiError, type ErrorCode } from '@platform/errors';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { outgoingBudgetMs, outgoingTraceparent, TIMEOUT_HEADER } from '@platform/service-kit';
 import { graphQLErrorOf } from './api-error';
 import { graphMetrics } from './operation-metrics';
 import { documentCache } from './document-cache';
 import { costOf, QueryCostLimit } from './query-cost';
-import { subgraphFetch } from './subgraph-fetch';
+import { type SubgraphCallContext, SubgraphSource } from './subgraph-source';
 
-interface GatewayContext {
-  authorization?: string;
-  traceId?: string;
-  [key: PropertyKey]: unknown;
-}
+type GatewayContext = SubgraphCallContext;
 
 export interface FederatedGraphOptions {
   supergraphSdl: string;
@@ -63,12 +57,6 @@ function parseJsonObject(text: string): Record<string, never> | undefined {
 /** The statuses graphql-http answers without a body, as our error codes. */
 const PROTOCOL_REFUSALS: Record<number, ErrorCode> = { 405: 'METHOD_NOT_ALLOWED', 406: 'NOT_ACCEPTABLE', 415: 'UNSUPPORTED_MEDIA_TYPE' };
 
-class CredentialForwardingSource extends RemoteGraphQLDataSource<GatewayContext> {
-  override willSendRequest({ request, context }: GraphQLDataSourceProcessOptions<GatewayContext>): void {
-    if (context.authorization) request.http?.headers.set('authorization', context.authorization);
-  }
-}
-
 /**
  * A `subscription` (or any operation type the graph has no root type for) is the client's
  * mistake, found while validating; graphql-js leaves it to execution, where it would be a fault.
@@ -93,31 +81,16 @@ function formatError(error: Readonly<GraphQLError | Error>): GraphQLError {
 }
 
 export async function createFederatedGraph(options: FederatedGraphOptions): Promise<{ middleware: RequestHandler; stop: () => Promise<void> }> {
-  const agent = new Agent({ keepAlive: true, maxSockets: 256 });
-  const post = subgraphFetch(agent);
   const metrics = graphMetrics(options.registry, options.logger);
+  const sources: SubgraphSource[] = [];
   const gateway = new ApolloGateway({
     supergraphSdl: options.supergraphSdl,
-    buildService: ({ name }) =>
-      new CredentialForwardingSource({
-        url: options.subgraphUrls[name],
-        // Every subgraph call carries the time left; none outlives the client's request.
-        fetcher: async (url, init) => {
-          const budget = outgoingBudgetMs(options.timeoutMs, 'a subgraph');
-          const headers: Record<string, string> = { ...(init?.headers as Record<string, string> | undefined), [TIMEOUT_HEADER]: String(budget) };
-          const traceparent = outgoingTraceparent();
-          if (traceparent) headers.traceparent = traceparent;
-          const done = metrics.subgraphCall(name);
-          try {
-            const response = await post(url, { method: init?.method, headers, body: init?.body as string | undefined, signal: AbortSignal.timeout(budget) });
-            done(response.ok ? 'ok' : 'error');
-            return response as never;
-          } catch (error) {
-            done('error');
-            throw error;
-          }
-        },
-      }),
+    // Every subgraph call carries the caller's credential and the time left; none outlives the client's request.
+    buildService: ({ name }) => {
+      const source = new SubgraphSource({ name, url: options.subgraphUrls[name], timeoutMs: options.timeoutMs, metrics, logger: options.logger });
+      sources.push(source);
+      return source;
+    },
   });
   const { schema, executor } = await gateway.load();
   // Depth, aliases, directives and cost as validation rules; the token limit is the parser's own.
@@ -240,7 +213,7 @@ export async function createFederatedGraph(options: FederatedGraphOptions): Prom
     middleware: metrics.observe(serve),
     stop: async () => {
       await gateway.stop();
-      agent.destroy();
+      await Promise.all(sources.map((source) => source.close()));
     },
   };
 }
