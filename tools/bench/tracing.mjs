@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // What tracing costs, side by side in one run (loopback only, bounded by duration): three stacks
 // at once on their own ports and databases, the same calls through each gateway:
-//   1. no OTLP endpoint: nothing recorded or sent (trace ids still flow), the default,
-//   2. OTEL_SDK_DISABLED=true: no instrumentation at all (what the instrumentation itself costs),
+//   1. no OTLP endpoint, the default: the SDK is not started (the apps' clients carry trace ids),
+//   2. OTEL_SDK_DISABLED=true: the same code path since then; a check that the default pays nothing,
 //   3. a tenth of traces recorded (parentbased_traceidratio 0.1) and exported to a loopback sink,
 //   4. every trace recorded and exported (the cost of sampling everything).
 // Throughput in rounds that take the stacks in turn after a warm-up (medians reported), then
