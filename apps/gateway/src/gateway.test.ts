@@ -52,6 +52,8 @@ function fakeService() {
   app.get('/products', (_req, res) => void res.json({ items: [], nextCursor: null, hasNext: false }));
   // A subgraph that never answers (a gateway pointed at `${url}/silent` calls `${url}/silent/graphql`).
   app.post('/silent/graphql', () => undefined);
+  // One that says JSON and sends something else.
+  app.post('/garbled/graphql', (_req, res) => void res.type('application/json').send('{"data": {"me": '));
   app.get('/users/large', (_req, res) => void res.set('Vary', 'Accept-Language').json(LARGE_PAGE));
   app.post('/tokens', (_req, res) => void res.status(401).json({ code: 'INVALID_CREDENTIALS', message: 'no', traceId: 'x', errors: [] }));
   return app;
@@ -642,6 +644,16 @@ describe('subgraph calls that fail', () => {
       extensions: { cost: expect.any(Object) },
     });
     expect(res.text).not.toMatch(/127\.0\.0\.1|Cannot POST|html|statusText/i);
+  });
+
+  it("answer BAD_GATEWAY when the subgraph's JSON is broken", async () => {
+    const garbled = await startGateway(`${upstream.url}/garbled`);
+    try {
+      const res = await apiClient(() => garbled.server.url)('POST', '/v1/graphql', { token, body: { query: '{ me { id } }' } });
+      expect(res.body).toMatchObject({ data: { me: null }, errors: [{ message: 'The users service could not answer this part of the query.', extensions: { code: 'BAD_GATEWAY' } }] });
+    } finally {
+      await garbled.stop();
+    }
   });
 
   it('answer SERVICE_UNAVAILABLE when the subgraph cannot be reached', async () => {

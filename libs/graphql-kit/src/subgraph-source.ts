@@ -77,7 +77,8 @@ export class SubgraphSource implements GraphQLDataSource<SubgraphCallContext> {
         this.options.logger.warn({ subgraph: name, status: answer.statusCode, body: text.slice(0, 500), traceId: context.traceId }, 'subgraph call refused');
         throw failedCallError(CODE_OF_STATUS[answer.statusCode] ?? 'BAD_GATEWAY', `The ${name} service could not answer this part of the query.`);
       }
-      const result = (await answer.body.json()) as GatewayResponse;
+      const result = (await answer.body.json().catch(() => undefined)) as GatewayResponse | undefined;
+      if (!result || typeof result !== 'object') throw failedCallError('BAD_GATEWAY', `The ${name} service could not answer this part of the query.`);
       done('ok');
       return result;
     } catch (error) {
