@@ -3,13 +3,13 @@
 // has left. Apollo's RemoteGraphQLDataSource would build node-fetch Request and Headers objects
 // for every call (a query plan makes several per client request; docs/benchmarks.md has the
 // cost), and it hands a failed call to the client as it came: the subgraph's URL, status and body.
-// Here a failed call is one GraphQL error in our codes, and nothing of the subgraph's address or
-// answer reaches the client (the log has it).
+// Here a failed call is an ApiError in our codes (formatError renders it like any other), and
+// nothing of the subgraph's address or answer reaches the client (the log has it).
 import type { GraphQLDataSource, GraphQLDataSourceProcessOptions } from '@apollo/gateway';
-import { GraphQLError } from 'graphql';
 import type { Logger } from 'pino';
+import type { GraphQLError } from 'graphql';
 import { Pool } from 'undici';
-import type { ErrorCode } from '@platform/errors';
+import { ApiError, type ErrorCode } from '@platform/errors';
 import { outgoingBudgetMs, outgoingTraceparent, TIMEOUT_HEADER } from '@platform/service-kit';
 import type { GraphMetrics } from './operation-metrics';
 
@@ -32,10 +32,6 @@ interface GatewayResponse {
 }
 
 /** A subgraph's refusal as the client sees it: the codes REST answers for the same failure. */
-function failedCallError(code: ErrorCode, message: string): GraphQLError {
-  return new GraphQLError(message, { extensions: { code } });
-}
-
 const CODE_OF_STATUS: Record<number, ErrorCode> = { 401: 'UNAUTHENTICATED', 403: 'FORBIDDEN', 503: 'SERVICE_UNAVAILABLE', 504: 'GATEWAY_TIMEOUT' };
 
 export interface SubgraphSourceOptions {
@@ -60,6 +56,7 @@ export class SubgraphSource implements GraphQLDataSource<SubgraphCallContext> {
 
   async process({ request, context }: GraphQLDataSourceProcessOptions<SubgraphCallContext>): Promise<GatewayResponse> {
     const { name } = this.options;
+    const refused = (code: ErrorCode) => new ApiError(code, `The ${name} service could not answer this part of the query.`);
     // No time left is GATEWAY_TIMEOUT before the call is made (an ApiError: formatError maps it).
     const budget = outgoingBudgetMs(this.options.timeoutMs, `the ${name} subgraph`);
     context.deadline ??= AbortSignal.timeout(budget);
@@ -75,18 +72,18 @@ export class SubgraphSource implements GraphQLDataSource<SubgraphCallContext> {
       if (answer.statusCode >= 300 || !json) {
         const text = await answer.body.text().catch(() => '');
         this.options.logger.warn({ subgraph: name, status: answer.statusCode, body: text.slice(0, 500), traceId: context.traceId }, 'subgraph call refused');
-        throw failedCallError(CODE_OF_STATUS[answer.statusCode] ?? 'BAD_GATEWAY', `The ${name} service could not answer this part of the query.`);
+        throw refused(CODE_OF_STATUS[answer.statusCode] ?? 'BAD_GATEWAY');
       }
       const result = (await answer.body.json().catch(() => undefined)) as GatewayResponse | undefined;
-      if (!result || typeof result !== 'object') throw failedCallError('BAD_GATEWAY', `The ${name} service could not answer this part of the query.`);
+      if (!result || typeof result !== 'object') throw refused('BAD_GATEWAY');
       done('ok');
       return result;
     } catch (error) {
       done('error');
-      if (error instanceof GraphQLError) throw error;
+      if (error instanceof ApiError) throw error;
       this.options.logger.warn({ subgraph: name, err: (error as Error).message, traceId: context.traceId }, 'subgraph call failed');
-      if ((error as Error).name === 'TimeoutError' || context.deadline.aborted) throw failedCallError('GATEWAY_TIMEOUT', `The ${name} service did not answer in time.`);
-      throw failedCallError('SERVICE_UNAVAILABLE', `The ${name} service is unavailable; retry shortly.`);
+      if ((error as Error).name === 'TimeoutError' || context.deadline.aborted) throw new ApiError('GATEWAY_TIMEOUT', `The ${name} service did not answer in time.`);
+      throw new ApiError('SERVICE_UNAVAILABLE', `The ${name} service is unavailable; retry shortly.`);
     }
   }
 
