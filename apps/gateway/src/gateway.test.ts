@@ -646,36 +646,28 @@ describe('subgraph calls that fail', () => {
     expect(res.text).not.toMatch(/127\.0\.0\.1|Cannot POST|html|statusText/i);
   });
 
-  it("answer BAD_GATEWAY when the subgraph's JSON is broken", async () => {
-    const garbled = await startGateway(`${upstream.url}/garbled`);
+  /** `{ me { id } }` through a gateway of its own whose services are at `servicesUrl`. */
+  async function askMeThrough(servicesUrl: string, options: { timeoutMs?: number } = {}) {
+    const lonely = await startGateway(servicesUrl, options);
     try {
-      const res = await apiClient(() => garbled.server.url)('POST', '/v1/graphql', { token, body: { query: '{ me { id } }' } });
-      expect(res.body).toMatchObject({ data: { me: null }, errors: [{ message: 'The users service could not answer this part of the query.', extensions: { code: 'BAD_GATEWAY' } }] });
+      return (await apiClient(() => lonely.server.url)('POST', '/v1/graphql', { token, body: { query: '{ me { id } }' } })).body;
     } finally {
-      await garbled.stop();
+      await lonely.stop();
     }
+  }
+
+  it("answer BAD_GATEWAY when the subgraph's JSON is broken", async () => {
+    expect(await askMeThrough(`${upstream.url}/garbled`)).toMatchObject({ data: { me: null }, errors: [{ message: 'The users service could not answer this part of the query.', extensions: { code: 'BAD_GATEWAY' } }] });
   });
 
   it('answer SERVICE_UNAVAILABLE when the subgraph cannot be reached', async () => {
     const closed = await listen(express(), 0, '127.0.0.1');
     await closed.close();
-    const unreachable = await startGateway(closed.url);
-    try {
-      const res = await apiClient(() => unreachable.server.url)('POST', '/v1/graphql', { token, body: { query: '{ me { id } }' } });
-      expect(res.body).toMatchObject({ data: { me: null }, errors: [{ message: 'The users service is unavailable; retry shortly.', extensions: { code: 'SERVICE_UNAVAILABLE' } }] });
-    } finally {
-      await unreachable.stop();
-    }
+    expect(await askMeThrough(closed.url)).toMatchObject({ data: { me: null }, errors: [{ message: 'The users service is unavailable; retry shortly.', extensions: { code: 'SERVICE_UNAVAILABLE' } }] });
   });
 
   it("answer GATEWAY_TIMEOUT when the subgraph outlives the request's time", async () => {
-    const silent = await startGateway(`${upstream.url}/silent`, { timeoutMs: 300 });
-    try {
-      const res = await apiClient(() => silent.server.url)('POST', '/v1/graphql', { token, body: { query: '{ me { id } }' } });
-      expect(res.body).toMatchObject({ data: { me: null }, errors: [{ message: 'The users service did not answer in time.', extensions: { code: 'GATEWAY_TIMEOUT' } }] });
-    } finally {
-      await silent.stop();
-    }
+    expect(await askMeThrough(`${upstream.url}/silent`, { timeoutMs: 300 })).toMatchObject({ data: { me: null }, errors: [{ message: 'The users service did not answer in time.', extensions: { code: 'GATEWAY_TIMEOUT' } }] });
   });
 });
 
