@@ -45,6 +45,9 @@ export async function createDatabases(services) {
 export async function startStack({ apps, databases, env = {}, offset = PORT_OFFSET }) {
   const childEnv = {
     ...process.env,
+    // As deployed: the image and the Kubernetes config maps set it. Libraries read it too:
+    // graphql-js, in development, checks every instanceof test for a second copy of itself.
+    NODE_ENV: 'production',
     PORT_OFFSET: String(offset),
     LOG_LEVEL: 'warn',
     JWT_SECRET: randomBytes(32).toString('hex'),
