@@ -1,0 +1,105 @@
+// npm run contract:check [-- --usage <export.json>] [--today YYYY-MM-DD]: compares the committed
+// contracts (OpenAPI document, supergraph and subgraph SDLs, proto) with the released baselines,
+// prints every change with its class, element and rule, and fails on a breaking change that is
+// not allowed, on a registry or approval problem, and on a meaning change without a changelog entry.
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parse } from 'yaml';
+import { sortChanges, type ContractChange } from './changes';
+import { judge, readApprovals, readDeprecations, readUsage, render } from './gate';
+import { diffGraphQL, graphqlElementExists, schemaOf } from './graphql-diff';
+import { diffOpenApi, restElementExists } from './openapi-diff';
+import { compareProto, protoElementExists } from './proto-diff';
+import { layoutOf } from './layout';
+
+/** Zero-use window for removals; 14 days unless CONTRACT_ZERO_USE_DAYS says otherwise (tests). */
+function zeroUseDays(): number {
+  const configured = process.env.CONTRACT_ZERO_USE_DAYS;
+  if (configured === undefined) return 14;
+  const days = Number(configured);
+  if (!Number.isInteger(days) || days < 0) throw new Error(`CONTRACT_ZERO_USE_DAYS must be a whole number of days, not ${configured}`);
+  return days;
+}
+
+function option(name: string): string | undefined {
+  const index = process.argv.indexOf(name);
+  return index >= 0 ? process.argv[index + 1] : undefined;
+}
+
+function readYaml(file: string): unknown {
+  return existsSync(file) ? parse(readFileSync(file, 'utf8')) : {};
+}
+
+export interface CheckResult {
+  text: string;
+  passed: boolean;
+}
+
+/** Runs the whole gate; `today` and the usage export come from the caller. */
+export async function runCheck(options: { today: string; usage?: unknown; zeroUseDays: number; root?: string }): Promise<CheckResult> {
+  const { root, contractsDir, releaseFile, protoDir, protoBaselineDir, files } = layoutOf(options.root);
+  if (!existsSync(releaseFile)) return { text: 'contract:check: no released baseline (contracts/v1/release.json); run npm run contract:release', passed: false };
+  const release = JSON.parse(readFileSync(releaseFile, 'utf8')) as { releasedAt: string; commit: string };
+  const changes: ContractChange[] = [];
+  const [openapi, supergraph, ...subgraphFiles] = files;
+  const openapiBefore = JSON.parse(readFileSync(openapi.baseline, 'utf8'));
+  const openapiAfter = JSON.parse(readFileSync(openapi.current, 'utf8'));
+  changes.push(...diffOpenApi(openapiBefore, openapiAfter));
+  for (const { current, baseline } of [supergraph, ...subgraphFiles]) {
+    const source = path.relative(root, current);
+    if (!existsSync(baseline)) {
+      changes.push({ kind: 'graphql', class: 'safe', element: `graphql:${source}`, rule: 'subgraph-added', spec: 'A new subgraph; its types reach clients through the supergraph', message: 'new subgraph', source });
+      continue;
+    }
+    changes.push(...(await diffGraphQL(readFileSync(baseline, 'utf8'), readFileSync(current, 'utf8'), source)));
+  }
+  const proto = compareProto(protoBaselineDir, protoDir);
+  changes.push(...proto.changes);
+
+  // The registry may name what exists now, or what this change removes (the last step of a replacement).
+  const schemas = [readFileSync(supergraph.current, 'utf8'), readFileSync(supergraph.baseline, 'utf8')].map(schemaOf);
+  const protos = [proto.after, proto.before];
+  const exists = (element: string): boolean =>
+    element.startsWith('rest:') ? [openapiAfter, openapiBefore].some((doc) => restElementExists(doc, element))
+    : element.startsWith('graphql:') ? schemas.some((schema) => graphqlElementExists(schema, element))
+    : element.startsWith('proto:') ? protos.some((model) => protoElementExists(model, element))
+    : false;
+  const deprecations = readDeprecations(readYaml(path.join(contractsDir, 'deprecations.yaml')), exists);
+  const approvals = readApprovals(readYaml(path.join(contractsDir, 'approvals.yaml')));
+  const usage = options.usage === undefined ? { problems: [] } : readUsage(options.usage);
+  const changelogFile = path.join(contractsDir, 'CHANGELOG.md');
+  const verdicts = judge({
+    changes: sortChanges(changes),
+    deprecations: deprecations.entries,
+    approvals: approvals.entries,
+    usage: usage.usage,
+    changelog: existsSync(changelogFile) ? readFileSync(changelogFile, 'utf8') : '',
+    today: options.today,
+    zeroUseDays: options.zeroUseDays,
+  });
+  const { text, passed } = render(verdicts, [...deprecations.problems, ...approvals.problems, ...usage.problems]);
+  return { text: `contract:check against the baseline released ${release.releasedAt} at ${release.commit.slice(0, 12)}\n${text}`, passed };
+}
+
+export async function main(): Promise<void> {
+  const usageFile = option('--usage');
+  const today = option('--today') ?? new Date().toISOString().slice(0, 10);
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(today) || Number.isNaN(Date.parse(today))) {
+    console.error(`contract:check: --today takes a date, YYYY-MM-DD, not ${today}`);
+    process.exitCode = 2;
+    return;
+  }
+  let usage: unknown;
+  if (usageFile) {
+    try {
+      usage = JSON.parse(readFileSync(usageFile, 'utf8'));
+    } catch (error) {
+      console.error(`contract:check: cannot read the usage export ${usageFile}: ${(error as Error).message}`);
+      process.exitCode = 2;
+      return;
+    }
+  }
+  const result = await runCheck({ today, usage, zeroUseDays: zeroUseDays() });
+  console.log(result.text);
+  process.exitCode = result.passed ? 0 : 1;
+}

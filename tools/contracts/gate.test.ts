@@ -1,0 +1,269 @@
+// The gate on a copy of this repository's contracts: what it refuses, what may pass (a new major
+// version, a completed replacement, an approval) and how it checks the deprecation registry.
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { runCheck } from './check';
+import type { UsageExport } from './gate';
+import { repositoryRoot } from './layout';
+
+const supergraph = 'apps/gateway/src/graphql/supergraph.graphql';
+const ordersSubgraph = 'apps/orders-service/src/graphql/schema.graphql';
+const openapi = 'apps/gateway/src/openapi/openapi.json';
+const protoFile = 'proto/inventory/v1/inventory.proto';
+const restElement = 'rest:GET /v1/orders/{id}/shipment response.200.body.trackingNumber';
+// PUT answers the same Shipment representation: its copy of the field is an element of its own.
+const putElement = 'rest:PUT /v1/orders/{id}/shipment response.200.body.trackingNumber';
+const today = '2026-11-24';
+
+let root: string;
+
+/** A repository holding only what the gate reads: the contracts, their baselines and the registry. */
+function copyOfContracts(): string {
+  const copy = mkdtempSync(path.join(tmpdir(), 'contract-gate-'));
+  const files = [openapi, supergraph, 'proto', 'contracts'];
+  for (const app of readdirSync(path.join(repositoryRoot, 'apps'))) {
+    if (app.endsWith('-service')) files.push(`apps/${app}/src/graphql/schema.graphql`);
+  }
+  for (const file of files) {
+    mkdirSync(path.dirname(path.join(copy, file)), { recursive: true });
+    cpSync(path.join(repositoryRoot, file), path.join(copy, file), { recursive: true });
+  }
+  return copy;
+}
+
+function edit(file: string, change: (text: string) => string): void {
+  const target = path.join(root, file);
+  const before = readFileSync(target, 'utf8');
+  const after = change(before);
+  if (after === before) throw new Error(`the edit changed nothing in ${file}`);
+  writeFileSync(target, after);
+}
+
+/** Removes Shipment.trackingNumber from every contract: the issue's example of an unguarded removal. */
+function removeTrackingNumber(): void {
+  edit(openapi, (text) => {
+    const document = JSON.parse(text);
+    delete document.components.schemas.Shipment.properties.trackingNumber;
+    return JSON.stringify(document, null, 2);
+  });
+  for (const file of [supergraph, ordersSubgraph]) edit(file, (text) => text.replace(/\n\s*"+The carrier's tracking number\."+\n\s*trackingNumber: String/, ''));
+}
+
+function writeContractsFile(name: string, text: string): void {
+  writeFileSync(path.join(root, 'contracts', name), text);
+}
+
+function deprecate(elements: string[], dates: { announced: string; sunset: string }): void {
+  const entries = elements.map(
+    (element) => `  - element: "${element}"\n    replacement: "none: carriers' links replace it"\n    announced: ${dates.announced}\n    sunset: ${dates.sunset}\n    notice: https://docs.example.com/changes/tracking-number\n`,
+  );
+  writeContractsFile('deprecations.yaml', `deprecations:\n${entries.join('')}`);
+}
+
+function usage(elements: UsageExport['elements'], recordedSince = '2026-09-01'): UsageExport {
+  return { generatedAt: `${today}T06:00:00Z`, recordedSince, elements };
+}
+
+beforeEach(() => {
+  root = copyOfContracts();
+});
+afterEach(() => rmSync(root, { recursive: true, force: true }));
+
+describe('contract:check', () => {
+  it('passes the contracts as released', async () => {
+    const result = await runCheck({ root, today, zeroUseDays: 14 });
+    expect(result.text).toMatch(/0 breaking, 0 dangerous, 0 safe; 0 refused, 0 registry problems: passed/);
+    expect(result.passed).toBe(true);
+  });
+
+  it('refuses a removed response field in REST and GraphQL, naming element, class and rule', async () => {
+    removeTrackingNumber();
+    const result = await runCheck({ root, today, zeroUseDays: 14 });
+    expect(result.passed).toBe(false);
+    expect(result.text).toContain(
+      `BREAKING  rest:#/components/schemas/Shipment.trackingNumber (2 places)\n          field-removed: response field removed | §Versioning 3: removing or renaming a field\n          REFUSED: not allowed: ship it as a new major version, deprecate it first (contracts/deprecations.yaml), or approve it (contracts/approvals.yaml)\n          at ${restElement}\n          at ${putElement}\n`,
+    );
+    expect(result.text).toContain(`BREAKING  graphql:Shipment.trackingNumber (${supergraph})`);
+    expect(result.text).toContain(`BREAKING  graphql:Shipment.trackingNumber (${ordersSubgraph})`);
+    expect(result.text).toContain('FIELD_REMOVED');
+  });
+
+  it('lets an approved change pass until the approval expires', async () => {
+    removeTrackingNumber();
+    const approvals = (expires: string) =>
+      `approvals:\n  - element: "rest:GET /v1/orders/{id}/shipment"\n    reason: "never filled; both callers agreed"\n    expires: ${expires}\n  - element: "${putElement}"\n    rule: field-removed\n    reason: "never filled; both callers agreed"\n    expires: ${expires}\n  - element: "graphql:Shipment.trackingNumber"\n    rule: FIELD_REMOVED\n    reason: "never filled; both callers agreed"\n    expires: ${expires}\n`;
+    writeContractsFile('approvals.yaml', approvals('2026-12-15'));
+    const approved = await runCheck({ root, today, zeroUseDays: 14 });
+    expect(approved.text).toContain('allowed: approved until 2026-12-15: never filled; both callers agreed');
+    expect(approved.passed).toBe(true);
+
+    writeContractsFile('approvals.yaml', approvals('2026-11-23'));
+    const expired = await runCheck({ root, today, zeroUseDays: 14 });
+    expect(expired.text).toContain('REFUSED: not allowed (the approval expired 2026-11-23)');
+    expect(expired.passed).toBe(false);
+  });
+
+  it('refuses an approval without a reason or an expiry date', async () => {
+    writeContractsFile('approvals.yaml', 'approvals:\n  - element: "graphql:Shipment.trackingNumber"\n    expires: 2026-12-15\n');
+    const result = await runCheck({ root, today, zeroUseDays: 14 });
+    expect(result.text).toContain('REGISTRY  approvals.yaml entry 1: needs element, reason and expires (YYYY-MM-DD)');
+    expect(result.passed).toBe(false);
+  });
+
+  describe('the last step of a replacement', () => {
+    beforeEach(() => removeTrackingNumber());
+    const restOnly = (): void => {
+      // GraphQL's copy of the field is approved away, so each case below is about the REST element.
+      writeContractsFile('approvals.yaml', 'approvals:\n  - element: "graphql:Shipment.trackingNumber"\n    reason: "covered by the REST case"\n    expires: 2027-01-01\n');
+    };
+
+    it('refuses a removal before the sunset date', async () => {
+      restOnly();
+      deprecate([restElement, putElement], { announced: '2026-10-01', sunset: '2026-12-01' });
+      const result = await runCheck({ root, today, zeroUseDays: 14, usage: usage({}) });
+      expect(result.text).toContain(`REFUSED: deprecated (${restElement}), but its sunset 2026-12-01 has not passed`);
+      expect(result.passed).toBe(false);
+    });
+
+    it('refuses when use is unknown: no usage export is not zero use', async () => {
+      restOnly();
+      deprecate([restElement, putElement], { announced: '2026-09-01', sunset: '2026-11-01' });
+      const result = await runCheck({ root, today, zeroUseDays: 14 });
+      expect(result.text).toContain('sunset passed, but use is unknown: give the usage export with --usage <file>');
+      expect(result.passed).toBe(false);
+    });
+
+    it('refuses when the export does not cover the whole window', async () => {
+      restOnly();
+      deprecate([restElement, putElement], { announced: '2026-09-01', sunset: '2026-11-01' });
+      const result = await runCheck({ root, today, zeroUseDays: 14, usage: usage({}, '2026-11-20') });
+      expect(result.text).toContain('use is unknown before 2026-11-20: the usage export must cover 14 days (since 2026-11-10)');
+      expect(result.passed).toBe(false);
+    });
+
+    it('refuses while a caller still uses the element within the window, naming it', async () => {
+      restOnly();
+      deprecate([restElement, putElement], { announced: '2026-09-01', sunset: '2026-11-01' });
+      const used = usage({ [putElement]: { lastUsed: '2026-11-20T08:00:00Z', callers: [{ caller: 'shop-app/4.2 (key ak_live_7f3)', lastUsed: '2026-11-20T08:00:00Z', calls: 12 }] } });
+      const result = await runCheck({ root, today, zeroUseDays: 14, usage: used });
+      expect(result.text).toContain('REFUSED: still used within 14 days (last 2026-11-20T08:00:00Z) by shop-app/4.2 (key ak_live_7f3)');
+      expect(result.passed).toBe(false);
+    });
+
+    it('refuses on a stale or malformed usage export', async () => {
+      restOnly();
+      deprecate([restElement, putElement], { announced: '2026-09-01', sunset: '2026-11-01' });
+      const stale = await runCheck({ root, today, zeroUseDays: 14, usage: { ...usage({}), generatedAt: '2026-11-20T06:00:00Z' } });
+      expect(stale.text).toContain('REFUSED: use is unknown since 2026-11-20T06:00:00Z: the usage export is stale, export it again');
+      expect(stale.passed).toBe(false);
+      const malformed = await runCheck({ root, today, zeroUseDays: 14, usage: { elements: {} } });
+      expect(malformed.text).toContain('REGISTRY  usage export: needs generatedAt (ISO time), recordedSince (YYYY-MM-DD) and elements (an object by element name)');
+      expect(malformed.passed).toBe(false);
+    });
+
+    it('lets the removal pass after the sunset with zero use for the window (shortened for this test)', async () => {
+      restOnly();
+      deprecate([restElement, putElement], { announced: '2026-09-01', sunset: '2026-11-01' });
+      const lastUse = usage({ [putElement]: { lastUsed: '2026-11-20T08:00:00Z', callers: [{ caller: 'shop-app/4.2' }] } });
+      const within14 = await runCheck({ root, today, zeroUseDays: 14, usage: lastUse });
+      expect(within14.passed).toBe(false);
+      const within3 = await runCheck({ root, today, zeroUseDays: 3, usage: lastUse });
+      expect(within3.text).toContain('allowed: replacement complete: sunset 2026-11-01 passed and no recorded use for 3 days');
+      expect(within3.passed).toBe(true);
+    });
+  });
+
+  describe('the deprecation registry', () => {
+    it.each([
+      ['no sunset date', '  - element: "graphql:Shipment.carrier"\n    replacement: "graphql:Shipment.carrierCode"\n    announced: 2026-11-01\n    notice: https://docs.example.com/n\n', 'no sunset date (YYYY-MM-DD)'],
+      ['a sunset before the announcement', '  - element: "graphql:Shipment.carrier"\n    replacement: "graphql:Shipment.carrierCode"\n    announced: 2026-11-01\n    sunset: 2026-10-01\n    notice: https://docs.example.com/n\n', 'sunset 2026-10-01 is before the announcement 2026-11-01'],
+      ['an element not in the contract', '  - element: "graphql:Shipment.carrierName"\n    replacement: "graphql:Shipment.carrier"\n    announced: 2026-11-01\n    sunset: 2027-05-01\n    notice: https://docs.example.com/n\n', 'names an element that is not in the contract'],
+      ['a REST field not in the contract', '  - element: "rest:GET /v1/orders/{id}/shipment response.200.body.trackingCode"\n    replacement: "none"\n    announced: 2026-11-01\n    sunset: 2027-05-01\n    notice: https://docs.example.com/n\n', 'names an element that is not in the contract'],
+      ['an RPC not in the contract', '  - element: "proto:inventory.v1.Inventory.Restock"\n    replacement: "proto:inventory.v1.Inventory.AdjustStock"\n    announced: 2026-11-01\n    sunset: 2027-05-01\n    notice: https://docs.example.com/n\n', 'names an element that is not in the contract'],
+    ])('refuses an entry with %s', async (_label, entry, problem) => {
+      writeContractsFile('deprecations.yaml', `deprecations:\n${entry}`);
+      const result = await runCheck({ root, today, zeroUseDays: 14 });
+      expect(result.text).toContain(problem);
+      expect(result.text).toMatch(/1 registry problems: FAILED/);
+      expect(result.passed).toBe(false);
+    });
+
+    it('accepts entries naming existing elements of every kind', async () => {
+      const entries = ['rest:GET /v1/orders query.offset', 'rest:GET /v1/orders response.200.body.items[].status', 'rest:POST /v1/orders request.body.items[].quantity', 'rest:GET /v1/orders/{id}/shipment response.200.body.trackingNumber', 'rest:POST /v1/orders', 'graphql:Shipment.trackingNumber', 'graphql:OrderStatus.CANCELED', 'proto:inventory.v1.Inventory.Reserve', 'proto:inventory.v1.ReserveRequest.sku']
+        .map((element) => `  - element: "${element}"\n    replacement: "see the notice"\n    announced: 2026-11-01\n    sunset: 2027-05-01\n    notice: https://docs.example.com/n\n`)
+        .join('');
+      writeContractsFile('deprecations.yaml', `deprecations:\n${entries}`);
+      const result = await runCheck({ root, today, zeroUseDays: 14 });
+      expect(result.text).toMatch(/0 registry problems: passed/);
+      expect(result.passed).toBe(true);
+    });
+  });
+
+  it('asks for a changelog entry when a field description changes', async () => {
+    edit(supergraph, (text) => text.replace('"""The carrier\'s tracking number."""', '"""The carrier\'s tracking URL."""'));
+    const result = await runCheck({ root, today, zeroUseDays: 14 });
+    expect(result.text).toContain(`DANGEROUS graphql:Shipment.trackingNumber (${supergraph})`);
+    expect(result.text).toContain('REFUSED: a changed description may change the meaning: name it in contracts/CHANGELOG.md as printed above');
+    expect(result.passed).toBe(false);
+
+    writeContractsFile('CHANGELOG.md', '# Contract changelog\n\n## 2026-11-24\n- `graphql:Shipment.trackingNumber` now holds the tracking URL.\n');
+    const logged = await runCheck({ root, today, zeroUseDays: 14 });
+    expect(logged.text).toContain('allowed: meaning change recorded in contracts/CHANGELOG.md');
+    expect(logged.passed).toBe(true);
+  });
+
+  it('reports a change to a shared schema once, and takes the schema name in the changelog', async () => {
+    edit(openapi, (text) => {
+      const document = JSON.parse(text);
+      document.components.schemas.Problem.properties.code.description = 'Stable; clients branch on it.';
+      return JSON.stringify(document, null, 2);
+    });
+    const result = await runCheck({ root, today, zeroUseDays: 14 });
+    expect(result.text).toMatch(/DANGEROUS rest:#\/components\/schemas\/Problem\.code \(\d+ places\)\n {10}description-changed: /);
+    expect(result.text).toContain('at rest:DELETE /v1/orders/{id} response.400.body(application/problem+json).code');
+    expect(result.passed).toBe(false);
+
+    writeContractsFile('CHANGELOG.md', '# Contract changelog\n\n## 2026-11-24\n- `rest:#/components/schemas/Problem.code`: unknown codes are no longer promised default handling.\n');
+    const logged = await runCheck({ root, today, zeroUseDays: 14 });
+    expect(logged.passed).toBe(true);
+  });
+
+  it('reports a new response enum value as dangerous without failing', async () => {
+    edit(supergraph, (text) => text.replace(/(enum ShipmentStatus[^}]*?)\n}/, '$1\n\n  """Lost by the carrier."""\n  LOST\n}'));
+    const result = await runCheck({ root, today, zeroUseDays: 14 });
+    expect(result.text).toContain('DANGEROUS graphql:ShipmentStatus.LOST');
+    expect(result.passed).toBe(true);
+  });
+
+  describe('proto (buf breaking folded in)', () => {
+    it('refuses a renumbered field', async () => {
+      edit(protoFile, (text) => text.replace('string sku = 4;', 'string sku = 5;'));
+      const result = await runCheck({ root, today, zeroUseDays: 14 });
+      expect(result.text).toContain('BREAKING  proto:inventory.v1.ReserveRequest.sku\n          field-number-changed: field number 4 -> 5');
+      expect(result.passed).toBe(false);
+    });
+
+    it('refuses reusing the reserved number of the former item_id', async () => {
+      edit(protoFile, (text) => text.replace('  reserved 2;\n  reserved "item_id";\n', '  string item_ref = 2;\n'));
+      const result = await runCheck({ root, today, zeroUseDays: 14 });
+      expect(result.text).toContain('BREAKING  proto:inventory.v1.ReserveRequest\n          RESERVED_MESSAGE_NO_DELETE: buf: Previously present reserved');
+      expect(result.passed).toBe(false);
+    });
+
+    it('passes a field added with a new number', async () => {
+      edit(protoFile, (text) => text.replace('  string sku = 4;\n}', '  string sku = 4;\n  string warehouse = 5;\n}'));
+      const result = await runCheck({ root, today, zeroUseDays: 14 });
+      expect(result.text).toContain('SAFE      proto:inventory.v1.ReserveRequest.warehouse\n          field-added');
+      expect(result.passed).toBe(true);
+    });
+
+    it('passes a new package version next to inventory.v1', async () => {
+      mkdirSync(path.join(root, 'proto/inventory/v2'));
+      writeFileSync(path.join(root, 'proto/inventory/v2/inventory.proto'), readFileSync(path.join(root, protoFile), 'utf8').replace('package inventory.v1;', 'package inventory.v2;').replace('string sku = 4;', 'string sku = 5;'));
+      const result = await runCheck({ root, today, zeroUseDays: 14 });
+      expect(result.text).toContain('SAFE      proto:inventory.v2\n          major-version-added');
+      expect(result.passed).toBe(true);
+    });
+  });
+});

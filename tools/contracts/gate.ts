@@ -1,0 +1,198 @@
+// The gate's verdict: which breaking changes may pass (spec §Versioning 4-5 and issue #27's three
+// ways), whether the deprecation registry and the approvals are well formed, and whether every
+// meaning change has its changelog entry.
+import { specRule, type ContractChange } from './changes';
+
+export interface Deprecation {
+  element: string;
+  replacement: string;
+  announced: string;
+  sunset: string;
+  notice: string;
+}
+
+export interface Approval {
+  element: string;
+  rule?: string;
+  reason: string;
+  expires: string;
+}
+
+/** What the usage store exports (docs/evolving-the-api.md, "Usage export"). */
+export interface UsageExport {
+  generatedAt: string;
+  /** The first day the store has complete records for. */
+  recordedSince: string;
+  elements: Record<string, { lastUsed?: string | null; callers?: { caller: string; lastUsed?: string; calls?: number }[] }>;
+}
+
+export interface Verdict {
+  change: ContractChange;
+  /** For breaking changes: why it may pass, or why not. */
+  allowed: boolean;
+  reason: string;
+}
+
+const datePattern = /^\d{4}-\d{2}-\d{2}$/;
+
+function asDate(value: unknown): string | undefined {
+  if (value instanceof Date) return value.toISOString().slice(0, 10);
+  return typeof value === 'string' && datePattern.test(value) && !Number.isNaN(Date.parse(value)) ? value : undefined;
+}
+
+function text(value: unknown): string | undefined {
+  return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
+}
+
+/** Reads contracts/deprecations.yaml's entries; each problem is one line the gate prints and fails on. */
+export function readDeprecations(raw: unknown, exists: (element: string) => boolean): { entries: Deprecation[]; problems: string[] } {
+  const entries: Deprecation[] = [];
+  const problems: string[] = [];
+  const list = (raw as { deprecations?: unknown } | null)?.deprecations ?? [];
+  if (!Array.isArray(list)) return { entries, problems: ['deprecations.yaml: `deprecations` must be a list'] };
+  list.forEach((item: Record<string, unknown>, index) => {
+    const label = `deprecations.yaml entry ${index + 1}${text(item?.element) ? ` (${item.element})` : ''}`;
+    const element = text(item?.element);
+    const replacement = text(item?.replacement);
+    const notice = text(item?.notice);
+    const announced = asDate(item?.announced);
+    const sunset = asDate(item?.sunset);
+    const before = problems.length;
+    if (!element) problems.push(`${label}: no element`);
+    else if (!exists(element)) problems.push(`${label}: names an element that is not in the contract`);
+    if (!replacement) problems.push(`${label}: no replacement (write "none" and why, if there is none)`);
+    if (!notice) problems.push(`${label}: no notice link`);
+    if (!announced) problems.push(`${label}: no announced date (YYYY-MM-DD)`);
+    if (!sunset) problems.push(`${label}: no sunset date (YYYY-MM-DD)`);
+    if (announced && sunset && sunset < announced) problems.push(`${label}: sunset ${sunset} is before the announcement ${announced}`);
+    if (problems.length === before && element && replacement && notice && announced && sunset) entries.push({ element, replacement, notice, announced, sunset });
+  });
+  return { entries, problems };
+}
+
+/** Reads contracts/approvals.yaml; an approval without a reason or an expiry is refused. */
+export function readApprovals(raw: unknown): { entries: Approval[]; problems: string[] } {
+  const entries: Approval[] = [];
+  const problems: string[] = [];
+  const list = (raw as { approvals?: unknown } | null)?.approvals ?? [];
+  if (!Array.isArray(list)) return { entries, problems: ['approvals.yaml: `approvals` must be a list'] };
+  list.forEach((item: Record<string, unknown>, index) => {
+    const label = `approvals.yaml entry ${index + 1}`;
+    const element = text(item?.element);
+    const reason = text(item?.reason);
+    const expires = asDate(item?.expires);
+    if (!element || !reason || !expires) {
+      problems.push(`${label}: needs element, reason and expires (YYYY-MM-DD)`);
+      return;
+    }
+    entries.push({ element, reason, expires, ...(text(item.rule) ? { rule: text(item.rule) } : {}) });
+  });
+  return { entries, problems };
+}
+
+/** Reads a usage export (the usage store's, given with --usage); a malformed one is a problem, not zero use. */
+export function readUsage(raw: unknown): { usage?: UsageExport; problems: string[] } {
+  const candidate = raw as Partial<UsageExport> | null;
+  const generatedAt = typeof candidate?.generatedAt === 'string' && !Number.isNaN(Date.parse(candidate.generatedAt)) ? candidate.generatedAt : undefined;
+  const recordedSince = asDate(candidate?.recordedSince);
+  const elements = candidate?.elements;
+  if (!generatedAt || !recordedSince || typeof elements !== 'object' || elements === null || Array.isArray(elements)) {
+    return { problems: ['usage export: needs generatedAt (ISO time), recordedSince (YYYY-MM-DD) and elements (an object by element name)'] };
+  }
+  return { usage: { generatedAt, recordedSince, elements }, problems: [] };
+}
+
+/** Whether `entry` names `element` itself or one of its parents (an operation covers its parameters). */
+export function covers(entry: string, element: string): boolean {
+  return element === entry || (element.startsWith(entry) && /^[ .[{]/.test(element.slice(entry.length)));
+}
+
+function daysBefore(day: string, days: number): string {
+  return new Date(Date.parse(`${day}T00:00:00Z`) - days * 86_400_000).toISOString().slice(0, 10);
+}
+
+export interface GateInput {
+  changes: ContractChange[];
+  deprecations: Deprecation[];
+  approvals: Approval[];
+  usage?: UsageExport;
+  changelog: string;
+  /** YYYY-MM-DD, UTC. */
+  today: string;
+  /** Days of zero recorded use a removal needs (14 in production). */
+  zeroUseDays: number;
+}
+
+/** Which breaking change may pass and why; meaning changes need a changelog entry. */
+export function judge(input: GateInput): Verdict[] {
+  const windowStart = daysBefore(input.today, input.zeroUseDays);
+  return input.changes.map((item): Verdict => {
+    if (item.spec === specRule.meaning) {
+      const names = [item.element, item.alias].filter((name): name is string => Boolean(name));
+      const logged = names.some((name) => input.changelog.includes(name) || input.changelog.includes(name.replace(/^[a-z]+:/, '')));
+      return { change: item, allowed: logged, reason: logged ? 'meaning change recorded in contracts/CHANGELOG.md' : 'a changed description may change the meaning: name it in contracts/CHANGELOG.md as printed above' };
+    }
+    if (item.class !== 'breaking') return { change: item, allowed: true, reason: '' };
+
+    const approval = input.approvals.find(
+      (entry) => (covers(entry.element, item.element) || (item.alias !== undefined && covers(entry.element, item.alias))) && (!entry.rule || entry.rule === item.rule),
+    );
+    if (approval && approval.expires >= input.today) return { change: item, allowed: true, reason: `approved until ${approval.expires}: ${approval.reason}` };
+
+    const deprecation = input.deprecations.find((entry) => covers(entry.element, item.element));
+    if (deprecation) {
+      if (deprecation.sunset >= input.today) return { change: item, allowed: false, reason: `deprecated (${deprecation.element}), but its sunset ${deprecation.sunset} has not passed` };
+      if (!input.usage) return { change: item, allowed: false, reason: `deprecated (${deprecation.element}), sunset passed, but use is unknown: give the usage export with --usage <file>` };
+      if (input.usage.generatedAt.slice(0, 10) < daysBefore(input.today, 1)) {
+        return { change: item, allowed: false, reason: `use is unknown since ${input.usage.generatedAt}: the usage export is stale, export it again` };
+      }
+      if (input.usage.recordedSince > windowStart) {
+        return { change: item, allowed: false, reason: `use is unknown before ${input.usage.recordedSince}: the usage export must cover ${input.zeroUseDays} days (since ${windowStart})` };
+      }
+      const used = Object.entries(input.usage.elements).filter(([name, record]) => covers(deprecation.element, name) && record.lastUsed && record.lastUsed.slice(0, 10) >= windowStart);
+      if (used.length > 0) {
+        const callers = used.flatMap(([, record]) => (record.callers ?? []).filter((caller) => !caller.lastUsed || caller.lastUsed.slice(0, 10) >= windowStart).map((caller) => caller.caller));
+        const last = used.map(([, record]) => record.lastUsed ?? '').sort().pop();
+        return { change: item, allowed: false, reason: `still used within ${input.zeroUseDays} days (last ${last}) by ${callers.length ? [...new Set(callers)].join(', ') : 'unidentified callers'}` };
+      }
+      return { change: item, allowed: true, reason: `replacement complete: sunset ${deprecation.sunset} passed and no recorded use for ${input.zeroUseDays} days` };
+    }
+    const expired = approval ? ` (the approval expired ${approval.expires})` : '';
+    return { change: item, allowed: false, reason: `not allowed${expired}: ship it as a new major version, deprecate it first (contracts/deprecations.yaml), or approve it (contracts/approvals.yaml)` };
+  });
+}
+
+/**
+ * The report, a block per change, and whether the gate passes. One change to a shared schema
+ * (the error body every operation answers) is one block naming the schema and its places.
+ */
+export function render(verdicts: Verdict[], problems: string[]): { text: string; passed: boolean } {
+  const lines: string[] = [];
+  const counts = { breaking: 0, dangerous: 0, safe: 0, refused: 0 };
+  const groups = new Map<string, Verdict[]>();
+  for (const verdict of verdicts) {
+    const { change: item } = verdict;
+    counts[item.class]++;
+    if (!verdict.allowed) counts.refused++;
+    const key = [item.class, item.rule, item.alias ?? item.element, item.message, verdict.allowed, verdict.reason, item.source].join('|');
+    groups.set(key, [...(groups.get(key) ?? []), verdict]);
+  }
+  for (const group of groups.values()) {
+    const [{ change: item, allowed, reason }] = group;
+    const source = item.source ? ` (${item.source})` : '';
+    const heading = group.length > 1 && item.alias ? `${item.alias} (${group.length} places)` : item.element;
+    lines.push(`${item.class.toUpperCase().padEnd(9)} ${heading}${source}`);
+    lines.push(`          ${item.rule}: ${item.message} | ${item.spec}`);
+    if (reason) lines.push(`          ${allowed ? 'allowed' : 'REFUSED'}: ${reason}`);
+    if (group.length > 1) {
+      for (const { change: place } of group.slice(0, 3)) lines.push(`          at ${place.element}`);
+      if (group.length > 3) lines.push(`          and ${group.length - 3} more`);
+    }
+  }
+  for (const problem of problems) lines.push(`REGISTRY  ${problem}`);
+  const passed = counts.refused === 0 && problems.length === 0;
+  lines.push(
+    `contract:check: ${counts.breaking} breaking, ${counts.dangerous} dangerous, ${counts.safe} safe; ${counts.refused} refused, ${problems.length} registry problems: ${passed ? 'passed' : 'FAILED'}`,
+  );
+  return { text: lines.join('\n'), passed };
+}

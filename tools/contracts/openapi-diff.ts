@@ -1,0 +1,473 @@
+// Our OpenAPI 3.1 rules (docs/evolving-the-api.md says why no npm differ was used): the two
+// documents are walked operation by operation, $refs resolved on the way, and every schema is
+// compared in its direction, since what is safe in a request (a new enum value, a looser
+// constraint, null accepted) breaks a client in a response and the other way round.
+import { change, specRule, type ChangeClass, type ContractChange } from './changes';
+
+type Json = Record<string, unknown>;
+type Direction = 'request' | 'response';
+
+const methods = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'] as const;
+
+function isObject(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function same(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** Follows local `$ref`s (`#/components/...`); the ref names come back too, to stop on cycles. */
+function resolve(doc: Json, node: unknown): { node: Json; refs: string[] } {
+  const refs: string[] = [];
+  let current = node;
+  while (isObject(current) && typeof current.$ref === 'string') {
+    const ref = current.$ref;
+    if (refs.includes(ref) || !ref.startsWith('#/')) break;
+    refs.push(ref);
+    let target: unknown = doc;
+    for (const part of ref.slice(2).split('/')) target = isObject(target) ? target[part.replace(/~1/g, '/').replace(/~0/g, '~')] : undefined;
+    // Siblings of $ref (3.1 allows description next to it) override the target's.
+    const { $ref: _ref, ...siblings } = current;
+    current = isObject(target) ? { ...target, ...siblings } : siblings;
+  }
+  return { node: isObject(current) ? current : {}, refs };
+}
+
+interface SchemaView {
+  schema: Json;
+  nullable: boolean;
+  types: string[];
+  /** Alternatives other than null (anyOf/oneOf of two or more shapes). */
+  variants: Json[];
+  refs: string[];
+}
+
+/** One schema as a client meets it: refs followed, allOf merged, null split off from the type. */
+function view(doc: Json, node: unknown): SchemaView {
+  const { node: resolved, refs } = resolve(doc, node);
+  let schema: Json = { ...resolved };
+  if (Array.isArray(schema.allOf)) {
+    const parts = schema.allOf.map((part) => view(doc, part));
+    delete schema.allOf;
+    for (const part of parts) {
+      refs.push(...part.refs);
+      const properties = { ...(isObject(schema.properties) ? schema.properties : {}), ...(isObject(part.schema.properties) ? part.schema.properties : {}) };
+      const required = [...new Set([...(Array.isArray(schema.required) ? schema.required : []), ...(Array.isArray(part.schema.required) ? part.schema.required : [])])];
+      schema = { ...part.schema, ...schema, properties, required };
+    }
+  }
+  let nullable = schema.nullable === true;
+  let types = Array.isArray(schema.type) ? (schema.type as string[]) : typeof schema.type === 'string' ? [schema.type] : [];
+  if (types.includes('null')) nullable = true;
+  types = types.filter((type) => type !== 'null');
+  let variants: Json[] = [];
+  const alternatives = Array.isArray(schema.anyOf) ? schema.anyOf : Array.isArray(schema.oneOf) ? schema.oneOf : undefined;
+  if (alternatives) {
+    const nonNull = alternatives.filter((alternative) => {
+      const { node: branch } = resolve(doc, alternative);
+      const isNull = branch.type === 'null' || (Array.isArray(branch.type) && branch.type.length === 1 && branch.type[0] === 'null');
+      if (isNull) nullable = true;
+      return !isNull;
+    });
+    const { anyOf: _anyOf, oneOf: _oneOf, ...rest } = schema;
+    if (nonNull.length === 1) {
+      const inner = view(doc, nonNull[0]);
+      return { schema: { ...inner.schema, ...rest, type: inner.schema.type }, nullable: nullable || inner.nullable, types: inner.types, variants: inner.variants, refs: [...refs, ...inner.refs] };
+    }
+    schema = rest;
+    variants = nonNull.map((alternative) => resolve(doc, alternative).node);
+  }
+  if (types.length === 0 && isObject(schema.properties)) types = ['object'];
+  return { schema, nullable, types: [...types].sort(), variants, refs };
+}
+
+const numeric = new Set(['integer', 'number']);
+/** Whether every type of `narrow` is accepted by `wide` (an integer is a number). */
+function covers(wide: string[], narrow: string[]): boolean {
+  if (wide.length === 0) return true;
+  return narrow.length > 0 && narrow.every((type) => wide.includes(type) || (type === 'integer' && wide.includes('number')));
+}
+
+/** Constraints and the direction in which they get tighter. */
+const limits: [string, 'lower' | 'higher'][] = [
+  ['maxLength', 'lower'], ['maxItems', 'lower'], ['maxProperties', 'lower'], ['maximum', 'lower'], ['exclusiveMaximum', 'lower'],
+  ['minLength', 'higher'], ['minItems', 'higher'], ['minProperties', 'higher'], ['minimum', 'higher'], ['exclusiveMinimum', 'higher'],
+];
+
+class OpenApiComparison {
+  readonly changes: ContractChange[] = [];
+  /** The named schemas being walked: an element under one also gets that schema's name as its alias. */
+  private readonly origins: { origin: string; elementBase: string }[] = [];
+  constructor(private readonly before: Json, private readonly after: Json) {}
+
+  private add(cls: ChangeClass, element: string, rule: string, spec: string, message: string): void {
+    const found = change('rest', cls, element, rule, spec, message);
+    const origin = this.origins[this.origins.length - 1];
+    if (origin && element.startsWith(origin.elementBase)) found.alias = `${origin.origin}${element.slice(origin.elementBase.length)}`;
+    this.changes.push(found);
+  }
+
+  private description(element: string, before: unknown, after: unknown): void {
+    if (typeof before === 'string' || typeof after === 'string') {
+      if ((before ?? '') !== (after ?? '') && before !== undefined) this.add('dangerous', element, 'description-changed', specRule.meaning, `description changed: ${JSON.stringify(before)} -> ${JSON.stringify(after ?? '')}`);
+    }
+  }
+
+  compareSchemas(beforeNode: unknown, afterNode: unknown, direction: Direction, element: string, seen: string[], withDescription: boolean): void {
+    const b = view(this.before, beforeNode);
+    const a = view(this.after, afterNode);
+    const pair = `${b.refs.join(',')}|${a.refs.join(',')}`;
+    if ((b.refs.length || a.refs.length) && seen.includes(pair)) return; // a recursive shape, already being compared
+    const nextSeen = [...seen, pair];
+    const named = a.refs.length > 0 ? a.refs[a.refs.length - 1] : undefined;
+    if (named) this.origins.push({ origin: `rest:${named}`, elementBase: element });
+    try {
+      this.compareViews(b, a, direction, element, nextSeen, withDescription);
+    } finally {
+      if (named) this.origins.pop();
+    }
+  }
+
+  private compareViews(b: SchemaView, a: SchemaView, direction: Direction, element: string, nextSeen: string[], withDescription: boolean): void {
+    if (withDescription) this.description(element, b.schema.description, a.schema.description);
+
+    if (!same(b.types, a.types)) {
+      const numberString = (b.types.some((t) => numeric.has(t)) && a.types.includes('string')) || (b.types.includes('string') && a.types.some((t) => numeric.has(t)));
+      if (numberString) {
+        this.add('breaking', element, 'number-string-changed', specRule.numberString, `type ${b.types.join('|')} -> ${a.types.join('|')}`);
+        return;
+      }
+      const compatible = direction === 'request' ? covers(a.types, b.types) : covers(b.types, a.types) && a.types.length > 0;
+      if (!compatible) {
+        this.add('breaking', element, 'type-changed', specRule.typeChanged, `type ${b.types.join('|') || 'any'} -> ${a.types.join('|') || 'any'}`);
+        return;
+      }
+      this.add('safe', element, direction === 'request' ? 'type-widened' : 'type-narrowed', specRule.compatible, `type ${b.types.join('|') || 'any'} -> ${a.types.join('|') || 'any'}`);
+    }
+
+    if (b.nullable !== a.nullable) {
+      if (direction === 'response') {
+        if (a.nullable) this.add('breaking', element, 'response-became-nullable', specRule.nullableResponse, 'may now be null');
+        else this.add('safe', element, 'response-became-non-null', specRule.compatible, 'is never null any more');
+      } else if (a.nullable) this.add('safe', element, 'request-accepts-null', specRule.compatible, 'null is now accepted');
+      else this.add('breaking', element, 'request-constraint-tightened', specRule.tighterRequest, 'null is no longer accepted');
+    }
+
+    this.compareEnums(b.schema, a.schema, direction, element);
+    this.compareConstraints(b.schema, a.schema, direction, element);
+
+    const beforeDefault = b.schema.default;
+    const afterDefault = a.schema.default;
+    if (beforeDefault !== undefined && !same(beforeDefault, afterDefault)) {
+      this.add('breaking', element, 'default-changed', specRule.defaultChanged, `default ${JSON.stringify(beforeDefault)} -> ${afterDefault === undefined ? 'none' : JSON.stringify(afterDefault)}`);
+    } else if (beforeDefault === undefined && afterDefault !== undefined) {
+      this.add('safe', element, 'default-added', specRule.compatible, `default ${JSON.stringify(afterDefault)} documented`);
+    }
+
+    this.compareProperties(b.schema, a.schema, direction, element, nextSeen);
+    if (b.schema.items !== undefined && a.schema.items !== undefined) this.compareSchemas(b.schema.items, a.schema.items, direction, `${element}[]`, nextSeen, false);
+    if (isObject(b.schema.additionalProperties) && isObject(a.schema.additionalProperties)) {
+      this.compareSchemas(b.schema.additionalProperties, a.schema.additionalProperties, direction, `${element}{}`, nextSeen, false);
+    }
+    const shared = Math.min(b.variants.length, a.variants.length);
+    for (let index = 0; index < shared; index++) this.compareSchemas(b.variants[index], a.variants[index], direction, `${element}<${index}>`, nextSeen, false);
+    if (b.variants.length !== a.variants.length && (b.variants.length > 0 || a.variants.length > 0) && shared > 0) {
+      const wider = a.variants.length > b.variants.length;
+      const breaking = direction === 'request' ? !wider : wider;
+      this.add(breaking ? 'breaking' : 'safe', element, breaking ? 'type-changed' : direction === 'request' ? 'type-widened' : 'type-narrowed', breaking ? specRule.typeChanged : specRule.compatible, `${b.variants.length} -> ${a.variants.length} alternative shapes`);
+    }
+  }
+
+  private compareEnums(b: Json, a: Json, direction: Direction, element: string): void {
+    const values = (schema: Json): unknown[] | undefined => (Array.isArray(schema.enum) ? schema.enum : schema.const !== undefined ? [schema.const] : undefined);
+    const before = values(b);
+    const after = values(a);
+    if (!before && !after) return;
+    if (before && after) {
+      const afterKeys = new Set(after.map((value) => JSON.stringify(value)));
+      const beforeKeys = new Set(before.map((value) => JSON.stringify(value)));
+      for (const value of before) if (!afterKeys.has(JSON.stringify(value))) this.add('breaking', element, 'enum-value-removed', specRule.removed, `enum value ${JSON.stringify(value)} removed`);
+      for (const value of after) {
+        if (beforeKeys.has(JSON.stringify(value))) continue;
+        if (direction === 'request') this.add('safe', element, 'request-enum-value-added', specRule.nonBreaking, `enum value ${JSON.stringify(value)} accepted`);
+        else this.add('dangerous', element, 'response-enum-value-added', specRule.newResponseValue, `enum value ${JSON.stringify(value)} may be answered`);
+      }
+      return;
+    }
+    if (direction === 'request') {
+      if (after) this.add('breaking', element, 'request-constraint-tightened', specRule.tighterRequest, `only ${after.map((v) => JSON.stringify(v)).join(', ')} accepted now`);
+      else this.add('safe', element, 'request-constraint-loosened', specRule.compatible, 'any value accepted now');
+    } else if (after) this.add('safe', element, 'response-constraint-changed', specRule.compatible, 'answers are limited to an enum now');
+    else this.add('dangerous', element, 'response-enum-value-added', specRule.newResponseValue, 'answers are no longer limited to an enum');
+  }
+
+  private compareConstraints(b: Json, a: Json, direction: Direction, element: string): void {
+    const report = (tighter: boolean, what: string): void => {
+      if (direction === 'response') this.add('safe', element, 'response-constraint-changed', specRule.compatible, what);
+      else if (tighter) this.add('breaking', element, 'request-constraint-tightened', specRule.tighterRequest, what);
+      else this.add('safe', element, 'request-constraint-loosened', specRule.compatible, what);
+    };
+    for (const [key, tightWhen] of limits) {
+      const before = b[key];
+      const after = a[key];
+      if (same(before, after)) continue;
+      const tighter =
+        typeof after === 'number' && (typeof before !== 'number' || (tightWhen === 'lower' ? after < before : after > before));
+      report(tighter, `${key} ${before ?? 'none'} -> ${after ?? 'none'}`);
+    }
+    for (const key of ['pattern', 'format', 'multipleOf']) {
+      if (same(b[key], a[key])) continue;
+      report(a[key] !== undefined, `${key} ${JSON.stringify(b[key] ?? null)} -> ${JSON.stringify(a[key] ?? null)}`);
+    }
+    if (Boolean(b.uniqueItems) !== Boolean(a.uniqueItems)) report(Boolean(a.uniqueItems), `uniqueItems ${Boolean(b.uniqueItems)} -> ${Boolean(a.uniqueItems)}`);
+    const closed = (schema: Json): boolean => schema.additionalProperties === false || schema.unevaluatedProperties === false;
+    if (closed(b) !== closed(a)) report(closed(a), closed(a) ? 'unknown properties refused now' : 'unknown properties accepted now');
+  }
+
+  private compareProperties(b: Json, a: Json, direction: Direction, element: string, seen: string[]): void {
+    const beforeProperties = isObject(b.properties) ? b.properties : {};
+    const afterProperties = isObject(a.properties) ? a.properties : {};
+    const beforeRequired = new Set(Array.isArray(b.required) ? (b.required as string[]) : []);
+    const afterRequired = new Set(Array.isArray(a.required) ? (a.required as string[]) : []);
+    // readOnly fields are never sent by a client, writeOnly ones never answered.
+    const visible = (schema: unknown): boolean => {
+      const { node } = resolve(direction === 'request' ? this.before : this.after, schema);
+      return direction === 'request' ? node.readOnly !== true : node.writeOnly !== true;
+    };
+    for (const [name, schema] of Object.entries(beforeProperties)) {
+      if (!visible(schema)) continue;
+      const path = `${element}.${name}`;
+      if (!(name in afterProperties)) {
+        this.add('breaking', path, 'field-removed', specRule.removed, `${direction} field removed`);
+        continue;
+      }
+      const wasRequired = beforeRequired.has(name);
+      const isRequired = afterRequired.has(name);
+      if (wasRequired !== isRequired) {
+        if (direction === 'request') {
+          if (isRequired) this.add('breaking', path, 'request-field-became-required', specRule.requiredParameter, 'request field is required now');
+          else this.add('safe', path, 'request-field-became-optional', specRule.compatible, 'request field is optional now');
+        } else if (isRequired) this.add('safe', path, 'response-field-became-required', specRule.compatible, 'response field is always present now');
+        else this.add('breaking', path, 'response-field-became-optional', specRule.removed, 'response field may be left out now');
+      }
+      this.compareSchemas(schema, afterProperties[name], direction, path, seen, true);
+    }
+    for (const [name, schema] of Object.entries(afterProperties)) {
+      if (name in beforeProperties || !visible(schema)) continue;
+      const path = `${element}.${name}`;
+      if (direction === 'response') this.add('safe', path, 'response-field-added', specRule.nonBreaking, 'response field added');
+      else if (afterRequired.has(name)) this.add('breaking', path, 'required-request-field-added', specRule.requiredParameter, 'new required request field');
+      else this.add('safe', path, 'optional-request-field-added', specRule.nonBreaking, 'new optional request field');
+    }
+  }
+}
+
+interface Operation {
+  element: string;
+  key: string;
+  major: string | undefined;
+  pathItem: Json;
+  operation: Json;
+}
+
+function serverPath(doc: Json, pathItem: Json, operation: Json): string {
+  const servers = [operation.servers, pathItem.servers, doc.servers].find((list) => Array.isArray(list) && list.length > 0) as Json[] | undefined;
+  const url = typeof servers?.[0]?.url === 'string' ? servers[0].url : '';
+  const pathname = url.replace(/^[a-z]+:\/\/[^/]+/i, '');
+  return pathname.replace(/\/$/, '');
+}
+
+/** Every operation by method and full path (server base included: the document's paths leave out /v1). */
+export function operationsOf(doc: Json): Map<string, Operation> {
+  const operations = new Map<string, Operation>();
+  for (const [path, item] of Object.entries(isObject(doc.paths) ? doc.paths : {})) {
+    const pathItem = resolve(doc, item).node;
+    for (const method of methods) {
+      const operation = pathItem[method];
+      if (!isObject(operation)) continue;
+      const fullPath = `${serverPath(doc, pathItem, operation)}${path}`;
+      const key = `${method.toUpperCase()} ${fullPath.replace(/\{[^}]+\}/g, '{}')}`;
+      operations.set(key, { element: `rest:${method.toUpperCase()} ${fullPath}`, key, major: /^\/(v\d+)(\/|$)/.exec(fullPath)?.[1], pathItem, operation });
+    }
+  }
+  return operations;
+}
+
+interface Parameter {
+  label: string;
+  node: Json;
+}
+
+/** Parameters by location and name; path parameters by position, since renaming `{id}` changes nothing for a client. */
+function parametersOf(doc: Json, path: string, operation: Operation): Map<string, Parameter> {
+  const parameters = new Map<string, Parameter>();
+  const all = [...(Array.isArray(operation.pathItem.parameters) ? operation.pathItem.parameters : []), ...(Array.isArray(operation.operation.parameters) ? operation.operation.parameters : [])];
+  const templateNames = [...path.matchAll(/\{([^}]+)\}/g)].map((match) => match[1]);
+  for (const raw of all) {
+    const node = resolve(doc, raw).node;
+    const location = String(node.in);
+    const name = String(node.name);
+    const key = location === 'path' ? `path#${templateNames.indexOf(name)}` : `${location}.${location === 'header' ? name.toLowerCase() : name}`;
+    parameters.set(key, { label: `${location}.${name}`, node });
+  }
+  return parameters;
+}
+
+/** The `code` values a response documents (the generator writes "`code`: A, B." into its description). */
+function errorCodesOf(response: Json): string[] {
+  const match = typeof response.description === 'string' ? /`code`:\s*([A-Z0-9_,\s]+)/.exec(response.description) : null;
+  return match ? match[1].split(',').map((code) => code.trim()).filter(Boolean) : [];
+}
+
+function mediaLabel(mediaType: string): string {
+  return mediaType === 'application/json' ? 'body' : `body(${mediaType})`;
+}
+
+/** Every change from `before` to `after`, classified. */
+export function diffOpenApi(before: Json, after: Json): ContractChange[] {
+  const comparison = new OpenApiComparison(before, after);
+  const add = (cls: ChangeClass, element: string, rule: string, spec: string, message: string): void => {
+    comparison.changes.push(change('rest', cls, element, rule, spec, message));
+  };
+  const beforeOperations = operationsOf(before);
+  const afterOperations = operationsOf(after);
+  const releasedMajors = new Set([...beforeOperations.values()].map((operation) => operation.major));
+
+  for (const [key, operation] of beforeOperations) {
+    if (!afterOperations.has(key)) add('breaking', operation.element, 'operation-removed', specRule.pathOrMethod, 'operation removed (or its path or method changed)');
+  }
+  for (const [key, operation] of afterOperations) {
+    const old = beforeOperations.get(key);
+    if (!old) {
+      if (operation.major && !releasedMajors.has(operation.major)) add('safe', operation.element, 'major-version-added', specRule.newMajor, `operation added in the new major version ${operation.major}`);
+      else add('safe', operation.element, 'operation-added', specRule.nonBreaking, 'operation added');
+      continue;
+    }
+    const element = operation.element;
+    const path = element.slice(element.indexOf(' ') + 1);
+
+    // Parameters.
+    const beforeParameters = parametersOf(before, old.element.slice(old.element.indexOf(' ') + 1), old);
+    const afterParameters = parametersOf(after, path, operation);
+    for (const [parameterKey, parameter] of beforeParameters) {
+      const next = afterParameters.get(parameterKey);
+      const parameterElement = `${element} ${parameter.label}`;
+      if (!next) {
+        add('breaking', parameterElement, 'parameter-removed', specRule.removed, 'parameter removed');
+        continue;
+      }
+      const wasRequired = parameter.node.required === true;
+      const isRequired = next.node.required === true;
+      if (!wasRequired && isRequired) add('breaking', parameterElement, 'parameter-became-required', specRule.requiredParameter, 'parameter is required now');
+      if (wasRequired && !isRequired) add('safe', parameterElement, 'parameter-became-optional', specRule.compatible, 'parameter is optional now');
+      if (typeof parameter.node.description === 'string' && parameter.node.description !== next.node.description) {
+        add('dangerous', parameterElement, 'description-changed', specRule.meaning, `description changed: ${JSON.stringify(parameter.node.description)} -> ${JSON.stringify(next.node.description ?? '')}`);
+      }
+      comparison.compareSchemas(parameter.node.schema ?? {}, next.node.schema ?? {}, 'request', parameterElement, [], false);
+    }
+    for (const [parameterKey, parameter] of afterParameters) {
+      if (beforeParameters.has(parameterKey)) continue;
+      const parameterElement = `${element} ${parameter.label}`;
+      if (parameter.node.required === true) add('breaking', parameterElement, 'required-parameter-added', specRule.requiredParameter, 'new required parameter');
+      else add('safe', parameterElement, 'optional-parameter-added', specRule.nonBreaking, 'new optional parameter');
+    }
+
+    // Request body.
+    const beforeBody = old.operation.requestBody === undefined ? undefined : resolve(before, old.operation.requestBody).node;
+    const afterBody = operation.operation.requestBody === undefined ? undefined : resolve(after, operation.operation.requestBody).node;
+    if (beforeBody && !afterBody) add('breaking', `${element} request.body`, 'request-body-removed', specRule.removed, 'request body removed');
+    if (!beforeBody && afterBody) {
+      if (afterBody.required === true) add('breaking', `${element} request.body`, 'required-request-body-added', specRule.requiredParameter, 'a request body is required now');
+      else add('safe', `${element} request.body`, 'optional-request-body-added', specRule.nonBreaking, 'an optional request body is accepted now');
+    }
+    if (beforeBody && afterBody) {
+      if (beforeBody.required !== true && afterBody.required === true) add('breaking', `${element} request.body`, 'request-body-became-required', specRule.requiredParameter, 'the request body is required now');
+      const beforeContent = isObject(beforeBody.content) ? beforeBody.content : {};
+      const afterContent = isObject(afterBody.content) ? afterBody.content : {};
+      for (const [mediaType, media] of Object.entries(beforeContent)) {
+        const bodyElement = `${element} request.${mediaLabel(mediaType)}`;
+        const next = afterContent[mediaType];
+        if (!isObject(next)) add('breaking', bodyElement, 'media-type-removed', specRule.removed, `request media type ${mediaType} no longer accepted`);
+        else comparison.compareSchemas(isObject(media) ? media.schema ?? {} : {}, next.schema ?? {}, 'request', bodyElement, [], false);
+      }
+      for (const mediaType of Object.keys(afterContent)) {
+        if (!(mediaType in beforeContent)) add('safe', `${element} request.${mediaLabel(mediaType)}`, 'media-type-added', specRule.nonBreaking, `request media type ${mediaType} accepted`);
+      }
+    }
+
+    // Responses.
+    const beforeResponses = isObject(old.operation.responses) ? old.operation.responses : {};
+    const afterResponses = isObject(operation.operation.responses) ? operation.operation.responses : {};
+    for (const [status, raw] of Object.entries(beforeResponses)) {
+      const responseElement = `${element} response.${status}`;
+      if (!(status in afterResponses)) {
+        add('breaking', responseElement, 'response-status-removed', specRule.removedError, `status ${status} no longer answered`);
+        continue;
+      }
+      const response = resolve(before, raw).node;
+      const next = resolve(after, afterResponses[status]).node;
+      const nextCodes = errorCodesOf(next);
+      const codes = errorCodesOf(response);
+      for (const code of codes) if (!nextCodes.includes(code)) add('breaking', `${responseElement} code.${code}`, 'error-code-removed', specRule.removedError, `error code ${code} no longer answered with ${status}`);
+      for (const code of nextCodes) if (!codes.includes(code)) add('safe', `${responseElement} code.${code}`, 'error-code-added', specRule.nonBreaking, `error code ${code} added to ${status}`);
+      const beforeHeaders = isObject(response.headers) ? response.headers : {};
+      const afterHeaders = isObject(next.headers) ? next.headers : {};
+      const afterHeaderNames = new Map(Object.keys(afterHeaders).map((name) => [name.toLowerCase(), name]));
+      for (const [name, header] of Object.entries(beforeHeaders)) {
+        const nextName = afterHeaderNames.get(name.toLowerCase());
+        if (!nextName) add('breaking', `${responseElement}.header.${name}`, 'response-header-removed', specRule.removed, `header ${name} no longer sent`);
+        else comparison.compareSchemas(resolve(before, header).node.schema ?? {}, resolve(after, afterHeaders[nextName]).node.schema ?? {}, 'response', `${responseElement}.header.${name}`, [], false);
+      }
+      const beforeHeaderNames = new Set(Object.keys(beforeHeaders).map((name) => name.toLowerCase()));
+      for (const name of Object.keys(afterHeaders)) {
+        if (!beforeHeaderNames.has(name.toLowerCase())) add('safe', `${responseElement}.header.${name}`, 'response-header-added', specRule.nonBreaking, `header ${name} added`);
+      }
+      const beforeContent = isObject(response.content) ? response.content : {};
+      const afterContent = isObject(next.content) ? next.content : {};
+      for (const [mediaType, media] of Object.entries(beforeContent)) {
+        const bodyElement = `${responseElement}.${mediaLabel(mediaType)}`;
+        const nextMedia = afterContent[mediaType];
+        if (!isObject(nextMedia)) add('breaking', bodyElement, 'media-type-removed', specRule.removed, `response media type ${mediaType} no longer offered`);
+        else comparison.compareSchemas(isObject(media) ? media.schema ?? {} : {}, nextMedia.schema ?? {}, 'response', bodyElement, [], false);
+      }
+      for (const mediaType of Object.keys(afterContent)) {
+        if (!(mediaType in beforeContent)) add('safe', `${responseElement}.${mediaLabel(mediaType)}`, 'media-type-added', specRule.nonBreaking, `response media type ${mediaType} offered`);
+      }
+    }
+    for (const status of Object.keys(afterResponses)) {
+      if (!(status in beforeResponses)) add('safe', `${element} response.${status}`, 'response-status-added', specRule.nonBreaking, `status ${status} may be answered`);
+    }
+  }
+  return comparison.changes;
+}
+
+/** Whether a registry element (`rest:GET /v1/orders query.size`, `... response.200.body.items[].id`) names something in `doc`. */
+export function restElementExists(doc: Json, element: string): boolean {
+  const match = /^rest:([A-Z]+) (\S+)(?: (.+))?$/.exec(element);
+  if (!match) return false;
+  const [, method, path, rest] = match;
+  const operation = operationsOf(doc).get(`${method} ${path.replace(/\{[^}]+\}/g, '{}')}`);
+  if (!operation) return false;
+  if (!rest) return true;
+  const parameter = /^(query|header|path|cookie)\.(.+)$/.exec(rest);
+  if (parameter) {
+    return [...parametersOf(doc, path, operation).values()].some((candidate) => candidate.label.toLowerCase() === `${parameter[1]}.${parameter[2]}`.toLowerCase());
+  }
+  const body = /^(request|response\.(\d{3}|default|[1-5]XX))\.(body(?:\([^)]+\))?)((?:\.[^.[\]{}]+|\[\]|\{\})*)$/.exec(rest);
+  if (!body) return false;
+  const [, place, status, mediaPart, fieldPath] = body;
+  const mediaType = mediaPart === 'body' ? 'application/json' : mediaPart.slice(5, -1);
+  const container = place === 'request' ? operation.operation.requestBody : isObject(operation.operation.responses) ? operation.operation.responses[status] : undefined;
+  if (container === undefined) return false;
+  const content = resolve(doc, container).node.content;
+  let schema: Json | undefined = isObject(content) && isObject(content[mediaType]) ? (content[mediaType] as Json).schema as Json : undefined;
+  for (const step of fieldPath.match(/\.[^.[\]{}]+|\[\]|\{\}/g) ?? []) {
+    if (!schema) return false;
+    const current = view(doc, schema).schema;
+    if (step === '[]') schema = current.items as Json | undefined;
+    else if (step === '{}') schema = isObject(current.additionalProperties) ? current.additionalProperties : undefined;
+    else schema = isObject(current.properties) ? (current.properties[step.slice(1)] as Json | undefined) : undefined;
+  }
+  return schema !== undefined;
+}

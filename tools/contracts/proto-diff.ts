@@ -1,0 +1,229 @@
+// Proto: `buf breaking` (the repository's WIRE_JSON rules in proto/buf.yaml) judges wire and JSON
+// compatibility; an element-by-element comparison of the two buf images adds what buf's wire
+// rules let through but the specification does not (a removed RPC, message or enum, a removed
+// field even when its number is reserved) and the safe and dangerous changes buf does not list.
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { change, specRule, type ContractChange } from './changes';
+
+const buf = path.resolve(__dirname, '../../node_modules/.bin/buf');
+
+interface FieldDescriptor { name: string; number: number; label?: string; type?: string; typeName?: string }
+interface MessageDescriptor { name: string; field?: FieldDescriptor[]; nestedType?: MessageDescriptor[]; enumType?: EnumDescriptor[] }
+interface EnumDescriptor { name: string; value?: { name: string; number: number }[] }
+interface MethodDescriptor { name: string; inputType: string; outputType: string; clientStreaming?: boolean; serverStreaming?: boolean }
+interface FileDescriptor {
+  name: string;
+  package?: string;
+  messageType?: MessageDescriptor[];
+  enumType?: EnumDescriptor[];
+  service?: { name: string; method?: MethodDescriptor[] }[];
+  sourceCodeInfo?: { location?: { path?: number[]; leadingComments?: string; trailingComments?: string }[] };
+}
+
+type ElementKind = 'message' | 'field' | 'enum' | 'enum-value' | 'service' | 'rpc';
+interface Element {
+  kind: ElementKind;
+  name: string;
+  pkg: string;
+  comment: string;
+  field?: FieldDescriptor;
+  method?: MethodDescriptor;
+  parent?: string;
+}
+
+/** Everything a proto module declares, by fully qualified name. */
+export interface ProtoModel {
+  elements: Map<string, Element>;
+  packages: Set<string>;
+  /** Enums a client reads: reachable from some RPC's reply. */
+  enumsRead: Set<string>;
+}
+
+/** Builds the module in `dir` (a directory with buf.yaml) into a descriptor set, comments included. */
+function image(dir: string): { file: FileDescriptor[] } {
+  const out = execFileSync(buf, ['build', dir, '-o', '-#format=json'], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  return JSON.parse(out) as { file: FileDescriptor[] };
+}
+
+function modelOf(files: FileDescriptor[]): ProtoModel {
+  const elements = new Map<string, Element>();
+  const packages = new Set<string>();
+  for (const file of files) {
+    const pkg = file.package ?? '';
+    packages.add(pkg);
+    const comments = new Map<string, string>();
+    for (const location of file.sourceCodeInfo?.location ?? []) {
+      const text = `${location.leadingComments ?? ''}${location.trailingComments ?? ''}`.trim();
+      if (text) comments.set((location.path ?? []).join('.'), text.replace(/\s+/g, ' '));
+    }
+    const addEnum = (enumType: EnumDescriptor, qualified: string, at: string, parent?: string): void => {
+      elements.set(qualified, { kind: 'enum', name: qualified, pkg, comment: comments.get(at) ?? '', parent });
+      (enumType.value ?? []).forEach((value, index) => {
+        elements.set(`${qualified}.${value.name}`, { kind: 'enum-value', name: `${qualified}.${value.name}`, pkg, comment: comments.get(`${at}.2.${index}`) ?? '', field: { name: value.name, number: value.number }, parent: qualified });
+      });
+    };
+    const addMessage = (message: MessageDescriptor, qualified: string, at: string, parent?: string): void => {
+      elements.set(qualified, { kind: 'message', name: qualified, pkg, comment: comments.get(at) ?? '', parent });
+      (message.field ?? []).forEach((field, index) => {
+        elements.set(`${qualified}.${field.name}`, { kind: 'field', name: `${qualified}.${field.name}`, pkg, comment: comments.get(`${at}.2.${index}`) ?? '', field, parent: qualified });
+      });
+      (message.nestedType ?? []).forEach((nested, index) => addMessage(nested, `${qualified}.${nested.name}`, `${at}.3.${index}`, qualified));
+      (message.enumType ?? []).forEach((nested, index) => addEnum(nested, `${qualified}.${nested.name}`, `${at}.4.${index}`, qualified));
+    };
+    const prefix = pkg ? `${pkg}.` : '';
+    (file.messageType ?? []).forEach((message, index) => addMessage(message, `${prefix}${message.name}`, `4.${index}`));
+    (file.enumType ?? []).forEach((enumType, index) => addEnum(enumType, `${prefix}${enumType.name}`, `5.${index}`));
+    (file.service ?? []).forEach((service, index) => {
+      const qualified = `${prefix}${service.name}`;
+      elements.set(qualified, { kind: 'service', name: qualified, pkg, comment: comments.get(`6.${index}`) ?? '' });
+      (service.method ?? []).forEach((method, methodIndex) => {
+        elements.set(`${qualified}.${method.name}`, { kind: 'rpc', name: `${qualified}.${method.name}`, pkg, comment: comments.get(`6.${index}.2.${methodIndex}`) ?? '', method, parent: qualified });
+      });
+    });
+  }
+  // Walk from every reply type through message fields to the enums a client may receive.
+  const enumsRead = new Set<string>();
+  const visited = new Set<string>();
+  const pending = [...elements.values()].flatMap((element) => (element.method ? [element.method.outputType.replace(/^\./, '')] : []));
+  for (let name = pending.pop(); name !== undefined; name = pending.pop()) {
+    if (visited.has(name)) continue;
+    visited.add(name);
+    for (const element of elements.values()) {
+      if (element.kind !== 'field' || element.parent !== name || !element.field?.typeName) continue;
+      const target = element.field.typeName.replace(/^\./, '');
+      if (element.field.type === 'TYPE_ENUM') enumsRead.add(target);
+      else pending.push(target);
+    }
+  }
+  return { elements, packages, enumsRead };
+}
+
+export function protoModel(dir: string): ProtoModel {
+  return modelOf(image(dir).file);
+}
+
+const scalarNumbers = new Set(['TYPE_INT32', 'TYPE_INT64', 'TYPE_UINT32', 'TYPE_UINT64', 'TYPE_SINT32', 'TYPE_SINT64', 'TYPE_FIXED32', 'TYPE_FIXED64', 'TYPE_SFIXED32', 'TYPE_SFIXED64', 'TYPE_DOUBLE', 'TYPE_FLOAT']);
+
+function typeLabel(field: FieldDescriptor): string {
+  return `${field.label === 'LABEL_REPEATED' ? 'repeated ' : ''}${field.typeName ?? (field.type ?? '').replace(/^TYPE_/, '').toLowerCase()}`;
+}
+
+interface BufFinding { path: string; start_line: number; type: string; message: string }
+
+/** buf names elements by their short names; find the qualified element it means (as it was before). */
+function elementOfFinding(finding: BufFinding, before: ProtoModel, after: ProtoModel, moduleDir: string): string {
+  const bySimpleName = (model: ProtoModel, kind: ElementKind, simple: string): Element | undefined =>
+    [...model.elements.values()].find((element) => element.kind === kind && element.name.split('.').pop() === simple);
+  const field = /[Ff]ield "(\d+)"(?: with name "[^"]+")? on message "([^"]+)"/.exec(finding.message);
+  if (field) {
+    for (const model of [before, after]) {
+      const message = bySimpleName(model, 'message', field[2]);
+      const member = message && [...model.elements.values()].find((element) => element.kind === 'field' && element.parent === message.name && element.field?.number === Number(field[1]));
+      if (member) return `proto:${member.name}`;
+    }
+  }
+  const rpc = /RPC "([^"]+)" on service "([^"]+)"/.exec(finding.message);
+  if (rpc) {
+    const service = bySimpleName(before, 'service', rpc[2]) ?? bySimpleName(after, 'service', rpc[2]);
+    if (service) return `proto:${service.name}.${rpc[1]}`;
+  }
+  const value = /[Ee]num value "(\d+)"(?: with name "[^"]+")? on enum "([^"]+)"/.exec(finding.message);
+  if (value) {
+    for (const model of [before, after]) {
+      const enumType = bySimpleName(model, 'enum', value[2]);
+      const member = enumType && [...model.elements.values()].find((element) => element.kind === 'enum-value' && element.parent === enumType.name && element.field?.number === Number(value[1]));
+      if (member) return `proto:${member.name}`;
+    }
+  }
+  // Reserved ranges and names, oneofs: the message or enum they belong to.
+  const owner = /on (message|enum) "([^"]+)"/.exec(finding.message);
+  if (owner) {
+    const found = bySimpleName(before, owner[1] as ElementKind, owner[2]) ?? bySimpleName(after, owner[1] as ElementKind, owner[2]);
+    if (found) return `proto:${found.name}`;
+  }
+  // File-level findings (a changed package or option): the file, relative to its module.
+  return `proto:${path.relative(moduleDir, path.resolve(finding.path))}`;
+}
+
+function bufBreaking(afterDir: string, beforeDir: string): BufFinding[] {
+  try {
+    execFileSync(buf, ['breaking', afterDir, '--against', beforeDir, '--error-format', 'json'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    return [];
+  } catch (error) {
+    const stdout = (error as { stdout?: string }).stdout ?? '';
+    const findings = stdout.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as BufFinding);
+    if (findings.length === 0) throw new Error(`buf breaking failed: ${(error as { stderr?: string }).stderr ?? error}`);
+    return findings;
+  }
+}
+
+/** Every change from the module in `beforeDir` to the one in `afterDir`, classified. */
+export function diffProto(beforeDir: string, afterDir: string): ContractChange[] {
+  return compareProto(beforeDir, afterDir).changes;
+}
+
+/** The changes, and both modules (the gate checks registry entries against them). */
+export function compareProto(beforeDir: string, afterDir: string): { changes: ContractChange[]; before: ProtoModel; after: ProtoModel } {
+  const before = protoModel(beforeDir);
+  const after = protoModel(afterDir);
+  const changes: ContractChange[] = [];
+  const add = (cls: ContractChange['class'], element: string, rule: string, spec: string, message: string): void => {
+    changes.push(change('proto', cls, `proto:${element}`, rule, spec, message));
+  };
+  const newPackages = [...after.packages].filter((pkg) => !before.packages.has(pkg));
+  for (const pkg of newPackages) add('safe', pkg, 'major-version-added', specRule.newMajor, `package ${pkg} added`);
+
+  const kindWord: Record<ElementKind, string> = { message: 'message', field: 'field', enum: 'enum', 'enum-value': 'enum value', service: 'service', rpc: 'RPC' };
+  for (const [name, element] of before.elements) {
+    const next = after.elements.get(name);
+    if (!next) {
+      // A removed parent says it all; its members are not listed again.
+      if (element.parent && !after.elements.has(element.parent)) continue;
+      const rule = element.kind === 'field' ? 'field-removed' : element.kind === 'enum-value' ? 'enum-value-removed' : element.kind === 'rpc' ? 'rpc-removed' : 'type-removed';
+      add('breaking', name, rule, specRule.removed, `${kindWord[element.kind]} removed or renamed`);
+      continue;
+    }
+    if (element.kind === 'field' && element.field && next.field) {
+      if (element.field.number !== next.field.number) add('breaking', name, 'field-number-changed', specRule.compatible, `field number ${element.field.number} -> ${next.field.number}`);
+      const was = typeLabel(element.field);
+      const is = typeLabel(next.field);
+      if (was !== is) {
+        const numberString = (scalarNumbers.has(element.field.type ?? '') && next.field.type === 'TYPE_STRING') || (element.field.type === 'TYPE_STRING' && scalarNumbers.has(next.field.type ?? ''));
+        add('breaking', name, numberString ? 'number-string-changed' : 'type-changed', numberString ? specRule.numberString : specRule.typeChanged, `type ${was} -> ${is}`);
+      }
+    }
+    if (element.kind === 'enum-value' && element.field && next.field && element.field.number !== next.field.number) {
+      add('breaking', name, 'enum-value-number-changed', specRule.compatible, `number ${element.field.number} -> ${next.field.number}`);
+    }
+    if ((element.kind === 'field' || element.kind === 'enum-value' || element.kind === 'rpc') && element.comment && element.comment !== next.comment) {
+      add('dangerous', name, 'description-changed', specRule.meaning, `comment changed: ${JSON.stringify(element.comment)} -> ${JSON.stringify(next.comment)}`);
+    }
+  }
+  for (const [name, element] of after.elements) {
+    if (before.elements.has(name) || newPackages.includes(element.pkg)) continue;
+    if (element.parent && !before.elements.has(element.parent)) continue; // listed with its new parent
+    if (element.kind === 'enum-value') {
+      const read = after.enumsRead.has(element.parent ?? '');
+      add(read ? 'dangerous' : 'safe', name, read ? 'response-enum-value-added' : 'request-enum-value-added', read ? specRule.newResponseValue : specRule.nonBreaking, read ? 'enum value may be answered' : 'enum value accepted');
+    } else {
+      const rule = element.kind === 'field' ? 'field-added' : element.kind === 'rpc' ? 'rpc-added' : 'type-added';
+      add('safe', name, rule, specRule.nonBreaking, `${kindWord[element.kind]} added`);
+    }
+  }
+
+  // buf's wire and JSON rules; what we already named breaking for the same element is not repeated.
+  const breakingElements = new Set(changes.filter((item) => item.class === 'breaking').map((item) => item.element));
+  for (const finding of bufBreaking(afterDir, beforeDir)) {
+    const element = elementOfFinding(finding, before, after, afterDir);
+    if (breakingElements.has(element)) continue;
+    breakingElements.add(element);
+    changes.push(change('proto', 'breaking', element, finding.type, specRule.compatible, `buf: ${finding.message.replace(/ See https:\S+.*$/, '')}`));
+  }
+  return { changes, before, after };
+}
+
+/** Whether `proto:<qualified name>` names a message, field, enum, enum value, service or RPC of the module. */
+export function protoElementExists(model: ProtoModel, element: string): boolean {
+  return element.startsWith('proto:') && model.elements.has(element.slice('proto:'.length));
+}

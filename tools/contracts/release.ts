@@ -1,0 +1,31 @@
+// npm run contract:release: the contracts as they are now become the released baseline that
+// `contract:check` compares against, stamped with the day and the commit they came from.
+import { execFileSync } from 'node:child_process';
+import { cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { layoutOf } from './layout';
+
+export async function main(): Promise<void> {
+  const { root, files: contracts, protoDir, protoBaselineDir, releaseFile } = layoutOf();
+  const git = (...args: string[]): string => execFileSync('git', args, { cwd: root, encoding: 'utf8' }).trim();
+  const commit = git('rev-parse', 'HEAD');
+  const uncommitted = git('status', '--porcelain', '--', 'apps/gateway/src/openapi/openapi.json', 'apps/gateway/src/graphql/supergraph.graphql', 'apps/*/src/graphql/schema.graphql', 'proto');
+  const files: string[] = [];
+  for (const { current, baseline } of contracts) {
+    mkdirSync(path.dirname(baseline), { recursive: true });
+    cpSync(current, baseline);
+    files.push(path.relative(root, baseline));
+  }
+  rmSync(protoBaselineDir, { recursive: true, force: true });
+  cpSync(protoDir, protoBaselineDir, { recursive: true, filter: (source) => !source.endsWith('buf.gen.yaml') });
+  files.push(path.relative(root, protoBaselineDir));
+  const release = {
+    releasedAt: new Date().toISOString(),
+    commit,
+    // The contracts had changes not yet committed at `commit` when they were released.
+    uncommittedChanges: uncommitted !== '',
+    files,
+  };
+  writeFileSync(releaseFile, `${JSON.stringify(release, null, 2)}\n`);
+  console.log(`contract:release: ${files.length} contracts recorded as the baseline (commit ${commit.slice(0, 12)}${release.uncommittedChanges ? ', with uncommitted changes' : ''}, ${release.releasedAt}); commit contracts/v1`);
+}
