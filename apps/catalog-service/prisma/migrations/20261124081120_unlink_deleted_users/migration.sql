@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "reviews" ALTER COLUMN "user_id" DROP NOT NULL;

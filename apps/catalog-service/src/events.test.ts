@@ -1,0 +1,83 @@
+// The events catalog-service records: products created, changed and deleted, and reviews, each
+// with the change that makes it, none for a change that did not happen.
+import path from 'node:path';
+import type { Database } from '@platform/db';
+import { openTestDatabase } from '@platform/db/testing';
+import { EventConsumer, type EventTransport, toCloudEvent } from '@platform/events';
+import { newId } from '@platform/ids';
+import { createLogger, createMetrics, Health, listen, type Listening } from '@platform/service-kit';
+import { apiClient, tokenFor } from '@platform/test-kit';
+import { createCatalogApp } from './app';
+import { PrismaClient } from './generated/prisma/client';
+
+const JWT_SECRET = 'catalog-events-secret-catalog-events-0123';
+let database: Database<PrismaClient>;
+let server: Listening;
+let built: Awaited<ReturnType<typeof createCatalogApp>>;
+const call = apiClient(() => server.url);
+let admin: string;
+let customer: { token: string; userId: string };
+
+beforeAll(async () => {
+  database = await openTestDatabase({ service: 'catalog_events', migrationsDir: path.join(__dirname, '../prisma/migrations'), createClient: (adapter) => new PrismaClient({ adapter }) });
+  built = await createCatalogApp({
+    config: { jwtVerifySecrets: [JWT_SECRET], cursorSecret: 'catalog-cursor-secret', REQUEST_TIMEOUT_MS: 10_000, NODE_ENV: 'test' },
+    prisma: database.prisma,
+    logger: createLogger('catalog-events-test', 'silent'),
+    health: new Health(),
+    metrics: createMetrics('catalog-events-test'),
+  });
+  server = await listen(built.app, 0, '127.0.0.1');
+  admin = (await tokenFor(JWT_SECRET, 'admin')).token;
+  customer = await tokenFor(JWT_SECRET, 'customer');
+});
+
+afterAll(async () => {
+  await server?.close();
+  await database?.close();
+});
+
+const eventsOf = async (aggregateId: string) => (await database.prisma.outboxEvent.findMany({ where: { aggregateId }, orderBy: { position: 'asc' } })).map((event) => [event.type, event.sequence, event.data]);
+
+it('records product.created, product.updated and product.deleted; a refused change records nothing', async () => {
+  const created = await call('POST', '/products', { token: admin, body: { sku: 'EVT-1', name: 'Kettle', price: 30_000 } });
+  expect(created.status).toBe(201);
+  const id = created.body.id as string;
+  expect((await call('PATCH', `/products/${id}`, { token: admin, body: { price: 28_000 } })).status).toBe(200);
+  expect((await call('PATCH', `/products/${id}`, { token: admin, headers: { 'if-match': '"1"' }, body: { price: 1 } })).status).toBe(412);
+  expect((await call('PATCH', `/products/${id}`, { token: customer.token, body: { price: 1 } })).status).toBe(403);
+  expect((await call('POST', '/products', { token: admin, body: { sku: 'EVT-1', name: 'Twin', price: 1 } })).status).toBe(409);
+  expect((await call('DELETE', `/products/${id}`, { token: admin })).status).toBe(204);
+  expect(await eventsOf(id)).toEqual([
+    ['product.created', 1, { id, sku: 'EVT-1', name: 'Kettle', price: 30_000, currency: 'KRW', version: 1 }],
+    ['product.updated', 2, { id, sku: 'EVT-1', name: 'Kettle', price: 28_000, currency: 'KRW', version: 2 }],
+    ['product.deleted', 3, { id, sku: 'EVT-1' }],
+  ]);
+  expect(await database.prisma.outboxEvent.count({ where: { type: 'product.created' } })).toBe(1);
+});
+
+it('records review.created with the review; a second review by the same user records nothing', async () => {
+  const product = (await call('POST', '/products', { token: admin, body: { sku: 'EVT-2', name: 'Teapot', price: 20_000 } })).body;
+  const review = await call('POST', `/products/${product.id}/reviews`, { token: customer.token, body: { rating: 4, title: 'Good' } });
+  expect(review.status).toBe(201);
+  expect((await call('POST', `/products/${product.id}/reviews`, { token: customer.token, body: { rating: 1 } })).status).toBe(409);
+  expect(await eventsOf(review.body.id)).toEqual([['review.created', 1, { id: review.body.id, productId: product.id, userId: customer.userId, rating: 4 }]]);
+  expect(await database.prisma.outboxEvent.count({ where: { type: 'review.created' } })).toBe(1);
+});
+
+it("user.deleted keeps the user's reviews without their author and the ratings unchanged; a redelivery changes nothing", async () => {
+  const leaving = await tokenFor(JWT_SECRET, 'customer');
+  const product = (await call('POST', '/products', { token: admin, body: { sku: 'EVT-3', name: 'Mug', price: 9_000 } })).body;
+  const review = (await call('POST', `/products/${product.id}/reviews`, { token: leaving.token, body: { rating: 5, title: 'Lovely' } })).body;
+  expect((await call('POST', `/products/${product.id}/reviews`, { token: customer.token, body: { rating: 2 } })).status).toBe(201);
+  const ratingBefore = (await call('GET', `/products/${product.id}/rating`, { token: customer.token })).body;
+
+  const consumer = new EventConsumer(database.prisma, { kind: 'embedded' } as EventTransport, createLogger('consumer-test', 'silent'), { consumer: 'catalog-service', sources: ['users-service'], handlers: built.eventHandlers });
+  const event = toCloudEvent('/users-service', { id: newId(), type: 'user.deleted', aggregateType: 'user', aggregateId: leaving.userId, sequence: 2, data: { id: leaving.userId }, occurredAt: new Date() }).toJSON() as Record<string, unknown>;
+  expect(await consumer.deliver({ event, attempt: 1 })).toBe('handled');
+  expect(await consumer.deliver({ event, attempt: 2 })).toBe('duplicate');
+
+  const kept = await call('GET', `/products/${product.id}/reviews/${review.id}`, { token: customer.token });
+  expect(kept.body).toMatchObject({ id: review.id, userId: null, rating: 5, title: 'Lovely' });
+  expect((await call('GET', `/products/${product.id}/rating`, { token: customer.token })).body).toEqual(ratingBefore);
+});

@@ -1,0 +1,169 @@
+// The events orders-service records: each change to an order records one event in the unit of
+// work that makes it, whichever door the change came through (REST, GraphQL, the cancellation
+// worker), and a change that does not happen records none.
+import path from 'node:path';
+import type { Database } from '@platform/db';
+import { openTestDatabase } from '@platform/db/testing';
+import { EventConsumer, type EventTransport, fromCloudEventJson, toCloudEvent } from '@platform/events';
+import { newId } from '@platform/ids';
+import { createLogger, type Listening } from '@platform/service-kit';
+import { apiClient, tokenFor } from '@platform/test-kit';
+import type { createOrdersApp } from '../app';
+import { PrismaClient } from '../generated/prisma/client';
+import { type FakeCatalog, type FakeInventory, type OrdersWithFakes, startOrdersWithFakes } from '../testing/fakes';
+
+const JWT_SECRET = 'orders-events-secret-orders-events-012345';
+let database: Database<PrismaClient>;
+let catalog: FakeCatalog;
+let inventory: FakeInventory;
+let orders: OrdersWithFakes;
+let server: Listening;
+let built: Awaited<ReturnType<typeof createOrdersApp>>;
+const call = apiClient(() => server.url);
+let admin: string;
+let alice: { token: string; userId: string };
+
+beforeAll(async () => {
+  database = await openTestDatabase({ service: 'orders_events', migrationsDir: path.join(__dirname, '../../prisma/migrations'), createClient: (adapter) => new PrismaClient({ adapter }) });
+  admin = (await tokenFor(JWT_SECRET, 'admin')).token;
+  alice = await tokenFor(JWT_SECRET);
+  orders = await startOrdersWithFakes(database.prisma, { jwtSecret: JWT_SECRET, name: 'orders-events-test' });
+  ({ built, server, catalog, inventory } = orders);
+});
+
+afterAll(async () => {
+  await orders?.stop();
+  await database?.close();
+});
+
+async function newOrder(quantity = 1) {
+  const product = catalog.add({ price: 12_000, name: 'Desk Lamp' });
+  inventory.stock.set(product.sku, 100);
+  const res = await call('POST', '/orders', { token: alice.token, body: { items: [{ productId: product.id, quantity }] } });
+  expect(res.status).toBe(201);
+  return res.body as { id: string; version: number };
+}
+
+const eventsOf = async (orderId: string) => (await database.prisma.outboxEvent.findMany({ where: { aggregateId: orderId }, orderBy: { position: 'asc' } })).map((event) => ({ type: event.type, sequence: event.sequence, data: event.data as Record<string, unknown> }));
+const graphql = (query: string, token: string, variables?: Record<string, unknown>) => call('POST', '/graphql', { token, body: { query, variables } });
+
+it('placing, confirming, shipping and delivering record one event each, numbered in order, with the order as it became', async () => {
+  const order = await newOrder(2);
+  expect((await call('PATCH', `/orders/${order.id}`, { token: admin, body: { status: 'CONFIRMED' } })).status).toBe(200);
+  expect((await call('PUT', `/orders/${order.id}/shipment`, { token: admin, body: { status: 'SHIPPED', carrier: 'CJ', trackingNumber: '1234' } })).status).toBe(200);
+  // Only the carrier changes: no status moved, no event.
+  expect((await call('PUT', `/orders/${order.id}/shipment`, { token: admin, body: { status: 'SHIPPED', carrier: 'Hanjin', trackingNumber: '1234' } })).status).toBe(200);
+  expect((await call('PATCH', `/orders/${order.id}`, { token: admin, body: { status: 'DELIVERED' } })).status).toBe(200);
+
+  const events = await eventsOf(order.id);
+  expect(events.map((event) => [event.type, event.sequence])).toEqual([
+    ['order.created', 1],
+    ['order.confirmed', 2],
+    ['order.shipped', 3],
+    ['order.delivered', 4],
+  ]);
+  expect(events[0].data).toMatchObject({ id: order.id, userId: alice.userId, status: 'PENDING', amount: 24_000, currency: 'KRW', items: [{ productName: 'Desk Lamp', quantity: 2, unitPrice: 12_000 }] });
+  expect(events.map((event) => event.data.status)).toEqual(['PENDING', 'CONFIRMED', 'SHIPPED', 'DELIVERED']);
+});
+
+it('a coupon change and new items record order.updated; a refused change records nothing', async () => {
+  const order = await newOrder();
+  expect((await call('PATCH', `/orders/${order.id}`, { token: alice.token, body: { couponCode: 'SPRING-5' } })).status).toBe(200);
+  const product = catalog.add({ price: 5_000 });
+  inventory.stock.set(product.sku, 10);
+  expect((await call('PUT', `/orders/${order.id}`, { token: alice.token, body: { items: [{ productId: product.id, quantity: 3 }] } })).status).toBe(200);
+  expect((await call('PATCH', `/orders/${order.id}`, { token: alice.token, headers: { 'if-match': '"1"' }, body: { couponCode: 'LATE-1' } })).status).toBe(412);
+  expect((await call('PATCH', `/orders/${order.id}`, { token: alice.token, body: { status: 'SHIPPED' } })).status).toBe(403);
+  expect((await eventsOf(order.id)).map((event) => [event.type, event.sequence, event.data.amount])).toEqual([
+    ['order.created', 1, 12_000],
+    ['order.updated', 2, 12_000],
+    ['order.updated', 3, 15_000],
+  ]);
+});
+
+it('canceling through REST and through GraphQL record the same order.canceled', async () => {
+  const viaRest = await newOrder();
+  const viaGraphql = await newOrder();
+  expect((await call('PATCH', `/orders/${viaRest.id}`, { token: alice.token, body: { status: 'CANCELED' } })).status).toBe(200);
+  const res = await graphql('mutation($id: ID!) { cancelOrder(id: $id) { id status } }', alice.token, { id: viaGraphql.id });
+  expect(res.body.data.cancelOrder.status).toBe('CANCELED');
+  // Already canceled: refused, nothing recorded.
+  expect((await call('PATCH', `/orders/${viaRest.id}`, { token: alice.token, body: { status: 'CANCELED' } })).status).toBe(409);
+  for (const id of [viaRest.id, viaGraphql.id]) {
+    expect((await eventsOf(id)).map((event) => [event.type, event.sequence, event.data.status])).toEqual([
+      ['order.created', 1, 'PENDING'],
+      ['order.canceled', 2, 'CANCELED'],
+    ]);
+  }
+});
+
+it("the cancellation job records order.canceled and, when it completes, its completion", async () => {
+  const order = await newOrder();
+  expect((await call('POST', `/orders/${order.id}/cancellation`, { token: alice.token, body: { reason: 'changed my mind' } })).status).toBe(202);
+  await built.sweeper.sweep();
+  const cancellation = (await call('GET', `/orders/${order.id}/cancellation`, { token: alice.token })).body;
+  expect(cancellation.status).toBe('COMPLETED');
+  const events = await eventsOf(order.id);
+  expect(events.map((event) => event.type)).toEqual(['order.created', 'order.canceled', 'order.cancellation.completed']);
+  expect(events[2].data).toEqual({ cancellationId: cancellation.id, orderId: order.id, outcome: 'canceled', refundAmount: 12_000 });
+  await built.sweeper.sweep();
+  expect(await eventsOf(order.id)).toHaveLength(3);
+});
+
+it('deleting records order.deleted; a delete at a stale version records nothing', async () => {
+  const order = await newOrder();
+  expect((await call('DELETE', `/orders/${order.id}`, { token: alice.token, headers: { 'if-match': '"7"' } })).status).toBe(412);
+  expect((await call('DELETE', `/orders/${order.id}`, { token: alice.token })).status).toBe(204);
+  expect(await eventsOf(order.id)).toEqual([
+    { type: 'order.created', sequence: 1, data: expect.any(Object) },
+    { type: 'order.deleted', sequence: 2, data: { id: order.id, userId: alice.userId } },
+  ]);
+});
+
+it('an order refused for want of stock records nothing', async () => {
+  const before = await database.prisma.outboxEvent.count();
+  const product = catalog.add();
+  inventory.stock.set(product.sku, 1);
+  expect((await call('POST', '/orders', { token: alice.token, body: { items: [{ productId: product.id, quantity: 5 }] } })).status).toBe(409);
+  expect(await database.prisma.outboxEvent.count()).toBe(before);
+});
+
+describe('user.deleted, consumed', () => {
+  const userDeleted = (userId: string, sequence = 3) =>
+    toCloudEvent('/users-service', { id: newId(), type: 'user.deleted', aggregateType: 'user', aggregateId: userId, sequence, data: { id: userId }, occurredAt: new Date() }).toJSON() as Record<string, unknown>;
+
+  it("cancels the user's open orders (stock back), keeps the others without the link to them, and a redelivery changes nothing", async () => {
+    const leaving = await tokenFor(JWT_SECRET);
+    const product = catalog.add({ price: 7_000, name: 'Notebook' });
+    inventory.stock.set(product.sku, 10);
+    const place = async () => (await call('POST', '/orders', { token: leaving.token, body: { items: [{ productId: product.id, quantity: 2 }] } })).body as { id: string };
+    const open = await place();
+    const shipped = await place();
+    expect((await call('PATCH', `/orders/${shipped.id}`, { token: admin, body: { status: 'CONFIRMED' } })).status).toBe(200);
+    expect((await call('PUT', `/orders/${shipped.id}/shipment`, { token: admin, body: { status: 'SHIPPED' } })).status).toBe(200);
+    expect(inventory.stock.get(product.sku)).toBe(6);
+
+    const consumer = new EventConsumer(database.prisma, { kind: 'embedded' } as EventTransport, createLogger('consumer-test', 'silent'), { consumer: 'orders-service', sources: ['users-service'], handlers: built.eventHandlers });
+    const event = userDeleted(leaving.userId);
+    expect(await consumer.deliver({ event, attempt: 1 })).toBe('handled');
+
+    const openNow = await call('GET', `/orders/${open.id}`, { token: admin });
+    expect([openNow.body.status, openNow.body.userId]).toEqual(['CANCELED', null]);
+    expect(inventory.stock.get(product.sku)).toBe(8); // the open order's 2 came back; the shipped one's did not
+    const shippedNow = await call('GET', `/orders/${shipped.id}`, { token: admin });
+    expect(shippedNow.body).toMatchObject({ status: 'SHIPPED', userId: null, amount: 14_000, items: [{ productId: product.id, unitPrice: 7_000 }] });
+    // GraphQL: the user is null, not an error.
+    const graph = await graphql('query($id: ID!) { order(id: $id) { id status user { id } } }', admin, { id: shipped.id });
+    expect(graph.body).toEqual({ data: { order: { id: shipped.id, status: 'SHIPPED', user: null } } });
+    // The orders are no longer the (deleted) user's to read.
+    expect((await call('GET', `/orders/${shipped.id}`, { token: leaving.token })).status).toBe(404);
+    expect((await eventsOf(open.id)).map((recorded) => recorded.type)).toEqual(['order.created', 'order.canceled']);
+
+    const before = await database.prisma.outboxEvent.count();
+    expect(await consumer.deliver({ event, attempt: 2 })).toBe('duplicate');
+    // Even handled again by hand (a crash before it was recorded as handled), nothing changes.
+    await built.eventHandlers['user.deleted']?.(fromCloudEventJson(userDeleted(leaving.userId, 4)));
+    expect(await database.prisma.outboxEvent.count()).toBe(before);
+    expect(inventory.stock.get(product.sku)).toBe(8);
+  });
+});

@@ -1,0 +1,29 @@
+// What orders does when a user deletes their account (the user.deleted event): their open orders
+// are canceled through the cancel use case (their stock goes back, order.canceled is recorded),
+// then every order of theirs loses its link to them and stays, a financial record. Running it
+// twice changes nothing the second time: a canceled order is not canceled again, and no order
+// links to the user any more.
+import type { CancelOrder } from '../cancellations/cancel-order';
+import type { OrderRepository } from '../orders/repository';
+import { canTransition, orderStatuses } from '../orders/status';
+
+/** The statuses from which an order can still be canceled: the user's open orders. */
+const openStatuses = orderStatuses.filter((status) => canTransition(status, 'CANCELED'));
+
+export class DeletedUsers {
+  constructor(
+    private readonly orders: OrderRepository,
+    private readonly cancelOrder: CancelOrder,
+  ) {}
+
+  async forget(userId: string): Promise<{ canceled: number; unlinked: number }> {
+    let canceled = 0;
+    for (const orderId of await this.orders.idsOfUser(userId, openStatuses)) {
+      const outcome = await this.cancelOrder.forCancellation(orderId);
+      // Another write kept winning: fail, so the event comes again rather than leaving it open.
+      if (outcome === 'contended') throw new Error(`order ${orderId} kept changing while being canceled for a deleted user`);
+      if (outcome === 'canceled') canceled++;
+    }
+    return { canceled, unlinked: await this.orders.removeUser(userId) };
+  }
+}

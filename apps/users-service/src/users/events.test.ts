@@ -1,0 +1,91 @@
+// The events users-service records: one per change a client makes, committed with it, none for
+// a change that did not happen, none carrying a credential; and its published log, which only
+// other services may read.
+import path from 'node:path';
+import { serviceTokenSource } from '@platform/auth';
+import type { Database } from '@platform/db';
+import { openTestDatabase } from '@platform/db/testing';
+import { EmbeddedTransport, OutboxRelay } from '@platform/events';
+import { createLogger, createMetrics, Health, listen, type Listening } from '@platform/service-kit';
+import { apiClient } from '@platform/test-kit';
+import { PrismaClient } from '../generated/prisma/client';
+import { createUsersApp } from '../app';
+
+const JWT_SECRET = 'users-events-secret-users-events-0123456';
+const logger = createLogger('users-events-test', 'silent');
+let database: Database<PrismaClient>;
+let server: Listening;
+let adminToken: string;
+const call = apiClient(() => server.url);
+
+beforeAll(async () => {
+  database = await openTestDatabase({ service: 'users_events', migrationsDir: path.join(__dirname, '../../prisma/migrations'), createClient: (adapter) => new PrismaClient({ adapter }) });
+  const built = await createUsersApp({
+    config: { jwtSecret: JWT_SECRET, jwtVerifySecrets: [JWT_SECRET], cursorSecret: 'cursor-secret-for-tests', ACCESS_TOKEN_TTL_S: 600, REQUEST_TIMEOUT_MS: 10_000, NODE_ENV: 'test' },
+    prisma: database.prisma,
+    logger,
+    health: new Health(),
+    metrics: createMetrics('users-events-test'),
+  });
+  await built.users.bootstrapAdmin('root@example.com', 'root-password-1');
+  server = await listen(built.app, 0, '127.0.0.1');
+  adminToken = (await call('POST', '/tokens', { body: { email: 'root@example.com', password: 'root-password-1' } })).body.accessToken;
+});
+
+afterAll(async () => {
+  await server?.close();
+  await database?.close();
+});
+
+const eventsOf = (aggregateId: string) => database.prisma.outboxEvent.findMany({ where: { aggregateId }, orderBy: { position: 'asc' } });
+
+it('records user.created, user.updated and user.deleted with the changes, in sequence, without credentials', async () => {
+  const created = await call('POST', '/users', { body: { name: 'Lee', email: 'lee-events@example.com', password: 'correct-horse-1' } });
+  expect(created.status).toBe(201);
+  const id = created.body.id as string;
+  const token = (await call('POST', '/tokens', { body: { email: 'lee-events@example.com', password: 'correct-horse-1' } })).body.accessToken as string;
+
+  expect((await call('PATCH', `/users/${id}`, { token, body: { name: 'Lee Jieun', password: 'correct-horse-2' } })).status).toBe(200);
+  // A change that does not happen records nothing: a stale If-Match, a taken email.
+  expect((await call('PATCH', `/users/${id}`, { token, headers: { 'if-match': '"1"' }, body: { name: 'Stale' } })).status).toBe(412);
+  expect((await call('PATCH', `/users/${id}`, { token, body: { email: 'root@example.com' } })).status).toBe(409);
+  expect((await call('DELETE', `/users/${id}`, { token: adminToken })).status).toBe(204);
+
+  const events = await eventsOf(id);
+  expect(events.map((event) => [event.type, event.sequence])).toEqual([
+    ['user.created', 1],
+    ['user.updated', 2],
+    ['user.deleted', 3],
+  ]);
+  expect(events[0].data).toEqual({ id, role: 'customer', name: 'Lee', email: 'lee-events@example.com', version: 1, createdAt: created.body.createdAt });
+  expect(events[1].data).toMatchObject({ name: 'Lee Jieun', version: 2 });
+  expect(events[2].data).toEqual({ id });
+  const everything = JSON.stringify(await database.prisma.outboxEvent.findMany({ select: { data: true } }));
+  expect(everything).not.toMatch(/correct-horse|scrypt|password|accessToken/i);
+});
+
+it('a sign-up refused for a taken email records nothing', async () => {
+  const before = await database.prisma.outboxEvent.count();
+  expect((await call('POST', '/users', { body: { name: 'Twin', email: 'ROOT@example.com', password: 'correct-horse-1' } })).status).toBe(409);
+  expect(await database.prisma.outboxEvent.count()).toBe(before);
+});
+
+it('serves its published events to services only, as CloudEvents in log order', async () => {
+  const created = await call('POST', '/users', { body: { name: 'Park', email: 'park-events@example.com', password: 'correct-horse-1' } });
+  const relay = new OutboxRelay(database.prisma, new EmbeddedTransport({ producers: {}, serviceToken: async () => '', logger }), logger, { service: 'users-service' });
+  while ((await relay.publishBatch()) > 0);
+
+  const serviceToken = await serviceTokenSource(JWT_SECRET, 'orders-service')();
+  const page = await call('GET', '/internal/events?after=0&limit=500', { token: serviceToken });
+  expect(page.status).toBe(200);
+  const entries = page.body.events as { position: string; event: Record<string, unknown> }[];
+  expect(entries.map((entry) => Number(entry.position))).toEqual(entries.map((_, index) => index + 1));
+  expect(entries.at(-1)?.event).toMatchObject({ specversion: '1.0', source: '/users-service', type: 'user.created', subject: `user/${created.body.id}`, aggregatesequence: 1 });
+  const after = await call('GET', `/internal/events?after=${entries.at(-1)?.position}`, { token: serviceToken });
+  expect(after.body.events).toEqual([]);
+
+  expect((await call('GET', '/internal/events', { token: adminToken })).status).toBe(401);
+  expect((await call('GET', '/internal/events')).status).toBe(401);
+  expect((await call('GET', '/internal/events?after=-1', { token: serviceToken })).status).toBe(422);
+  expect((await call('GET', '/internal/events?limit=100000', { token: serviceToken })).status).toBe(422);
+});

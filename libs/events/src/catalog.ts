@@ -1,0 +1,140 @@
+// Every event the platform emits: its type, the aggregate it belongs to, its version and the zod
+// schema of its data. The outbox checks each event against it before writing; consumers check
+// what they receive; the JSON Schema published beside the OpenAPI document is generated from it.
+// Objects are strict: a field the schema does not name (a password hash, a token) is refused, so
+// an event can never carry more than what is written here.
+import { z } from 'zod';
+
+const id = z.uuid();
+const timestamp = z.iso.datetime({ offset: true });
+const money = z.number().int();
+
+const userData = z.strictObject({
+  id,
+  role: z.enum(['customer', 'admin']),
+  name: z.string(),
+  email: z.string(),
+  version: z.number().int(),
+  createdAt: timestamp,
+});
+
+const orderItemData = z.strictObject({
+  id,
+  productId: id,
+  sku: z.string(),
+  productName: z.string(),
+  quantity: z.number().int(),
+  unitPrice: money,
+  amount: money,
+});
+
+const orderData = z.strictObject({
+  id,
+  /** Null once the customer deleted their account (the order is kept without the link to them). */
+  userId: id.nullable(),
+  status: z.enum(['PENDING', 'CONFIRMED', 'SHIPPED', 'DELIVERED', 'CANCELED']),
+  amount: money,
+  currency: z.string().length(3),
+  couponCode: z.string().nullable(),
+  items: z.array(orderItemData),
+  version: z.number().int(),
+  createdAt: timestamp,
+});
+
+const productData = z.strictObject({
+  id,
+  sku: z.string(),
+  name: z.string(),
+  price: money,
+  currency: z.string().length(3),
+  version: z.number().int(),
+});
+
+interface EventDefinition<A extends string, S extends z.ZodType> {
+  /** What the event is about; its events share one sequence per aggregate id. */
+  aggregate: A;
+  /** Raised when the data's shape changes incompatibly; it is part of the CloudEvent's dataschema. */
+  version: number;
+  description: string;
+  data: S;
+}
+
+function defineEvent<A extends string, S extends z.ZodType>(definition: EventDefinition<A, S>): EventDefinition<A, S> {
+  return definition;
+}
+
+export const eventCatalog = {
+  'user.created': defineEvent({ aggregate: 'user', version: 1, description: 'A user signed up (or was created by an admin).', data: userData }),
+  'user.updated': defineEvent({ aggregate: 'user', version: 1, description: "A user's profile or credentials changed; the data is the profile after the change.", data: userData }),
+  'user.deleted': defineEvent({ aggregate: 'user', version: 1, description: "A user's account was deleted.", data: z.strictObject({ id }) }),
+  'order.created': defineEvent({ aggregate: 'order', version: 1, description: 'An order was placed (status PENDING).', data: orderData }),
+  'order.updated': defineEvent({ aggregate: 'order', version: 1, description: "An order's items or coupon changed while it was PENDING.", data: orderData }),
+  'order.confirmed': defineEvent({ aggregate: 'order', version: 1, description: 'An order moved to CONFIRMED.', data: orderData }),
+  'order.canceled': defineEvent({ aggregate: 'order', version: 1, description: 'An order was canceled; its stock is being released.', data: orderData }),
+  'order.shipped': defineEvent({ aggregate: 'order', version: 1, description: 'An order moved to SHIPPED.', data: orderData }),
+  'order.delivered': defineEvent({ aggregate: 'order', version: 1, description: 'An order moved to DELIVERED.', data: orderData }),
+  'order.deleted': defineEvent({ aggregate: 'order', version: 1, description: 'An order was deleted.', data: z.strictObject({ id, userId: id.nullable() }) }),
+  'order.cancellation.completed': defineEvent({
+    aggregate: 'order',
+    version: 1,
+    description: 'A cancellation requested with POST /orders/{id}/cancellation (202) was completed.',
+    data: z.strictObject({
+      cancellationId: id,
+      orderId: id,
+      outcome: z.enum(['canceled', 'already-canceled', 'not-cancelable', 'gone']),
+      refundAmount: money,
+    }),
+  }),
+  'product.created': defineEvent({ aggregate: 'product', version: 1, description: 'A product was added to the catalog.', data: productData }),
+  'product.updated': defineEvent({ aggregate: 'product', version: 1, description: 'A product changed; the data is the product after the change.', data: productData }),
+  'product.deleted': defineEvent({ aggregate: 'product', version: 1, description: 'A product was removed from the catalog; it can no longer be ordered.', data: z.strictObject({ id, sku: z.string() }) }),
+  'review.created': defineEvent({
+    aggregate: 'review',
+    version: 1,
+    description: 'A product was reviewed.',
+    data: z.strictObject({ id, productId: id, userId: id, rating: z.number().int().min(1).max(5) }),
+  }),
+  'stock.changed': defineEvent({
+    aggregate: 'stock',
+    version: 1,
+    description: "A SKU's available stock crossed the low-stock threshold, down (low: true) or back up (low: false).",
+    data: z.strictObject({ sku: z.string(), available: z.number().int(), reserved: z.number().int(), lowStockThreshold: z.number().int(), low: z.boolean() }),
+  }),
+} as const;
+
+export type EventType = keyof typeof eventCatalog;
+export type EventData<T extends EventType> = z.infer<(typeof eventCatalog)[T]['data']>;
+export type AggregateOf<T extends EventType> = (typeof eventCatalog)[T]['aggregate'];
+
+export const eventTypes = Object.keys(eventCatalog) as EventType[];
+
+export function isEventType(type: string): type is EventType {
+  return Object.hasOwn(eventCatalog, type);
+}
+
+/** A change to record: which event, about which aggregate, with which data. */
+export interface DomainEvent<T extends EventType = EventType> {
+  type: T;
+  aggregateId: string;
+  data: EventData<T>;
+}
+
+/** Builds an event; the data is checked against the type's schema when it is recorded. */
+export function domainEvent<T extends EventType>(type: T, aggregateId: string, data: EventData<T>): DomainEvent<T> {
+  return { type, aggregateId, data };
+}
+
+/** The URI a CloudEvent's `dataschema` names: the type and version of its data's schema. */
+export function dataSchemaOf(type: EventType): string {
+  return `urn:order-platform:event:${type}:v${eventCatalog[type].version}`;
+}
+
+/** Every event type's data as JSON Schema (draft 2020-12), for the document published beside the OpenAPI one. */
+export function eventJsonSchemas(): Record<string, unknown> {
+  return Object.fromEntries(
+    eventTypes.map((type) => {
+      const definition = eventCatalog[type];
+      return [type, { ...z.toJSONSchema(definition.data, { target: 'draft-2020-12' }), $id: dataSchemaOf(type), title: type, description: definition.description }];
+    }),
+  );
+}

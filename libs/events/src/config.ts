@@ -1,0 +1,9 @@
+// The settings every service with events reads (through service-kit's loadConfig).
+import { z } from '@platform/validation';
+
+export const eventsConfigShape = {
+  /** A NATS server with JetStream (nats://host:4222, comma-separated for a cluster); unset: the embedded transport. */
+  NATS_URL: z.string().optional(),
+  /** How often the relay and the embedded transport's readers look without being woken (ms). */
+  EVENTS_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(500),
+};

@@ -1,0 +1,269 @@
+// The event mechanism against a real (embedded) PostgreSQL holding the tables a service's
+// migrations create: the outbox written with the change or not at all, the relay marking only
+// what the transport acknowledged, the consumer's idempotence, ordering and dead letters.
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { PGlite, type Transaction } from '@electric-sql/pglite';
+import { serviceTokenSource, TokenVerifier } from '@platform/auth';
+import { EMBEDDED_EXTENSIONS } from '@platform/db/testing';
+import { createLogger, listen } from '@platform/service-kit';
+import express from 'express';
+import { Registry } from 'prom-client';
+import { domainEvent, eventCatalog, eventJsonSchemas, eventTypes } from './catalog';
+import { EventConsumer } from './consumer';
+import { EmbeddedTransport, eventLogRoutes, sqlCursorStore } from './embedded-transport';
+import { fromCloudEventJson, MalformedEvent, type PlatformEvent } from './envelope';
+import { InvalidEvent, recordEvent, type SqlClient, type SqlDatabase } from './outbox';
+import { OutboxRelay } from './relay';
+import type { Consumption, Delivery, EventTransport } from './transport';
+
+// The tables as a service's migrations create them (orders-service has both sides).
+const migrationsDir = path.join(__dirname, '../../../apps/orders-service/prisma/migrations');
+
+function sqlClientOf(db: PGlite | Transaction): SqlClient {
+  return {
+    $queryRawUnsafe: async <T>(sql: string, ...values: unknown[]) => (await db.query(sql, values)).rows as T,
+    $executeRawUnsafe: async (sql: string, ...values: unknown[]) => (await db.query(sql, values)).affectedRows ?? 0,
+  };
+}
+
+function sqlDatabaseOf(db: PGlite): SqlDatabase {
+  return { ...sqlClientOf(db), $transaction: (work) => db.transaction((tx) => work(sqlClientOf(tx))) };
+}
+
+const logger = createLogger('events-test', 'silent');
+const userId = '01900000-0000-7000-8000-000000000001';
+const orderId = '01900000-0000-7000-8000-000000000002';
+const user = { id: userId, role: 'customer' as const, name: 'Kim', email: 'kim@example.com', version: 1, createdAt: '2026-11-24T00:00:00.000Z' };
+
+/** A transport that keeps what it acknowledged, or refuses while `down`. */
+class RecordingTransport implements EventTransport {
+  readonly kind = 'embedded';
+  readonly published: PlatformEvent[] = [];
+  down = false;
+  async publish(events: readonly PlatformEvent[]): Promise<void> {
+    if (this.down) throw new Error('broker unreachable');
+    this.published.push(...events);
+  }
+  async consume(): Promise<Consumption> {
+    return { stop: async () => undefined };
+  }
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+describe('events', () => {
+  let pglite: PGlite;
+  let db: SqlDatabase;
+
+  beforeAll(async () => {
+    pglite = await PGlite.create({ extensions: EMBEDDED_EXTENSIONS });
+    for (const dir of readdirSync(migrationsDir).filter((name) => /^\d/.test(name)).sort()) await pglite.exec(readFileSync(path.join(migrationsDir, dir, 'migration.sql'), 'utf8'));
+    db = sqlDatabaseOf(pglite);
+  });
+  beforeEach(() => pglite.exec('TRUNCATE outbox_events, event_sequences, processed_events, event_cursors, dead_letter_events RESTART IDENTITY'));
+  afterAll(() => pglite.close());
+
+  const outboxRows = async () => (await pglite.query<{ type: string; aggregate_id: string; sequence: number; published_at: Date | null; log_position: string | null }>('SELECT type, aggregate_id, sequence, published_at, log_position::text FROM outbox_events ORDER BY position')).rows;
+
+  describe('the outbox', () => {
+    it('records an event with the transaction that commits, numbering each aggregate 1, 2, 3', async () => {
+      await db.$transaction(async (tx) => {
+        await recordEvent(tx, domainEvent('user.created', userId, user));
+        await recordEvent(tx, domainEvent('order.deleted', orderId, { id: orderId, userId }));
+      });
+      await db.$transaction((tx) => recordEvent(tx, domainEvent('user.updated', userId, { ...user, version: 2 })));
+      expect((await outboxRows()).map((row) => [row.type, row.sequence])).toEqual([
+        ['user.created', 1],
+        ['order.deleted', 1],
+        ['user.updated', 2],
+      ]);
+    });
+
+    it('records nothing when the transaction rolls back', async () => {
+      await expect(
+        db.$transaction(async (tx) => {
+          await recordEvent(tx, domainEvent('user.deleted', userId, { id: userId }));
+          throw new Error('the change failed');
+        }),
+      ).rejects.toThrow('the change failed');
+      expect(await outboxRows()).toEqual([]);
+      // The aggregate's numbering rolled back too: the next event is still its first.
+      await db.$transaction((tx) => recordEvent(tx, domainEvent('user.deleted', userId, { id: userId })));
+      expect((await outboxRows()).map((row) => row.sequence)).toEqual([1]);
+    });
+
+    it('refuses data its schema does not describe, such as a password hash', async () => {
+      const leaky = { ...user, passwordHash: 'scrypt$...' } as typeof user;
+      await expect(db.$transaction((tx) => recordEvent(tx, domainEvent('user.created', userId, leaky)))).rejects.toThrow(InvalidEvent);
+      expect(await outboxRows()).toEqual([]);
+    });
+  });
+
+  it('no event type has a field for a password, token, secret or key', () => {
+    const names: string[] = [];
+    const walk = (schema: unknown): void => {
+      if (!schema || typeof schema !== 'object') return;
+      const properties = (schema as { properties?: Record<string, unknown> }).properties ?? {};
+      for (const [name, child] of Object.entries(properties)) {
+        names.push(name);
+        walk(child);
+      }
+      walk((schema as { items?: unknown }).items);
+    };
+    const schemas = eventJsonSchemas();
+    expect(Object.keys(schemas)).toEqual(eventTypes);
+    Object.values(schemas).forEach(walk);
+    expect(names).toContain('email');
+    expect(names.filter((name) => /password|token|secret|key|hash/i.test(name))).toEqual([]);
+    for (const type of eventTypes) expect(schemas[type]).toMatchObject({ $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object', additionalProperties: false, title: type });
+    expect(eventCatalog['user.deleted'].aggregate).toBe('user');
+  });
+
+  describe('the relay', () => {
+    it('publishes committed events in order as CloudEvents and marks them only once the transport acknowledged', async () => {
+      const transport = new RecordingTransport();
+      const relay = new OutboxRelay(db, transport, logger, { service: 'users-service' });
+      await db.$transaction((tx) => recordEvent(tx, domainEvent('user.created', userId, user)));
+      await db.$transaction((tx) => recordEvent(tx, domainEvent('user.deleted', userId, { id: userId })));
+
+      transport.down = true;
+      await expect(relay.publishBatch()).rejects.toThrow('broker unreachable');
+      expect((await outboxRows()).map((row) => row.published_at)).toEqual([null, null]);
+
+      transport.down = false;
+      expect(await relay.publishBatch()).toBe(2);
+      expect(await relay.publishBatch()).toBe(0);
+      const rows = await outboxRows();
+      expect(rows.map((row) => row.log_position)).toEqual(['1', '2']);
+      expect(rows.every((row) => row.published_at instanceof Date)).toBe(true);
+
+      const [created, deleted] = transport.published.map((event) => event.toJSON());
+      expect(created).toMatchObject({
+        specversion: '1.0',
+        source: '/users-service',
+        type: 'user.created',
+        subject: `user/${userId}`,
+        datacontenttype: 'application/json',
+        dataschema: 'urn:order-platform:event:user.created:v1',
+        aggregatesequence: 1,
+        data: user,
+      });
+      expect(typeof created.id).toBe('string');
+      expect(Date.parse(String(created.time))).not.toBeNaN();
+      expect(deleted).toMatchObject({ type: 'user.deleted', aggregatesequence: 2 });
+      expect(fromCloudEventJson(created)).toMatchObject({ type: 'user.created', aggregateType: 'user', aggregateId: userId, sequence: 1, source: '/users-service' });
+    });
+
+    it('reports the backlog and its age, and counts what it published', async () => {
+      const registry = new Registry();
+      const relay = new OutboxRelay(db, new RecordingTransport(), logger, { service: 'users-service' }, registry);
+      await db.$transaction((tx) => recordEvent(tx, domainEvent('user.deleted', userId, { id: userId })));
+      expect(await registry.getSingleMetricAsString('outbox_backlog_events')).toContain('outbox_backlog_events 1');
+      await relay.publishBatch();
+      expect(await registry.getSingleMetricAsString('outbox_backlog_events')).toContain('outbox_backlog_events 0');
+      expect(await registry.getSingleMetricAsString('outbox_oldest_unpublished_age_seconds')).toContain('outbox_oldest_unpublished_age_seconds 0');
+      expect(await registry.getSingleMetricAsString('outbox_events_published_total')).toContain('outbox_events_published_total{type="user.deleted"} 1');
+    });
+  });
+
+  describe('the consumer', () => {
+    const published = async () => {
+      const transport = new RecordingTransport();
+      await new OutboxRelay(db, transport, logger, { service: 'users-service' }).publishBatch();
+      return transport.published.map((event) => event.toJSON() as Record<string, unknown>);
+    };
+    const delivery = (event: Record<string, unknown>, attempt = 1): Delivery => ({ event, attempt });
+
+    it('handles an event once: a redelivery and an older event of the same aggregate change nothing', async () => {
+      await db.$transaction((tx) => recordEvent(tx, domainEvent('user.updated', userId, user)));
+      await db.$transaction((tx) => recordEvent(tx, domainEvent('user.deleted', userId, { id: userId })));
+      const [updated, deleted] = await published();
+      const handled: string[] = [];
+      const handler = async (event: { type: string }) => void handled.push(event.type);
+      const consumer = new EventConsumer(db, new RecordingTransport(), logger, { consumer: 'orders-service', sources: ['users-service'], handlers: { 'user.updated': handler, 'user.deleted': handler } });
+
+      expect(await consumer.deliver(delivery(deleted))).toBe('handled');
+      expect(await consumer.deliver(delivery(deleted, 2))).toBe('duplicate');
+      expect(await consumer.deliver(delivery(updated))).toBe('duplicate');
+      expect(handled).toEqual(['user.deleted']);
+    });
+
+    it('passes over types it has no handler for', async () => {
+      await db.$transaction((tx) => recordEvent(tx, domainEvent('user.created', userId, user)));
+      const [created] = await published();
+      const consumer = new EventConsumer(db, new RecordingTransport(), logger, { consumer: 'orders-service', sources: ['users-service'], handlers: {} });
+      expect(await consumer.deliver(delivery(created))).toBe('ignored');
+    });
+
+    it('retries a failing handler, parks the event after its attempts, and replays it on request', async () => {
+      await db.$transaction((tx) => recordEvent(tx, domainEvent('user.deleted', userId, { id: userId })));
+      const [deleted] = await published();
+      let failing = true;
+      const handled: string[] = [];
+      const consumer = new EventConsumer(db, new RecordingTransport(), logger, {
+        consumer: 'orders-service',
+        sources: ['users-service'],
+        maxAttempts: 3,
+        handlers: {
+          'user.deleted': async (event) => {
+            if (failing) throw new Error('cannot cancel the orders now');
+            handled.push(event.aggregateId);
+          },
+        },
+      });
+      await expect(consumer.deliver(delivery(deleted, 1))).rejects.toThrow('cannot cancel');
+      await expect(consumer.deliver(delivery(deleted, 2))).rejects.toThrow('cannot cancel');
+      expect(await consumer.deliver(delivery(deleted, 3))).toBe('parked');
+      const [parked] = await consumer.deadLetters();
+      expect(parked).toMatchObject({ id: deleted.id, type: 'user.deleted', source: 'users-service'.replace(/^/, '/'), attempts: 3, error: 'cannot cancel the orders now', replayedAt: null });
+
+      failing = false;
+      expect(await consumer.replay(String(deleted.id))).toBe('handled');
+      expect(handled).toEqual([userId]);
+      expect((await consumer.deadLetters())[0].replayedAt).toBeInstanceOf(Date);
+      expect(await consumer.replay(String(deleted.id))).toBeUndefined();
+      // Handled now: a late redelivery changes nothing.
+      expect(await consumer.deliver(delivery(deleted, 4))).toBe('duplicate');
+    });
+
+    it('parks an event that is not one of ours or does not match its schema', async () => {
+      const consumer = new EventConsumer(db, new RecordingTransport(), logger, { consumer: 'orders-service', sources: ['users-service'], handlers: { 'user.deleted': async () => undefined } });
+      const bad = { specversion: '1.0', id: '01900000-0000-7000-8000-0000000000ff', source: '/users-service', type: 'user.deleted', subject: `user/${userId}`, aggregatesequence: 1, data: { id: 'not-a-uuid' } };
+      expect(await consumer.deliver(delivery(bad))).toBe('parked');
+      expect(() => fromCloudEventJson(bad)).toThrow(MalformedEvent);
+      expect(() => fromCloudEventJson({ ...bad, type: 'user.exploded' })).toThrow('unknown event type');
+      expect((await consumer.deadLetters()).map((letter) => letter.id)).toEqual([bad.id]);
+    });
+  });
+
+  it('the embedded transport hands a consumer the producer\'s published events over HTTP, in order, and resumes from its cursor', async () => {
+    const secret = 'events-test-secret-events-test-secret-012';
+    const app = express();
+    app.use(eventLogRoutes(db, 'users-service', new TokenVerifier([secret], { audience: 'internal' })));
+    const server = await listen(app, 0, '127.0.0.1');
+    try {
+      for (let version = 1; version <= 3; version++) await db.$transaction((tx) => recordEvent(tx, domainEvent('user.updated', userId, { ...user, version })));
+      const transport = new EmbeddedTransport({ producers: { 'users-service': server.url }, serviceToken: serviceTokenSource(secret, 'orders-service'), cursors: sqlCursorStore(db), logger, pollMs: 20 });
+      await new OutboxRelay(db, transport, logger, { service: 'users-service' }).publishBatch();
+      const seen: number[] = [];
+      const consume = async () => {
+        const consumption = await transport.consume({ consumer: 'orders-service', sources: ['users-service'], types: ['user.updated'] }, async (delivery) => void seen.push(Number(delivery.event.aggregatesequence)));
+        for (const giveUpAt = Date.now() + 10_000; seen.length < 3 && Date.now() < giveUpAt; ) await new Promise((resolve) => setTimeout(resolve, 20));
+        await consumption.stop();
+      };
+      await consume();
+      expect(seen).toEqual([1, 2, 3]);
+      expect(await sqlCursorStore(db).get('users-service')).toBe('3');
+      // A restart reads on from its cursor: nothing again, then what came after.
+      await db.$transaction((tx) => recordEvent(tx, domainEvent('user.deleted', userId, { id: userId })));
+      await new OutboxRelay(db, transport, logger, { service: 'users-service' }).publishBatch();
+      seen.length = 2;
+      await consume();
+      expect(seen).toEqual([1, 2, 4]);
+    } finally {
+      await server.close();
+    }
+  });
+});

@@ -1,0 +1,182 @@
+// The relay: publishes committed outbox rows to the transport, oldest first, and marks them
+// published only after the transport acknowledged them. A crash between the two publishes
+// them again (at least once); consumers drop what they have already handled. One relay per
+// service database works at a time (an advisory lock), so the published log's order is the
+// order of the marks, whatever the number of replicas.
+import type { Logger } from '@platform/service-kit';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { toCloudEvent } from './envelope';
+import { markPublished, OUTBOX_CHANNEL, outboxBacklog, purgePublished, type SqlDatabase, unpublishedEvents } from './outbox';
+import type { EventTransport } from './transport';
+
+/** pg_advisory_xact_lock key of the relay ("outbox" in ASCII): one relay per database at a time. */
+const RELAY_LOCK = 0x6f7574626f78;
+const DAY_MS = 86_400_000;
+
+export interface RelaySettings {
+  /** The producing service's name; the CloudEvents `source` is `/<service>`. */
+  service: string;
+  batchSize?: number;
+  /** How often to look without a notification: a lost one costs this much lag at most. */
+  pollMs?: number;
+  /** Published events kept for readers of the embedded log (and replays). */
+  retentionMs?: number;
+  /** How long a batch may take to be acknowledged before the relay gives up and tries again. */
+  publishTimeoutMs?: number;
+}
+
+export class OutboxRelay {
+  private readonly batchSize: number;
+  private readonly pollMs: number;
+  private readonly retentionMs: number;
+  private readonly publishTimeoutMs: number;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private again = false;
+  private stopped = true;
+  private lastPurge = 0;
+  private readonly published: Counter;
+  private readonly failures: Counter;
+  private readonly lag: Histogram;
+
+  constructor(
+    private readonly db: SqlDatabase,
+    private readonly transport: EventTransport,
+    private readonly logger: Logger,
+    private readonly settings: RelaySettings,
+    registry?: Registry,
+  ) {
+    this.batchSize = settings.batchSize ?? 200;
+    this.pollMs = settings.pollMs ?? 1_000;
+    this.retentionMs = settings.retentionMs ?? 30 * DAY_MS;
+    this.publishTimeoutMs = settings.publishTimeoutMs ?? 10_000;
+    const registers = registry ? [registry] : [];
+    this.published = new Counter({ name: 'outbox_events_published_total', help: 'Outbox events the transport acknowledged', labelNames: ['type'], registers });
+    this.failures = new Counter({ name: 'outbox_relay_errors_total', help: 'Relay batches that failed (transport or database); they are tried again', registers });
+    this.lag = new Histogram({
+      name: 'outbox_relay_lag_seconds',
+      help: 'From the commit of an event to its acknowledgement by the transport',
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers,
+    });
+    if (registry) {
+      const backlog = () => outboxBacklog(this.db);
+      new Gauge({
+        name: 'outbox_backlog_events',
+        help: 'Events committed but not yet published',
+        registers,
+        async collect() {
+          this.set((await backlog()).count);
+        },
+      });
+      new Gauge({
+        name: 'outbox_oldest_unpublished_age_seconds',
+        help: 'Age of the oldest event not yet published (0 when none waits)',
+        registers,
+        async collect() {
+          const { oldest } = await backlog();
+          this.set(oldest ? Math.max(0, (Date.now() - oldest.getTime()) / 1000) : 0);
+        },
+      });
+    }
+  }
+
+  start(): void {
+    this.stopped = false;
+    this.wake();
+  }
+
+  /** Runs a pass now (a commit notified new rows), or right after the one under way. */
+  wake(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    clearTimeout(this.timer);
+    this.running = this.pass().finally(() => {
+      this.running = undefined;
+      if (this.stopped) return;
+      if (this.again) {
+        this.again = false;
+        this.wake();
+      } else {
+        this.timer = setTimeout(() => this.wake(), this.pollMs);
+        this.timer.unref();
+      }
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running;
+  }
+
+  /** Publishes batches until the outbox is empty or a batch fails; then purges old published rows now and then. */
+  private async pass(): Promise<void> {
+    try {
+      while (!this.stopped && (await this.publishBatch()) === this.batchSize);
+      if (Date.now() - this.lastPurge > 60_000) {
+        this.lastPurge = Date.now();
+        await purgePublished(this.db, new Date(Date.now() - this.retentionMs), 10_000);
+      }
+    } catch (error) {
+      this.failures.inc();
+      this.logger.warn({ err: error }, 'outbox relay pass failed; it tries again');
+    }
+  }
+
+  /** One batch: read, publish, mark, in one transaction under the relay lock. Returns how many were published. */
+  async publishBatch(): Promise<number> {
+    return this.db.$transaction(
+      async (tx) => {
+        const [{ locked }] = await tx.$queryRawUnsafe<{ locked: boolean }[]>('SELECT pg_try_advisory_xact_lock($1::bigint) AS locked', RELAY_LOCK);
+        if (!locked) return 0; // another replica's relay is at it
+        const events = await unpublishedEvents(tx, this.batchSize);
+        if (!events.length) return 0;
+        await this.transport.publish(events.map((event) => toCloudEvent(`/${this.settings.service}`, event)));
+        await markPublished(
+          tx,
+          events.map((event) => event.position),
+        );
+        const now = Date.now();
+        for (const event of events) {
+          this.published.inc({ type: event.type });
+          this.lag.observe((now - event.occurredAt.getTime()) / 1000);
+        }
+        return events.length;
+      },
+      { maxWait: this.publishTimeoutMs, timeout: this.publishTimeoutMs + 5_000 },
+    );
+  }
+}
+
+/** What startOutboxRelay needs of a service's open database (`@platform/db`'s Database). */
+export interface OutboxDatabase {
+  prisma: SqlDatabase;
+  listen(channel: string, handlers: { onNotification(payload: string): void; onReconnect?(): void }): Promise<() => Promise<void>>;
+}
+
+/**
+ * Starts the service's relay, woken by every commit that recorded events (NOTIFY) and polling
+ * besides, in case a notification was lost. Returns the relay and the function that stops it.
+ */
+export async function startOutboxRelay(
+  database: OutboxDatabase,
+  transport: EventTransport,
+  logger: Logger,
+  settings: RelaySettings,
+  registry?: Registry,
+): Promise<{ relay: OutboxRelay; stop: () => Promise<void> }> {
+  const relay = new OutboxRelay(database.prisma, transport, logger, settings, registry);
+  const unlisten = await database.listen(OUTBOX_CHANNEL, { onNotification: () => relay.wake(), onReconnect: () => relay.wake() });
+  relay.start();
+  return {
+    relay,
+    stop: async () => {
+      await unlisten();
+      await relay.stop();
+    },
+  };
+}
