@@ -13,15 +13,17 @@ import type { Request, RequestHandler, Response } from 'express';
 import { type DocumentNode, type ExecutionArgs, type ExecutionResult, getOperationAST, GraphQLError, NoSchemaIntrospectionCustomRule, specifiedRules, type ValidationRule } from 'graphql';
 import { createHandler, parseRequestParams } from 'graphql-http';
 import { ApiError, type ErrorCode } from '@platform/errors';
+import { nestsDeeperThan, tooDeeplyNested } from '@platform/service-kit';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { graphQLErrorOf } from './api-error';
 import { graphMetrics } from './operation-metrics';
 import { documentCache } from './document-cache';
-import { costOf, QueryCostLimit } from './query-cost';
+import { costOf, MutationFieldLimit, mutationFieldsOf, type OperationWork, QueryCostLimit } from './query-cost';
 import { type SubgraphCallContext, SubgraphSource } from './subgraph-source';
 
-type GatewayContext = SubgraphCallContext;
+/** The subgraph calls' context, and the HTTP exchange the operation came in (for `admit`). */
+type GatewayContext = SubgraphCallContext & { exchange: { req: Request; res: Response } };
 
 export interface FederatedGraphOptions {
   supergraphSdl: string;
@@ -39,6 +41,12 @@ export interface FederatedGraphOptions {
    * `off`: hashes are not read.
    */
   trustedDocuments: { mode: 'off' | 'allow' | 'only'; documents: Record<string, string> };
+  /**
+   * Called once the operation is valid and its variables known, before anything of it runs, with
+   * the work it asks (its cost, the mutation fields it writes): the gateway charges its rate limit
+   * here. An ApiError thrown refuses the whole request in the error format (429 with its headers).
+   */
+  admit?: (req: Request, res: Response, work: OperationWork) => Promise<void>;
 }
 
 /** Longer documents are refused while parsing, before they cost anything. */
@@ -69,7 +77,23 @@ const KnownOperationTypes: ValidationRule = (context) => ({
   },
 });
 
-/** What a client may see of an error: our codes and messages; anything unexpected is INTERNAL. */
+/** graphql-js's hint at names the schema has ("Did you mean "name"?"), in every form it takes. */
+const SUGGESTION = /\s*Did you mean [^?]*\?/g;
+
+/**
+ * What a client may see of an error: our codes and messages; anything unexpected is INTERNAL.
+ * With introspection off, no "Did you mean …?" either: a suggestion would name the fields and
+ * values the schema hides.
+ */
+function formatErrorWith(hideSuggestions: boolean) {
+  return (error: Readonly<GraphQLError | Error>): GraphQLError => {
+    const formatted = formatError(error);
+    const message = hideSuggestions ? formatted.message.replace(SUGGESTION, '') : formatted.message;
+    if (message === formatted.message) return formatted;
+    return new GraphQLError(message, { nodes: formatted.nodes, source: formatted.source, positions: formatted.positions, path: formatted.path, extensions: formatted.extensions });
+  };
+}
+
 function formatError(error: Readonly<GraphQLError | Error>): GraphQLError {
   if (error instanceof ApiError) return graphQLErrorOf(error);
   if (!(error instanceof GraphQLError)) return new GraphQLError('An unexpected error occurred.', { extensions: { code: 'INTERNAL' } });
@@ -100,10 +124,10 @@ export async function createFederatedGraph(options: FederatedGraphOptions): Prom
     maxDirectives: { n: 20 },
     maxTokens: { enabled: false },
     costLimit: { enabled: false }, // ours (query-cost.ts): the same computation gives the limit and extensions.cost
-    blockFieldSuggestion: { enabled: !options.introspection },
+    blockFieldSuggestion: { enabled: false }, // an error-formatting plugin graphql-http does not run: formatErrorWith hides suggestions
   });
   const limits = armor.protect().validationRules ?? [];
-  const rules = [...specifiedRules, ...limits, QueryCostLimit, ...(options.introspection ? [] : [NoSchemaIntrospectionCustomRule])];
+  const rules = [...specifiedRules, ...limits, QueryCostLimit, MutationFieldLimit, ...(options.introspection ? [] : [NoSchemaIntrospectionCustomRule])];
   // Over GET a mutation is 405 whatever the graph has (graphql-http checks it after validating).
   const postRules = [...rules, KnownOperationTypes];
 
@@ -128,6 +152,8 @@ export async function createFederatedGraph(options: FederatedGraphOptions): Prom
     if (cost.requested > cost.limit) {
       return { errors: [new GraphQLError(`Query cost limit exceeded: this operation costs ${cost.requested} with its variables and the limit is ${cost.limit}.`, { extensions: { code: 'QUERY_COST_LIMIT_EXCEEDED', cost } })], extensions: { cost } };
     }
+    // Charged before it runs: a refusal (429) leaves every mutation field unrun.
+    await options.admit?.(context.exchange.req, context.exchange.res, { type: operation.operation, cost: cost.requested, mutationFields: mutationFieldsOf(args.document, operation) });
     // A fault of the planner or executor is ours: INTERNAL in the body (logged), never a 500 the
     // client's document could trigger again and again.
     const result = await executor({
@@ -166,14 +192,16 @@ export async function createFederatedGraph(options: FederatedGraphOptions): Prom
     validate: documents.validate,
     validationRules: (req) => (req.method === 'GET' ? rules : postRules),
     execute: execute as never,
-    context: (req) => ({ authorization: req.raw.headers.authorization, traceId: req.context.res.locals.traceId }),
+    context: (req) => ({ authorization: req.raw.headers.authorization, traceId: req.context.res.locals.traceId, exchange: { req: req.raw, res: req.context.res } }),
     onOperation: (req, args, result) => {
       const operation = getOperationAST(args.document, args.operationName ?? undefined);
       metrics.ran(req.context.res, { operationName: args.operationName ?? operation?.name?.value, type: operation?.operation, errors: result.errors });
     },
-    formatError,
+    formatError: formatErrorWith(!options.introspection),
   });
   const trusted = options.trustedDocuments;
+  // A Map: a hash like `constructor` or `__proto__` is no trusted document (an object would answer with its prototype's).
+  const trustedTexts = new Map(Object.entries(trusted.documents));
   /** A refusal before parsing, in GraphQL's error shape: 200 for application/json, 400 for graphql-response+json. */
   const refuse = (req: Request, res: Response, code: string, message: string) => {
     const strict = req.accepts(['application/json', 'application/graphql-response+json']) === 'application/graphql-response+json';
@@ -186,12 +214,17 @@ export async function createFederatedGraph(options: FederatedGraphOptions): Prom
       // Trusted documents: a hash stands for its text; with `only`, nothing else runs.
       const url = new URL(req.url, 'http://gateway');
       const params = (req.method === 'GET' ? Object.fromEntries(url.searchParams) : (req.body ?? {})) as Record<string, unknown>;
+      // GET's variables and extensions are JSON too: held to the body's nesting limit before anything parses them.
+      for (const name of ['variables', 'extensions']) {
+        const text = params[name];
+        if (req.method === 'GET' && typeof text === 'string' && nestsDeeperThan(text)) throw tooDeeplyNested(`The ${name} parameter`);
+      }
       let extensions = params.extensions as { persistedQuery?: { sha256Hash?: unknown } } | string | undefined;
       if (typeof extensions === 'string') extensions = parseJsonObject(extensions);
       const hash = trusted.mode === 'off' ? undefined : extensions?.persistedQuery?.sha256Hash;
       const query = typeof params.query === 'string' ? params.query : undefined;
       if (typeof hash === 'string') {
-        const text = trusted.documents[hash];
+        const text = trustedTexts.get(hash);
         if (!text) return refuse(req, res, 'PERSISTED_QUERY_NOT_FOUND', `No trusted document has the hash ${hash.slice(0, 64)}.`);
         if (query !== undefined && query !== text) return refuse(req, res, 'PERSISTED_QUERY_HASH_MISMATCH', 'The query sent is not the trusted document its hash names.');
         if (req.method === 'GET') url.searchParams.set('query', text);

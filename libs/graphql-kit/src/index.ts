@@ -4,3 +4,4 @@ export { createSubgraphMiddleware, requirePrincipal, type SubgraphContext, type 
 export { default as gql } from 'graphql-tag';
 export { createFederatedGraph, type FederatedGraphOptions } from './federation';
 export { DateTime } from './date-time';
+export { type OperationWork } from './query-cost';

@@ -1,5 +1,5 @@
 import { getOperationAST, parse } from 'graphql';
-import { costOf } from './query-cost';
+import { costOf, mutationFieldsOf } from './query-cost';
 
 const cost = (query: string, variables?: Record<string, unknown>) => {
   const document = parse(query);
@@ -23,4 +23,15 @@ it('counts fragments where they are spread, and __typename and introspection for
 it('charges each mutation field 10 more than its selection', () => {
   expect(cost('mutation { cancelOrder(id: "x") { id status } }')).toBe(10 + 2 + 2);
   expect(cost('mutation { a: cancelOrder(id: "x") { id } b: cancelOrder(id: "y") { id } __typename }')).toBe(2 * (10 + 2 + 1));
+});
+
+it('counts the writes of a mutation: every root field, aliases and fragments included', () => {
+  const writes = (query: string) => {
+    const document = parse(query);
+    return mutationFieldsOf(document, getOperationAST(document) as NonNullable<ReturnType<typeof getOperationAST>>);
+  };
+  expect(writes('{ me { id } orders(first: 2) { id } }')).toBe(0);
+  expect(writes(`mutation { ${Array.from({ length: 16 }, (_, i) => `o${i}: createOrder(input: {items: []}) { id }`).join(' ')} __typename }`)).toBe(16);
+  expect(writes('mutation { ...Two ... on Mutation { c: cancelOrder(id: "z") { id } } } fragment Two on Mutation { a: cancelOrder(id: "x") { id } b: cancelOrder(id: "y") { id } }')).toBe(3);
+  expect(cost('mutation { ...Two } fragment Two on Mutation { a: cancelOrder(id: "x") { id } b: cancelOrder(id: "y") { id } }')).toBe(2 * (10 + 2 + 1));
 });

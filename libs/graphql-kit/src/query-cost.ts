@@ -3,14 +3,56 @@
 // 2 plus what is selected in it, and a list asked with `first: n` counts its selection n times.
 // Fragments count where they are spread. Each mutation field costs 10 more: it writes, and
 // Shopify prices a mutation the same way.
+//
+// Aliases let one request name a mutation field many times (`a: createOrder … b: createOrder …`),
+// each one a write as a REST call would be: at most MAX_MUTATION_FIELDS mutation fields run per
+// request, refused while validating (nothing runs), and the gateway charges each one a rate-limit
+// point (`OperationWork`, apps/gateway/src/rate-limit/policies.ts).
 import { type DocumentNode, type FragmentDefinitionNode, GraphQLError, Kind, type OperationDefinitionNode, type SelectionSetNode, type ValidationRule, type ValueNode } from 'graphql';
 
 export const MAX_QUERY_COST = 5_000;
 const MUTATION_FIELD_COST = 10;
+/** Mutation fields one request may run (aliases included): each is a write, like one REST call. */
+export const MAX_MUTATION_FIELDS = 5;
 
 export interface QueryCost {
   requested: number;
   limit: number;
+}
+
+/** What an operation asks of the services, for the rate limit to charge before it runs. */
+export interface OperationWork {
+  type: 'query' | 'mutation' | 'subscription';
+  /** The operation's cost (`extensions.cost.requested`). */
+  cost: number;
+  /** Root fields of a mutation (each alias counted; 0 for a query): the writes it makes. */
+  mutationFields: number;
+}
+
+/** The root fields of an operation, through fragments, `__typename` not counted. */
+function rootFieldCount(selectionSet: SelectionSetNode, fragments: Map<string, FragmentDefinitionNode>, visiting = new Set<string>()): number {
+  let count = 0;
+  for (const selection of selectionSet.selections) {
+    if (selection.kind === Kind.FIELD) count += selection.name.value.startsWith('__') ? 0 : 1;
+    else if (selection.kind === Kind.INLINE_FRAGMENT) count += rootFieldCount(selection.selectionSet, fragments, visiting);
+    else {
+      const fragment = fragments.get(selection.name.value);
+      if (!fragment || visiting.has(fragment.name.value)) continue;
+      visiting.add(fragment.name.value);
+      count += rootFieldCount(fragment.selectionSet, fragments, visiting);
+      visiting.delete(fragment.name.value);
+    }
+  }
+  return count;
+}
+
+function fragmentsOf(document: DocumentNode): Map<string, FragmentDefinitionNode> {
+  return new Map(document.definitions.filter((definition): definition is FragmentDefinitionNode => definition.kind === Kind.FRAGMENT_DEFINITION).map((fragment) => [fragment.name.value, fragment]));
+}
+
+/** The writes a mutation makes (its root fields, aliases each counted); 0 for a query. */
+export function mutationFieldsOf(document: DocumentNode, operation: OperationDefinitionNode): number {
+  return operation.operation === 'mutation' ? rootFieldCount(operation.selectionSet, fragmentsOf(document)) : 0;
 }
 
 /** `first` as written, or from the variables; 1 when absent or not a number we can read. */
@@ -50,9 +92,8 @@ function selectionCost(selectionSet: SelectionSetNode, fragments: Map<string, Fr
 }
 
 export function costOf(document: DocumentNode, operation: OperationDefinitionNode, variables: Record<string, unknown> = {}): QueryCost {
-  const fragments = new Map(document.definitions.filter((definition): definition is FragmentDefinitionNode => definition.kind === Kind.FRAGMENT_DEFINITION).map((fragment) => [fragment.name.value, fragment]));
-  const writes = operation.operation === 'mutation' ? operation.selectionSet.selections.filter((selection) => selection.kind === Kind.FIELD && !selection.name.value.startsWith('__')).length : 0;
-  return { requested: writes * MUTATION_FIELD_COST + selectionCost(operation.selectionSet, fragments, variables, new Set()), limit: MAX_QUERY_COST };
+  const writes = mutationFieldsOf(document, operation);
+  return { requested: writes * MUTATION_FIELD_COST + selectionCost(operation.selectionSet, fragmentsOf(document), variables, new Set()), limit: MAX_QUERY_COST };
 }
 
 /** Refuses each operation over the limit, naming it and the cost, before anything runs. */
@@ -64,6 +105,21 @@ export const QueryCostLimit: ValidationRule = (context) => ({
         new GraphQLError(`Query cost limit exceeded: this operation costs ${cost.requested} and the limit is ${cost.limit} (a field costs 1, an object 2 plus its fields, a list its selection times first).`, {
           nodes: [node],
           extensions: { code: 'QUERY_COST_LIMIT_EXCEEDED', cost },
+        }),
+      );
+    }
+  },
+});
+
+/** Refuses a mutation with more than MAX_MUTATION_FIELDS fields (aliases count) before any runs. */
+export const MutationFieldLimit: ValidationRule = (context) => ({
+  OperationDefinition(node) {
+    const fields = mutationFieldsOf(context.getDocument(), node);
+    if (fields > MAX_MUTATION_FIELDS) {
+      context.reportError(
+        new GraphQLError(`Too many mutation fields: this operation has ${fields} and at most ${MAX_MUTATION_FIELDS} run per request (aliases count; each is a write, as one REST call).`, {
+          nodes: [node],
+          extensions: { code: 'MUTATION_LIMIT_EXCEEDED', mutationFields: { requested: fields, limit: MAX_MUTATION_FIELDS } },
         }),
       );
     }

@@ -10,6 +10,7 @@ import { type DocumentNode, GraphQLError, NoSchemaIntrospectionCustomRule, speci
 import { createHandler } from 'graphql-http/lib/use/express';
 import { authenticate, type Principal, type TokenVerifier } from '@platform/auth';
 import { ApiError } from '@platform/errors';
+import { requireReadableBody } from '@platform/service-kit';
 import { graphQLErrorOf } from './api-error';
 import { documentCache } from './document-cache';
 
@@ -68,6 +69,13 @@ export function createSubgraphMiddleware(options: SubgraphOptions): RequestHandl
   const authenticated = authenticate(options.verifier);
   return (req, res, next) => {
     res.locals.routePattern = req.baseUrl || '/graphql'; // logs and metrics name the subgraph's route, not "unmatched"
-    Promise.resolve(authenticated(req, res, (error?: unknown) => (error ? next(error) : (handler as unknown as RequestHandler)(req, res, next)))).catch(next);
+    Promise.resolve(
+      authenticated(req, res, (error?: unknown) => {
+        if (error) return next(error);
+        // Unreadable JSON is refused here, in the error format: inside graphql-http it would be a bare 500.
+        requireReadableBody(req);
+        return (handler as unknown as RequestHandler)(req, res, next);
+      }),
+    ).catch(next);
   };
 }

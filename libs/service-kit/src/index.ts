@@ -18,4 +18,4 @@ export { createStopper, stopOnSignals, stoppableHttpServer, type GracefulStopOpt
 export { listen, type Listening, type ListenOptions } from './listen';
 export { expectedVersion, updateAtVersion } from './conditional';
 export { runService, type BuiltService, type DatabaseOpener, type OpenDatabase, type ServiceContext, type ServiceDefinition } from './run-service';
-export { jsonBody, parseJsonBody, requireJsonBody } from './json-body';
+export { jsonBody, MAX_JSON_NESTING, nestsDeeperThan, parseJsonBody, requireJsonBody, requireReadableBody, tooDeeplyNested } from './json-body';

@@ -2,8 +2,8 @@
 // check without parsing, each behind the error handler every app ends with.
 import { gzipSync } from 'node:zlib';
 import express from 'express';
-import { errorHandler } from '@platform/errors';
-import { jsonBody, requireJsonBody } from './json-body';
+import { ApiError, errorHandler } from '@platform/errors';
+import { jsonBody, MAX_JSON_NESTING, nestsDeeperThan, requireJsonBody, requireReadableBody } from './json-body';
 import { listen, type Listening } from './listen';
 
 let service: Listening;
@@ -25,8 +25,8 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await service.close();
-  await proxy.close();
+  await service?.close();
+  await proxy?.close();
 });
 
 async function post(url: string, body: string | Buffer, headers: Record<string, string>) {
@@ -68,6 +68,55 @@ describe("a service's JSON body (jsonBody)", () => {
       status: 415,
       body: { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'The request body encoding is not supported.' },
     });
+  });
+});
+
+describe('nesting (nestsDeeperThan, and jsonBody refusing past MAX_JSON_NESTING)', () => {
+  it('counts objects and arrays, not brackets in strings or escaped quotes', () => {
+    expect(MAX_JSON_NESTING).toBe(64);
+    expect(nestsDeeperThan('[[[]]]', 3)).toBe(false);
+    expect(nestsDeeperThan('[[[[]]]]', 3)).toBe(true);
+    expect(nestsDeeperThan('{"a":[{"b":1}]}', 3)).toBe(false);
+    expect(nestsDeeperThan('{"a":[{"b":[1]}]}', 3)).toBe(true);
+    expect(nestsDeeperThan(JSON.stringify(['['.repeat(100), '\\', '\\"[[[[[', '"{{']), 1)).toBe(false);
+    expect(nestsDeeperThan(JSON.stringify(['\\', ['\\"]]']]), 1)).toBe(true);
+    expect(nestsDeeperThan(Buffer.from(`{"é😀":"{{{{", "x": [[["ü"]]]}`), 3)).toBe(true);
+    expect(nestsDeeperThan(Buffer.from(`{"é😀":"{{{{", "x": [["ü"]]}`), 3)).toBe(false);
+  });
+
+  it('refuses a body nested past 64 levels with 400 MALFORMED_JSON, in UTF-8 and UTF-16 alike, and takes 64', async () => {
+    const refused = { status: 400, body: { code: 'MALFORMED_JSON', message: 'The request body nests deeper than 64 levels.' } };
+    expect(await post(service.url, '['.repeat(65) + ']'.repeat(65), { 'content-type': 'application/json' })).toMatchObject(refused);
+    expect(await post(service.url, Buffer.from('['.repeat(65) + ']'.repeat(65), 'utf16le'), { 'content-type': 'application/json; charset=utf-16le' })).toMatchObject(refused);
+    expect(await post(service.url, '['.repeat(64) + ']'.repeat(64), { 'content-type': 'application/json' })).toMatchObject({ status: 201 });
+  });
+
+  it('refuses unreadable JSON on POST, PUT and PATCH only when the handler reads the body, so checks before it answer first', async () => {
+    const app = express();
+    app.use(jsonBody());
+    app.post('/guarded', () => {
+      throw new ApiError('FORBIDDEN', 'Not for you.');
+    });
+    app.delete('/guarded', () => {
+      throw new ApiError('FORBIDDEN', 'Not for you.');
+    });
+    app.post('/library', (req, res) => {
+      requireReadableBody(req);
+      res.json({ read: true });
+    });
+    app.use(errorHandler);
+    const guarded = await listen(app, 0, '127.0.0.1');
+    try {
+      for (const body of ['{"a":', '['.repeat(65) + ']'.repeat(65)]) {
+        expect((await fetch(`${guarded.url}/guarded`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })).status).toBe(403);
+        expect((await fetch(`${guarded.url}/library`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })).status).toBe(400);
+        // A DELETE's handler never reads a body: one it cannot read is refused before it runs, not ignored.
+        expect((await fetch(`${guarded.url}/guarded`, { method: 'DELETE', headers: { 'content-type': 'application/json' }, body })).status).toBe(400);
+      }
+      expect((await fetch(`${guarded.url}/library`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status).toBe(200);
+    } finally {
+      await guarded.close();
+    }
   });
 });
 

@@ -4,6 +4,50 @@
 import express, { type Request, type RequestHandler } from 'express';
 import { ApiError, MAX_BODY_BYTES } from '@platform/errors';
 
+/**
+ * The deepest JSON any app reads: objects and arrays nested more than this are refused before
+ * they are parsed. No request of the API nests deeper than 4; a walk over a value (validation,
+ * logging, GraphQL variables) then never meets depth it has to pay for.
+ */
+export const MAX_JSON_NESTING = 64;
+
+const OPEN_OBJECT = 0x7b;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_OBJECT = 0x7d;
+const CLOSE_ARRAY = 0x5d;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+/**
+ * Whether JSON text nests objects and arrays deeper than `max`, read in one pass over its
+ * characters (or UTF-8 bytes: no byte of a multi-byte character is ASCII) without parsing it.
+ * Brackets inside strings are text. Text that is not JSON may pass: the parser refuses it.
+ */
+export function nestsDeeperThan(text: string | Uint8Array, max: number = MAX_JSON_NESTING): boolean {
+  const at = typeof text === 'string' ? (index: number) => text.charCodeAt(index) : (index: number) => text[index];
+  let depth = 0;
+  let inString = false;
+  for (let index = 0; index < text.length; index++) {
+    const code = at(index);
+    if (inString) {
+      if (code === BACKSLASH) index++;
+      else if (code === QUOTE) inString = false;
+    } else if (code === QUOTE) {
+      inString = true;
+    } else if (code === OPEN_OBJECT || code === OPEN_ARRAY) {
+      if (++depth > max) return true;
+    } else if (code === CLOSE_OBJECT || code === CLOSE_ARRAY) {
+      depth--;
+    }
+  }
+  return false;
+}
+
+/** The refusal of JSON nested past MAX_JSON_NESTING, wherever it is read (a body, a GraphQL parameter). */
+export function tooDeeplyNested(what = 'The request body'): ApiError {
+  return new ApiError('MALFORMED_JSON', `${what} nests deeper than ${MAX_JSON_NESTING} levels.`);
+}
+
 /** Every JSON media type a body may be sent as (matched case-insensitively). */
 export const JSON_MEDIA_TYPES = ['application/json', 'application/*+json'];
 
@@ -30,6 +74,7 @@ export function requireJsonBody(options: { refuseContentCoding?: boolean } = {})
 /** The body parser's refusals (body-parser's error `type`s), as the client sees them. */
 const parserRefusals: Record<string, (error: { limit?: number }) => ApiError> = {
   'entity.parse.failed': () => new ApiError('MALFORMED_JSON', 'The request body is not valid JSON.'),
+  'entity.too.deep': () => tooDeeplyNested(),
   // The limit of the parser that refused it: the token route takes far less than 1 MiB.
   'entity.too.large': (error) => ApiError.payloadTooLarge(error.limit),
   'encoding.unsupported': () => new ApiError('UNSUPPORTED_MEDIA_TYPE', 'The request body encoding is not supported.'),
@@ -44,17 +89,78 @@ function refusalOf(error: unknown): unknown {
   return refusal ? refusal(error as { limit?: number }) : error;
 }
 
+type ParserOptions = NonNullable<Parameters<typeof express.json>[0]>;
+
+/** A body in another UTF (16, 32) as text; one the platform cannot decode (UTF-7) is refused as the parser refuses charsets. */
+function decoded(body: Buffer, encoding: string): string {
+  try {
+    return new TextDecoder(encoding, { fatal: false }).decode(body);
+  } catch {
+    throw Object.assign(new Error('unsupported charset'), { type: 'charset.unsupported' });
+  }
+}
+
+/**
+ * Before JSON.parse sees a body: one pass over its bytes refuses nesting past MAX_JSON_NESTING,
+ * so no later walk over the value (ours, zod's, a logger's) can be made to cost more than its size.
+ */
+function refuseDeepNesting(verify: ParserOptions['verify']): NonNullable<ParserOptions['verify']> {
+  return (req, res, body, encoding) => {
+    if (nestsDeeperThan(/^utf-?8$/i.test(encoding) ? body : decoded(body, encoding))) throw Object.assign(new Error('too deeply nested'), { type: 'entity.too.deep' });
+    verify?.(req, res, body, encoding);
+  };
+}
+
 /**
  * Parses a JSON body into `req.body` (any JSON media type unless `type` says otherwise); a body
- * it cannot read is refused with 400 MALFORMED_JSON, 413 or 415. Other failures (a body that will
- * not inflate) go to the error handler as they are.
+ * it cannot read is refused with 400 MALFORMED_JSON (nested past MAX_JSON_NESTING too), 413 or
+ * 415. Other failures (a body that will not inflate) go to the error handler as they are.
  */
-export function parseJsonBody(options: Parameters<typeof express.json>[0] = {}): RequestHandler {
-  const parse = express.json({ type: JSON_MEDIA_TYPES, ...options });
+export function parseJsonBody(options: ParserOptions = {}): RequestHandler {
+  const parse = express.json({ type: JSON_MEDIA_TYPES, ...options, verify: refuseDeepNesting(options.verify) });
   return (req, res, next) => parse(req, res, (error?: unknown) => next(error === undefined ? undefined : refusalOf(error)));
 }
 
-/** What every service mounts: JSON bodies only, at most 1 MiB; any other content type with a body answers 415. */
+/** Refusals of what a body says rather than of its size or type: answered once the caller is known to be allowed. */
+const UNREADABLE_CONTENT = new Set(['MALFORMED_JSON']);
+
+/** The methods whose handlers read a body; any other method's handler ignores one, so it is refused at once. */
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+
+/**
+ * Authorization before validation: on POST, PUT and PATCH a body that is not readable JSON
+ * (400 MALFORMED_JSON) is refused when it is first read, by the handler, and not here. So a
+ * customer calling an admin-only route gets 403, and a caller without a token 401, whatever body
+ * they sent (they learn nothing of what the route reads). The bytes were still read and checked
+ * here, nesting included, before any other work; size and media-type refusals (413, 415) stay
+ * immediate, and so does any refusal on other methods, whose handlers never read the body (a
+ * DELETE with a body it cannot read is refused, not carried out as if it had none).
+ */
+function refuseWhenRead(req: Request, next: (error?: unknown) => void) {
+  return (error?: unknown) => {
+    const refusal = error === undefined ? undefined : refusalOf(error);
+    if (!(refusal instanceof ApiError) || !UNREADABLE_CONTENT.has(refusal.code) || !BODY_METHODS.has(req.method)) return next(refusal);
+    Object.defineProperty(req, 'body', {
+      configurable: true,
+      get: () => {
+        throw refusal;
+      },
+    });
+    next();
+  };
+}
+
+/** Throws the refusal of a body jsonBody() could not read, for code that hands `req.body` to a library rather than reading it. */
+export function requireReadableBody(req: Request): void {
+  void req.body;
+}
+
+/**
+ * What every service mounts: JSON bodies only, at most 1 MiB, nested at most MAX_JSON_NESTING
+ * deep; any other content type with a body answers 415. Unreadable JSON is refused when the
+ * handler reads `req.body`, after authentication and the route's role check.
+ */
 export function jsonBody(): RequestHandler[] {
-  return [requireJsonBody(), parseJsonBody({ limit: MAX_BODY_BYTES, strict: false })];
+  const parse = express.json({ type: JSON_MEDIA_TYPES, limit: MAX_BODY_BYTES, strict: false, verify: refuseDeepNesting(undefined) });
+  return [requireJsonBody(), (req, res, next) => parse(req, res, refuseWhenRead(req, next))];
 }

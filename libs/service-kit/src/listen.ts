@@ -61,28 +61,55 @@ const PARSER_REFUSALS: Partial<Record<string, { code: ErrorCode; message: string
   ERR_HTTP_REQUEST_TIMEOUT: { code: 'REQUEST_TIMEOUT', message: 'The request did not arrive in time.' },
 };
 
+/** `error` as the one error format's body, and the headers every refusal made outside the app carries. */
+function refusalOf(error: ApiError, traceparent: string | undefined): { body: string; headers: Record<string, string | number> } {
+  const traceId = traceIdFrom(traceparent);
+  const body = JSON.stringify(toErrorBody(error, traceId));
+  return {
+    body,
+    headers: { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), 'X-Content-Type-Options': 'nosniff', 'Cache-Control': 'no-store', 'X-Request-Id': traceId, Connection: 'close' },
+  };
+}
+
+/** Answers a request the app never sees (no Host, a body announced too large) in the error format, and closes its connection. */
+function refuseRequest(req: IncomingMessage, res: ServerResponse, error: ApiError): void {
+  const { body, headers } = refusalOf(error, req.headers.traceparent as string | undefined);
+  res.shouldKeepAlive = false;
+  res.writeHead(error.status, headers).end(body);
+}
+
 /**
  * A request Node's parser refused (ambiguous or broken framing, too-large headers, a request not
  * received in time) never reaches the app, so it is answered here, on the raw socket, in the one
  * error format, and the connection is closed: after a framing error nothing further on it can be
- * trusted to start where a request starts.
+ * trusted to start where a request starts. Bytes refused behind a request still being answered
+ * (pipelined) are answered after that answer, never in its place.
  */
 function answerParserRefusal(error: Error & { code?: string; reason?: string }, socket: Duplex): void {
-  // An answer already under way on this socket cannot be followed by another.
   const answering = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
-  if (error.code === 'ECONNRESET' || !socket.writable || answering?.headersSent) {
+  if (error.code === 'ECONNRESET' || !socket.writable) {
     socket.destroy();
     return;
   }
+  if (answering) {
+    // The refused bytes are the request being answered (its body, or its time ran out): the
+    // refusal is its answer, unless that has begun. Otherwise they come after it (pipelined):
+    // refused once its answer is out.
+    const refusesCurrent = error.code === 'ERR_HTTP_REQUEST_TIMEOUT' || !answering.req.complete;
+    if (refusesCurrent && answering.headersSent) return void socket.destroy();
+    if (!refusesCurrent && !answering.writableFinished) {
+      answering.once('finish', () => answerParserRefusal(error, socket));
+      answering.once('close', () => answering.writableFinished || socket.destroy());
+      return;
+    }
+  }
   const refusal = PARSER_REFUSALS[error.code ?? ''] ?? { code: 'MALFORMED_REQUEST', message: `The request is not valid HTTP/1.1${error.reason ? ` (${error.reason})` : ''}.` };
   const apiError = new ApiError(refusal.code, refusal.message);
-  const traceId = traceIdFrom(undefined);
-  const body = JSON.stringify(toErrorBody(apiError, traceId));
-  socket.end(
-    `HTTP/1.1 ${apiError.status} ${STATUS_CODES[apiError.status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-      `X-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\nX-Request-Id: ${traceId}\r\nConnection: close\r\n\r\n${body}`,
-    () => socket.destroy(),
-  );
+  const { body, headers } = refusalOf(apiError, undefined);
+  const head = Object.entries(headers)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
+  socket.end(`HTTP/1.1 ${apiError.status} ${STATUS_CODES[apiError.status]}\r\n${head}\r\n${body}`, () => socket.destroy());
 }
 
 /**
@@ -101,10 +128,14 @@ export async function listen(handler: RequestListener, port: number, host = '0.0
       // How often Node looks for requests past those timeouts (its default is 30 s).
       connectionsCheckingInterval: Math.min(1_000, requestTimeout),
       insecureHTTPParser: false,
+      // An HTTP/1.1 request without Host is refused below, in the error format, not by Node with an empty 400.
+      requireHostHeader: false,
       ...(isExpressApp(handler) ? bornWithPrototypesOf(handler) : {}),
     },
     (req, res) => {
       res.setHeader('X-Content-Type-Options', 'nosniff');
+      // RFC 9112 §3.2: an HTTP/1.1 request must name its Host (HTTP/1.0 may not).
+      if (req.headers.host === undefined && req.httpVersion !== '1.0') return refuseRequest(req, res, new ApiError('MALFORMED_REQUEST', 'An HTTP/1.1 request must carry a Host header.'));
       handler(req, res);
     },
   );
@@ -114,12 +145,8 @@ export async function listen(handler: RequestListener, port: number, host = '0.0
   // announced over the limit is refused here instead, before the client sends a byte of it.
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
     res.setHeader('X-Content-Type-Options', 'nosniff');
-    if (Number(req.headers['content-length'] ?? 0) > MAX_BODY_BYTES) {
-      const error = ApiError.payloadTooLarge();
-      const body = JSON.stringify(toErrorBody(error, traceIdFrom(req.headers.traceparent as string | undefined)));
-      res.writeHead(413, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), 'Cache-Control': 'no-store', Connection: 'close' }).end(body);
-      return;
-    }
+    if (req.headers.host === undefined && req.httpVersion !== '1.0') return refuseRequest(req, res, new ApiError('MALFORMED_REQUEST', 'An HTTP/1.1 request must carry a Host header.'));
+    if (Number(req.headers['content-length'] ?? 0) > MAX_BODY_BYTES) return refuseRequest(req, res, ApiError.payloadTooLarge());
     res.writeContinue();
     handler(req, res);
   });

@@ -14,7 +14,9 @@ export function routeOf(req: { baseUrl: string; route?: { path?: unknown }; res?
 
 /** One JSON line per request: trace id, route, status, duration. 5xx lines carry the cause. */
 export function requestLog(logger: Logger, options: { quietPaths?: string[] } = {}): RequestHandler {
-  const quiet = new Set(options.quietPaths ?? ['/healthz', '/readyz', '/metrics']);
+  // Machine polling, not client requests: probes, scrapes, and the event consumers reading a
+  // producer's outbox (libs/events' embedded transport, several times a second per consumer).
+  const quiet = new Set(options.quietPaths ?? ['/healthz', '/readyz', '/metrics', '/internal/events']);
   return (req, res, next) => {
     const started = process.hrtime.bigint();
     res.on('finish', () => {

@@ -10,13 +10,25 @@ export const queryBoolean = () =>
     .transform((value) => value === 'true')
     .meta({ queryType: 'boolean' });
 
-/** An integer sent as text. */
-export const queryInt = () =>
+/**
+ * The range of every integer the API takes, unless a field says less: PostgreSQL's `integer`
+ * columns and protobuf's int32 hold no more, and a value past it must be the client's 422, not
+ * the database's refusal.
+ */
+export const INT32_MIN = -2_147_483_648;
+export const INT32_MAX = 2_147_483_647;
+
+/** An integer of a JSON body, within `min`..`max` (a 32-bit integer unless narrower). */
+export const int32 = ({ min = INT32_MIN, max = INT32_MAX }: { min?: number; max?: number } = {}) => z.number().int().min(min).max(max);
+
+/** An integer sent as text, within `min`..`max` (a 32-bit integer unless narrower): 400 if it is no integer, 422 if out of range. */
+export const queryInt = ({ min = INT32_MIN, max = INT32_MAX }: { min?: number; max?: number } = {}) =>
   z
     .string()
-    .refine((value) => /^-?\d{1,15}$/.test(value), { message: 'must be an integer', params: { code: 'INVALID_TYPE' } })
+    .refine((value) => /^-?\d+$/.test(value), { message: 'must be an integer', params: { code: 'INVALID_TYPE' } })
     .transform(Number)
-    .meta({ queryType: 'integer' });
+    .pipe(z.number().min(min).max(max))
+    .meta({ queryType: 'integer', minimum: min, maximum: max });
 
 /** `YYYY-MM-DD`, a calendar day. */
 export const isoDate = () => z.iso.date({ error: 'must be a date as YYYY-MM-DD' });

@@ -54,25 +54,39 @@ function toFieldErrors(issue: z.core.$ZodIssue, source: Source): FieldError[] {
   }
 }
 
+/** One value met by the NUL walk, linked to its parent: its path is built only if it is reported. */
+interface Visit {
+  value: unknown;
+  key?: PropertyKey;
+  parent?: Visit;
+}
+
+function pathOf(visit: Visit): PropertyKey[] {
+  const keys: PropertyKey[] = [];
+  for (let at: Visit | undefined = visit; at?.parent; at = at.parent) keys.push(at.key as PropertyKey);
+  return keys.reverse();
+}
+
 /**
  * Strings holding NUL (U+0000), wherever they sit in the input: PostgreSQL text cannot store the
  * character, so such a value is refused here, for every field at once, before any rule runs.
- * Iterative, so a deeply nested body cannot exhaust the stack.
+ * Iterative, so a deeply nested body cannot exhaust the stack, and linear in the input's size:
+ * no value copies its path, a reported one computes it.
  */
 function nulCharacterErrors(input: unknown, source: Source): FieldError[] {
   const errors: FieldError[] = [];
-  const pending: [unknown, PropertyKey[]][] = [[input, []]];
+  const pending: Visit[] = [{ value: input }];
   for (let next = pending.pop(); next; next = pending.pop()) {
-    const [value, path] = next;
+    const { value } = next;
     if (typeof value === 'string') {
       if (value.includes('\u0000')) {
-        const field = fieldPath(path, source);
+        const field = fieldPath(pathOf(next), source);
         errors.push({ field, code: 'INVALID_FORMAT', message: `${field} must not contain NUL characters.` });
       }
     } else if (Array.isArray(value)) {
-      value.forEach((item, index) => pending.push([item, [...path, index]]));
+      for (let index = 0; index < value.length; index++) pending.push({ value: value[index], key: index, parent: next });
     } else if (value && typeof value === 'object') {
-      for (const [key, item] of Object.entries(value)) pending.push([item, [...path, key]]);
+      for (const [key, item] of Object.entries(value)) pending.push({ value: item, key, parent: next });
     }
   }
   return errors.reverse();

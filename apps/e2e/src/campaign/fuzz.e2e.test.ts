@@ -3,7 +3,7 @@
 // Reproduce a run: FUZZ_SEED=<seed> FUZZ_REQUESTS=<n> npm run fuzz.
 import fc from 'fast-check';
 import { alive, apiClient, runBounded } from '@platform/test-kit';
-import { ADMIN, STOCKED_PRODUCTS, gatewayUrl, stackState } from '../stack';
+import { STOCKED_PRODUCTS, gatewayUrl, stackState } from '../stack';
 import { answersIn, emptyTally, type FuzzRequest, type Identities, judge, operationsOf, rawExchange, rawFramings, requestsFor, send, summaryOf } from './fuzz';
 import { useContract } from '../contract';
 
@@ -26,7 +26,6 @@ async function signUp(name: string) {
 }
 
 beforeAll(async () => {
-  const admin = await call('POST', '/v1/tokens', { body: ADMIN });
   const customer = await signUp('fuzzer');
   const victim = await signUp('victim');
   const products = await call('GET', STOCKED_PRODUCTS, { token: customer.token });
@@ -34,13 +33,13 @@ beforeAll(async () => {
   const mine = await call('POST', '/v1/orders', { token: customer.token, body: { items: [{ productId, quantity: 1 }] } });
   const theirs = await call('POST', '/v1/orders', { token: victim.token, body: { items: [{ productId, quantity: 1 }] } });
   expect([mine.status, theirs.status]).toEqual([201, 201]);
-  tokens = { anonymous: undefined, customer: customer.token, admin: admin.body.accessToken };
+  tokens = { anonymous: undefined, customer: customer.token, admin: stackState().adminToken };
   secrets = [victim.id, victim.email, theirs.body.id];
   ids = [productId, mine.body.id, theirs.body.id, customer.id, victim.id, 'me', mine.body.items[0].id];
 });
 
 afterAll(() => {
-  process.stdout.write(`\nfuzz: ${summaryOf(tally, SEED)}\n`);
+  process.stdout.write(`\nfuzz: ${summaryOf(tally, SEED)}\nfuzz statuses: ${JSON.stringify(tally.statuses)}\n`);
 });
 
 /** A secret counts as leaked only when the caller did not send it itself (a path echoed in a 404 is not a leak). */
@@ -50,7 +49,18 @@ it(`answers ${REQUESTS} hostile requests over every operation without a 5xx, an 
   const document = (await call('GET', '/v1/openapi.json')).body;
   const operations = operationsOf(document);
   expect(operations.length).toBeGreaterThan(25);
-  const requests = fc.sample(requestsFor(operations, ids), { seed: SEED, numRuns: REQUESTS });
+  // A request that deletes a fuzzing identity or changes its password would leave the rest of the
+  // run nothing but 401s for that identity: those are left out (their refusals are tested elsewhere).
+  const ownUser = new RegExp(`^/v1/users/(me|${ids.filter((id) => id !== 'me').join('|')})(/|\\?|$)`);
+  const endsAnIdentity = (request: FuzzRequest) => request.as !== 'anonymous' && ownUser.test(request.target) && (request.method === 'DELETE' || /password/.test(request.body ?? ''));
+  // Nor does the admin write the victim's ids into public data (a stock level named after one is
+  // listed to every customer): that would be the fuzz publishing them, not the server leaking them.
+  const publishesASecret = (request: FuzzRequest) => request.as === 'admin' && request.method !== 'GET' && request.method !== 'HEAD' && secrets.some((secret) => request.target.includes(encodeURIComponent(secret)) || request.body?.includes(secret));
+  const requests = fc
+    .sample(requestsFor(operations, ids), { seed: SEED, numRuns: Math.ceil(REQUESTS * 1.1) })
+    .filter((request) => !endsAnIdentity(request) && !publishesASecret(request))
+    .slice(0, REQUESTS);
+  expect(requests).toHaveLength(REQUESTS);
   await runBounded(requests.length, 8, async (index) => {
     const request = requests[index];
     try {

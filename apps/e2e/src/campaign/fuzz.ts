@@ -117,24 +117,102 @@ const pathSegment = (ids: string[]) =>
     fc.constantFrom('%', '%E0%A4%A', '%zz', '%00', '%C0%AE%C0%AE', '..', '.', '%2e%2e', 'a%2Fb', '%252F', ';', 'x;y=1'),
   );
 
+/**
+ * What JSON.stringify cannot write or should not hold 20,000 times in memory: numbers as written
+ * (1e400, -0, 2^53 + 1), nesting, huge arrays and long strings. Each travels as a short marker
+ * (`\u0001raw:<kind>:<how>:<size>\u0001`) and is written out when the request is sent.
+ */
+const RAW = '\u0001raw:';
+const marker = (kind: 'num' | 'nest' | 'array' | 'text', how: string, size = 0) => `${RAW}${kind}:${how}:${size}\u0001`;
+/** A marker as JSON.stringify writes it inside a body. */
+const MARKER_IN_JSON = /"\\u0001raw:([^"\\]*)\\u0001"/g;
+const NESTING: Record<string, [open: string, close: string]> = { a: ['[', ']'], o: ['{"a":', '}'], m: ['[{"a":', '}]'] };
+const ITEMS: Record<string, string> = { zero: '0', text: '"x"', object: '{}', null: 'null' };
+const UNITS: Record<string, string> = { x: 'x', emoji: '😀', accent: 'é', control: '\u0001', space: ' ' };
+
+/** The text a marker stands for: JSON (in a body) or plain text (in a query string). */
+function expand(recipe: string, as: 'json' | 'text'): string {
+  const [kind, how, size] = recipe.split(':');
+  const count = Number(size);
+  switch (kind) {
+    case 'num':
+      return how;
+    case 'nest':
+      return NESTING[how][0].repeat(count) + '1' + NESTING[how][1].repeat(count);
+    case 'array':
+      return `[${Array(count).fill(ITEMS[how]).join(',')}]`;
+    default: {
+      const text = UNITS[how].repeat(count);
+      return as === 'json' ? JSON.stringify(text) : text;
+    }
+  }
+}
+
+/** A value of a query string: a marker written out as text, cut to 2 Ki characters (four stay under the 16 KiB header limit). */
+const queryText = (value: string) => (value.startsWith(RAW) ? expand(value.slice(RAW.length, -1), 'text').slice(0, 2 * 1024) : value);
+
+/** The body as sent: every marker written out as JSON. */
+export function bodyText(body: string): string {
+  if (body.startsWith(RAW)) return expand(body.slice(RAW.length, -1), 'json');
+  return body.includes('\\u0001raw:') ? body.replace(MARKER_IN_JSON, (_match, recipe: string) => expand(recipe, 'json')) : body;
+}
+
+/** Numbers at and past every edge: 32-bit and 53-bit limits, floats where integers go, -0, overflowing exponents. */
+const edgeNumber = fc
+  .oneof(
+    { weight: 3, arbitrary: fc.constantFrom(2 ** 31 - 1, 2 ** 31, -(2 ** 31), -(2 ** 31) - 1, 2 ** 32, 2 ** 53 - 1, -(2 ** 53), 1e15, 1e21, 0.5, 1.5, -1.5, Number.MIN_VALUE, Number.MAX_VALUE).map(String) },
+    // Just past a 32-bit column: what a 64-bit-minded client sends.
+    { weight: 3, arbitrary: fc.bigInt({ min: 2n ** 31n, max: 2n ** 48n }).chain((value) => fc.constantFrom(String(value), String(-value))) },
+    { weight: 2, arbitrary: fc.constantFrom('-0', '1e400', '-1e400', '1e-400', '9007199254740993', '99999999999999999999', '1E+308', '123456789012345678901234567890', '1e999999999', '0.0000000000000000000001', '1.0', '2147483648.0') },
+    { weight: 1, arbitrary: fc.double({ noNaN: true, noDefaultInfinity: true }).map(String) },
+    { weight: 1, arbitrary: fc.bigInt({ min: -(2n ** 70n), max: 2n ** 70n }).map(String) },
+  )
+  .map((text) => marker('num', text));
+
+/** A string far past any column: up to 256 Ki characters of one kind. */
+const longText = fc.tuple(fc.constantFrom(...Object.keys(UNITS)), fc.oneof({ weight: 4, arbitrary: fc.integer({ min: 65, max: 5_000 }) }, { weight: 1, arbitrary: fc.integer({ min: 5_000, max: 256 * 1024 }) })).map(([unit, length]) => marker('text', unit, length));
+
+/** Nesting as a value: arrays, objects or both, from just past the limit to tens of thousands of levels. */
+const deepValue = fc
+  .tuple(fc.constantFrom(...Object.keys(NESTING)), fc.oneof({ weight: 4, arbitrary: fc.integer({ min: 60, max: 200 }) }, { weight: 1, arbitrary: fc.integer({ min: 200, max: 50_000 }) }))
+  .map(([shape, depth]) => marker('nest', shape, depth));
+
+/** A huge array as a value: up to 200,000 items. */
+const hugeArray = fc.tuple(fc.constantFrom(...Object.keys(ITEMS)), fc.oneof({ weight: 4, arbitrary: fc.integer({ min: 100, max: 5_000 }) }, { weight: 1, arbitrary: fc.integer({ min: 5_000, max: 200_000 }) })).map(([item, length]) => marker('array', item, length));
+
+/** Text a column or a gRPC string may refuse: control characters, emoji past a width, long text. */
+const edgeText = fc.oneof(fc.constantFrom('A\u0001B', 'A\tB', '\u007f', '\u0085', '😀'.repeat(33), 'é'.repeat(65), 'x'.repeat(65), '\ud800', 'A,\u0002'), longText);
+
+/** A value at or past the edge of what `schema` takes. */
+function edgeValueFor(schema: JsonSchema): fc.Arbitrary<unknown> {
+  const type = Array.isArray(schema.type) ? schema.type.find((candidate) => candidate !== 'null') : schema.type;
+  const bounds = [schema.minimum, schema.maximum].filter((bound): bound is number => bound !== undefined).flatMap((bound) => [bound - 1, bound, bound + 1].map(String));
+  if (type === 'integer' || type === 'number') return bounds.length ? fc.oneof({ weight: 3, arbitrary: edgeNumber }, { weight: 1, arbitrary: fc.constantFrom(...bounds) }) : edgeNumber;
+  return type === 'string' ? edgeText : fc.oneof(edgeNumber, edgeText, deepValue);
+}
+
 function valueFor(schema: JsonSchema): fc.Arbitrary<unknown> {
   const type = Array.isArray(schema.type) ? schema.type.find((candidate) => candidate !== 'null') : schema.type;
   const plausible: fc.Arbitrary<unknown> = schema.enum
     ? fc.constantFrom(...schema.enum)
     : type === 'integer'
-      ? fc.integer({ min: (schema.minimum ?? -10) - 5, max: (schema.maximum ?? 1_000) + 5 })
+      ? fc.oneof({ weight: 3, arbitrary: fc.integer({ min: (schema.minimum ?? -10) - 5, max: (schema.maximum ?? 1_000) + 5 }) }, { weight: 1, arbitrary: edgeNumber })
       : type === 'number'
-        ? fc.double({ noNaN: false })
+        ? fc.oneof(fc.double({ noNaN: false }), edgeNumber)
         : type === 'boolean'
           ? fc.boolean()
           : type === 'array'
-            ? fc.array(schema.items ? valueFor(schema.items) : fc.anything(), { maxLength: 4 })
+            ? fc.oneof({ weight: 8, arbitrary: fc.array(schema.items ? valueFor(schema.items) : fc.anything(), { maxLength: 4 }) }, { weight: 1, arbitrary: hugeArray })
             : type === 'object'
               ? objectFor(schema)
               : schema.format === 'date'
                 ? fc.date({ noInvalidDate: true }).map((date) => date.toISOString().slice(0, 10))
-                : fc.string({ maxLength: 30 });
-  return fc.oneof({ weight: 3, arbitrary: plausible }, { weight: 1, arbitrary: fc.oneof(anyText, fc.integer(), fc.constant(null), fc.boolean(), fc.array(fc.anything(), { maxLength: 3 }), fc.object({ maxDepth: 2 })) });
+                : fc.oneof({ weight: 8, arbitrary: fc.string({ maxLength: 30 }) }, { weight: 1, arbitrary: longText });
+  return fc.oneof(
+    { weight: 24, arbitrary: plausible },
+    { weight: 8, arbitrary: fc.oneof(anyText, fc.integer(), fc.constant(null), fc.boolean(), fc.array(fc.anything(), { maxLength: 3 }), fc.object({ maxDepth: 2 })) },
+    { weight: 1, arbitrary: fc.oneof(edgeNumber, deepValue, hugeArray, longText) },
+  );
 }
 
 function objectFor(schema: JsonSchema): fc.Arbitrary<Record<string, unknown>> {
@@ -144,7 +222,11 @@ function objectFor(schema: JsonSchema): fc.Arbitrary<Record<string, unknown>> {
   return fc.oneof({ weight: 4, arbitrary: known }, { weight: 1, arbitrary: fc.tuple(known, extra).map(([a, b]) => ({ ...b, ...a })) });
 }
 
-const deepJson = fc.integer({ min: 50, max: 5_000 }).map((depth) => '['.repeat(depth) + ']'.repeat(depth));
+/** A whole body of nesting: just past the limit, tens of thousands of levels, or all of 1 MiB (the attack that blocked services for minutes). */
+const deepJson = fc
+  .tuple(fc.constantFrom(...Object.keys(NESTING)), fc.oneof({ weight: 6, arbitrary: fc.integer({ min: 50, max: 5_000 }) }, { weight: 3, arbitrary: fc.integer({ min: 5_000, max: 100_000 }) }, { weight: 1, arbitrary: fc.constant(0) }))
+  // 0: as deep as fits in 1 MiB, the most any app takes.
+  .map(([shape, depth]) => marker('nest', shape, depth || Math.floor((1024 * 1024 - 1) / NESTING[shape].join('').length)));
 
 /** The body text: from the schema (mutated), any JSON, or text that is not JSON at all. */
 function bodyFor(operation: Operation): fc.Arbitrary<string | undefined> {
@@ -152,8 +234,9 @@ function bodyFor(operation: Operation): fc.Arbitrary<string | undefined> {
   return fc.oneof(
     { weight: 6, arbitrary: fromSchema },
     { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 3 }).map((value) => JSON.stringify(value)) },
-    { weight: 1, arbitrary: fc.constantFrom('{', '{"a":', 'nul', '[1,]', '{"__proto__":{"isAdmin":true}}', '{"constructor":{"prototype":{"x":1}}}', '\u0000', '{"a":"\\ud800"}', 'x'.repeat(2 << 20)) },
+    { weight: 1, arbitrary: fc.constantFrom('{', '{"a":', 'nul', '[1,]', '{"__proto__":{"isAdmin":true}}', '{"constructor":{"prototype":{"x":1}}}', '\u0000', '{"a":"\\ud800"}', 'x'.repeat(2 << 20), '1e400', '-0', '[1e999999999]') },
     { weight: 1, arbitrary: deepJson },
+    { weight: 1, arbitrary: fc.oneof(hugeArray, edgeNumber, longText) },
     { weight: 1, arbitrary: fc.constant(undefined) },
   );
 }
@@ -176,28 +259,41 @@ const hostileHeaders = fc.record(
   { requiredKeys: [] },
 );
 
+/** What a well-behaved client sends. */
+const plainHeaders = fc.constantFrom<Record<string, string>>({ 'content-type': 'application/json', accept: 'application/json' }, { 'content-type': 'application/json' });
+
 /** Requests over every operation, as each identity. */
 export function requestsFor(operations: Operation[], ids: string[]): fc.Arbitrary<FuzzRequest> {
   return fc.constantFrom(...operations).chain((operation) =>
     fc
       .record({
         segments: fc.tuple(...operation.path.split('/').filter(Boolean).map((part) => (part.startsWith('{') ? pathSegment(ids) : fc.constant(part)))),
-        query: fc.array(
-          fc.oneof(
-            operation.query.length ? fc.constantFrom(...operation.query).chain(({ name, schema }) => valueFor(schema).map((value) => [name, value] as const)) : fc.constant(['size', 1] as const),
-            fc.tuple(fc.constantFrom('unknown', 'size', 'cursor', 'page', 'offset', 'limit', 'sort', 'q', '__proto__', 'include[]'), anyText),
-          ),
-          { maxLength: 4 },
-        ),
+        query: fc.oneof(
+          {
+            weight: 2,
+            arbitrary: fc.array(
+              fc.oneof(
+                operation.query.length ? fc.constantFrom(...operation.query).chain(({ name, schema }) => valueFor(schema).map((value) => [name, value] as const)) : fc.constant(['size', 1] as const),
+                fc.tuple(fc.constantFrom('unknown', 'size', 'cursor', 'page', 'offset', 'limit', 'sort', 'q', '__proto__', 'include[]'), anyText),
+              ),
+              { maxLength: 4 },
+            ),
+          },
+          // One parameter alone at an edge, so no other parameter's refusal hides what the edge does.
+          { weight: 1, arbitrary: operation.query.length ? fc.constantFrom(...operation.query).chain(({ name, schema }) => edgeValueFor(schema).map((value) => [[name, value] as const])) : fc.constant([]) },
+        ) as fc.Arbitrary<(readonly [string, unknown])[]>,
         rawQuery: fc.constantFrom('', '', '', '&%', '&a=%E0%A4%A', '&size=1&size=2', '&q=%00'),
-        version: fc.constantFrom('/v1', '/v1', '/v1', '/v1', '/v2', '', '/V1'),
+        version: fc.oneof({ weight: 6, arbitrary: fc.constant('/v1') }, { weight: 1, arbitrary: fc.constantFrom('/v2', '', '/V1') }),
         method: fc.oneof({ weight: 8, arbitrary: fc.constant(operation.method) }, { weight: 1, arbitrary: fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD', 'TRACE', 'PROPFIND') }),
-        headers: hostileHeaders,
+        // Hostile headers are refused at the door (406, 415...): two requests in three carry plain
+        // ones, so their paths, queries and bodies reach the services' validation and databases.
+        headers: fc.oneof({ weight: 1, arbitrary: hostileHeaders }, { weight: 2, arbitrary: plainHeaders }),
         body: bodyFor(operation),
         as: fc.constantFrom<keyof Identities>('anonymous', 'customer', 'customer', 'admin'),
       })
       .map(({ segments, query, rawQuery, version, method, headers, body, as }) => {
-        const search = query.map(([name, value]) => `${encode(name)}=${encode(typeof value === 'string' ? value : JSON.stringify(value))}`).join('&');
+        // A query string stays under the header limit (16 KiB): long values are cut to 2 Ki characters.
+        const search = query.map(([name, value]) => `${encode(name)}=${encode(typeof value === 'string' ? queryText(value) : JSON.stringify(value).slice(0, 2 * 1024))}`).join('&');
         const sent = method === 'GET' || method === 'HEAD' ? (body !== undefined && headers['content-type'] === '' ? body : undefined) : body;
         return { method, target: `${version}/${segments.join('/')}${search || rawQuery ? `?${search}${rawQuery}` : ''}`, headers: Object.fromEntries(Object.entries(headers).filter(([, value]) => value !== '')), body: sent, as };
       }),
@@ -219,7 +315,7 @@ export function send(base: URL, request: FuzzRequest, tokens: Identities): Promi
     const token = tokens[request.as];
     if (token) headers.authorization = `Bearer ${token}`;
     // Node's client frames bodies of DELETE, OPTIONS and TRACE only when told their length.
-    const body = request.body !== undefined && request.method !== 'GET' && request.method !== 'HEAD' ? request.body : undefined;
+    const body = request.body !== undefined && request.method !== 'GET' && request.method !== 'HEAD' ? bodyText(request.body) : undefined;
     if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
     const req = httpRequest({ host: base.hostname, port: base.port, method: request.method, path: request.target, headers, agent, timeout: 15_000 }, (res) => {
       const chunks: Buffer[] = [];

@@ -2,9 +2,10 @@
 // gateway, as an attacker holding an ordinary customer account would try it.
 // API10 (unsafe consumption of upstream APIs) is the gateway's own: apps/gateway/src/gateway.test.ts
 // proves a service's raw 5xx text never reaches a client.
+import { request as httpRequest } from 'node:http';
 import { SignJWT, UnsecuredJWT } from 'jose';
 import { apiClient } from '@platform/test-kit';
-import { ADMIN, STOCKED_PRODUCTS, gatewayUrl } from '../stack';
+import { STOCKED_PRODUCTS, gatewayUrl, stackState } from '../stack';
 import { useContract } from '../contract';
 
 const call = apiClient(() => gatewayUrl, useContract(__filename, 'documented').onResponse);
@@ -19,7 +20,7 @@ async function customer() {
 }
 
 beforeAll(async () => {
-  admin = (await call('POST', '/v1/tokens', { body: ADMIN })).body.accessToken;
+  admin = stackState().adminToken;
   productId = (await call('GET', STOCKED_PRODUCTS, { token: admin })).body.items[0].id;
 });
 
@@ -88,6 +89,41 @@ describe('API4 unrestricted resource consumption', () => {
   });
 });
 
+describe('API4 unrestricted resource consumption: one request, many writes; one client, many addresses', () => {
+  const aliasedOrders = (count: number) => `mutation { ${Array.from({ length: count }, (_, i) => `o${i}: createOrder(input: {items: [{productId: "${productId}", quantity: 1}]}) { id }`).join(' ')} }`;
+  const remainingOf = (header: string | null) => Number(/;r=(\d+);/.exec(header ?? '')?.[1]);
+
+  it('runs at most 5 mutation fields per GraphQL request and charges each a point, as REST would', async () => {
+    const { token } = await customer();
+    const aliased = await call('POST', '/v1/graphql', { token, body: { query: aliasedOrders(16) } });
+    expect(aliased.body.data).toBeUndefined();
+    expect(aliased.body.errors.map((error: { extensions: { code: string } }) => error.extensions.code)).toContain('MUTATION_LIMIT_EXCEEDED');
+    expect((await call('GET', '/v1/orders', { token })).body.items).toHaveLength(0);
+    const before = remainingOf((await call('GET', '/v1/orders', { token })).headers.get('ratelimit'));
+    const three = await call('POST', '/v1/graphql', { token, body: { query: aliasedOrders(3) } });
+    expect(Object.values(three.body.data ?? {}).filter(Boolean)).toHaveLength(3);
+    expect(remainingOf(three.headers.get('ratelimit'))).toBe(before - 3);
+  });
+
+  it('believes no X-Forwarded-For from a client that is not the trusted proxy: spoofed addresses share one budget', async () => {
+    // The e2e gateway trusts 127.0.0.1 (TRUST_PROXY); this client calls from 127.0.0.9.
+    const remaining: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      remaining.push(
+        await new Promise<number>((resolve, reject) => {
+          const req = httpRequest(`${gatewayUrl}/v1/openapi.json`, { localAddress: '127.0.0.9', agent: false, headers: { accept: 'application/json', 'x-forwarded-for': `198.51.100.${i}` } }, (res) => {
+            res.resume();
+            res.on('end', () => resolve(remainingOf(String(res.headers.ratelimit ?? ''))));
+          });
+          req.on('error', reject);
+          req.end();
+        }),
+      );
+    }
+    expect(remaining.map((left) => remaining[0] - left)).toEqual([0, 1, 2, 3]);
+  });
+});
+
 describe('API5 broken function level authorization', () => {
   it('answers 403 to a customer on every admin-only function', async () => {
     const { token } = await customer();
@@ -100,6 +136,17 @@ describe('API5 broken function level authorization', () => {
       ['PATCH', `/v1/orders/${order.id}`, { status: 'SHIPPED' }],
     ];
     for (const [method, path, body] of attempts) expect([method, path, (await call(method, path, { token, body })).status]).toEqual([method, path, 403]);
+  });
+
+  it('answers 403 before reading the body: unreadable or too deeply nested JSON from a customer changes nothing', async () => {
+    const { token } = await customer();
+    const order = (await call('POST', '/v1/orders', { token, body: { items: [{ productId, quantity: 1 }] } })).body;
+    for (const body of ['{"name":', '['.repeat(65) + ']'.repeat(65)]) {
+      for (const [method, path] of [['POST', '/v1/products'], ['PATCH', `/v1/products/${productId}`], ['PUT', `/v1/orders/${order.id}/shipment`]]) {
+        const answer = await call(method, path, { token, body });
+        expect([method, path, answer.status, answer.body?.code]).toEqual([method, path, 403, 'FORBIDDEN']);
+      }
+    }
   });
 });
 

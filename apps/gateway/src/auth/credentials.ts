@@ -1,13 +1,25 @@
 // Tokens outlive neither their account nor their password. A token carries the credential version
 // its user had when it was issued (claim `cv`); users-service bumps the version when the password
-// changes and forgets the user when it is deleted. The gateway asks users-service for the current
-// version (GET /internal/credentials/:id, with a service token) and remembers each answer for
-// `cacheMs`, so a revoked token is refused within `cacheMs` plus one lookup, on every replica.
-// Concurrent requests of one user share one lookup. If users-service cannot answer, the last
-// answer stands (fail open): an outage of users-service must not log every caller out; the
-// token's own expiry still bounds it.
+// changes and forgets the user when it is deleted.
+//
+// Two paths bring a revocation to the gateway:
+// - Pushed, within a second in the normal case. With REDIS_URL set, users-service publishes each
+//   revocation (the new version, or the deletion) on Redis pub/sub and every gateway replica,
+//   subscribed (revocation-feed.ts), applies it at once. Without Redis (the embedded default, one
+//   gateway) every password change and deletion goes through this gateway (REST PATCH/PUT/DELETE
+//   /v1/users/:id; GraphQL cannot change a password or delete a user), so the gateway forgets the
+//   user's answer as soon as such a call succeeds (`forgetAfterUserWrite` in app.ts) and asks
+//   users-service again on the user's next request.
+// - Bounded, whatever happens to the push. The gateway asks users-service for the current version
+//   (GET /internal/credentials/:id, with a service token) and trusts each answer `cacheMs`
+//   (CREDENTIALS_CACHE_MS, 5 s). Past that, a request waits for a new answer; when users-service
+//   does not give one (stopped, hung, failing) within `timeoutMs`, the request is refused with 503
+//   SERVICE_UNAVAILABLE and Retry-After (fail closed): a revoked token is never accepted on an
+//   answer older than the bound. Callers whose answer is still fresh are served meanwhile.
+// Concurrent requests of one user share one lookup. A lookup under way when a revocation arrives
+// cannot overwrite it, and a deletion is final (user ids are never reused).
 import { ApiError } from '@platform/errors';
-import type { Principal } from '@platform/auth';
+import type { Principal, Revocation } from '@platform/auth';
 import type { Logger } from '@platform/service-kit';
 
 interface Known {
@@ -19,10 +31,10 @@ interface Known {
 export interface CredentialCheckOptions {
   usersUrl: string;
   serviceToken: () => Promise<string>;
-  /** How long an answer is trusted (the revocation bound). */
+  /** How long an answer is trusted (the revocation bound when no push arrives). */
   cacheMs: number;
   logger: Logger;
-  /** Longest wait for users-service's answer. */
+  /** Longest wait for users-service's answer; then 503. */
   timeoutMs?: number;
   maxUsers?: number;
 }
@@ -30,6 +42,8 @@ export interface CredentialCheckOptions {
 /** What the gateway's pipeline needs of a credential check. */
 export interface CallerCredentials {
   assertCurrent(principal: Principal): Promise<void>;
+  /** The user's account changed (a password or a deletion went through this gateway): ask again next time. */
+  forget(userId: string): void;
 }
 
 export class CredentialCheck implements CallerCredentials {
@@ -38,22 +52,60 @@ export class CredentialCheck implements CallerCredentials {
 
   constructor(private readonly options: CredentialCheckOptions) {}
 
-  /** Throws 401 when the principal's token was issued before its password changed, or its user is gone. */
+  /**
+   * Throws 401 when the principal's token was issued before its password changed, or its user is
+   * gone; 503 when no answer younger than the bound can be had.
+   */
   async assertCurrent(principal: Principal): Promise<void> {
     let known = this.known.get(principal.userId);
-    if (!known || Date.now() - known.checkedAt > this.options.cacheMs) known = (await this.lookUp(principal.userId)) ?? known;
-    if (!known) return; // never answered yet and users-service is away: fail open (see the file's comment)
+    if (!known || Date.now() - known.checkedAt > this.options.cacheMs) known = await this.lookUp(principal.userId);
+    if (!known) {
+      const retryAfterS = Math.max(1, Math.ceil((this.options.timeoutMs ?? 1_000) / 1000));
+      throw new ApiError('SERVICE_UNAVAILABLE', 'Whether this access token is still valid cannot be checked right now; retry shortly.', { headers: { 'Retry-After': String(retryAfterS) } });
+    }
     if (known.version === null) throw ApiError.unauthenticated('The account of this access token no longer exists.');
     if ((principal.credentialVersion ?? 1) < known.version) throw ApiError.unauthenticated('The access token was revoked (the password changed); request a new one.');
+  }
+
+  /** A revocation users-service pushed: applied at once, never undone by an older answer. */
+  revoked(revocation: Revocation): void {
+    this.pending.delete(revocation.userId); // a lookup under way may have read the old version
+    const current = this.known.get(revocation.userId);
+    const version = current?.version === null || revocation.credentialVersion === null ? null : Math.max(revocation.credentialVersion, current?.version ?? 0);
+    this.remember(revocation.userId, { version, checkedAt: Date.now() });
+  }
+
+  forget(userId: string): void {
+    this.pending.delete(userId);
+    this.known.delete(userId);
+  }
+
+  /** Every answer may have missed a revocation (the push was interrupted): ask again for each. */
+  forgetAll(): void {
+    this.pending.clear();
+    this.known.clear();
   }
 
   private lookUp(userId: string): Promise<Known | undefined> {
     let lookup = this.pending.get(userId);
     if (!lookup) {
-      lookup = this.fetchVersion(userId).finally(() => this.pending.delete(userId));
-      this.pending.set(userId, lookup);
+      const started = this.fetchVersion(userId).then((known) => {
+        // Stored only if no revocation came while it was under way (which dropped it from `pending`).
+        if (known && this.pending.get(userId) === started) this.remember(userId, known);
+        return known;
+      });
+      lookup = started.finally(() => {
+        if (this.pending.get(userId) === started) this.pending.delete(userId);
+      });
+      this.pending.set(userId, started);
     }
     return lookup;
+  }
+
+  private remember(userId: string, known: Known): void {
+    this.known.delete(userId); // re-inserted last: the oldest entry is the first evicted
+    if (this.known.size >= (this.options.maxUsers ?? 100_000)) this.known.delete(this.known.keys().next().value as string);
+    this.known.set(userId, known);
   }
 
   private async fetchVersion(userId: string): Promise<Known | undefined> {
@@ -64,12 +116,9 @@ export class CredentialCheck implements CallerCredentials {
       });
       if (!res.ok) throw new Error(`users-service answered ${res.status}`);
       const answer = (await res.json()) as { exists: boolean; credentialVersion: number | null };
-      const known: Known = { version: answer.exists ? answer.credentialVersion : null, checkedAt: Date.now() };
-      if (this.known.size >= (this.options.maxUsers ?? 100_000)) this.known.delete(this.known.keys().next().value as string);
-      this.known.set(userId, known);
-      return known;
+      return { version: answer.exists ? answer.credentialVersion : null, checkedAt: Date.now() };
     } catch (error) {
-      this.options.logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'credential check: users-service did not answer; the last known answer stands');
+      this.options.logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'credential check: users-service did not answer; requests of this user are refused (503) until it does');
       return undefined;
     }
   }

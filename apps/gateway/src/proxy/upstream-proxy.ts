@@ -3,17 +3,17 @@
 // every failure turned into the error format. Bodies stream through untouched; 4xx answers pass
 // through as the service wrote them, 5xx answers are never passed through raw.
 //
-// The gateway frames what it forwards itself, from what Node's strict parser read: a body with a
-// Content-Length goes on with that length, a chunked body goes on chunked, a body the gateway
-// read (the token route) goes on with its exact length, and a request without a body goes on
-// without one. Every header is fixed when the request is created, so nothing is set after it is
-// sent, whether the request waited for a pooled connection or not. A connection whose request
-// body was not sent to its end (the client left, stalled, or was refused) is destroyed, never
-// given to the next request.
-import { Agent, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
+// The gateway frames what it forwards itself: every body was read whole before (pipeline.ts
+// receiveBody) and goes on with its exact length, and a request without a body goes on without
+// one. A request takes a connection, or a place in the wait for one, only once it has fully
+// arrived, and the connections are shared fairly between callers (fair-share.ts). Every header is
+// fixed when the request is created, so nothing is set after it is sent. A connection whose
+// answer the client left mid-way is destroyed, never given to the next request.
+import { Agent, type ClientRequest, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import type { Request, RequestHandler, Response } from 'express';
-import { ApiError, errorCatalog, type ErrorCode, MAX_BODY_BYTES, sendError } from '@platform/errors';
+import { ApiError, errorCatalog, type ErrorCode, sendError } from '@platform/errors';
 import { outgoingBudgetMs, outgoingTraceparent, TIMEOUT_HEADER } from '@platform/service-kit';
+import { FairShare } from './fair-share';
 
 /** Request headers about this hop, not the request, and those the gateway sets itself. */
 const NOT_FORWARDED = new Set([
@@ -45,9 +45,9 @@ const RETRY_AFTER_UNREACHABLE_S = '5';
 export interface UpstreamOptions {
   /** The request budget when the request context has none. */
   timeoutMs: number;
-  /** Connections to the service; past them requests wait for one. */
+  /** Connections to the service; past them requests wait for one, in turn by caller. */
   maxSockets: number;
-  /** Requests that may wait for a connection; past them, 503 at once. */
+  /** Requests that may wait for a connection; past them, 503 at once for the caller with the most waiting. */
   maxQueued: number;
 }
 
@@ -123,27 +123,17 @@ function flushCompressed(res: Response): void {
 export function createUpstreamProxy(target: string, options: UpstreamOptions): RequestHandler {
   const { hostname, port } = new URL(target);
   const agent = new Agent({ keepAlive: true, maxSockets: options.maxSockets, keepAliveMsecs: 1_000 });
-  const capacity = options.maxSockets + options.maxQueued;
-  let inFlight = 0;
+  const share = new FairShare(options.maxSockets, options.maxQueued);
 
   return (req, res) => {
-    if (inFlight >= capacity) throw new ApiError('SERVICE_UNAVAILABLE', 'The service is at capacity; retry shortly.', { headers: { 'Retry-After': RETRY_AFTER_BUSY_S } });
     const budget = outgoingBudgetMs(options.timeoutMs, 'the service');
     const headers = forwardedHeaders(req, budget);
+    // The body arrived whole before (receiveBody, or the token route's rate limit): it goes on
+    // with its exact length; a request without one goes on without one.
+    const body = res.locals.forwardBody;
+    if (body) headers['content-length'] = body.length;
 
-    // The framing of the forwarded body, decided here and nowhere else.
-    const read = res.locals.forwardBody;
-    const declaredLength = req.headers['content-length'];
-    const chunked = !read && declaredLength === undefined && req.headers['transfer-encoding'] !== undefined;
-    if (read) headers['content-length'] = read.length;
-    else if (declaredLength !== undefined) headers['content-length'] = declaredLength;
-    else if (chunked) headers['transfer-encoding'] = 'chunked';
-    const streamed = !read && (chunked || (declaredLength !== undefined && declaredLength !== '0'));
-
-    const proxyReq = httpRequest({ hostname, port, method: req.method, path: req.originalUrl.replace(/^\/v1(?=\/|$)/, '') || '/', headers, agent, insecureHTTPParser: false });
-    inFlight += 1;
-    let bodyDone = !streamed;
-    let answered = false;
+    let proxyReq: ClientRequest | undefined;
     let settled = false;
     let clientGone = false;
 
@@ -151,96 +141,80 @@ export function createUpstreamProxy(target: string, options: UpstreamOptions): R
     const refuse = (error: ApiError) => {
       if (settled) return;
       settled = true;
-      req.unpipe(proxyReq);
-      proxyReq.destroy();
+      proxyReq?.destroy();
       if (clientGone) return;
       if (res.headersSent) {
         res.destroy();
         return;
       }
-      // The client's body was not read to its end: its connection closes after this answer.
-      if (!bodyDone) res.shouldKeepAlive = false;
       sendError(req, res, error);
     };
 
-    // The request's budget covers its body arriving and the service's answer starting.
-    const timer = setTimeout(() => {
-      if (answered) {
-        // Answered, but the body still trickles in: neither connection is worth keeping.
-        proxyReq.destroy();
-        res.destroy();
-        return;
-      }
-      refuse(bodyDone ? new ApiError('GATEWAY_TIMEOUT', 'The service did not answer in time.') : new ApiError('REQUEST_TIMEOUT', 'The request body did not arrive in time.'));
-    }, budget);
+    const send = () => {
+      if (settled || clientGone) return;
+      const sent = httpRequest({ hostname, port, method: req.method, path: req.originalUrl.replace(/^\/v1(?=\/|$)/, '') || '/', headers, agent, insecureHTTPParser: false });
+      proxyReq = sent;
+
+      // Before the answer begins, a failure of the exchange is the client's answer; after, the
+      // answer's own stream reports a cut (below), and a late write error changes nothing.
+      let answered = false;
+      sent.on('error', (error: NodeJS.ErrnoException) => {
+        if (!answered) refuse(connectionFailure(error));
+      });
+
+      sent.on('response', (proxyRes: IncomingMessage) => {
+        answered = true;
+        clearTimeout(timer);
+        // Cut mid-answer: the client sees the cut, never a second answer.
+        proxyRes.on('error', () => (res.headersSent ? res.destroy() : refuse(new ApiError('BAD_GATEWAY', 'The service closed the connection mid-answer.'))));
+        if (settled) {
+          proxyRes.destroy();
+          return;
+        }
+        const status = proxyRes.statusCode ?? 0;
+        if (status < 200 || status > 599) {
+          refuse(new ApiError('BAD_GATEWAY', 'The service sent an answer that is not valid HTTP.'));
+          return;
+        }
+        if (status < 500) {
+          res.writeHead(status, answerHeaders(proxyRes, res)); // merged with the headers the gateway already set
+          proxyRes.pipe(res);
+          // An answer of unknown length may be a stream: compression must not hold its parts back.
+          if (proxyRes.headers['content-length'] === undefined) proxyRes.on('data', () => flushCompressed(res));
+          return;
+        }
+        const chunks: Buffer[] = [];
+        let size = 0;
+        proxyRes.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size <= MAX_ERROR_BODY) chunks.push(chunk);
+        });
+        proxyRes.on('end', () => {
+          if (settled || clientGone || res.headersSent) return;
+          settled = true;
+          sendError(req, res, upstreamFailure(status, Buffer.concat(chunks).toString('utf8'), proxyRes.headers['retry-after'] as string | undefined));
+        });
+      });
+
+      sent.end(body);
+    };
+
+    // The request's budget covers its wait for a connection and the service's answer starting.
+    const timer = setTimeout(() => refuse(new ApiError('GATEWAY_TIMEOUT', 'The service did not answer in time.')), budget);
+    const busy = () => new ApiError('SERVICE_UNAVAILABLE', 'The service is at capacity; retry shortly.', { headers: { 'Retry-After': RETRY_AFTER_BUSY_S } });
+    // Placed by caller: a caller with many requests waiting is refused before one with few.
+    const place = share.enter(res.locals.caller ?? `ip:${req.ip}`, send, () => refuse(busy()));
+    if (!place) {
+      clearTimeout(timer);
+      throw busy();
+    }
 
     res.once('close', () => {
       clientGone = !res.writableFinished;
-      inFlight -= 1;
       clearTimeout(timer);
-      // The client left mid-answer, or the body did not reach the service whole: never reuse that connection.
-      if (clientGone || !bodyDone) proxyReq.destroy();
+      place.leave();
+      // The client left mid-answer: never reuse that connection.
+      if (clientGone) proxyReq?.destroy();
     });
-
-    // Before the answer begins, a failure of the exchange is the client's answer; after, the
-    // answer's own stream reports a cut (below), and a late write error changes nothing.
-    proxyReq.on('error', (error: NodeJS.ErrnoException) => {
-      if (!answered) refuse(connectionFailure(error));
-    });
-
-    proxyReq.on('response', (proxyRes: IncomingMessage) => {
-      answered = true;
-      if (bodyDone) clearTimeout(timer);
-      // Cut mid-answer: the client sees the cut, never a second answer.
-      proxyRes.on('error', () => (res.headersSent ? res.destroy() : refuse(new ApiError('BAD_GATEWAY', 'The service closed the connection mid-answer.'))));
-      if (settled) {
-        proxyRes.destroy();
-        return;
-      }
-      const status = proxyRes.statusCode ?? 0;
-      if (status < 200 || status > 599) {
-        refuse(new ApiError('BAD_GATEWAY', 'The service sent an answer that is not valid HTTP.'));
-        return;
-      }
-      if (!bodyDone) res.shouldKeepAlive = false;
-      if (status < 500) {
-        res.writeHead(status, answerHeaders(proxyRes, res)); // merged with the headers the gateway already set
-        proxyRes.pipe(res);
-        // An answer of unknown length may be a stream: compression must not hold its parts back.
-        if (proxyRes.headers['content-length'] === undefined) proxyRes.on('data', () => flushCompressed(res));
-        return;
-      }
-      const chunks: Buffer[] = [];
-      let size = 0;
-      proxyRes.on('data', (chunk: Buffer) => {
-        size += chunk.length;
-        if (size <= MAX_ERROR_BODY) chunks.push(chunk);
-      });
-      proxyRes.on('end', () => {
-        if (settled || clientGone || res.headersSent) return;
-        settled = true;
-        sendError(req, res, upstreamFailure(status, Buffer.concat(chunks).toString('utf8'), proxyRes.headers['retry-after'] as string | undefined));
-      });
-    });
-
-    if (read) {
-      proxyReq.end(read);
-    } else if (!streamed) {
-      proxyReq.end();
-    } else {
-      req.once('end', () => {
-        bodyDone = true;
-        if (answered) clearTimeout(timer);
-      });
-      if (chunked) {
-        // A chunked body declares no length: it is counted on the way (one with a length was checked on its header).
-        let received = 0;
-        req.on('data', (chunk: Buffer) => {
-          received += chunk.length;
-          if (received > MAX_BODY_BYTES) refuse(ApiError.payloadTooLarge());
-        });
-      }
-      req.pipe(proxyReq);
-    }
   };
 }

@@ -8,10 +8,19 @@
 //   against spraying many accounts (higher, as offices share an address).
 // - In flight: at most MAX_IN_FLIGHT_PER_CALLER requests of one caller at once, so a few callers
 //   cannot hold every connection.
+// - GraphQL spends the `default` budget by the work asked, so no surface does more in a window than
+//   REST allows: each mutation field is one point, as its REST call would be (16 aliased
+//   createOrder are 16 points, and over MAX_MUTATION_FIELDS, 5, refused before any runs); a query
+//   costs one point per GRAPHQL_COST_PER_POINT (100) of its cost (extensions.cost.requested),
+//   rounded up, as Shopify's cost bucket charges by computed cost: `{ me { id name } }` (cost 4)
+//   is 1 point like GET /v1/users/me, `orders(first: 100)` with a few fields about 5, the largest
+//   query allowed (5,000) 50. The request's own point, taken by `rateLimit` like any call's, is
+//   the first of them; the rest are taken once the operation is validated, before it runs.
 // A route names its policy in the route table (`policy: 'tokens'`; `default` otherwise). How the
 // counts are kept (Redis shared by the replicas, memory as the fallback) is rate-limits.ts.
 import type { Request, RequestHandler, Response } from 'express';
 import { ApiError } from '@platform/errors';
+import type { OperationWork } from '@platform/graphql-kit';
 import { parseJsonBody } from '@platform/service-kit';
 import type { CompiledRoute } from '../routing/router';
 import type { Policy, RateLimits } from './rate-limits';
@@ -60,6 +69,17 @@ export function limitInFlight(maxPerCaller: number): RequestHandler {
   };
 }
 
+/**
+ * One point of the default policy per request, keyed by client address, for what the gateway
+ * serves before routing (the /docs pages and their assets): bounded like any other request.
+ */
+export function rateLimitByAddress(limits: RateLimits): RequestHandler {
+  return async (req, res, next) => {
+    for (const [name, value] of (await limits.consume('default', `ip:${req.ip}`)).headers) res.setHeader(name, value);
+    next();
+  };
+}
+
 /** Reads a token request as the users service will (any JSON media type), keeping its bytes to forward as they came. */
 const readTokenRequest = parseJsonBody({
   limit: '16kb',
@@ -86,3 +106,20 @@ export function rateLimit(limits: RateLimits): RequestHandler {
   };
 }
 
+
+/** Cost units per rate-limit point for a GraphQL query (see the file's comment). */
+export const GRAPHQL_COST_PER_POINT = 100;
+
+/** The points a GraphQL operation spends: one per mutation field, else one per 100 of cost, at least one. */
+export function graphqlPointsOf(work: OperationWork): number {
+  return Math.max(1, work.mutationFields, Math.ceil(work.cost / GRAPHQL_COST_PER_POINT));
+}
+
+/** Charges a validated GraphQL operation the points beyond its request's one; 429 when they are not left. */
+export function chargeGraphQLOperation(limits: RateLimits): (req: Request, res: Response, work: OperationWork) => Promise<void> {
+  return async (req, res, work) => {
+    const beyondTheRequest = graphqlPointsOf(work) - 1;
+    if (beyondTheRequest <= 0) return;
+    for (const [name, value] of (await limits.consume('default', callerOf(req, res), beyondTheRequest)).headers) res.setHeader(name, value);
+  };
+}

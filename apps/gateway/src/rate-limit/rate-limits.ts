@@ -13,6 +13,11 @@
 // touched, a caller may get what its other replicas served during the outage on top of the
 // limit, never a whole new budget. In normal operation Redis, which counts every replica, is the
 // stricter one, and the memory count only costs a map entry per caller and window.
+//
+// A call one count refuses is given back to the counts that allowed it. After an outage the two
+// counts' windows no longer start together; a caller asking without pause would otherwise spend
+// each fresh window on calls the other count still refuses, and be starved (1 answer in 6 s where
+// its policy allows 3 every 2 s) instead of getting its budget back when a window ends.
 import { Redis } from 'ioredis';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, RLWrapperTimeouts } from 'rate-limiter-flexible';
@@ -140,14 +145,18 @@ export class RateLimits {
     }
   }
 
-  /** Takes one point of `policy` for `key`; throws 429 RATE_LIMITED (with the headers) when none is left. */
-  async consume(policyName: PolicyName, key: string): Promise<Decision> {
+  /** Takes `points` of `policy` for `key`; throws 429 RATE_LIMITED (with the headers) when they are not left. */
+  async consume(policyName: PolicyName, key: string, points = 1): Promise<Decision> {
     const policy = this.policies[policyName];
     const counters = this.counters[policyName];
-    const outcomes = (await Promise.all([outcomeOf(counters.memory.consume(key)), this.sharedOutcome(counters, key)])).filter((outcome) => outcome !== undefined);
+    const [inMemory, shared] = await Promise.all([outcomeOf(counters.memory.consume(key, points)), this.sharedOutcome(counters, key, points)]);
+    const outcomes = shared ? [inMemory, shared] : [inMemory];
     const refusals = outcomes.filter((outcome) => !outcome.allowed);
     this.decisions.inc({ policy: policyName, decision: refusals.length ? 'limited' : 'allowed' });
     if (refusals.length) {
+      // Not served: the count that allowed it does not keep the points (see the file's comment).
+      if (inMemory.allowed) await counters.memory.reward(key, points);
+      if (shared?.allowed) await this.sharedReward(counters, key, points);
       const msBeforeNext = Math.max(...refusals.map((refusal) => refusal.res.msBeforeNext));
       const headers = headersOf(policyName, policy, 0, msBeforeNext);
       throw new ApiError('RATE_LIMITED', `Too many requests; retry in ${Math.ceil(msBeforeNext / 1000)} s.`, {
@@ -163,11 +172,21 @@ export class RateLimits {
     this.circuit?.stop();
   }
 
+  /** Gives points back to Redis's count; a failure opens the circuit like any other. */
+  private async sharedReward(counters: Counters, key: string, points: number): Promise<void> {
+    if (!counters.redis || this.circuit?.store !== 'redis') return;
+    try {
+      await counters.redis.reward(key, points);
+    } catch (error) {
+      this.circuit.failed(error instanceof Error ? error : new Error(String(error)));
+    }
+  }
+
   /** Redis's count, unless Redis is out; a failure opens the circuit and leaves memory to decide. */
-  private async sharedOutcome(counters: Counters, key: string): Promise<Outcome | undefined> {
+  private async sharedOutcome(counters: Counters, key: string, points: number): Promise<Outcome | undefined> {
     if (!counters.redis || this.circuit?.store !== 'redis') return undefined;
     try {
-      return await outcomeOf(counters.redis.consume(key));
+      return await outcomeOf(counters.redis.consume(key, points));
     } catch (error) {
       this.circuit.failed(error instanceof Error ? error : new Error(String(error)));
       return undefined;

@@ -3,6 +3,11 @@
 // token of an allowed caller; its deadline is checked before the work and raced during it, and a
 // stream's resources are freed the moment the caller cancels or its deadline passes. Health and
 // reflection stay open (probes and tooling); they change nothing.
+//
+// What a caller can make inventory hold is bounded (StreamLimits): streams and watchers at once,
+// per caller and per replica (past them RESOURCE_EXHAUSTED); replies a caller does not read (a
+// stream stops reading requests while its replies wait: back-pressure); the time a stream may
+// stay idle and its whole duration; and the time a call without a deadline may take.
 import {
   Metadata,
   Server,
@@ -40,6 +45,65 @@ export const INVENTORY_SERVICE_NAME = 'inventory.v1.Inventory';
 const MAX_UNREAD_LEVELS = 10_000;
 /** ReserveStream requests answered at once per stream; past it the stream stops reading until replies go out. */
 const MAX_IN_FLIGHT = 1_000;
+
+/** The bounds on what callers can make one replica hold (config.ts: the GRPC_* settings). */
+export interface StreamLimits {
+  /** ReserveOrder and ReserveStream calls open at once on this replica, and per caller. */
+  maxStreams: number;
+  maxStreamsPerCaller: number;
+  /** WatchStock calls open at once on this replica, and per caller. */
+  maxWatchers: number;
+  maxWatchersPerCaller: number;
+  /** A stream on which nothing moved this long ends: RESOURCE_EXHAUSTED when its replies wait unread, DEADLINE_EXCEEDED when the caller sent nothing. */
+  idleTimeoutMs: number;
+  /** No stream lives longer: it ends UNAVAILABLE, and the caller opens a new one. */
+  maxDurationMs: number;
+  /** The deadline of a call that sets none. */
+  defaultDeadlineMs: number;
+}
+
+export const DEFAULT_STREAM_LIMITS: StreamLimits = {
+  maxStreams: 1_000,
+  maxStreamsPerCaller: 500,
+  maxWatchers: 2_000,
+  maxWatchersPerCaller: 1_000,
+  idleTimeoutMs: 30_000,
+  maxDurationMs: 15 * 60_000,
+  defaultDeadlineMs: 30_000,
+};
+
+/** Past a limit of StreamLimits: RESOURCE_EXHAUSTED. */
+class LimitReached extends Error {}
+
+/** Calls of one kind open at once, per caller and in all; `take` refuses past either bound. */
+class OpenCalls {
+  private total = 0;
+  private readonly byCaller = new Map<string, number>();
+
+  constructor(
+    private readonly what: string,
+    private readonly max: number,
+    private readonly maxPerCaller: number,
+  ) {}
+
+  /** Counts one more call of `caller`; the function it returns gives it back (once). */
+  take(caller: string): () => void {
+    const mine = this.byCaller.get(caller) ?? 0;
+    if (this.total >= this.max) throw new LimitReached(`This replica has ${this.max} ${this.what} open, its limit; retry shortly.`);
+    if (mine >= this.maxPerCaller) throw new LimitReached(`${caller} has ${this.maxPerCaller} ${this.what} open, its limit; close one first.`);
+    this.total += 1;
+    this.byCaller.set(caller, mine + 1);
+    let given = false;
+    return () => {
+      if (given) return;
+      given = true;
+      this.total -= 1;
+      const left = (this.byCaller.get(caller) ?? 1) - 1;
+      if (left > 0) this.byCaller.set(caller, left);
+      else this.byCaller.delete(caller);
+    };
+  }
+}
 
 const statusOf: Record<InventoryError['code'], status> = {
   INVALID_ARGUMENT: status.INVALID_ARGUMENT,
@@ -86,11 +150,11 @@ function msUntil(deadline: ReturnType<AnyCall['getDeadline']>): number {
   return (deadline instanceof Date ? deadline.getTime() : Number(deadline)) - Date.now();
 }
 
-/** Runs `work` unless the deadline has passed; answers DEADLINE_EXCEEDED if it passes meanwhile. */
-async function withinDeadline<T>(call: AnyCall, work: () => Promise<T>): Promise<T> {
-  const left = msUntil(call.getDeadline());
+/** Runs `work` unless the deadline (`defaultMs` when the caller set none) has passed; answers DEADLINE_EXCEEDED if it passes meanwhile. */
+async function withinDeadline<T>(call: AnyCall, defaultMs: number, work: () => Promise<T>): Promise<T> {
+  const set = msUntil(call.getDeadline());
+  const left = set === Infinity ? defaultMs : set;
   if (left <= 0) throw new DeadlineExceeded();
-  if (left === Infinity) return work();
   let timer: NodeJS.Timeout | undefined;
   try {
     return await Promise.race([work(), new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new DeadlineExceeded()), left)))]);
@@ -99,24 +163,74 @@ async function withinDeadline<T>(call: AnyCall, work: () => Promise<T>): Promise
   }
 }
 
+/** Why a stream ended before the server answered it: the caller went, or a bound of StreamLimits was reached. */
+type StreamEnd = 'cancelled' | 'deadline' | 'unread' | 'idle' | 'too-long';
+
+interface StreamWatch {
+  isOver(): boolean;
+  /** The server answered: nothing more is watched. */
+  done(): void;
+  /** Something moved on the stream (a message in, a reply out): the idle clock starts again. */
+  moved(): void;
+  /** The caller sent everything and the server works on the answer (bounded by the deadline): idleness and duration no longer count. */
+  working(): void;
+}
+
 /**
- * Calls `gone` once if the caller goes before the server is done with a stream call: it
- * cancelled, or its deadline passed (grpc-js then answers DEADLINE_EXCEEDED itself). `isOver()`
- * is true from then on; `done()` says the server answered, so nothing more is watched.
+ * Calls `gone` once if the stream ends before the server is done with it: the caller cancelled,
+ * or its deadline passed (grpc-js then answers DEADLINE_EXCEEDED itself); or nothing moved for
+ * `idleTimeoutMs` ('unread' when `unread()` says replies wait for the caller to read them, else
+ * 'idle'); or the stream reached `maxDurationMs`. For the last three the server ends the call
+ * itself, in `gone`. `isOver()` is true from then on.
  */
-function whileCallerWaits(call: NodeJS.EventEmitter & AnyCall, gone: (why: 'cancelled' | 'deadline') => void): { isOver(): boolean; done(): void } {
+function watchStream(call: NodeJS.EventEmitter & AnyCall, limits: StreamLimits, idle: { unread(): boolean; quietIsFine: boolean }, gone: (why: StreamEnd) => void): StreamWatch {
   let over = false;
-  let timer: NodeJS.Timeout | undefined;
-  const once = (why: 'cancelled' | 'deadline' | 'answered') => {
+  let lastMoved = Date.now();
+  let deadline: NodeJS.Timeout | undefined;
+  let idleCheck: NodeJS.Timeout | undefined;
+  const tooLong = setTimeout(() => once('too-long'), limits.maxDurationMs);
+  const stopClocks = () => {
+    clearTimeout(tooLong);
+    clearTimeout(idleCheck);
+  };
+  const once = (why: StreamEnd | 'answered') => {
     if (over) return;
     over = true;
-    clearTimeout(timer);
+    clearTimeout(deadline);
+    stopClocks();
     if (why !== 'answered') gone(why);
   };
   call.on('cancelled', () => once(msUntil(call.getDeadline()) <= 0 ? 'deadline' : 'cancelled'));
   const left = msUntil(call.getDeadline());
-  if (left !== Infinity) timer = setTimeout(() => once('deadline'), Math.max(0, left));
-  return { isOver: () => over, done: () => once('answered') };
+  if (left !== Infinity) deadline = setTimeout(() => once('deadline'), Math.max(0, left));
+  const checkIdle = () => {
+    const idleFor = Date.now() - lastMoved;
+    if (idleFor >= limits.idleTimeoutMs) {
+      if (idle.unread()) return once('unread');
+      // A watch with nothing to send is quiet, not idle.
+      if (!idle.quietIsFine) return once('idle');
+      lastMoved = Date.now();
+    }
+    idleCheck = setTimeout(checkIdle, limits.idleTimeoutMs - (Date.now() - lastMoved));
+  };
+  idleCheck = setTimeout(checkIdle, limits.idleTimeoutMs);
+  return { isOver: () => over, done: () => once('answered'), moved: () => void (lastMoved = Date.now()), working: stopClocks };
+}
+
+/** The status a stream ended by the server (not by its caller) ends with. */
+function endOf(why: StreamEnd, method: string, limits: StreamLimits): { code: status; details: string } {
+  switch (why) {
+    case 'unread':
+      return { code: status.RESOURCE_EXHAUSTED, details: `${method}: replies went unread for ${limits.idleTimeoutMs} ms; read them, or call again.` };
+    case 'idle':
+      return { code: status.DEADLINE_EXCEEDED, details: `${method}: nothing was sent for ${limits.idleTimeoutMs} ms.` };
+    case 'too-long':
+      return { code: status.UNAVAILABLE, details: `${method}: a stream lasts at most ${limits.maxDurationMs} ms; open a new one.` };
+    case 'deadline':
+      return { code: status.DEADLINE_EXCEEDED, details: `${method} did not finish before the caller's deadline.` };
+    case 'cancelled':
+      return { code: status.CANCELLED, details: 'Cancelled by the caller.' };
+  }
 }
 
 export interface InventoryGrpc {
@@ -126,8 +240,11 @@ export interface InventoryGrpc {
   stoppable: Stoppable;
 }
 
-export function createInventoryGrpc(options: { stock: StockService; callers: InventoryCallers; logger: Logger; registry: Registry; onStop?: () => Promise<void> }): InventoryGrpc {
+export function createInventoryGrpc(options: { stock: StockService; callers: InventoryCallers; logger: Logger; registry: Registry; limits?: StreamLimits; onStop?: () => Promise<void> }): InventoryGrpc {
   const { stock, logger } = options;
+  const limits = options.limits ?? DEFAULT_STREAM_LIMITS;
+  const openStreams = new OpenCalls('streams', limits.maxStreams, limits.maxStreamsPerCaller);
+  const openWatchers = new OpenCalls('watchers', limits.maxWatchers, limits.maxWatchersPerCaller);
   const registers = [options.registry];
   const calls = new Counter({ name: 'grpc_server_handled_total', help: 'gRPC calls answered, by method and status code', labelNames: ['grpc_method', 'grpc_code', 'grpc_type'], registers });
   const durations = new Histogram({
@@ -164,6 +281,7 @@ export function createInventoryGrpc(options: { stock: StockService; callers: Inv
       return { code: reason.code, details: reason.message };
     }
     if (reason instanceof DeadlineExceeded) return { code: status.DEADLINE_EXCEEDED, details: `${method} did not finish before the caller's deadline.` };
+    if (reason instanceof LimitReached) return { code: status.RESOURCE_EXHAUSTED, details: reason.message };
     logger.error({ err: reason, method }, 'gRPC call failed');
     return { code: status.INTERNAL, details: 'Internal error.' };
   }
@@ -172,7 +290,7 @@ export function createInventoryGrpc(options: { stock: StockService; callers: Inv
     return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>) => {
       const finish = track(method, 'unary');
       authenticate(call.metadata, options.callers)
-        .then(() => withinDeadline(call, () => work(call.request)))
+        .then(() => withinDeadline(call, limits.defaultDeadlineMs, () => work(call.request)))
         .then(
           (reply) => {
             finish(status.OK);
@@ -187,33 +305,51 @@ export function createInventoryGrpc(options: { stock: StockService; callers: Inv
     };
   }
 
-  /** The current levels, then every change, until the caller cancels or its deadline passes. */
+  /** Ends a stream the server gave up on (not its caller), or records how its caller left. */
+  function serverEnded(method: string, why: StreamEnd, finish: (code: status) => void, end: (error: { code: status; details: string }) => void): void {
+    const ended = endOf(why, method, limits);
+    finish(ended.code);
+    // A caller that cancelled, or whose deadline passed, is answered by grpc-js itself.
+    if (why !== 'cancelled' && why !== 'deadline') end(ended);
+  }
+
+  /** The current levels, then every change, until the caller cancels, its deadline passes, or a bound of StreamLimits ends it. */
   function watchStock(call: ServerWritableStream<WatchStockRequest, StockLevel>): void {
     const finish = track('WatchStock', 'server_stream');
     let unwatch: (() => void) | undefined;
-    const caller = whileCallerWaits(call, (why) => {
+    let giveBack: (() => void) | undefined;
+    const release = () => {
       unwatch?.();
-      finish(why === 'deadline' ? status.DEADLINE_EXCEEDED : status.CANCELLED);
+      giveBack?.();
+    };
+    const stream = watchStream(call, limits, { unread: () => call.writableLength > 0, quietIsFine: true }, (why) => {
+      release();
+      serverEnded('WatchStock', why, finish, (error) => call.emit('error', error));
     });
     const end = (code: status, details: string) => {
-      if (caller.isOver()) return;
-      caller.done();
-      unwatch?.();
+      if (stream.isOver()) return;
+      stream.done();
+      release();
       finish(code);
       call.emit('error', { code, details });
     };
+    call.on('drain', () => stream.moved());
     const send = (level: StockLevel) => {
-      if (caller.isOver()) return;
+      if (stream.isOver()) return;
       if (call.writableLength >= MAX_UNREAD_LEVELS) return end(status.RESOURCE_EXHAUSTED, `More than ${MAX_UNREAD_LEVELS} levels unread; watch again.`);
       messages.inc({ grpc_method: 'WatchStock', direction: 'sent' });
-      call.write(level);
+      if (call.write(level)) stream.moved();
     };
     authenticate(call.metadata, options.callers)
-      .then(() => stock.watch(call.request.skus, send, () => end(status.UNAVAILABLE, 'Inventory is stopping; watch again.')))
+      .then((caller) => {
+        if (stream.isOver()) return () => undefined;
+        giveBack = openWatchers.take(caller);
+        return stock.watch(call.request.skus, send, () => end(status.UNAVAILABLE, 'Inventory is stopping; watch again.'));
+      })
       .then(
         (stop) => {
           // The caller may have gone while the first levels were read.
-          if (caller.isOver()) stop();
+          if (stream.isOver()) stop();
           else unwatch = stop;
         },
         (reason: unknown) => {
@@ -228,19 +364,25 @@ export function createInventoryGrpc(options: { stock: StockService; callers: Inv
     const finish = track('ReserveOrder', 'client_stream');
     let lines: ReserveLine[] = [];
     let tooMany = false;
-    const caller = whileCallerWaits(call, (why) => {
+    let giveBack: (() => void) | undefined;
+    const stream = watchStream(call, limits, { unread: () => false, quietIsFine: false }, (why) => {
       lines = [];
-      finish(why === 'deadline' ? status.DEADLINE_EXCEEDED : status.CANCELLED);
+      giveBack?.();
+      serverEnded('ReserveOrder', why, finish, (error) => callback(error));
     });
     const answer = (error: { code: status; details: string; metadata?: Metadata } | null, reply?: ReserveOrderReply) => {
-      if (caller.isOver()) return;
-      caller.done();
+      if (stream.isOver()) return;
+      stream.done();
+      giveBack?.();
       finish(error ? error.code : status.OK);
       callback(error, reply);
     };
-    const authenticated = authenticate(call.metadata, options.callers);
+    const authenticated = authenticate(call.metadata, options.callers).then((caller) => {
+      if (!stream.isOver()) giveBack = openStreams.take(caller);
+    });
     call.on('data', (line: ReserveLine) => {
       messages.inc({ grpc_method: 'ReserveOrder', direction: 'received' });
+      stream.moved();
       if (lines.length < MAX_LINES) lines.push(line);
       else tooMany = true;
     });
@@ -248,9 +390,10 @@ export function createInventoryGrpc(options: { stock: StockService; callers: Inv
     authenticated
       .then(() => halfClosed)
       .then(() => {
-        if (caller.isOver()) return undefined;
+        if (stream.isOver()) return undefined;
+        stream.working();
         if (tooMany) throw new InventoryError('INVALID_ARGUMENT', `an order has at most ${MAX_LINES} lines`);
-        return withinDeadline(call, () => stock.reserveOrder(lines));
+        return withinDeadline(call, limits.defaultDeadlineMs, () => stock.reserveOrder(lines));
       })
       .then(
         (reply) => reply && answer(null, { orderId: reply.orderId, reservations: reply.reservations.map((reservation) => ({ ...reservation, error: undefined })) }),
@@ -258,16 +401,43 @@ export function createInventoryGrpc(options: { stock: StockService; callers: Inv
       );
   }
 
-  /** One reply per request, in the order of the requests; a refusal is a reply, not the end. */
+  /**
+   * One reply per request, in the order of the requests; a refusal is a reply, not the end. The
+   * stream stops reading requests while MAX_IN_FLIGHT are being answered or while its replies
+   * wait unread (call.write() said so, until 'drain'): a caller that never reads makes the
+   * server hold a bounded number of replies, not every reply to everything it sent.
+   */
   function reserveStream(call: ServerDuplexStream<ReserveRequest, ReserveReply>): void {
     const finish = track('ReserveStream', 'bidi_stream');
-    const authenticated = authenticate(call.metadata, options.callers);
+    let giveBack: (() => void) | undefined;
+    const authenticated = authenticate(call.metadata, options.callers).then((caller) => {
+      if (!stream.isOver()) giveBack = openStreams.take(caller);
+    });
     // A refused caller gets no replies: the stream ends with its status (below).
     const allowed = authenticated.then(() => true, () => false);
     let replies: Promise<unknown> = allowed;
     let inFlight = 0;
     let paused = false;
-    const caller = whileCallerWaits(call, (why) => finish(why === 'deadline' ? status.DEADLINE_EXCEEDED : status.CANCELLED));
+    let unreadReplies = false;
+    const stream = watchStream(call, limits, { unread: () => unreadReplies, quietIsFine: false }, (why) => {
+      giveBack?.();
+      serverEnded('ReserveStream', why, finish, (error) => call.emit('error', error));
+    });
+    /** Reads requests only while few are being answered and the caller reads its replies. */
+    const pace = () => {
+      if (!paused && (inFlight >= MAX_IN_FLIGHT || unreadReplies)) {
+        paused = true;
+        call.pause();
+      } else if (paused && inFlight < MAX_IN_FLIGHT / 2 && !unreadReplies) {
+        paused = false;
+        call.resume();
+      }
+    };
+    call.on('drain', () => {
+      unreadReplies = false;
+      stream.moved();
+      pace();
+    });
     const replyTo = (request: ReserveRequest): Promise<ReserveReply> =>
       stock.reserve(request).then(
         (reservation) => ({ ...reservation, error: undefined }),
@@ -278,35 +448,33 @@ export function createInventoryGrpc(options: { stock: StockService; callers: Inv
       );
     call.on('data', (request: ReserveRequest) => {
       messages.inc({ grpc_method: 'ReserveStream', direction: 'received' });
+      stream.moved();
       inFlight += 1;
-      if (inFlight >= MAX_IN_FLIGHT && !paused) {
-        paused = true;
-        call.pause();
-      }
+      pace();
       // Every request starts now (concurrent ones on a SKU share a statement); replies leave in order.
       const reply = allowed.then((yes) => (yes ? replyTo(request) : undefined));
       replies = replies.then(() => reply).then((answer) => {
         inFlight -= 1;
-        if (caller.isOver() || !answer) return;
+        if (stream.isOver() || !answer) return;
         messages.inc({ grpc_method: 'ReserveStream', direction: 'sent' });
-        call.write(answer);
-        if (paused && inFlight < MAX_IN_FLIGHT / 2) {
-          paused = false;
-          call.resume();
-        }
+        if (call.write(answer)) stream.moved();
+        else unreadReplies = true;
+        pace();
       });
     });
     call.on('end', () => {
       void replies.then(() => {
-        if (caller.isOver()) return;
-        caller.done();
+        if (stream.isOver()) return;
+        stream.done();
+        giveBack?.();
         finish(status.OK);
         call.end();
       });
     });
     authenticated.catch((reason: unknown) => {
-      if (caller.isOver()) return;
-      caller.done();
+      if (stream.isOver()) return;
+      stream.done();
+      giveBack?.();
       const { code, details } = refusal('ReserveStream', reason);
       finish(code);
       call.emit('error', { code, details });
