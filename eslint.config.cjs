@@ -33,12 +33,19 @@ module.exports = [
             { sourceTag: 'scope:inventory', onlyDependOnLibsWithTags: ['scope:inventory', 'scope:shared'] },
             { sourceTag: 'scope:e2e', onlyDependOnLibsWithTags: ['scope:shared', 'contract:inventory'] },
             { sourceTag: 'scope:fault-tests', onlyDependOnLibsWithTags: ['scope:shared'] },
+            { sourceTag: 'scope:cluster-tests', onlyDependOnLibsWithTags: ['scope:shared', 'contract:inventory'] },
             { sourceTag: 'scope:deploy', onlyDependOnLibsWithTags: ['scope:shared'] },
             { sourceTag: 'scope:tools', onlyDependOnLibsWithTags: ['*'] },
           ],
         },
       ],
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      // Off: every `value!` left in the code states an invariant the compiler cannot follow (a Map
+      // read for a key put there a line above, a column the SQL returns for that kind of row, a
+      // reply field the server always sets). Replacing each with a runtime check would add a branch
+      // no input can reach and no test can cover; as a warning it was only noise (33 on a clean
+      // checkout) that hid any new warning. Reviews judge a new `!`, as they judge a cast.
+      '@typescript-eslint/no-non-null-assertion': 'off',
     },
   },
   {

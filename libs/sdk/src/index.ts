@@ -1,10 +1,14 @@
 // @platform/sdk: a typed client of the public API. The types are generated from the published
 // OpenAPI document (openapi-types.ts, by tools/openapi/generate.mjs); the client is openapi-fetch,
-// so every path, parameter, body and response is checked by the compiler.
+// so every path, parameter, body and response is checked by the compiler. Beside it: every item
+// of a paged list (allItems) and errors by code (ApiRequestError, orThrow).
 import createClient, { type Client, type Middleware } from 'openapi-fetch';
 import type { components, operations, paths } from './openapi-types';
 
 export type { components, Middleware, operations, paths };
+export { errorCodes } from './error-codes';
+export { ApiRequestError, isErrorCode, orThrow, type ErrorBody, type ErrorCode } from './errors';
+export { allItems, type Page, type PageResult } from './paging';
 /** The document's named schemas: `Schemas['Order']`, `Schemas['Error']`... */
 export type Schemas = components['schemas'];
 export type ApiClient = Client<paths, 'application/json'>;

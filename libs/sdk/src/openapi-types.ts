@@ -341,6 +341,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/event-schemas": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The JSON Schema (2020-12) of every domain event's data, by event type (public) */
+        get: operations["getEventSchemas"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -407,8 +424,8 @@ export interface components {
              * @description The same as `id`, kept for clients of the first version.
              */
             orderId: string;
-            /** Format: uuid */
-            userId: string;
+            /** @description Who placed it; null once they deleted their account (the order stays, a financial record, without the link to them). */
+            userId: string | null;
             /** @enum {string} */
             status: "PENDING" | "CONFIRMED" | "SHIPPED" | "DELIVERED" | "CANCELED";
             /**
@@ -535,8 +552,8 @@ export interface components {
             id: string;
             /** Format: uuid */
             productId: string;
-            /** Format: uuid */
-            userId: string;
+            /** @description The reviewer's id; null once they deleted their account (the review and its rating stay). */
+            userId: string | null;
             /** Format: int32 */
             rating: number;
             title: string | null;
@@ -679,6 +696,17 @@ export interface components {
             };
             components: {
                 [key: string]: unknown;
+            };
+        };
+        EventSchemasDocument: {
+            $schema: string;
+            $id: string;
+            title: string;
+            description: string;
+            $defs: {
+                [key: string]: {
+                    [key: string]: unknown;
+                };
             };
         };
         Error: {
@@ -1602,7 +1630,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     name?: string;
@@ -1829,20 +1857,20 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     /**
-                     * Format: int64
+                     * Format: int32
                      * @default 20
                      */
                     size?: number;
                     cursor?: string;
-                    /** Format: int64 */
+                    /** Format: int32 */
                     page?: number;
-                    /** Format: int64 */
+                    /** Format: int32 */
                     offset?: number;
-                    /** Format: int64 */
+                    /** Format: int32 */
                     limit?: number;
                     withTotal?: boolean;
                     sort?: string;
@@ -1860,7 +1888,7 @@ export interface operations {
                      * @example 2026-11-21
                      */
                     to?: string;
-                    /** Format: int64 */
+                    /** Format: int32 */
                     minAmount?: number;
                     hasCoupon?: boolean;
                     ids?: string[];
@@ -2060,7 +2088,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     /** @enum {string} */
@@ -2302,7 +2330,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     reason?: string;
@@ -2652,7 +2680,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     sku?: string;
@@ -3190,6 +3218,39 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["OpenApiDocument"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getEventSchemas: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description W3C Trace Context: continues the caller's trace; its trace id becomes X-Request-Id. */
+                traceparent?: components["parameters"]["traceparent"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description JSON Schema document */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventSchemasDocument"];
                 };
             };
             400: components["responses"]["BadRequest"];

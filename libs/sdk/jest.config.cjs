@@ -1,0 +1,1 @@
+module.exports = { ...require('../../jest.preset.cjs'), displayName: 'sdk', rootDir: __dirname, testTimeout: 180_000 };
