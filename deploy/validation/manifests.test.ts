@@ -22,7 +22,6 @@ describe.each(overlays)('the %s overlay', (overlay) => {
       for (const kind of ['Deployment', 'Service', 'ServiceAccount', 'NetworkPolicy']) expect(find(objects, kind, app)).toBeDefined();
       expect(find(objects, 'ConfigMap', `${app}-config`)).toBeDefined();
     }
-    for (const app of apps.filter((name) => name !== 'gateway')) expect(find(objects, 'Job', `${app}-migrate`)).toBeDefined();
     expect(objects.every((object) => object.kind === 'Namespace' || object.metadata.namespace === 'order-platform')).toBe(true);
   });
 
@@ -34,10 +33,38 @@ describe.each(overlays)('the %s overlay', (overlay) => {
     expect(policyViolations(objects)).toEqual([]);
   });
 
-  it('disables Apollo telemetry in the gateway and runs the migrate command in Jobs', () => {
+  it('disables Apollo telemetry in the gateway and migrates before every service pod serves, in an init container of the same image', () => {
     expect((find(objects, 'ConfigMap', 'gateway-config') as { data: Record<string, string> }).data.APOLLO_TELEMETRY_DISABLED).toBe('true');
-    const job = find(objects, 'Job', 'orders-service-migrate') as { spec: { template: { spec: { containers: { args: string[] }[] } } } };
-    expect(job.spec.template.spec.containers[0].args).toEqual(['node', 'main.js', 'migrate']);
+    for (const app of apps.filter((name) => name !== 'gateway')) {
+      const pod = find(objects, 'Deployment', app).spec.template.spec as { initContainers: { name: string; image: string; args: string[]; env: { name: string; valueFrom?: unknown }[] }[]; containers: { image: string }[] };
+      expect(pod.initContainers.map((container) => [container.name, container.args])).toEqual([['migrate', ['node', 'main.js', 'migrate']]]);
+      expect(pod.initContainers[0].image).toBe(pod.containers[0].image);
+      expect(pod.initContainers[0].env.find((variable) => variable.name === 'DATABASE_URL')).toEqual({ name: 'DATABASE_URL', valueFrom: { secretKeyRef: { name: `${app}-database`, key: 'url' } } });
+    }
+    expect(objects.some((object) => object.kind === 'Job')).toBe(false);
+  });
+
+  it('terminates TLS at the Ingress with a certificate Secret cert-manager keeps, and redirects plain HTTP', () => {
+    const ingress = find(objects, 'Ingress', 'gateway');
+    expect(ingress.spec.tls).toEqual([{ hosts: ingress.spec.rules.map((rule: { host: string }) => rule.host), secretName: 'gateway-tls' }]);
+    expect(ingress.metadata.annotations).toMatchObject({ 'cert-manager.io/cluster-issuer': expect.any(String), 'nginx.ingress.kubernetes.io/force-ssl-redirect': 'true' });
+  });
+
+  it('lets each app reach only DNS, its database, Redis, the services it calls and the trace collector', () => {
+    const egressOf = (app: string) =>
+      (find(objects, 'NetworkPolicy', app).spec.egress as { to: Record<string, unknown>[]; ports: { port: number; protocol: string }[] }[]).flatMap((rule) =>
+        rule.ports.map((port) => `${port.port}/${port.protocol} ${rule.to.map((to) => [to.namespaceSelector, to.podSelector, to.ipBlock].filter(Boolean).map((part) => JSON.stringify(part)).join('+')).join(' ')}`),
+      );
+    const dns = ['53/UDP', '53/TCP'].map((port) => `${port} ${JSON.stringify({ matchLabels: { 'kubernetes.io/metadata.name': 'kube-system' } })}+${JSON.stringify({ matchLabels: { 'k8s-app': 'kube-dns' } })}`);
+    const pod = (app: string) => JSON.stringify({ matchLabels: { 'app.kubernetes.io/name': app } });
+    const outside = (app: string) => `${pod(app)} ${JSON.stringify({ cidr: '0.0.0.0/0', except: ['169.254.0.0/16'] })}`;
+    const collector = `4318/TCP ${JSON.stringify({ matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } })}`;
+    expect(egressOf('gateway')).toEqual([...dns, `3001/TCP ${pod('users-service')}`, `3002/TCP ${pod('orders-service')}`, `3003/TCP ${pod('catalog-service')}`, `3004/TCP ${pod('inventory-service')}`, `6379/TCP ${outside('redis')}`, collector]);
+    // orders and catalog also read users-service's events (the embedded event transport).
+    expect(egressOf('orders-service')).toEqual([...dns, `5432/TCP ${outside('postgres')}`, `3003/TCP ${pod('catalog-service')}`, `50051/TCP ${pod('inventory-service')}`, collector, `3001/TCP ${pod('users-service')}`]);
+    expect(egressOf('catalog-service')).toEqual([...dns, `5432/TCP ${outside('postgres')}`, collector, `3001/TCP ${pod('users-service')}`]);
+    for (const app of ['users-service', 'inventory-service']) expect(egressOf(app)).toEqual([...dns, `5432/TCP ${outside('postgres')}`, collector]);
+    expect(find(objects, 'NetworkPolicy', 'default-deny').spec).toEqual({ podSelector: {}, policyTypes: ['Ingress', 'Egress'] });
   });
 
   it('lets only the gateway be reached from outside the namespace, inventory\'s gRPC only from orders and its HTTP only from the gateway', () => {
@@ -97,6 +124,9 @@ describe('the policy check itself', () => {
     delete (container.securityContext as Record<string, unknown>).runAsNonRoot;
     const withoutPolicy = broken.filter((object) => !(object.kind === 'NetworkPolicy' && object.metadata.name === 'orders-service'));
     withoutPolicy.push({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'leaked', namespace: 'order-platform' }, stringData: { password: 'hunter2' } } as K8sObject);
+    delete find(withoutPolicy, 'Ingress', 'gateway').spec.tls;
+    find(withoutPolicy, 'NetworkPolicy', 'users-service').spec.egress.push({ to: [] });
+    find(withoutPolicy, 'NetworkPolicy', 'default-deny').spec.policyTypes = ['Ingress'];
     const violations = policyViolations(withoutPolicy).join('\n');
     expect(violations).toMatch(/gateway.*latest/);
     expect(violations).toMatch(/gateway.*probes are required/);
@@ -105,6 +135,10 @@ describe('the policy check itself', () => {
     expect(violations).toMatch(/gateway.*runAsNonRoot/);
     expect(violations).toMatch(/Service orders-service: no NetworkPolicy/);
     expect(violations).toMatch(/Secret leaked: Secret values are committed in clear/);
+    expect(violations).toMatch(/Ingress gateway: host api.example.com is served without TLS/);
+    expect(violations).toMatch(/NetworkPolicy users-service: egress rule 4 must name both destinations and ports/);
+    expect(violations).toMatch(/no default-deny policy selects every pod for both Ingress and Egress/);
+    expect(violations).toMatch(/Deployment orders-service: no NetworkPolicy of its own allows its egress/);
   });
 
   it('and the schema check fails on a wrongly typed field', () => {
@@ -132,7 +166,7 @@ describe('the Dockerfile', () => {
 
 it("keeps every service's shared objects as the one template writes them (tools/deploy/render-services.mjs)", () => {
   const run = () => execFileSync(process.execPath, [path.join(deployDir, '../tools/deploy/render-services.mjs'), '--check'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-  expect(run().match(/matches its sources/g)).toHaveLength(24);
+  expect(run().match(/matches its sources/g)).toHaveLength(20);
   // A hand edit of a generated file fails the check.
   const file = path.join(deployDir, 'k8s/base/catalog-service/pdb.yaml');
   const committed = readFileSync(file, 'utf8');
@@ -174,8 +208,9 @@ describe('the monitoring component (deploy/monitoring)', () => {
 
   it('ships the alert rules and one dashboard per concern, labelled for Grafana', () => {
     expect(alerts.map((entry) => entry.alert).sort()).toEqual([
+      'EventConsumerLagging', 'EventsParked',
       'GatewayErrorBudgetBurnFast', 'GatewayErrorBudgetBurnSlow', 'GatewayLatencyBudgetBurnFast', 'GatewayLatencyBudgetBurnSlow',
-      'MigrationJobFailed', 'PendingStockReleasesGrowing', 'RateLimiterOnMemory', 'ReadinessFlapping',
+      'MigrationFailed', 'OutboxEventsWaiting', 'PendingStockReleasesGrowing', 'RateLimiterOnMemory', 'ReadinessFlapping',
     ]);
     const dashboards = find(objects, 'ConfigMap', 'order-platform-dashboards') as { metadata: { labels: Record<string, string> }; data: Record<string, string> };
     expect(dashboards.metadata.labels.grafana_dashboard).toBe('1');

@@ -17,6 +17,12 @@ interface PodSpec {
   initContainers?: Container[];
 }
 
+interface NetworkPolicySpec {
+  podSelector?: object;
+  policyTypes?: string[];
+  egress?: { to?: object[]; ports?: object[] }[];
+}
+
 const WORKLOADS = new Set(['Deployment', 'StatefulSet', 'DaemonSet', 'Job']);
 
 function podSpecOf(object: K8sObject): PodSpec | undefined {
@@ -58,7 +64,8 @@ export function policyViolations(objects: K8sObject[]): string[] {
         const image = container.image ?? '';
         const tag = image.includes('@') ? 'digest' : image.split('/').pop()?.split(':')[1];
         if (!tag || tag === 'latest') violations.push(`${at}: image ${image} must carry a fixed tag, not latest`);
-        if (object.kind !== 'Job' && (!container.livenessProbe || !container.readinessProbe || !container.startupProbe)) violations.push(`${at}: liveness, readiness and startup probes are required`);
+        // Init containers run to completion before the pod serves: probes do not apply to them.
+        if (object.kind !== 'Job' && !pod.initContainers?.includes(container) && (!container.livenessProbe || !container.readinessProbe || !container.startupProbe)) violations.push(`${at}: liveness, readiness and startup probes are required`);
       }
     }
     if (object.kind === 'Secret' && ((object as { data?: object }).data || (object as { stringData?: object }).stringData)) {
@@ -69,7 +76,31 @@ export function policyViolations(objects: K8sObject[]): string[] {
     }
   }
 
+  for (const ingress of objects.filter((object) => object.kind === 'Ingress')) {
+    const spec = ingress.spec as { rules?: { host?: string }[]; tls?: { hosts?: string[]; secretName?: string }[] };
+    const covered = new Set((spec.tls ?? []).filter((entry) => entry.secretName).flatMap((entry) => entry.hosts ?? []));
+    for (const rule of spec.rules ?? []) {
+      if (!rule.host || !covered.has(rule.host)) violations.push(`${where(ingress)}: host ${rule.host ?? '(any)'} is served without TLS (a tls entry with its certificate Secret)`);
+    }
+  }
+
   const policies = objects.filter((object) => object.kind === 'NetworkPolicy');
+  const specOf = (policy: K8sObject) => policy.spec as NetworkPolicySpec;
+  if (policies.length && !policies.some((policy) => Object.keys(specOf(policy).podSelector ?? {}).length === 0 && ['Ingress', 'Egress'].every((type) => specOf(policy).policyTypes?.includes(type)))) {
+    violations.push('NetworkPolicy: no default-deny policy selects every pod for both Ingress and Egress');
+  }
+  for (const policy of policies) {
+    for (const [i, rule] of (specOf(policy).egress ?? []).entries()) {
+      if (!rule.to?.length || !rule.ports?.length) violations.push(`${where(policy)}: egress rule ${i + 1} must name both destinations and ports (no allow-all)`);
+    }
+  }
+  for (const object of objects.filter((candidate) => candidate.kind === 'Deployment' || candidate.kind === 'StatefulSet')) {
+    const labels = (object.spec as { template?: { metadata?: { labels?: Record<string, string> } } }).template?.metadata?.labels ?? {};
+    const own = policies.filter((policy) => Object.keys(specOf(policy).podSelector ?? {}).length > 0 && policySelects(policy, labels));
+    if (object.metadata.labels?.['app.kubernetes.io/part-of'] === 'order-platform' && !own.some((policy) => specOf(policy).policyTypes?.includes('Egress') && specOf(policy).egress?.length)) {
+      violations.push(`${where(object)}: no NetworkPolicy of its own allows its egress (DNS, its database, what it calls)`);
+    }
+  }
   for (const service of objects.filter((object) => object.kind === 'Service')) {
     const selector = (service.spec as { selector?: Record<string, string> }).selector ?? {};
     if (!policies.some((policy) => Object.keys(policy.spec as object).length && policySelects(policy, selector) && Object.keys((policy.spec as { podSelector?: object }).podSelector ?? {}).length > 0)) {

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// Writes the Kubernetes objects the four services share in shape (Deployment, Service,
-// ServiceAccount, PodDisruptionBudget, HorizontalPodAutoscaler, migration Job) into
+// Writes the Kubernetes objects the four services share in shape (Deployment with its migrate
+// init container, Service, ServiceAccount, PodDisruptionBudget, HorizontalPodAutoscaler) into
 // deploy/k8s/base/<service>/ from the one template below, so a change to how a service runs is
 // made once. What differs per service is in SERVICES. The ConfigMaps and NetworkPolicies differ
 // in substance and stay hand-written; the gateway has its own. `--check` fails when a committed
@@ -30,12 +30,29 @@ function probes(kind, grpcService) {
 const secretEnv = (name, secret, key) => `        - name: ${name}\n          valueFrom:\n            secretKeyRef:\n              name: ${secret}\n              key: ${key}\n`;
 
 const SERVICES = [
-  { name: 'users-service', port: 3001, extraEnv: secretEnv('ADMIN_EMAIL', 'platform-admin', 'email') + secretEnv('ADMIN_PASSWORD', 'platform-admin', 'password') },
+  { name: 'users-service', port: 3001, extraEnv: secretEnv('ADMIN_EMAIL', 'platform-admin', 'email') + secretEnv('ADMIN_PASSWORD', 'platform-admin', 'password') + secretEnv('REDIS_URL', 'platform-redis', 'url') },
   { name: 'orders-service', port: 3002 },
   { name: 'catalog-service', port: 3003 },
   // Probed over gRPC: the port clients depend on is the gRPC one.
   { name: 'inventory-service', port: 3004, grpc: true, probes: probes('grpc', 'inventory.v1.Inventory') },
 ];
+
+/** Every container of a service pod, the migrate init container too: no root, no privilege, a read-only root with /tmp. */
+const containerHardening = `        securityContext:
+          allowPrivilegeEscalation: false
+          readOnlyRootFilesystem: true
+          runAsNonRoot: true
+          runAsUser: 1000
+          runAsGroup: 1000
+          capabilities:
+            drop:
+            - ALL
+          seccompProfile:
+            type: RuntimeDefault
+        volumeMounts:
+        - name: tmp
+          mountPath: /tmp
+`;
 
 const templates = {
   'deployment.yaml': ({ name, port, extraEnv, grpcPort, probes }) => `# ${name}: deployment. Written by tools/deploy/render-services.mjs: change the template there.
@@ -73,7 +90,39 @@ spec:
         fsGroup: 1000
         seccompProfile:
           type: RuntimeDefault
-      containers:
+      # Every pod of every rollout first applies the migrations its image ships (docs/operations.md,
+      # "Migrations"): under PostgreSQL's advisory lock, so pods starting together take turns, and
+      # a no-op once applied. The app container starts only after it succeeds, and itself refuses
+      # a schema missing a migration it ships.
+      initContainers:
+      - name: migrate
+        image: ghcr.io/example/order-platform/${name}:0.1.0
+        imagePullPolicy: IfNotPresent
+        args:
+        - node
+        - main.js
+        - migrate
+        envFrom:
+        - configMapRef:
+            name: ${name}-config
+        env:
+        - name: JWT_SECRET
+          valueFrom:
+            secretKeyRef:
+              name: platform-jwt
+              key: secret
+        - name: DATABASE_URL
+          valueFrom:
+            secretKeyRef:
+              name: ${name}-database
+              key: url
+        resources:
+          requests:
+            cpu: 100m
+            memory: 320Mi
+          limits:
+            memory: 640Mi
+${containerHardening}      containers:
       - name: ${name}
         image: ghcr.io/example/order-platform/${name}:0.1.0
         imagePullPolicy: IfNotPresent
@@ -106,21 +155,7 @@ ${extraEnv}        resources:
             memory: 320Mi
           limits:
             memory: 640Mi
-${probes}        securityContext:
-          allowPrivilegeEscalation: false
-          readOnlyRootFilesystem: true
-          runAsNonRoot: true
-          runAsUser: 1000
-          runAsGroup: 1000
-          capabilities:
-            drop:
-            - ALL
-          seccompProfile:
-            type: RuntimeDefault
-        volumeMounts:
-        - name: tmp
-          mountPath: /tmp
-      volumes:
+${probes}${containerHardening}      volumes:
       - name: tmp
         emptyDir:
           sizeLimit: 64Mi
@@ -187,89 +222,6 @@ spec:
       target:
         type: Utilization
         averageUtilization: 70
-`,
-  'migration-job.yaml': ({ name }) => `# ${name}: migration job. Written by tools/deploy/render-services.mjs: change the template there.
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: ${name}-migrate
-  labels:
-    app.kubernetes.io/name: ${name}
-    app.kubernetes.io/part-of: order-platform
-    app.kubernetes.io/component: migration
-spec:
-  backoffLimit: 3
-  ttlSecondsAfterFinished: 600
-  activeDeadlineSeconds: 600
-  template:
-    metadata:
-      labels:
-        app.kubernetes.io/name: ${name}
-        app.kubernetes.io/part-of: order-platform
-        app.kubernetes.io/component: migration
-    spec:
-      restartPolicy: Never
-      serviceAccountName: ${name}
-      automountServiceAccountToken: false
-      securityContext:
-        runAsNonRoot: true
-        runAsUser: 1000
-        runAsGroup: 1000
-        fsGroup: 1000
-        seccompProfile:
-          type: RuntimeDefault
-      containers:
-      - name: migrate
-        image: ghcr.io/example/order-platform/${name}:0.1.0
-        imagePullPolicy: IfNotPresent
-        resources:
-          requests:
-            cpu: 100m
-            memory: 320Mi
-          limits:
-            memory: 640Mi
-        securityContext:
-          allowPrivilegeEscalation: false
-          readOnlyRootFilesystem: true
-          runAsNonRoot: true
-          runAsUser: 1000
-          runAsGroup: 1000
-          capabilities:
-            drop:
-            - ALL
-          seccompProfile:
-            type: RuntimeDefault
-        volumeMounts:
-        - name: tmp
-          mountPath: /tmp
-        args:
-        - node
-        - main.js
-        - migrate
-        envFrom:
-        - configMapRef:
-            name: ${name}-config
-        env:
-        - name: JWT_SECRET
-          valueFrom:
-            secretKeyRef:
-              name: platform-jwt
-              key: secret
-        - name: JWT_PREVIOUS_SECRET
-          valueFrom:
-            secretKeyRef:
-              name: platform-jwt
-              key: previous
-              optional: true
-        - name: DATABASE_URL
-          valueFrom:
-            secretKeyRef:
-              name: ${name}-database
-              key: url
-      volumes:
-      - name: tmp
-        emptyDir:
-          sizeLimit: 64Mi
 `,
 };
 

@@ -3,7 +3,8 @@
 // rate limits), waits until each is ready, prints where to go, and stops them all on Ctrl-C.
 // Set DATABASE_URL_<APP> (e.g. DATABASE_URL_USERS) or REDIS_URL to use real servers instead
 // (those databases are migrated first, as the Kubernetes Job does). PORT_OFFSET=N moves every
-// port by N so a second stack (the e2e suite's) can run beside a development one.
+// port by N so a second stack (the e2e suite's) can run beside a development one;
+// UPSTREAM_PORT_OFFSET=M makes the apps call each other where a stack at offset M listens.
 'use strict';
 process.env.APOLLO_TELEMETRY_DISABLED = 'true';
 process.env.NX_NO_CLOUD = 'true';
@@ -29,12 +30,22 @@ if (!Number.isInteger(offset) || offset < 0 || !Number.isInteger(grpcPort) || gr
   process.stderr.write(`[start] PORT_OFFSET=${process.env.PORT_OFFSET ?? ''} GRPC_PORT=${process.env.GRPC_PORT ?? ''}: every port must be a whole number from 1 to 65535 (PORT_OFFSET at most ${65535 - 9464})\n`);
   process.exit(1);
 }
-const urls = { users: `http://127.0.0.1:${port(3001)}`, orders: `http://127.0.0.1:${port(3002)}`, catalog: `http://127.0.0.1:${port(3003)}`, inventory: `http://127.0.0.1:${port(3004)}` };
+// Where the apps call each other: each other's ports, or, with UPSTREAM_PORT_OFFSET (the cluster,
+// tools/start/cluster.ts), the load balancer that stands in front of every replica and listens
+// where a stack at that offset would.
+const upstreamOffset = process.env.UPSTREAM_PORT_OFFSET ? Number(process.env.UPSTREAM_PORT_OFFSET) : offset;
+const upstream = (base) => base + upstreamOffset;
+const upstreamGrpcPort = upstreamOffset === offset ? grpcPort : upstream(50051) <= 65535 ? upstream(50051) : upstream(3005);
+if (!Number.isInteger(upstreamOffset) || upstreamOffset < 0 || upstream(9464) > 65535) {
+  process.stderr.write(`[start] UPSTREAM_PORT_OFFSET=${process.env.UPSTREAM_PORT_OFFSET}: must be a whole number from 0 to ${65535 - 9464}\n`);
+  process.exit(1);
+}
+const urls = { users: `http://127.0.0.1:${upstream(3001)}`, orders: `http://127.0.0.1:${upstream(3002)}`, catalog: `http://127.0.0.1:${upstream(3003)}`, inventory: `http://127.0.0.1:${upstream(3004)}` };
 const apps = [
   { name: 'inventory-service', port: port(3004), db: 'INVENTORY', color: 35, env: { GRPC_PORT: grpcPort } },
-  { name: 'catalog-service', port: port(3003), db: 'CATALOG', color: 33 },
+  { name: 'catalog-service', port: port(3003), db: 'CATALOG', color: 33, env: { USERS_URL: urls.users } }, // USERS_URL: the events it consumes
   { name: 'users-service', port: port(3001), db: 'USERS', color: 32 },
-  { name: 'orders-service', port: port(3002), db: 'ORDERS', color: 34, env: { CATALOG_URL: urls.catalog, INVENTORY_ADDRESS: `127.0.0.1:${grpcPort}` } },
+  { name: 'orders-service', port: port(3002), db: 'ORDERS', color: 34, env: { CATALOG_URL: urls.catalog, USERS_URL: urls.users, INVENTORY_ADDRESS: `127.0.0.1:${upstreamGrpcPort}` } },
   { name: 'gateway', port: port(8080), color: 36, env: { METRICS_PORT: port(9464), USERS_URL: urls.users, ORDERS_URL: urls.orders, CATALOG_URL: urls.catalog, INVENTORY_URL: urls.inventory } },
 ].map((app) => ({ ...app, ready: `http://127.0.0.1:${app.port}/readyz` }));
 const only = process.env.START_APPS ? process.env.START_APPS.split(',') : null;
@@ -62,6 +73,29 @@ if (process.env.SKIP_BUILD !== 'true') {
   say(`built in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }
 
+/** Where each app keeps its data, as the banner says it: the embedded folder, or the external server's host and database (never a password). */
+function dataLines() {
+  const dataDir = path.resolve(root, process.env.DATA_DIR ?? '.data');
+  const lines = selected
+    .filter((app) => app.db)
+    .map((app) => {
+      const url = process.env[`DATABASE_URL_${app.db}`];
+      return `${app.name.padEnd(width)}  ${url ? `PostgreSQL ${serverOf(url)} (DATABASE_URL_${app.db})` : `embedded PGlite in ${path.join(dataDir, app.name)}`}`;
+    });
+  if (selected.some((app) => app.name === 'gateway')) lines.push(`${'rate limits'.padEnd(width)}  ${process.env.REDIS_URL ? `Redis ${serverOf(process.env.REDIS_URL)} (REDIS_URL)` : 'in memory (REDIS_URL unset)'}`);
+  return lines.map((line, i) => `${i === 0 ? 'data:    ' : '         '} ${line}`);
+}
+
+/** `host:port/database` of a connection URL, without user or password. */
+function serverOf(url) {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.host}${parsed.pathname === '/' ? '' : parsed.pathname}`;
+  } catch {
+    return '(an unparsable URL)';
+  }
+}
+
 function envOf(app) {
   const env = { ...process.env, PORT: String(app.port), ...Object.fromEntries(Object.entries(app.env ?? {}).map(([k, v]) => [k, String(v)])) };
   if (app.db && process.env[`DATABASE_URL_${app.db}`]) env.DATABASE_URL = process.env[`DATABASE_URL_${app.db}`];
@@ -69,7 +103,9 @@ function envOf(app) {
   return env;
 }
 
-const failedMigration = migrate(selected.map((app) => app.name));
+// SKIP_MIGRATIONS=true: the databases are migrated already (a replica of the cluster started
+// again during a rollout, as Kubernetes starts pods after the release's migration Job).
+const failedMigration = process.env.SKIP_MIGRATIONS === 'true' ? null : migrate(selected.map((app) => app.name));
 if (failedMigration) {
   process.stdout.write(failedMigration.output);
   say(`migrating ${failedMigration.app} failed`);
@@ -157,6 +193,6 @@ process.stdout.on('error', () => stop(1));
   // The development default is public (README); a password someone chose is never printed.
   if (serves('users-service')) say(`admin:    ${process.env.ADMIN_EMAIL ?? 'admin@example.com'} / ${process.env.ADMIN_PASSWORD ? '(ADMIN_PASSWORD)' : 'admin-password  (development default)'}`);
   if (serves('gateway')) say(`docs:     http://localhost:${port(8080)}/docs  (API reference), http://localhost:${port(8080)}/v1/graphql in a browser (GraphiQL)`);
-  say(`data:     ${process.env.DATA_DIR ?? path.join(root, '.data')}`);
+  for (const line of dataLines()) say(line);
   say('Ctrl-C stops everything.');
 })();

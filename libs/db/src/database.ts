@@ -1,3 +1,5 @@
+// eslint-disable-next-line @typescript-eslint/triple-slash-reference -- a declaration for a package subpath that node10 resolution cannot see; an import would be kept at run time
+/// <reference path="./pglite-contrib.d.ts" />
 // One function gives a service its Prisma client: PostgreSQL through @prisma/adapter-pg when
 // DATABASE_URL is set, otherwise an embedded PGlite under DATA_DIR/<service>.
 import { execFile } from 'node:child_process';
@@ -7,12 +9,13 @@ import { promisify } from 'node:util';
 import v8 from 'node:v8';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { PrismaPg } from '@prisma/adapter-pg';
 import type { SqlDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import { Client, Pool } from 'pg';
 import type { Registry } from 'prom-client';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
-import { applyMigrations, type MigrationResult, type SqlRunner } from './migrate';
+import { applyMigrations, type MigrationResult, missingMigrations, type SqlRunner } from './migrate';
 import { observePool } from './pool-metrics';
 
 export interface PrismaLike {
@@ -83,6 +86,13 @@ async function createEmbeddedDatabase(dataPath: string): Promise<void> {
  */
 const BASELINE_WASM_COMPILER_ONLY = '--liftoff-only';
 
+/**
+ * The extensions a service's migrations may create: PGlite ships each as a bundle that must be
+ * loaded when the database opens (PostgreSQL has them installed). pg_trgm backs the trigram
+ * indexes of keyword searches (`q`).
+ */
+export const EMBEDDED_EXTENSIONS = { pg_trgm };
+
 const RELISTEN_DELAY_MS = 1_000;
 
 /** LISTEN on a dedicated connection, opened again (after a pause) whenever it is lost. */
@@ -128,8 +138,56 @@ function pgliteRunner(db: PGlite): SqlRunner {
   return { query: (sql, params) => db.query(sql, params) as Promise<{ rows: Record<string, unknown>[] }>, exec: (sql) => db.exec(sql) };
 }
 
-/** Migrates a PostgreSQL database over one plain connection (also the `migrate` command). */
+const UNKNOWN_DATABASE = '3D000';
+const DUPLICATE_DATABASE = '42P04';
+
+/**
+ * Creates the database `databaseUrl` names when its server does not have it yet, so that a
+ * fresh PostgreSQL server needs no hand step. Connects to the server's `postgres` database for
+ * that; two replicas racing to create it both succeed.
+ */
+async function createDatabaseIfMissing(databaseUrl: string): Promise<boolean> {
+  const probe = new Client({ connectionString: databaseUrl });
+  try {
+    await probe.connect();
+    return false;
+  } catch (error) {
+    if ((error as { code?: string }).code !== UNKNOWN_DATABASE) throw error;
+  } finally {
+    await probe.end().catch(() => undefined);
+  }
+  const url = new URL(databaseUrl);
+  const name = decodeURIComponent(url.pathname.slice(1));
+  url.pathname = '/postgres';
+  const admin = new Client({ connectionString: url.toString() });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE "${name.replaceAll('"', '""')}"`);
+    return true;
+  } catch (error) {
+    if ((error as { code?: string }).code !== DUPLICATE_DATABASE) throw error;
+    return false;
+  } finally {
+    await admin.end();
+  }
+}
+
+/**
+ * Throws, naming what is missing, when the database lacks migrations this build ships: a
+ * service must not serve on a schema older than its code (docs/operations.md, "Rollouts").
+ */
+async function assertSchemaCurrent(pool: Pool, service: string, migrationsDir: string): Promise<void> {
+  const missing = await missingMigrations({ query: (sql, params) => pool.query(sql, params), exec: (sql) => pool.query(sql) }, migrationsDir);
+  if (missing.length === 0) return;
+  throw new Error(
+    `${service}: the database schema is older than this build: ${missing.length} migration(s) not applied (${missing.join(', ')}). ` +
+      'Run "node main.js migrate" with this DATABASE_URL first (on Kubernetes the migrate init container does); refusing to start.',
+  );
+}
+
+/** Migrates a PostgreSQL database over one plain connection (also the `migrate` command), creating it first if the server has none by its name. */
 export async function migratePostgres(databaseUrl: string, migrationsDir: string): Promise<MigrationResult> {
+  await createDatabaseIfMissing(databaseUrl);
   const client = new Client({ connectionString: databaseUrl });
   await client.connect();
   try {
@@ -143,6 +201,12 @@ export async function openDatabase<P extends PrismaLike>(options: DatabaseOption
   if (options.databaseUrl) {
     const migrations = options.migrate ? await migratePostgres(options.databaseUrl, options.migrationsDir) : undefined;
     const pool = new Pool({ connectionString: options.databaseUrl, max: options.poolSize ?? 10 });
+    try {
+      if (!options.migrate) await assertSchemaCurrent(pool, options.service, options.migrationsDir);
+    } catch (error) {
+      await pool.end();
+      throw error;
+    }
     if (options.registry) observePool(pool, options.registry);
     // The adapter leaves a pool it was given open: $disconnect ends it (disposeExternalPool).
     const prisma = options.createClient(new PrismaPg(pool, { disposeExternalPool: true }));
@@ -164,7 +228,7 @@ export async function openDatabase<P extends PrismaLike>(options: DatabaseOption
     await mkdir(dataPath, { recursive: true });
     if (!existsSync(path.join(dataPath, 'PG_VERSION'))) await createEmbeddedDatabase(dataPath);
   }
-  const pglite = await PGlite.create(dataPath, PGLITE_OPTIONS);
+  const pglite = await PGlite.create(dataPath, { ...PGLITE_OPTIONS, extensions: EMBEDDED_EXTENSIONS });
   // The embedded database has no separate migration step: it is this process's own.
   const migrations = await applyMigrations(pgliteRunner(pglite), options.migrationsDir);
   const prisma = options.createClient(new PrismaPGlite(pglite) as unknown as SqlDriverAdapterFactory);

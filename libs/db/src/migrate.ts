@@ -74,3 +74,17 @@ export async function applyMigrations(db: SqlRunner, migrationsDir: string): Pro
     await db.query('SELECT pg_advisory_unlock($1)', [PRISMA_ADVISORY_LOCK]);
   }
 }
+
+/**
+ * The migrations this build ships that the database has not finished: a service refuses to
+ * start on such a schema. Migrations the database has and the build does not know (a newer
+ * release's, during a rollback) are fine, since migrations only ever add to what runs before.
+ */
+export async function missingMigrations(db: SqlRunner, migrationsDir: string): Promise<string[]> {
+  const shipped = await listMigrations(migrationsDir);
+  const { rows: [table] } = await db.query(`SELECT to_regclass('"_prisma_migrations"') AS name`);
+  if (!table?.name) return shipped.map((migration) => migration.name);
+  const { rows } = await db.query('SELECT migration_name FROM "_prisma_migrations" WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL');
+  const applied = new Set(rows.map((row) => row.migration_name as string));
+  return shipped.map((migration) => migration.name).filter((name) => !applied.has(name));
+}

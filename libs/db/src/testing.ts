@@ -5,6 +5,9 @@ import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { type Database, openDatabase, type DatabaseOptions, type PrismaLike } from './database';
 
+/** For a test that opens PGlite itself over a service's migrations: the extensions they create. */
+export { EMBEDDED_EXTENSIONS } from './database';
+
 export async function openTestDatabase<P extends PrismaLike>(options: Pick<DatabaseOptions<P>, 'service' | 'migrationsDir' | 'createClient' | 'poolSize'>): Promise<Database<P>> {
   const serverUrl = process.env.TEST_DATABASE_URL;
   if (!serverUrl) return openDatabase({ ...options, dataDir: 'memory://', migrate: true });

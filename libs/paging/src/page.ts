@@ -1,7 +1,7 @@
 // One paging implementation for every list: cursor (keyset, the default), page+size, or
 // offset+limit. Whatever the style, the response carries a keyset `nextCursor`.
 import { ApiError } from '@platform/errors';
-import { queryBoolean, queryInt, z } from '@platform/validation';
+import { int32, queryBoolean, queryInt, z } from '@platform/validation';
 import { type CursorValue, decodeCursor, encodeCursor, scopeOf } from './cursor';
 import type { Sort } from './sort';
 
@@ -23,11 +23,11 @@ export const pagingQueryShape = {
 
 /** The same parameters in a JSON body (`POST .../search`). */
 export const pagingBodyShape = {
-  size: z.number().int().optional().meta({ minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE }),
+  size: int32().optional().meta({ minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE }),
   cursor: z.string().min(1).optional(),
-  page: z.number().int().optional().meta({ minimum: 1 }),
-  offset: z.number().int().optional().meta({ minimum: 0 }),
-  limit: z.number().int().optional().meta({ minimum: 1, maximum: MAX_PAGE_SIZE }),
+  page: int32().optional().meta({ minimum: 1 }),
+  offset: int32().optional().meta({ minimum: 0 }),
+  limit: int32().optional().meta({ minimum: 1, maximum: MAX_PAGE_SIZE }),
   withTotal: z.boolean().optional(),
   sort: z.string().optional(),
 };
