@@ -42,6 +42,7 @@ const runtimeFiles = [
   ['src/graphql/schema.graphql', 'schema.graphql'],
   ['src/graphql/supergraph.graphql', 'supergraph.graphql'],
   ['src/openapi/openapi.json', 'openapi.json'],
+  ['src/openapi/event-schemas.json', 'event-schemas.json'],
   ['src/graphql/trusted-documents.json', 'trusted-documents.json'],
 ];
 for (const [from, to] of runtimeFiles) {

@@ -51,6 +51,11 @@ const dashboards = {
       panel('PostgreSQL query p99 by statement', 's', [['histogram_quantile(0.99, sum by (le, statement) (rate(db_query_duration_seconds_bucket{service="$service"}[$__rate_interval])))', '{{statement}}']]),
       panel('PostgreSQL connections per pod', 'none', [['max by (pod, state) (db_pool_connections{service="$service"})', '{{pod}} {{state}}']], 'waiting above 0 for long: the pool (10 per pod) is too small for the load, or queries hold connections too long.'),
       panel('Stock releases waiting for inventory (orders)', 'none', [['max(orders_pending_stock_releases)', 'pending']], 'Grows when inventory cannot take stock back; the sweeper retries (runbook: PendingStockReleasesGrowing).'),
+      panel('Outbox: events waiting and the oldest one\'s age', 'none', [['max(outbox_backlog_events{service="$service"})', 'waiting'], ['max(outbox_oldest_unpublished_age_seconds{service="$service"})', 'oldest (s)']], 'Committed, not yet acknowledged by the transport (runbook: OutboxEventsWaiting).'),
+      panel('Events published by type, and relay errors', 'ops', [['sum by (type) (rate(outbox_events_published_total{service="$service"}[$__rate_interval]))', '{{type}}'], ['sum(rate(outbox_relay_errors_total{service="$service"}[$__rate_interval]))', 'relay errors']]),
+      panel('Relay lag p99 (write to acknowledgement)', 's', [['histogram_quantile(0.99, sum by (le) (rate(outbox_relay_lag_seconds_bucket{service="$service"}[$__rate_interval])))', 'p99']]),
+      panel('Events consumed by outcome, and redeliveries', 'ops', [['sum by (source, outcome) (rate(events_consumed_total{service="$service"}[$__rate_interval]))', '{{source}} {{outcome}}'], ['sum by (source) (rate(events_redelivered_total{service="$service"}[$__rate_interval]))', '{{source}} redelivered']], 'parked above 0: events in dead_letter_events (runbook: EventsParked).'),
+      panel('Consumer lag p99 (write to handling)', 's', [['histogram_quantile(0.99, sum by (le, source) (rate(events_consumer_lag_seconds_bucket{service="$service"}[$__rate_interval])))', '{{source}}']], 'runbook: EventConsumerLagging'),
     ],
   },
   graphql: {

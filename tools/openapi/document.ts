@@ -4,6 +4,7 @@
 // tools/openapi/generate.mjs bundles and runs this file.
 import { z } from 'zod';
 import { errorBodySchema, errorCatalog, problemBodySchema, type ErrorCode } from '@platform/errors';
+import { eventJsonSchemas } from '@platform/events';
 import { listEnvelopeSchema } from '@platform/paging';
 // Apps have no import path (nothing may import an app); this generator alone reads their schemas.
 /* eslint-disable @nx/enforce-module-boundaries */
@@ -78,6 +79,7 @@ const components: [string, Schema][] = [
   ['StockLevelPage', listEnvelopeSchema(stockLevelRepresentation)],
   ['GraphQLResponse', graphqlResponse],
   ['OpenApiDocument', openapiDocument],
+  ['EventSchemasDocument', z.object({ $schema: z.string(), $id: z.string(), title: z.string(), description: z.string(), $defs: z.record(z.string(), z.record(z.string(), z.unknown())) })],
   ['Error', errorBodySchema],
   ['Problem', problemBodySchema],
 ];
@@ -88,6 +90,8 @@ interface Operation {
   operationId: string;
   summary: string;
   body?: Schema;
+  /** Whether the body may be left out; unset, it may when the schema takes `{}`, as parseBody reads a missing body. */
+  bodyRequired?: boolean;
   query?: z.ZodObject;
   /** The fields `sort` accepts (the service's own list). */
   sortFields?: readonly string[];
@@ -178,9 +182,24 @@ const operations: Record<string, Operation> = {
   'GET /stock-levels/{sku}': { operationId: 'getStockLevel', summary: "Read a SKU's stock level", success: [200, 'The stock level', 'StockLevel'], headers: ['ETag'] },
   'PUT /stock-levels/{sku}': { operationId: 'setStockLevel', summary: 'Set what is on hand (admin); creates the SKU when new (201)', body: stock.putStockLevelBody, success: [200, 'The stock level, replaced', 'StockLevel'], created: 'The stock level of a SKU inventory did not know', headers: ['ETag'], forbidden: true, ifMatch: true, idempotencyKey: true, conflicts: ['CONFLICT'] },
   'GET /graphql': { operationId: 'queryGraphqlOverGet', summary: 'Run a GraphQL query given as parameters (a mutation over GET is 405); with Accept: application/json errors come with HTTP 200', query: graphqlQueryParameters, success: [200, 'GraphQL response with data and/or errors', 'GraphQLResponse'], graphqlErrors: true, queriesOnly: true },
-  'POST /graphql': { operationId: 'queryGraphql', summary: 'Run a GraphQL query or mutation (federated); with Accept: application/json errors come with HTTP 200', body: graphqlRequest, success: [200, 'GraphQL response with data and/or errors', 'GraphQLResponse'], graphqlErrors: true },
+  'POST /graphql': { operationId: 'queryGraphql', summary: 'Run a GraphQL query or mutation (federated); with Accept: application/json errors come with HTTP 200', body: graphqlRequest, bodyRequired: true, success: [200, 'GraphQL response with data and/or errors', 'GraphQLResponse'], graphqlErrors: true },
   'GET /openapi.json': { operationId: 'getOpenApiDocument', summary: 'This document (public)', success: [200, 'OpenAPI 3.1 document', 'OpenApiDocument'] },
+  'GET /event-schemas': { operationId: 'getEventSchemas', summary: "The JSON Schema (2020-12) of every domain event's data, by event type (public)", success: [200, 'JSON Schema document', 'EventSchemasDocument'] },
 };
+
+/**
+ * The JSON Schema document published beside this one: every event type's data schema under
+ * `$defs`, keyed by type; each one's `$id` is the `dataschema` its CloudEvents carry.
+ */
+export function buildEventSchemas(): Record<string, unknown> {
+  return {
+    $schema: 'https://json-schema.org/draft/2020-12/schema',
+    $id: 'urn:order-platform:events',
+    title: 'Order platform domain events',
+    description: 'The data of each event type, as carried in a CloudEvents 1.0 envelope (datacontenttype application/json) whose dataschema is the $id here.',
+    $defs: eventJsonSchemas(),
+  };
+}
 
 /** Drops what a JSON Schema of zod carries that has no place in an OpenAPI component. */
 function asOpenApiSchema(json: Record<string, unknown>): Record<string, unknown> {
@@ -411,7 +430,10 @@ export function buildDocument(): Record<string, unknown> {
         tags: [route.upstream],
         ...(route.auth === 'public' ? { security: [] } : {}),
         parameters,
-        ...(operation.body ? { requestBody: { required: true, content: { 'application/json': { schema: requestSchema(operation.body) } } } } : {}),
+        // The services read a missing body as {} (parseBody), so a body whose every field is
+        // optional may be left out, and the document must say so or generated clients send {}.
+        // GraphQL over HTTP is not parsed that way: a POST must carry its request (bodyRequired).
+        ...(operation.body ? { requestBody: { required: operation.bodyRequired ?? !operation.body.safeParse({}).success, content: { 'application/json': { schema: requestSchema(operation.body) } } } } : {}),
         responses: {
           [String(status)]: success,
           ...(operation.created ? { '201': { ...success, description: operation.created, headers: { ...(success.headers as Record<string, unknown>), Location: successHeaders.Location } } } : {}),
@@ -443,6 +465,7 @@ export function buildDocument(): Record<string, unknown> {
       { name: 'users', description: 'Users, sign-up and tokens' },
       { name: 'orders', description: 'Orders, items, shipments and cancellations' },
       { name: 'catalog', description: 'Products, ratings and reviews' },
+      { name: 'inventory', description: 'Stock levels: what is on hand, reserved and available per SKU' },
       { name: 'graphql', description: 'The federated query interface' },
       { name: 'openapi', description: 'This document' },
     ],

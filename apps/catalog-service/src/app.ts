@@ -3,6 +3,7 @@ import { databaseOutages } from '@platform/db';
 import express from 'express';
 import { authenticate, TokenVerifier } from '@platform/auth';
 import { errorHandler, notFoundHandler, requireAcceptableResponse } from '@platform/errors';
+import { type EventHandlers, eventLogRoutes } from '@platform/events';
 import { createSubgraphMiddleware } from '@platform/graphql-kit';
 import { type Health, jsonBody, type Logger, type Metrics, requestContext, requestLog } from '@platform/service-kit';
 import type { PrismaClient } from './generated/prisma/client';
@@ -27,7 +28,14 @@ export async function createCatalogApp(deps: CatalogAppDeps) {
   const { config } = deps;
   const verifier = new TokenVerifier(config.jwtVerifySecrets);
   const products = new ProductService(new ProductRepository(deps.prisma), config.cursorSecret);
-  const reviews = new ReviewService(new ReviewRepository(deps.prisma), products, config.cursorSecret);
+  const reviewRows = new ReviewRepository(deps.prisma);
+  const reviews = new ReviewService(reviewRows, products, config.cursorSecret);
+  // What other services' events change here (libs/events EventConsumer calls these).
+  const eventHandlers: EventHandlers = {
+    'user.deleted': async (event) => {
+      deps.logger.info({ userId: event.aggregateId, reviews: await reviewRows.removeAuthor(event.aggregateId) }, "a deleted user's reviews kept without their author");
+    },
+  };
   const graphql = createSubgraphMiddleware({ typeDefs: catalogTypeDefs, resolvers: catalogResolvers(products, reviews), verifier, introspection: config.NODE_ENV !== 'production' });
 
   const app = express();
@@ -41,11 +49,12 @@ export async function createCatalogApp(deps: CatalogAppDeps) {
   app.use(requireAcceptableResponse); // 406
   app.use(jsonBody()); // 415, 413, malformed JSON
   app.use('/graphql', graphql); // subgraph; verifies the forwarded token itself
+  app.use(eventLogRoutes(deps.prisma, 'catalog-service', new TokenVerifier(config.jwtVerifySecrets, { audience: 'internal' }))); // GET /internal/events: this service's published events (service tokens only)
   app.use(authenticate(verifier)); // everything below needs a bearer token
   app.use(productsRoutes(products)); // /products, /products/:id, /products/:id/rating
   app.use(reviewsRoutes(reviews)); // /products/:id/reviews
   app.use(notFoundHandler);
   app.use(databaseOutages); // an unreachable database: 503 + Retry-After, not 500
   app.use(errorHandler);
-  return { app, products };
+  return { app, products, eventHandlers };
 }

@@ -101,6 +101,24 @@ describe('GET /products', () => {
     expect((await call('GET', '/products?minPrice=10&maxPrice=5', { token: customer })).status).toBe(422);
   });
 
+  it('answers 422 OUT_OF_RANGE, never a 5xx, for numbers the database cannot hold (minPrice and maxPrice past 32 bits, paging)', async () => {
+    for (const name of ['minPrice', 'maxPrice']) {
+      for (const value of ['2147483648', '4294967296', '99999999999999999999', '-1']) {
+        const res = await call('GET', `/products?${name}=${value}`, { token: customer });
+        expect([name, value, res.status, res.body.errors]).toEqual([name, value, 422, [{ field: name, code: 'OUT_OF_RANGE', message: expect.stringMatching(new RegExp(`^${name} must be at (most 1000000000|least 0)\\.$`)) }]]);
+      }
+    }
+    const someProduct = (await call('GET', '/products?size=1', { token: customer })).body.items[0].id as string;
+    for (const path of ['/products', `/products/${someProduct}/reviews`]) {
+      for (const [name, value] of [['size', '2147483648'], ['page', '2147483648'], ['offset', '-2147483649'], ['limit', '1e3'], ['page', '2147483647'], ['offset', '2147483647']]) {
+        const res = await call('GET', `${path}?${name}=${value}`, { token: customer });
+        expect([path, name, value, res.status < 500, res.status < 400 || typeof res.body.code === 'string']).toEqual([path, name, value, true, true]);
+      }
+    }
+    const created = await call('POST', '/products', { token: admin, body: { sku: 'BIG-PRICE-1', name: 'Big', price: 2_147_483_648 } });
+    expect([created.status, created.body.errors?.[0]?.code]).toEqual([422, 'OUT_OF_RANGE']);
+  });
+
   it('needs a token', async () => {
     const res = await call('GET', '/products');
     expect(res.status).toBe(401);
@@ -259,6 +277,18 @@ describe('admin-only writes', () => {
     for (const [method, path] of [['POST', '/products'], ['PATCH', `/products/${someProduct}`], ['PUT', `/products/${someProduct}`], ['DELETE', `/products/${someProduct}`]] as const) {
       const res = await call(method, path, { token: customer, body: method === 'DELETE' ? undefined : { name: '' } });
       expect([method, res.status, res.body.code]).toEqual([method, 403, 'FORBIDDEN']);
+    }
+  });
+
+  it('answer 403 to a customer and 401 to a stranger whose body is not JSON or nests too deep, and 400 to an admin', async () => {
+    const someProduct = (await call('GET', '/products?size=1', { token: customer })).body.items[0].id as string;
+    for (const body of ['{"sku":', '['.repeat(65) + ']'.repeat(65)]) {
+      for (const [method, path] of [['POST', '/products'], ['PATCH', `/products/${someProduct}`], ['PUT', `/products/${someProduct}`]] as const) {
+        const asCustomer = await call(method, path, { token: customer, body });
+        const asStranger = await call(method, path, { body });
+        const asAdmin = await call(method, path, { token: admin, body });
+        expect([method, asCustomer.status, asCustomer.body.code, asStranger.status, asAdmin.status, asAdmin.body.code]).toEqual([method, 403, 'FORBIDDEN', 401, 400, 'MALFORMED_JSON']);
+      }
     }
   });
 });

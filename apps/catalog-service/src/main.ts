@@ -1,7 +1,9 @@
 // catalog-service process: see runService for the life cycle.
 import './instrument'; // first: tracing must patch modules before they load
 import path from 'node:path';
+import { serviceTokenSource } from '@platform/auth';
 import { serviceDatabase } from '@platform/db';
+import { connectNatsIfConfigured, EmbeddedTransport, EventConsumer, sqlCursorStore, startOutboxRelay } from '@platform/events';
 import { configOrExit, runService } from '@platform/service-kit';
 import { createCatalogApp } from './app';
 import { loadCatalogConfig } from './config';
@@ -14,9 +16,25 @@ runService({
   config,
   database: serviceDatabase({ migrationsDir: path.join(__dirname, 'migrations'), createClient: (adapter) => new PrismaClient({ adapter }) }),
   async build({ logger, health, metrics, database }) {
-    const { app, products } = await createCatalogApp({ config, prisma: database!.prisma, logger, health, metrics });
+    if (!database) throw new Error('runService opens the database before build');
+    // Committed outbox rows to the transport (the embedded one serves them at /internal/events).
+    // NATS JetStream when NATS_URL is set; otherwise the producers' logs over HTTP (no extra process).
+    const transport =
+      (await connectNatsIfConfigured(config.NATS_URL, { name: 'catalog-service', logger })) ??
+      new EmbeddedTransport({
+        producers: { 'users-service': config.USERS_URL },
+        serviceToken: serviceTokenSource(config.jwtSecret, 'catalog-service'),
+        cursors: sqlCursorStore(database.prisma),
+        pollMs: config.EVENTS_POLL_MS,
+        logger,
+      });
+    const events = await startOutboxRelay(database, transport, logger, { service: 'catalog-service', pollMs: config.EVENTS_POLL_MS }, metrics.registry);
+    const { app, products, eventHandlers } = await createCatalogApp({ config, prisma: database.prisma, logger, health, metrics });
+    const consumer = new EventConsumer(database.prisma, transport, logger, { consumer: 'catalog-service', sources: ['users-service'], handlers: eventHandlers }, metrics.registry);
+    await consumer.start();
     return {
       app,
+      resources: [() => consumer.stop(), events.stop, () => transport.close()],
       beforeListen: async () => {
         const seeded = await products.seedDemoCatalog();
         if (seeded) logger.info({ products: seeded }, 'demo catalog seeded into the empty database');

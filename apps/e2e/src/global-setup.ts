@@ -9,7 +9,7 @@ import path from 'node:path';
 import { createDatabases, Stack } from '@platform/test-kit';
 import { resetContractCounts } from './contract';
 import { startSpanReceiver } from './span-receiver';
-import { ADMIN, PORT_OFFSET, STATE_ENV, type StackState } from './stack';
+import { ADMIN, gatewayUrl, PORT_OFFSET, STATE_ENV, type StackState } from './stack';
 
 const root = path.resolve(__dirname, '../../..');
 
@@ -29,6 +29,8 @@ export default async function globalSetup(): Promise<void> {
     RATE_LIMIT_POINTS: '100000',
     RATE_LIMIT_TOKENS_POINTS: '5',
     RATE_LIMIT_TOKENS_IP_POINTS: '100000',
+    // The suites call from 127.0.0.1, the one trusted proxy; the OWASP suite spoofs X-Forwarded-For from another loopback address.
+    TRUST_PROXY: '127.0.0.1',
     ORDERS_SWEEP_MS: '200',
     ROUTE_DEPRECATIONS: JSON.stringify([{ pattern: '/order-items/:id', deprecation: '2026-01-01T00:00:00Z', sunset: '2027-01-01T00:00:00Z', link: 'https://docs.example.com/deprecations/order-items' }]),
   };
@@ -44,7 +46,10 @@ export default async function globalSetup(): Promise<void> {
   Object.assign(env, { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '200' });
 
   const stack = await Stack.start({ offset: PORT_OFFSET, env, logFile });
-  const state: StackState = { pids: stack.pids, starterPid: stack.starterPid, databases: Object.values(databases), logFile, spansFile };
+  const signIn = await fetch(`${gatewayUrl}/v1/tokens`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) });
+  if (signIn.status !== 200) throw new Error(`the e2e admin could not sign in: ${signIn.status} ${await signIn.text()}`);
+  const { accessToken: adminToken } = (await signIn.json()) as { accessToken: string };
+  const state: StackState = { pids: stack.pids, starterPid: stack.starterPid, databases: Object.values(databases), logFile, spansFile, adminToken };
   process.env[STATE_ENV] = JSON.stringify(state);
   process.env.E2E_JWT_SECRET = env.JWT_SECRET;
 }

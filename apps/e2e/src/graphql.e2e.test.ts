@@ -8,7 +8,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { apiClient, runBounded } from '@platform/test-kit';
 import { useContract } from './contract';
-import { ADMIN, gatewayUrl } from './stack';
+import { gatewayUrl, stackState } from './stack';
 
 const call = apiClient(() => gatewayUrl, useContract(__filename).onResponse);
 const operationsDir = path.join(__dirname, '../../gateway/src/graphql/operations');
@@ -51,7 +51,7 @@ async function stockedProduct(onHand: number) {
 const available = async (sku: string) => (await call('GET', `/v1/stock-levels/${sku}`, { token: adminToken })).body.available as number;
 
 beforeAll(async () => {
-  adminToken = (await call('POST', '/v1/tokens', { body: ADMIN })).body.accessToken as string;
+  adminToken = stackState().adminToken;
 });
 
 describe('createOrder', () => {

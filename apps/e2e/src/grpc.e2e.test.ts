@@ -26,9 +26,12 @@ describe('Inventory over gRPC', () => {
   it('reports SERVING on grpc.health.v1', async () => {
     const Health = makeGenericClientConstructor(healthService, 'Health');
     const health = new Health(inventoryAddress, credentials.createInsecure()) as unknown as { check(r: { service: string }, cb: (e: ServiceError | null, r: { status: string }) => void): void; close(): void };
-    const status = await new Promise<string>((resolve, reject) => health.check({ service: 'inventory.v1.Inventory' }, (error, reply) => (error ? reject(error) : resolve(reply.status))));
-    expect(status).toBe('SERVING');
-    health.close();
+    try {
+      const status = await new Promise<string>((resolve, reject) => health.check({ service: 'inventory.v1.Inventory' }, (error, reply) => (error ? reject(error) : resolve(reply.status))));
+      expect(status).toBe('SERVING');
+    } finally {
+      health.close();
+    }
   });
 
   it('reserves idempotently and releases once', async () => {

@@ -21,6 +21,12 @@ export interface StackState {
   logFile: string;
   /** The spans the apps exported, one JSON line each (span-receiver.ts). */
   spansFile: string;
+  /**
+   * The admin's access token, signed in once by the global setup: the stack allows five token
+   * requests per email and minute (so the OWASP suite can reach the limit), fewer than the suites
+   * that act as the admin.
+   */
+  adminToken: string;
 }
 
 export function stackState(): StackState {

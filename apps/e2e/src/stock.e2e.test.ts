@@ -2,12 +2,12 @@
 // anyone signed in reads stock levels.
 import { apiClient } from '@platform/test-kit';
 import { useContract } from './contract';
-import { ADMIN, gatewayUrl } from './stack';
+import { gatewayUrl, stackState } from './stack';
 
 const call = apiClient(() => gatewayUrl, useContract(__filename).onResponse);
 
 it('makes a product an admin created orderable once its stock is set, and shows what orders hold', async () => {
-  const admin = (await call('POST', '/v1/tokens', { body: ADMIN })).body.accessToken as string;
+  const admin = stackState().adminToken;
   const email = `stock-${Date.now()}@example.com`;
   await call('POST', '/v1/users', { body: { name: 'Stock Buyer', email, password: 'stock-password-1' } });
   const customer = (await call('POST', '/v1/tokens', { body: { email, password: 'stock-password-1' } })).body.accessToken as string;

@@ -1,5 +1,6 @@
 // The gateway request pipeline, in the order a request meets it. The only public door.
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import compression from 'compression';
 import express from 'express';
 import './request-state';
@@ -14,13 +15,16 @@ import type { GatewayConfig } from './config';
 import {
   dispatch,
   dropInternalHeaders,
+  forgetCredentialsAfterUserWrite,
   identifyCaller,
   limitBodySize,
+  receiveBody,
   requireAuthentication,
   requireWellFormedRequest,
   routeRequest,
+  strictTransportSecurity,
 } from './pipeline';
-import { limitInFlight, rateLimit } from './rate-limit/policies';
+import { chargeGraphQLOperation, limitInFlight, rateLimit, rateLimitByAddress } from './rate-limit/policies';
 import { createUpstreamProxy } from './proxy/upstream-proxy';
 import type { CallerCredentials } from './auth/credentials';
 import type { RateLimits } from './rate-limit/rate-limits';
@@ -33,7 +37,7 @@ const COMPRESS_FROM_BYTES = 1024;
 export interface GatewayAppDeps {
   config: Pick<
     GatewayConfig,
-    'jwtVerifySecrets' | 'NODE_ENV' | 'REQUEST_TIMEOUT_MS' | 'USERS_URL' | 'ORDERS_URL' | 'CATALOG_URL' | 'INVENTORY_URL' | 'TRUST_PROXY' | 'ROUTE_DEPRECATIONS' | 'UPSTREAM_LIMITS' | 'MAX_IN_FLIGHT_PER_CALLER' | 'CORS_ORIGINS' | 'GRAPHQL_TRUSTED_DOCUMENTS'
+    'jwtVerifySecrets' | 'NODE_ENV' | 'REQUEST_TIMEOUT_MS' | 'USERS_URL' | 'ORDERS_URL' | 'CATALOG_URL' | 'INVENTORY_URL' | 'TRUST_PROXY' | 'ROUTE_DEPRECATIONS' | 'UPSTREAM_LIMITS' | 'MAX_IN_FLIGHT_PER_CALLER' | 'CLIENT_BODY_TIMEOUT_MS' | 'CLIENT_BODY_MIN_RATE' | 'MAX_BUFFERED_BODY_BYTES' | 'CORS_ORIGINS' | 'GRAPHQL_TRUSTED_DOCUMENTS'
   >;
   rateLimits: RateLimits;
   /** Refuses tokens their account outlived (users-service's credential versions). */
@@ -63,8 +67,11 @@ export async function createGatewayApp(deps: GatewayAppDeps) {
     registry: deps.metrics.registry,
     logger: deps.logger,
     trustedDocuments: { mode: config.GRAPHQL_TRUSTED_DOCUMENTS, documents: JSON.parse(readFileSync(deps.trustedDocumentsPath, 'utf8')) as Record<string, string> },
+    admit: chargeGraphQLOperation(deps.rateLimits), // points by the work asked: each mutation field one, a query by its cost (rate-limit/policies.ts)
   });
   const openapi = readFileSync(deps.openapiPath);
+  // The events' JSON Schemas, generated beside the OpenAPI document.
+  const eventSchemas = readFileSync(path.join(path.dirname(deps.openapiPath), 'event-schemas.json'));
   const corsOrigins = config.CORS_ORIGINS ?? (config.NODE_ENV === 'production' ? [] : DEVELOPMENT_ORIGINS);
 
   const app = express();
@@ -72,6 +79,7 @@ export async function createGatewayApp(deps: GatewayAppDeps) {
   app.set('etag', false);
   app.set('trust proxy', config.TRUST_PROXY);
   app.use(dropInternalHeaders(app.get('trust proxy fn'))); // a client's X-Request-Timeout-Ms, X-Forwarded-Prefix (and X-Forwarded-* unless a trusted proxy's) are dropped
+  app.use(strictTransportSecurity); // HSTS when the request came over HTTPS (per a trusted proxy's X-Forwarded-Proto)
   app.use(requestContext(config.REQUEST_TIMEOUT_MS)); // trace id (traceparent in, X-Request-Id out), deadline
   app.use(requestLog(deps.logger)); // one JSON line per request
   app.use(deps.metrics.middleware); // latency by route
@@ -79,6 +87,7 @@ export async function createGatewayApp(deps: GatewayAppDeps) {
   app.use(deps.health.router()); // /healthz, /readyz (unversioned, public)
   app.use(compression({ threshold: COMPRESS_FROM_BYTES })); // gzip or br for answers of 1 KiB and more, proxied ones too, as they stream
   app.use(crossOrigin(corsOrigins)); // CORS: preflights answered here, before routing and tokens; other origins get no CORS header
+  app.use('/docs', rateLimitByAddress(deps.rateLimits)); // the reference pages and their assets count against the client address's budget
   app.use(browserPages({ assetsDir: deps.pagesDir, graphqlIde: config.NODE_ENV !== 'production' })); // GET /docs (API reference), GET /v1/graphql for a browser (GraphiQL, not in production)
   app.use(requireWellFormedRequest); // 400 for a transfer coding other than chunked or a broken %-encoded path
   app.use(limitBodySize); // 413 over 1 MiB, from Content-Length
@@ -89,6 +98,8 @@ export async function createGatewayApp(deps: GatewayAppDeps) {
   app.use(limitInFlight(config.MAX_IN_FLIGHT_PER_CALLER)); // 429 RATE_LIMITED past the requests one caller may have in flight
   app.use(rateLimit(deps.rateLimits)); // RateLimit headers; 429 RATE_LIMITED
   app.use(requireAuthentication); // 401 unless the route is public
+  app.use(receiveBody({ timeoutMs: config.CLIENT_BODY_TIMEOUT_MS, minBytesPerS: config.CLIENT_BODY_MIN_RATE, maxBufferedBytes: config.MAX_BUFFERED_BODY_BYTES })); // the whole body, at a minimum rate, before any connection to a service is taken: 408 too slow, 413 over 1 MiB
+  app.use(forgetCredentialsAfterUserWrite(deps.credentials)); // a password change or deletion that succeeds here: that user's credential answer is asked again
   app.use(
     dispatch({
       users: createUpstreamProxy(config.USERS_URL, { timeoutMs, ...config.UPSTREAM_LIMITS.users }),
@@ -96,9 +107,9 @@ export async function createGatewayApp(deps: GatewayAppDeps) {
       catalog: createUpstreamProxy(config.CATALOG_URL, { timeoutMs, ...config.UPSTREAM_LIMITS.catalog }),
       inventory: createUpstreamProxy(config.INVENTORY_URL, { timeoutMs, ...config.UPSTREAM_LIMITS.inventory }),
       graphql: [parseJsonBody({ limit: MAX_BODY_BYTES, type: 'application/json' }), graph.middleware],
-      openapi: (_req, res) => void res.type('application/json').send(openapi),
+      openapi: (req, res) => void res.type('application/json').send(req.path.endsWith('/event-schemas') ? eventSchemas : openapi),
     }),
-  ); // proxy with its framing, timeout and remaining-deadline header; 408/502/503/504 in the error format
+  ); // proxy over connections shared fairly between callers, with the remaining-deadline header; 502/503/504 in the error format
   app.use(errorHandler);
   return { app, stopGraph: graph.stop };
 }

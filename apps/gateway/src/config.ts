@@ -1,3 +1,4 @@
+import express from 'express';
 import { loadConfig, portSetting } from '@platform/service-kit';
 import { z } from '@platform/validation';
 
@@ -15,6 +16,34 @@ function jsonSetting<T extends z.ZodType>(name: string, schema: T) {
     })
     .pipe(schema);
 }
+
+/**
+ * Express `trust proxy` from its text: `true`/`false`, a hop count (`1`: believe the one proxy in
+ * front, the Ingress), or a comma-separated list of addresses, subnets (CIDR) and the named ranges
+ * `loopback`, `linklocal`, `uniquelocal`. Express reads a string as an address list only, so the
+ * text `1` would trust the address 0.0.0.1 (every client then shares the Ingress's address and its
+ * rate-limit budget) and `false` would not start; hence numbers and booleans are turned into theirs.
+ */
+export const trustProxySetting = z
+  .string()
+  .trim()
+  .transform((text, context): boolean | number | string[] => {
+    const lower = text.toLowerCase();
+    if (lower === 'true' || lower === 'false') return lower === 'true';
+    if (/^\d+$/.test(text)) return Number(text);
+    const list = text.split(',').map((entry) => entry.trim()).filter(Boolean);
+    try {
+      express().set('trust proxy', list); // Express's own parser (proxy-addr): the check is the one it will make
+    } catch (error) {
+      context.addIssue({ code: 'custom', message: `TRUST_PROXY must be true, false, a hop count, or addresses, subnets and loopback/linklocal/uniquelocal, comma-separated (${error instanceof Error ? error.message : String(error)})` });
+      return z.NEVER;
+    }
+    if (list.length === 0) {
+      context.addIssue({ code: 'custom', message: 'TRUST_PROXY is empty; write false to trust no proxy' });
+      return z.NEVER;
+    }
+    return list;
+  });
 
 const deprecations = jsonSetting(
   'ROUTE_DEPRECATIONS',
@@ -44,6 +73,8 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env) {
       USERS_URL: z.url().default('http://127.0.0.1:3001'),
       /** How long the gateway trusts a user's credential version: a token is refused at most this long after its password changed or its user was deleted. */
       CREDENTIALS_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
+      /** Longest wait for users-service's credential answer once the cached one is older than CREDENTIALS_CACHE_MS; then 503 (fail closed). */
+      CREDENTIALS_TIMEOUT_MS: z.coerce.number().int().min(50).max(10_000).default(1_000),
       ORDERS_URL: z.url().default('http://127.0.0.1:3002'),
       CATALOG_URL: z.url().default('http://127.0.0.1:3003'),
       /** inventory-service's HTTP side (stock levels), not its gRPC port. */
@@ -61,8 +92,8 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env) {
       /** Token requests per client IP (spraying many accounts); higher, as offices share an IP. */
       RATE_LIMIT_TOKENS_IP_POINTS: z.coerce.number().int().min(1).default(100),
       RATE_LIMIT_TOKENS_WINDOW_S: z.coerce.number().int().min(1).default(60),
-      /** Express `trust proxy`: hops whose X-Forwarded-For is believed (the ingress). */
-      TRUST_PROXY: z.string().default('loopback'),
+      /** Express `trust proxy`: which peers' X-Forwarded-For is believed (the ingress): see trustProxySetting. */
+      TRUST_PROXY: trustProxySetting.default(['loopback']),
       /** Operator overlay on the route table: [{pattern, methods?, deprecation, sunset?, link?}]. */
       ROUTE_DEPRECATIONS: deprecations.optional(),
       /**
@@ -88,6 +119,16 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env) {
       GRAPHQL_TRUSTED_DOCUMENTS: z.enum(['off', 'allow', 'only']).default('allow'),
       /** Requests one caller (user id, or client IP without a token) may have in flight; the excess is 429. */
       MAX_IN_FLIGHT_PER_CALLER: z.coerce.number().int().min(1).default(64),
+      /**
+       * A request body is read whole before its request takes a connection to a service, and must
+       * arrive at a minimum rate (as Apache's mod_reqtimeout `body=…,MinRate=…`): within
+       * CLIENT_BODY_TIMEOUT_MS, plus one second for every CLIENT_BODY_MIN_RATE bytes received.
+       * Slower: 408 REQUEST_TIMEOUT and the connection closed.
+       */
+      CLIENT_BODY_TIMEOUT_MS: z.coerce.number().int().min(1).default(5_000),
+      CLIENT_BODY_MIN_RATE: z.coerce.number().int().min(1).default(1_024),
+      /** Bytes of request bodies the gateway holds at once, all callers together; past it, 503 with Retry-After. */
+      MAX_BUFFERED_BODY_BYTES: z.coerce.number().int().min(1_048_576).default(256 * 1_048_576),
     },
     env,
   );

@@ -11,10 +11,13 @@ import fc from 'fast-check';
 import { buildSchema, isEnumType, isObjectType } from 'graphql';
 import pino from 'pino';
 import { createMetrics, Health, listen, type Listening } from '@platform/service-kit';
-import { apiClient, percentile, RedisServer, runBounded, testRedisUrl, tokenFor } from '@platform/test-kit';
-import { issueAccessToken, serviceTokenSource } from '@platform/auth';
+import { apiClient, percentile, RedisServer, runBounded, testRedisUrl, timeAnswer, tokenFor } from '@platform/test-kit';
+import { MAX_BODY_BYTES } from '@platform/errors';
+import { issueAccessToken, publishRevocation, serviceTokenSource } from '@platform/auth';
+import { Redis } from 'ioredis';
 import { createGatewayApp } from './app';
 import { CredentialCheck } from './auth/credentials';
+import { subscribeToRevocations } from './auth/revocation-feed';
 import { loadGatewayConfig } from './config';
 import { connectRedis, RateLimits, redisReady } from './rate-limit/rate-limits';
 
@@ -33,6 +36,8 @@ function fakeService() {
     const version = credentialVersions.has(req.params.id) ? credentialVersions.get(req.params.id) : 1;
     res.json({ userId: req.params.id, exists: version !== null, credentialVersion: version });
   });
+  // What users-service does on a deletion and a password change: the gateway sees them pass.
+  app.delete('/users/:id', (req, res) => void (credentialVersions.set(req.params.id, null), res.status(204).end()));
   app.all('/users/echo', (req, res) => {
     res.json({ path: req.originalUrl, method: req.method, headers: req.headers, body: req.body?.toString('utf8') ?? null });
   });
@@ -130,7 +135,24 @@ interface Gateway {
 
 async function startGateway(
   upstream: string,
-  options: { redisUrl?: string; redisTimeoutMs?: number; redisProbeMs?: number; points?: number; tokensPoints?: number; timeoutMs?: number; deprecations?: unknown; corsOrigins?: string; nodeEnv?: 'test' | 'production'; trustedDocuments?: 'off' | 'allow' | 'only' } = {},
+  options: {
+    redisUrl?: string;
+    redisTimeoutMs?: number;
+    redisProbeMs?: number;
+    points?: number;
+    tokensPoints?: number;
+    timeoutMs?: number;
+    deprecations?: unknown;
+    corsOrigins?: string;
+    nodeEnv?: 'test' | 'production';
+    trustedDocuments?: 'off' | 'allow' | 'only';
+    /** The credential check: where users-service is (default: `upstream`), how long answers are trusted (default 0), its wait, and the Redis whose revocations it subscribes to. */
+    credentials?: { usersUrl?: string; cacheMs?: number; timeoutMs?: number; feedRedisUrl?: string };
+    /** orders-service (its subgraph included); default: `upstream`. */
+    ordersUrl?: string;
+    /** The default policy's window; default 60 s. */
+    windowS?: number;
+  } = {},
 ): Promise<Gateway> {
   const logs: string[] = [];
   const logger = pino({ level: 'info' }, new Writable({ write: (chunk, _enc, done) => (logs.push(String(chunk)), done()) }));
@@ -148,8 +170,17 @@ async function startGateway(
     };
   }
   const metrics = createMetrics('gateway-test');
+  const credentials = new CredentialCheck({
+    usersUrl: options.credentials?.usersUrl ?? upstream,
+    serviceToken: serviceTokenSource(JWT_SECRET, 'gateway'),
+    cacheMs: options.credentials?.cacheMs ?? 0,
+    timeoutMs: options.credentials?.timeoutMs,
+    logger,
+  });
+  const feed = options.credentials?.feedRedisUrl ? subscribeToRevocations(options.credentials.feedRedisUrl, credentials, logger) : undefined;
+  if (feed) expect(await feed.ready(5_000)).toBe(true);
   const rateLimits = new RateLimits(
-    { default: { points: options.points ?? 1000, windowS: 60 }, tokens: { points: options.tokensPoints ?? 1000, windowS: 60 }, 'tokens-ip': { points: 1000, windowS: 60 } },
+    { default: { points: options.points ?? 1000, windowS: options.windowS ?? 60 }, tokens: { points: options.tokensPoints ?? 1000, windowS: 60 }, 'tokens-ip': { points: 1000, windowS: 60 } },
     { redis, logger, registry: metrics.registry, probeIntervalMs: options.redisProbeMs },
   );
   const { app, stopGraph } = await createGatewayApp({
@@ -159,14 +190,14 @@ async function startGateway(
       NODE_ENV: options.nodeEnv ?? 'test',
       REQUEST_TIMEOUT_MS: options.timeoutMs ?? 5_000,
       USERS_URL: upstream,
-      ORDERS_URL: upstream,
+      ORDERS_URL: options.ordersUrl ?? upstream,
       CATALOG_URL: upstream,
-      TRUST_PROXY: 'loopback',
+      TRUST_PROXY: ['loopback'],
       ROUTE_DEPRECATIONS: options.deprecations as never,
       GRAPHQL_TRUSTED_DOCUMENTS: options.trustedDocuments ?? 'allow',
     },
     rateLimits,
-    credentials: new CredentialCheck({ usersUrl: upstream, serviceToken: serviceTokenSource(JWT_SECRET, 'gateway'), cacheMs: 0, logger }),
+    credentials,
     logger,
     health: new Health(),
     metrics,
@@ -185,6 +216,7 @@ async function startGateway(
       await stopGraph();
       rateLimits.stop();
       redis?.disconnect();
+      await feed?.stop();
     },
   };
 }
@@ -289,6 +321,14 @@ describe('what the gateway answers itself', () => {
     expect((await call('POST', '/v1/tokens', { body: { email: 'a@example.com', password: 'x' } })).body.code).toBe('INVALID_CREDENTIALS');
   });
 
+  it('sends Strict-Transport-Security when a trusted proxy says the request came over HTTPS, and only then', async () => {
+    const hsts = async (headers: Record<string, string>) => (await call('GET', '/v1/openapi.json', { headers })).headers.get('strict-transport-security');
+    expect(await hsts({ 'x-forwarded-proto': 'https' })).toBe('max-age=31536000; includeSubDomains');
+    expect((await call('GET', '/v1/orders', { headers: { 'x-forwarded-proto': 'https' } })).headers.get('strict-transport-security')).toBe('max-age=31536000; includeSubDomains');
+    expect(await hsts({ 'x-forwarded-proto': 'http' })).toBeNull();
+    expect(await hsts({})).toBeNull();
+  });
+
   it('answers 404 UNSUPPORTED_VERSION, 404 NOT_FOUND and 405 with Allow', async () => {
     const v2 = await call('GET', '/v2/orders', { token });
     expect(v2.status).toBe(404);
@@ -321,6 +361,15 @@ describe('what the gateway answers itself', () => {
     expect(res.body.openapi).toBe('3.1.0');
     expect(Object.keys(res.body.paths)).toEqual(expect.arrayContaining(['/orders', '/orders/{id}', '/users', '/tokens', '/products/{id}/rating']));
     expect(res.body.paths['/orders'].post.requestBody.content['application/json'].schema.additionalProperties).toBe(false);
+  });
+
+  it("serves the events' JSON Schemas beside it, without a token", async () => {
+    const res = await call('GET', '/v1/event-schemas');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/application\/json/);
+    expect(res.body).toMatchObject({ $schema: 'https://json-schema.org/draft/2020-12/schema', $id: 'urn:order-platform:events' });
+    expect(res.body.$defs['order.created']).toMatchObject({ $id: 'urn:order-platform:event:order.created:v1', type: 'object', additionalProperties: false });
+    expect(Object.keys(res.body.$defs)).toEqual(expect.arrayContaining(['user.deleted', 'product.deleted', 'review.created', 'stock.changed', 'order.cancellation.completed']));
   });
 
   it('adds Deprecation, Sunset and Link to a route the table marks as retiring', async () => {
@@ -414,11 +463,42 @@ describe('pages for people', () => {
     expect(html).toContain('<redoc spec-url="/v1/openapi.json"');
     expect(html).not.toMatch(/https?:\/\//); // no CDN: every script and style comes from the gateway
     expect(page.headers['content-security-policy']).toMatch(/script-src 'self';/);
-    const script = await rawRequest(`${gateway.server.url}/docs/assets/redoc.standalone.js`, 'GET', { 'accept-encoding': 'gzip' });
+    const src = /src="(\/docs\/assets\/[\da-f]{16}\/redoc\.standalone\.js)"/.exec(html)?.[1];
+    expect(src).toBeDefined();
+    const script = await rawRequest(`${gateway.server.url}${src}`, 'GET', { 'accept-encoding': 'gzip' });
     expect([script.status, script.headers['content-type'], script.headers['content-encoding']]).toEqual([200, 'text/javascript; charset=utf-8', 'gzip']);
     expect(gunzipSync(script.body).toString('utf8')).toContain('Redoc');
     const unknown = await call('GET', '/docs/assets/secrets.env');
     expect([unknown.status, unknown.body.code]).toEqual([404, 'NOT_FOUND']);
+  });
+
+  it('serves each asset under its version for a year (immutable), answers 304 to a client that holds it, and 404 for another version', async () => {
+    const html = (await rawRequest(`${gateway.server.url}/docs`, 'GET', { accept: 'text/html' })).body.toString('utf8');
+    const [, src, version] = /src="(\/docs\/assets\/([\da-f]{16})\/redoc\.standalone\.js)"/.exec(html) ?? [];
+    const first = await rawRequest(`${gateway.server.url}${src}`, 'GET', {});
+    expect([first.status, first.headers['cache-control'], first.headers.etag]).toEqual([200, 'public, max-age=31536000, immutable', `"${version}"`]);
+    const again = await rawRequest(`${gateway.server.url}${src}`, 'GET', { 'if-none-match': `"${version}"` });
+    expect([again.status, again.body.length]).toEqual([304, 0]);
+    // The unversioned name answers too, but only after revalidation.
+    const unversioned = await rawRequest(`${gateway.server.url}/docs/assets/redoc.standalone.js`, 'GET', { 'if-none-match': `"${version}"` });
+    expect([unversioned.status, unversioned.headers['cache-control']]).toEqual([304, 'public, no-cache']);
+    const stale = await call('GET', '/docs/assets/0000000000000000/redoc.standalone.js');
+    expect([stale.status, stale.body.code]).toEqual([404, 'NOT_FOUND']);
+  });
+
+  it('counts /docs and its assets against the client address\'s rate limit: 429 in the error format past it', async () => {
+    const limited = await startGateway(upstream.url, { points: 3 });
+    try {
+      const statuses = [];
+      for (let i = 0; i < 4; i++) statuses.push((await rawRequest(`${limited.server.url}/docs/assets/graphiql.min.css`, 'GET', {})).status);
+      expect(statuses).toEqual([200, 200, 200, 429]);
+      const refused = await apiClient(() => limited.server.url)('GET', '/docs');
+      expect(refused.status).toBe(429);
+      expect(refused.body).toMatchObject({ code: 'RATE_LIMITED', errors: [] });
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    } finally {
+      await limited.stop();
+    }
   });
 
   it('offers GraphiQL to a browser on GET /v1/graphql, and leaves JSON clients to the graph', async () => {
@@ -427,8 +507,9 @@ describe('pages for people', () => {
     expect([ide.status, ide.headers['content-type']]).toEqual([200, 'text/html; charset=utf-8']);
     const html = ide.body.toString('utf8');
     for (const script of ['react.production.min.js', 'react-dom.production.min.js', 'graphiql.min.js', 'graphiql-start.js']) {
-      expect(html).toContain(`src="/docs/assets/${script}"`);
-      expect((await rawRequest(`${gateway.server.url}/docs/assets/${script}`, 'GET', {})).status).toBe(200);
+      const src = new RegExp(`src="(/docs/assets/[\\da-f]{16}/${script.replaceAll('.', '\\.')})"`).exec(html)?.[1];
+      expect([script, src]).toEqual([script, expect.any(String)]);
+      expect((await rawRequest(`${gateway.server.url}${src}`, 'GET', {})).status).toBe(200);
     }
     const json = await rawRequest(`${gateway.server.url}/v1/graphql`, 'GET', { accept: 'application/json' });
     expect(json.headers['content-type']).not.toMatch(/html/);
@@ -551,6 +632,36 @@ describe('rate limits', () => {
       }
     });
 
+    it('gives a caller over its limit its budget back each window after an outage, though its two counts began apart', async () => {
+      const POINTS = 3;
+      const WINDOW_S = 2;
+      const shared = await startGateway(upstream.url, { redisUrl: redis.url, points: POINTS, windowS: WINDOW_S, redisTimeoutMs: 50, redisProbeMs: 100 });
+      try {
+        const caller = (await tokenFor(JWT_SECRET)).token;
+        // Memory's window starts here; Redis loses its count and starts another after the restart.
+        expect((await timedGet(shared, caller)).status).toBe(200);
+        await redis.kill();
+        expect((await timedGet(shared, caller)).status).toBe(200); // counted in memory; the circuit opens
+        await redis.restart();
+        await until(async () => (await storeOf(shared)) === 'redis', 10_000);
+        // The caller now asks without pause, far over its limit, for three windows.
+        const statuses: number[] = [];
+        const until3Windows = Date.now() + 3 * WINDOW_S * 1000;
+        while (Date.now() < until3Windows) {
+          statuses.push((await timedGet(shared, caller)).status);
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        const answered = statuses.filter((status) => status === 200).length;
+        console.info(`after the outage: ${answered} of ${statuses.length} calls answered in ${3 * WINDOW_S} s (${POINTS} per ${WINDOW_S} s window)`);
+        expect(statuses.filter((status) => status !== 200 && status !== 429)).toEqual([]);
+        // Every window gives the budget back: at least two windows' worth, at most what three allow.
+        expect(answered).toBeGreaterThanOrEqual(2 * POINTS);
+        expect(answered).toBeLessThanOrEqual(4 * POINTS);
+      } finally {
+        await shared.stop();
+      }
+    });
+
     // While Redis hangs or is gone: answers as fast as ever from memory, limits still counted;
     // when it is back: on Redis again, and nobody got a fresh budget out of the outage.
     describe.each([
@@ -611,6 +722,40 @@ describe('rate limits', () => {
   });
 });
 
+describe('JSON nested past 64 levels', () => {
+  const levels = MAX_BODY_BYTES / 2;
+  const nesting = '['.repeat(levels) + ']'.repeat(levels);
+
+  it('is refused on the GraphQL route: a 1 MiB body of it answers 400 in the error format within 50 ms, and the next query at once', async () => {
+    const answer = await timeAnswer(gateway.server.url, 'POST', '/v1/graphql', { 'content-type': 'application/json', authorization: `Bearer ${token}` }, nesting);
+    expect(answer).toMatchObject({ status: 400, body: { code: 'MALFORMED_JSON', message: 'The request body nests deeper than 64 levels.', traceId: expect.any(String), errors: [] } });
+    expect(answer.ms).toBeLessThan(50);
+    const next = await call('POST', '/v1/graphql', { token, body: { query: '{ me { id } }' } });
+    expect(next.status).toBe(200);
+  });
+
+  it('is refused on the token route: the most it reads (16 KiB) of it answers 400 within 50 ms, 1 MiB answers 413', async () => {
+    const tokenLevels = 8 * 1024;
+    const answer = await timeAnswer(gateway.server.url, 'POST', '/v1/tokens', { 'content-type': 'application/json' }, '['.repeat(tokenLevels) + ']'.repeat(tokenLevels));
+    expect(answer).toMatchObject({ status: 400, body: { code: 'MALFORMED_JSON', message: 'The request body nests deeper than 64 levels.' } });
+    expect(answer.ms).toBeLessThan(50);
+    const whole = await timeAnswer(gateway.server.url, 'POST', '/v1/tokens', { 'content-type': 'application/json' }, nesting);
+    expect([whole.status, whole.body.code]).toEqual([413, 'PAYLOAD_TOO_LARGE']);
+    const next = await call('POST', '/v1/tokens', { body: { email: 'a@example.com', password: 'x' } });
+    expect(next.body.code).toBe('INVALID_CREDENTIALS');
+  });
+
+  it("is refused in a GraphQL GET's variables and extensions, and 64 levels still pass", async () => {
+    const query = encodeURIComponent('query ($x: Int) { me { id } }');
+    for (const name of ['variables', 'extensions']) {
+      const res = await call('GET', `/v1/graphql?query=${query}&${name}=${encodeURIComponent(`{"x":${'['.repeat(64)}${']'.repeat(64)}}`)}`, { token, headers: { accept: 'application/json' } });
+      expect([name, res.status, res.body.code, res.body.message]).toEqual([name, 400, 'MALFORMED_JSON', `The ${name} parameter nests deeper than 64 levels.`]);
+    }
+    const atLimit = await call('GET', `/v1/graphql?query=${query}&extensions=${encodeURIComponent(`{"x":${'['.repeat(63)}${']'.repeat(63)}}`)}`, { token, headers: { accept: 'application/json' } });
+    expect(atLimit.status).toBe(200);
+  });
+});
+
 describe('GraphQL at the gateway', () => {
   it('needs a token and refuses queries deeper than 10 levels', async () => {
     expect((await call('POST', '/v1/graphql', { body: { query: '{ me { id } }' } })).status).toBe(401);
@@ -648,7 +793,8 @@ describe('subgraph calls that fail', () => {
 
   /** `{ me { id } }` through a gateway of its own whose services are at `servicesUrl`. */
   async function askMeThrough(servicesUrl: string, options: { timeoutMs?: number } = {}) {
-    const lonely = await startGateway(servicesUrl, options);
+    // Credentials are checked with the working fake: a users-service that cannot answer refuses every token (503).
+    const lonely = await startGateway(servicesUrl, { ...options, credentials: { usersUrl: upstream.url } });
     try {
       return (await apiClient(() => lonely.server.url)('POST', '/v1/graphql', { token, body: { query: '{ me { id } }' } })).body;
     } finally {
@@ -778,6 +924,97 @@ describe('GraphQL over HTTP (the GraphQL-over-HTTP specification)', () => {
   });
 });
 
+describe('GraphQL with introspection off (production)', () => {
+  it('names no field, argument or type the client did not: no "Did you mean" suggestions', async () => {
+    const production = await startGateway(upstream.url, { nodeEnv: 'production' });
+    const productionCall = apiClient(() => production.server.url);
+    const typos = ['{ me { nam } }', '{ orders(firts: 2) { id } }', '{ me { ... on Usr { id } } }'];
+    try {
+      for (const query of typos) {
+        // The same document in development does suggest: the test would see a leak.
+        const development = await call('POST', '/v1/graphql', { token, body: { query } });
+        expect(development.text).toMatch(/Did you mean/);
+        const res = await productionCall('POST', '/v1/graphql', { token, body: { query } });
+        expect([query, res.status, res.body.errors[0].extensions.code]).toEqual([query, 200, 'GRAPHQL_VALIDATION_FAILED']);
+        const messages = res.body.errors.map((error: { message: string }) => error.message).join(' ');
+        expect(messages).not.toMatch(/Did you mean|"name"|"first"/);
+      }
+    } finally {
+      await production.stop();
+    }
+  });
+});
+
+describe('GraphQL spends the rate limit by the work it asks', () => {
+  /** An orders subgraph that counts the createOrder fields it is asked to run (and runs none). */
+  async function countingOrdersSubgraph() {
+    let createOrderFields = 0;
+    const app = express().post('/graphql', express.json(), (req, res) => {
+      createOrderFields += String(req.body?.query ?? '').match(/\bcreateOrder\b/g)?.length ?? 0;
+      res.json({ data: null, errors: [{ message: 'not placed (test subgraph)', extensions: { code: 'INTERNAL' } }] });
+    });
+    const server = await listen(app, 0, '127.0.0.1');
+    return { url: server.url, close: () => server.close(), createOrderFields: () => createOrderFields };
+  }
+  const aliasedCreateOrders = (count: number) =>
+    `mutation { ${Array.from({ length: count }, (_, i) => `o${i}: createOrder(input: {items: [{productId: "p", quantity: 1}]}, idempotencyKey: "k${i}") { id }`).join(' ')} }`;
+
+  it('refuses more than 5 mutation fields in one request (16 aliased createOrder) before any runs', async () => {
+    const orders = await countingOrdersSubgraph();
+    const graph = await startGateway(upstream.url, { ordersUrl: orders.url });
+    const graphCall = apiClient(() => graph.server.url);
+    try {
+      const refused = await graphCall('POST', '/v1/graphql', { token, body: { query: aliasedCreateOrders(16) } });
+      expect([refused.status, refused.body.data]).toEqual([200, undefined]);
+      // 16 fields are 15 aliases too (that limit answers as well); this one says why writes are refused.
+      expect(refused.body.errors.map((error: { extensions: unknown }) => error.extensions)).toContainEqual({ code: 'MUTATION_LIMIT_EXCEEDED', mutationFields: { requested: 16, limit: 5 } });
+      const strict = await graphCall('POST', '/v1/graphql', { token, body: { query: aliasedCreateOrders(6) }, headers: { accept: 'application/graphql-response+json' } });
+      expect([strict.status, strict.body.errors[0].extensions.code]).toEqual([400, 'MUTATION_LIMIT_EXCEEDED']);
+      expect(orders.createOrderFields()).toBe(0);
+    } finally {
+      await graph.stop();
+      await orders.close();
+    }
+  });
+
+  it('charges each mutation field one point, as its REST call, and refuses with 429 before running what the budget cannot pay', async () => {
+    const orders = await countingOrdersSubgraph();
+    const graph = await startGateway(upstream.url, { ordersUrl: orders.url, points: 12 });
+    const graphCall = apiClient(() => graph.server.url);
+    const user = (await tokenFor(JWT_SECRET)).token;
+    try {
+      const first = await graphCall('POST', '/v1/graphql', { token: user, body: { query: aliasedCreateOrders(5) } });
+      expect(first.headers.get('ratelimit')).toBe('"default";r=7;t=60');
+      const second = await graphCall('POST', '/v1/graphql', { token: user, body: { query: aliasedCreateOrders(5) } });
+      expect(second.headers.get('ratelimit')).toBe('"default";r=2;t=60');
+      expect(orders.createOrderFields()).toBe(10);
+      const refused = await graphCall('POST', '/v1/graphql', { token: user, body: { query: aliasedCreateOrders(5) } });
+      expect([refused.status, refused.body.code, Number(refused.headers.get('retry-after')) > 0]).toEqual([429, 'RATE_LIMITED', true]);
+      expect(orders.createOrderFields()).toBe(10); // nothing of the refused request ran
+      // Across a window's budget of 12: at most 12 createOrder fields ever reach orders, however they are split.
+      for (let i = 0; i < 5; i++) await graphCall('POST', '/v1/graphql', { token: user, body: { query: aliasedCreateOrders(1 + (i % 3)) } });
+      expect(orders.createOrderFields()).toBeLessThanOrEqual(12);
+    } finally {
+      await graph.stop();
+      await orders.close();
+    }
+  });
+
+  it('charges a query one point per 100 of its cost, at least one', async () => {
+    const graph = await startGateway(upstream.url, { points: 100 });
+    const graphCall = apiClient(() => graph.server.url);
+    const user = (await tokenFor(JWT_SECRET)).token;
+    try {
+      const small = await graphCall('POST', '/v1/graphql', { token: user, body: { query: '{ me { id name } }' } });
+      expect([small.body.extensions.cost.requested, small.headers.get('ratelimit')]).toEqual([4, '"default";r=99;t=60']);
+      const large = await graphCall('POST', '/v1/graphql', { token: user, body: { query: '{ orders(first: 100) { id status amount } }' } });
+      expect([large.body.extensions.cost.requested, large.headers.get('ratelimit')]).toEqual([302, '"default";r=95;t=60']);
+    } finally {
+      await graph.stop();
+    }
+  });
+});
+
 describe('trusted documents', () => {
   const manifest = JSON.parse(readFileSync(trustedDocumentsPath, 'utf8')) as Record<string, string>;
   const meHash = Object.keys(manifest).find((hash) => manifest[hash].includes('query Me ')) as string;
@@ -794,6 +1031,15 @@ describe('trusted documents', () => {
     expect([unknown.status, unknown.body.errors[0].extensions.code]).toEqual([200, 'PERSISTED_QUERY_NOT_FOUND']);
     const mismatch = await call('POST', '/v1/graphql', { token, body: { query: '{ me { id } }', ...byHash(meHash) } });
     expect(mismatch.body.errors[0].extensions.code).toBe('PERSISTED_QUERY_HASH_MISMATCH');
+  });
+
+  it("answers a hash named like an object's own properties (constructor, __proto__) as unknown", async () => {
+    for (const hash of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
+      const res = await call('POST', '/v1/graphql', { token, body: byHash(hash) });
+      expect([hash, res.status, res.body.errors[0].extensions.code]).toEqual([hash, 200, 'PERSISTED_QUERY_NOT_FOUND']);
+      const got = await call('GET', `/v1/graphql?extensions=${encodeURIComponent(JSON.stringify(byHash(hash).extensions))}`, { token, headers: { accept: 'application/json' } });
+      expect([hash, got.status, got.body.errors[0].extensions.code]).toEqual([hash, 200, 'PERSISTED_QUERY_NOT_FOUND']);
+    }
   });
 
   it('with GRAPHQL_TRUSTED_DOCUMENTS=only, refuses any other document with PERSISTED_QUERY_NOT_ALLOWED', async () => {
@@ -832,5 +1078,149 @@ describe('tokens their account outlived', () => {
       await gateway.stop();
       await service.close();
     }
+  });
+});
+
+describe('revocation reaches every gateway within a second, and no answer older than the bound is trusted', () => {
+  const echoAs = (gateway: Gateway, token: string) => apiClient(() => gateway.server.url)('GET', '/v1/users/echo', { token });
+
+  /** Milliseconds until `gateway` refuses `token` with 401, or throws after `withinMs`. */
+  async function refusedAfter(gateway: Gateway, token: string, withinMs: number, since = Date.now()): Promise<number> {
+    for (;;) {
+      const res = await echoAs(gateway, token);
+      if (res.status === 401) return Date.now() - since;
+      if (Date.now() - since > withinMs) throw new Error(`still ${res.status} after ${withinMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
+  const userToken = async (userId: string) => (await issueAccessToken(JWT_SECRET, { userId, role: 'customer', credentialVersion: 1 })).accessToken;
+
+  describe('pushed over Redis', () => {
+    let redis: RedisServer;
+
+    beforeEach(async () => {
+      redis = await RedisServer.start();
+    });
+
+    afterEach(async () => {
+      await redis?.stop();
+    });
+
+    it("refuses a deleted user's token on both gateways sharing one Redis within 1 s, far inside the 5 s cache bound", async () => {
+      const gateways = await Promise.all([0, 1].map(() => startGateway(upstream.url, { credentials: { cacheMs: 5_000, feedRedisUrl: redis.url } })));
+      const publisher = new Redis(redis.url);
+      const userId = 'u-pushed-deletion';
+      try {
+        const token = await userToken(userId);
+        for (const gateway of gateways) expect((await echoAs(gateway, token)).status).toBe(200); // both cache "exists"
+        // What users-service does on DELETE /users/:id with REDIS_URL set.
+        credentialVersions.set(userId, null);
+        const deleted = Date.now();
+        await publishRevocation(publisher, { userId, credentialVersion: null });
+        const after = await Promise.all(gateways.map((gateway) => refusedAfter(gateway, token, 1_000, deleted)));
+        console.info(`revocation pushed over Redis: refused after ${after.join(' ms and ')} ms`);
+        for (const ms of after) expect(ms).toBeLessThan(1_000);
+      } finally {
+        credentialVersions.delete(userId);
+        publisher.disconnect();
+        await Promise.all(gateways.map((gateway) => gateway.stop()));
+      }
+    });
+
+    it('applies a pushed password change, and an older answer under way cannot undo it', async () => {
+      const gateway = await startGateway(upstream.url, { credentials: { cacheMs: 60_000, feedRedisUrl: redis.url } });
+      const publisher = new Redis(redis.url);
+      const userId = 'u-pushed-password';
+      try {
+        const old = await userToken(userId);
+        expect((await echoAs(gateway, old)).status).toBe(200);
+        await publishRevocation(publisher, { userId, credentialVersion: 2 });
+        await refusedAfter(gateway, old, 1_000);
+        const renewed = (await issueAccessToken(JWT_SECRET, { userId, role: 'customer', credentialVersion: 2 })).accessToken;
+        expect((await echoAs(gateway, renewed)).status).toBe(200);
+      } finally {
+        publisher.disconnect();
+        await gateway.stop();
+      }
+    });
+
+    it('drops every answer cached while its subscription was down once Redis is back, long before the bound', async () => {
+      const gateway = await startGateway(upstream.url, { credentials: { cacheMs: 60_000, feedRedisUrl: redis.url } });
+      const userId = 'u-deleted-during-outage';
+      try {
+        const token = await userToken(userId);
+        await redis.kill();
+        expect((await echoAs(gateway, token)).status).toBe(200); // cached during the outage
+        credentialVersions.set(userId, null); // deleted while no revocation could be pushed
+        expect((await echoAs(gateway, token)).status).toBe(200); // within the 60 s bound, not yet known
+        const back = Date.now();
+        await redis.restart();
+        const ms = await refusedAfter(gateway, token, 5_000, back);
+        console.info(`revocation feed back ${ms} ms after Redis restarted`);
+      } finally {
+        credentialVersions.delete(userId);
+        await gateway.stop();
+      }
+    });
+  });
+
+  it('lets the gateway stop while its revocation feed has never reached Redis', async () => {
+    const closed = await listen(express(), 0, '127.0.0.1');
+    await closed.close(); // nothing listens there now
+    const feed = subscribeToRevocations(closed.url.replace('http:', 'redis:'), { revoked: () => undefined, forgetAll: () => undefined }, pino({ level: 'silent' }));
+    expect(await feed.ready(300)).toBe(false);
+    await feed.stop(); // QUIT would stay queued for ever: the test would time out
+  });
+
+  it('without Redis, forgets the answer of a user deleted through this gateway: the next request is refused', async () => {
+    const gateway = await startGateway(upstream.url, { credentials: { cacheMs: 60_000 } });
+    const userId = 'u-deleted-here';
+    try {
+      const token = await userToken(userId);
+      expect((await echoAs(gateway, token)).status).toBe(200);
+      expect((await apiClient(() => gateway.server.url)('DELETE', `/v1/users/${userId}`, { token })).status).toBe(204);
+      expect((await echoAs(gateway, token)).status).toBe(401);
+    } finally {
+      credentialVersions.delete(userId);
+      await gateway.stop();
+    }
+  });
+
+  // users-service stopped (nothing listens) or blocked (takes the connection and never answers).
+  describe.each(['stopped', 'blocked'] as const)('when users-service is %s', (state) => {
+    it('refuses a token whose answer is older than the bound with 503 and Retry-After, serves fresh answers, and recovers', async () => {
+      let blocked = false;
+      const users = express().get('/internal/credentials/:id', (req, res) => {
+        if (blocked) return; // hangs until the gateway gives up
+        res.json({ userId: req.params.id, exists: true, credentialVersion: 1 });
+      });
+      let service = await listen(users, 0, '127.0.0.1');
+      const port = Number(new URL(service.url).port);
+      const CACHE_MS = 1_000;
+      const gateway = await startGateway(upstream.url, { credentials: { usersUrl: service.url, cacheMs: CACHE_MS, timeoutMs: 300 } });
+      try {
+        const token = await userToken(`u-${state}`);
+        expect((await echoAs(gateway, token)).status).toBe(200);
+        const answered = Date.now();
+        if (state === 'stopped') await service.close();
+        else blocked = true;
+        // Its answer is still younger than the bound: served.
+        expect((await echoAs(gateway, token)).status).toBe(200);
+        // A caller never answered for: refused, not let through.
+        const stranger = await echoAs(gateway, await userToken(`u-${state}-stranger`));
+        expect([stranger.status, stranger.body.code]).toEqual([503, 'SERVICE_UNAVAILABLE']);
+        await new Promise((resolve) => setTimeout(resolve, answered + CACHE_MS + 50 - Date.now()));
+        const refused = await echoAs(gateway, token);
+        expect([refused.status, refused.body.code, refused.headers.get('retry-after')]).toEqual([503, 'SERVICE_UNAVAILABLE', '1']);
+        expect(refused.body).toEqual({ code: 'SERVICE_UNAVAILABLE', message: expect.any(String), traceId: expect.any(String), errors: [] });
+        if (state === 'stopped') service = await listen(users, port, '127.0.0.1');
+        else blocked = false;
+        expect((await echoAs(gateway, token)).status).toBe(200);
+      } finally {
+        await gateway.stop();
+        await service.close();
+      }
+    });
   });
 });

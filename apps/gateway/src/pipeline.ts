@@ -1,7 +1,7 @@
 // The gateway's own pipeline steps, in the order app.ts runs them. Proxied requests are never
-// body-parsed (the token route's body excepted): limits are checked on headers, so bodies stream
-// straight to the service.
-import type { RequestHandler } from 'express';
+// body-parsed (the token route's body excepted): a body is read whole, as bytes, before its
+// request takes a connection to a service, and forwarded as it came.
+import type { Request, RequestHandler } from 'express';
 import type { TokenVerifier } from '@platform/auth';
 import { ApiError, MAX_BODY_BYTES } from '@platform/errors';
 import { TIMEOUT_HEADER } from '@platform/service-kit';
@@ -30,6 +30,19 @@ export function dropInternalHeaders(trustProxy: (address: string, hop: number) =
   };
 }
 
+/** A year, and subdomains too: the shape HSTS preload lists ask for. */
+const HSTS_POLICY = 'max-age=31536000; includeSubDomains';
+
+/**
+ * Strict-Transport-Security on every answer to a request that came over HTTPS: at the Ingress,
+ * which terminates TLS and says so in X-Forwarded-Proto, believed only from a trusted proxy
+ * (`req.secure` follows `trust proxy`). Over plain HTTP browsers ignore the header, so none is sent.
+ */
+export const strictTransportSecurity: RequestHandler = (req, res, next) => {
+  if (req.secure) res.setHeader('Strict-Transport-Security', HSTS_POLICY);
+  next();
+};
+
 /**
  * 400 for a request the gateway cannot forward as it read it: a transfer coding other than
  * chunked (Node's parser refuses the other ambiguous framings itself), or a path whose
@@ -50,7 +63,7 @@ export const requireWellFormedRequest: RequestHandler = (req, _res, next) => {
   next();
 };
 
-/** 413 before a byte is forwarded when Content-Length says the body is over 1 MiB (a chunked body is counted as it is forwarded). */
+/** 413 before a byte is read when Content-Length says the body is over 1 MiB (a chunked body is counted as it is received). */
 export const limitBodySize: RequestHandler = (req, _res, next) => {
   if (Number(req.headers['content-length'] ?? 0) > MAX_BODY_BYTES) {
     // The refused body is read and discarded rather than the connection closed under it: a client
@@ -60,6 +73,74 @@ export const limitBodySize: RequestHandler = (req, _res, next) => {
   }
   next();
 };
+
+export interface BodyReceiving {
+  /** Time the body has to arrive before the minimum rate extends it. */
+  timeoutMs: number;
+  /** Each of these bytes received adds one second to the body's time. */
+  minBytesPerS: number;
+  /** Bytes of bodies held at once by this gateway, all requests together. */
+  maxBufferedBytes: number;
+}
+
+const hasBody = (req: Request) => req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+
+/**
+ * Reads a request's body whole before the request goes further, so that a connection to a
+ * service, or a place in its queue, is only ever taken by a request that has fully arrived: a
+ * client trickling its body holds its own connection and its own in-flight slot, nothing that
+ * other callers share. The body must keep a minimum rate (Apache's mod_reqtimeout `MinRate`):
+ * its time is `timeoutMs` plus one second per `minBytesPerS` bytes received. A slower body is cut
+ * with 408 and its connection closed; one over 1 MiB with 413; while the gateway already holds
+ * `maxBufferedBytes` of bodies, a new byte is refused with 503. GraphQL parses its own body
+ * (bounded by the server's time to receive a request) and takes no service connection meanwhile.
+ */
+export function receiveBody(options: BodyReceiving): RequestHandler {
+  let buffered = 0;
+  return (req, res, next) => {
+    if (res.locals.forwardBody || res.locals.route?.upstream === 'graphql' || !hasBody(req)) return next();
+    const chunks: Buffer[] = [];
+    let received = 0;
+    let settled = false;
+    const started = Date.now();
+    // What this request holds is given back when its exchange is over, forwarded or not.
+    res.once('close', () => (buffered -= received));
+    const settle = (error?: ApiError) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      req.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose);
+      if (!error) {
+        res.locals.forwardBody = Buffer.concat(chunks, received);
+        return next();
+      }
+      // The rest of the body is not read: the connection closes after the answer.
+      req.pause();
+      res.shouldKeepAlive = false;
+      next(error);
+    };
+    const onData = (chunk: Buffer) => {
+      received += chunk.length;
+      buffered += chunk.length;
+      if (received > MAX_BODY_BYTES) return settle(ApiError.payloadTooLarge());
+      if (buffered > options.maxBufferedBytes) return settle(new ApiError('SERVICE_UNAVAILABLE', 'The gateway is receiving too many request bodies at once; retry shortly.', { headers: { 'Retry-After': '1', Connection: 'close' } }));
+      chunks.push(chunk);
+    };
+    const onEnd = () => settle();
+    // The client left mid-body: nobody is there to answer.
+    const onError = () => settle(new ApiError('REQUEST_TIMEOUT', 'The request body was cut short.'));
+    const onClose = () => settle(new ApiError('REQUEST_TIMEOUT', 'The request body was cut short.'));
+    const deadline = () => started + options.timeoutMs + (received * 1000) / options.minBytesPerS;
+    let timer: NodeJS.Timeout;
+    const check = () => {
+      const left = deadline() - Date.now();
+      if (left > 0) timer = setTimeout(check, left);
+      else settle(new ApiError('REQUEST_TIMEOUT', `The request body did not arrive in time: it must come within ${options.timeoutMs} ms plus one second per ${options.minBytesPerS} bytes.`, { headers: { Connection: 'close' } }));
+    };
+    timer = setTimeout(check, options.timeoutMs);
+    req.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose);
+  };
+}
 
 /** `/v1/...` → the route of the table; `/v2/...` → 404 UNSUPPORTED_VERSION; `/graphql` is kept as an alias. */
 export function routeRequest(routes: RouteTable): RequestHandler {
@@ -106,6 +187,26 @@ export const requireAuthentication: RequestHandler = (_req, res, next) => {
   if (route.auth !== 'public' && !res.locals.principal) throw res.locals.authError ?? ApiError.unauthenticated();
   next();
 };
+
+/**
+ * The embedded default's revocation push (no Redis, one gateway): a password change or deletion
+ * goes through PATCH/PUT/DELETE /v1/users/:id, so once one succeeds the gateway forgets that user's
+ * credential answer and asks users-service on the user's next request (auth/credentials.ts).
+ */
+export function forgetCredentialsAfterUserWrite(credentials: CallerCredentials): RequestHandler {
+  return (req, res, next) => {
+    const route = res.locals.route as CompiledRoute;
+    if (route.pattern === '/users/:id' && req.method !== 'GET' && req.method !== 'HEAD') {
+      const id = decodeURIComponent(req.path.replace(/\/$/, '').split('/').pop() ?? '');
+      const userId = id === 'me' ? res.locals.principal?.userId : id;
+      // Emitted as the answer leaves, before the client can send its next request.
+      res.once('finish', () => {
+        if (userId && res.statusCode < 300) credentials.forget(userId);
+      });
+    }
+    next();
+  };
+}
 
 /** Hands the request to what serves its route. */
 export function dispatch(handlers: Record<CompiledRoute['upstream'], RequestHandler | RequestHandler[]>): RequestHandler {

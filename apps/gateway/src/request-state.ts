@@ -13,7 +13,7 @@ declare global {
       apiVersion?: string;
       /** Who the rate limits count: `user:<id>` or `ip:<address>`. */
       caller?: string;
-      /** A body the gateway had to read (the token route), forwarded as it came. */
+      /** The request body, read whole (receiveBody, or the token route's rate limit), forwarded as it came. */
       forwardBody?: Buffer;
     }
   }

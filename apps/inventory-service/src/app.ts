@@ -4,11 +4,12 @@ import { databaseOutages } from '@platform/db';
 import express from 'express';
 import { authenticate, type TokenVerifier } from '@platform/auth';
 import { errorHandler, notFoundHandler, requireAcceptableResponse } from '@platform/errors';
+import { eventLogRoutes } from '@platform/events';
 import { createSubgraphMiddleware } from '@platform/graphql-kit';
 import { type Health, jsonBody, type Logger, type Metrics, requestContext, requestLog } from '@platform/service-kit';
 import type { PrismaClient } from './generated/prisma/client';
 import { inventoryResolvers, inventoryTypeDefs } from './graphql/resolvers';
-import { createInventoryGrpc, type InventoryCallers, INVENTORY_SERVICE_NAME } from './grpc/server';
+import { createInventoryGrpc, type InventoryCallers, INVENTORY_SERVICE_NAME, type StreamLimits } from './grpc/server';
 import { StockRepository } from './stock/repository';
 import { stockLevelRoutes } from './stock/routes';
 import { StockService } from './stock/service';
@@ -28,13 +29,15 @@ export interface InventoryAppDeps {
   cursorSecret: string;
   /** The subgraph's introspection (off in production). */
   introspection: boolean;
+  /** What gRPC callers may make this replica hold (the GRPC_* settings); unset: the defaults. */
+  streamLimits?: StreamLimits;
 }
 
 export function createInventoryApp(deps: InventoryAppDeps) {
   const repository = new StockRepository(deps.prisma);
   const watch = new StockWatch(deps.notifications, repository, deps.logger);
   const stock = new StockService(repository, watch);
-  const grpc = createInventoryGrpc({ stock, callers: deps.callers, logger: deps.logger, registry: deps.metrics.registry, onStop: () => watch.close() });
+  const grpc = createInventoryGrpc({ stock, callers: deps.callers, logger: deps.logger, registry: deps.metrics.registry, limits: deps.streamLimits, onStop: () => watch.close() });
   // gRPC health follows the process: NOT_SERVING as soon as the stop begins.
   deps.health.onStopping(() => {
     grpc.health.setStatus('', 'NOT_SERVING');
@@ -52,6 +55,7 @@ export function createInventoryApp(deps: InventoryAppDeps) {
   app.use(requireAcceptableResponse); // 406
   app.use(jsonBody()); // 415, 413, malformed JSON
   app.use('/graphql', createSubgraphMiddleware({ typeDefs: inventoryTypeDefs, resolvers: inventoryResolvers(stock), verifier: deps.verifier, introspection: deps.introspection })); // subgraph; verifies the forwarded token itself
+  app.use(eventLogRoutes(deps.prisma, 'inventory-service', deps.callers.verifier)); // GET /internal/events: this service's published events (service tokens only)
   app.use(authenticate(deps.verifier)); // everything below needs a bearer token
   app.use(stockLevelRoutes(stock, deps.cursorSecret)); // /stock-levels, /stock-levels/:sku
   app.use(notFoundHandler);

@@ -1,19 +1,49 @@
+import { eventsConfigShape } from '@platform/events';
 import { loadConfig, portSetting } from '@platform/service-kit';
 import { z } from '@platform/validation';
+import { DEFAULT_STREAM_LIMITS as limits } from './grpc/server';
+
+const count = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
 
 export function loadInventoryConfig(env: NodeJS.ProcessEnv = process.env) {
   return loadConfig(
     {
       PORT: portSetting(3004),
+      ...eventsConfigShape,
       GRPC_PORT: portSetting(50051),
       /** Services whose service tokens may call Inventory (comma-separated names). */
       INVENTORY_CALLERS: z
         .string()
         .default('orders-service')
         .transform((names) => names.split(',').map((name) => name.trim()).filter(Boolean)),
+      /** ReserveOrder and ReserveStream calls open at once on this replica, and per calling service; past them RESOURCE_EXHAUSTED. */
+      GRPC_MAX_STREAMS: count(limits.maxStreams),
+      GRPC_MAX_STREAMS_PER_CALLER: count(limits.maxStreamsPerCaller),
+      /** WatchStock calls open at once on this replica, and per calling service; past them RESOURCE_EXHAUSTED. */
+      GRPC_MAX_WATCHERS: count(limits.maxWatchers),
+      GRPC_MAX_WATCHERS_PER_CALLER: count(limits.maxWatchersPerCaller),
+      /** A stream on which nothing moved this long ends (RESOURCE_EXHAUSTED when its replies wait unread, DEADLINE_EXCEEDED otherwise); a quiet watch is not idle. */
+      GRPC_STREAM_IDLE_TIMEOUT_MS: count(limits.idleTimeoutMs),
+      /** The longest a stream lives; it then ends UNAVAILABLE and its caller opens a new one. */
+      GRPC_STREAM_MAX_DURATION_MS: count(limits.maxDurationMs),
+      /** The deadline of a call that sets none. */
+      GRPC_DEFAULT_DEADLINE_MS: count(limits.defaultDeadlineMs),
     },
     env,
   );
 }
 
 export type InventoryConfig = ReturnType<typeof loadInventoryConfig>;
+
+/** The GRPC_* settings, as the gRPC server takes them. */
+export function streamLimitsOf(config: InventoryConfig) {
+  return {
+    maxStreams: config.GRPC_MAX_STREAMS,
+    maxStreamsPerCaller: config.GRPC_MAX_STREAMS_PER_CALLER,
+    maxWatchers: config.GRPC_MAX_WATCHERS,
+    maxWatchersPerCaller: config.GRPC_MAX_WATCHERS_PER_CALLER,
+    idleTimeoutMs: config.GRPC_STREAM_IDLE_TIMEOUT_MS,
+    maxDurationMs: config.GRPC_STREAM_MAX_DURATION_MS,
+    defaultDeadlineMs: config.GRPC_DEFAULT_DEADLINE_MS,
+  };
+}

@@ -38,6 +38,12 @@ beforeAll(async () => {
   client = new InventoryClient(address, credentials.createInsecure(), { interceptors: [bearing(await ordersToken())] });
 });
 
+/** What the running test opened, closed once it ends, passed or failed. */
+const afterThisTest: (() => void)[] = [];
+afterEach(() => {
+  for (const close of afterThisTest.splice(0)) close();
+});
+
 afterAll(async () => {
   client?.close();
   built?.grpc.server.forceShutdown();
@@ -108,27 +114,41 @@ describe('Reserve', () => {
   it('answers DEADLINE_EXCEEDED when the work outlives the caller\'s deadline, and counts it', async () => {
     const slowStock = new StockService(new StockRepository(database.prisma));
     const original = slowStock.reserve.bind(slowStock);
-    // The work finishes only once the caller has given up.
-    let callerGaveUp: () => void = () => undefined;
-    const gaveUp = new Promise<void>((resolve) => (callerGaveUp = resolve));
-    slowStock.reserve = async (request) => {
-      await gaveUp;
-      return original(request);
+    // The work is held until the test releases it, which it does only once the server has answered
+    // DEADLINE_EXCEEDED: the order of events is fixed, whatever the machine's speed.
+    let releaseWork: () => void = () => undefined;
+    const released = new Promise<void>((resolve) => (releaseWork = resolve));
+    let heldWork: Promise<unknown> = Promise.resolve();
+    slowStock.reserve = (request) => {
+      const work = released.then(() => original(request));
+      heldWork = work;
+      return work;
     };
     const slowMetrics = createMetrics('inventory-slow');
     const slow = createInventoryGrpc({ stock: slowStock, callers, logger: createLogger('slow', 'silent'), registry: slowMetrics.registry });
-    const slowClient = new InventoryClient(`127.0.0.1:${await slow.listen(0, '127.0.0.1')}`, credentials.createInsecure(), { interceptors: [bearing(await ordersToken())] });
-    const sku = await stockedSku(5);
-    const error = await failure(new Promise((resolve, reject) => slowClient.reserve({ orderId: 'late', sku, quantity: 1 }, new Metadata(), { deadline: new Date(Date.now() + 100) }, (e, r) => (e ? reject(e) : resolve(r)))));
-    expect(error.code).toBe(status.DEADLINE_EXCEEDED);
-    callerGaveUp();
-    // The server counts the call when its own deadline timer fires: wait for that, not a fixed time.
-    const countedLate = /grpc_method="Reserve",grpc_code="DEADLINE_EXCEEDED"[^\n]* 1/;
-    const handled = () => slowMetrics.registry.getSingleMetricAsString('grpc_server_handled_total');
-    for (const giveUpAt = Date.now() + 5_000; !countedLate.test(await handled()) && Date.now() < giveUpAt; ) await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(await handled()).toMatch(countedLate);
-    slowClient.close();
-    slow.server.forceShutdown();
+    let slowClient: InventoryClient | undefined;
+    try {
+      slowClient = new InventoryClient(`127.0.0.1:${await slow.listen(0, '127.0.0.1')}`, credentials.createInsecure(), { interceptors: [bearing(await ordersToken())] });
+      const sku = await stockedSku(5);
+      const caller = slowClient;
+      // Connected first, and a deadline long enough for the call to reach the server on a busy
+      // machine: the work never finishes before the test releases it, so its length costs nothing.
+      await new Promise<void>((resolve, reject) => caller.waitForReady(Date.now() + 10_000, (e) => (e ? reject(e) : resolve())));
+      const error = await failure(new Promise((resolve, reject) => caller.reserve({ orderId: 'late', sku, quantity: 1 }, new Metadata(), { deadline: new Date(Date.now() + 500) }, (e, r) => (e ? reject(e) : resolve(r)))));
+      expect(error.code).toBe(status.DEADLINE_EXCEEDED);
+      // The server counts the call when its own deadline timer fires, a little after the caller's:
+      // wait for that (a condition, not a fixed time), with the work still held.
+      const countedLate = /grpc_method="Reserve",grpc_code="DEADLINE_EXCEEDED"[^\n]* 1/;
+      const handled = () => slowMetrics.registry.getSingleMetricAsString('grpc_server_handled_total');
+      for (const giveUpAt = Date.now() + 20_000; !countedLate.test(await handled()) && Date.now() < giveUpAt; ) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(await handled()).toMatch(countedLate);
+      expect(await handled()).not.toMatch(/grpc_code="OK"/);
+    } finally {
+      releaseWork();
+      await heldWork.catch(() => undefined);
+      slowClient?.close();
+      slow.server.forceShutdown();
+    }
   });
 
   it('accepts a hand-encoded request that still carries the retired field 2 (item_id)', async () => {
@@ -164,8 +184,12 @@ describe('who may call', () => {
     expect((await callWith([bearing(await serviceTokenSource('another-secret-another-secret-another!!', 'orders-service')())])).code).toBe(status.UNAUTHENTICATED);
     expect((await callWith([bearing(await serviceTokenSource(SECRET, 'users-service')())])).code).toBe(status.PERMISSION_DENIED);
     const anonymous = new InventoryClient(address, credentials.createInsecure());
-    const refused = await failure(new Promise((resolve, reject) => anonymous.reserve({ orderId: 'thief', sku, quantity: 5 }, (error, reply) => (error ? reject(error) : resolve(reply)))));
-    anonymous.close();
+    let refused: ServiceError;
+    try {
+      refused = await failure(new Promise((resolve, reject) => anonymous.reserve({ orderId: 'thief', sku, quantity: 5 }, (error, reply) => (error ? reject(error) : resolve(reply)))));
+    } finally {
+      anonymous.close();
+    }
     expect(refused.code).toBe(status.UNAUTHENTICATED);
     expect(await database.prisma.stock.findUnique({ where: { sku } })).toMatchObject({ available: 5, reserved: 0 });
   });
@@ -229,12 +253,15 @@ describe('the client other services use', () => {
   it('maps refusals to the HTTP error format: OUT_OF_STOCK 409, and times each call on the caller\'s side', async () => {
     const callerMetrics = createMetrics('orders-test');
     const inventory = createInventoryClient(address, { serviceToken: ordersToken, registry: callerMetrics.registry });
-    const sku = await stockedSku(1);
-    await expect(inventory.reserve({ orderId: 'c1', sku, quantity: 1 })).resolves.toMatchObject({ remaining: 0 });
-    await expect(inventory.reserve({ orderId: 'c2', sku, quantity: 1 })).rejects.toMatchObject({ status: 409, code: 'OUT_OF_STOCK' });
-    await expect(inventory.reserve({ orderId: 'c3', sku: 'NOPE', quantity: 1 })).rejects.toMatchObject({ status: 409, code: 'OUT_OF_STOCK' });
-    expect(await inventory.release('c1')).toBe(1);
-    inventory.close();
+    try {
+      const sku = await stockedSku(1);
+      await expect(inventory.reserve({ orderId: 'c1', sku, quantity: 1 })).resolves.toMatchObject({ remaining: 0 });
+      await expect(inventory.reserve({ orderId: 'c2', sku, quantity: 1 })).rejects.toMatchObject({ status: 409, code: 'OUT_OF_STOCK' });
+      await expect(inventory.reserve({ orderId: 'c3', sku: 'NOPE', quantity: 1 })).rejects.toMatchObject({ status: 409, code: 'OUT_OF_STOCK' });
+      expect(await inventory.release('c1')).toBe(1);
+    } finally {
+      inventory.close();
+    }
     const timed = await callerMetrics.registry.getSingleMetricAsString('grpc_client_handling_seconds');
     const countOf = (method: string, code: string) => Number(new RegExp(`_count\\{[^}]*grpc_method="${method}",grpc_code="${code}"[^}]*\\} (\\d+)`).exec(timed)?.[1]);
     expect([countOf('Reserve', 'OK'), countOf('Reserve', 'FAILED_PRECONDITION'), countOf('Reserve', 'NOT_FOUND'), countOf('Release', 'OK')]).toEqual([1, 1, 1, 1]);
@@ -242,13 +269,16 @@ describe('the client other services use', () => {
 
   it('answers 503 when inventory is down and 504 when no time is left', async () => {
     const down = createInventoryClient('127.0.0.1:1', { defaultTimeoutMs: 1_000 });
-    const error = await down.reserve({ orderId: 'x', sku: 'y', quantity: 1 }).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(ApiError);
-    expect([503, 504]).toContain((error as ApiError).status);
-    down.close();
     const hurried = createInventoryClient(address, { defaultTimeoutMs: 10, serviceToken: ordersToken });
-    await expect(hurried.reserve({ orderId: 'x', sku: 'y', quantity: 1 })).rejects.toMatchObject({ status: 504, code: 'GATEWAY_TIMEOUT' });
-    hurried.close();
+    try {
+      const error = await down.reserve({ orderId: 'x', sku: 'y', quantity: 1 }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ApiError);
+      expect([503, 504]).toContain((error as ApiError).status);
+      await expect(hurried.reserve({ orderId: 'x', sku: 'y', quantity: 1 })).rejects.toMatchObject({ status: 504, code: 'GATEWAY_TIMEOUT' });
+    } finally {
+      down.close();
+      hurried.close();
+    }
   });
 });
 
@@ -261,6 +291,7 @@ describe('server reflection', () => {
       grpc: { reflection: { v1: { ServerReflection: new (address: string, creds: ReturnType<typeof credentials.createInsecure>) => { ServerReflectionInfo(): NodeJS.EventEmitter & { write(message: object): void; end(): void }; close(): void } } } };
     };
     const client = new reflection.grpc.reflection.v1.ServerReflection(address, credentials.createInsecure());
+    afterThisTest.push(() => client.close());
     const ask = (request: object) =>
       new Promise<Record<string, any>>((resolve, reject) => { // eslint-disable-line @typescript-eslint/no-explicit-any
         const stream = client.ServerReflectionInfo();
@@ -280,7 +311,6 @@ describe('server reflection', () => {
     // A reserved range's end is exclusive in descriptor.proto: `reserved 2` is [2, 3).
     expect(request?.reservedRange.map(({ start, end }) => [start, end])).toEqual([[2, 3]]);
     expect(request?.reservedName).toEqual(['item_id']);
-    client.close();
   });
 });
 
@@ -309,13 +339,13 @@ describe('health', () => {
       check(request: { service: string }, callback: (error: ServiceError | null, reply: { status: string }) => void): void;
       close(): void;
     };
+    afterThisTest.push(() => healthClient.close());
     const check = (service: string) => new Promise<string>((resolve, reject) => healthClient.check({ service }, (error, reply) => (error ? reject(error) : resolve(reply.status))));
     expect(await check('')).toBe('SERVING');
     expect(await check('inventory.v1.Inventory')).toBe('SERVING');
     health.markStopping();
     expect(await check('inventory.v1.Inventory')).toBe('NOT_SERVING');
     expect((await health.readiness()).ready).toBe(false);
-    healthClient.close();
   });
 });
 
@@ -417,5 +447,22 @@ describe('stock levels over REST (behind the gateway\'s /v1/stock-levels)', () =
     expect((await call('PUT', '/stock-levels/KB-MECH-001', { token: admin, body: { onHand: 1, extra: true } })).status).toBe(400);
     expect((await call('PUT', `/stock-levels/${'x'.repeat(65)}`, { token: admin, body: { onHand: 1 } })).body).toMatchObject({ code: 'VALIDATION_FAILED', errors: [{ field: 'sku' }] });
     expect((await call('DELETE', '/stock-levels/KB-MECH-001', { token: admin })).status).toBe(405);
+  });
+
+  it('answers 422 in the error format, never a 5xx, for SKUs the database cannot hold: control characters, too many characters', async () => {
+    for (const sku of ['A\u0001B', 'A\tB', 'A\u007fB', '😀'.repeat(33), 'x'.repeat(65), `OK-1,${'😀'.repeat(33)}`]) {
+      const res = await call('GET', `/stock-levels?sku=${encodeURIComponent(sku)}`, { token: customer });
+      expect([sku, res.status, res.body.code, res.body.errors[0]?.field]).toEqual([sku, 422, 'VALIDATION_FAILED', expect.stringMatching(/^sku/)]);
+    }
+    expect((await call('GET', `/stock-levels?sku=${encodeURIComponent('Ünïcode-😀')}`, { token: customer })).status).toBe(200);
+  });
+
+  it('answers 400/422, never a 5xx, for paging numbers beyond a 32-bit integer', async () => {
+    for (const [name, value] of [['size', '2147483648'], ['page', '2147483648'], ['offset', '2147483648'], ['limit', '-2147483649'], ['page', '99999999999999999999'], ['offset', '2147483647'], ['page', '2147483647']]) {
+      const res = await call('GET', `/stock-levels?${name}=${value}`, { token: customer });
+      expect([name, value, res.status < 500, typeof res.body.code === 'string' || Array.isArray(res.body.items)]).toEqual([name, value, true, true]);
+    }
+    const huge = await call('GET', '/stock-levels?offset=2147483648', { token: customer });
+    expect([huge.status, huge.body.errors]).toEqual([422, [{ field: 'offset', code: 'OUT_OF_RANGE', message: 'offset must be at most 2147483647.' }]]);
   });
 });

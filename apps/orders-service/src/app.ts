@@ -3,6 +3,7 @@ import { databaseOutages } from '@platform/db';
 import express from 'express';
 import { authenticate, TokenVerifier } from '@platform/auth';
 import { errorHandler, notFoundHandler, requireAcceptableResponse } from '@platform/errors';
+import { type EventHandlers, eventLogRoutes } from '@platform/events';
 import { createSubgraphMiddleware } from '@platform/graphql-kit';
 import type { InventoryGateway } from '@platform/inventory-contract';
 import { type Health, jsonBody, type Logger, type Metrics, requestContext, requestLog } from '@platform/service-kit';
@@ -26,6 +27,7 @@ import { shipmentRoutes } from './shipments/routes';
 import { pendingStockReleasesGauge } from './stock/pending-releases-gauge';
 import { StockReservations } from './stock/reservations';
 import { Sweeper } from './sweeper';
+import { DeletedUsers } from './users/deleted-users';
 
 export interface OrdersAppDeps {
   config: Pick<OrdersConfig, 'jwtVerifySecrets' | 'cursorSecret' | 'REQUEST_TIMEOUT_MS' | 'NODE_ENV'>;
@@ -74,6 +76,13 @@ export async function createOrdersApp(deps: OrdersAppDeps) {
   // A new request wakes the worker at once rather than at its next interval.
   const cancellations = new CancellationService(new CancellationRepository(deps.prisma), orders.queries, orders.cancelOrder, deps.logger, () => setImmediate(() => void sweeper.sweep()));
   const sweeper = new Sweeper({ cancellations, stock: orders.stock, idempotency }, deps.logger);
+  // What other services' events change here (libs/events EventConsumer calls these).
+  const deletedUsers = new DeletedUsers(orderRows, orders.cancelOrder);
+  const eventHandlers: EventHandlers = {
+    'user.deleted': async (event) => {
+      deps.logger.info({ userId: event.aggregateId, ...(await deletedUsers.forget(event.aggregateId)) }, "a deleted user's orders: open ones canceled, all unlinked");
+    },
+  };
   const graphql = createSubgraphMiddleware({ typeDefs: ordersTypeDefs, resolvers: ordersResolvers(orders), verifier, introspection: config.NODE_ENV !== 'production' });
 
   const app = express();
@@ -87,6 +96,7 @@ export async function createOrdersApp(deps: OrdersAppDeps) {
   app.use(requireAcceptableResponse); // 406
   app.use(jsonBody()); // 415, 413, malformed JSON
   app.use('/graphql', graphql); // subgraph; verifies the forwarded token itself
+  app.use(eventLogRoutes(deps.prisma, 'orders-service', new TokenVerifier(config.jwtVerifySecrets, { audience: 'internal' }))); // GET /internal/events: this service's published events (service tokens only)
   app.use(authenticate(verifier)); // everything below needs a bearer token
   app.use(ordersRoutes(orders.queries, orders.placeOrder, orders.changeOrder)); // /orders..., /order-items/:id
   app.use(shipmentRoutes(orders.queries, orders.shipments)); // /orders/:id/shipment
@@ -94,5 +104,5 @@ export async function createOrdersApp(deps: OrdersAppDeps) {
   app.use(notFoundHandler);
   app.use(databaseOutages); // an unreachable database: 503 + Retry-After, not 500
   app.use(errorHandler);
-  return { app, orders, cancellations, sweeper };
+  return { app, orders, cancellations, sweeper, eventHandlers };
 }

@@ -1,3 +1,4 @@
+import { eventsConfigShape } from '@platform/events';
 import { loadConfig, portSetting } from '@platform/service-kit';
 import { z } from '@platform/validation';
 
@@ -5,6 +6,9 @@ export function loadOrdersConfig(env: NodeJS.ProcessEnv = process.env) {
   return loadConfig(
     {
       PORT: portSetting(3002),
+      ...eventsConfigShape,
+      /** users-service, whose events (user.deleted) orders consumes. */
+      USERS_URL: z.url().default('http://127.0.0.1:3001'),
       CATALOG_URL: z.url().default('http://127.0.0.1:3003'),
       INVENTORY_ADDRESS: z.string().default('127.0.0.1:50051'),
       /** How often pending cancellations and unreleased stock are swept (ms). */

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { serviceTokenSource } from '@platform/auth';
 import { createInventoryClient } from '@platform/inventory-contract';
 import { serviceDatabase } from '@platform/db';
+import { connectNatsIfConfigured, EmbeddedTransport, EventConsumer, sqlCursorStore, startOutboxRelay } from '@platform/events';
 import { configOrExit, runService } from '@platform/service-kit';
 import { createOrdersApp } from './app';
 import { createCatalogClient } from './catalog/client';
@@ -17,21 +18,36 @@ runService({
   config,
   database: serviceDatabase({ migrationsDir: path.join(__dirname, 'migrations'), createClient: (adapter) => new PrismaClient({ adapter }) }),
   async build({ logger, health, metrics, database }) {
+    if (!database) throw new Error('runService opens the database before build');
+    // Committed outbox rows to the transport (the embedded one serves them at /internal/events).
+    // NATS JetStream when NATS_URL is set; otherwise the producers' logs over HTTP (no extra process).
+    const transport =
+      (await connectNatsIfConfigured(config.NATS_URL, { name: 'orders-service', logger })) ??
+      new EmbeddedTransport({
+        producers: { 'users-service': config.USERS_URL },
+        serviceToken: serviceTokenSource(config.jwtSecret, 'orders-service'),
+        cursors: sqlCursorStore(database.prisma),
+        pollMs: config.EVENTS_POLL_MS,
+        logger,
+      });
+    const events = await startOutboxRelay(database, transport, logger, { service: 'orders-service', pollMs: config.EVENTS_POLL_MS }, metrics.registry);
     // Inventory serves only callers it allow-lists, each call with a service token.
     const inventory = createInventoryClient(config.INVENTORY_ADDRESS, { serviceToken: serviceTokenSource(config.jwtSecret, 'orders-service'), registry: metrics.registry });
-    const { app, sweeper } = await createOrdersApp({
+    const { app, sweeper, eventHandlers } = await createOrdersApp({
       config,
-      prisma: database!.prisma,
+      prisma: database.prisma,
       catalog: createCatalogClient(config.CATALOG_URL),
       inventory,
       logger,
       health,
       metrics,
     });
+    const consumer = new EventConsumer(database.prisma, transport, logger, { consumer: 'orders-service', sources: ['users-service'], handlers: eventHandlers }, metrics.registry);
+    await consumer.start();
     return {
       app,
       beforeListen: async () => sweeper.start(config.ORDERS_SWEEP_MS),
-      resources: [() => sweeper.stop(), async () => inventory.close()],
+      resources: [() => consumer.stop(), events.stop, () => transport.close(), () => sweeper.stop(), async () => inventory.close()],
     };
   },
 });

@@ -3,10 +3,12 @@ import { databaseOutages } from '@platform/db';
 import express from 'express';
 import { authenticate, TokenVerifier } from '@platform/auth';
 import { errorHandler, notFoundHandler, requireAcceptableResponse } from '@platform/errors';
+import { eventLogRoutes } from '@platform/events';
 import { createSubgraphMiddleware } from '@platform/graphql-kit';
 import { type Health, jsonBody, type Logger, type Metrics, requestContext, requestLog } from '@platform/service-kit';
 import type { PrismaClient } from './generated/prisma/client';
 import type { UsersConfig } from './config';
+import type { RevocationPublisher } from './credentials/revocations';
 import { credentialsRoutes } from './credentials/routes';
 import { usersResolvers, usersTypeDefs } from './graphql/resolvers';
 import { UserRepository } from './users/repository';
@@ -19,15 +21,19 @@ export interface UsersAppDeps {
   logger: Logger;
   health: Health;
   metrics: Metrics;
+  /** Pushes password changes and deletions to the gateways (REDIS_URL); unset: none pushed. */
+  revocations?: RevocationPublisher;
 }
 
 export async function createUsersApp(deps: UsersAppDeps) {
   const { config } = deps;
   const verifier = new TokenVerifier(config.jwtVerifySecrets);
+  const internalVerifier = new TokenVerifier(config.jwtVerifySecrets, { audience: 'internal' });
   const users = new UserService(new UserRepository(deps.prisma), {
     jwtSecret: config.jwtSecret,
     cursorSecret: config.cursorSecret,
     accessTokenTtlS: config.ACCESS_TOKEN_TTL_S,
+    revocations: deps.revocations,
   });
   const graphql = createSubgraphMiddleware({ typeDefs: usersTypeDefs, resolvers: usersResolvers(users), verifier, introspection: config.NODE_ENV !== 'production' });
 
@@ -42,7 +48,8 @@ export async function createUsersApp(deps: UsersAppDeps) {
   app.use(requireAcceptableResponse); // 406
   app.use(jsonBody()); // 415, 413, malformed JSON
   app.use('/graphql', graphql); // subgraph; verifies the forwarded token itself
-  app.use('/internal', authenticate(new TokenVerifier(config.jwtVerifySecrets, { audience: 'internal' })), credentialsRoutes(users)); // the gateway's revocation check (service tokens only)
+  app.use('/internal', authenticate(internalVerifier), credentialsRoutes(users)); // the gateway's revocation check (service tokens only)
+  app.use(eventLogRoutes(deps.prisma, 'users-service', internalVerifier)); // GET /internal/events: this service's published events (service tokens only)
   app.use(signInRoutes(users)); // POST /users (sign-up), POST /tokens: the calls without a token
   app.use(authenticate(verifier)); // everything below needs a bearer token
   app.use(usersRoutes(users)); // /users, /users/:id

@@ -1,12 +1,17 @@
 // Test-only helpers shared by the suites: an HTTP client that returns what a client sees,
 // tokens for made-up users, bounded load, throwaway Redis and PostgreSQL servers, and the whole
-// stack started as `npm start` does (e2e and fault tests).
+// stack started as `npm start` does (e2e and fault tests), and the cluster of two replicas of
+// every app behind HAProxy (`npm run start:cluster`, cluster tests).
 import { issueAccessToken, type Role } from '@platform/auth';
 import { newId } from '@platform/ids';
+import type { CallOptions } from './traffic';
 
 export { percentile, runBounded } from './load';
 export { freePort, PostgresCluster, RedisServer, testRedisUrl } from './servers';
-export { alive, createDatabases, dropDatabases, Stack, stackPorts, stopStackProcesses, type StackOptions } from './stack';
+export { timeAnswer, type TimedAnswer } from './timed-answer';
+export { type Answer, between, brief, type CallOptions, type Door, door, tally, Traffic } from './traffic';
+export { alive, createDatabases, dropDatabases, ensureDatabases, Stack, stackPorts, stopStackProcesses, workspaceRoot, type StackOptions } from './stack';
+export { CLUSTER_APPS, CLUSTER_DRAIN_MS, Cluster, clusterPorts, HEALTH_CHECK_MS, haproxyConfig, REPLICAS, serverName, type ClusterApp, type ClusterOptions, type ServerState } from './cluster';
 
 export interface ApiResponse {
   status: number;
@@ -16,11 +21,6 @@ export interface ApiResponse {
   text: string;
 }
 
-export interface CallOptions {
-  token?: string;
-  body?: unknown;
-  headers?: Record<string, string>;
-}
 
 export type ApiClient = (method: string, path: string, options?: CallOptions) => Promise<ApiResponse>;
 

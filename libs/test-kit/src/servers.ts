@@ -155,13 +155,15 @@ export class PostgresCluster {
     private readonly dir: string,
     private readonly bin: string,
     private readonly account: { uid: number; gid: number } | undefined,
+    private readonly maxConnections: number,
   ) {}
 
-  static async start(): Promise<PostgresCluster> {
+  /** `maxConnections`: PostgreSQL's max_connections (100, its default, unless more processes share the cluster). */
+  static async start(options: { maxConnections?: number } = {}): Promise<PostgresCluster> {
     const dir = mkdtempSync(path.join(tmpdir(), 'test-postgres-'));
     const account = postgresAccount();
     if (account) chownSync(dir, account.uid, account.gid);
-    const cluster = new PostgresCluster(await freePort(), dir, postgresBinDir(), account);
+    const cluster = new PostgresCluster(await freePort(), dir, postgresBinDir(), account, options.maxConnections ?? 100);
     try {
       await execFileAsync(path.join(cluster.bin, 'initdb'), ['-D', cluster.dataDir, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8'], cluster.runAs);
       await cluster.startServer();
@@ -180,7 +182,7 @@ export class PostgresCluster {
   /** Starts the stopped server again, on the same port and data. */
   async startServer(): Promise<void> {
     // Durability is not what these tests are about: skip the fsyncs.
-    const options = `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off`;
+    const options = `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=${this.maxConnections}`;
     await execFileAsync(path.join(this.bin, 'pg_ctl'), ['-D', this.dataDir, '-o', options, '-l', path.join(this.dir, 'server.log'), '-w', '-t', '30', 'start'], this.runAs);
   }
 

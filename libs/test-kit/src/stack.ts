@@ -3,12 +3,23 @@
 // ports of its own (PORT_OFFSET), on the databases and Redis the suite gives it.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createWriteStream, mkdirSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 import { Client } from 'pg';
 
-const root = path.resolve(__dirname, '../../..');
+/**
+ * The repository's root: the nearest folder up with nx.json. Found rather than fixed, because
+ * this code also runs bundled elsewhere (tools/ts-run.mjs writes it under tmp/).
+ */
+export function workspaceRoot(from = __dirname): string {
+  for (let dir = from; ; dir = path.dirname(dir)) {
+    if (existsSync(path.join(dir, 'nx.json'))) return dir;
+    if (path.dirname(dir) === dir) throw new Error(`no nx.json above ${from}`);
+  }
+}
+
+const root = workspaceRoot();
 const SERVICES_WITH_DATABASES = ['USERS', 'ORDERS', 'CATALOG', 'INVENTORY'];
 
 /** Where a stack started with `offset` listens (start.js's layout). */
@@ -34,6 +45,26 @@ export async function createDatabases(serverUrl: string, prefix: string): Promis
     return urls;
   } finally {
     await admin.end();
+  }
+}
+
+/**
+ * Creates each database named by `urls` (e.g. DATABASE_URL_<APP> values) that does not exist yet,
+ * through the `postgres` database of its server; one that exists is left as it is.
+ */
+export async function ensureDatabases(urls: string[]): Promise<void> {
+  for (const url of urls) {
+    const name = decodeURIComponent(new URL(url).pathname.slice(1));
+    const server = new URL(url);
+    server.pathname = '/postgres';
+    const admin = new Client({ connectionString: server.toString() });
+    await admin.connect();
+    try {
+      const { rowCount } = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+      if (!rowCount) await admin.query(`CREATE DATABASE "${name.replaceAll('"', '""')}"`);
+    } finally {
+      await admin.end();
+    }
   }
 }
 
@@ -116,7 +147,8 @@ export class Stack {
             stack.watchers.delete(watcher);
             resolve();
           }
-          if (/not ready|failed|exited/.test(line)) {
+          // start.js's own verdicts only: an app's log line may say "failed" (a retried call) while it starts.
+          if (/\[start\]/.test(line) && /not ready|failed|exited/.test(line)) {
             clearTimeout(timer);
             reject(new Error(`the stack failed to start: ${line}; see ${options.logFile}`));
           }

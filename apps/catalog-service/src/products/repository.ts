@@ -1,4 +1,5 @@
 // Prisma queries of products.
+import { type DomainEvent, recordEvent } from '@platform/events';
 import { findKeysetPage, type PageRequest } from '@platform/paging';
 import { Prisma, type PrismaClient, type Product } from '../generated/prisma/client';
 
@@ -27,8 +28,12 @@ export type ProductChanges = Partial<Omit<NewProduct, 'id'>>;
 export class ProductRepository {
   constructor(private readonly prisma: PrismaClient) {}
 
-  create(product: NewProduct): Promise<ProductRow> {
-    return this.prisma.product.create({ data: product });
+  /**
+   * Runs `work` as one transaction: everything it writes through `ProductWrites` (the change and
+   * the event recording it) commits together, or nothing does when it throws.
+   */
+  unitOfWork<T>(work: (writes: ProductWrites) => Promise<T>): Promise<T> {
+    return this.prisma.$transaction((tx) => work(new ProductWrites(tx)));
   }
 
   findById(id: string): Promise<ProductRow | null> {
@@ -47,16 +52,6 @@ export class ProductRepository {
     return this.prisma.product.createMany({ data: products, skipDuplicates: true });
   }
 
-  /** Updates only at the expected version; null when the row moved on or is gone. */
-  async updateVersioned(id: string, version: number, changes: ProductChanges): Promise<ProductRow | null> {
-    const { count } = await this.prisma.product.updateMany({ where: { id, version }, data: { ...changes, version: { increment: 1 } } });
-    return count === 1 ? this.findById(id) : null;
-  }
-
-  async delete(id: string): Promise<boolean> {
-    const { count } = await this.prisma.product.deleteMany({ where: { id } });
-    return count === 1;
-  }
 
   async list(filters: ProductFilters, page: PageRequest): Promise<{ rows: ProductRow[]; total?: number }> {
     const where: Prisma.ProductWhereInput = {
@@ -68,5 +63,30 @@ export class ProductRepository {
       find: (keyset) => this.prisma.product.findMany({ where: { AND: [where, keyset.where] }, orderBy: keyset.orderBy, take: keyset.take, skip: keyset.skip }),
       count: () => this.prisma.product.count({ where }),
     });
+  }
+}
+
+/** The writes of one unit of work (`ProductRepository.unitOfWork`): they commit together or not at all. */
+export class ProductWrites {
+  constructor(private readonly tx: Prisma.TransactionClient) {}
+
+  create(product: NewProduct): Promise<ProductRow> {
+    return this.tx.product.create({ data: product });
+  }
+
+  /** Updates only at the expected version; null when the row moved on or is gone. */
+  async updateVersioned(id: string, version: number, changes: ProductChanges): Promise<ProductRow | null> {
+    const { count } = await this.tx.product.updateMany({ where: { id, version }, data: { ...changes, version: { increment: 1 } } });
+    return count === 1 ? this.tx.product.findUnique({ where: { id } }) : null;
+  }
+
+  async delete(id: string): Promise<boolean> {
+    const { count } = await this.tx.product.deleteMany({ where: { id } });
+    return count === 1;
+  }
+
+  /** The event that tells the other services about this change, committed with it. */
+  recordEvent(event: DomainEvent): Promise<void> {
+    return recordEvent(this.tx, event);
   }
 }

@@ -1,10 +1,12 @@
 // Request shapes of products. Unknown fields and parameters are refused.
 import { pagingQueryShape } from '@platform/paging';
-import { idField, queryInt, z } from '@platform/validation';
+import { idField, int32, queryInt, z } from '@platform/validation';
 
 const sku = z.string().regex(/^[A-Z0-9][A-Z0-9-]{1,63}$/, { error: 'sku is upper-case letters, digits and dashes' });
 const name = z.string().trim().min(1).max(200);
-const price = z.number().int().min(0).max(1_000_000_000);
+/** Prices are integers in the smallest currency unit, far inside the column's 32-bit range. */
+const MAX_PRICE = 1_000_000_000;
+const price = int32({ min: 0, max: MAX_PRICE });
 const currency = z.string().regex(/^[A-Z]{3}$/, { error: 'currency is an ISO 4217 code such as KRW' });
 const imageUrl = z.url({ protocol: /^https?$/ }).max(500);
 
@@ -33,8 +35,8 @@ export const productSortFields = ['name', 'price', 'rating', 'createdAt'] as con
 export const listProductsQuery = z.strictObject({
   ...pagingQueryShape,
   q: z.string().trim().min(1).max(100).optional(),
-  minPrice: queryInt().optional(),
-  maxPrice: queryInt().optional(),
+  minPrice: queryInt({ min: 0, max: MAX_PRICE }).optional(),
+  maxPrice: queryInt({ min: 0, max: MAX_PRICE }).optional(),
   /** Batch read by id (orders-service pricing): comma-separated, up to 100. */
   ids: z
     .string()

@@ -2,11 +2,13 @@
 import { type Principal, requireAdmin } from '@platform/auth';
 import { demoImageUrl, demoProducts } from '@platform/catalog-data';
 import { ApiError } from '@platform/errors';
+import { domainEvent } from '@platform/events';
 import { isId, newId } from '@platform/ids';
 import { type CursorValue, type ListEnvelope, parseSort, toListEnvelope, toPageRequest } from '@platform/paging';
 import { updateAtVersion } from '@platform/service-kit';
 import { whenUniqueViolated } from '@platform/db';
-import type { ProductChanges, ProductRepository, ProductRow } from './repository';
+import { productEvent } from './events';
+import type { NewProduct, ProductChanges, ProductRepository, ProductRow } from './repository';
 import { type CreateProductInput, type ListProductsQuery, type PatchProductInput, productSortFields } from './schemas';
 
 function skuTaken(): ApiError {
@@ -51,7 +53,15 @@ export class ProductService {
 
   async create(principal: Principal, input: CreateProductInput): Promise<ProductRow> {
     requireAdmin(principal);
-    return whenUniqueViolated(this.products.create({ id: newId(), ...input, description: input.description ?? null, imageUrl: input.imageUrl ?? null, currency: input.currency ?? 'KRW' }), skuTaken);
+    const product: NewProduct = { id: newId(), ...input, description: input.description ?? null, imageUrl: input.imageUrl ?? null, currency: input.currency ?? 'KRW' };
+    return whenUniqueViolated(
+      this.products.unitOfWork(async (writes) => {
+        const created = await writes.create(product);
+        await writes.recordEvent(productEvent('product.created', created));
+        return created;
+      }),
+      skuTaken,
+    );
   }
 
   async patch(principal: Principal, id: string, input: PatchProductInput, expectedVersion?: number): Promise<ProductRow> {
@@ -68,7 +78,12 @@ export class ProductService {
   async delete(principal: Principal, id: string): Promise<void> {
     requireAdmin(principal);
     const product = await this.get(id);
-    if (!(await this.products.delete(product.id))) throw ApiError.notFound('Product');
+    const deleted = await this.products.unitOfWork(async (writes) => {
+      if (!(await writes.delete(product.id))) return false;
+      await writes.recordEvent(domainEvent('product.deleted', product.id, { id: product.id, sku: product.sku }));
+      return true;
+    });
+    if (!deleted) throw ApiError.notFound('Product');
   }
 
   /** Seeds the demo catalog into an empty database; a database with products is left alone. */
@@ -82,6 +97,15 @@ export class ProductService {
 
   private async update(id: string, changes: ProductChanges, expectedVersion?: number): Promise<ProductRow> {
     const current = await this.get(id);
-    return updateAtVersion('product', current.version, expectedVersion, (version) => whenUniqueViolated(this.products.updateVersioned(current.id, version, changes), skuTaken));
+    return updateAtVersion('product', current.version, expectedVersion, (version) =>
+      whenUniqueViolated(
+        this.products.unitOfWork(async (writes) => {
+          const updated = await writes.updateVersioned(current.id, version, changes);
+          if (updated) await writes.recordEvent(productEvent('product.updated', updated));
+          return updated;
+        }),
+        skuTaken,
+      ),
+    );
   }
 }

@@ -1,4 +1,5 @@
 // Prisma queries of reviews. A review and the product's rating counters change together.
+import { type DomainEvent, recordEvent } from '@platform/events';
 import { findKeysetPage, type PageRequest } from '@platform/paging';
 import { Prisma, type PrismaClient, type Review } from '../generated/prisma/client';
 
@@ -11,10 +12,12 @@ export class ReviewRepository {
    * Inserts the review and bumps the product's counters in one transaction. The UPDATE takes
    * the product row's lock and its SET reads the row as locked, so concurrent reviews add up
    * exactly. A second review by the same user fails on the unique index and rolls back whole.
+   * The event `eventOf` makes of the review commits with it.
    */
-  createAndRate(data: Prisma.ReviewUncheckedCreateInput): Promise<ReviewRow> {
+  createAndRate(data: Prisma.ReviewUncheckedCreateInput, eventOf: (review: ReviewRow) => DomainEvent): Promise<ReviewRow> {
     return this.prisma.$transaction(async (tx) => {
       const review = await tx.review.create({ data });
+      await recordEvent(tx, eventOf(review));
       const stars = data.rating;
       await tx.$executeRaw`
         UPDATE products SET
@@ -29,6 +32,12 @@ export class ReviewRepository {
         WHERE id = ${data.productId}::uuid`;
       return review;
     });
+  }
+
+  /** A deleted user's reviews stay, without an author; the products' rating counters do not change. */
+  async removeAuthor(userId: string): Promise<number> {
+    const { count } = await this.prisma.review.updateMany({ where: { userId }, data: { userId: null } });
+    return count;
   }
 
   findById(productId: string, id: string): Promise<ReviewRow | null> {

@@ -6,7 +6,7 @@ import type { ReviewRow } from './repository';
 export const reviewRepresentation = z.object({
   id: idField(),
   productId: idField(),
-  userId: idField(),
+  userId: idField().nullable().meta({ description: "The reviewer's id; null once they deleted their account (the review and its rating stay)." }),
   rating: z.number().int().min(1).max(5),
   title: z.string().nullable(),
   body: z.string().nullable(),

@@ -1,6 +1,7 @@
 // Rules of reviews: any signed-in user reviews a product once; everyone signed in reads them.
 import type { Principal } from '@platform/auth';
 import { ApiError } from '@platform/errors';
+import { domainEvent } from '@platform/events';
 import { isId, newId } from '@platform/ids';
 import { type ListEnvelope, parseSort, toListEnvelope, toPageRequest } from '@platform/paging';
 import type { ProductService } from '../products/service';
@@ -18,7 +19,9 @@ export class ReviewService {
   async create(principal: Principal, productId: string, input: CreateReviewInput): Promise<ReviewRow> {
     const product = await this.products.get(productId);
     return whenUniqueViolated(
-      this.reviews.createAndRate({ id: newId(), productId: product.id, userId: principal.userId, rating: input.rating, title: input.title ?? null, body: input.body ?? null }),
+      this.reviews.createAndRate({ id: newId(), productId: product.id, userId: principal.userId, rating: input.rating, title: input.title ?? null, body: input.body ?? null }, (review) =>
+        domainEvent('review.created', review.id, { id: review.id, productId: review.productId, userId: principal.userId, rating: review.rating }),
+      ),
       () => new ApiError('REVIEW_EXISTS', 'You have already reviewed this product.'),
     );
   }

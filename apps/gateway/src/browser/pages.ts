@@ -2,6 +2,14 @@
 // GraphQL IDE (GraphiQL) at GET /v1/graphql for a browser, outside production. Both run from
 // files bundled from npm and served here, never from a CDN, so they work offline and under a
 // Content-Security-Policy that allows this origin only.
+//
+// The pages name each script and style by a version, the hash of its content
+// (`/docs/assets/<hash>/<name>`): such a URL never changes meaning, so browsers and caches keep it
+// for a year without asking again (`immutable`). Every asset carries its hash as a strong ETag,
+// so a client that asks again with If-None-Match gets an empty 304 instead of the file; the
+// unversioned names still answer, cached only after revalidation. The requests count against the
+// client address's rate limit (app.ts).
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import express, { type RequestHandler } from 'express';
@@ -18,7 +26,16 @@ const ASSET_TYPES: Record<string, string> = { '.js': 'text/javascript; charset=u
  */
 const PAGE_POLICY = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; worker-src 'self' blob:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
-const REFERENCE_PAGE = `<!doctype html>
+/** A year: the longest a cache is asked to keep anything (RFC 9111 suggests no more). */
+const IMMUTABLE = 'public, max-age=31536000, immutable';
+
+interface Asset {
+  content: Buffer;
+  /** The first 16 hex digits of its SHA-256: its version in URLs, and its ETag. */
+  hash: string;
+}
+
+const referencePage = (url: (name: string) => string) => `<!doctype html>
 <html lang="en">
 <head>
   <meta charset="utf-8">
@@ -28,27 +45,27 @@ const REFERENCE_PAGE = `<!doctype html>
 </head>
 <body>
   <redoc spec-url="/v1/openapi.json" hide-download-button="false"></redoc>
-  <script src="/docs/assets/redoc.standalone.js"></script>
+  <script src="${url('redoc.standalone.js')}"></script>
 </body>
 </html>
 `;
 
-const IDE_PAGE = `<!doctype html>
+const idePage = (url: (name: string) => string) => `<!doctype html>
 <html lang="en">
 <head>
   <meta charset="utf-8">
   <meta name="viewport" content="width=device-width, initial-scale=1">
   <title>Order platform GraphQL</title>
   <link rel="icon" href="data:,">
-  <link rel="stylesheet" href="/docs/assets/graphiql.min.css">
+  <link rel="stylesheet" href="${url('graphiql.min.css')}">
   <style>body { margin: 0; height: 100vh; } #graphiql { height: 100vh; }</style>
 </head>
 <body>
   <div id="graphiql">Loading GraphiQL…</div>
-  <script src="/docs/assets/react.production.min.js"></script>
-  <script src="/docs/assets/react-dom.production.min.js"></script>
-  <script src="/docs/assets/graphiql.min.js"></script>
-  <script src="/docs/assets/graphiql-start.js"></script>
+  <script src="${url('react.production.min.js')}"></script>
+  <script src="${url('react-dom.production.min.js')}"></script>
+  <script src="${url('graphiql.min.js')}"></script>
+  <script src="${url('graphiql-start.js')}"></script>
 </body>
 </html>
 `;
@@ -74,11 +91,12 @@ function installedFile(npmPath: string): string {
   }
 }
 
-/** Reads every asset once: from `builtDir` (beside main.js in a build), else from node_modules (tests, tools). */
-function loadAssets(builtDir: string | undefined): Map<string, Buffer> {
-  const assets = new Map<string, Buffer>();
-  for (const [name, npmPath] of Object.entries(pageAssets)) assets.set(name, readFileSync(builtDir ? path.join(builtDir, name) : installedFile(npmPath)));
-  assets.set('graphiql-start.js', Buffer.from(IDE_START));
+/** Reads every asset once, and hashes it: from `builtDir` (beside main.js in a build), else from node_modules (tests, tools). */
+function loadAssets(builtDir: string | undefined): Map<string, Asset> {
+  const assets = new Map<string, Asset>();
+  const add = (name: string, content: Buffer) => assets.set(name, { content, hash: createHash('sha256').update(content).digest('hex').slice(0, 16) });
+  for (const [name, npmPath] of Object.entries(pageAssets)) add(name, readFileSync(builtDir ? path.join(builtDir, name) : installedFile(npmPath)));
+  add('graphiql-start.js', Buffer.from(IDE_START));
   return assets;
 }
 
@@ -97,15 +115,21 @@ export interface PagesOptions {
 
 export function browserPages(options: PagesOptions): RequestHandler {
   const assets = loadAssets(options.assetsDir);
+  const url = (name: string) => `/docs/assets/${assets.get(name)?.hash}/${name}`;
   const router = express.Router({ caseSensitive: true, strict: true });
-  router.get(['/docs', '/docs/'], page(REFERENCE_PAGE));
-  router.get('/docs/assets/:name', (req, res, next) => {
-    const asset = assets.get(req.params.name);
-    if (!asset) return next(); // → 404 in the error format
-    res.set({ 'cache-control': 'public, max-age=3600', 'x-content-type-options': 'nosniff' }).type(ASSET_TYPES[path.extname(req.params.name)]).send(asset);
-  });
+  router.get(['/docs', '/docs/'], page(referencePage(url)));
+  /** One asset, `cacheControl` as its URL allows; 304 when the client holds this version. */
+  const serve = (name: string, version: string | undefined, cacheControl: string): RequestHandler => (req, res, next) => {
+    const asset = assets.get(name);
+    if (!asset || (version !== undefined && version !== asset.hash)) return next(); // → 404 in the error format
+    res.set({ 'cache-control': cacheControl, etag: `"${asset.hash}"`, 'x-content-type-options': 'nosniff' }).type(ASSET_TYPES[path.extname(name)]);
+    if (req.fresh) return void res.status(304).end();
+    res.send(asset.content);
+  };
+  router.get('/docs/assets/:version/:name', (req, res, next) => serve(req.params.name, req.params.version, IMMUTABLE)(req, res, next));
+  router.get('/docs/assets/:name', (req, res, next) => serve(req.params.name, undefined, 'public, no-cache')(req, res, next));
   if (options.graphqlIde) {
-    const ide = page(IDE_PAGE);
+    const ide = page(idePage(url));
     // A browser asks for HTML first; GraphQL clients ask for JSON and go on to the graph.
     router.get('/v1/graphql', (req, res, next) => (req.accepts(['application/json', 'application/graphql-response+json', 'text/html']) === 'text/html' ? ide(req, res, next) : next()));
   }

@@ -43,4 +43,5 @@ export const routeTable: RouteDefinition[] = [
   // GET for queries (a mutation over GET is 405), POST for both: the GraphQL-over-HTTP specification.
   { pattern: '/graphql', methods: ['GET', 'POST'], upstream: 'graphql' },
   { pattern: '/openapi.json', methods: ['GET'], upstream: 'openapi', auth: 'public', cacheable: true },
+  { pattern: '/event-schemas', methods: ['GET'], upstream: 'openapi', auth: 'public', cacheable: true },
 ];

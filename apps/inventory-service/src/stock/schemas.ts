@@ -1,6 +1,13 @@
 // What a REST client may send about stock levels (the gateway's /v1/stock-levels).
 import { pagingQueryShape } from '@platform/paging';
-import { z } from '@platform/validation';
+import { int32, z } from '@platform/validation';
+
+/** A SKU as the stock table and the gRPC calls take it: at most 64 characters, no control characters. */
+const sku = z
+  .string()
+  .max(64)
+  // eslint-disable-next-line no-control-regex
+  .refine((text) => !/[\u0000-\u001f\u007f]/.test(text), { message: 'must not contain control characters', params: { code: 'INVALID_FORMAT' } });
 
 /** The most a warehouse can hold of one SKU (SetStock's limit too). */
 const MAX_ON_HAND = 1_000_000_000;
@@ -11,12 +18,12 @@ export const listStockLevelsQuery = z.strictObject({
   sku: z
     .string()
     .transform((text) => text.split(',').map((sku) => sku.trim()).filter(Boolean))
-    .pipe(z.array(z.string().max(64)).min(1).max(100))
+    .pipe(z.array(sku).min(1).max(100))
     .optional(),
 });
 
 export const putStockLevelBody = z.strictObject({
-  onHand: z.number().int().min(0).max(MAX_ON_HAND).meta({ description: 'Units in the warehouse, reserved ones included; available becomes onHand less what orders hold.' }),
+  onHand: int32({ min: 0, max: MAX_ON_HAND }).meta({ description: 'Units in the warehouse, reserved ones included; available becomes onHand less what orders hold.' }),
 });
 
 export type ListStockLevelsQuery = z.output<typeof listStockLevelsQuery>;

@@ -198,7 +198,7 @@ export class StockService {
   }
 
   /** A page of stock levels in SKU order, all of them or only `skus`. */
-  levels(filter: { skus?: readonly string[] }, page: PageRequest): Promise<{ rows: StockLevelRow[]; total?: number }> {
+  async levels(filter: { skus?: readonly string[] }, page: PageRequest): Promise<{ rows: StockLevelRow[]; total?: number }> {
     return this.stock.listLevels({ skus: filter.skus && skuList(filter.skus) }, page);
   }
 

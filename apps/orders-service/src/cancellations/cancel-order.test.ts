@@ -7,38 +7,54 @@ import { CANCEL_ATTEMPTS, CancelOrder } from './cancel-order';
 import type { CancellationRepository, CancellationRow } from './repository';
 import { CancellationService } from './service';
 
-const order = { id: '01a20097-b6ee-740a-909d-0000000000aa', status: 'PENDING', version: 1, reservationKey: 'reservation-1', amount: 100 } as OrderRow;
+const order = {
+  id: '01a20097-b6ee-740a-909d-0000000000aa',
+  userId: '01a20097-b6ee-740a-909d-0000000000bb',
+  status: 'PENDING',
+  version: 1,
+  reservationKey: 'reservation-1',
+  amount: 100,
+  currency: 'KRW',
+  couponCode: null,
+  items: [],
+  createdAt: new Date(),
+} as unknown as OrderRow;
 
 /** An order whose versioned writes lose `losses` times (another write always got there first), then win. */
 function contendedOrder(losses: number) {
   const attempts: number[] = [];
   const released: string[] = [];
+  const recorded: string[] = [];
   const writes = {
     updateAtVersion: async (_id: string, version: number) => {
       attempts.push(version);
       return attempts.length > losses;
     },
     queueRelease: async () => undefined,
+    findById: async () => order,
+    recordEvent: async (event: { type: string }) => void recorded.push(event.type),
   } as unknown as OrderWrites;
   const orders = { findById: async () => order, unitOfWork: <T>(work: (w: OrderWrites) => Promise<T>) => work(writes) } as unknown as OrderRepository;
   const stock = { release: async (key: string) => void released.push(key) } as unknown as StockReservations;
   const cancelOrder = new CancelOrder(orders, {} as OrderQueries, stock, createLogger('cancel-test', 'silent'));
-  return { cancelOrder, attempts, released };
+  return { cancelOrder, attempts, released, recorded };
 }
 
 describe('the cancellation worker canceling an order that keeps changing', () => {
   it(`gives up after ${CANCEL_ATTEMPTS} lost races, writes nothing and releases nothing`, async () => {
-    const { cancelOrder, attempts, released } = contendedOrder(Number.POSITIVE_INFINITY);
+    const { cancelOrder, attempts, released, recorded } = contendedOrder(Number.POSITIVE_INFINITY);
     await expect(cancelOrder.forCancellation(order.id)).resolves.toBe('contended');
     expect(attempts).toHaveLength(CANCEL_ATTEMPTS);
     expect(released).toEqual([]);
+    expect(recorded).toEqual([]);
   });
 
   it('cancels once a retry wins, and gives the stock back once', async () => {
-    const { cancelOrder, attempts, released } = contendedOrder(CANCEL_ATTEMPTS - 1);
+    const { cancelOrder, attempts, released, recorded } = contendedOrder(CANCEL_ATTEMPTS - 1);
     await expect(cancelOrder.forCancellation(order.id)).resolves.toBe('canceled');
     expect(attempts).toHaveLength(CANCEL_ATTEMPTS);
     expect(released).toEqual([order.reservationKey]);
+    expect(recorded).toEqual(['order.canceled']);
   });
 
   it('leaves a contended request REQUESTED for the next sweep', async () => {

@@ -4,6 +4,7 @@
 import type { Principal } from '@platform/auth';
 import { ApiError } from '@platform/errors';
 import { type Logger } from '@platform/service-kit';
+import { recordOrderEvent } from '../orders/events';
 import type { OrderQueries } from '../orders/queries';
 import type { OrderRepository, OrderRow } from '../orders/repository';
 import { assertTransition, canTransition, updateOrderAtVersion } from '../orders/status';
@@ -57,6 +58,7 @@ export class CancelOrder {
     const canceled = await this.orders.unitOfWork(async (writes) => {
       if (!(await writes.updateAtVersion(order.id, version, { status: 'CANCELED', couponCode, canceledAt: new Date() }))) return false;
       await writes.queueRelease(order.reservationKey, 'order canceled');
+      await recordOrderEvent(writes, 'order.canceled', order.id);
       return true;
     });
     if (canceled) await this.stock.release(order.reservationKey, 'order canceled');

@@ -1,4 +1,5 @@
 // Prisma queries of cancellation records.
+import { type DomainEvent, recordEvent } from '@platform/events';
 import type { PrismaClient } from '../generated/prisma/client';
 
 export class CancellationRepository {
@@ -16,10 +17,16 @@ export class CancellationRepository {
     return this.prisma.cancellation.findMany({ where: { status: 'REQUESTED' }, orderBy: { createdAt: 'asc' }, take: limit });
   }
 
-  /** Completes a REQUESTED record once; false when another worker completed it first. */
-  async complete(id: string, refundAmount: number): Promise<boolean> {
-    const { count } = await this.prisma.cancellation.updateMany({ where: { id, status: 'REQUESTED' }, data: { status: 'COMPLETED', refundAmount, completedAt: new Date() } });
-    return count === 1;
+  /**
+   * Completes a REQUESTED record once, with the event announcing it in the same transaction;
+   * false (and no event) when another worker completed it first.
+   */
+  complete(id: string, refundAmount: number, event: DomainEvent): Promise<boolean> {
+    return this.prisma.$transaction(async (tx) => {
+      const { count } = await tx.cancellation.updateMany({ where: { id, status: 'REQUESTED' }, data: { status: 'COMPLETED', refundAmount, completedAt: new Date() } });
+      if (count === 1) await recordEvent(tx, event);
+      return count === 1;
+    });
   }
 }
 

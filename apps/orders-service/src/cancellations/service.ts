@@ -2,6 +2,7 @@
 // sweeper. Pending records live in the database, so a restart picks them up again.
 import type { Principal } from '@platform/auth';
 import { ApiError } from '@platform/errors';
+import { domainEvent } from '@platform/events';
 import { newId } from '@platform/ids';
 import type { Logger } from '@platform/service-kit';
 import type { OrderQueries } from '../orders/queries';
@@ -51,7 +52,8 @@ export class CancellationService {
       if (outcome === 'contended') continue; // still REQUESTED: the next sweep tries again
       // An order that shipped before the request was processed is not refunded.
       const refund = outcome === 'not-cancelable' ? 0 : cancellation.refundAmount;
-      if (await this.cancellations.complete(cancellation.id, refund)) this.logger.info({ orderId: cancellation.orderId, outcome }, 'cancellation completed');
+      const completed = domainEvent('order.cancellation.completed', cancellation.orderId, { cancellationId: cancellation.id, orderId: cancellation.orderId, outcome, refundAmount: refund });
+      if (await this.cancellations.complete(cancellation.id, refund, completed)) this.logger.info({ orderId: cancellation.orderId, outcome }, 'cancellation completed');
     }
   }
 }

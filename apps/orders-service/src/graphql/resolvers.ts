@@ -10,10 +10,12 @@ import type { OrderUseCases } from '../app';
 import { checkedIdempotencyKey } from '../idempotency/store';
 import type { OrderRow } from '../orders/repository';
 import { toGraphOrder } from '../orders/representation';
-import { createOrderBody } from '../orders/schemas';
+import { createOrderBody, patchOrderBody } from '../orders/schemas';
 
 /** `orders(first:)`: how many of the caller's most recent orders, 1 to 100. */
 const firstArgument = z.number().int().min(1).max(100);
+/** `updateOrder(expectedVersion:)`: a version the order can have (If-Match's number in REST). */
+const versionArgument = z.number().int().min(1);
 
 export const ordersTypeDefs = gql(readFileSync(path.join(__dirname, 'schema.graphql'), 'utf8'));
 
@@ -21,7 +23,7 @@ interface OrdersContext extends SubgraphContext {
   orderLoader?: DataLoader<string, OrderRow | null>;
 }
 
-export function ordersResolvers(orders: Pick<OrderUseCases, 'queries' | 'placeOrder' | 'cancelOrder'>) {
+export function ordersResolvers(orders: Pick<OrderUseCases, 'queries' | 'placeOrder' | 'cancelOrder' | 'changeOrder'>) {
   return {
     DateTime,
     Query: {
@@ -43,6 +45,13 @@ export function ordersResolvers(orders: Pick<OrderUseCases, 'queries' | 'placeOr
       },
       cancelOrder: async (_: unknown, args: { id: string }, context: OrdersContext) =>
         toGraphOrder(await orders.cancelOrder.cancel(requirePrincipal(context), args.id)),
+      // REST PATCH's use case with its body schema: the same rules, codes and version check.
+      updateOrder: async (_: unknown, args: { id: string; input: unknown; expectedVersion?: number | null }, context: OrdersContext) => {
+        const principal = requirePrincipal(context);
+        const input = parseArgument(patchOrderBody, args.input, 'input');
+        const expectedVersion = args.expectedVersion == null ? undefined : parseArgument(versionArgument, args.expectedVersion, 'expectedVersion');
+        return toGraphOrder(await orders.changeOrder.patch(principal, args.id, input, expectedVersion));
+      },
     },
     Order: {
       __resolveReference: async (reference: { id: string }, context: OrdersContext) => {

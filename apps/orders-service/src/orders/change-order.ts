@@ -3,9 +3,11 @@
 // the client read (If-Match); canceling is the cancellations' story (CancelOrder).
 import { type Principal, requireAdmin } from '@platform/auth';
 import { ApiError } from '@platform/errors';
+import { domainEvent } from '@platform/events';
 import { newId } from '@platform/ids';
 import type { CancelOrder } from '../cancellations/cancel-order';
 import { placementTooLate, type StockReservations } from '../stock/reservations';
+import { recordOrderEvent, statusEventOf } from './events';
 import type { Pricing } from './pricing';
 import type { OrderQueries } from './queries';
 import type { OrderRepository, OrderRow } from './repository';
@@ -36,6 +38,8 @@ export class ChangeOrder {
       return this.orders.unitOfWork(async (writes) => {
         if (!(await writes.updateAtVersion(order.id, version, { status, couponCode: input.couponCode }))) return null;
         if (status === 'SHIPPED' || status === 'DELIVERED') await writes.upsertShipment(order.id, { status, shippedAt: order.shipment?.shippedAt ?? now });
+        const event = status !== order.status ? statusEventOf(status) : input.couponCode !== undefined && input.couponCode !== order.couponCode ? 'order.updated' : undefined;
+        if (event) await recordOrderEvent(writes, event, order.id);
         return true;
       });
     });
@@ -59,6 +63,7 @@ export class ChangeOrder {
           if (!(await writes.completePlacement(reservationKey))) throw placementTooLate();
           await writes.replaceItems(order.id, priced.items);
           await writes.queueRelease(order.reservationKey, 'replaced items');
+          await recordOrderEvent(writes, 'order.updated', order.id);
           return true;
         });
       } catch (error) {
@@ -80,7 +85,11 @@ export class ChangeOrder {
     await updateOrderAtVersion(this.orders, order, expectedVersion, async (version) => {
       // Stock first (idempotent): if inventory cannot take it back now, the order stays and the client retries.
       await this.stock.releaseNow(order.reservationKey);
-      return (await this.orders.delete(order.id, version)) ? true : null;
+      return this.orders.unitOfWork(async (writes) => {
+        if (!(await writes.deleteAtVersion(order.id, version))) return null;
+        await writes.recordEvent(domainEvent('order.deleted', order.id, { id: order.id, userId: order.userId }));
+        return true;
+      });
     });
   }
 }

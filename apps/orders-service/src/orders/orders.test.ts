@@ -3,13 +3,13 @@
 import path from 'node:path';
 import type { Database } from '@platform/db';
 import { openTestDatabase } from '@platform/db/testing';
-import { createInventoryClient, type InventoryGateway } from '@platform/inventory-contract';
-import { createLogger, createMetrics, Health, listen, type Listening } from '@platform/service-kit';
+import type { InventoryGateway } from '@platform/inventory-contract';
+import { createLogger, type Listening } from '@platform/service-kit';
 import { apiClient, tokenFor } from '@platform/test-kit';
 import { createOrdersApp, createOrderUseCases } from '../app';
-import { type Catalog, createCatalogClient } from '../catalog/client';
+import type { Catalog } from '../catalog/client';
 import { PrismaClient } from '../generated/prisma/client';
-import { FakeCatalog, FakeInventory } from '../testing/fakes';
+import { FakeCatalog, type FakeInventory, type OrdersWithFakes, startOrdersWithFakes } from '../testing/fakes';
 import { IdempotencyStore } from '../idempotency/store';
 import { OrderRepository, type OrderWrites } from './repository';
 import { PLACEMENT_MARGIN_MS } from '../stock/reservations';
@@ -27,6 +27,7 @@ let inventoryClient: InventoryGateway;
 let server: Listening;
 let built: Awaited<ReturnType<typeof createOrdersApp>>;
 let catalogUrl: string;
+let harness: OrdersWithFakes;
 const call = apiClient(() => server.url);
 let admin: string;
 let alice: { token: string; userId: string };
@@ -40,28 +41,12 @@ beforeAll(async () => {
 });
 
 beforeEach(async () => {
-  catalog = new FakeCatalog();
-  inventory = new FakeInventory();
-  catalogUrl = await catalog.start();
-  inventoryClient = createInventoryClient(await inventory.start());
-  built = await createOrdersApp({
-    config: { jwtVerifySecrets: [JWT_SECRET], cursorSecret: 'orders-cursor-secret', REQUEST_TIMEOUT_MS: 5_000, NODE_ENV: 'test' },
-    prisma: database.prisma,
-    catalog: createCatalogClient(catalogUrl),
-    inventory: inventoryClient,
-    logger: createLogger('orders-test', 'silent'),
-    health: new Health(),
-    metrics: createMetrics('orders-test'),
-  });
-  server = await listen(built.app, 0, '127.0.0.1');
+  harness = await startOrdersWithFakes(database.prisma, { jwtSecret: JWT_SECRET, name: 'orders-test' });
+  ({ built, server, catalog, catalogUrl, inventory, inventoryClient } = harness);
 });
 
 afterEach(async () => {
-  await built?.sweeper.stop();
-  await server?.close();
-  inventoryClient?.close();
-  inventory?.stop();
-  await catalog?.stop();
+  await harness?.stop();
 });
 
 afterAll(async () => {
@@ -356,6 +341,20 @@ describe('GET /orders and POST /orders/search', () => {
     expect((await call('GET', `/orders?userId=${shopper.userId}&withTotal=true`, { token: admin })).body.totalCount).toBe(6);
   });
 
+  it('answers 422 OUT_OF_RANGE, never a 5xx, for numbers past a 32-bit integer in the query and in a search body', async () => {
+    for (const [name, value] of [['minAmount', '2147483648'], ['minAmount', '-2147483649'], ['minAmount', '99999999999999999999'], ['size', '2147483648'], ['page', '2147483648'], ['offset', '2147483648'], ['limit', '2147483648']]) {
+      const res = await call('GET', `/orders?${name}=${value}`, { token: shopper.token });
+      expect([name, value, res.status, res.body.errors]).toEqual([name, value, 422, [expect.objectContaining({ field: name, code: 'OUT_OF_RANGE' })]]);
+    }
+    for (const [name, value] of [['minAmount', 2 ** 31], ['minAmount', -(2 ** 31) - 1], ['minAmount', 1e300], ['size', 2 ** 31], ['page', 2 ** 53], ['offset', 2 ** 31]]) {
+      const res = await call('POST', '/orders/search', { token: shopper.token, body: { [name]: value } });
+      expect([name, value, [400, 422].includes(res.status), res.body.errors?.[0]?.field]).toEqual([name, value, true, name]);
+    }
+    for (const [name, value] of [['page', '2147483647'], ['offset', '2147483647'], ['minAmount', '2147483647'], ['minAmount', '-2147483648']]) {
+      expect([name, value, (await call('GET', `/orders?${name}=${value}`, { token: shopper.token })).status]).toEqual([name, value, 200]);
+    }
+  });
+
   it('caps size at 100', async () => {
     const many = await tokenFor(JWT_SECRET);
     await database.prisma.order.createMany({
@@ -364,6 +363,63 @@ describe('GET /orders and POST /orders/search', () => {
     const res = await call('GET', '/orders?size=1000&withTotal=true', { token: many.token });
     expect(res.body.items).toHaveLength(100);
     expect(res.body).toMatchObject({ hasNext: true, totalCount: 105 });
+  });
+
+  it('finds an order by the names of the items a PUT gave it, no longer by those it replaced', async () => {
+    const organizer = stocked(100, { price: 21_000, name: 'Walnut Desk Organizer' });
+    await call('PUT', `/orders/${placed[2].id}`, { token: shopper.token, body: { items: [{ productId: organizer.id, quantity: 1 }] } });
+    expect(ids(await call('GET', '/orders?q=WALNUT%20desk', { token: shopper.token }))).toEqual([placed[2].id]);
+    expect(ids(await call('GET', '/orders?q=usb-c', { token: shopper.token })).sort()).toEqual([placed[0].id, placed[4].id].sort());
+  });
+
+  it('walks the pages of a q search with cursors, page and offset, in either sort', async () => {
+    const lamps = [placed[1], placed[3], placed[5]];
+    const walk = async (query: string) => {
+      const walked: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const res: { body: { items: { id: string }[]; nextCursor: string | null } } = await call('GET', `/orders?${query}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { token: shopper.token });
+        walked.push(...ids(res));
+        cursor = res.body.nextCursor;
+      } while (cursor);
+      return walked;
+    };
+    expect(await walk('q=lamp&size=1')).toEqual([...lamps].reverse().map((order) => order.id));
+    const byAmount = [...lamps].sort((a, b) => a.amount - b.amount || (a.id < b.id ? -1 : 1)).map((order) => order.id);
+    expect(await walk('q=LA&size=2&sort=amount')).toEqual(byAmount);
+    expect(ids(await call('GET', '/orders?q=lamp&sort=-amount&page=2&size=2', { token: shopper.token }))).toEqual([byAmount[0]]);
+    expect(ids(await call('GET', '/orders?q=lamp&offset=1&limit=1', { token: shopper.token }))).toEqual([lamps[1].id]);
+  });
+
+  it('matches keywords of one or two characters, and punctuation and wildcards as plain characters', async () => {
+    const odd = stocked(100, { price: 1_000, name: 'Tape 50%_off (A-4)' });
+    await call('PUT', `/orders/${placed[4].id}`, { token: shopper.token, body: { items: [{ productId: odd.id, quantity: 1 }] } });
+    const search = async (q: string) => ids(await call('GET', `/orders?q=${encodeURIComponent(q)}`, { token: shopper.token })).sort();
+    expect(await search('LA')).toEqual([placed[1].id, placed[3].id, placed[5].id].sort());
+    expect(await search('b')).toEqual([placed[0].id, placed[2].id].sort());
+    expect(await search('%')).toEqual([placed[4].id]);
+    expect(await search('%_')).toEqual([placed[4].id]);
+    expect(await search('a-4')).toEqual([placed[4].id]);
+    expect(await search('(a-4)')).toEqual([placed[4].id]);
+    expect(await search('a_4')).toEqual([]);
+    expect(await search('zq')).toEqual([]);
+    expect(await search('l%p')).toEqual([]);
+  });
+
+  it('counts exactly up to 1,000 orders and, past that, answers an estimate flagged by Total-Count-Estimated', async () => {
+    const busy = await tokenFor(JWT_SECRET);
+    await database.prisma.$executeRawUnsafe(
+      `INSERT INTO orders (id, user_id, amount, currency, reservation_key, updated_at, product_names)
+       SELECT gen_random_uuid(), $1::uuid, 1000, 'KRW', 'busy-' || g, now(), 'Desk Lamp' FROM generate_series(1, 1050) AS g`,
+      busy.userId,
+    );
+    const estimated = await call('GET', '/orders?withTotal=true&size=1', { token: busy.token });
+    expect(estimated.status).toBe(200);
+    expect(estimated.body.totalCount).toBeGreaterThan(1_000);
+    expect(estimated.headers.get('total-count-estimated')).toBe('true');
+    const exact = await call('GET', '/orders?withTotal=true&size=1', { token: shopper.token });
+    expect(exact.body.totalCount).toBe(6);
+    expect(exact.headers.get('total-count-estimated')).toBeNull();
   });
 
   it('takes the same conditions in a POST /orders/search body, plus ids', async () => {
@@ -624,8 +680,11 @@ describe('POST /orders/{id}/cancellation', () => {
     await database.prisma.cancellation.create({ data: { id: '01a20097-b6ee-740a-909d-000000000001', orderId: order.id, refundAmount: order.amount } });
     const restarted = new Sweeper({ cancellations: built.cancellations, stock: built.orders.stock, idempotency: new IdempotencyStore(database.prisma) }, createLogger('restarted', 'silent'));
     restarted.start(60_000);
-    await restarted.sweep();
-    await restarted.stop();
+    try {
+      await restarted.sweep();
+    } finally {
+      await restarted.stop();
+    }
     expect((await call('GET', `/orders/${order.id}/cancellation`, { token: alice.token })).body.status).toBe('COMPLETED');
     expect((await call('GET', `/orders/${order.id}`, { token: alice.token })).body.status).toBe('CANCELED');
     expect(inventory.stock.get(product.sku)).toBe(100);
@@ -665,6 +724,60 @@ describe('orders subgraph', () => {
       expect(res.body.data).toBeNull();
       expect(res.body.errors[0]).toMatchObject({ path: ['orders'], extensions: { code: 'VALIDATION_FAILED', errors: [{ field: 'first', code: 'OUT_OF_RANGE' }] } });
     }
+  });
+
+  it('answers Order.items with product references, quantity, unit price and amount, and the version', async () => {
+    const first = stocked(10, { price: 3_000 });
+    const second = stocked(10, { price: 5_000 });
+    const placed = await placeOrder(alice.token, { items: [{ productId: first.id, quantity: 2 }, { productId: second.id, quantity: 1 }] });
+    expect(placed.status).toBe(201);
+    const res = await graphql('query($id: ID!) { order(id: $id) { version items { id quantity unitPrice amount product { __typename id } } } }', alice.token, { id: placed.body.id });
+    expect(res.body).toEqual({
+      data: {
+        order: {
+          version: 1,
+          items: [
+            { id: placed.body.items[0].id, quantity: 2, unitPrice: 3_000, amount: 6_000, product: { __typename: 'Product', id: first.id } },
+            { id: placed.body.items[1].id, quantity: 1, unitPrice: 5_000, amount: 5_000, product: { __typename: 'Product', id: second.id } },
+          ],
+        },
+      },
+    });
+  });
+
+  describe('updateOrder, as REST PATCH', () => {
+    const update = 'mutation($id: ID!, $input: UpdateOrderInput!, $expectedVersion: Int) { updateOrder(id: $id, input: $input, expectedVersion: $expectedVersion) { id status version } }';
+
+    it('changes the coupon at the version read, and answers PRECONDITION_FAILED at a stale one', async () => {
+      const { order } = await newOrder();
+      const stale = await graphql(update, alice.token, { id: order.id, input: { couponCode: 'GQL-1' }, expectedVersion: 9 });
+      expect(stale.body.errors[0]).toMatchObject({ path: ['updateOrder'], extensions: { code: 'PRECONDITION_FAILED' } });
+      expect((await call('GET', `/orders/${order.id}`, { token: alice.token })).body.couponCode).toBeNull();
+      const changed = await graphql(update, alice.token, { id: order.id, input: { couponCode: 'GQL-1' }, expectedVersion: 1 });
+      expect(changed.body).toEqual({ data: { updateOrder: { id: order.id, status: 'PENDING', version: 2 } } });
+      const rest = await call('GET', `/orders/${order.id}`, { token: alice.token });
+      expect([rest.body.couponCode, rest.headers.get('etag')]).toEqual(['GQL-1', '"2"']);
+      // Without expectedVersion the change is unconditional, as PATCH without If-Match.
+      expect((await graphql(update, alice.token, { id: order.id, input: { couponCode: null } })).body.data.updateOrder.version).toBe(3);
+    });
+
+    it('keeps REST\'s rules and codes: admins move orders along, owners cancel, bad input is VALIDATION_FAILED', async () => {
+      const { order, product } = await newOrder(alice.token, 2);
+      expect((await graphql(update, alice.token, { id: order.id, input: { status: 'CONFIRMED' } })).body.errors[0].extensions.code).toBe('FORBIDDEN');
+      expect((await graphql(update, bob.token, { id: order.id, input: { couponCode: 'NOT-MINE' } })).body.errors[0].extensions.code).toBe('NOT_FOUND');
+      const invalid = await graphql(update, alice.token, { id: order.id, input: { couponCode: 'x' }, expectedVersion: 0 });
+      expect(invalid.body.errors[0].extensions).toMatchObject({ code: 'VALIDATION_FAILED' });
+      const confirmed = await graphql(update, admin, { id: order.id, input: { status: 'CONFIRMED' } });
+      expect(confirmed.body.data.updateOrder.status).toBe('CONFIRMED');
+      expect((await graphql(update, alice.token, { id: order.id, input: { couponCode: 'TOO-LATE' } })).body.errors[0].extensions.code).toBe('ORDER_NOT_EDITABLE');
+      // A move backwards: the same refusal, and code, as REST gives it.
+      const backwards = await graphql(update, admin, { id: order.id, input: { status: 'PENDING' } });
+      const restBackwards = await call('PATCH', `/orders/${order.id}`, { token: admin, body: { status: 'PENDING' } });
+      expect([restBackwards.status, backwards.body.errors[0].extensions.code]).toEqual([409, restBackwards.body.code]);
+      const canceled = await graphql(update, alice.token, { id: order.id, input: { status: 'CANCELED' } });
+      expect(canceled.body.data.updateOrder.status).toBe('CANCELED');
+      expect(inventory.stock.get(product.sku)).toBe(100);
+    });
   });
 
   it('answers 401 without a valid token and never serves its SDL', async () => {

@@ -4,6 +4,7 @@ import type { Principal } from '@platform/auth';
 import { newId } from '@platform/ids';
 import { type IdempotencyStore, requestHashOf } from '../idempotency/store';
 import { placementTooLate, type StockReservations } from '../stock/reservations';
+import { orderEvent } from './events';
 import type { Pricing } from './pricing';
 import type { OrderRepository, OrderRow } from './repository';
 import { toOrderResponse, type OrderResponse } from './representation';
@@ -41,6 +42,7 @@ export class PlaceOrder {
       return await this.orders.unitOfWork(async (writes) => {
         if (!(await writes.completePlacement(id))) throw placementTooLate();
         const order = await writes.create({ id, userId: principal.userId, amount: priced.amount, currency: priced.currency, couponCode: input.couponCode ?? null, reservationKey: id, items: priced.items });
+        await writes.recordEvent(orderEvent('order.created', order));
         if (idempotencyKey) await writes.storeIdempotentResponse(principal.userId, idempotencyKey, 201, toOrderResponse(order));
         return order;
       });

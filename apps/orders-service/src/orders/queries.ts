@@ -19,7 +19,8 @@ export class OrderQueries {
   async get(principal: Principal, id: string): Promise<OrderRow> {
     const order = isId(id) ? await this.orders.findById(id) : null;
     if (!order) throw ApiError.notFound('Order');
-    assertOwnerOrAdmin(principal, order.userId, 'Order');
+    // An order whose customer deleted their account belongs to no one but the admins.
+    assertOwnerOrAdmin(principal, order.userId ?? '', 'Order');
     return order;
   }
 
@@ -29,15 +30,17 @@ export class OrderQueries {
     return new Map(rows.filter((row) => isAdmin(principal) || row.userId === principal.userId).map((row) => [row.id, row]));
   }
 
-  async list(principal: Principal, search: OrderSearch): Promise<ListEnvelope<OrderRow>> {
-    const { size, cursor, page, offset, limit, withTotal, sort: sortParam, ...conditions } = search;
+  /** The page, and whether its `totalCount` is an estimate (more than EXACT_COUNT_LIMIT orders match). */
+  async list(principal: Principal, search: OrderSearch): Promise<{ page: ListEnvelope<OrderRow>; totalIsEstimate: boolean }> {
+    const { size, cursor, page: pageNumber, offset, limit, withTotal, sort: sortParam, ...conditions } = search;
     if (conditions.userId && !isAdmin(principal) && conditions.userId !== principal.userId) throw ApiError.forbidden("Customers can list only their own orders; leave out userId or send your own.");
     const filters = this.filtersOf(principal, conditions);
     const sort = parseSort(sortParam, orderSortFields, { field: 'createdAt', direction: 'desc' });
-    const paging: PagingParams = { size, cursor, page, offset, limit, withTotal };
+    const paging: PagingParams = { size, cursor, page: pageNumber, offset, limit, withTotal };
     const pageRequest = toPageRequest(paging, { list: 'orders', sort, filters, secret: this.cursorSecret });
     const { rows, total } = await this.orders.list(filters, pageRequest);
-    return toListEnvelope(rows, pageRequest, { secret: this.cursorSecret, sortValue: (row) => row[sort.field], totalCount: total });
+    const page = toListEnvelope(rows, pageRequest, { secret: this.cursorSecret, sortValue: (row) => row[sort.field], totalCount: total?.count });
+    return { page, totalIsEstimate: total !== undefined && !total.exact };
   }
 
   /** Newest orders the principal may see, after the order `afterId` (GraphQL `orders`). */
@@ -63,7 +66,7 @@ export class OrderQueries {
   async item(principal: Principal, itemId: string): Promise<OrderItemRow> {
     const item = isId(itemId) ? await this.orders.findItem(itemId) : null;
     if (!item) throw ApiError.notFound('Order item');
-    assertOwnerOrAdmin(principal, item.order.userId, 'Order item');
+    assertOwnerOrAdmin(principal, item.order.userId ?? '', 'Order item');
     const { order: _order, ...row } = item;
     return row;
   }

@@ -1,4 +1,5 @@
 // Prisma queries of orders and their items and shipments.
+import { type DomainEvent, recordEvent } from '@platform/events';
 import { findKeysetPage, type PageRequest } from '@platform/paging';
 import { Prisma, type PrismaClient } from '../generated/prisma/client';
 import type { OrderStatus } from './status';
@@ -65,8 +66,86 @@ function whereOf(filters: OrderFilters): Prisma.OrderWhereInput {
     createdAt: filters.createdFrom || filters.createdBefore ? { gte: filters.createdFrom, lt: filters.createdBefore } : undefined,
     amount: filters.minAmount !== undefined ? { gte: filters.minAmount } : undefined,
     couponCode: filters.hasCoupon === undefined ? undefined : filters.hasCoupon ? { not: null } : null,
-    items: filters.productNameContains ? { some: { productName: { contains: filters.productNameContains, mode: 'insensitive' } } } : undefined,
+    ...keywordCondition(filters.productNameContains),
   };
+}
+
+/**
+ * How `q` (the product names of an order's items, any case) is looked up. A keyword holding three
+ * ASCII letters or digits in a row goes through the trigram index on `productNames`. Any other keyword
+ * has no trigram, and the trigram index would read every entry for it, so it is looked up among
+ * the names' lower-cased one- and two-character pieces (`nameFragments`): exactly, for one or two
+ * characters; for a longer one ("a-b", "!!!") every piece must be there and the names are then
+ * checked for the whole keyword. LIKE's wildcards in a keyword are plain characters.
+ */
+function keywordLookup(keyword: string | undefined): { contains?: string; fragments?: string[] } {
+  if (!keyword) return {};
+  const contains = keyword.replace(/[\\%_]/g, '\\$&');
+  const characters = [...keyword.toLowerCase()];
+  if (characters.length <= 2) return { fragments: [characters.join('')] };
+  // pg_trgm reads letters beyond ASCII as word characters only under some database locales.
+  if (/[A-Za-z0-9]{3}/.test(keyword)) return { contains };
+  return { contains, fragments: [...new Set(characters.slice(1).map((character, i) => characters[i] + character))] };
+}
+
+function keywordCondition(keyword: string | undefined): Prisma.OrderWhereInput {
+  const { contains, fragments } = keywordLookup(keyword);
+  return {
+    nameFragments: fragments ? { hasEvery: fragments } : undefined,
+    productNames: contains !== undefined ? { contains, mode: 'insensitive' } : undefined,
+  };
+}
+
+/** The same filters as `whereOf`, in SQL, for the count and the estimate Prisma cannot write. */
+function sqlConditionsOf(filters: OrderFilters, firstParam = 0): { where: string; params: unknown[] } {
+  const conditions: string[] = [];
+  const params: unknown[] = [];
+  const condition = (sql: (placeholder: string) => string, value: unknown) => {
+    params.push(value);
+    conditions.push(sql(`$${firstParam + params.length}`));
+  };
+  if (filters.userId !== undefined) condition((p) => `user_id = ${p}::uuid`, filters.userId);
+  if (filters.ids !== undefined) condition((p) => `id = ANY(${p}::uuid[])`, filters.ids);
+  if (filters.statuses !== undefined) condition((p) => `status = ANY(${p}::text[]::"OrderStatus"[])`, filters.statuses);
+  if (filters.createdFrom !== undefined) condition((p) => `created_at >= ${p}::timestamptz`, filters.createdFrom.toISOString());
+  if (filters.createdBefore !== undefined) condition((p) => `created_at < ${p}::timestamptz`, filters.createdBefore.toISOString());
+  if (filters.minAmount !== undefined) condition((p) => `amount >= ${p}::int`, filters.minAmount);
+  if (filters.hasCoupon !== undefined) conditions.push(filters.hasCoupon ? 'coupon_code IS NOT NULL' : 'coupon_code IS NULL');
+  const { contains, fragments } = keywordLookup(filters.productNameContains);
+  if (fragments) condition((p) => `name_fragments @> ${p}::text[]`, fragments);
+  if (contains !== undefined) condition((p) => `product_names ILIKE '%' || ${p} || '%'`, contains);
+  return { where: conditions.join(' AND '), params };
+}
+
+/** The bounds of a `q` page's steps (`OrderRepository.keywordPageIds`). */
+const KEYWORD_WINDOW = 1_000;
+const KEYWORD_MATCHES_CAP = 5_000;
+const KEYWORD_WALK_CAP = 200_000;
+
+/** What an order stores of its items' names for `q`: the names, one a line, and their short pieces. */
+function searchableNamesOf(items: readonly NewOrderItem[]): { productNames: string; nameFragments: string[] } {
+  const fragments = new Set<string>();
+  for (const item of items) {
+    const characters = [...item.productName.toLowerCase()];
+    characters.forEach((character, i) => {
+      fragments.add(character);
+      if (i + 1 < characters.length) fragments.add(character + characters[i + 1]);
+    });
+  }
+  return { productNames: items.map((item) => item.productName).join('\n'), nameFragments: [...fragments] };
+}
+
+/**
+ * Up to this many matching orders are counted exactly (a scan that stops there: about a
+ * millisecond on an index, a few with a keyword); past it `totalCount` is PostgreSQL's
+ * estimate (docs/api.md, "Totals").
+ */
+export const EXACT_COUNT_LIMIT = 1_000;
+
+/** How many orders match: exact up to EXACT_COUNT_LIMIT, else the planner's estimate, never below it. */
+export interface OrderCount {
+  count: number;
+  exact: boolean;
 }
 
 export class OrderRepository {
@@ -98,12 +177,105 @@ export class OrderRepository {
     return count === 1;
   }
 
-  async list(filters: OrderFilters, page: PageRequest): Promise<{ rows: OrderRow[]; total?: number }> {
+  /**
+   * A page in two steps: the ids, then those orders with their children. Without `q` the ids come
+   * from an index-only scan of the keyset index, whose trailing columns are the filters, so
+   * non-matching orders are skipped without reading the table. With `q`, see `keywordPageIds`.
+   */
+  async list(filters: OrderFilters, page: PageRequest): Promise<{ rows: OrderRow[]; total?: OrderCount }> {
     const where = whereOf(filters);
-    return findKeysetPage(page, {
-      find: (keyset) => this.prisma.order.findMany({ where: { AND: [where, keyset.where] }, orderBy: keyset.orderBy, take: keyset.take, skip: keyset.skip, include: withChildren }),
-      count: () => this.prisma.order.count({ where }),
+    let total: OrderCount | undefined;
+    const { rows: ids } = await findKeysetPage(page, {
+      find: (keyset) =>
+        filters.productNameContains
+          ? this.keywordPageIds(filters, page)
+          : this.prisma.order.findMany({ where: { AND: [where, keyset.where] }, orderBy: keyset.orderBy, take: keyset.take, skip: keyset.skip, select: { id: true } }),
+      count: async () => {
+        total = await this.countUpTo(filters);
+        return total.count;
+      },
     });
+    if (ids.length === 0) return { rows: [], total };
+    const byId = new Map((await this.findByIds(ids.map((row) => row.id))).map((row) => [row.id, row]));
+    // An order deleted between the two steps is left out of this page.
+    return { rows: ids.flatMap((row) => byId.get(row.id) ?? []), total };
+  }
+
+  /**
+   * The ids of a page with `q`, at a cost bounded whatever the keyword, without leaning on the
+   * planner's guess of how common it is (left to itself, PostgreSQL walked the sort index for a
+   * keyword it took for common and read the whole table when it matched nothing: seconds at
+   * 1,000,000 orders). In turn, each step only when the one before could not fill the page:
+   * 1. the newest (in sort order) KEYWORD_WINDOW orders passing the other filters are checked for
+   *    the keyword: a common keyword fills the page here;
+   * 2. the keyword's index collects up to KEYWORD_MATCHES_CAP matches: fewer means that is all of
+   *    them (a rare keyword), and they are sorted;
+   * 3. more means the keyword is common enough that walking the sort order finds the page within
+   *    a few thousand orders, bounded by KEYWORD_WALK_CAP; only past that are all matches sorted.
+   */
+  private async keywordPageIds(filters: OrderFilters, page: PageRequest): Promise<{ id: string }[]> {
+    const { where, params } = sqlConditionsOf({ ...filters, productNameContains: undefined });
+    const keyword = sqlConditionsOf({ productNameContains: filters.productNameContains }, params.length);
+    const column = page.sort.field === 'amount' ? 'amount' : 'created_at';
+    const direction = page.sort.direction === 'desc' ? 'DESC' : 'ASC';
+    const others = where ? [where] : [];
+    const allParams = [...params, ...keyword.params];
+    if (page.after) {
+      allParams.push(page.after.value instanceof Date ? page.after.value.toISOString() : page.after.value, page.after.id);
+      const value = `$${allParams.length - 1}::${column === 'amount' ? 'int' : 'timestamptz'}`;
+      others.push(`(${column}, id) ${direction === 'DESC' ? '<' : '>'} (${value}, $${allParams.length}::uuid)`);
+    }
+    const orderBy = `ORDER BY ${column} ${direction}, id ${direction}`;
+    const wanted = page.take + 1;
+    const query = (sql: string) => this.prisma.$queryRawUnsafe<{ id: string }[]>(sql, ...allParams);
+    const walk = (window: number) =>
+      query(`SELECT id FROM (SELECT id, ${column}, product_names, name_fragments FROM orders${others.length ? ` WHERE ${others.join(' AND ')}` : ''} ${orderBy} LIMIT ${window}) AS recent WHERE ${keyword.where} ${orderBy} LIMIT ${wanted}`);
+    const all = [...others, keyword.where].join(' AND ');
+    if (page.skip === 0) {
+      const recent = await walk(KEYWORD_WINDOW);
+      if (recent.length === wanted) return recent;
+      // Matches in the window foretell how far the walk must go: when that is within the cap,
+      // walk there at once (twice as far, for luck) instead of collecting matches first.
+      const foretold = recent.length > 0 ? Math.ceil((wanted / recent.length) * KEYWORD_WINDOW * 2) : Infinity;
+      if (foretold <= KEYWORD_WALK_CAP / 4) {
+        const walked = await walk(foretold);
+        if (walked.length === wanted) return walked;
+      }
+      // A MATERIALIZED query is planned for all its rows (so through the keyword's index when the
+      // keyword is selective) and read only as far as the cap.
+      const collected = await this.prisma.$queryRawUnsafe<{ id: string; collected: number }[]>(
+        `WITH matching AS MATERIALIZED (SELECT id, ${column} FROM orders WHERE ${all}), capped AS (SELECT * FROM matching LIMIT ${KEYWORD_MATCHES_CAP})
+         SELECT id, (SELECT count(*)::int FROM capped) AS collected FROM capped ${orderBy} LIMIT ${wanted}`,
+        ...allParams,
+      );
+      if (collected.length === 0 || collected[0].collected < KEYWORD_MATCHES_CAP) return collected.map(({ id }) => ({ id }));
+      const walked = await walk(KEYWORD_WALK_CAP);
+      if (walked.length === wanted) return walked;
+    }
+    return query(`WITH matching AS MATERIALIZED (SELECT id, ${column} FROM orders WHERE ${all}) SELECT id FROM matching ${orderBy} LIMIT ${wanted} OFFSET ${page.skip}`);
+  }
+
+  private async countUpTo(filters: OrderFilters): Promise<OrderCount> {
+    const conditions = sqlConditionsOf(filters);
+    const where = conditions.where ? ` WHERE ${conditions.where}` : '';
+    const params = conditions.params;
+    const [{ count }] = await this.prisma.$queryRawUnsafe<{ count: number }[]>(`SELECT count(*)::int AS count FROM (SELECT 1 FROM orders${where} LIMIT ${EXACT_COUNT_LIMIT + 1}) AS matching`, ...params);
+    if (count <= EXACT_COUNT_LIMIT) return { count, exact: true };
+    // The planner's row estimate for the filters, from the table's statistics: no rows read.
+    const [row] = await this.prisma.$queryRawUnsafe<{ 'QUERY PLAN': unknown }[]>(`EXPLAIN (FORMAT JSON) SELECT 1 FROM orders${where}`, ...params);
+    const plan = (typeof row['QUERY PLAN'] === 'string' ? JSON.parse(row['QUERY PLAN']) : row['QUERY PLAN']) as { Plan: { 'Plan Rows': number } }[];
+    return { count: Math.max(EXACT_COUNT_LIMIT + 1, Math.round(plan[0].Plan['Plan Rows'])), exact: false };
+  }
+
+  /** The ids of a user's orders in `statuses`. */
+  async idsOfUser(userId: string, statuses: OrderStatus[]): Promise<string[]> {
+    return (await this.prisma.order.findMany({ where: { userId, status: { in: statuses } }, select: { id: true } })).map((order) => order.id);
+  }
+
+  /** Removes the link from a deleted user's orders to them: the orders stay, as financial records. */
+  async removeUser(userId: string): Promise<number> {
+    const { count } = await this.prisma.order.updateMany({ where: { userId }, data: { userId: null } });
+    return count;
   }
 
   findItem(id: string) {
@@ -170,9 +342,20 @@ export class OrderWrites {
   /** The order, its items and its shipment, written together. */
   async create(order: NewOrder): Promise<OrderRow> {
     const { items, ...fields } = order;
-    await this.tx.order.create({ data: { ...fields, shipment: { create: {} } } });
+    await this.tx.order.create({ data: { ...fields, ...searchableNamesOf(items), shipment: { create: {} } } });
     await this.tx.orderItem.createMany({ data: items.map((item) => ({ ...item, orderId: order.id })) });
     return this.tx.order.findUniqueOrThrow({ where: { id: order.id }, include: withChildren });
+  }
+
+  /** The order as this unit of work sees it. */
+  findById(id: string): Promise<OrderRow> {
+    return this.tx.order.findUniqueOrThrow({ where: { id }, include: withChildren });
+  }
+
+  /** Deletes only at the expected version; false when another write got there first. */
+  async deleteAtVersion(id: string, version: number): Promise<boolean> {
+    const { count } = await this.tx.order.deleteMany({ where: { id, version } });
+    return count === 1;
   }
 
   /** Updates only at the expected version; false when another write got there first. */
@@ -184,6 +367,7 @@ export class OrderWrites {
   async replaceItems(orderId: string, items: NewOrderItem[]): Promise<void> {
     await this.tx.orderItem.deleteMany({ where: { orderId } });
     await this.tx.orderItem.createMany({ data: items.map((item) => ({ ...item, orderId })) });
+    await this.tx.order.update({ where: { id: orderId }, data: searchableNamesOf(items) });
   }
 
   async upsertShipment(orderId: string, shipment: ShipmentChanges): Promise<void> {
@@ -202,6 +386,11 @@ export class OrderWrites {
   /** A Release about to be made, remembered with the change that calls for it (see `queueRelease`). */
   queueRelease(reservationKey: string, reason: string): Promise<void> {
     return queueRelease(this.tx, reservationKey, reason);
+  }
+
+  /** The event that tells the other services about this change, committed with it. */
+  recordEvent(event: DomainEvent): Promise<void> {
+    return recordEvent(this.tx, event);
   }
 
   /** An Idempotency-Key's response, stored with the order it describes, so both exist or neither does. */

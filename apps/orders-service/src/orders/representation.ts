@@ -23,7 +23,7 @@ export type OrderItemResponse = z.infer<typeof orderItemRepresentation>;
 export const orderRepresentation = z.object({
   id: idField(),
   orderId: idField().meta({ description: 'The same as `id`, kept for clients of the first version.' }),
-  userId: idField(),
+  userId: idField().nullable().meta({ description: 'Who placed it; null once they deleted their account (the order stays, a financial record, without the link to them).' }),
   status: z.enum(orderStatuses),
   amount: money,
   currency: z.string().regex(/^[A-Z]{3}$/).meta({ description: 'ISO 4217 code.' }),
@@ -119,7 +119,11 @@ export function toGraphOrder(order: OrderRow) {
     status: order.status,
     createdAt: order.createdAt.toISOString(),
     productId,
-    user: { __typename: 'User', id: order.userId },
+    // null, not an error, once the customer deleted their account (the schema says so).
+    user: order.userId ? { __typename: 'User', id: order.userId } : null,
     shipment: { status: order.shipment?.status ?? 'PREPARING', carrier: order.shipment?.carrier ?? null, trackingNumber: order.shipment?.trackingNumber ?? null },
+    // A Product reference per line: the gateway fetches all of a response's products from the catalog at once.
+    items: order.items.map((item) => ({ id: item.id, product: { __typename: 'Product', id: item.productId }, quantity: item.quantity, unitPrice: item.unitPrice, amount: item.amount })),
+    version: order.version,
   };
 }

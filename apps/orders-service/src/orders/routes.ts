@@ -1,5 +1,5 @@
 // HTTP in and out for orders and their items (shipments and cancellations have routes of their own).
-import { Router } from 'express';
+import { type Response, Router } from 'express';
 import { principalOf } from '@platform/auth';
 import { methodNotAllowed } from '@platform/errors';
 import { mapListItems } from '@platform/paging';
@@ -12,6 +12,12 @@ import type { OrderQueries } from './queries';
 import { etagOf, toOrderItemResponse, toOrderResponse, toPlacedOrderResponse } from './representation';
 import { createOrderBody, getOrderQuery, listItemsQuery, listOrdersQuery, patchOrderBody, replaceOrderBody, searchOrdersBody } from './schemas';
 
+/** A page of orders; an estimated `totalCount` is flagged by a header (docs/api.md, "Totals"). */
+function sendOrderPage(res: Response, { page, totalIsEstimate }: Awaited<ReturnType<OrderQueries['list']>>): void {
+  if (totalIsEstimate) res.setHeader('Total-Count-Estimated', 'true');
+  res.json(mapListItems(page, toOrderResponse));
+}
+
 export function ordersRoutes(queries: OrderQueries, placeOrder: PlaceOrder, changeOrder: ChangeOrder): Router {
   const router = Router();
 
@@ -19,7 +25,7 @@ export function ordersRoutes(queries: OrderQueries, placeOrder: PlaceOrder, chan
     .route('/orders')
     .get(async (req, res) => {
       const query = parseQuery(listOrdersQuery, req.query);
-      res.json(mapListItems(await queries.list(principalOf(res), query), toOrderResponse));
+      sendOrderPage(res, await queries.list(principalOf(res), query));
     })
     .post(async (req, res) => {
       const input = parseBody(createOrderBody, req.body);
@@ -32,7 +38,7 @@ export function ordersRoutes(queries: OrderQueries, placeOrder: PlaceOrder, chan
   router
     .route('/orders/search')
     .post(async (req, res) => {
-      res.json(mapListItems(await queries.list(principalOf(res), parseBody(searchOrdersBody, req.body)), toOrderResponse));
+      sendOrderPage(res, await queries.list(principalOf(res), parseBody(searchOrdersBody, req.body)));
     })
     .all(methodNotAllowed);
 

@@ -1,7 +1,7 @@
 // Request shapes of orders. Unknown fields and parameters are refused; a client-sent amount is
 // an unknown field (the server prices orders).
 import { pagingBodyShape, pagingQueryShape } from '@platform/paging';
-import { commaList, idField, isoDate, queryBoolean, queryInt, z } from '@platform/validation';
+import { commaList, idField, int32, isoDate, queryBoolean, queryInt, z } from '@platform/validation';
 import { orderStatuses } from './status';
 
 const item = z.strictObject({ productId: idField(), quantity: z.number().int().min(1).max(1000) });
@@ -44,7 +44,7 @@ export const searchOrdersBody = z.strictObject({
   status: z.array(z.enum(orderStatuses)).min(1).optional(),
   from: isoDate().optional(),
   to: isoDate().optional(),
-  minAmount: z.number().int().optional(),
+  minAmount: int32().optional(),
   hasCoupon: z.boolean().optional(),
   ids: z.array(idField()).min(1).max(1000).optional(),
 });

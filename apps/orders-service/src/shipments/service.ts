@@ -2,6 +2,7 @@
 // the order along the status table in the same unit of work.
 import { type Principal, requireAdmin } from '@platform/auth';
 import { ApiError } from '@platform/errors';
+import { recordOrderEvent, statusEventOf } from '../orders/events';
 import type { OrderQueries } from '../orders/queries';
 import type { OrderRepository, OrderRow } from '../orders/repository';
 import type { ShipmentInput } from '../orders/schemas';
@@ -29,6 +30,8 @@ export class ShipmentService {
           trackingNumber: input.trackingNumber ?? null,
           shippedAt: input.status === 'PREPARING' ? null : (order.shipment?.shippedAt ?? now),
         });
+        const event = target && target !== order.status ? statusEventOf(target) : undefined;
+        if (event) await recordOrderEvent(writes, event, order.id);
         return true;
       }),
     );

@@ -1,9 +1,11 @@
 // Catalog and inventory as real servers on loopback, for the orders tests: the orders code talks
-// to them over HTTP and gRPC exactly as in production.
+// to them over HTTP and gRPC exactly as in production; and the app started over them.
 import { Metadata, Server, ServerCredentials, status, type sendUnaryData, type ServerReadableStream, type ServerUnaryCall } from '@grpc/grpc-js';
 import express from 'express';
 import { newId } from '@platform/ids';
 import {
+  createInventoryClient,
+  type InventoryGateway,
   InventoryService,
   REFUSED_SKUS_METADATA,
   type InventoryServer,
@@ -14,8 +16,10 @@ import {
   type ReserveReply,
   type ReserveRequest,
 } from '@platform/inventory-contract';
-import { listen, type Listening } from '@platform/service-kit';
-import type { CatalogProduct } from '../catalog/client';
+import { createLogger, createMetrics, Health, listen, type Listening } from '@platform/service-kit';
+import { createOrdersApp } from '../app';
+import { type CatalogProduct, createCatalogClient } from '../catalog/client';
+import type { PrismaClient } from '../generated/prisma/client';
 
 export class FakeCatalog {
   readonly products = new Map<string, CatalogProduct>();
@@ -136,4 +140,44 @@ export class FakeInventory {
   stop(): void {
     this.server.forceShutdown();
   }
+}
+
+/** orders-service as its tests run it: the real app on loopback, over `prisma`, with a fake catalog and a fake inventory of its own. */
+export interface OrdersWithFakes {
+  built: Awaited<ReturnType<typeof createOrdersApp>>;
+  server: Listening;
+  catalog: FakeCatalog;
+  catalogUrl: string;
+  inventory: FakeInventory;
+  inventoryClient: InventoryGateway;
+  /** Stops the app's sweeper and server, then the fakes (not the database). */
+  stop(): Promise<void>;
+}
+
+export async function startOrdersWithFakes(prisma: PrismaClient, options: { jwtSecret: string; name: string }): Promise<OrdersWithFakes> {
+  const catalog = new FakeCatalog();
+  const inventory = new FakeInventory();
+  const catalogUrl = await catalog.start();
+  const inventoryClient = createInventoryClient(await inventory.start());
+  const built = await createOrdersApp({
+    config: { jwtVerifySecrets: [options.jwtSecret], cursorSecret: 'orders-cursor-secret', REQUEST_TIMEOUT_MS: 5_000, NODE_ENV: 'test' },
+    prisma,
+    catalog: createCatalogClient(catalogUrl),
+    inventory: inventoryClient,
+    logger: createLogger(options.name, 'silent'),
+    health: new Health(),
+    metrics: createMetrics(options.name),
+  });
+  const server = await listen(built.app, 0, '127.0.0.1');
+  const stop = async () => {
+    try {
+      await built.sweeper.stop();
+      await server.close();
+    } finally {
+      inventoryClient.close();
+      inventory.stop();
+      await catalog.stop();
+    }
+  };
+  return { built, server, catalog, catalogUrl, inventory, inventoryClient, stop };
 }

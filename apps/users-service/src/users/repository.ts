@@ -1,4 +1,5 @@
 // Prisma queries of the users table. Callers get rows; rules live in service.ts.
+import { type DomainEvent, recordEvent } from '@platform/events';
 import { findKeysetPage, type PageRequest } from '@platform/paging';
 import { Prisma, type PrismaClient, type User } from '../generated/prisma/client';
 
@@ -64,9 +65,12 @@ function changedColumns(changes: UserChanges): Prisma.UserUpdateManyMutationInpu
 export class UserRepository {
   constructor(private readonly prisma: PrismaClient) {}
 
-  create(user: NewUser): Promise<UserRow> {
-    const { address, ...columns } = user;
-    return this.prisma.user.create({ data: { ...columns, emailKey: emailKeyOf(user.email), ...addressColumns(address) } });
+  /**
+   * Runs `work` as one transaction: everything it writes through `UserWrites` (the change and
+   * the event recording it) commits together, or nothing does when it throws.
+   */
+  unitOfWork<T>(work: (writes: UserWrites) => Promise<T>): Promise<T> {
+    return this.prisma.$transaction((tx) => work(new UserWrites(tx)));
   }
 
   findById(id: string): Promise<UserRow | null> {
@@ -81,20 +85,11 @@ export class UserRepository {
     return this.prisma.user.findUnique({ where: { emailKey: emailKeyOf(email) } });
   }
 
-  /** Updates only when the version still matches (optimistic concurrency); null when it moved on. */
-  async updateVersioned(id: string, version: number, changes: UserChanges): Promise<UserRow | null> {
-    const { count } = await this.prisma.user.updateMany({ where: { id, version }, data: { ...changedColumns(changes), version: { increment: 1 } } });
-    return count === 1 ? this.findById(id) : null;
-  }
 
   touchLastLogin(id: string, at: Date): Promise<UserRow> {
     return this.prisma.user.update({ where: { id }, data: { lastLoginAt: at } });
   }
 
-  async delete(id: string): Promise<boolean> {
-    const { count } = await this.prisma.user.deleteMany({ where: { id } });
-    return count === 1;
-  }
 
   async list(filters: UserFilters, page: PageRequest): Promise<{ rows: UserRow[]; total?: number }> {
     const where: Prisma.UserWhereInput = {
@@ -112,5 +107,31 @@ export class UserRepository {
 
   static sortValue(row: UserRow, sortField: string): string | Date {
     return sortField === 'email' ? row.emailKey : sortField === 'name' ? row.name : row.createdAt;
+  }
+}
+
+/** The writes of one unit of work (`UserRepository.unitOfWork`): they commit together or not at all. */
+export class UserWrites {
+  constructor(private readonly tx: Prisma.TransactionClient) {}
+
+  create(user: NewUser): Promise<UserRow> {
+    const { address, ...columns } = user;
+    return this.tx.user.create({ data: { ...columns, emailKey: emailKeyOf(user.email), ...addressColumns(address) } });
+  }
+
+  /** Updates only when the version still matches (optimistic concurrency); null when it moved on. */
+  async updateVersioned(id: string, version: number, changes: UserChanges): Promise<UserRow | null> {
+    const { count } = await this.tx.user.updateMany({ where: { id, version }, data: { ...changedColumns(changes), version: { increment: 1 } } });
+    return count === 1 ? this.tx.user.findUnique({ where: { id } }) : null;
+  }
+
+  async delete(id: string): Promise<boolean> {
+    const { count } = await this.tx.user.deleteMany({ where: { id } });
+    return count === 1;
+  }
+
+  /** The event that tells the other services about this change, committed with it. */
+  recordEvent(event: DomainEvent): Promise<void> {
+    return recordEvent(this.tx, event);
   }
 }

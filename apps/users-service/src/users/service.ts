@@ -1,11 +1,14 @@
 // Rules of the users resource: sign-up, credentials, who may read or change whom.
 import { assertOwnerOrAdmin, issueAccessToken, type Principal, requireAdmin } from '@platform/auth';
 import { ApiError } from '@platform/errors';
+import { domainEvent } from '@platform/events';
 import { isId, newId } from '@platform/ids';
 import { type ListEnvelope, parseSort, toListEnvelope, toPageRequest } from '@platform/paging';
 import { updateAtVersion } from '@platform/service-kit';
+import type { RevocationPublisher } from '../credentials/revocations';
 import { decoyHash, hashPassword, verifyPassword } from './password';
 import { whenUniqueViolated } from '@platform/db';
+import { userEvent } from './events';
 import { type UserChanges, type UserProfile, type UserRepository, UserRepository as Repo, type UserRow } from './repository';
 import type { TokenResponse } from './representation';
 import { type ListUsersQuery, type PatchUserInput, type ReplaceUserInput, type SignUpInput, userSortFields } from './schemas';
@@ -14,6 +17,8 @@ export interface UserServiceSettings {
   jwtSecret: string;
   cursorSecret: string;
   accessTokenTtlS: number;
+  /** Where password changes and deletions are pushed for the gateways; unset: they rely on their cache bound and what they see pass. */
+  revocations?: RevocationPublisher;
 }
 
 function emailTaken(): ApiError {
@@ -42,7 +47,14 @@ export class UserService {
 
   async signUp(input: SignUpInput, role: 'customer' | 'admin' = 'customer'): Promise<UserRow> {
     const passwordHash = await hashPassword(input.password);
-    return whenUniqueViolated(this.users.create({ id: newId(), ...profileOf(input), role, passwordHash }), emailTaken);
+    return whenUniqueViolated(
+      this.users.unitOfWork(async (writes) => {
+        const user = await writes.create({ id: newId(), ...profileOf(input), role, passwordHash });
+        await writes.recordEvent(userEvent('user.created', user));
+        return user;
+      }),
+      emailTaken,
+    );
   }
 
   /** The same answer for an unknown email and a wrong password, in about the same time. */
@@ -95,7 +107,9 @@ export class UserService {
     const changes: UserChanges = { ...profile };
     // In the same write: every token issued before this change is refused from now on.
     if (password !== undefined) Object.assign(changes, { passwordHash: await hashPassword(password), revokeTokens: true });
-    return this.update(principal, id, changes, expectedVersion);
+    const updated = await this.update(principal, id, changes, expectedVersion);
+    if (password !== undefined) await this.settings.revocations?.publish({ userId: updated.id, credentialVersion: updated.credentialVersion });
+    return updated;
   }
 
   async replace(principal: Principal, id: string, input: ReplaceUserInput, expectedVersion?: number): Promise<UserRow> {
@@ -104,7 +118,13 @@ export class UserService {
 
   async delete(principal: Principal, id: string): Promise<void> {
     const user = await this.get(principal, id);
-    if (!(await this.users.delete(user.id))) throw ApiError.notFound('User');
+    const deleted = await this.users.unitOfWork(async (writes) => {
+      if (!(await writes.delete(user.id))) return false;
+      await writes.recordEvent(domainEvent('user.deleted', user.id, { id: user.id }));
+      return true;
+    });
+    if (!deleted) throw ApiError.notFound('User');
+    await this.settings.revocations?.publish({ userId: user.id, credentialVersion: null });
   }
 
   /** The user's current credential version, or null when the user no longer exists (the gateway's revocation check). */
@@ -126,6 +146,15 @@ export class UserService {
 
   private async update(principal: Principal, id: string, changes: UserChanges, expectedVersion?: number): Promise<UserRow> {
     const current = await this.get(principal, id);
-    return updateAtVersion('user', current.version, expectedVersion, (version) => whenUniqueViolated(this.users.updateVersioned(current.id, version, changes), emailTaken));
+    return updateAtVersion('user', current.version, expectedVersion, (version) =>
+      whenUniqueViolated(
+        this.users.unitOfWork(async (writes) => {
+          const updated = await writes.updateVersioned(current.id, version, changes);
+          if (updated) await writes.recordEvent(userEvent('user.updated', updated));
+          return updated;
+        }),
+        emailTaken,
+      ),
+    );
   }
 }

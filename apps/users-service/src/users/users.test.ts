@@ -6,7 +6,11 @@ import { serviceTokenSource } from '@platform/auth';
 import type { Database } from '@platform/db';
 import { openTestDatabase } from '@platform/db/testing';
 import { createLogger, createMetrics, Health, listen, type Listening } from '@platform/service-kit';
-import { apiClient } from '@platform/test-kit';
+import { Redis } from 'ioredis';
+import { REVOCATIONS_CHANNEL } from '@platform/auth';
+import { MAX_BODY_BYTES } from '@platform/errors';
+import { apiClient, RedisServer, timeAnswer } from '@platform/test-kit';
+import { redisRevocationPublisher } from '../credentials/revocations';
 import { PrismaClient } from '../generated/prisma/client';
 import { createUsersApp } from '../app';
 
@@ -114,6 +118,29 @@ describe('POST /users (sign-up)', () => {
     expect(((await malformed.json()) as { code: string }).code).toBe('MALFORMED_JSON');
     const form = await fetch(`${server.url}/users`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'name=x' });
     expect(form.status).toBe(415);
+  });
+
+  it('answers a 1 MiB body of nothing but nesting with 400 in the error format within 50 ms, and the next caller at once', async () => {
+    const levels = MAX_BODY_BYTES / 2;
+    const answer = await timeAnswer(server.url, 'POST', '/users', { 'content-type': 'application/json' }, '['.repeat(levels) + ']'.repeat(levels));
+    expect(answer).toMatchObject({ status: 400, body: { code: 'MALFORMED_JSON', message: 'The request body nests deeper than 64 levels.', traceId: expect.any(String), errors: [] } });
+    expect(answer.ms).toBeLessThan(50);
+    const next = await call('GET', '/users/me', { token: adminToken });
+    expect(next.status).toBe(200);
+  });
+
+  it('takes a body nested exactly 64 levels deep, and refuses 65 in objects and arrays alike', async () => {
+    const nested = (depth: number) => JSON.parse('{"a":'.repeat(depth) + '1' + '}'.repeat(depth)) as unknown;
+    const atLimit = await call('POST', '/users', { body: { name: 'Deep', email: 'deep@example.com', password: 'correct-horse-1', address: { zipCode: '1', line1: 'x', line2: null, extra: nested(62) } } });
+    expect([atLimit.status, atLimit.body.errors]).toEqual([400, [{ field: 'address.extra', code: 'UNKNOWN_FIELD', message: "Unknown field 'extra'." }]]);
+    for (const text of ['{"a":'.repeat(65) + '1' + '}'.repeat(65), '['.repeat(65) + ']'.repeat(65), '[{"a":'.repeat(33) + '1' + '}]'.repeat(33)]) {
+      const res = await call('POST', '/users', { body: text });
+      expect([res.status, res.body.code]).toEqual([400, 'MALFORMED_JSON']);
+    }
+    // Brackets inside strings are text, not nesting.
+    const inText = await call('POST', '/users', { body: { name: '['.repeat(101), email: `brackets-${Date.now()}@example.com`, password: '{{{{{{{{{{"\\[[[[' } });
+    expect(inText.status).toBe(422);
+    expect(inText.body.errors.map((e: { field: string }) => e.field)).toEqual(['name']);
   });
 });
 
@@ -396,6 +423,47 @@ describe('credential versions (the gateway refuses tokens their account outlived
     expect((await jwtVerify(renewed, new TextEncoder().encode(JWT_SECRET))).payload.cv).toBe(2);
     expect((await call('DELETE', `/users/${user.id}`, { token: renewed })).status).toBe(204);
     expect((await internal(user.id)).body).toEqual({ userId: user.id, exists: false, credentialVersion: null });
+  });
+
+  it('are published on Redis for every gateway when the password changes or the user is deleted, and nothing else is', async () => {
+    const redis = await RedisServer.start();
+    const subscriber = new Redis(redis.url);
+    const publisher = redisRevocationPublisher(redis.url, createLogger('users-test', 'silent'));
+    const built = await createUsersApp({
+      config: { jwtSecret: JWT_SECRET, jwtVerifySecrets: [JWT_SECRET], cursorSecret: 'cursor-secret-for-tests', ACCESS_TOKEN_TTL_S: 600, REQUEST_TIMEOUT_MS: 10_000, NODE_ENV: 'test' },
+      prisma: database.prisma,
+      logger: createLogger('users-test', 'silent'),
+      health: new Health(),
+      metrics: createMetrics('users-test-revocations'),
+      revocations: publisher,
+    });
+    const pushing = await listen(built.app, 0, '127.0.0.1');
+    const pushingCall = apiClient(() => pushing.url);
+    const messages: unknown[] = [];
+    try {
+      subscriber.on('message', (_channel: string, message: string) => messages.push(JSON.parse(message)));
+      await subscriber.subscribe(REVOCATIONS_CHANNEL);
+      const { user, token } = await signUp();
+      expect((await pushingCall('PATCH', `/users/${user.id}`, { token, body: { nickname: 'not-a-revocation' } })).status).toBe(200);
+      expect((await pushingCall('PATCH', `/users/${user.id}`, { token, body: { password: 'a-new-password-2' } })).status).toBe(200);
+      const renewed = (await pushingCall('POST', '/tokens', { body: { email: user.email, password: 'a-new-password-2' } })).body.accessToken as string;
+      expect((await pushingCall('DELETE', `/users/${user.id}`, { token: renewed })).status).toBe(204);
+      // Published before the answer left: both are there once the subscriber's connection delivers them.
+      for (let i = 0; i < 50 && messages.length < 2; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(messages).toEqual([
+        { userId: user.id, credentialVersion: 2 },
+        { userId: user.id, credentialVersion: null },
+      ]);
+      // Redis gone: the change still succeeds (the gateways' cache bound covers it).
+      await redis.kill();
+      const other = await signUp();
+      expect((await pushingCall('PATCH', `/users/${other.user.id}`, { token: other.token, body: { password: 'a-new-password-3' } })).status).toBe(200);
+    } finally {
+      await pushing.close();
+      subscriber.disconnect();
+      await publisher.stop();
+      await redis.stop();
+    }
   });
 
   it('are read only by the gateway, with a service token', async () => {
