@@ -1,15 +1,8 @@
 // The gate's verdict: which breaking changes may pass (spec §Versioning 4-5 and issue #27's three
 // ways), whether the deprecation registry and the approvals are well formed, and whether every
 // meaning change has its changelog entry.
+import { asDate, covers, type Deprecation } from '@platform/deprecations';
 import { specRule, type ContractChange } from './changes';
-
-export interface Deprecation {
-  element: string;
-  replacement: string;
-  announced: string;
-  sunset: string;
-  notice: string;
-}
 
 export interface Approval {
   element: string;
@@ -33,41 +26,8 @@ export interface Verdict {
   reason: string;
 }
 
-const datePattern = /^\d{4}-\d{2}-\d{2}$/;
-
-function asDate(value: unknown): string | undefined {
-  if (value instanceof Date) return value.toISOString().slice(0, 10);
-  return typeof value === 'string' && datePattern.test(value) && !Number.isNaN(Date.parse(value)) ? value : undefined;
-}
-
 function text(value: unknown): string | undefined {
   return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
-}
-
-/** Reads contracts/deprecations.yaml's entries; each problem is one line the gate prints and fails on. */
-export function readDeprecations(raw: unknown, exists: (element: string) => boolean): { entries: Deprecation[]; problems: string[] } {
-  const entries: Deprecation[] = [];
-  const problems: string[] = [];
-  const list = (raw as { deprecations?: unknown } | null)?.deprecations ?? [];
-  if (!Array.isArray(list)) return { entries, problems: ['deprecations.yaml: `deprecations` must be a list'] };
-  list.forEach((item: Record<string, unknown>, index) => {
-    const label = `deprecations.yaml entry ${index + 1}${text(item?.element) ? ` (${item.element})` : ''}`;
-    const element = text(item?.element);
-    const replacement = text(item?.replacement);
-    const notice = text(item?.notice);
-    const announced = asDate(item?.announced);
-    const sunset = asDate(item?.sunset);
-    const before = problems.length;
-    if (!element) problems.push(`${label}: no element`);
-    else if (!exists(element)) problems.push(`${label}: names an element that is not in the contract`);
-    if (!replacement) problems.push(`${label}: no replacement (write "none" and why, if there is none)`);
-    if (!notice) problems.push(`${label}: no notice link`);
-    if (!announced) problems.push(`${label}: no announced date (YYYY-MM-DD)`);
-    if (!sunset) problems.push(`${label}: no sunset date (YYYY-MM-DD)`);
-    if (announced && sunset && sunset < announced) problems.push(`${label}: sunset ${sunset} is before the announcement ${announced}`);
-    if (problems.length === before && element && replacement && notice && announced && sunset) entries.push({ element, replacement, notice, announced, sunset });
-  });
-  return { entries, problems };
 }
 
 /** Reads contracts/approvals.yaml; an approval without a reason or an expiry is refused. */
@@ -100,11 +60,6 @@ export function readUsage(raw: unknown): { usage?: UsageExport; problems: string
     return { problems: ['usage export: needs generatedAt (ISO time), recordedSince (YYYY-MM-DD) and elements (an object by element name)'] };
   }
   return { usage: { generatedAt, recordedSince, elements }, problems: [] };
-}
-
-/** Whether `entry` names `element` itself or one of its parents (an operation covers its parameters). */
-export function covers(entry: string, element: string): boolean {
-  return element === entry || (element.startsWith(entry) && /^[ .[{]/.test(element.slice(entry.length)));
 }
 
 function daysBefore(day: string, days: number): string {

@@ -1,0 +1,1 @@
+export { asDate, covers, loadDeprecations, readDeprecations, type Brownout, type Deprecation } from './registry';

@@ -1,0 +1,106 @@
+// The deprecation registry (contracts/deprecations.yaml): every element of the released contracts
+// that is being replaced, with its replacement, dates, notice and brownout windows. One reader for
+// everything that acts on it: the contract gate (tools/contracts), the gateway's headers,
+// brownouts and usage reports, and the generators that mark the contracts.
+import { existsSync, readFileSync } from 'node:fs';
+import { parse } from 'yaml';
+
+/** A window in which calls that use the element fail with 410 GONE (or are only recorded, in dry run). */
+export interface Brownout {
+  /** ISO date-times, UTC. */
+  start: string;
+  end: string;
+  /** Record who would have been hit, fail nobody. */
+  dryRun: boolean;
+}
+
+export interface Deprecation {
+  /** `rest:GET /v1/orders query.offset`, `graphql:Shipment.trackingNumber`, `proto:inventory.v1.ReserveRequest.sku`. */
+  element: string;
+  replacement: string;
+  /** YYYY-MM-DD. */
+  announced: string;
+  /** YYYY-MM-DD: from this day on, calls that use the element answer 410 GONE until it is removed. */
+  sunset: string;
+  notice: string;
+  brownouts: Brownout[];
+}
+
+const datePattern = /^\d{4}-\d{2}-\d{2}$/;
+
+/** A YAML date (parsed or quoted) as YYYY-MM-DD, or undefined. */
+export function asDate(value: unknown): string | undefined {
+  if (value instanceof Date) return value.toISOString().slice(0, 10);
+  return typeof value === 'string' && datePattern.test(value) && !Number.isNaN(Date.parse(value)) ? value : undefined;
+}
+
+function asDateTime(value: unknown): string | undefined {
+  if (value instanceof Date) return value.toISOString();
+  return typeof value === 'string' && /^\d{4}-\d{2}-\d{2}T/.test(value) && !Number.isNaN(Date.parse(value)) ? new Date(value).toISOString() : undefined;
+}
+
+function text(value: unknown): string | undefined {
+  return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
+}
+
+function readBrownouts(raw: unknown, label: string, problems: string[]): Brownout[] {
+  if (raw === undefined || raw === null) return [];
+  if (!Array.isArray(raw)) {
+    problems.push(`${label}: brownouts must be a list`);
+    return [];
+  }
+  const windows: Brownout[] = [];
+  raw.forEach((item: Record<string, unknown>, index) => {
+    const start = asDateTime(item?.start);
+    const end = asDateTime(item?.end);
+    if (!start || !end || end <= start) {
+      problems.push(`${label}: brownout ${index + 1} needs start and end (ISO date-times, end after start)`);
+      return;
+    }
+    windows.push({ start, end, dryRun: item.dryRun === true });
+  });
+  return windows;
+}
+
+/**
+ * Reads the registry's parsed YAML; each problem is one line the gate prints and fails on. With
+ * `exists`, an entry naming an element the contracts do not have is a problem too.
+ */
+export function readDeprecations(raw: unknown, exists?: (element: string) => boolean): { entries: Deprecation[]; problems: string[] } {
+  const entries: Deprecation[] = [];
+  const problems: string[] = [];
+  const list = (raw as { deprecations?: unknown } | null)?.deprecations ?? [];
+  if (!Array.isArray(list)) return { entries, problems: ['deprecations.yaml: `deprecations` must be a list'] };
+  list.forEach((item: Record<string, unknown>, index) => {
+    const label = `deprecations.yaml entry ${index + 1}${text(item?.element) ? ` (${item.element})` : ''}`;
+    const element = text(item?.element);
+    const replacement = text(item?.replacement);
+    const notice = text(item?.notice);
+    const announced = asDate(item?.announced);
+    const sunset = asDate(item?.sunset);
+    const before = problems.length;
+    if (!element) problems.push(`${label}: no element`);
+    else if (exists && !exists(element)) problems.push(`${label}: names an element that is not in the contract`);
+    if (!replacement) problems.push(`${label}: no replacement (write "none" and why, if there is none)`);
+    if (!notice) problems.push(`${label}: no notice link`);
+    if (!announced) problems.push(`${label}: no announced date (YYYY-MM-DD)`);
+    if (!sunset) problems.push(`${label}: no sunset date (YYYY-MM-DD)`);
+    if (announced && sunset && sunset < announced) problems.push(`${label}: sunset ${sunset} is before the announcement ${announced}`);
+    const brownouts = readBrownouts(item?.brownouts, label, problems);
+    if (problems.length === before && element && replacement && notice && announced && sunset) entries.push({ element, replacement, notice, announced, sunset, brownouts });
+  });
+  return { entries, problems };
+}
+
+/** The registry file's entries; a missing file is an empty registry, a malformed one throws (a service must not start on it). */
+export function loadDeprecations(file: string): Deprecation[] {
+  if (!existsSync(file)) return [];
+  const { entries, problems } = readDeprecations(parse(readFileSync(file, 'utf8')));
+  if (problems.length > 0) throw new Error(`${file}: ${problems.join('; ')}`);
+  return entries;
+}
+
+/** Whether `entry` names `element` itself or one of its parents (an operation covers its parameters). */
+export function covers(entry: string, element: string): boolean {
+  return element === entry || (element.startsWith(entry) && /^[ .[{]/.test(element.slice(entry.length)));
+}
