@@ -14,15 +14,23 @@ import { usersResolvers, usersTypeDefs } from './graphql/resolvers';
 import { UserRepository } from './users/repository';
 import { signInRoutes, usersRoutes } from './users/routes';
 import { UserService } from './users/service';
+import { AddressGuard, type HostResolver } from './webhooks/address-guard';
+import { WebhookDispatcher } from './webhooks/dispatcher';
+import { webhookEventHandlers } from './webhooks/intake';
+import { WebhookRepository } from './webhooks/repository';
+import { webhookRoutes } from './webhooks/routes';
+import { WebhookService } from './webhooks/service';
 
 export interface UsersAppDeps {
-  config: Pick<UsersConfig, 'jwtSecret' | 'jwtVerifySecrets' | 'cursorSecret' | 'ACCESS_TOKEN_TTL_S' | 'REQUEST_TIMEOUT_MS' | 'NODE_ENV'>;
+  config: Pick<UsersConfig, 'jwtSecret' | 'jwtVerifySecrets' | 'cursorSecret' | 'ACCESS_TOKEN_TTL_S' | 'REQUEST_TIMEOUT_MS' | 'NODE_ENV'> & Partial<Pick<UsersConfig, 'WEBHOOK_ALLOW_LOOPBACK'>>;
   prisma: PrismaClient;
   logger: Logger;
   health: Health;
   metrics: Metrics;
   /** Pushes password changes and deletions to the gateways (REDIS_URL); unset: none pushed. */
   revocations?: RevocationPublisher;
+  /** Tests: a fake clock for retry schedules, a fake DNS, a short delivery timeout. */
+  webhooks?: { clock?: () => Date; resolve?: HostResolver; timeoutMs?: number };
 }
 
 export async function createUsersApp(deps: UsersAppDeps) {
@@ -35,6 +43,11 @@ export async function createUsersApp(deps: UsersAppDeps) {
     accessTokenTtlS: config.ACCESS_TOKEN_TTL_S,
     revocations: deps.revocations,
   });
+  const webhookRepository = new WebhookRepository(deps.prisma);
+  const guard = new AddressGuard({ allowLoopback: config.WEBHOOK_ALLOW_LOOPBACK ?? false, resolve: deps.webhooks?.resolve });
+  const dispatcher = new WebhookDispatcher(webhookRepository, guard, deps.logger, { clock: deps.webhooks?.clock, timeoutMs: deps.webhooks?.timeoutMs }, deps.metrics.registry);
+  const webhooks = new WebhookService(webhookRepository, guard, { cursorSecret: config.cursorSecret, clock: deps.webhooks?.clock, onDeliveriesDue: () => dispatcher.wake() });
+  const eventHandlers = webhookEventHandlers(webhookRepository, { clock: deps.webhooks?.clock, onDeliveriesDue: () => dispatcher.wake() });
   const graphql = createSubgraphMiddleware({ typeDefs: usersTypeDefs, resolvers: usersResolvers(users), verifier, introspection: config.NODE_ENV !== 'production' });
 
   const app = express();
@@ -53,8 +66,9 @@ export async function createUsersApp(deps: UsersAppDeps) {
   app.use(signInRoutes(users)); // POST /users (sign-up), POST /tokens: the calls without a token
   app.use(authenticate(verifier)); // everything below needs a bearer token
   app.use(usersRoutes(users)); // /users, /users/:id
+  app.use(webhookRoutes(webhooks)); // /webhook-endpoints, their deliveries, /events
   app.use(notFoundHandler);
   app.use(databaseOutages); // an unreachable database: 503 + Retry-After, not 500
   app.use(errorHandler);
-  return { app, users };
+  return { app, users, dispatcher, eventHandlers };
 }

@@ -3,12 +3,13 @@ import './instrument'; // first: tracing must patch modules before they load
 import path from 'node:path';
 import { serviceTokenSource } from '@platform/auth';
 import { serviceDatabase } from '@platform/db';
-import { connectNatsIfConfigured, EmbeddedTransport, startOutboxRelay } from '@platform/events';
+import { connectNatsIfConfigured, EmbeddedTransport, EventConsumer, sqlCursorStore, startOutboxRelay } from '@platform/events';
 import { configOrExit, runService } from '@platform/service-kit';
 import { createUsersApp } from './app';
 import { redisRevocationPublisher } from './credentials/revocations';
 import { loadUsersConfig } from './config';
 import { PrismaClient } from './generated/prisma/client';
+import { EVENT_SOURCES } from './webhooks/intake';
 
 const config = configOrExit('users-service', loadUsersConfig);
 
@@ -21,16 +22,28 @@ runService({
     // With REDIS_URL, password changes and deletions reach every gateway within a second (libs/auth revocations.ts).
     const revocations = config.REDIS_URL ? redisRevocationPublisher(config.REDIS_URL, logger) : undefined;
     // Committed outbox rows to the transport: NATS JetStream when NATS_URL is set; otherwise the
-    // outbox is the log, read by consumers at /internal/events.
-    const transport = (await connectNatsIfConfigured(config.NATS_URL, { name: 'users-service', logger })) ?? new EmbeddedTransport({ producers: {}, serviceToken: serviceTokenSource(config.jwtSecret, 'users-service'), logger });
+    // outbox is the log, read by consumers at /internal/events. Webhooks consume every service's
+    // events, this one's own included (read from its own log like any other consumer's).
+    const transport =
+      (await connectNatsIfConfigured(config.NATS_URL, { name: 'users-service', logger })) ??
+      new EmbeddedTransport({
+        producers: { 'users-service': `http://127.0.0.1:${config.PORT}`, 'orders-service': config.ORDERS_URL, 'catalog-service': config.CATALOG_URL, 'inventory-service': config.INVENTORY_URL },
+        serviceToken: serviceTokenSource(config.jwtSecret, 'users-service'),
+        cursors: sqlCursorStore(database.prisma),
+        pollMs: config.EVENTS_POLL_MS,
+        logger,
+      });
     const events = await startOutboxRelay(database, transport, logger, { service: 'users-service', pollMs: config.EVENTS_POLL_MS }, metrics.registry);
-    const { app, users } = await createUsersApp({ config, prisma: database.prisma, logger, health, metrics, revocations });
+    const { app, users, dispatcher, eventHandlers } = await createUsersApp({ config, prisma: database.prisma, logger, health, metrics, revocations });
+    const consumer = new EventConsumer(database.prisma, transport, logger, { consumer: 'users-service', sources: EVENT_SOURCES, handlers: eventHandlers }, metrics.registry);
     return {
       app,
-      resources: [events.stop, () => transport.close(), async () => revocations?.stop()],
+      resources: [() => consumer.stop(), () => dispatcher.stop(), events.stop, () => transport.close(), async () => revocations?.stop()],
       beforeListen: async () => {
         const outcome = await users.bootstrapAdmin(config.ADMIN_EMAIL, config.ADMIN_PASSWORD);
         logger.info({ email: config.ADMIN_EMAIL, outcome }, 'admin account');
+        await consumer.start();
+        dispatcher.start(config.WEBHOOK_DISPATCH_MS);
       },
     };
   },

@@ -100,6 +100,12 @@ export const eventCatalog = {
     description: "A SKU's available stock crossed the low-stock threshold, down (low: true) or back up (low: false).",
     data: z.strictObject({ sku: z.string(), available: z.number().int(), reserved: z.number().int(), lowStockThreshold: z.number().int(), low: z.boolean() }),
   }),
+  'webhook_endpoint.disabled': defineEvent({
+    aggregate: 'webhook_endpoint',
+    version: 1,
+    description: 'A webhook endpoint was disabled after failing every delivery for 5 days; its owner can enable it again (PATCH status ENABLED). Never carries the signing secret.',
+    data: z.strictObject({ id, userId: id, url: z.string(), failingSince: timestamp, disabledAt: timestamp }),
+  }),
 } as const;
 
 export type EventType = keyof typeof eventCatalog;

@@ -1,0 +1,150 @@
+// The SSRF guard of webhook URLs: a URL may name only a public internet address. It is checked
+// when an endpoint is registered or changed, and again before every delivery, after DNS
+// resolution; the delivery then connects to the address checked here (no second lookup, so a
+// name that resolves elsewhere the next time cannot slip past — DNS rebinding).
+import { lookup } from 'node:dns/promises';
+import { BlockList, isIP } from 'node:net';
+
+export interface ResolvedAddress {
+  address: string;
+  family: 4 | 6;
+}
+
+/** Resolves a host name to every address it has (A and AAAA). */
+export type HostResolver = (host: string) => Promise<ResolvedAddress[]>;
+
+export const systemResolver: HostResolver = async (host) => (await lookup(host, { all: true, verbatim: true })).map(({ address, family }) => ({ address, family: family === 6 ? 6 : 4 }));
+
+export type ForbiddenKind = 'loopback' | 'private' | 'link-local' | 'metadata' | 'reserved';
+
+// Cloud metadata services: named apart because they are the prize of most SSRF attacks.
+const metadata = new BlockList();
+metadata.addAddress('169.254.169.254', 'ipv4');
+metadata.addAddress('fd00:ec2::254', 'ipv6');
+
+const ranges: [ForbiddenKind, BlockList][] = [
+  ['metadata', metadata],
+  ['loopback', list([['127.0.0.0', 8, 'ipv4'], ['::1', 128, 'ipv6']])],
+  [
+    'private',
+    list([
+      ['10.0.0.0', 8, 'ipv4'],
+      ['172.16.0.0', 12, 'ipv4'],
+      ['192.168.0.0', 16, 'ipv4'],
+      ['100.64.0.0', 10, 'ipv4'], // carrier-grade NAT
+      ['fc00::', 7, 'ipv6'], // unique local
+    ]),
+  ],
+  ['link-local', list([['169.254.0.0', 16, 'ipv4'], ['fe80::', 10, 'ipv6']])],
+  [
+    'reserved',
+    list([
+      ['0.0.0.0', 8, 'ipv4'],
+      ['192.0.0.0', 24, 'ipv4'],
+      ['192.0.2.0', 24, 'ipv4'],
+      ['198.18.0.0', 15, 'ipv4'],
+      ['198.51.100.0', 24, 'ipv4'],
+      ['203.0.113.0', 24, 'ipv4'],
+      ['224.0.0.0', 4, 'ipv4'], // multicast
+      ['240.0.0.0', 4, 'ipv4'], // reserved and broadcast
+      ['::', 128, 'ipv6'],
+      ['100::', 64, 'ipv6'],
+      ['2001:db8::', 32, 'ipv6'],
+      ['ff00::', 8, 'ipv6'],
+    ]),
+  ],
+];
+
+function list(subnets: [string, number, 'ipv4' | 'ipv6'][]): BlockList {
+  const blocks = new BlockList();
+  for (const [network, prefix, family] of subnets) blocks.addSubnet(network, prefix, family);
+  return blocks;
+}
+
+/** An IPv4 address carried inside IPv6 (::ffff:a.b.c.d, 64:ff9b::a.b.c.d NAT64) is judged as the IPv4 address it reaches. */
+function embeddedIpv4(address: string): string | undefined {
+  const match = /^(?:::ffff:|64:ff9b::)(?:(\d+\.\d+\.\d+\.\d+)|([0-9a-f]{1,4}):([0-9a-f]{1,4}))$/i.exec(address);
+  if (!match) return undefined;
+  if (match[1]) return match[1];
+  const high = parseInt(match[2], 16);
+  const low = parseInt(match[3], 16);
+  return [high >> 8, high & 255, low >> 8, low & 255].join('.');
+}
+
+/** Why an address may not be called, or undefined when it is a public one. */
+export function forbiddenKindOf(address: string): ForbiddenKind | undefined {
+  const ipv4 = isIP(address) === 4 ? address : embeddedIpv4(address);
+  const [candidate, family] = ipv4 ? [ipv4, 'ipv4' as const] : [address, 'ipv6' as const];
+  return ranges.find(([, blocks]) => blocks.check(candidate, family))?.[0];
+}
+
+export class ForbiddenUrl extends Error {
+  constructor(
+    readonly reason: string,
+    /** Whether the URL could not be resolved at all (not a rule it broke). */
+    readonly unreachable = false,
+  ) {
+    super(reason);
+  }
+}
+
+export interface AddressGuardSettings {
+  /** Lets loopback addresses through: for tests and local development only, never in production. */
+  allowLoopback: boolean;
+  resolve?: HostResolver;
+}
+
+/** A URL checked for delivery: where to connect, and the name to send in Host and TLS SNI. */
+export interface PinnedTarget {
+  url: URL;
+  address: ResolvedAddress;
+}
+
+export class AddressGuard {
+  private readonly resolve: HostResolver;
+
+  constructor(private readonly settings: AddressGuardSettings) {
+    this.resolve = settings.resolve ?? systemResolver;
+  }
+
+  /** The shape rules, no DNS: http(s), no credentials in it, no fragment. Throws ForbiddenUrl. */
+  checkShape(raw: string): URL {
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      throw new ForbiddenUrl('not an absolute URL');
+    }
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new ForbiddenUrl('only http and https URLs can receive webhooks');
+    if (url.username || url.password) throw new ForbiddenUrl('a URL may not carry credentials; use the signature to authenticate deliveries');
+    if (url.hash) throw new ForbiddenUrl('a URL may not carry a fragment');
+    return url;
+  }
+
+  /**
+   * Resolves the URL's host and checks every address it has (one forbidden address is enough to
+   * refuse: a name that points at both a public and an internal address is an attack). Answers
+   * the address to connect to. Throws ForbiddenUrl.
+   */
+  async pin(raw: string): Promise<PinnedTarget> {
+    const url = this.checkShape(raw);
+    const host = url.hostname.replace(/^\[|\]$/g, '');
+    let addresses: ResolvedAddress[];
+    if (isIP(host)) addresses = [{ address: host, family: isIP(host) === 6 ? 6 : 4 }];
+    else {
+      try {
+        addresses = await this.resolve(host);
+      } catch {
+        throw new ForbiddenUrl(`the host ${host} does not resolve`, true);
+      }
+      if (addresses.length === 0) throw new ForbiddenUrl(`the host ${host} does not resolve`, true);
+    }
+    for (const { address } of addresses) {
+      const kind = forbiddenKindOf(address);
+      if (kind && !(kind === 'loopback' && this.settings.allowLoopback)) {
+        throw new ForbiddenUrl(host === address ? `${address} is a ${kind} address` : `${host} resolves to ${address}, a ${kind} address`);
+      }
+    }
+    return { url, address: addresses[0] };
+  }
+}

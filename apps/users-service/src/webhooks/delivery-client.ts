@@ -1,0 +1,84 @@
+// Sends one signed webhook request to an address the guard pinned: node's http(s) client with a
+// lookup that answers the pinned address (TLS still checks the certificate against the host
+// name), one deadline for the whole exchange, redirects answered but never followed, and the
+// response body read up to a small limit and then dropped.
+import http from 'node:http';
+import https from 'node:https';
+import type { LookupFunction } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import type { PinnedTarget } from './address-guard';
+
+/** Bytes of a response body read at most; the connection is closed past them. */
+export const RESPONSE_READ_LIMIT = 4096;
+/** Characters of the body kept with the attempt. */
+export const RESPONSE_KEEP_LIMIT = 1024;
+
+export type AttemptOutcome = 'SUCCEEDED' | 'HTTP_ERROR' | 'TIMEOUT' | 'NETWORK_ERROR' | 'FORBIDDEN_ADDRESS';
+
+export interface AttemptResult {
+  outcome: AttemptOutcome;
+  statusCode: number | null;
+  latencyMs: number;
+  responseBody: string | null;
+  error: string | null;
+}
+
+export interface WebhookRequest {
+  target: PinnedTarget;
+  headers: Record<string, string>;
+  body: string;
+  timeoutMs: number;
+}
+
+export function sendWebhook(request: WebhookRequest): Promise<AttemptResult> {
+  const { url, address } = request.target;
+  const pinnedLookup: LookupFunction = (_host, options, callback) => {
+    if (options.all) (callback as unknown as (error: null, addresses: { address: string; family: number }[]) => void)(null, [address]);
+    else callback(null, address.address, address.family);
+  };
+  const client = url.protocol === 'https:' ? https : http;
+  const started = performance.now();
+  const elapsed = () => Math.round(performance.now() - started);
+
+  return new Promise((resolve) => {
+    let settled = false;
+    const finish = (result: Omit<AttemptResult, 'latencyMs'>) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(deadline);
+      resolve({ ...result, latencyMs: elapsed() });
+    };
+    const outgoing = client.request(url, {
+      method: 'POST',
+      lookup: pinnedLookup,
+      agent: false, // a fresh connection to the pinned address, never one pooled for another
+      headers: { ...request.headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(request.body)), 'user-agent': 'order-platform-webhooks/1' },
+    });
+    const deadline = setTimeout(() => {
+      finish({ outcome: 'TIMEOUT', statusCode: null, responseBody: null, error: `no complete answer within ${request.timeoutMs} ms` });
+      outgoing.destroy();
+    }, request.timeoutMs);
+    outgoing.on('error', (error) => finish({ outcome: 'NETWORK_ERROR', statusCode: null, responseBody: null, error: error.message.slice(0, 500) }));
+    outgoing.on('response', (response) => {
+      const status = response.statusCode ?? 0;
+      const chunks: Buffer[] = [];
+      let read = 0;
+      const done = () => {
+        const body = Buffer.concat(chunks).subarray(0, RESPONSE_READ_LIMIT).toString('utf8').slice(0, RESPONSE_KEEP_LIMIT);
+        // 3xx included: a redirect is not followed, so it is not a delivery.
+        const succeeded = status >= 200 && status < 300;
+        finish({ outcome: succeeded ? 'SUCCEEDED' : 'HTTP_ERROR', statusCode: status, responseBody: body || null, error: succeeded ? null : `answered ${status}` });
+        response.destroy();
+      };
+      response.on('data', (chunk: Buffer) => {
+        chunks.push(chunk);
+        read += chunk.length;
+        if (read >= RESPONSE_READ_LIMIT) done();
+      });
+      response.on('end', done);
+      response.on('error', () => done());
+      response.on('close', done);
+    });
+    outgoing.end(request.body);
+  });
+}

@@ -1,0 +1,165 @@
+// Sends due deliveries: claims them (a lease, so replicas share the work), checks the URL again
+// after resolving it, signs with every secret in force, records the attempt, schedules the next
+// one or gives up, and disables an endpoint that failed for 5 days (telling its owner with a
+// webhook_endpoint.disabled event, through the outbox like every other event).
+import { domainEvent } from '@platform/events';
+import type { Logger } from '@platform/service-kit';
+import { Counter, Histogram, type Registry } from 'prom-client';
+import { type AddressGuard, ForbiddenUrl } from './address-guard';
+import { type AttemptResult, sendWebhook } from './delivery-client';
+import { toEventResponse } from './representation';
+import type { DeliveryToSend, WebhookRepository } from './repository';
+import { DELIVERY_TIMEOUT_MS, DISABLE_AFTER_MS, EVENT_RETENTION_MS, MAX_ATTEMPTS, nextAttemptAt } from './retry-schedule';
+import { signedHeaders } from './signing';
+
+export interface DispatcherSettings {
+  clock?: () => Date;
+  /** Deliveries sent at once by this replica. */
+  concurrency?: number;
+  timeoutMs?: number;
+}
+
+const LEASE_MS = 60_000;
+const PURGE_EVERY_MS = 3_600_000;
+
+export class WebhookDispatcher {
+  private readonly clock: () => Date;
+  private readonly concurrency: number;
+  private readonly timeoutMs: number;
+  private readonly outcomes: Counter;
+  private readonly latency: Histogram;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private again = false;
+  private lastPurge = 0;
+
+  constructor(
+    private readonly webhooks: WebhookRepository,
+    private readonly guard: AddressGuard,
+    private readonly logger: Logger,
+    settings: DispatcherSettings = {},
+    registry?: Registry,
+  ) {
+    this.clock = settings.clock ?? (() => new Date());
+    this.concurrency = settings.concurrency ?? 8;
+    this.timeoutMs = settings.timeoutMs ?? DELIVERY_TIMEOUT_MS;
+    const registers = registry ? [registry] : [];
+    this.outcomes = new Counter({ name: 'webhook_deliveries_total', help: 'Webhook delivery attempts, by outcome (SUCCEEDED, HTTP_ERROR, TIMEOUT, NETWORK_ERROR, FORBIDDEN_ADDRESS)', labelNames: ['outcome'], registers });
+    this.latency = new Histogram({
+      name: 'webhook_delivery_duration_seconds',
+      help: 'From sending a webhook to its answer (or the timeout), by outcome',
+      labelNames: ['outcome'],
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15],
+      registers,
+    });
+  }
+
+  /** Looks for due deliveries every `intervalMs`, and at once when woken. */
+  start(intervalMs: number): void {
+    this.timer = setInterval(() => this.wake(), intervalMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    await this.running;
+  }
+
+  /** New deliveries are due: send them now rather than at the next tick (once started; before, drain() alone sends). */
+  wake(): void {
+    if (!this.timer) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = this.drain().finally(() => {
+      this.running = undefined;
+      if (this.again) {
+        this.again = false;
+        this.wake();
+      }
+    });
+  }
+
+  /** Sends every delivery due now (and those falling due while it runs); resolves when none is left. */
+  async drain(): Promise<void> {
+    try {
+      for (;;) {
+        const now = this.clock();
+        const ids = await this.webhooks.claimDue(now, new Date(now.getTime() + LEASE_MS), this.concurrency);
+        if (ids.length === 0) break;
+        await Promise.all(ids.map((id) => this.deliver(id)));
+      }
+      await this.purgeOldEvents();
+    } catch (error) {
+      this.logger.error({ err: error }, 'webhook dispatch failed; the deliveries stay due');
+    }
+  }
+
+  private async deliver(id: string): Promise<void> {
+    const delivery = await this.webhooks.findDeliveryToSend(id);
+    if (!delivery || delivery.status !== 'PENDING') return;
+    const result = await this.attempt(delivery);
+    this.outcomes.inc({ outcome: result.outcome });
+    this.latency.observe({ outcome: result.outcome }, result.latencyMs / 1000);
+    await this.record(delivery, result);
+  }
+
+  private async attempt(delivery: DeliveryToSend): Promise<AttemptResult> {
+    const { endpoint } = delivery;
+    let target;
+    try {
+      target = await this.guard.pin(endpoint.url);
+    } catch (error) {
+      if (!(error instanceof ForbiddenUrl)) throw error;
+      return { outcome: error.unreachable ? 'NETWORK_ERROR' : 'FORBIDDEN_ADDRESS', statusCode: null, latencyMs: 0, responseBody: null, error: error.reason };
+    }
+    const now = this.clock();
+    const secrets = [endpoint.secret, ...(endpoint.previousSecret && endpoint.previousSecretExpiresAt && endpoint.previousSecretExpiresAt > now ? [endpoint.previousSecret] : [])];
+    const body = JSON.stringify(toEventResponse(delivery.event));
+    // The event id is the webhook-id of every attempt: receivers deduplicate on it.
+    return sendWebhook({ target, body, headers: signedHeaders(delivery.eventId, now, body, secrets), timeoutMs: this.timeoutMs });
+  }
+
+  private async record(delivery: DeliveryToSend, result: AttemptResult): Promise<void> {
+    const attemptedAt = this.clock();
+    const attemptCount = delivery.attemptCount + 1;
+    const succeeded = result.outcome === 'SUCCEEDED';
+    const next = succeeded ? null : nextAttemptAt(attemptCount, attemptedAt);
+    const status = succeeded ? 'SUCCEEDED' : next ? 'PENDING' : 'FAILED';
+    const { endpoint } = delivery;
+    const failingSince = succeeded ? null : (endpoint.failingSince ?? attemptedAt);
+    const disable = !succeeded && endpoint.status === 'ENABLED' && attemptedAt.getTime() - failingSince!.getTime() >= DISABLE_AFTER_MS;
+    await this.webhooks.recordAttempt(
+      { deliveryId: delivery.id, attemptedAt, outcome: result.outcome, statusCode: result.statusCode, latencyMs: result.latencyMs, responseBody: result.responseBody, error: result.error },
+      { status, attemptCount, nextAttemptAt: next },
+      {
+        id: endpoint.id,
+        failingSince,
+        disable: disable
+          ? {
+              at: attemptedAt,
+              event: domainEvent('webhook_endpoint.disabled', endpoint.id, {
+                id: endpoint.id,
+                userId: endpoint.ownerId,
+                url: endpoint.url,
+                failingSince: failingSince!.toISOString(),
+                disabledAt: attemptedAt.toISOString(),
+              }),
+            }
+          : undefined,
+      },
+    );
+    if (disable) this.logger.warn({ endpointId: endpoint.id, failingSince }, 'webhook endpoint disabled after failing for 5 days');
+    if (!succeeded && attemptCount >= MAX_ATTEMPTS) this.logger.info({ deliveryId: delivery.id, endpointId: endpoint.id }, 'webhook delivery gave up after its last attempt');
+  }
+
+  private async purgeOldEvents(): Promise<void> {
+    const now = this.clock();
+    if (now.getTime() - this.lastPurge < PURGE_EVERY_MS) return;
+    this.lastPurge = now.getTime();
+    const purged = await this.webhooks.purgeEventsBefore(new Date(now.getTime() - EVENT_RETENTION_MS));
+    if (purged) this.logger.info({ purged }, 'events older than 30 days purged');
+  }
+}

@@ -1,0 +1,182 @@
+// Prisma queries of webhook endpoints, the event log, deliveries and their attempts. Callers get
+// rows; rules live in service.ts (the API), intake.ts (events in) and dispatcher.ts (deliveries out).
+import { type DomainEvent, recordEvent } from '@platform/events';
+import { newId } from '@platform/ids';
+import { findKeysetPage, type PageRequest, type RowsPage } from '@platform/paging';
+import type { Prisma, PrismaClient, WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookEvent } from '../generated/prisma/client';
+
+export type EndpointRow = WebhookEndpoint;
+export type EventRow = WebhookEvent;
+export type DeliveryRow = WebhookDelivery;
+export type AttemptRow = WebhookAttempt;
+export type DeliveryWithAttempts = DeliveryRow & { attempts: AttemptRow[]; event: { type: string } };
+/** What a delivery needs to be sent: the event and the endpoint it goes to. */
+export type DeliveryToSend = DeliveryRow & { event: EventRow; endpoint: EndpointRow };
+
+export interface NewEndpoint {
+  ownerId: string;
+  url: string;
+  description: string | null;
+  eventTypes: string[];
+  scope: 'OWN' | 'ALL';
+  ordered: boolean;
+  secret: string;
+}
+
+export type EndpointChanges = Partial<Pick<EndpointRow, 'url' | 'description' | 'eventTypes' | 'scope' | 'ordered' | 'status' | 'disabledAt' | 'failingSince' | 'secret' | 'previousSecret' | 'previousSecretExpiresAt'>>;
+
+export interface IncomingEvent {
+  id: string;
+  type: string;
+  source: string;
+  subject: string;
+  ownerId: string | null;
+  data: unknown;
+  occurredAt: Date;
+}
+
+export interface EventFilters {
+  ownerId?: string;
+  types?: string[];
+  subject?: string;
+}
+
+const withAttempts = { attempts: { orderBy: { attemptedAt: 'asc' } }, event: { select: { type: true } } } as const;
+
+export class WebhookRepository {
+  constructor(private readonly prisma: PrismaClient) {}
+
+  createEndpoint(endpoint: NewEndpoint): Promise<EndpointRow> {
+    return this.prisma.webhookEndpoint.create({ data: { id: newId(), status: 'ENABLED', ...endpoint } });
+  }
+
+  findEndpoint(id: string): Promise<EndpointRow | null> {
+    return this.prisma.webhookEndpoint.findUnique({ where: { id } });
+  }
+
+  listEndpoints(ownerId: string, page: PageRequest): Promise<RowsPage<EndpointRow>> {
+    const where = { ownerId };
+    return findKeysetPage(page, {
+      find: (keyset) => this.prisma.webhookEndpoint.findMany({ where: { AND: [where, keyset.where] }, orderBy: keyset.orderBy, take: keyset.take, skip: keyset.skip }),
+      count: () => this.prisma.webhookEndpoint.count({ where }),
+    });
+  }
+
+  /** Changes the endpoint when it is still at `version` (or at any version when none is given); null when it moved on or is gone. */
+  async updateEndpoint(id: string, changes: EndpointChanges, version?: number): Promise<EndpointRow | null> {
+    const { count } = await this.prisma.webhookEndpoint.updateMany({ where: { id, ...(version !== undefined ? { version } : {}) }, data: { ...changes, version: { increment: 1 } } });
+    return count === 1 ? this.findEndpoint(id) : null;
+  }
+
+  async deleteEndpoint(id: string): Promise<boolean> {
+    const { count } = await this.prisma.webhookEndpoint.deleteMany({ where: { id } });
+    return count === 1;
+  }
+
+  /** The owner of the latest logged event about `subject` that had one (events whose data does not name it, like a cancellation's completion). */
+  async lastOwnerOf(subject: string): Promise<string | null> {
+    const row = await this.prisma.webhookEvent.findFirst({ where: { subject, ownerId: { not: null } }, orderBy: { position: 'desc' }, select: { ownerId: true } });
+    return row?.ownerId ?? null;
+  }
+
+  /**
+   * Logs an event and queues one delivery to every enabled endpoint that wants it, in one
+   * transaction. Answers how many deliveries were queued; null when the event was logged before
+   * (a redelivery: nothing is queued twice).
+   */
+  async logAndFanOut(event: IncomingEvent, dueAt: Date): Promise<number | null> {
+    return this.prisma.$transaction(async (tx) => {
+      const [logged] = await tx.$queryRaw<{ position: bigint }[]>`
+        INSERT INTO webhook_events (id, type, source, subject, owner_id, data, occurred_at)
+        VALUES (${event.id}::uuid, ${event.type}, ${event.source}, ${event.subject}, ${event.ownerId}::uuid, ${JSON.stringify(event.data)}::jsonb, ${event.occurredAt})
+        ON CONFLICT (id) DO NOTHING RETURNING position`;
+      if (!logged) return null;
+      const endpoints = await tx.webhookEndpoint.findMany({
+        where: { status: 'ENABLED', eventTypes: { has: event.type }, OR: [{ scope: 'ALL' }, ...(event.ownerId ? [{ ownerId: event.ownerId }] : [])] },
+        select: { id: true },
+      });
+      await tx.webhookDelivery.createMany({
+        data: endpoints.map((endpoint) => ({ id: newId(), endpointId: endpoint.id, eventId: event.id, eventPosition: logged.position, subject: event.subject, status: 'PENDING', nextAttemptAt: dueAt })),
+      });
+      return endpoints.length;
+    });
+  }
+
+  listEvents(filters: EventFilters, page: PageRequest): Promise<RowsPage<EventRow>> {
+    const where: Prisma.WebhookEventWhereInput = { ownerId: filters.ownerId, type: filters.types ? { in: filters.types } : undefined, subject: filters.subject };
+    return findKeysetPage(page, {
+      column: 'occurredAt',
+      find: (keyset) => this.prisma.webhookEvent.findMany({ where: { AND: [where, keyset.where] }, orderBy: keyset.orderBy, take: keyset.take, skip: keyset.skip }),
+      count: () => this.prisma.webhookEvent.count({ where }),
+    });
+  }
+
+  listDeliveries(endpointId: string, statuses: string[] | undefined, page: PageRequest): Promise<RowsPage<DeliveryWithAttempts>> {
+    const where: Prisma.WebhookDeliveryWhereInput = { endpointId, status: statuses ? { in: statuses } : undefined };
+    return findKeysetPage(page, {
+      find: (keyset) => this.prisma.webhookDelivery.findMany({ where: { AND: [where, keyset.where] }, orderBy: keyset.orderBy, take: keyset.take, skip: keyset.skip, include: withAttempts }),
+      count: () => this.prisma.webhookDelivery.count({ where }),
+    });
+  }
+
+  findDelivery(endpointId: string, id: string): Promise<DeliveryWithAttempts | null> {
+    return this.prisma.webhookDelivery.findFirst({ where: { id, endpointId }, include: withAttempts });
+  }
+
+  /** Makes a delivery due now again, whatever its state (a manual retry). */
+  async requeueDelivery(id: string, dueAt: Date): Promise<void> {
+    await this.prisma.webhookDelivery.update({ where: { id }, data: { status: 'PENDING', nextAttemptAt: dueAt } });
+  }
+
+  /**
+   * Takes up to `limit` due deliveries for sending: each is leased until `leaseUntil` (another
+   * replica passes over it; a crash leaves it due again then). On an ordered endpoint a delivery
+   * waits while an earlier one about the same resource is pending.
+   */
+  async claimDue(now: Date, leaseUntil: Date, limit: number): Promise<string[]> {
+    const rows = await this.prisma.$queryRaw<{ id: string }[]>`
+      WITH due AS (
+        SELECT d.id FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+        WHERE d.status = 'PENDING' AND d.next_attempt_at <= ${now} AND e.status = 'ENABLED'
+          AND (NOT e.ordered OR NOT EXISTS (
+            SELECT 1 FROM webhook_deliveries earlier
+            WHERE earlier.endpoint_id = d.endpoint_id AND earlier.subject = d.subject AND earlier.status = 'PENDING' AND earlier.event_position < d.event_position))
+        ORDER BY d.next_attempt_at, d.event_position
+        LIMIT ${limit}
+        FOR UPDATE OF d SKIP LOCKED)
+      UPDATE webhook_deliveries SET next_attempt_at = ${leaseUntil} FROM due WHERE webhook_deliveries.id = due.id
+      RETURNING webhook_deliveries.id::text AS id`;
+    return rows.map((row) => row.id);
+  }
+
+  findDeliveryToSend(id: string): Promise<DeliveryToSend | null> {
+    return this.prisma.webhookDelivery.findUnique({ where: { id }, include: { event: true, endpoint: true } });
+  }
+
+  /**
+   * Writes an attempt and the delivery's and endpoint's state after it, in one transaction;
+   * `disable` also disables the endpoint and records the event telling its owner.
+   */
+  async recordAttempt(
+    attempt: Omit<AttemptRow, 'id'>,
+    delivery: { status: string; attemptCount: number; nextAttemptAt: Date | null },
+    endpoint: { id: string; failingSince: Date | null; disable?: { at: Date; event: DomainEvent } },
+  ): Promise<void> {
+    await this.prisma.$transaction(async (tx) => {
+      await tx.webhookAttempt.create({ data: { id: newId(), ...attempt } });
+      await tx.webhookDelivery.update({ where: { id: attempt.deliveryId }, data: delivery });
+      if (endpoint.disable) {
+        await tx.webhookEndpoint.updateMany({ where: { id: endpoint.id, status: 'ENABLED' }, data: { status: 'DISABLED', disabledAt: endpoint.disable.at, failingSince: endpoint.failingSince, version: { increment: 1 } } });
+        await recordEvent(tx, endpoint.disable.event);
+      } else {
+        await tx.webhookEndpoint.updateMany({ where: { id: endpoint.id }, data: { failingSince: endpoint.failingSince } });
+      }
+    });
+  }
+
+  /** Deletes events received before `before` (their deliveries and attempts go with them). */
+  async purgeEventsBefore(before: Date): Promise<number> {
+    const { count } = await this.prisma.webhookEvent.deleteMany({ where: { receivedAt: { lt: before } } });
+    return count;
+  }
+}

@@ -1,0 +1,151 @@
+// Rules of webhook endpoints and the event log: who may register what, where a URL may point,
+// the secret shown once and rotated with a grace period, which events a caller may read.
+import { isAdmin, type Principal } from '@platform/auth';
+import { ApiError } from '@platform/errors';
+import { isId } from '@platform/ids';
+import { type ListEnvelope, parseSort, toListEnvelope, toPageRequest } from '@platform/paging';
+import { type AddressGuard, ForbiddenUrl } from './address-guard';
+import type { DeliveryWithAttempts, EndpointChanges, EndpointRow, EventRow, WebhookRepository } from './repository';
+import { PREVIOUS_SECRET_GRACE_MS } from './retry-schedule';
+import { type CreateEndpointInput, endpointSortFields, eventSortFields, type ListDeliveriesQuery, type ListEventsQuery, type PatchEndpointInput } from './schemas';
+import { newSigningSecret } from './signing';
+
+export interface WebhookServiceSettings {
+  cursorSecret: string;
+  clock?: () => Date;
+  /** Called when deliveries became due outside the dispatcher's own schedule (a manual retry). */
+  onDeliveriesDue?: () => void;
+}
+
+function forbiddenUrl(error: ForbiddenUrl): ApiError {
+  const message = error.unreachable ? `The URL cannot be reached: ${error.reason}.` : `The URL is not allowed: ${error.reason}.`;
+  return ApiError.unprocessable(message, [{ field: 'url', code: 'NOT_ALLOWED', message: error.reason }]);
+}
+
+export class WebhookService {
+  private readonly clock: () => Date;
+
+  constructor(
+    private readonly webhooks: WebhookRepository,
+    private readonly guard: AddressGuard,
+    private readonly settings: WebhookServiceSettings,
+  ) {
+    this.clock = settings.clock ?? (() => new Date());
+  }
+
+  async create(principal: Principal, input: CreateEndpointInput): Promise<EndpointRow> {
+    const scope = input.scope ?? 'OWN';
+    this.checkScope(principal, scope);
+    await this.checkUrl(input.url);
+    return this.webhooks.createEndpoint({
+      ownerId: principal.userId,
+      url: input.url,
+      description: input.description ?? null,
+      eventTypes: [...new Set(input.eventTypes)],
+      scope,
+      ordered: input.ordered ?? false,
+      secret: newSigningSecret(),
+    });
+  }
+
+  async list(principal: Principal, query: { size?: number; cursor?: string; page?: number; offset?: number; limit?: number; withTotal?: boolean; sort?: string }): Promise<ListEnvelope<EndpointRow>> {
+    const { sort: sortParam, ...paging } = query;
+    const sort = parseSort(sortParam, endpointSortFields, { field: 'createdAt', direction: 'desc' });
+    const request = toPageRequest(paging, { list: 'webhook-endpoints', sort, secret: this.settings.cursorSecret });
+    const { rows, total } = await this.webhooks.listEndpoints(principal.userId, request);
+    return toListEnvelope(rows, request, { secret: this.settings.cursorSecret, sortValue: (row) => row.createdAt, totalCount: total });
+  }
+
+  /** The caller's own endpoint; anyone else's (an admin's call included) is 404: endpoints are their owner's alone. */
+  async get(principal: Principal, id: string): Promise<EndpointRow> {
+    const endpoint = isId(id) ? await this.webhooks.findEndpoint(id) : null;
+    if (!endpoint || endpoint.ownerId !== principal.userId) throw ApiError.notFound('Webhook endpoint');
+    return endpoint;
+  }
+
+  async patch(principal: Principal, id: string, input: PatchEndpointInput, expectedVersion?: number): Promise<EndpointRow> {
+    const endpoint = await this.get(principal, id);
+    if (input.scope) this.checkScope(principal, input.scope);
+    if (input.url !== undefined) await this.checkUrl(input.url);
+    const changes: EndpointChanges = {
+      url: input.url,
+      description: input.description,
+      eventTypes: input.eventTypes ? [...new Set(input.eventTypes)] : undefined,
+      scope: input.scope,
+      ordered: input.ordered,
+    };
+    if (input.status && input.status !== endpoint.status) {
+      // Enabling again starts the 5-day failure count afresh.
+      Object.assign(changes, input.status === 'DISABLED' ? { status: 'DISABLED', disabledAt: this.clock() } : { status: 'ENABLED', disabledAt: null, failingSince: null });
+    }
+    const updated = await this.webhooks.updateEndpoint(endpoint.id, changes, expectedVersion);
+    if (!updated) {
+      if (expectedVersion !== undefined) throw ApiError.preconditionFailed();
+      throw ApiError.notFound('Webhook endpoint');
+    }
+    return updated;
+  }
+
+  async delete(principal: Principal, id: string): Promise<void> {
+    const endpoint = await this.get(principal, id);
+    if (!(await this.webhooks.deleteEndpoint(endpoint.id))) throw ApiError.notFound('Webhook endpoint');
+  }
+
+  /**
+   * A new secret, shown once; the one it replaces keeps signing (both signatures in every
+   * delivery) for 24 hours, so receivers can switch without losing a delivery. A second rotation
+   * within those hours drops the oldest secret at once.
+   */
+  async rotateSecret(principal: Principal, id: string): Promise<EndpointRow> {
+    const endpoint = await this.get(principal, id);
+    const rotated = await this.webhooks.updateEndpoint(
+      endpoint.id,
+      { secret: newSigningSecret(), previousSecret: endpoint.secret, previousSecretExpiresAt: new Date(this.clock().getTime() + PREVIOUS_SECRET_GRACE_MS) },
+      endpoint.version,
+    );
+    if (!rotated) throw new ApiError('CONFLICT', 'The endpoint changed meanwhile; rotate again.');
+    return rotated;
+  }
+
+  async listDeliveries(principal: Principal, endpointId: string, query: ListDeliveriesQuery): Promise<ListEnvelope<DeliveryWithAttempts>> {
+    const endpoint = await this.get(principal, endpointId);
+    const { sort: sortParam, status, ...paging } = query;
+    const sort = parseSort(sortParam, endpointSortFields, { field: 'createdAt', direction: 'desc' });
+    const request = toPageRequest(paging, { list: `webhook-deliveries:${endpoint.id}`, sort, filters: { status }, secret: this.settings.cursorSecret });
+    const { rows, total } = await this.webhooks.listDeliveries(endpoint.id, status, request);
+    return toListEnvelope(rows, request, { secret: this.settings.cursorSecret, sortValue: (row) => row.createdAt, totalCount: total });
+  }
+
+  /** Sends a delivery again now, whatever its state (succeeded ones too: a receiver lost it). */
+  async retryDelivery(principal: Principal, endpointId: string, deliveryId: string): Promise<DeliveryWithAttempts> {
+    const endpoint = await this.get(principal, endpointId);
+    const delivery = isId(deliveryId) ? await this.webhooks.findDelivery(endpoint.id, deliveryId) : null;
+    if (!delivery) throw ApiError.notFound('Delivery');
+    if (endpoint.status !== 'ENABLED') throw new ApiError('CONFLICT', 'The endpoint is disabled: enable it (PATCH status ENABLED) before retrying its deliveries.');
+    await this.webhooks.requeueDelivery(delivery.id, this.clock());
+    this.settings.onDeliveriesDue?.();
+    return (await this.webhooks.findDelivery(endpoint.id, delivery.id)) ?? delivery;
+  }
+
+  /** Events about the caller's resources (every event for an admin), newest first. */
+  async listEvents(principal: Principal, query: ListEventsQuery): Promise<ListEnvelope<EventRow>> {
+    const { sort: sortParam, type, resource, ...paging } = query;
+    const sort = parseSort(sortParam, eventSortFields, { field: 'time', direction: 'desc' });
+    const request = toPageRequest(paging, { list: 'events', sort, filters: { type, resource }, secret: this.settings.cursorSecret });
+    const { rows, total } = await this.webhooks.listEvents({ ownerId: isAdmin(principal) ? undefined : principal.userId, types: type, subject: resource }, request);
+    return toListEnvelope(rows, request, { secret: this.settings.cursorSecret, sortValue: (row) => row.occurredAt, totalCount: total });
+  }
+
+  private checkScope(principal: Principal, scope: 'OWN' | 'ALL'): void {
+    if (scope === 'ALL' && !isAdmin(principal)) throw ApiError.forbidden('Only admins may receive every event (scope ALL).');
+  }
+
+  private async checkUrl(url: string): Promise<void> {
+    try {
+      await this.guard.pin(url);
+    } catch (error) {
+      if (error instanceof ForbiddenUrl) throw forbiddenUrl(error);
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,517 @@
+// Public webhooks as their users meet them: endpoints registered over the API, events arriving
+// through the libs/events consumer, deliveries received by a real local HTTP server and verified
+// with the `standardwebhooks` package as a receiver would. A fake clock drives the retry schedule
+// and the 5-day disable; a fake DNS shows names resolving to internal addresses being refused.
+import http from 'node:http';
+import path from 'node:path';
+import type { Database } from '@platform/db';
+import { openTestDatabase } from '@platform/db/testing';
+import { EventConsumer, type EventTransport, eventJsonSchemas, type EventType, toCloudEvent } from '@platform/events';
+import { newId } from '@platform/ids';
+import { createLogger, createMetrics, Health, listen, type Listening } from '@platform/service-kit';
+import { apiClient } from '@platform/test-kit';
+import { Webhook } from 'standardwebhooks';
+import { createUsersApp } from '../app';
+import { PrismaClient } from '../generated/prisma/client';
+import { AddressGuard, forbiddenKindOf, type ResolvedAddress } from './address-guard';
+import type { WebhookDispatcher } from './dispatcher';
+import { EVENT_SOURCES } from './intake';
+import { MAX_ATTEMPTS, RETRY_DELAYS_MS } from './retry-schedule';
+
+const JWT_SECRET = 'users-webhooks-secret-users-webhooks-0123';
+const logger = createLogger('users-webhooks-test', 'silent');
+const DAY_MS = 86_400_000;
+
+let database: Database<PrismaClient>;
+let server: Listening;
+let dispatcher: WebhookDispatcher;
+let consumer: EventConsumer;
+let adminToken: string;
+let now = new Date();
+/** The fake DNS: names tests point at the receiver or at internal addresses. */
+const dns = new Map<string, ResolvedAddress[]>();
+const call = apiClient(() => server.url);
+
+/** A receiver: records every request and answers what the test tells it to. */
+interface Received {
+  path: string;
+  headers: Record<string, string>;
+  body: string;
+}
+let received: Received[] = [];
+let answer: (request: Received) => { status: number; body?: string; headers?: Record<string, string> } | 'hang' = () => ({ status: 204 });
+let receiver: http.Server;
+let receiverPort: number;
+
+beforeAll(async () => {
+  database = await openTestDatabase({ service: 'users_webhooks', migrationsDir: path.join(__dirname, '../../prisma/migrations'), createClient: (adapter) => new PrismaClient({ adapter }) });
+  const built = await createUsersApp({
+    config: { jwtSecret: JWT_SECRET, jwtVerifySecrets: [JWT_SECRET], cursorSecret: 'cursor-secret-for-tests', ACCESS_TOKEN_TTL_S: 600, REQUEST_TIMEOUT_MS: 10_000, NODE_ENV: 'test', WEBHOOK_ALLOW_LOOPBACK: true },
+    prisma: database.prisma,
+    logger,
+    health: new Health(),
+    metrics: createMetrics('users-webhooks-test'),
+    webhooks: {
+      clock: () => now,
+      timeoutMs: 1_000,
+      resolve: async (host) => {
+        const addresses = dns.get(host);
+        if (!addresses) throw new Error(`ENOTFOUND ${host}`);
+        return addresses;
+      },
+    },
+  });
+  dispatcher = built.dispatcher;
+  // The consumer as main.ts builds it; the test hands it deliveries itself instead of a transport.
+  consumer = new EventConsumer(database.prisma, {} as EventTransport, logger, { consumer: 'users-service', sources: EVENT_SOURCES, handlers: built.eventHandlers });
+  await built.users.bootstrapAdmin('root@example.com', 'root-password-1');
+  server = await listen(built.app, 0, '127.0.0.1');
+  adminToken = (await call('POST', '/tokens', { body: { email: 'root@example.com', password: 'root-password-1' } })).body.accessToken;
+
+  receiver = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const request = { path: req.url ?? '', headers: req.headers as Record<string, string>, body: Buffer.concat(chunks).toString('utf8') };
+      received.push(request);
+      const reply = answer(request);
+      if (reply === 'hang') return; // never answers: the delivery times out
+      res.writeHead(reply.status, reply.headers).end(reply.body);
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  receiverPort = (receiver.address() as { port: number }).port;
+  dns.set('hooks.test', [{ address: '127.0.0.1', family: 4 }]);
+});
+
+afterAll(async () => {
+  receiver?.closeAllConnections();
+  await new Promise((resolve) => receiver?.close(resolve));
+  await server?.close();
+  await database?.close();
+});
+
+beforeEach(() => {
+  now = new Date();
+  received = [];
+  answer = () => ({ status: 204 });
+});
+
+const hookUrl = (name: string) => `http://hooks.test:${receiverPort}/${name}`;
+
+async function customer(): Promise<{ id: string; token: string }> {
+  const email = `hooks-${newId()}@example.com`;
+  const created = await call('POST', '/users', { body: { name: 'Hook Owner', email, password: 'correct-horse-1' } });
+  const token = (await call('POST', '/tokens', { body: { email, password: 'correct-horse-1' } })).body.accessToken as string;
+  return { id: created.body.id as string, token };
+}
+
+async function register(token: string, body: Record<string, unknown>) {
+  const created = await call('POST', '/webhook-endpoints', { token, body });
+  expect(created.status).toBe(201);
+  return created.body as { id: string; secret: string; url: string };
+}
+
+const sequences = new Map<string, number>();
+
+/** An event of another service arriving through the consumer, as the transport would hand it over. */
+async function arrive(source: string, type: EventType, aggregateType: string, aggregateId: string, data: Record<string, unknown>): Promise<string> {
+  const key = `${source}/${aggregateType}/${aggregateId}`;
+  const sequence = (sequences.get(key) ?? 0) + 1;
+  sequences.set(key, sequence);
+  const id = newId();
+  const event = toCloudEvent(`/${source}`, { id, type, aggregateType, aggregateId, sequence, data, occurredAt: now }).toJSON() as Record<string, unknown>;
+  expect(await consumer.deliver({ event, attempt: 1 })).toBe('handled');
+  return id;
+}
+
+function orderData(orderId: string, userId: string, status = 'PENDING') {
+  return { id: orderId, userId, status, amount: 1200, currency: 'KRW', couponCode: null, items: [], version: 1, createdAt: now.toISOString() };
+}
+
+const deliveriesOf = async (token: string, endpointId: string) => (await call('GET', `/webhook-endpoints/${endpointId}/deliveries`, { token })).body.items as any[]; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+describe('endpoints', () => {
+  it('are created, read, changed and deleted by their owner; the secret is shown once', async () => {
+    const owner = await customer();
+    const created = await call('POST', '/webhook-endpoints', { token: owner.token, body: { url: hookUrl('crud'), eventTypes: ['order.created', 'order.shipped'], description: 'shipping' } });
+    expect(created.status).toBe(201);
+    expect(created.headers.get('location')).toBe(`/v1/webhook-endpoints/${created.body.id}`);
+    expect(created.headers.get('cache-control')).toBe('no-store');
+    expect(created.body).toMatchObject({ url: hookUrl('crud'), eventTypes: ['order.created', 'order.shipped'], description: 'shipping', scope: 'OWN', ordered: false, status: 'ENABLED', previousSecretExpiresAt: null });
+    expect(created.body.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+
+    const read = await call('GET', `/webhook-endpoints/${created.body.id}`, { token: owner.token });
+    expect(read.status).toBe(200);
+    expect(read.body).not.toHaveProperty('secret');
+    expect(read.text).not.toContain(created.body.secret.slice(6));
+    const listed = await call('GET', '/webhook-endpoints', { token: owner.token });
+    expect(listed.body.items.map((item: { id: string }) => item.id)).toEqual([created.body.id]);
+    expect(listed.text).not.toContain(created.body.secret.slice(6));
+
+    const patched = await call('PATCH', `/webhook-endpoints/${created.body.id}`, { token: owner.token, headers: { 'if-match': read.headers.get('etag')! }, body: { eventTypes: ['order.canceled'], ordered: true, description: null } });
+    expect(patched.status).toBe(200);
+    expect(patched.body).toMatchObject({ eventTypes: ['order.canceled'], ordered: true, description: null });
+    expect((await call('PATCH', `/webhook-endpoints/${created.body.id}`, { token: owner.token, headers: { 'if-match': read.headers.get('etag')! }, body: { ordered: false } })).status).toBe(412);
+
+    expect((await call('DELETE', `/webhook-endpoints/${created.body.id}`, { token: owner.token })).status).toBe(204);
+    expect((await call('GET', `/webhook-endpoints/${created.body.id}`, { token: owner.token })).status).toBe(404);
+    expect(await database.prisma.webhookEndpoint.count({ where: { id: created.body.id } })).toBe(0);
+  });
+
+  it("answers 404 for another user's endpoint, whoever asks, and every operation on it", async () => {
+    const owner = await customer();
+    const other = await customer();
+    const endpoint = await register(owner.token, { url: hookUrl('mine'), eventTypes: ['user.updated'] });
+    for (const token of [other.token, adminToken]) {
+      expect((await call('GET', `/webhook-endpoints/${endpoint.id}`, { token })).status).toBe(404);
+      expect((await call('PATCH', `/webhook-endpoints/${endpoint.id}`, { token, body: { ordered: true } })).status).toBe(404);
+      expect((await call('DELETE', `/webhook-endpoints/${endpoint.id}`, { token })).status).toBe(404);
+      expect((await call('POST', `/webhook-endpoints/${endpoint.id}/secret/rotation`, { token })).status).toBe(404);
+      expect((await call('GET', `/webhook-endpoints/${endpoint.id}/deliveries`, { token })).status).toBe(404);
+      expect((await call('GET', '/webhook-endpoints', { token })).body.items.map((item: { id: string }) => item.id)).not.toContain(endpoint.id);
+    }
+    expect((await call('GET', '/webhook-endpoints/not-an-id', { token: owner.token })).status).toBe(404);
+    expect((await call('GET', `/webhook-endpoints/${endpoint.id}`, { token: owner.token })).status).toBe(200);
+  });
+
+  it('refuses unknown event types, missing fields, and scope ALL to a customer', async () => {
+    const owner = await customer();
+    const unknown = await call('POST', '/webhook-endpoints', { token: owner.token, body: { url: hookUrl('x'), eventTypes: ['order.teleported'] } });
+    expect(unknown.status).toBeGreaterThanOrEqual(400);
+    expect(unknown.status).toBeLessThan(500);
+    expect(unknown.body.errors).toEqual([expect.objectContaining({ field: 'eventTypes[0]' })]);
+    expect((await call('POST', '/webhook-endpoints', { token: owner.token, body: { url: hookUrl('x') } })).body.errors).toEqual([expect.objectContaining({ field: 'eventTypes', code: 'REQUIRED' })]);
+    expect((await call('POST', '/webhook-endpoints', { token: owner.token, body: { url: hookUrl('x'), eventTypes: [] } })).status).toBe(422);
+    const all = await call('POST', '/webhook-endpoints', { token: owner.token, body: { url: hookUrl('x'), eventTypes: ['product.created'], scope: 'ALL' } });
+    expect(all.status).toBe(403);
+    expect((await call('POST', '/webhook-endpoints', { token: adminToken, body: { url: hookUrl('x'), eventTypes: ['product.created'], scope: 'ALL' } })).status).toBe(201);
+    expect((await call('POST', '/webhook-endpoints', { body: { url: hookUrl('x'), eventTypes: ['product.created'] } })).status).toBe(401);
+  });
+});
+
+describe('the SSRF guard', () => {
+  it.each([
+    ['http://10.0.0.8/hook', /10\.0\.0\.8 is a private address/],
+    ['http://192.168.1.20/hook', /private/],
+    ['http://172.16.5.4/hook', /private/],
+    ['http://169.254.169.254/latest/meta-data', /metadata/],
+    ['http://[fd00:ec2::254]/latest', /metadata/],
+    ['http://169.254.10.1/', /link-local/],
+    ['http://[fe80::1]/', /link-local/],
+    ['http://[fc00::5]/', /private/],
+    ['http://[::ffff:10.0.0.1]/', /private/],
+    ['http://0.0.0.0:8080/', /reserved/],
+    ['http://internal.test/hook', /internal\.test resolves to 10\.1\.2\.3, a private address/],
+    ['http://metadata.test/hook', /metadata/],
+    ['http://split.test/hook', /split\.test resolves to 192\.168\.0\.9/],
+  ])('refuses %s at registration with 422 and the reason', async (url, reason) => {
+    dns.set('internal.test', [{ address: '10.1.2.3', family: 4 }]);
+    dns.set('metadata.test', [{ address: '169.254.169.254', family: 4 }]);
+    // One public address beside a private one is still refused: the private one could be the one used.
+    dns.set('split.test', [{ address: '93.184.215.14', family: 4 }, { address: '192.168.0.9', family: 4 }]);
+    const owner = await customer();
+    const refused = await call('POST', '/webhook-endpoints', { token: owner.token, body: { url, eventTypes: ['order.created'] } });
+    expect(refused.status).toBe(422);
+    expect(refused.body.code).toBe('VALIDATION_FAILED');
+    expect(refused.body.errors).toEqual([{ field: 'url', code: 'NOT_ALLOWED', message: expect.stringMatching(reason) }]);
+    expect(refused.body.message).toMatch(/not allowed/);
+  });
+
+  it('refuses a host that does not resolve, credentials in the URL and other schemes', async () => {
+    const owner = await customer();
+    const unresolvable = await call('POST', '/webhook-endpoints', { token: owner.token, body: { url: 'https://nowhere.test/hook', eventTypes: ['order.created'] } });
+    expect(unresolvable.status).toBe(422);
+    expect(unresolvable.body.message).toMatch(/cannot be reached: the host nowhere\.test does not resolve/);
+    const credentials = await call('POST', '/webhook-endpoints', { token: owner.token, body: { url: `http://user:pass@hooks.test:${receiverPort}/`, eventTypes: ['order.created'] } });
+    expect(credentials.status).toBe(422);
+    expect(credentials.body.errors[0].message).toMatch(/credentials/);
+    expect((await call('POST', '/webhook-endpoints', { token: owner.token, body: { url: 'ftp://hooks.test/x', eventTypes: ['order.created'] } })).status).toBe(422);
+    // A change of URL is checked the same way.
+    const endpoint = await register(owner.token, { url: hookUrl('fine'), eventTypes: ['order.created'] });
+    expect((await call('PATCH', `/webhook-endpoints/${endpoint.id}`, { token: owner.token, body: { url: 'http://169.254.169.254/' } })).status).toBe(422);
+  });
+
+  it('refuses loopback unless the setting allows it', async () => {
+    const strict = new AddressGuard({ allowLoopback: false, resolve: async () => [{ address: '127.0.0.1', family: 4 }] });
+    await expect(strict.pin('http://127.0.0.1:8080/')).rejects.toThrow(/loopback/);
+    await expect(strict.pin('http://[::1]/')).rejects.toThrow(/loopback/);
+    await expect(strict.pin('http://[::ffff:7f00:1]/')).rejects.toThrow(/loopback/);
+    await expect(strict.pin('http://localhost.test/')).rejects.toThrow(/localhost\.test resolves to 127\.0\.0\.1, a loopback address/);
+    const lenient = new AddressGuard({ allowLoopback: true, resolve: async () => [{ address: '127.0.0.1', family: 4 }] });
+    await expect(lenient.pin('http://localhost.test/')).resolves.toMatchObject({ address: { address: '127.0.0.1' } });
+    await expect(lenient.pin('http://10.0.0.1/')).rejects.toThrow(/private/);
+    expect(forbiddenKindOf('93.184.215.14')).toBeUndefined();
+    expect(forbiddenKindOf('2606:2800:21f:cb07:6820:80da:af6b:8b2c')).toBeUndefined();
+    expect(forbiddenKindOf('64:ff9b::a9fe:a9fe')).toBe('metadata');
+  });
+
+  it('checks again at every delivery and connects to the address it checked (a name re-pointed inside is refused)', async () => {
+    const owner = await customer();
+    dns.set('rebind.test', [{ address: '127.0.0.1', family: 4 }]);
+    const endpoint = await register(owner.token, { url: `http://rebind.test:${receiverPort}/rebind`, eventTypes: ['user.updated'] });
+    dns.set('rebind.test', [{ address: '10.9.9.9', family: 4 }]);
+    await arrive('users-service', 'user.updated', 'user', owner.id, { id: owner.id, role: 'customer', name: 'Re', email: 're@example.com', version: 2, createdAt: now.toISOString() });
+    await dispatcher.drain();
+    expect(received).toEqual([]);
+    const [delivery] = await deliveriesOf(owner.token, endpoint.id);
+    expect(delivery.attempts).toEqual([expect.objectContaining({ outcome: 'FORBIDDEN_ADDRESS', statusCode: null, error: 'rebind.test resolves to 10.9.9.9, a private address' })]);
+    expect(delivery.status).toBe('PENDING');
+  });
+});
+
+describe('deliveries', () => {
+  it('are signed by the Standard Webhooks scheme and verify with the standardwebhooks package', async () => {
+    const owner = await customer();
+    const other = await customer();
+    const endpoint = await register(owner.token, { url: hookUrl('signed'), eventTypes: ['order.created', 'order.cancellation.completed'] });
+    const orderId = newId();
+    const eventId = await arrive('orders-service', 'order.created', 'order', orderId, orderData(orderId, owner.id));
+    await arrive('orders-service', 'order.created', 'order', newId(), orderData(newId(), other.id)); // someone else's: not delivered
+    // A cancellation's completion names no customer: it reaches the order's owner all the same.
+    const completion = await arrive('orders-service', 'order.cancellation.completed', 'order', orderId, { cancellationId: newId(), orderId, outcome: 'canceled', refundAmount: 1200 });
+    await dispatcher.drain();
+
+    expect(received.map((request) => request.headers['webhook-id'])).toEqual([eventId, completion]);
+    const [first] = received;
+    expect(first.path).toBe('/signed');
+    expect(first.headers['content-type']).toBe('application/json');
+    expect(first.headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/=]+$/);
+    const payload = new Webhook(endpoint.secret).verify(first.body, first.headers) as Record<string, unknown>;
+    expect(payload).toEqual({ id: eventId, type: 'order.created', timestamp: now.toISOString(), subject: `order/${orderId}`, data: orderData(orderId, owner.id) });
+    expect(() => new Webhook(`whsec_${Buffer.alloc(32, 7).toString('base64')}`).verify(first.body, first.headers)).toThrow();
+    expect(() => new Webhook(endpoint.secret).verify(first.body.replace('1200', '1'), first.headers)).toThrow();
+
+    const [delivery] = (await deliveriesOf(owner.token, endpoint.id)).filter((item) => item.eventId === eventId);
+    expect(delivery).toMatchObject({ status: 'SUCCEEDED', attemptCount: 1, nextAttemptAt: null, eventType: 'order.created', subject: `order/${orderId}` });
+    expect(delivery.attempts).toEqual([{ attemptedAt: now.toISOString(), outcome: 'SUCCEEDED', statusCode: 204, latencyMs: expect.any(Number), responseBody: null, error: null }]);
+  });
+
+  it('logs each event once and delivers it once, however often the transport hands it over', async () => {
+    const owner = await customer();
+    const endpoint = await register(owner.token, { url: hookUrl('once'), eventTypes: ['review.created'] });
+    const reviewId = newId();
+    const event = toCloudEvent('/catalog-service', { id: newId(), type: 'review.created', aggregateType: 'review', aggregateId: reviewId, sequence: 1, data: { id: reviewId, productId: newId(), userId: owner.id, rating: 4 }, occurredAt: now }).toJSON() as Record<string, unknown>;
+    expect(await consumer.deliver({ event, attempt: 1 })).toBe('handled');
+    expect(await consumer.deliver({ event, attempt: 2 })).toBe('duplicate');
+    await dispatcher.drain();
+    expect(received).toHaveLength(1);
+    expect(await database.prisma.webhookEvent.count({ where: { id: event.id as string } })).toBe(1);
+    expect(await deliveriesOf(owner.token, endpoint.id)).toHaveLength(1);
+  });
+
+  it('does not follow redirects and reads an answer only up to a small limit', async () => {
+    const owner = await customer();
+    const endpoint = await register(owner.token, { url: hookUrl('redirect'), eventTypes: ['user.updated'] });
+    answer = (request) => (request.path === '/redirect' ? { status: 302, headers: { location: `http://127.0.0.1:${receiverPort}/stolen` } } : { status: 500, body: 'x'.repeat(1_000_000) });
+    await arrive('users-service', 'user.updated', 'user', owner.id, { id: owner.id, role: 'customer', name: 'R', email: 'r@example.com', version: 2, createdAt: now.toISOString() });
+    await dispatcher.drain();
+    expect(received.map((request) => request.path)).toEqual(['/redirect']);
+    const [redirected] = await deliveriesOf(owner.token, endpoint.id);
+    expect(redirected.attempts[0]).toMatchObject({ outcome: 'HTTP_ERROR', statusCode: 302, error: 'answered 302' });
+    expect(redirected.status).toBe('PENDING');
+
+    const big = await register(owner.token, { url: hookUrl('big'), eventTypes: ['user.updated'] });
+    await arrive('users-service', 'user.updated', 'user', owner.id, { id: owner.id, role: 'customer', name: 'B', email: 'b@example.com', version: 3, createdAt: now.toISOString() });
+    await dispatcher.drain();
+    const [bigDelivery] = await deliveriesOf(owner.token, big.id);
+    expect(bigDelivery.attempts[0]).toMatchObject({ outcome: 'HTTP_ERROR', statusCode: 500, responseBody: 'x'.repeat(1024) });
+  });
+
+  it('counts an answer that does not come in time as a failure', async () => {
+    const owner = await customer();
+    const endpoint = await register(owner.token, { url: hookUrl('hang'), eventTypes: ['user.updated'] });
+    answer = () => 'hang';
+    await arrive('users-service', 'user.updated', 'user', owner.id, { id: owner.id, role: 'customer', name: 'H', email: 'h@example.com', version: 2, createdAt: now.toISOString() });
+    await dispatcher.drain();
+    const [delivery] = await deliveriesOf(owner.token, endpoint.id);
+    expect(delivery.attempts[0]).toMatchObject({ outcome: 'TIMEOUT', statusCode: null });
+    receiver.closeAllConnections();
+  });
+
+  it('retries on the published schedule, 10 attempts over about 3 days, then gives up; a manual retry sends it again', async () => {
+    const owner = await customer();
+    const endpoint = await register(owner.token, { url: hookUrl('failing'), eventTypes: ['user.updated'] });
+    answer = () => ({ status: 503 });
+    const start = now.getTime();
+    await arrive('users-service', 'user.updated', 'user', owner.id, { id: owner.id, role: 'customer', name: 'F', email: 'f@example.com', version: 2, createdAt: now.toISOString() });
+    await dispatcher.drain();
+    for (;;) {
+      const [delivery] = await deliveriesOf(owner.token, endpoint.id);
+      if (!delivery.nextAttemptAt) break;
+      now = new Date(Date.parse(delivery.nextAttemptAt) - 1);
+      await dispatcher.drain(); // not due yet: nothing is sent
+      now = new Date(Date.parse(delivery.nextAttemptAt));
+      await dispatcher.drain();
+    }
+    const [delivery] = await deliveriesOf(owner.token, endpoint.id);
+    expect(delivery).toMatchObject({ status: 'FAILED', attemptCount: MAX_ATTEMPTS, nextAttemptAt: null });
+    expect(delivery.attempts.map((attempt: { statusCode: number }) => attempt.statusCode)).toEqual(Array(10).fill(503));
+    const offsets = delivery.attempts.map((attempt: { attemptedAt: string }) => Date.parse(attempt.attemptedAt) - start);
+    const gaps = offsets.slice(1).map((offset: number, index: number) => offset - offsets[index]);
+    expect(gaps).toEqual([...RETRY_DELAYS_MS]);
+    expect(offsets.at(-1) / DAY_MS).toBeCloseTo(3.15, 1);
+    expect(received.filter((request) => request.path === '/failing')).toHaveLength(10);
+
+    answer = () => ({ status: 200, body: 'ok' });
+    const retried = await call('POST', `/webhook-endpoints/${endpoint.id}/deliveries/${delivery.id}/retry`, { token: owner.token });
+    expect(retried.status).toBe(202);
+    expect(retried.body).toMatchObject({ id: delivery.id, status: 'PENDING' });
+    await dispatcher.drain();
+    const [after] = await deliveriesOf(owner.token, endpoint.id);
+    expect(after).toMatchObject({ status: 'SUCCEEDED', attemptCount: 11 });
+    expect(after.attempts.at(-1)).toMatchObject({ outcome: 'SUCCEEDED', statusCode: 200, responseBody: 'ok' });
+    expect((await call('POST', `/webhook-endpoints/${endpoint.id}/deliveries/${newId()}/retry`, { token: owner.token })).status).toBe(404);
+  });
+
+  it('disables an endpoint failing for 5 days and tells its owner with webhook_endpoint.disabled', async () => {
+    const owner = await customer();
+    const failing = await register(owner.token, { url: hookUrl('down'), eventTypes: ['user.updated'] });
+    const watcher = await register(owner.token, { url: hookUrl('watcher'), eventTypes: ['webhook_endpoint.disabled'] });
+    answer = (request) => (request.path === '/down' ? { status: 500 } : { status: 204 });
+    const profile = (version: number) => ({ id: owner.id, role: 'customer', name: 'D', email: 'd@example.com', version, createdAt: now.toISOString() });
+    const start = now;
+    await arrive('users-service', 'user.updated', 'user', owner.id, profile(2));
+    await dispatcher.drain();
+    expect((await call('GET', `/webhook-endpoints/${failing.id}`, { token: owner.token })).body).toMatchObject({ status: 'ENABLED', failingSince: start.toISOString() });
+
+    now = new Date(start.getTime() + 5 * DAY_MS - 1000);
+    await arrive('users-service', 'user.updated', 'user', owner.id, profile(3));
+    await dispatcher.drain();
+    expect((await call('GET', `/webhook-endpoints/${failing.id}`, { token: owner.token })).body.status).toBe('ENABLED');
+
+    now = new Date(start.getTime() + 5 * DAY_MS);
+    await arrive('users-service', 'user.updated', 'user', owner.id, profile(4));
+    await dispatcher.drain();
+    const disabled = await call('GET', `/webhook-endpoints/${failing.id}`, { token: owner.token });
+    expect(disabled.body).toMatchObject({ status: 'DISABLED', disabledAt: now.toISOString(), failingSince: start.toISOString() });
+
+    // The event leaves through the outbox like every other, once, and carries no secret.
+    const [recorded] = await database.prisma.outboxEvent.findMany({ where: { type: 'webhook_endpoint.disabled', aggregateId: failing.id } });
+    expect(recorded.data).toEqual({ id: failing.id, userId: owner.id, url: hookUrl('down'), failingSince: start.toISOString(), disabledAt: now.toISOString() });
+    expect(JSON.stringify(recorded.data)).not.toContain(failing.secret.slice(6));
+    // ... and comes back through the consumer to the owner's other endpoint and the event log.
+    received = [];
+    await arrive('users-service', 'webhook_endpoint.disabled', 'webhook_endpoint', failing.id, recorded.data as Record<string, unknown>);
+    await dispatcher.drain();
+    expect(received.map((request) => request.path)).toEqual(['/watcher']);
+    expect(JSON.parse(received[0].body)).toMatchObject({ type: 'webhook_endpoint.disabled', data: { id: failing.id } });
+    expect(received[0].headers['webhook-signature']).toBeDefined();
+    const log = await call('GET', `/events?type=webhook_endpoint.disabled&resource=webhook_endpoint/${failing.id}`, { token: owner.token });
+    expect(log.body.items).toHaveLength(1);
+    expect((await deliveriesOf(owner.token, watcher.id))[0].status).toBe('SUCCEEDED');
+
+    // A disabled endpoint gets nothing new; its owner enables it again and the count starts afresh.
+    received = [];
+    await arrive('users-service', 'user.updated', 'user', owner.id, profile(5));
+    await dispatcher.drain();
+    expect(received).toEqual([]);
+    const enabled = await call('PATCH', `/webhook-endpoints/${failing.id}`, { token: owner.token, body: { status: 'ENABLED' } });
+    expect(enabled.body).toMatchObject({ status: 'ENABLED', disabledAt: null, failingSince: null });
+  });
+
+  it('on an ordered endpoint, sends the events of one resource one at a time, in order', async () => {
+    const owner = await customer();
+    const ordered = await register(owner.token, { url: hookUrl('ordered'), eventTypes: ['order.created', 'order.confirmed'], ordered: true });
+    const unordered = await register(owner.token, { url: hookUrl('unordered'), eventTypes: ['order.created', 'order.confirmed'] });
+    const first = newId();
+    const second = newId();
+    let failedOnce = false;
+    // The first answer about the first order fails, on both endpoints.
+    answer = (request) => {
+      const body = JSON.parse(request.body) as { type: string; subject: string };
+      if (body.subject === `order/${first}` && body.type === 'order.created' && !failedOnce) return { status: 503 };
+      return { status: 204 };
+    };
+    const created = await arrive('orders-service', 'order.created', 'order', first, orderData(first, owner.id));
+    const confirmed = await arrive('orders-service', 'order.confirmed', 'order', first, orderData(first, owner.id, 'CONFIRMED'));
+    const other = await arrive('orders-service', 'order.created', 'order', second, orderData(second, owner.id));
+    await dispatcher.drain();
+    const seenBy = (endpointPath: string) => received.filter((request) => request.path === endpointPath).map((request) => request.headers['webhook-id']);
+    // Unordered: the confirmation goes out while the creation waits for its retry.
+    expect(new Set(seenBy('/unordered'))).toEqual(new Set([created, confirmed, other]));
+    // Ordered: the confirmation waits behind the creation; the other order is not held up.
+    expect(new Set(seenBy('/ordered'))).toEqual(new Set([created, other]));
+
+    failedOnce = true;
+    now = new Date(now.getTime() + RETRY_DELAYS_MS[0]);
+    await dispatcher.drain();
+    const orderedFirst = received.filter((request) => request.path === '/ordered' && JSON.parse(request.body).subject === `order/${first}`).map((request) => request.headers['webhook-id']);
+    expect(orderedFirst).toEqual([created, created, confirmed]);
+    expect((await deliveriesOf(owner.token, ordered.id)).every((delivery) => delivery.status === 'SUCCEEDED')).toBe(true);
+    expect((await deliveriesOf(owner.token, unordered.id)).every((delivery) => delivery.status === 'SUCCEEDED')).toBe(true);
+  });
+
+  it('signs with both secrets for 24 hours after a rotation, then with the new one alone', async () => {
+    const owner = await customer();
+    const endpoint = await register(owner.token, { url: hookUrl('rotating'), eventTypes: ['user.updated'] });
+    const rotated = await call('POST', `/webhook-endpoints/${endpoint.id}/secret/rotation`, { token: owner.token });
+    expect(rotated.status).toBe(200);
+    expect(rotated.headers.get('cache-control')).toBe('no-store');
+    expect(rotated.body.secret).not.toBe(endpoint.secret);
+    expect(rotated.body.previousSecretExpiresAt).toBe(new Date(now.getTime() + DAY_MS).toISOString());
+    const profile = (version: number) => ({ id: owner.id, role: 'customer', name: 'S', email: 's@example.com', version, createdAt: now.toISOString() });
+    await arrive('users-service', 'user.updated', 'user', owner.id, profile(2));
+    await dispatcher.drain();
+    const [during] = received;
+    expect(during.headers['webhook-signature'].split(' ')).toHaveLength(2);
+    // A receiver holding either secret verifies the delivery.
+    expect(new Webhook(endpoint.secret).verify(during.body, during.headers)).toMatchObject({ type: 'user.updated' });
+    expect(new Webhook(rotated.body.secret).verify(during.body, during.headers)).toMatchObject({ type: 'user.updated' });
+
+    now = new Date(now.getTime() + DAY_MS);
+    await arrive('users-service', 'user.updated', 'user', owner.id, profile(3));
+    await dispatcher.drain();
+    expect(received[1].headers['webhook-signature'].split(' ')).toHaveLength(1);
+    expect((await call('POST', `/webhook-endpoints/${endpoint.id}/secret/rotation`, { token: owner.token })).body.secret).not.toBe(rotated.body.secret);
+  });
+});
+
+describe('GET /events', () => {
+  it("lists a customer's own events, every event for an admin, filtered by type and resource, cursor-paged", async () => {
+    const owner = await customer();
+    const other = await customer();
+    const orderId = newId();
+    const productId = newId();
+    const created = await arrive('orders-service', 'order.created', 'order', orderId, orderData(orderId, owner.id));
+    const confirmed = await arrive('orders-service', 'order.confirmed', 'order', orderId, orderData(orderId, owner.id, 'CONFIRMED'));
+    await arrive('orders-service', 'order.created', 'order', newId(), orderData(newId(), other.id));
+    const product = await arrive('catalog-service', 'product.created', 'product', productId, { id: productId, sku: `SKU-${productId.slice(0, 8)}`, name: 'Lamp', price: 100, currency: 'KRW', version: 1 });
+
+    const mine = await call('GET', '/events', { token: owner.token });
+    expect(mine.status).toBe(200);
+    expect(new Set(mine.body.items.map((item: { id: string }) => item.id))).toEqual(new Set([created, confirmed]));
+    expect(mine.body.items.find((item: { id: string }) => item.id === created)).toEqual({ id: created, type: 'order.created', timestamp: now.toISOString(), subject: `order/${orderId}`, data: orderData(orderId, owner.id) });
+
+    const byType = await call('GET', '/events?type=order.confirmed', { token: owner.token });
+    expect(byType.body.items.map((item: { id: string }) => item.id)).toEqual([confirmed]);
+    const page = await call('GET', `/events?resource=order/${orderId}&size=1`, { token: owner.token });
+    expect(page.body).toMatchObject({ hasNext: true, items: [expect.anything()] });
+    const next = await call('GET', `/events?resource=order/${orderId}&size=1&cursor=${encodeURIComponent(page.body.nextCursor)}`, { token: owner.token });
+    expect(new Set([page.body.items[0].id, next.body.items[0].id])).toEqual(new Set([created, confirmed]));
+    expect(next.body.hasNext).toBe(false);
+
+    const admin = await call('GET', `/events?type=product.created&resource=product/${productId}`, { token: adminToken });
+    expect(admin.body.items.map((item: { id: string }) => item.id)).toEqual([product]);
+    expect((await call('GET', `/events?resource=product/${productId}`, { token: owner.token })).body.items).toEqual([]);
+    expect((await call('GET', '/events?type=order.teleported', { token: owner.token })).status).toBe(422);
+    expect((await call('GET', '/events?colour=red', { token: owner.token })).status).toBe(400);
+    expect((await call('GET', '/events?cursor=forged', { token: owner.token })).status).toBe(400);
+  });
+
+  it('no event type can carry a password, a token, a key or a secret', () => {
+    const names: string[] = [];
+    const collect = (schema: unknown): void => {
+      if (!schema || typeof schema !== 'object') return;
+      const properties = (schema as { properties?: Record<string, unknown> }).properties ?? {};
+      for (const [name, property] of Object.entries(properties)) {
+        names.push(name);
+        collect(property);
+      }
+      for (const value of Object.values(schema)) if (typeof value === 'object') collect(value);
+    };
+    collect(eventJsonSchemas());
+    expect(names.length).toBeGreaterThan(20);
+    expect(names.filter((name) => /password|token|secret|key|hash|credential/i.test(name))).toEqual([]);
+  });
+});
