@@ -4,13 +4,16 @@
 // tools/openapi/generate.mjs bundles and runs this file.
 import { z } from 'zod';
 import { errorBodySchema, errorCatalog, problemBodySchema, type ErrorCode } from '@platform/errors';
-import { eventJsonSchemas } from '@platform/events';
+import { eventCatalog, eventJsonSchemas, eventTypes } from '@platform/events';
 import { listEnvelopeSchema } from '@platform/paging';
 // Apps have no import path (nothing may import an app); this generator alone reads their schemas.
 /* eslint-disable @nx/enforce-module-boundaries */
 import { routeTable, type RouteDefinition } from '../../apps/gateway/src/routing/route-table';
 import * as users from '../../apps/users-service/src/users/schemas';
 import * as userShapes from '../../apps/users-service/src/users/representation';
+import * as webhooks from '../../apps/users-service/src/webhooks/schemas';
+import * as webhookShapes from '../../apps/users-service/src/webhooks/representation';
+import { MAX_ATTEMPTS, RETRY_DELAYS_MS } from '../../apps/users-service/src/webhooks/retry-schedule';
 import * as products from '../../apps/catalog-service/src/products/schemas';
 import * as productShapes from '../../apps/catalog-service/src/products/representation';
 import * as reviews from '../../apps/catalog-service/src/reviews/schemas';
@@ -77,6 +80,14 @@ const components: [string, Schema][] = [
   ['ReviewPage', listEnvelopeSchema(reviewRepresentation)],
   ['StockLevel', stockLevelRepresentation],
   ['StockLevelPage', listEnvelopeSchema(stockLevelRepresentation)],
+  ['WebhookEndpoint', webhookShapes.webhookEndpointRepresentation],
+  ['WebhookEndpointWithSecret', webhookShapes.webhookEndpointWithSecretRepresentation],
+  ['WebhookEndpointPage', listEnvelopeSchema(webhookShapes.webhookEndpointRepresentation)],
+  ['WebhookAttempt', webhookShapes.webhookAttemptRepresentation],
+  ['WebhookDelivery', webhookShapes.webhookDeliveryRepresentation],
+  ['WebhookDeliveryPage', listEnvelopeSchema(webhookShapes.webhookDeliveryRepresentation)],
+  ['Event', webhookShapes.webhookEventRepresentation],
+  ['EventPage', listEnvelopeSchema(webhookShapes.webhookEventRepresentation)],
   ['GraphQLResponse', graphqlResponse],
   ['OpenApiDocument', openapiDocument],
   ['EventSchemasDocument', z.object({ $schema: z.string(), $id: z.string(), title: z.string(), description: z.string(), $defs: z.record(z.string(), z.record(z.string(), z.unknown())) })],
@@ -124,6 +135,28 @@ const operations: Record<string, Operation> = {
   'PUT /users/{id}': { operationId: 'replaceUser', summary: 'Replace the user; fields not sent are cleared', body: users.replaceUserBody, success: [200, 'The user', 'User'], headers: ['ETag'], ifMatch: true, conflicts: ['EMAIL_TAKEN', 'CONFLICT'] },
   'DELETE /users/{id}': { operationId: 'deleteUser', summary: 'Delete a user', success: [204, 'Deleted'] },
   'POST /tokens': { operationId: 'createToken', summary: 'Exchange email and password for an access token (public)', body: users.tokenBody, success: [200, 'A bearer token', 'Token'] },
+  'POST /webhook-endpoints': {
+    operationId: 'createWebhookEndpoint',
+    summary: 'Register a URL to receive events at; the signing secret is in this answer only',
+    body: webhooks.createEndpointBody,
+    success: [201, 'The endpoint and its signing secret (shown once)', 'WebhookEndpointWithSecret'],
+    headers: ['Location', 'ETag'],
+    forbidden: true,
+  },
+  'GET /webhook-endpoints': { operationId: 'listWebhookEndpoints', summary: "List the caller's webhook endpoints", query: webhooks.listEndpointsQuery, sortFields: webhooks.endpointSortFields, success: [200, 'A page of webhook endpoints', 'WebhookEndpointPage'] },
+  'GET /webhook-endpoints/{id}': { operationId: 'getWebhookEndpoint', summary: 'Read a webhook endpoint (never its secret)', success: [200, 'The endpoint', 'WebhookEndpoint'], headers: ['ETag'] },
+  'PATCH /webhook-endpoints/{id}': { operationId: 'updateWebhookEndpoint', summary: 'Change the fields sent; status ENABLED or DISABLED', body: webhooks.patchEndpointBody, success: [200, 'The endpoint', 'WebhookEndpoint'], headers: ['ETag'], forbidden: true, ifMatch: true },
+  'DELETE /webhook-endpoints/{id}': { operationId: 'deleteWebhookEndpoint', summary: 'Delete a webhook endpoint and its deliveries', success: [204, 'Deleted'] },
+  'POST /webhook-endpoints/{id}/secret/rotation': {
+    operationId: 'rotateWebhookSecret',
+    summary: 'A new signing secret, shown once; the previous one keeps signing for 24 hours',
+    success: [200, 'The endpoint and its new secret', 'WebhookEndpointWithSecret'],
+    headers: ['ETag'],
+    conflicts: ['CONFLICT'],
+  },
+  'GET /webhook-endpoints/{id}/deliveries': { operationId: 'listWebhookDeliveries', summary: "List an endpoint's deliveries with their attempts, status codes and latency", query: webhooks.listDeliveriesQuery, sortFields: webhooks.endpointSortFields, success: [200, 'A page of deliveries', 'WebhookDeliveryPage'] },
+  'POST /webhook-endpoints/{id}/deliveries/{deliveryId}/retry': { operationId: 'retryWebhookDelivery', summary: 'Send a delivery again now', success: [202, 'The delivery, due now', 'WebhookDelivery'], conflicts: ['CONFLICT'] },
+  'GET /events': { operationId: 'listEvents', summary: 'List events about your resources (every event for admins), newest first; kept 30 days', query: webhooks.listEventsQuery, sortFields: webhooks.eventSortFields, success: [200, 'A page of events', 'EventPage'] },
   'GET /orders': { operationId: 'listOrders', summary: "List orders (a customer's own; all for admins)", query: orders.listOrdersQuery, sortFields: orders.orderSortFields, success: [200, 'A page of orders', 'OrderPage'], forbidden: true },
   'POST /orders': {
     operationId: 'createOrder',
@@ -199,6 +232,70 @@ export function buildEventSchemas(): Record<string, unknown> {
     description: 'The data of each event type, as carried in a CloudEvents 1.0 envelope (datacontenttype application/json) whose dataschema is the $id here.',
     $defs: eventJsonSchemas(),
   };
+}
+
+/** `order.cancellation.completed` → `OrderCancellationCompletedEvent`: the component of a webhook's body. */
+const eventComponentName = (type: string) => `${type.split(/[._]/).map((part) => part[0].toUpperCase() + part.slice(1)).join('')}Event`;
+
+/** Each event type's webhook body: the Event envelope (GET /events lists the same) with its data's schema. */
+function eventComponents(): Record<string, Record<string, unknown>> {
+  const schemas = eventJsonSchemas() as Record<string, Record<string, unknown>>;
+  return Object.fromEntries(
+    eventTypes.map((type) => {
+      const { title: _title, description: _description, ...data } = asOpenApiSchema(schemas[type]);
+      return [
+        eventComponentName(type),
+        {
+          type: 'object',
+          description: eventCatalog[type].description,
+          required: ['id', 'type', 'timestamp', 'subject', 'data'],
+          properties: {
+            id: { type: 'string', format: 'uuid', description: 'The event id; the `webhook-id` header carries it too. Deduplicate on it.' },
+            type: { type: 'string', const: type },
+            timestamp: { type: 'string', format: 'date-time', example: '2026-11-21T09:30:00.000Z' },
+            subject: { type: 'string', description: `\`${eventCatalog[type].aggregate}/<id>\`: what the event is about.` },
+            data,
+          },
+        },
+      ];
+    }),
+  );
+}
+
+const webhookHeaders = [
+  { name: 'webhook-id', in: 'header', required: true, description: 'The event id: the same on every attempt of a delivery. Deduplicate on it.', schema: { type: 'string', format: 'uuid' } },
+  { name: 'webhook-timestamp', in: 'header', required: true, description: 'Seconds since the Unix epoch when this attempt was signed; refuse deliveries more than 5 minutes away from your clock.', schema: { type: 'string', pattern: '^\\d+$' } },
+  {
+    name: 'webhook-signature',
+    in: 'header',
+    required: true,
+    description: 'Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>` (Standard Webhooks), one per secret in force: two for 24 hours after a rotation.',
+    schema: { type: 'string', pattern: '^v1,[A-Za-z0-9+/=]+( v1,[A-Za-z0-9+/=]+)*$' },
+  },
+];
+
+/** The OpenAPI 3.1 `webhooks`: what we POST to a registered endpoint, one entry per event type. */
+function webhookOperations(): Record<string, unknown> {
+  const schedule = RETRY_DELAYS_MS.map((ms) => (ms < 60_000 ? `${ms / 1000} s` : ms < 3_600_000 ? `${ms / 60_000} min` : `${ms / 3_600_000} h`)).join(', ');
+  return Object.fromEntries(
+    eventTypes.map((type) => [
+      type,
+      {
+        post: {
+          operationId: `on${eventComponentName(type)}`,
+          summary: `${type}: ${eventCatalog[type].description}`,
+          description: `Sent to every enabled endpoint subscribed to ${type} (yours only, or every one with scope ALL). A 2xx within 15 s acknowledges it; anything else (3xx included: redirects are not followed) is retried ${MAX_ATTEMPTS - 1} times after ${schedule}. An endpoint failing for 5 days is disabled.`,
+          tags: ['webhooks'],
+          security: [],
+          parameters: webhookHeaders,
+          requestBody: { required: true, content: { 'application/json': { schema: ref('schemas', eventComponentName(type)) } } },
+          responses: {
+            '200': { description: 'Any 2xx acknowledges the delivery; the body is read up to 4 KiB and otherwise ignored.' },
+          },
+        },
+      },
+    ]),
+  );
 }
 
 /** Drops what a JSON Schema of zod carries that has no place in an OpenAPI component. */
@@ -462,17 +559,19 @@ export function buildDocument(): Record<string, unknown> {
     servers: [{ url: '/v1', description: 'This gateway' }],
     security: [{ bearer: [] }],
     tags: [
-      { name: 'users', description: 'Users, sign-up and tokens' },
+      { name: 'users', description: 'Users, sign-up and tokens; webhook endpoints, their deliveries and the event log' },
       { name: 'orders', description: 'Orders, items, shipments and cancellations' },
       { name: 'catalog', description: 'Products, ratings and reviews' },
       { name: 'inventory', description: 'Stock levels: what is on hand, reserved and available per SKU' },
       { name: 'graphql', description: 'The federated query interface' },
       { name: 'openapi', description: 'This document' },
+      { name: 'webhooks', description: 'Events we POST to the URLs you register (Standard Webhooks signatures)' },
     ],
     paths,
+    webhooks: webhookOperations(),
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
-      schemas: componentSchemas(),
+      schemas: { ...componentSchemas(), ...eventComponents() },
       responses: {
         ...Object.fromEntries((Object.keys(errorResponses) as ErrorResponseName[]).filter((name) => name !== 'Conflict').map((name) => [name, errorResponse(name, name === 'Error' ? (Object.keys(errorCatalog) as ErrorCode[]) : undefined)])),
         ...conflictResponses,

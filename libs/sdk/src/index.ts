@@ -1,7 +1,8 @@
 // @platform/sdk: a typed client of the public API. The types are generated from the published
 // OpenAPI document (openapi-types.ts, by tools/openapi/generate.mjs); the client is openapi-fetch,
 // so every path, parameter, body and response is checked by the compiler. Beside it: every item
-// of a paged list (allItems) and errors by code (ApiRequestError, orThrow).
+// of a paged list (allItems), errors by code (ApiRequestError, orThrow), and the events webhooks
+// carry with their verification (verifyWebhook).
 import createClient, { type Client, type Middleware } from 'openapi-fetch';
 import type { components, operations, paths } from './openapi-types';
 
@@ -9,6 +10,7 @@ export type { components, Middleware, operations, paths };
 export { errorCodes } from './error-codes';
 export { ApiRequestError, isErrorCode, orThrow, type ErrorBody, type ErrorCode } from './errors';
 export { allItems, type Page, type PageResult } from './paging';
+export { verifyWebhook, WebhookVerificationError, type WebhookEvent, type WebhookEventType } from './webhooks';
 /** The document's named schemas: `Schemas['Order']`, `Schemas['Error']`... */
 export type Schemas = components['schemas'];
 export type ApiClient = Client<paths, 'application/json'>;

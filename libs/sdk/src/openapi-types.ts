@@ -56,6 +56,111 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhook-endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the caller's webhook endpoints */
+        get: operations["listWebhookEndpoints"];
+        put?: never;
+        /** Register a URL to receive events at; the signing secret is in this answer only */
+        post: operations["createWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read a webhook endpoint (never its secret) */
+        get: operations["getWebhookEndpoint"];
+        put?: never;
+        post?: never;
+        /** Delete a webhook endpoint and its deliveries */
+        delete: operations["deleteWebhookEndpoint"];
+        options?: never;
+        head?: never;
+        /** Change the fields sent; status ENABLED or DISABLED */
+        patch: operations["updateWebhookEndpoint"];
+        trace?: never;
+    };
+    "/webhook-endpoints/{id}/secret/rotation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A new signing secret, shown once; the previous one keeps signing for 24 hours */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List an endpoint's deliveries with their attempts, status codes and latency */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{id}/deliveries/{deliveryId}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a delivery again now */
+        post: operations["retryWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List events about your resources (every event for admins), newest first; kept 30 days */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/orders": {
         parameters: {
             query?: never;
@@ -359,7 +464,348 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "user.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * user.created: A user signed up (or was created by an admin).
+         * @description Sent to every enabled endpoint subscribed to user.created (yours only, or every one with scope ALL). A 2xx within 15 s acknowledges it; anything else (3xx included: redirects are not followed) is retried 9 times after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h. An endpoint failing for 5 days is disabled.
+         */
+        post: operations["onUserCreatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "user.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * user.updated: A user's profile or credentials changed; the data is the profile after the change.
+         * @description Sent to every enabled endpoint subscribed to user.updated (yours only, or every one with scope ALL). A 2xx within 15 s acknowledges it; anything else (3xx included: redirects are not followed) is retried 9 times after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h. An endpoint failing for 5 days is disabled.
+         */
+        post: operations["onUserUpdatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "user.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * user.deleted: A user's account was deleted.
+         * @description Sent to every enabled endpoint subscribed to user.deleted (yours only, or every one with scope ALL). A 2xx within 15 s acknowledges it; anything else (3xx included: redirects are not followed) is retried 9 times after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h. An endpoint failing for 5 days is disabled.
+         */
+        post: operations["onUserDeletedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.created: An order was placed (status PENDING).
+         * @description Sent to every enabled endpoint subscribed to order.created (yours only, or every one with scope ALL). A 2xx within 15 s acknowledges it; anything else (3xx included: redirects are not followed) is retried 9 times after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h. An endpoint failing for 5 days is disabled.
+         */
+        post: operations["onOrderCreatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.updated: An order's items or coupon changed while it was PENDING.
+         * @description Sent to every enabled endpoint subscribed to order.updated (yours only, or every one with scope ALL). A 2xx within 15 s acknowledges it; anything else (3xx included: redirects are not followed) is retried 9 times after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h. An endpoint failing for 5 days is disabled.
+         */
+        post: operations["onOrderUpdatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.confirmed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.confirmed: An order moved to CONFIRMED.
+         * @description Sent to every enabled endpoint subscribed to order.confirmed (yours only, or every one with scope ALL). A 2xx within 15 s acknowledges it; anything else (3xx included: redirects are not followed) is retried 9 times after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h. An endpoint failing for 5 days is disabled.
+         */
+        post: operations["onOrderConfirmedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.canceled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.canceled: An order was canceled; its stock is being released.
+         * @description Sent to every enabled endpoint subscribed to order.canceled (yours only, or every one with scope ALL). A 2xx within 15 s acknowledges it; anything else (3xx included: redirects are not followed) is retried 9 times after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h. An endpoint failing for 5 days is disabled.
+         */
+        post: operations["onOrderCanceledEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.shipped": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.shipped: An order moved to SHIPPED.
+         * @description Sent to every enabled endpoint subscribed to order.shipped (yours only, or every one with scope ALL). A 2xx within 15 s acknowledges it; anything else (3xx included: redirects are not followed) is retried 9 times after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h. An endpoint failing for 5 days is disabled.
+         */
+        post: operations["onOrderShippedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.delivered": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.delivered: An order moved to DELIVERED.
+         * @description Sent to every enabled endpoint subscribed to order.delivered (yours only, or every one with scope ALL). A 2xx within 15 s acknowledges it; anything else (3xx included: redirects are not followed) is retried 9 times after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h. An endpoint failing for 5 days is disabled.
+         */
+        post: operations["onOrderDeliveredEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.deleted: An order was deleted.
+         * @description Sent to every enabled endpoint subscribed to order.deleted (yours only, or every one with scope ALL). A 2xx within 15 s acknowledges it; anything else (3xx included: redirects are not followed) is retried 9 times after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h. An endpoint failing for 5 days is disabled.
+         */
+        post: operations["onOrderDeletedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.cancellation.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.cancellation.completed: A cancellation requested with POST /orders/{id}/cancellation (202) was completed.
+         * @description Sent to every enabled endpoint subscribed to order.cancellation.completed (yours only, or every one with scope ALL). A 2xx within 15 s acknowledges it; anything else (3xx included: redirects are not followed) is retried 9 times after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h. An endpoint failing for 5 days is disabled.
+         */
+        post: operations["onOrderCancellationCompletedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "product.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * product.created: A product was added to the catalog.
+         * @description Sent to every enabled endpoint subscribed to product.created (yours only, or every one with scope ALL). A 2xx within 15 s acknowledges it; anything else (3xx included: redirects are not followed) is retried 9 times after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h. An endpoint failing for 5 days is disabled.
+         */
+        post: operations["onProductCreatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "product.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * product.updated: A product changed; the data is the product after the change.
+         * @description Sent to every enabled endpoint subscribed to product.updated (yours only, or every one with scope ALL). A 2xx within 15 s acknowledges it; anything else (3xx included: redirects are not followed) is retried 9 times after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h. An endpoint failing for 5 days is disabled.
+         */
+        post: operations["onProductUpdatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "product.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * product.deleted: A product was removed from the catalog; it can no longer be ordered.
+         * @description Sent to every enabled endpoint subscribed to product.deleted (yours only, or every one with scope ALL). A 2xx within 15 s acknowledges it; anything else (3xx included: redirects are not followed) is retried 9 times after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h. An endpoint failing for 5 days is disabled.
+         */
+        post: operations["onProductDeletedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "review.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * review.created: A product was reviewed.
+         * @description Sent to every enabled endpoint subscribed to review.created (yours only, or every one with scope ALL). A 2xx within 15 s acknowledges it; anything else (3xx included: redirects are not followed) is retried 9 times after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h. An endpoint failing for 5 days is disabled.
+         */
+        post: operations["onReviewCreatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "stock.changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * stock.changed: A SKU's available stock crossed the low-stock threshold, down (low: true) or back up (low: false).
+         * @description Sent to every enabled endpoint subscribed to stock.changed (yours only, or every one with scope ALL). A 2xx within 15 s acknowledges it; anything else (3xx included: redirects are not followed) is retried 9 times after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h. An endpoint failing for 5 days is disabled.
+         */
+        post: operations["onStockChangedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook_endpoint.disabled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * webhook_endpoint.disabled: A webhook endpoint was disabled after failing every delivery for 5 days; its owner can enable it again (PATCH status ENABLED). Never carries the signing secret.
+         * @description Sent to every enabled endpoint subscribed to webhook_endpoint.disabled (yours only, or every one with scope ALL). A 2xx within 15 s acknowledges it; anything else (3xx included: redirects are not followed) is retried 9 times after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h. An endpoint failing for 5 days is disabled.
+         */
+        post: operations["onWebhookEndpointDisabledEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         User: {
@@ -653,6 +1099,151 @@ export interface components {
              */
             totalCount?: number;
         };
+        WebhookEndpoint: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uri */
+            url: string;
+            description: string | null;
+            eventTypes: ("user.created" | "user.updated" | "user.deleted" | "order.created" | "order.updated" | "order.confirmed" | "order.canceled" | "order.shipped" | "order.delivered" | "order.deleted" | "order.cancellation.completed" | "product.created" | "product.updated" | "product.deleted" | "review.created" | "stock.changed" | "webhook_endpoint.disabled")[];
+            /** @enum {string} */
+            scope: "OWN" | "ALL";
+            ordered: boolean;
+            /** @enum {string} */
+            status: "ENABLED" | "DISABLED";
+            /** @description When it was disabled (by its owner, or after failing for 5 days); null while enabled. */
+            disabledAt: string | null;
+            /** @description The first failed attempt since the last success; null while deliveries succeed. */
+            failingSince: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T09:30:00.000Z
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T09:30:00.000Z
+             */
+            updatedAt: string;
+        };
+        WebhookEndpointWithSecret: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uri */
+            url: string;
+            description: string | null;
+            eventTypes: ("user.created" | "user.updated" | "user.deleted" | "order.created" | "order.updated" | "order.confirmed" | "order.canceled" | "order.shipped" | "order.delivered" | "order.deleted" | "order.cancellation.completed" | "product.created" | "product.updated" | "product.deleted" | "review.created" | "stock.changed" | "webhook_endpoint.disabled")[];
+            /** @enum {string} */
+            scope: "OWN" | "ALL";
+            ordered: boolean;
+            /** @enum {string} */
+            status: "ENABLED" | "DISABLED";
+            /** @description When it was disabled (by its owner, or after failing for 5 days); null while enabled. */
+            disabledAt: string | null;
+            /** @description The first failed attempt since the last success; null while deliveries succeed. */
+            failingSince: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T09:30:00.000Z
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T09:30:00.000Z
+             */
+            updatedAt: string;
+            /** @description The signing secret (Standard Webhooks). Shown only in this answer: store it now. */
+            secret: string;
+            /** @description After a rotation: until when the previous secret signs deliveries too. */
+            previousSecretExpiresAt: string | null;
+        };
+        WebhookEndpointPage: {
+            items: components["schemas"]["WebhookEndpoint"][];
+            /** @description Send it back as `cursor` for the next page; null on the last page. */
+            nextCursor: string | null;
+            hasNext: boolean;
+            /**
+             * Format: int64
+             * @description Rows matching the filters; only with `withTotal=true`.
+             */
+            totalCount?: number;
+        };
+        WebhookAttempt: {
+            /**
+             * Format: date-time
+             * @example 2026-11-21T09:30:00.000Z
+             */
+            attemptedAt: string;
+            /** @enum {string} */
+            outcome: "SUCCEEDED" | "HTTP_ERROR" | "TIMEOUT" | "NETWORK_ERROR" | "FORBIDDEN_ADDRESS";
+            statusCode: number | null;
+            /** Format: int64 */
+            latencyMs: number;
+            /** @description The first characters of the answer (at most 1024). */
+            responseBody: string | null;
+            error: string | null;
+        };
+        WebhookDelivery: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            endpointId: string;
+            /** Format: uuid */
+            eventId: string;
+            eventType: string;
+            subject: string;
+            /** @enum {string} */
+            status: "PENDING" | "SUCCEEDED" | "FAILED";
+            /** Format: int64 */
+            attemptCount: number;
+            nextAttemptAt: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T09:30:00.000Z
+             */
+            createdAt: string;
+            attempts: components["schemas"]["WebhookAttempt"][];
+        };
+        WebhookDeliveryPage: {
+            items: components["schemas"]["WebhookDelivery"][];
+            /** @description Send it back as `cursor` for the next page; null on the last page. */
+            nextCursor: string | null;
+            hasNext: boolean;
+            /**
+             * Format: int64
+             * @description Rows matching the filters; only with `withTotal=true`.
+             */
+            totalCount?: number;
+        };
+        Event: {
+            /**
+             * Format: uuid
+             * @description The event id; also the `webhook-id` of its deliveries, the key to deduplicate on.
+             */
+            id: string;
+            type: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T09:30:00.000Z
+             */
+            timestamp: string;
+            /** @description `<resource type>/<id>`: what the event is about. */
+            subject: string;
+            data: {
+                [key: string]: unknown;
+            };
+        };
+        EventPage: {
+            items: components["schemas"]["Event"][];
+            /** @description Send it back as `cursor` for the next page; null on the last page. */
+            nextCursor: string | null;
+            hasNext: boolean;
+            /**
+             * Format: int64
+             * @description Rows matching the filters; only with `withTotal=true`.
+             */
+            totalCount?: number;
+        };
         GraphQLResponse: {
             data?: {
                 [key: string]: unknown;
@@ -812,6 +1403,529 @@ export interface components {
                 code: "REQUIRED" | "INVALID_TYPE" | "INVALID_FORMAT" | "TOO_SHORT" | "TOO_LONG" | "OUT_OF_RANGE" | "NOT_ALLOWED" | "UNKNOWN_FIELD" | "UNKNOWN_PARAMETER";
                 message: string;
             }[];
+        };
+        /** @description A user signed up (or was created by an admin). */
+        UserCreatedEvent: {
+            /**
+             * Format: uuid
+             * @description The event id; the `webhook-id` header carries it too. Deduplicate on it.
+             */
+            id: string;
+            /** @constant */
+            type: "user.created";
+            /**
+             * Format: date-time
+             * @example 2026-11-21T09:30:00.000Z
+             */
+            timestamp: string;
+            /** @description `user/<id>`: what the event is about. */
+            subject: string;
+            data: {
+                /** Format: uuid */
+                id: string;
+                /** @enum {string} */
+                role: "customer" | "admin";
+                name: string;
+                email: string;
+                version: number;
+                /** Format: date-time */
+                createdAt: string;
+            };
+        };
+        /** @description A user's profile or credentials changed; the data is the profile after the change. */
+        UserUpdatedEvent: {
+            /**
+             * Format: uuid
+             * @description The event id; the `webhook-id` header carries it too. Deduplicate on it.
+             */
+            id: string;
+            /** @constant */
+            type: "user.updated";
+            /**
+             * Format: date-time
+             * @example 2026-11-21T09:30:00.000Z
+             */
+            timestamp: string;
+            /** @description `user/<id>`: what the event is about. */
+            subject: string;
+            data: {
+                /** Format: uuid */
+                id: string;
+                /** @enum {string} */
+                role: "customer" | "admin";
+                name: string;
+                email: string;
+                version: number;
+                /** Format: date-time */
+                createdAt: string;
+            };
+        };
+        /** @description A user's account was deleted. */
+        UserDeletedEvent: {
+            /**
+             * Format: uuid
+             * @description The event id; the `webhook-id` header carries it too. Deduplicate on it.
+             */
+            id: string;
+            /** @constant */
+            type: "user.deleted";
+            /**
+             * Format: date-time
+             * @example 2026-11-21T09:30:00.000Z
+             */
+            timestamp: string;
+            /** @description `user/<id>`: what the event is about. */
+            subject: string;
+            data: {
+                /** Format: uuid */
+                id: string;
+            };
+        };
+        /** @description An order was placed (status PENDING). */
+        OrderCreatedEvent: {
+            /**
+             * Format: uuid
+             * @description The event id; the `webhook-id` header carries it too. Deduplicate on it.
+             */
+            id: string;
+            /** @constant */
+            type: "order.created";
+            /**
+             * Format: date-time
+             * @example 2026-11-21T09:30:00.000Z
+             */
+            timestamp: string;
+            /** @description `order/<id>`: what the event is about. */
+            subject: string;
+            data: {
+                /** Format: uuid */
+                id: string;
+                userId: string | null;
+                /** @enum {string} */
+                status: "PENDING" | "CONFIRMED" | "SHIPPED" | "DELIVERED" | "CANCELED";
+                amount: number;
+                currency: string;
+                couponCode: string | null;
+                items: {
+                    /** Format: uuid */
+                    id: string;
+                    /** Format: uuid */
+                    productId: string;
+                    sku: string;
+                    productName: string;
+                    quantity: number;
+                    unitPrice: number;
+                    amount: number;
+                }[];
+                version: number;
+                /** Format: date-time */
+                createdAt: string;
+            };
+        };
+        /** @description An order's items or coupon changed while it was PENDING. */
+        OrderUpdatedEvent: {
+            /**
+             * Format: uuid
+             * @description The event id; the `webhook-id` header carries it too. Deduplicate on it.
+             */
+            id: string;
+            /** @constant */
+            type: "order.updated";
+            /**
+             * Format: date-time
+             * @example 2026-11-21T09:30:00.000Z
+             */
+            timestamp: string;
+            /** @description `order/<id>`: what the event is about. */
+            subject: string;
+            data: {
+                /** Format: uuid */
+                id: string;
+                userId: string | null;
+                /** @enum {string} */
+                status: "PENDING" | "CONFIRMED" | "SHIPPED" | "DELIVERED" | "CANCELED";
+                amount: number;
+                currency: string;
+                couponCode: string | null;
+                items: {
+                    /** Format: uuid */
+                    id: string;
+                    /** Format: uuid */
+                    productId: string;
+                    sku: string;
+                    productName: string;
+                    quantity: number;
+                    unitPrice: number;
+                    amount: number;
+                }[];
+                version: number;
+                /** Format: date-time */
+                createdAt: string;
+            };
+        };
+        /** @description An order moved to CONFIRMED. */
+        OrderConfirmedEvent: {
+            /**
+             * Format: uuid
+             * @description The event id; the `webhook-id` header carries it too. Deduplicate on it.
+             */
+            id: string;
+            /** @constant */
+            type: "order.confirmed";
+            /**
+             * Format: date-time
+             * @example 2026-11-21T09:30:00.000Z
+             */
+            timestamp: string;
+            /** @description `order/<id>`: what the event is about. */
+            subject: string;
+            data: {
+                /** Format: uuid */
+                id: string;
+                userId: string | null;
+                /** @enum {string} */
+                status: "PENDING" | "CONFIRMED" | "SHIPPED" | "DELIVERED" | "CANCELED";
+                amount: number;
+                currency: string;
+                couponCode: string | null;
+                items: {
+                    /** Format: uuid */
+                    id: string;
+                    /** Format: uuid */
+                    productId: string;
+                    sku: string;
+                    productName: string;
+                    quantity: number;
+                    unitPrice: number;
+                    amount: number;
+                }[];
+                version: number;
+                /** Format: date-time */
+                createdAt: string;
+            };
+        };
+        /** @description An order was canceled; its stock is being released. */
+        OrderCanceledEvent: {
+            /**
+             * Format: uuid
+             * @description The event id; the `webhook-id` header carries it too. Deduplicate on it.
+             */
+            id: string;
+            /** @constant */
+            type: "order.canceled";
+            /**
+             * Format: date-time
+             * @example 2026-11-21T09:30:00.000Z
+             */
+            timestamp: string;
+            /** @description `order/<id>`: what the event is about. */
+            subject: string;
+            data: {
+                /** Format: uuid */
+                id: string;
+                userId: string | null;
+                /** @enum {string} */
+                status: "PENDING" | "CONFIRMED" | "SHIPPED" | "DELIVERED" | "CANCELED";
+                amount: number;
+                currency: string;
+                couponCode: string | null;
+                items: {
+                    /** Format: uuid */
+                    id: string;
+                    /** Format: uuid */
+                    productId: string;
+                    sku: string;
+                    productName: string;
+                    quantity: number;
+                    unitPrice: number;
+                    amount: number;
+                }[];
+                version: number;
+                /** Format: date-time */
+                createdAt: string;
+            };
+        };
+        /** @description An order moved to SHIPPED. */
+        OrderShippedEvent: {
+            /**
+             * Format: uuid
+             * @description The event id; the `webhook-id` header carries it too. Deduplicate on it.
+             */
+            id: string;
+            /** @constant */
+            type: "order.shipped";
+            /**
+             * Format: date-time
+             * @example 2026-11-21T09:30:00.000Z
+             */
+            timestamp: string;
+            /** @description `order/<id>`: what the event is about. */
+            subject: string;
+            data: {
+                /** Format: uuid */
+                id: string;
+                userId: string | null;
+                /** @enum {string} */
+                status: "PENDING" | "CONFIRMED" | "SHIPPED" | "DELIVERED" | "CANCELED";
+                amount: number;
+                currency: string;
+                couponCode: string | null;
+                items: {
+                    /** Format: uuid */
+                    id: string;
+                    /** Format: uuid */
+                    productId: string;
+                    sku: string;
+                    productName: string;
+                    quantity: number;
+                    unitPrice: number;
+                    amount: number;
+                }[];
+                version: number;
+                /** Format: date-time */
+                createdAt: string;
+            };
+        };
+        /** @description An order moved to DELIVERED. */
+        OrderDeliveredEvent: {
+            /**
+             * Format: uuid
+             * @description The event id; the `webhook-id` header carries it too. Deduplicate on it.
+             */
+            id: string;
+            /** @constant */
+            type: "order.delivered";
+            /**
+             * Format: date-time
+             * @example 2026-11-21T09:30:00.000Z
+             */
+            timestamp: string;
+            /** @description `order/<id>`: what the event is about. */
+            subject: string;
+            data: {
+                /** Format: uuid */
+                id: string;
+                userId: string | null;
+                /** @enum {string} */
+                status: "PENDING" | "CONFIRMED" | "SHIPPED" | "DELIVERED" | "CANCELED";
+                amount: number;
+                currency: string;
+                couponCode: string | null;
+                items: {
+                    /** Format: uuid */
+                    id: string;
+                    /** Format: uuid */
+                    productId: string;
+                    sku: string;
+                    productName: string;
+                    quantity: number;
+                    unitPrice: number;
+                    amount: number;
+                }[];
+                version: number;
+                /** Format: date-time */
+                createdAt: string;
+            };
+        };
+        /** @description An order was deleted. */
+        OrderDeletedEvent: {
+            /**
+             * Format: uuid
+             * @description The event id; the `webhook-id` header carries it too. Deduplicate on it.
+             */
+            id: string;
+            /** @constant */
+            type: "order.deleted";
+            /**
+             * Format: date-time
+             * @example 2026-11-21T09:30:00.000Z
+             */
+            timestamp: string;
+            /** @description `order/<id>`: what the event is about. */
+            subject: string;
+            data: {
+                /** Format: uuid */
+                id: string;
+                userId: string | null;
+            };
+        };
+        /** @description A cancellation requested with POST /orders/{id}/cancellation (202) was completed. */
+        OrderCancellationCompletedEvent: {
+            /**
+             * Format: uuid
+             * @description The event id; the `webhook-id` header carries it too. Deduplicate on it.
+             */
+            id: string;
+            /** @constant */
+            type: "order.cancellation.completed";
+            /**
+             * Format: date-time
+             * @example 2026-11-21T09:30:00.000Z
+             */
+            timestamp: string;
+            /** @description `order/<id>`: what the event is about. */
+            subject: string;
+            data: {
+                /** Format: uuid */
+                cancellationId: string;
+                /** Format: uuid */
+                orderId: string;
+                /** @enum {string} */
+                outcome: "canceled" | "already-canceled" | "not-cancelable" | "gone";
+                refundAmount: number;
+            };
+        };
+        /** @description A product was added to the catalog. */
+        ProductCreatedEvent: {
+            /**
+             * Format: uuid
+             * @description The event id; the `webhook-id` header carries it too. Deduplicate on it.
+             */
+            id: string;
+            /** @constant */
+            type: "product.created";
+            /**
+             * Format: date-time
+             * @example 2026-11-21T09:30:00.000Z
+             */
+            timestamp: string;
+            /** @description `product/<id>`: what the event is about. */
+            subject: string;
+            data: {
+                /** Format: uuid */
+                id: string;
+                sku: string;
+                name: string;
+                price: number;
+                currency: string;
+                version: number;
+            };
+        };
+        /** @description A product changed; the data is the product after the change. */
+        ProductUpdatedEvent: {
+            /**
+             * Format: uuid
+             * @description The event id; the `webhook-id` header carries it too. Deduplicate on it.
+             */
+            id: string;
+            /** @constant */
+            type: "product.updated";
+            /**
+             * Format: date-time
+             * @example 2026-11-21T09:30:00.000Z
+             */
+            timestamp: string;
+            /** @description `product/<id>`: what the event is about. */
+            subject: string;
+            data: {
+                /** Format: uuid */
+                id: string;
+                sku: string;
+                name: string;
+                price: number;
+                currency: string;
+                version: number;
+            };
+        };
+        /** @description A product was removed from the catalog; it can no longer be ordered. */
+        ProductDeletedEvent: {
+            /**
+             * Format: uuid
+             * @description The event id; the `webhook-id` header carries it too. Deduplicate on it.
+             */
+            id: string;
+            /** @constant */
+            type: "product.deleted";
+            /**
+             * Format: date-time
+             * @example 2026-11-21T09:30:00.000Z
+             */
+            timestamp: string;
+            /** @description `product/<id>`: what the event is about. */
+            subject: string;
+            data: {
+                /** Format: uuid */
+                id: string;
+                sku: string;
+            };
+        };
+        /** @description A product was reviewed. */
+        ReviewCreatedEvent: {
+            /**
+             * Format: uuid
+             * @description The event id; the `webhook-id` header carries it too. Deduplicate on it.
+             */
+            id: string;
+            /** @constant */
+            type: "review.created";
+            /**
+             * Format: date-time
+             * @example 2026-11-21T09:30:00.000Z
+             */
+            timestamp: string;
+            /** @description `review/<id>`: what the event is about. */
+            subject: string;
+            data: {
+                /** Format: uuid */
+                id: string;
+                /** Format: uuid */
+                productId: string;
+                /** Format: uuid */
+                userId: string;
+                rating: number;
+            };
+        };
+        /** @description A SKU's available stock crossed the low-stock threshold, down (low: true) or back up (low: false). */
+        StockChangedEvent: {
+            /**
+             * Format: uuid
+             * @description The event id; the `webhook-id` header carries it too. Deduplicate on it.
+             */
+            id: string;
+            /** @constant */
+            type: "stock.changed";
+            /**
+             * Format: date-time
+             * @example 2026-11-21T09:30:00.000Z
+             */
+            timestamp: string;
+            /** @description `stock/<id>`: what the event is about. */
+            subject: string;
+            data: {
+                sku: string;
+                available: number;
+                reserved: number;
+                lowStockThreshold: number;
+                low: boolean;
+            };
+        };
+        /** @description A webhook endpoint was disabled after failing every delivery for 5 days; its owner can enable it again (PATCH status ENABLED). Never carries the signing secret. */
+        WebhookEndpointDisabledEvent: {
+            /**
+             * Format: uuid
+             * @description The event id; the `webhook-id` header carries it too. Deduplicate on it.
+             */
+            id: string;
+            /** @constant */
+            type: "webhook_endpoint.disabled";
+            /**
+             * Format: date-time
+             * @example 2026-11-21T09:30:00.000Z
+             */
+            timestamp: string;
+            /** @description `webhook_endpoint/<id>`: what the event is about. */
+            subject: string;
+            data: {
+                /** Format: uuid */
+                id: string;
+                /** Format: uuid */
+                userId: string;
+                url: string;
+                /** Format: date-time */
+                failingSince: string;
+                /** Format: date-time */
+                disabledAt: string;
+            };
         };
     };
     responses: {
@@ -1109,6 +2223,38 @@ export interface components {
         };
         /** @description The request conflicts with the current state. `code`: EMAIL_TAKEN, CONFLICT. */
         ConflictReplaceUser: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                Deprecation: components["headers"]["Deprecation"];
+                Sunset: components["headers"]["Sunset"];
+                Link: components["headers"]["Link"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The request conflicts with the current state. `code`: CONFLICT. */
+        ConflictRotateWebhookSecret: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                Deprecation: components["headers"]["Deprecation"];
+                Sunset: components["headers"]["Sunset"];
+                Link: components["headers"]["Link"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The request conflicts with the current state. `code`: CONFLICT. */
+        ConflictRetryWebhookDelivery: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 RateLimit: components["headers"]["RateLimit"];
@@ -1723,6 +2869,452 @@ export interface operations {
             408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listWebhookEndpoints: {
+        parameters: {
+            query?: {
+                /** @description Rows per page; larger values are served as 100. */
+                size?: number;
+                cursor?: string;
+                page?: number;
+                offset?: number;
+                limit?: number;
+                withTotal?: boolean;
+                /** @description `field`, `field,asc`, `field,desc` or `-field` (descending); fields: createdAt. */
+                sort?: string;
+            };
+            header?: {
+                /** @description W3C Trace Context: continues the caller's trace; its trace id becomes X-Request-Id. */
+                traceparent?: components["parameters"]["traceparent"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of webhook endpoints */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            406: components["responses"]["NotAcceptable"];
+            422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+            default: components["responses"]["Error"];
+        };
+    };
+    createWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description W3C Trace Context: continues the caller's trace; its trace id becomes X-Request-Id. */
+                traceparent?: components["parameters"]["traceparent"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: uri */
+                    url: string;
+                    /** @description The event types to receive. */
+                    eventTypes: ("user.created" | "user.updated" | "user.deleted" | "order.created" | "order.updated" | "order.confirmed" | "order.canceled" | "order.shipped" | "order.delivered" | "order.deleted" | "order.cancellation.completed" | "product.created" | "product.updated" | "product.deleted" | "review.created" | "stock.changed" | "webhook_endpoint.disabled")[];
+                    description?: string | null;
+                    /**
+                     * @description OWN (default): events about your own resources. ALL (admins only): every event.
+                     * @enum {string}
+                     */
+                    scope?: "OWN" | "ALL";
+                    /** @description Deliver the events of one resource one at a time, in order: the next waits until the one before succeeded or its retries ran out. */
+                    ordered?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The endpoint and its signing secret (shown once) */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    /** @description Where the created or accepted resource lives. */
+                    Location: string;
+                    /** @description The version of the representation; send it back in If-Match to change it safely. */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description W3C Trace Context: continues the caller's trace; its trace id becomes X-Request-Id. */
+                traceparent?: components["parameters"]["traceparent"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    /** @description The version of the representation; send it back in If-Match to change it safely. */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["TooManyRequests"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+            default: components["responses"]["Error"];
+        };
+    };
+    deleteWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description W3C Trace Context: continues the caller's trace; its trace id becomes X-Request-Id. */
+                traceparent?: components["parameters"]["traceparent"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["TooManyRequests"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+            default: components["responses"]["Error"];
+        };
+    };
+    updateWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The ETag last read; the write happens only if the resource is still at that version (else 412). */
+                "If-Match"?: components["parameters"]["If-Match"];
+                /** @description W3C Trace Context: continues the caller's trace; its trace id becomes X-Request-Id. */
+                traceparent?: components["parameters"]["traceparent"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** Format: uri */
+                    url?: string;
+                    eventTypes?: ("user.created" | "user.updated" | "user.deleted" | "order.created" | "order.updated" | "order.confirmed" | "order.canceled" | "order.shipped" | "order.delivered" | "order.deleted" | "order.cancellation.completed" | "product.created" | "product.updated" | "product.deleted" | "review.created" | "stock.changed" | "webhook_endpoint.disabled")[];
+                    description?: string | null;
+                    /** @enum {string} */
+                    scope?: "OWN" | "ALL";
+                    ordered?: boolean;
+                    /**
+                     * @description DISABLED stops deliveries; ENABLED resumes them (also after an automatic disable).
+                     * @enum {string}
+                     */
+                    status?: "ENABLED" | "DISABLED";
+                };
+            };
+        };
+        responses: {
+            /** @description The endpoint */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    /** @description The version of the representation; send it back in If-Match to change it safely. */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+            default: components["responses"]["Error"];
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description W3C Trace Context: continues the caller's trace; its trace id becomes X-Request-Id. */
+                traceparent?: components["parameters"]["traceparent"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint and its new secret */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    /** @description The version of the representation; send it back in If-Match to change it safely. */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["ConflictRotateWebhookSecret"];
+            429: components["responses"]["TooManyRequests"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Rows per page; larger values are served as 100. */
+                size?: number;
+                cursor?: string;
+                page?: number;
+                offset?: number;
+                limit?: number;
+                withTotal?: boolean;
+                /** @description `field`, `field,asc`, `field,desc` or `-field` (descending); fields: createdAt. */
+                sort?: string;
+                status?: ("PENDING" | "SUCCEEDED" | "FAILED")[];
+            };
+            header?: {
+                /** @description W3C Trace Context: continues the caller's trace; its trace id becomes X-Request-Id. */
+                traceparent?: components["parameters"]["traceparent"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of deliveries */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+            default: components["responses"]["Error"];
+        };
+    };
+    retryWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description W3C Trace Context: continues the caller's trace; its trace id becomes X-Request-Id. */
+                traceparent?: components["parameters"]["traceparent"];
+            };
+            path: {
+                id: string;
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery, due now */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["ConflictRetryWebhookDelivery"];
+            429: components["responses"]["TooManyRequests"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                /** @description Rows per page; larger values are served as 100. */
+                size?: number;
+                cursor?: string;
+                page?: number;
+                offset?: number;
+                limit?: number;
+                withTotal?: boolean;
+                /** @description `field`, `field,asc`, `field,desc` or `-field` (descending); fields: time. */
+                sort?: string;
+                type?: ("user.created" | "user.updated" | "user.deleted" | "order.created" | "order.updated" | "order.confirmed" | "order.canceled" | "order.shipped" | "order.delivered" | "order.deleted" | "order.cancellation.completed" | "product.created" | "product.updated" | "product.deleted" | "review.created" | "stock.changed" | "webhook_endpoint.disabled")[];
+                /** @description Only events about this resource: `<resource type>/<id>` (the `subject` of an event), e.g. `order/<id>`. */
+                resource?: string;
+            };
+            header?: {
+                /** @description W3C Trace Context: continues the caller's trace; its trace id becomes X-Request-Id. */
+                traceparent?: components["parameters"]["traceparent"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of events */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            406: components["responses"]["NotAcceptable"];
             422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
             502: components["responses"]["BadGateway"];
@@ -3257,6 +4849,499 @@ export interface operations {
             406: components["responses"]["NotAcceptable"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["Error"];
+        };
+    };
+    onUserCreatedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt of a delivery. Deduplicate on it. */
+                "webhook-id": string;
+                /** @description Seconds since the Unix epoch when this attempt was signed; refuse deliveries more than 5 minutes away from your clock. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>` (Standard Webhooks), one per secret in force: two for 24 hours after a rotation. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UserCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; the body is read up to 4 KiB and otherwise ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onUserUpdatedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt of a delivery. Deduplicate on it. */
+                "webhook-id": string;
+                /** @description Seconds since the Unix epoch when this attempt was signed; refuse deliveries more than 5 minutes away from your clock. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>` (Standard Webhooks), one per secret in force: two for 24 hours after a rotation. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UserUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; the body is read up to 4 KiB and otherwise ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onUserDeletedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt of a delivery. Deduplicate on it. */
+                "webhook-id": string;
+                /** @description Seconds since the Unix epoch when this attempt was signed; refuse deliveries more than 5 minutes away from your clock. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>` (Standard Webhooks), one per secret in force: two for 24 hours after a rotation. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UserDeletedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; the body is read up to 4 KiB and otherwise ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onOrderCreatedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt of a delivery. Deduplicate on it. */
+                "webhook-id": string;
+                /** @description Seconds since the Unix epoch when this attempt was signed; refuse deliveries more than 5 minutes away from your clock. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>` (Standard Webhooks), one per secret in force: two for 24 hours after a rotation. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; the body is read up to 4 KiB and otherwise ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onOrderUpdatedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt of a delivery. Deduplicate on it. */
+                "webhook-id": string;
+                /** @description Seconds since the Unix epoch when this attempt was signed; refuse deliveries more than 5 minutes away from your clock. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>` (Standard Webhooks), one per secret in force: two for 24 hours after a rotation. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; the body is read up to 4 KiB and otherwise ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onOrderConfirmedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt of a delivery. Deduplicate on it. */
+                "webhook-id": string;
+                /** @description Seconds since the Unix epoch when this attempt was signed; refuse deliveries more than 5 minutes away from your clock. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>` (Standard Webhooks), one per secret in force: two for 24 hours after a rotation. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderConfirmedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; the body is read up to 4 KiB and otherwise ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onOrderCanceledEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt of a delivery. Deduplicate on it. */
+                "webhook-id": string;
+                /** @description Seconds since the Unix epoch when this attempt was signed; refuse deliveries more than 5 minutes away from your clock. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>` (Standard Webhooks), one per secret in force: two for 24 hours after a rotation. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderCanceledEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; the body is read up to 4 KiB and otherwise ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onOrderShippedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt of a delivery. Deduplicate on it. */
+                "webhook-id": string;
+                /** @description Seconds since the Unix epoch when this attempt was signed; refuse deliveries more than 5 minutes away from your clock. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>` (Standard Webhooks), one per secret in force: two for 24 hours after a rotation. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderShippedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; the body is read up to 4 KiB and otherwise ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onOrderDeliveredEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt of a delivery. Deduplicate on it. */
+                "webhook-id": string;
+                /** @description Seconds since the Unix epoch when this attempt was signed; refuse deliveries more than 5 minutes away from your clock. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>` (Standard Webhooks), one per secret in force: two for 24 hours after a rotation. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderDeliveredEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; the body is read up to 4 KiB and otherwise ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onOrderDeletedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt of a delivery. Deduplicate on it. */
+                "webhook-id": string;
+                /** @description Seconds since the Unix epoch when this attempt was signed; refuse deliveries more than 5 minutes away from your clock. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>` (Standard Webhooks), one per secret in force: two for 24 hours after a rotation. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderDeletedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; the body is read up to 4 KiB and otherwise ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onOrderCancellationCompletedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt of a delivery. Deduplicate on it. */
+                "webhook-id": string;
+                /** @description Seconds since the Unix epoch when this attempt was signed; refuse deliveries more than 5 minutes away from your clock. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>` (Standard Webhooks), one per secret in force: two for 24 hours after a rotation. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderCancellationCompletedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; the body is read up to 4 KiB and otherwise ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onProductCreatedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt of a delivery. Deduplicate on it. */
+                "webhook-id": string;
+                /** @description Seconds since the Unix epoch when this attempt was signed; refuse deliveries more than 5 minutes away from your clock. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>` (Standard Webhooks), one per secret in force: two for 24 hours after a rotation. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProductCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; the body is read up to 4 KiB and otherwise ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onProductUpdatedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt of a delivery. Deduplicate on it. */
+                "webhook-id": string;
+                /** @description Seconds since the Unix epoch when this attempt was signed; refuse deliveries more than 5 minutes away from your clock. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>` (Standard Webhooks), one per secret in force: two for 24 hours after a rotation. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProductUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; the body is read up to 4 KiB and otherwise ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onProductDeletedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt of a delivery. Deduplicate on it. */
+                "webhook-id": string;
+                /** @description Seconds since the Unix epoch when this attempt was signed; refuse deliveries more than 5 minutes away from your clock. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>` (Standard Webhooks), one per secret in force: two for 24 hours after a rotation. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProductDeletedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; the body is read up to 4 KiB and otherwise ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onReviewCreatedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt of a delivery. Deduplicate on it. */
+                "webhook-id": string;
+                /** @description Seconds since the Unix epoch when this attempt was signed; refuse deliveries more than 5 minutes away from your clock. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>` (Standard Webhooks), one per secret in force: two for 24 hours after a rotation. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReviewCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; the body is read up to 4 KiB and otherwise ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onStockChangedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt of a delivery. Deduplicate on it. */
+                "webhook-id": string;
+                /** @description Seconds since the Unix epoch when this attempt was signed; refuse deliveries more than 5 minutes away from your clock. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>` (Standard Webhooks), one per secret in force: two for 24 hours after a rotation. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StockChangedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; the body is read up to 4 KiB and otherwise ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onWebhookEndpointDisabledEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt of a delivery. Deduplicate on it. */
+                "webhook-id": string;
+                /** @description Seconds since the Unix epoch when this attempt was signed; refuse deliveries more than 5 minutes away from your clock. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>` (Standard Webhooks), one per secret in force: two for 24 hours after a rotation. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointDisabledEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; the body is read up to 4 KiB and otherwise ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
 }
