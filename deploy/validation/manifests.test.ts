@@ -63,11 +63,26 @@ describe.each(overlays)('the %s overlay', (overlay) => {
     // orders and catalog also read users-service's events (the embedded event transport).
     expect(egressOf('orders-service')).toEqual([...dns, `5432/TCP ${outside('postgres')}`, `3003/TCP ${pod('catalog-service')}`, `50051/TCP ${pod('inventory-service')}`, collector, `3001/TCP ${pod('users-service')}`]);
     expect(egressOf('catalog-service')).toEqual([...dns, `5432/TCP ${outside('postgres')}`, collector, `3001/TCP ${pod('users-service')}`]);
-    for (const app of ['users-service', 'inventory-service']) expect(egressOf(app)).toEqual([...dns, `5432/TCP ${outside('postgres')}`, collector]);
+    expect(egressOf('inventory-service')).toEqual([...dns, `5432/TCP ${outside('postgres')}`, collector]);
+    // users-service reads every service's events for webhooks, and delivers them to public addresses only.
+    const publicInternet = [
+      JSON.stringify({ cidr: '0.0.0.0/0', except: ['0.0.0.0/8', '10.0.0.0/8', '100.64.0.0/10', '127.0.0.0/8', '169.254.0.0/16', '172.16.0.0/12', '192.168.0.0/16', '224.0.0.0/4', '240.0.0.0/4'] }),
+      JSON.stringify({ cidr: '::/0', except: ['::1/128', 'fc00::/7', 'fe80::/10', 'ff00::/8'] }),
+    ].join(' ');
+    expect(egressOf('users-service')).toEqual([
+      ...dns,
+      `5432/TCP ${outside('postgres')}`,
+      collector,
+      `3002/TCP ${pod('orders-service')}`,
+      `3003/TCP ${pod('catalog-service')}`,
+      `3004/TCP ${pod('inventory-service')}`,
+      `443/TCP ${publicInternet}`,
+      `80/TCP ${publicInternet}`,
+    ]);
     expect(find(objects, 'NetworkPolicy', 'default-deny').spec).toEqual({ podSelector: {}, policyTypes: ['Ingress', 'Egress'] });
   });
 
-  it('lets only the gateway be reached from outside the namespace, inventory\'s gRPC only from orders and its HTTP only from the gateway', () => {
+  it('lets only the gateway be reached from outside the namespace, inventory\'s gRPC only from orders and its HTTP only from the gateway and users-service', () => {
     const policy = (name: string) => (find(objects, 'NetworkPolicy', name) as { spec: { ingress: { from: Record<string, unknown>[] }[] } }).spec.ingress.flatMap((rule) => rule.from);
     const namespaceSources = (name: string) => policy(name).filter((from) => 'namespaceSelector' in from).map((from) => JSON.stringify(from));
     expect(namespaceSources('gateway')).toContain(JSON.stringify({ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ingress-nginx' } } }));
@@ -75,7 +90,8 @@ describe.each(overlays)('the %s overlay', (overlay) => {
     const rules = (find(objects, 'NetworkPolicy', 'inventory-service') as { spec: { ingress: { from: Record<string, unknown>[]; ports: { port: number }[] }[] } }).spec.ingress;
     const callersOf = (port: number) => rules.filter((rule) => rule.ports.some((entry) => entry.port === port)).flatMap((rule) => rule.from.filter((from) => 'podSelector' in from));
     expect(callersOf(50051)).toEqual([{ podSelector: { matchLabels: { 'app.kubernetes.io/name': 'orders-service' } } }]);
-    expect(callersOf(3004)).toEqual([{ podSelector: { matchLabels: { 'app.kubernetes.io/name': 'gateway' } } }]);
+    // Its HTTP: stock levels for the gateway, its event log for users-service (webhooks).
+    expect(callersOf(3004)).toEqual([{ podSelector: { matchLabels: { 'app.kubernetes.io/name': 'gateway' } } }, { podSelector: { matchLabels: { 'app.kubernetes.io/name': 'users-service' } } }]);
   });
 
   it("keeps the gateway's metrics port inside the cluster: no Service or Ingress carries it, only the monitoring namespace reaches it", () => {
@@ -136,7 +152,7 @@ describe('the policy check itself', () => {
     expect(violations).toMatch(/Service orders-service: no NetworkPolicy/);
     expect(violations).toMatch(/Secret leaked: Secret values are committed in clear/);
     expect(violations).toMatch(/Ingress gateway: host api.example.com is served without TLS/);
-    expect(violations).toMatch(/NetworkPolicy users-service: egress rule 4 must name both destinations and ports/);
+    expect(violations).toMatch(/NetworkPolicy users-service: egress rule 8 must name both destinations and ports/);
     expect(violations).toMatch(/no default-deny policy selects every pod for both Ingress and Egress/);
     expect(violations).toMatch(/Deployment orders-service: no NetworkPolicy of its own allows its egress/);
   });
