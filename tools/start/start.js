@@ -44,7 +44,7 @@ const urls = { users: `http://127.0.0.1:${upstream(3001)}`, orders: `http://127.
 const apps = [
   { name: 'inventory-service', port: port(3004), db: 'INVENTORY', color: 35, env: { GRPC_PORT: grpcPort } },
   { name: 'catalog-service', port: port(3003), db: 'CATALOG', color: 33, env: { USERS_URL: urls.users } }, // USERS_URL: the events it consumes
-  { name: 'users-service', port: port(3001), db: 'USERS', color: 32 },
+  { name: 'users-service', port: port(3001), db: 'USERS', color: 32, env: { ORDERS_URL: urls.orders, CATALOG_URL: urls.catalog, INVENTORY_URL: urls.inventory } }, // the events webhooks carry
   { name: 'orders-service', port: port(3002), db: 'ORDERS', color: 34, env: { CATALOG_URL: urls.catalog, USERS_URL: urls.users, INVENTORY_ADDRESS: `127.0.0.1:${upstreamGrpcPort}` } },
   { name: 'gateway', port: port(8080), color: 36, env: { METRICS_PORT: port(9464), USERS_URL: urls.users, ORDERS_URL: urls.orders, CATALOG_URL: urls.catalog, INVENTORY_URL: urls.inventory } },
 ].map((app) => ({ ...app, ready: `http://127.0.0.1:${app.port}/readyz` }));
