@@ -50,6 +50,10 @@ export class WebhookRepository {
     return this.prisma.webhookEndpoint.create({ data: { id: newId(), status: 'ENABLED', ...endpoint } });
   }
 
+  countEndpoints(ownerId: string): Promise<number> {
+    return this.prisma.webhookEndpoint.count({ where: { ownerId } });
+  }
+
   findEndpoint(id: string): Promise<EndpointRow | null> {
     return this.prisma.webhookEndpoint.findUnique({ where: { id } });
   }

@@ -17,6 +17,9 @@ export interface WebhookServiceSettings {
   onDeliveriesDue?: () => void;
 }
 
+/** Endpoints one user may have: each event is sent once per endpoint, so this bounds what one account can make the platform send. */
+export const MAX_ENDPOINTS_PER_USER = 20;
+
 function forbiddenUrl(error: ForbiddenUrl): ApiError {
   const message = error.unreachable ? `The URL cannot be reached: ${error.reason}.` : `The URL is not allowed: ${error.reason}.`;
   return ApiError.unprocessable(message, [{ field: 'url', code: 'NOT_ALLOWED', message: error.reason }]);
@@ -36,6 +39,11 @@ export class WebhookService {
   async create(principal: Principal, input: CreateEndpointInput): Promise<EndpointRow> {
     const scope = input.scope ?? 'OWN';
     this.checkScope(principal, scope);
+    if ((await this.webhooks.countEndpoints(principal.userId)) >= MAX_ENDPOINTS_PER_USER) {
+      throw ApiError.unprocessable(`An account may have at most ${MAX_ENDPOINTS_PER_USER} webhook endpoints; delete one first.`, [
+        { field: 'url', code: 'NOT_ALLOWED', message: `at most ${MAX_ENDPOINTS_PER_USER} endpoints per account` },
+      ]);
+    }
     await this.checkUrl(input.url);
     return this.webhooks.createEndpoint({
       ownerId: principal.userId,

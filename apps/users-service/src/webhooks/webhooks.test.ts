@@ -17,6 +17,7 @@ import { AddressGuard, forbiddenKindOf, type ResolvedAddress } from './address-g
 import type { WebhookDispatcher } from './dispatcher';
 import { EVENT_SOURCES } from './intake';
 import { MAX_ATTEMPTS, RETRY_DELAYS_MS } from './retry-schedule';
+import { MAX_ENDPOINTS_PER_USER } from './service';
 
 const JWT_SECRET = 'users-webhooks-secret-users-webhooks-0123';
 const logger = createLogger('users-webhooks-test', 'silent');
@@ -190,6 +191,14 @@ describe('endpoints', () => {
   });
 });
 
+it('caps the endpoints of one account, so one account cannot multiply every event without bound', async () => {
+  const owner = await customer();
+  for (let i = 0; i < MAX_ENDPOINTS_PER_USER; i++) await register(owner.token, { url: hookUrl(`many-${i}`), eventTypes: ['user.updated'] });
+  const refused = await call('POST', '/webhook-endpoints', { token: owner.token, body: { url: hookUrl('one-too-many'), eventTypes: ['user.updated'] } });
+  expect([refused.status, refused.body.message]).toEqual([422, expect.stringMatching(/at most 20 webhook endpoints/)]);
+  expect(await database.prisma.webhookEndpoint.count({ where: { ownerId: owner.id } })).toBe(MAX_ENDPOINTS_PER_USER);
+});
+
 describe('the SSRF guard', () => {
   it.each([
     ['http://10.0.0.8/hook', /10\.0\.0\.8 is a private address/],
@@ -241,6 +250,13 @@ describe('the SSRF guard', () => {
     const lenient = new AddressGuard({ allowLoopback: true, resolve: async () => [{ address: '127.0.0.1', family: 4 }] });
     await expect(lenient.pin('http://localhost.test/')).resolves.toMatchObject({ address: { address: '127.0.0.1' } });
     await expect(lenient.pin('http://10.0.0.1/')).rejects.toThrow(/private/);
+    // Other spellings of an address are normalised by the URL parser before the check.
+    await expect(strict.pin('http://2130706433/')).rejects.toThrow(/127\.0\.0\.1 is a loopback address/);
+    await expect(strict.pin('http://0x7f.1/')).rejects.toThrow(/loopback/);
+    await expect(strict.pin('http://0/')).rejects.toThrow(/reserved/);
+    await expect(strict.pin('http://[::]/')).rejects.toThrow(/reserved/);
+    await expect(strict.pin('http://0xa9.0xfe.0xa9.0xfe/')).rejects.toThrow(/169\.254\.169\.254 is a metadata address/);
+    await expect(strict.pin('http://[::ffff:169.254.169.254]/')).rejects.toThrow(/metadata/);
     expect(forbiddenKindOf('93.184.215.14')).toBeUndefined();
     expect(forbiddenKindOf('2606:2800:21f:cb07:6820:80da:af6b:8b2c')).toBeUndefined();
     expect(forbiddenKindOf('64:ff9b::a9fe:a9fe')).toBe('metadata');
