@@ -301,6 +301,10 @@ describe('deliveries', () => {
     const [delivery] = (await deliveriesOf(owner.token, endpoint.id)).filter((item) => item.eventId === eventId);
     expect(delivery).toMatchObject({ status: 'SUCCEEDED', attemptCount: 1, nextAttemptAt: null, eventType: 'order.created', subject: `order/${orderId}` });
     expect(delivery.attempts).toEqual([{ attemptedAt: now.toISOString(), outcome: 'SUCCEEDED', statusCode: 204, latencyMs: expect.any(Number), responseBody: null, error: null }]);
+    // Operators see deliveries by outcome and their latency.
+    const metrics = await call('GET', '/metrics');
+    expect(metrics.text).toMatch(/webhook_deliveries_total\{[^}]*outcome="SUCCEEDED"[^}]*\} [1-9]/);
+    expect(metrics.text).toMatch(/webhook_delivery_duration_seconds_count\{[^}]*outcome="SUCCEEDED"[^}]*\} [1-9]/);
   });
 
   it('logs each event once and delivers it once, however often the transport hands it over', async () => {
@@ -530,4 +534,21 @@ describe('GET /events', () => {
     expect(names.length).toBeGreaterThan(20);
     expect(names.filter((name) => /password|token|secret|key|hash|credential/i.test(name))).toEqual([]);
   });
+});
+
+// Last: it moves the clock 31 days on, past every other test's events.
+it('keeps events 30 days, then purges them with their deliveries', async () => {
+  const owner = await customer();
+  const endpoint = await register(owner.token, { url: hookUrl('old'), eventTypes: ['user.updated'] });
+  const eventId = await arrive('users-service', 'user.updated', 'user', owner.id, { id: owner.id, role: 'customer', name: 'O', email: 'o@example.com', version: 2, createdAt: now.toISOString() });
+  await dispatcher.drain();
+  expect((await call('GET', `/events?resource=user/${owner.id}`, { token: owner.token })).body.items).toHaveLength(1);
+  now = new Date(now.getTime() + 29 * DAY_MS);
+  await dispatcher.drain();
+  expect((await call('GET', `/events?resource=user/${owner.id}`, { token: owner.token })).body.items).toHaveLength(1);
+  now = new Date(now.getTime() + 2 * DAY_MS);
+  await dispatcher.drain();
+  expect((await call('GET', `/events?resource=user/${owner.id}`, { token: owner.token })).body.items).toEqual([]);
+  expect(await database.prisma.webhookEvent.count({ where: { id: eventId } })).toBe(0);
+  expect(await deliveriesOf(owner.token, endpoint.id)).toEqual([]);
 });
