@@ -56,6 +56,8 @@ const dashboards = {
       panel('Relay lag p99 (write to acknowledgement)', 's', [['histogram_quantile(0.99, sum by (le) (rate(outbox_relay_lag_seconds_bucket{service="$service"}[$__rate_interval])))', 'p99']]),
       panel('Events consumed by outcome, and redeliveries', 'ops', [['sum by (source, outcome) (rate(events_consumed_total{service="$service"}[$__rate_interval]))', '{{source}} {{outcome}}'], ['sum by (source) (rate(events_redelivered_total{service="$service"}[$__rate_interval]))', '{{source}} redelivered']], 'parked above 0: events in dead_letter_events (runbook: EventsParked).'),
       panel('Consumer lag p99 (write to handling)', 's', [['histogram_quantile(0.99, sum by (le, source) (rate(events_consumer_lag_seconds_bucket{service="$service"}[$__rate_interval])))', '{{source}}']], 'runbook: EventConsumerLagging'),
+      panel('Webhook deliveries by outcome (users)', 'ops', [['sum by (outcome) (rate(webhook_deliveries_total[$__rate_interval]))', '{{outcome}}']], 'Attempts to client URLs. HTTP_ERROR and TIMEOUT are the receivers\' (retried ~3 days); FORBIDDEN_ADDRESS rising: URLs re-pointed inside (docs/security.md).'),
+      panel('Webhook delivery latency p50 and p99 (users)', 's', [['histogram_quantile(0.5, sum by (le) (rate(webhook_delivery_duration_seconds_bucket[$__rate_interval])))', 'p50'], ['histogram_quantile(0.99, sum by (le) (rate(webhook_delivery_duration_seconds_bucket[$__rate_interval])))', 'p99']], 'Send to answer; 15 s is the timeout.'),
     ],
   },
   graphql: {
