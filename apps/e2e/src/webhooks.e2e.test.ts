@@ -89,9 +89,27 @@ it('delivers the events of a customer signed by Standard Webhooks, and lists the
   const orderDelivery = deliveries.body.items.find((delivery: { eventId: string }) => delivery.eventId === created.headers['webhook-id']);
   expect(orderDelivery).toMatchObject({ status: 'SUCCEEDED', attemptCount: 1, attempts: [{ outcome: 'SUCCEEDED', statusCode: 200, responseBody: 'thanks', latencyMs: expect.any(Number) }] });
 
+  // Sent again on request, now signed by both secrets after a rotation: either verifies it.
+  const rotated = await call('POST', `/v1/webhook-endpoints/${endpoint.body.id}/secret/rotation`, { token: customer.token });
+  expect(rotated.status).toBe(200);
+  const before = received.length;
+  expect((await call('POST', `/v1/webhook-endpoints/${endpoint.body.id}/deliveries/${orderDelivery.id}/retry`, { token: customer.token })).status).toBe(202);
+  for (let waited = 0; received.length === before && waited < 30_000; waited += 100) await new Promise((resolve) => setTimeout(resolve, 100));
+  const resent = received[before];
+  expect(resent.headers['webhook-id']).toBe(created.headers['webhook-id']);
+  expect(resent.headers['webhook-signature'].split(' ')).toHaveLength(2);
+  expect(new Webhook(rotated.body.secret).verify(resent.body, resent.headers)).toMatchObject({ type: 'order.created' });
+  expect(verifier.verify(resent.body, resent.headers)).toMatchObject({ type: 'order.created' });
+
+  const read = await call('GET', `/v1/webhook-endpoints/${endpoint.body.id}`, { token: customer.token });
+  const patched = await call('PATCH', `/v1/webhook-endpoints/${endpoint.body.id}`, { token: customer.token, headers: { 'if-match': read.headers.get('etag')! }, body: { ordered: true } });
+  expect([patched.status, patched.body.ordered]).toEqual([200, true]);
+
   // Someone else's endpoint does not exist for them.
   expect((await call('GET', `/v1/webhook-endpoints/${endpoint.body.id}`, { token: bystander.token })).status).toBe(404);
   expect((await call('GET', `/v1/webhook-endpoints/${endpoint.body.id}/deliveries`, { token: bystander.token })).status).toBe(404);
+  expect((await call('DELETE', `/v1/webhook-endpoints/${endpoint.body.id}`, { token: bystander.token })).status).toBe(404);
+  expect((await call('DELETE', `/v1/webhook-endpoints/${endpoint.body.id}`, { token: customer.token })).status).toBe(204);
 });
 
 it('refuses a URL aimed inside (cloud metadata, private ranges) with 422 and the reason', async () => {
