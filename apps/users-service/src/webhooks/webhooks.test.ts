@@ -14,8 +14,9 @@ import { Webhook } from 'standardwebhooks';
 import { createUsersApp } from '../app';
 import { PrismaClient } from '../generated/prisma/client';
 import { AddressGuard, forbiddenKindOf, type ResolvedAddress } from './address-guard';
-import type { WebhookDispatcher } from './dispatcher';
+import { WebhookDispatcher } from './dispatcher';
 import { EVENT_SOURCES } from './intake';
+import { WebhookRepository } from './repository';
 import { MAX_ATTEMPTS, RETRY_DELAYS_MS } from './retry-schedule';
 import { MAX_ENDPOINTS_PER_USER } from './service';
 
@@ -484,6 +485,30 @@ describe('deliveries', () => {
     await dispatcher.drain();
     expect(received[1].headers['webhook-signature'].split(' ')).toHaveLength(1);
     expect((await call('POST', `/webhook-endpoints/${endpoint.id}/secret/rotation`, { token: owner.token })).body.secret).not.toBe(rotated.body.secret);
+  });
+});
+
+describe('replicas and owners', () => {
+  it('sends each delivery once when two replicas dispatch at the same time', async () => {
+    const owner = await customer();
+    await register(owner.token, { url: hookUrl('shared'), eventTypes: ['review.created'] });
+    const ids: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      const reviewId = newId();
+      ids.push(await arrive('catalog-service', 'review.created', 'review', reviewId, { id: reviewId, productId: newId(), userId: owner.id, rating: 5 }));
+    }
+    const guard = new AddressGuard({ allowLoopback: true, resolve: async () => [{ address: '127.0.0.1', family: 4 }] });
+    const other = new WebhookDispatcher(new WebhookRepository(database.prisma), guard, logger, { clock: () => now, concurrency: 3 });
+    await Promise.all([dispatcher.drain(), other.drain()]);
+    const sent = received.filter((request) => request.path === '/shared').map((request) => request.headers['webhook-id']);
+    expect(sent.sort()).toEqual([...ids].sort());
+  });
+
+  it("removes a deleted user's endpoints with them", async () => {
+    const owner = await customer();
+    const endpoint = await register(owner.token, { url: hookUrl('gone'), eventTypes: ['user.updated'] });
+    expect((await call('DELETE', `/users/${owner.id}`, { token: adminToken })).status).toBe(204);
+    expect(await database.prisma.webhookEndpoint.count({ where: { id: endpoint.id } })).toBe(0);
   });
 });
 
