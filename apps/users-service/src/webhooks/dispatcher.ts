@@ -85,15 +85,20 @@ export class WebhookDispatcher {
   /** Sends every delivery due now (and those falling due while it runs); resolves when none is left. */
   async drain(): Promise<void> {
     try {
-      for (;;) {
-        const now = this.clock();
-        const ids = await this.webhooks.claimDue(now, new Date(now.getTime() + LEASE_MS), this.concurrency);
-        if (ids.length === 0) break;
-        await Promise.all(ids.map((id) => this.deliver(id)));
-      }
+      // Workers claiming one delivery at a time: a receiver taking its 15 s holds up one worker, not a batch.
+      await Promise.all(Array.from({ length: this.concurrency }, () => this.work()));
       await this.purgeOldEvents();
     } catch (error) {
       this.logger.error({ err: error }, 'webhook dispatch failed; the deliveries stay due');
+    }
+  }
+
+  private async work(): Promise<void> {
+    for (;;) {
+      const now = this.clock();
+      const [id] = await this.webhooks.claimDue(now, new Date(now.getTime() + LEASE_MS), 1);
+      if (!id) return;
+      await this.deliver(id);
     }
   }
 
