@@ -12,9 +12,16 @@ export function loadUsersConfig(env: NodeJS.ProcessEnv = process.env) {
       ACCESS_TOKEN_TTL_S: z.coerce.number().int().min(60).max(86_400).default(3600),
       /** The gateways' Redis: password changes and deletions are published there so every gateway refuses the old tokens within a second. Unset: no push (one gateway sees them pass). */
       REDIS_URL: z.string().optional(),
+      /** The HMAC key of stored API key hashes; unset: derived from JWT_SECRET (set it in production, so a JWT_SECRET rotation keeps every key working). */
+      API_KEY_HASH_SECRET: z.string().min(32, 'API_KEY_HASH_SECRET must be at least 32 characters').optional(),
     },
     env,
   );
+}
+
+/** API_KEY_HASH_SECRET, or a key derived from JWT_SECRET as CURSOR_SECRET is. */
+export function apiKeyHashSecretOf(config: { API_KEY_HASH_SECRET?: string; jwtSecret: string }): string {
+  return config.API_KEY_HASH_SECRET ?? `api-key:${config.jwtSecret}`;
 }
 
 export type UsersConfig = ReturnType<typeof loadUsersConfig>;
