@@ -5,6 +5,7 @@ import type { Request, RequestHandler } from 'express';
 import type { TokenVerifier } from '@platform/auth';
 import { ApiError, MAX_BODY_BYTES } from '@platform/errors';
 import { TIMEOUT_HEADER } from '@platform/service-kit';
+import { type ApiKeyCheck, apiKeyOf, assertRouteScope } from './auth/api-keys';
 import type { CallerCredentials } from './auth/credentials';
 import type { CompiledRoute, RouteTable } from './routing/router';
 
@@ -163,23 +164,51 @@ export function routeRequest(routes: RouteTable): RequestHandler {
 }
 
 /**
- * Reads the bearer token if one is sent, and refuses one its account outlived (a changed password,
- * a deleted user); whether a token is required is decided after rate limiting.
+ * Reads the credential if one is sent: an issued API key (X-Api-Key, or a bearer value starting
+ * `opk_`) or a bearer token. A token its account outlived (a changed password, a deleted user) is
+ * refused, and so is a key that is malformed, unknown, revoked, expired or whose owner is gone.
+ * Whether a credential is required is decided after rate limiting.
+ *
+ * A key acts as its owner: the principal is the owner, the rate limits count the key
+ * (`key:<id>`), and the services get a short-lived access token for the owner in place of the
+ * key, which never leaves the gateway (auth/api-keys.ts).
  */
-export function identifyCaller(verifier: TokenVerifier, credentials: CallerCredentials): RequestHandler {
+export function identifyCaller(verifier: TokenVerifier, credentials: CallerCredentials, apiKeys: ApiKeyCheck): RequestHandler {
   return async (req, res, next) => {
-    if (req.headers.authorization) {
-      try {
+    try {
+      const keyText = apiKeyOf(req);
+      if (keyText !== undefined) {
+        const key = await apiKeys.verify(keyText);
+        await credentials.assertOwnerExists(key.ownerId);
+        res.locals.principal = { userId: key.ownerId, role: key.role, expiresAt: Math.floor((key.expiresAt ?? Date.now() + 3_600_000) / 1000), credentialVersion: key.credentialVersion };
+        res.locals.apiKey = { id: key.id, ownerId: key.ownerId, scopes: key.scopes };
+        res.locals.caller = `key:${key.id}`;
+        req.headers.authorization = `Bearer ${await apiKeys.accessTokenFor(key)}`;
+        delete req.headers['x-api-key'];
+      } else if (req.headers.authorization) {
         const principal = await verifier.verifyHeader(req.headers.authorization);
         await credentials.assertCurrent(principal);
         res.locals.principal = principal;
-      } catch (error) {
-        res.locals.authError = error;
       }
+    } catch (error) {
+      // A credential that does not work is never passed on, whatever the route.
+      delete req.headers['x-api-key'];
+      res.locals.authError = error;
     }
     next();
   };
 }
+
+/**
+ * 403 FORBIDDEN when an API key's scopes do not cover the route (GraphQL is checked per root
+ * field once its operation is known: app.ts). Public routes need no scope.
+ */
+export const requireApiKeyScope: RequestHandler = (req, res, next) => {
+  const route = res.locals.route as CompiledRoute;
+  const key = res.locals.apiKey;
+  if (key && route.auth !== 'public' && route.upstream !== 'graphql') assertRouteScope(key, route, req.method);
+  next();
+};
 
 /** 401 for routes that need a token when none (or a bad one) came. */
 export const requireAuthentication: RequestHandler = (_req, res, next) => {

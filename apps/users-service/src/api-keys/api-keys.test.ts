@@ -2,7 +2,7 @@
 // real database (PostgreSQL when TEST_DATABASE_URL is set, PGlite otherwise).
 import { createHmac } from 'node:crypto';
 import path from 'node:path';
-import { apiKeyIdOf, type ApiKeyRevocation, type Revocation, serviceTokenSource } from '@platform/auth';
+import { apiKeyIdOf, type ApiKeyRevocation, newApiKeyText, type Revocation, serviceTokenSource } from '@platform/auth';
 import type { Database } from '@platform/db';
 import { openTestDatabase } from '@platform/db/testing';
 import { createLogger, createMetrics, Health, listen, type Listening } from '@platform/service-kit';
@@ -147,7 +147,6 @@ describe('verification (the gateway) and revocation', () => {
     const key = (await call('POST', '/api-keys', { token: owner.token, body: { name: 'bot', scopes: ['orders:read'] } })).body;
     expect((await verify(key.key)).body).toEqual({ valid: true, id: key.id, ownerId: owner.id, role: 'customer', credentialVersion: 1, scopes: ['orders:read'], expiresAt: null });
     // The right id with another secret (a forged key whose checksum the forger computed) is unknown.
-    const { newApiKeyText } = await import('@platform/auth');
     expect((await verify(newApiKeyText(key.id))).body).toEqual({ valid: false, reason: 'unknown' });
     expect((await verify('opk_not-even-close')).body).toEqual({ valid: false, reason: 'unknown' });
     // Only the gateway asks.
