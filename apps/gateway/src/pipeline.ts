@@ -237,6 +237,33 @@ export function forgetCredentialsAfterUserWrite(credentials: CallerCredentials):
   };
 }
 
+/**
+ * The embedded default's API key revocation (no Redis, one gateway), as for users above: once a
+ * DELETE /v1/api-keys/:id, or a rotation that ends the old key at once (`overlapSeconds: 0`),
+ * succeeds here, this gateway refuses the key from the next request on.
+ */
+export function revokeApiKeysAfterWrite(apiKeys: Pick<ApiKeyCheck, 'revoked'>): RequestHandler {
+  return (req, res, next) => {
+    const route = res.locals.route as CompiledRoute;
+    const id = /^\/api-keys\/([^/]+)/.exec(req.path.replace(/^\/v1/, ''))?.[1];
+    const endsNow = () => {
+      if (route.pattern === '/api-keys/:id' && req.method === 'DELETE') return true;
+      if (route.pattern !== '/api-keys/:id/rotation') return false;
+      try {
+        return (JSON.parse(res.locals.forwardBody?.toString('utf8') ?? '{}') as { overlapSeconds?: unknown }).overlapSeconds === 0;
+      } catch {
+        return false;
+      }
+    };
+    if (id && endsNow()) {
+      res.once('finish', () => {
+        if (res.statusCode < 300) apiKeys.revoked(decodeURIComponent(id));
+      });
+    }
+    next();
+  };
+}
+
 /** Hands the request to what serves its route. */
 export function dispatch(handlers: Record<CompiledRoute['upstream'], RequestHandler | RequestHandler[]>): RequestHandler {
   return (req, res, next) => {

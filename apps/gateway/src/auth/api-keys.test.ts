@@ -59,6 +59,8 @@ function fakeServices() {
   app.post('/orders/search', echo);
   app.get('/products', echo);
   app.get('/api-keys', echo);
+  app.delete('/api-keys/:id', (_req, res) => void res.status(204).end());
+  app.post('/api-keys/:id/rotation', (req, res) => void res.status(201).json({ id: newId(), rotatedFromId: req.params.id }));
   app.post('/tokens', echo);
   // The orders subgraph: every query gets one order.
   app.post('/graphql', (req, res) => {
@@ -264,6 +266,28 @@ describe('API keys at the gateway', () => {
     } finally {
       await stranded.stop();
       await silent.close();
+    }
+  });
+
+  it('stop on this gateway from the next request when revoked through it, without Redis (the embedded default)', async () => {
+    const alone = await startGateway(services.url, { cacheMs: 60_000 });
+    try {
+      const viaAlone = apiClient(() => alone.server.url);
+      const ownerId = newId();
+      const { token } = await tokenFor(JWT_SECRET, 'customer', ownerId);
+      const deleted = issueKey(['orders:read'], { ownerId });
+      const rotatedNow = issueKey(['orders:read'], { ownerId });
+      const rotatedLater = issueKey(['orders:read'], { ownerId });
+      for (const key of [deleted, rotatedNow, rotatedLater]) expect((await viaAlone('GET', '/v1/orders', { headers: { 'x-api-key': key.text } })).status).toBe(200);
+      expect((await viaAlone('DELETE', `/v1/api-keys/${deleted.id}`, { token })).status).toBe(204);
+      expect((await viaAlone('POST', `/v1/api-keys/${rotatedNow.id}/rotation`, { token, body: { overlapSeconds: 0 } })).status).toBe(201);
+      expect((await viaAlone('POST', `/v1/api-keys/${rotatedLater.id}/rotation`, { token, body: { overlapSeconds: 3600 } })).status).toBe(201);
+      // users-service's answer is still "valid" in this gateway's cache: only what passed through it tells.
+      expectRefused(await viaAlone('GET', '/v1/orders', { headers: { 'x-api-key': deleted.text } }), 401, 'UNAUTHENTICATED');
+      expectRefused(await viaAlone('GET', '/v1/orders', { headers: { 'x-api-key': rotatedNow.text } }), 401, 'UNAUTHENTICATED');
+      expect((await viaAlone('GET', '/v1/orders', { headers: { 'x-api-key': rotatedLater.text } })).status).toBe(200);
+    } finally {
+      await alone.stop();
     }
   });
 
