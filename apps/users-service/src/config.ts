@@ -3,7 +3,7 @@ import { loadConfig, portSetting } from '@platform/service-kit';
 import { z } from '@platform/validation';
 
 export function loadUsersConfig(env: NodeJS.ProcessEnv = process.env) {
-  return loadConfig(
+  const config = loadConfig(
     {
       PORT: portSetting(3001),
       ...eventsConfigShape,
@@ -17,6 +17,8 @@ export function loadUsersConfig(env: NodeJS.ProcessEnv = process.env) {
     },
     env,
   );
+  if (config.NODE_ENV === 'production' && !config.API_KEY_HASH_SECRET) config.warnings.push('API_KEY_HASH_SECRET is not set: API key hashes use a key derived from JWT_SECRET, so rotating JWT_SECRET would stop every issued API key.');
+  return config;
 }
 
 /** API_KEY_HASH_SECRET, or a key derived from JWT_SECRET as CURSOR_SECRET is. */
