@@ -16,6 +16,7 @@ import {
   dispatch,
   dropInternalHeaders,
   forgetCredentialsAfterUserWrite,
+  keepAccountsFromApiKeys,
   identifyCaller,
   limitBodySize,
   receiveBody,
@@ -110,6 +111,7 @@ export async function createGatewayApp(deps: GatewayAppDeps) {
   app.use(requireAuthentication); // 401 unless the route is public
   app.use(requireApiKeyScope); // 403 when an API key's scopes do not cover the route
   app.use(receiveBody({ timeoutMs: config.CLIENT_BODY_TIMEOUT_MS, minBytesPerS: config.CLIENT_BODY_MIN_RATE, maxBufferedBytes: config.MAX_BUFFERED_BODY_BYTES })); // the whole body, at a minimum rate, before any connection to a service is taken: 408 too slow, 413 over 1 MiB
+  app.use(keepAccountsFromApiKeys); // 403 for an API key deleting its owner or changing the password
   app.use(forgetCredentialsAfterUserWrite(deps.credentials)); // a password change or deletion that succeeds here: that user's credential answer is asked again
   app.use(revokeApiKeysAfterWrite(deps.apiKeys)); // an API key revoked through this gateway: refused here from the next request
   app.use(

@@ -238,6 +238,25 @@ export function forgetCredentialsAfterUserWrite(credentials: CallerCredentials):
 }
 
 /**
+ * 403 when an API key would take over its owner's account: delete it, or change its password (a
+ * leaked key must not lock its owner out). Read from the received body, as the service will read
+ * it; a body that is not JSON is left for the service to refuse (400).
+ */
+export const keepAccountsFromApiKeys: RequestHandler = (req, res, next) => {
+  const route = res.locals.route as CompiledRoute;
+  if (!res.locals.apiKey || route.pattern !== '/users/:id' || req.method === 'GET' || req.method === 'HEAD') return next();
+  if (req.method === 'DELETE') throw ApiError.forbidden("An API key cannot delete its owner's account: sign in with a token (POST /v1/tokens).");
+  let body: unknown;
+  try {
+    body = JSON.parse(res.locals.forwardBody?.toString('utf8') ?? '{}');
+  } catch {
+    return next();
+  }
+  if (body && typeof body === 'object' && Object.hasOwn(body, 'password')) throw ApiError.forbidden("An API key cannot change its owner's password: sign in with a token (POST /v1/tokens).");
+  next();
+};
+
+/**
  * The embedded default's API key revocation (no Redis, one gateway), as for users above: once a
  * DELETE /v1/api-keys/:id, or a rotation that ends the old key at once (`overlapSeconds: 0`),
  * succeeds here, this gateway refuses the key from the next request on.

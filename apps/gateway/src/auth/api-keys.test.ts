@@ -59,6 +59,8 @@ function fakeServices() {
   app.post('/orders/search', echo);
   app.get('/products', echo);
   app.get('/api-keys', echo);
+  app.patch('/users/:id', echo);
+  app.get('/users/:id', echo);
   app.delete('/api-keys/:id', (_req, res) => void res.status(204).end());
   app.post('/api-keys/:id/rotation', (req, res) => void res.status(201).json({ id: newId(), rotatedFromId: req.params.id }));
   app.post('/tokens', echo);
@@ -226,6 +228,19 @@ describe('API keys at the gateway', () => {
     const mutation = await graphql('mutation { cancelOrder(id: "x") { id } }');
     expectRefused(mutation, 403, 'FORBIDDEN');
     expect(mutation.body.message).toBe('This API key lacks the scope orders:write.');
+  });
+
+  it('cannot take over the owner\'s account: no password change, no deletion, whatever the scopes', async () => {
+    const key = issueKey(['users:read', 'users:write']);
+    const headers = { 'x-api-key': key.text };
+    expect((await call('GET', '/v1/users/me', { headers })).status).toBe(200);
+    expect((await call('PATCH', '/v1/users/me', { headers, body: { nickname: 'bot' } })).status).toBe(200);
+    for (const body of [{ password: 'taken-over-1' }, '{"pass\\u0077ord": "taken-over-1"}']) {
+      const res = await call('PATCH', '/v1/users/me', { headers, body });
+      expectRefused(res, 403, 'FORBIDDEN');
+      expect(res.body.message).toMatch(/cannot change its owner's password/);
+    }
+    expectRefused(await call('DELETE', `/v1/users/${key.ownerId}`, { headers }), 403, 'FORBIDDEN');
   });
 
   it('every root field of the supergraph has a resource, so none is refused or allowed by accident', () => {
