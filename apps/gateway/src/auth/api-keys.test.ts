@@ -337,4 +337,25 @@ describe('API keys at the gateway', () => {
       await redis.stop();
     }
   });
+
+  it('drop every key answer cached while the revocation feed was down once Redis is back, long before the cache bound', async () => {
+    const redis = await RedisServer.start();
+    const gateway = await startGateway(services.url, { cacheMs: 60_000, feedRedisUrl: redis.url });
+    try {
+      const viaOne = apiClient(() => gateway.server.url);
+      const key = issueKey(['orders:read']);
+      expect((await viaOne('GET', '/v1/orders', { headers: { 'x-api-key': key.text } })).status).toBe(200);
+      await redis.kill();
+      keyAnswers.set(key.text, { valid: false, reason: 'revoked' }); // revoked while no push could arrive
+      expect((await viaOne('GET', '/v1/orders', { headers: { 'x-api-key': key.text } })).status).toBe(200); // cached, within the 60 s bound
+      await redis.restart();
+      let status = 0;
+      const deadline = Date.now() + 10_000; // the feed reconnects within 2 s; the bound here is 60 s
+      while (Date.now() < deadline && (status = (await viaOne('GET', '/v1/orders', { headers: { 'x-api-key': key.text } })).status) !== 401) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(status).toBe(401);
+    } finally {
+      await gateway.stop();
+      await redis.stop();
+    }
+  });
 });
