@@ -113,6 +113,13 @@ it('prod runs at least two replicas of everything, autoscaled and spread over no
   }
 });
 
+it('users-service hashes API keys with API_KEY_HASH_SECRET from a Secret of its own, in every overlay', () => {
+  for (const overlay of [rendered.dev, rendered.prod]) {
+    const env = (find(overlay, 'Deployment', 'users-service') as { spec: { template: { spec: { containers: { env: { name: string; valueFrom?: unknown }[] }[] } } } }).spec.template.spec.containers[0].env;
+    expect(env.find((variable) => variable.name === 'API_KEY_HASH_SECRET')).toEqual({ name: 'API_KEY_HASH_SECRET', valueFrom: { secretKeyRef: { name: 'platform-api-keys', key: 'secret' } } });
+  }
+});
+
 it('prod signs list cursors with CURSOR_SECRET from a Secret in every service that pages', () => {
   for (const app of ['users-service', 'orders-service', 'catalog-service', 'inventory-service']) {
     const env = (find(rendered.prod, 'Deployment', app) as { spec: { template: { spec: { containers: { env: { name: string; valueFrom?: unknown }[] }[] } } } }).spec.template.spec.containers[0].env;

@@ -30,7 +30,7 @@ function probes(kind, grpcService) {
 const secretEnv = (name, secret, key) => `        - name: ${name}\n          valueFrom:\n            secretKeyRef:\n              name: ${secret}\n              key: ${key}\n`;
 
 const SERVICES = [
-  { name: 'users-service', port: 3001, extraEnv: secretEnv('ADMIN_EMAIL', 'platform-admin', 'email') + secretEnv('ADMIN_PASSWORD', 'platform-admin', 'password') + secretEnv('REDIS_URL', 'platform-redis', 'url') },
+  { name: 'users-service', port: 3001, extraEnv: secretEnv('ADMIN_EMAIL', 'platform-admin', 'email') + secretEnv('ADMIN_PASSWORD', 'platform-admin', 'password') + secretEnv('REDIS_URL', 'platform-redis', 'url') + secretEnv('API_KEY_HASH_SECRET', 'platform-api-keys', 'secret') },
   { name: 'orders-service', port: 3002 },
   { name: 'catalog-service', port: 3003 },
   // Probed over gRPC: the port clients depend on is the gRPC one.

@@ -14,6 +14,8 @@ import * as userShapes from '../../apps/users-service/src/users/representation';
 import * as webhooks from '../../apps/users-service/src/webhooks/schemas';
 import * as webhookShapes from '../../apps/users-service/src/webhooks/representation';
 import { MAX_ATTEMPTS, RETRY_DELAYS_MS } from '../../apps/users-service/src/webhooks/retry-schedule';
+import * as apiKeys from '../../apps/users-service/src/api-keys/schemas';
+import * as apiKeyShapes from '../../apps/users-service/src/api-keys/representation';
 import * as products from '../../apps/catalog-service/src/products/schemas';
 import * as productShapes from '../../apps/catalog-service/src/products/representation';
 import * as reviews from '../../apps/catalog-service/src/reviews/schemas';
@@ -66,6 +68,9 @@ const openapiDocument = z.object({
 const components: [string, Schema][] = [
   ['User', userShapes.userRepresentation],
   ['Token', userShapes.tokenRepresentation],
+  ['ApiKey', apiKeyShapes.apiKeyRepresentation],
+  ['IssuedApiKey', apiKeyShapes.issuedApiKeyRepresentation],
+  ['ApiKeyPage', listEnvelopeSchema(apiKeyShapes.apiKeyRepresentation)],
   ['OrderItem', orderShapes.orderItemRepresentation],
   ['Order', orderShapes.orderRepresentation],
   ['Shipment', orderShapes.shipmentRepresentation],
@@ -157,6 +162,25 @@ const operations: Record<string, Operation> = {
   'GET /webhook-endpoints/{id}/deliveries': { operationId: 'listWebhookDeliveries', summary: "List an endpoint's deliveries with their attempts, status codes and latency", query: webhooks.listDeliveriesQuery, sortFields: webhooks.endpointSortFields, success: [200, 'A page of deliveries', 'WebhookDeliveryPage'] },
   'POST /webhook-endpoints/{id}/deliveries/{deliveryId}/retry': { operationId: 'retryWebhookDelivery', summary: 'Send a delivery again now', success: [202, 'The delivery, due now', 'WebhookDelivery'], conflicts: ['CONFLICT'] },
   'GET /events': { operationId: 'listEvents', summary: 'List events about your resources (every event for admins), newest first; kept 30 days', query: webhooks.listEventsQuery, sortFields: webhooks.eventSortFields, success: [200, 'A page of events', 'EventPage'] },
+  'GET /api-keys': { operationId: 'listApiKeys', summary: "List the caller's API keys, newest first (never their secrets)", query: apiKeys.listApiKeysQuery, success: [200, 'A page of API keys', 'ApiKeyPage'] },
+  'POST /api-keys': {
+    operationId: 'createApiKey',
+    summary: 'Issue an API key for a machine caller; the key is in this answer only',
+    body: apiKeys.createApiKeyBody,
+    success: [201, 'The key, with its secret (shown once)', 'IssuedApiKey'],
+    headers: ['Location'],
+    conflicts: ['API_KEY_LIMIT_REACHED'],
+  },
+  'GET /api-keys/{id}': { operationId: 'getApiKey', summary: "Read one of the caller's API keys", success: [200, 'The key (without its secret)', 'ApiKey'] },
+  'DELETE /api-keys/{id}': { operationId: 'revokeApiKey', summary: 'Revoke an API key: every gateway refuses it within 5 s', success: [204, 'Revoked'] },
+  'POST /api-keys/{id}/rotation': {
+    operationId: 'rotateApiKey',
+    summary: 'Replace an API key: a new key (shown once), the old one working for the overlap chosen (at most 7 days)',
+    body: apiKeys.rotateApiKeyBody,
+    success: [201, 'The new key, with its secret (shown once)', 'IssuedApiKey'],
+    headers: ['Location'],
+    conflicts: ['API_KEY_NOT_ACTIVE'],
+  },
   'GET /orders': { operationId: 'listOrders', summary: "List orders (a customer's own; all for admins)", query: orders.listOrdersQuery, sortFields: orders.orderSortFields, success: [200, 'A page of orders', 'OrderPage'], forbidden: true },
   'POST /orders': {
     operationId: 'createOrder',
@@ -435,7 +459,8 @@ function errorResponse(name: ErrorResponseName, codes?: ErrorCode[]) {
 function errorStatusesOf(route: RouteDefinition, path: string, operation: Operation): number[] {
   const statuses = new Set<number>([400, 406, 429]);
   if (route.auth !== 'public' || route.policy === 'tokens') statuses.add(401);
-  if (operation.forbidden) statuses.add(403);
+  // An issued API key without the scope the route needs (or any key, on key management) is 403.
+  if (operation.forbidden || route.auth !== 'public') statuses.add(403);
   if (path.includes('{')) statuses.add(404);
   if (operation.body) [408, 413, 415, 422].forEach((status) => statuses.add(status));
   if (operation.query && 'size' in operation.query.shape) statuses.add(422);
@@ -557,7 +582,7 @@ export function buildDocument(): Record<string, unknown> {
       'x-audience': 'external-public',
     },
     servers: [{ url: '/v1', description: 'This gateway' }],
-    security: [{ bearer: [] }],
+    security: [{ bearer: [] }, { apiKey: [] }],
     tags: [
       { name: 'users', description: 'Users, sign-up and tokens; webhook endpoints, their deliveries and the event log' },
       { name: 'orders', description: 'Orders, items, shipments and cancellations' },
@@ -570,7 +595,10 @@ export function buildDocument(): Record<string, unknown> {
     paths,
     webhooks: webhookOperations(),
     components: {
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'An access token from POST /tokens, or an issued API key (`opk_…`) as the bearer value.' },
+        apiKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key', description: 'An issued API key (`opk_…`, POST /api-keys), narrowed by its scopes.' },
+      },
       schemas: { ...componentSchemas(), ...eventComponents() },
       responses: {
         ...Object.fromEntries((Object.keys(errorResponses) as ErrorResponseName[]).filter((name) => name !== 'Conflict').map((name) => [name, errorResponse(name, name === 'Error' ? (Object.keys(errorCatalog) as ErrorCode[]) : undefined)])),

@@ -15,6 +15,8 @@ import { type ClusterWorld, report } from './cluster-world';
 /** The gateway trusts a user's credential version this long (CREDENTIALS_CACHE_MS, documented in docs/operations.md). */
 const CREDENTIALS_CACHE_MS = 5_000;
 const RATE_LIMIT_POINTS = 100;
+/** The gateway trusts users-service's answer about an API key this long (API_KEYS_CACHE_MS, docs/operations.md); the push is faster. */
+const API_KEYS_CACHE_MS = 5_000;
 
 let world: ClusterWorld;
 let call: Door;
@@ -118,6 +120,40 @@ export function replicaPromises(getWorld: () => ClusterWorld): void {
     // And it stays refused everywhere.
     const later = [await call('GET', '/v1/users/me', { token: user.token }), await call('GET', '/v1/users/me', { token: user.token })];
     expect(later.map((answer) => answer.status)).toEqual([401, 401]);
+  });
+
+  it(`refuses a revoked API key on every gateway within API_KEYS_CACHE_MS (${API_KEYS_CACHE_MS} ms)`, async () => {
+    const user = await world.customer();
+    const issued = await call('POST', '/v1/api-keys', { token: user.token, body: { name: 'cluster test', scopes: ['users:read'] } });
+    expect(issued.status).toBe(201);
+    const withKey = { headers: { 'x-api-key': issued.body.key as string } };
+    // Both gateways have accepted the key, so each holds users-service's answer in its cache.
+    const accepted = new Set<string>();
+    for (let i = 0; i < 6 && accepted.size < 2; i += 1) {
+      const answer = await call('GET', '/v1/users/me', withKey);
+      expect([answer.status, answer.body.id]).toEqual([200, user.userId]);
+      accepted.add(answer.gateway ?? '');
+    }
+    expect(accepted).toEqual(new Set(['gateway-1', 'gateway-2']));
+    const revoked = await call('DELETE', `/v1/api-keys/${issued.body.id}`, { token: user.token });
+    expect(revoked.status).toBe(204);
+    const revokedAt = Date.now();
+    const refusedAfter = new Map<string, number>();
+    while (refusedAfter.size < 2 && Date.now() - revokedAt < API_KEYS_CACHE_MS + 1_000) {
+      const answer = await call('GET', '/v1/users/me', withKey);
+      if (answer.status === 401 && answer.gateway && !refusedAfter.has(answer.gateway)) refusedAfter.set(answer.gateway, Date.now() - revokedAt);
+      else if (answer.status !== 401) expect(answer.status).toBe(200);
+      // Every 100 ms: at most 60 calls in the bound, well inside the key's rate-limit budget (100 in 10 s).
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    report(`revoked API key refused after ${[...refusedAfter].map(([gateway, ms]) => `${ms} ms on ${gateway}`).join(', ')} (revoked through ${revoked.gateway})`);
+    expect([...refusedAfter.keys()].sort()).toEqual(['gateway-1', 'gateway-2']);
+    const later = [await call('GET', '/v1/users/me', withKey), await call('GET', '/v1/users/me', withKey)];
+    expect(later.map((answer) => [answer.status, answer.code])).toEqual([
+      [401, 'UNAUTHENTICATED'],
+      [401, 'UNAUTHENTICATED'],
+    ]);
+    expect(new Set(later.map((answer) => answer.gateway))).toEqual(new Set(['gateway-1', 'gateway-2']));
   });
 
   it('pages with a cursor one replica issued on the other', async () => {

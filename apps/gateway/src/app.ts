@@ -6,7 +6,7 @@ import express from 'express';
 import './request-state';
 import { TokenVerifier } from '@platform/auth';
 import { errorHandler, MAX_BODY_BYTES, requireAcceptableResponse } from '@platform/errors';
-import { createFederatedGraph } from '@platform/graphql-kit';
+import { createFederatedGraph, type OperationWork } from '@platform/graphql-kit';
 import { type Health, type Logger, type Metrics, parseJsonBody, requestContext, requestLog, requireJsonBody } from '@platform/service-kit';
 import { DEVELOPMENT_ORIGINS, crossOrigin } from './browser/cross-origin';
 import { browserPages } from './browser/pages';
@@ -16,16 +16,20 @@ import {
   dispatch,
   dropInternalHeaders,
   forgetCredentialsAfterUserWrite,
+  keepAccountsFromApiKeys,
   identifyCaller,
   limitBodySize,
   receiveBody,
+  requireApiKeyScope,
   requireAuthentication,
   requireWellFormedRequest,
+  revokeApiKeysAfterWrite,
   routeRequest,
   strictTransportSecurity,
 } from './pipeline';
 import { chargeGraphQLOperation, limitInFlight, rateLimit, rateLimitByAddress } from './rate-limit/policies';
 import { createUpstreamProxy } from './proxy/upstream-proxy';
+import { type ApiKeyCheck, assertGraphQLScopes } from './auth/api-keys';
 import type { CallerCredentials } from './auth/credentials';
 import type { RateLimits } from './rate-limit/rate-limits';
 import { routeTable } from './routing/route-table';
@@ -42,6 +46,8 @@ export interface GatewayAppDeps {
   rateLimits: RateLimits;
   /** Refuses tokens their account outlived (users-service's credential versions). */
   credentials: CallerCredentials;
+  /** Checks issued API keys with users-service (auth/api-keys.ts). */
+  apiKeys: ApiKeyCheck;
   logger: Logger;
   health: Health;
   metrics: Metrics;
@@ -59,6 +65,11 @@ export async function createGatewayApp(deps: GatewayAppDeps) {
   const routes = new RouteTable(routeTable, config.ROUTE_DEPRECATIONS);
   const verifier = new TokenVerifier(config.jwtVerifySecrets);
   const timeoutMs = config.REQUEST_TIMEOUT_MS;
+  const chargeOperation = chargeGraphQLOperation(deps.rateLimits); // each mutation field one point, a query by its cost (rate-limit/policies.ts)
+  const admitGraphQLOperation = async (req: express.Request, res: express.Response, work: OperationWork) => {
+    if (res.locals.apiKey) assertGraphQLScopes(res.locals.apiKey, work); // 403 FORBIDDEN for a root field the key's scopes do not cover
+    await chargeOperation(req, res, work);
+  };
   const graph = await createFederatedGraph({
     supergraphSdl: readFileSync(deps.supergraphPath, 'utf8'),
     subgraphUrls: { users: `${config.USERS_URL}/graphql`, orders: `${config.ORDERS_URL}/graphql`, catalog: `${config.CATALOG_URL}/graphql`, inventory: `${config.INVENTORY_URL}/graphql` },
@@ -67,7 +78,7 @@ export async function createGatewayApp(deps: GatewayAppDeps) {
     registry: deps.metrics.registry,
     logger: deps.logger,
     trustedDocuments: { mode: config.GRAPHQL_TRUSTED_DOCUMENTS, documents: JSON.parse(readFileSync(deps.trustedDocumentsPath, 'utf8')) as Record<string, string> },
-    admit: chargeGraphQLOperation(deps.rateLimits), // points by the work asked: each mutation field one, a query by its cost (rate-limit/policies.ts)
+    admit: admitGraphQLOperation, // an API key's scopes, then points by the work asked
   });
   const openapi = readFileSync(deps.openapiPath);
   // The events' JSON Schemas, generated beside the OpenAPI document.
@@ -94,12 +105,15 @@ export async function createGatewayApp(deps: GatewayAppDeps) {
   app.use(requireAcceptableResponse); // 406 unless JSON is acceptable
   app.use(requireJsonBody({ refuseContentCoding: true })); // 415 for a body that is not JSON, or has a content coding
   app.use(routeRequest(routes)); // /v1 → route table: 404 UNSUPPORTED_VERSION / 404 / 405 + Cache-Control, Deprecation, Sunset
-  app.use(identifyCaller(verifier, deps.credentials)); // principal from the bearer token (cached until expiry); revoked tokens refused
+  app.use(identifyCaller(verifier, deps.credentials, deps.apiKeys)); // principal from the bearer token (cached until expiry) or the API key's owner; revoked tokens and keys refused
   app.use(limitInFlight(config.MAX_IN_FLIGHT_PER_CALLER)); // 429 RATE_LIMITED past the requests one caller may have in flight
   app.use(rateLimit(deps.rateLimits)); // RateLimit headers; 429 RATE_LIMITED
   app.use(requireAuthentication); // 401 unless the route is public
+  app.use(requireApiKeyScope); // 403 when an API key's scopes do not cover the route
   app.use(receiveBody({ timeoutMs: config.CLIENT_BODY_TIMEOUT_MS, minBytesPerS: config.CLIENT_BODY_MIN_RATE, maxBufferedBytes: config.MAX_BUFFERED_BODY_BYTES })); // the whole body, at a minimum rate, before any connection to a service is taken: 408 too slow, 413 over 1 MiB
+  app.use(keepAccountsFromApiKeys); // 403 for an API key deleting its owner or changing the password
   app.use(forgetCredentialsAfterUserWrite(deps.credentials)); // a password change or deletion that succeeds here: that user's credential answer is asked again
+  app.use(revokeApiKeysAfterWrite(deps.apiKeys)); // an API key revoked through this gateway: refused here from the next request
   app.use(
     dispatch({
       users: createUpstreamProxy(config.USERS_URL, { timeoutMs, ...config.UPSTREAM_LIMITS.users }),

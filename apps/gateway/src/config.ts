@@ -73,6 +73,8 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env) {
       USERS_URL: z.url().default('http://127.0.0.1:3001'),
       /** How long the gateway trusts a user's credential version: a token is refused at most this long after its password changed or its user was deleted. */
       CREDENTIALS_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
+      /** How long the gateway trusts users-service's answer about an API key: a revoked key is refused at most this long after the DELETE when the push (Redis) is lost; with it, within about a second. */
+      API_KEYS_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
       /** Longest wait for users-service's credential answer once the cached one is older than CREDENTIALS_CACHE_MS; then 503 (fail closed). */
       CREDENTIALS_TIMEOUT_MS: z.coerce.number().int().min(50).max(10_000).default(1_000),
       ORDERS_URL: z.url().default('http://127.0.0.1:3002'),

@@ -16,6 +16,7 @@ import { MAX_BODY_BYTES } from '@platform/errors';
 import { issueAccessToken, publishRevocation, serviceTokenSource } from '@platform/auth';
 import { Redis } from 'ioredis';
 import { createGatewayApp } from './app';
+import { ApiKeyCheck } from './auth/api-keys';
 import { CredentialCheck } from './auth/credentials';
 import { subscribeToRevocations } from './auth/revocation-feed';
 import { loadGatewayConfig } from './config';
@@ -177,7 +178,8 @@ async function startGateway(
     timeoutMs: options.credentials?.timeoutMs,
     logger,
   });
-  const feed = options.credentials?.feedRedisUrl ? subscribeToRevocations(options.credentials.feedRedisUrl, credentials, logger) : undefined;
+  const apiKeys = new ApiKeyCheck({ usersUrl: options.credentials?.usersUrl ?? upstream, serviceToken: serviceTokenSource(JWT_SECRET, 'gateway'), jwtSecret: JWT_SECRET, cacheMs: 0, logger });
+  const feed = options.credentials?.feedRedisUrl ? subscribeToRevocations(options.credentials.feedRedisUrl, credentials, logger, apiKeys) : undefined;
   if (feed) expect(await feed.ready(5_000)).toBe(true);
   const rateLimits = new RateLimits(
     { default: { points: options.points ?? 1000, windowS: options.windowS ?? 60 }, tokens: { points: options.tokensPoints ?? 1000, windowS: 60 }, 'tokens-ip': { points: 1000, windowS: 60 } },
@@ -198,6 +200,7 @@ async function startGateway(
     },
     rateLimits,
     credentials,
+    apiKeys,
     logger,
     health: new Health(),
     metrics,

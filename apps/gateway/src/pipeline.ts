@@ -5,6 +5,7 @@ import type { Request, RequestHandler } from 'express';
 import type { TokenVerifier } from '@platform/auth';
 import { ApiError, MAX_BODY_BYTES } from '@platform/errors';
 import { TIMEOUT_HEADER } from '@platform/service-kit';
+import { type ApiKeyCheck, apiKeyOf, assertRouteScope } from './auth/api-keys';
 import type { CallerCredentials } from './auth/credentials';
 import type { CompiledRoute, RouteTable } from './routing/router';
 
@@ -163,23 +164,51 @@ export function routeRequest(routes: RouteTable): RequestHandler {
 }
 
 /**
- * Reads the bearer token if one is sent, and refuses one its account outlived (a changed password,
- * a deleted user); whether a token is required is decided after rate limiting.
+ * Reads the credential if one is sent: an issued API key (X-Api-Key, or a bearer value starting
+ * `opk_`) or a bearer token. A token its account outlived (a changed password, a deleted user) is
+ * refused, and so is a key that is malformed, unknown, revoked, expired or whose owner is gone.
+ * Whether a credential is required is decided after rate limiting.
+ *
+ * A key acts as its owner: the principal is the owner, the rate limits count the key
+ * (`key:<id>`), and the services get a short-lived access token for the owner in place of the
+ * key, which never leaves the gateway (auth/api-keys.ts).
  */
-export function identifyCaller(verifier: TokenVerifier, credentials: CallerCredentials): RequestHandler {
+export function identifyCaller(verifier: TokenVerifier, credentials: CallerCredentials, apiKeys: ApiKeyCheck): RequestHandler {
   return async (req, res, next) => {
-    if (req.headers.authorization) {
-      try {
+    try {
+      const keyText = apiKeyOf(req);
+      if (keyText !== undefined) {
+        const key = await apiKeys.verify(keyText);
+        await credentials.assertOwnerExists(key.ownerId);
+        res.locals.principal = { userId: key.ownerId, role: key.role, expiresAt: Math.floor((key.expiresAt ?? Date.now() + 3_600_000) / 1000), credentialVersion: key.credentialVersion };
+        res.locals.apiKey = { id: key.id, ownerId: key.ownerId, scopes: key.scopes };
+        res.locals.caller = `key:${key.id}`;
+        req.headers.authorization = `Bearer ${await apiKeys.accessTokenFor(key)}`;
+        delete req.headers['x-api-key'];
+      } else if (req.headers.authorization) {
         const principal = await verifier.verifyHeader(req.headers.authorization);
         await credentials.assertCurrent(principal);
         res.locals.principal = principal;
-      } catch (error) {
-        res.locals.authError = error;
       }
+    } catch (error) {
+      // A credential that does not work is never passed on, whatever the route.
+      delete req.headers['x-api-key'];
+      res.locals.authError = error;
     }
     next();
   };
 }
+
+/**
+ * 403 FORBIDDEN when an API key's scopes do not cover the route (GraphQL is checked per root
+ * field once its operation is known: app.ts). Public routes need no scope.
+ */
+export const requireApiKeyScope: RequestHandler = (req, res, next) => {
+  const route = res.locals.route as CompiledRoute;
+  const key = res.locals.apiKey;
+  if (key && route.auth !== 'public' && route.upstream !== 'graphql') assertRouteScope(key, route, req.method);
+  next();
+};
 
 /** 401 for routes that need a token when none (or a bad one) came. */
 export const requireAuthentication: RequestHandler = (_req, res, next) => {
@@ -202,6 +231,52 @@ export function forgetCredentialsAfterUserWrite(credentials: CallerCredentials):
       // Emitted as the answer leaves, before the client can send its next request.
       res.once('finish', () => {
         if (userId && res.statusCode < 300) credentials.forget(userId);
+      });
+    }
+    next();
+  };
+}
+
+/**
+ * 403 when an API key would take over its owner's account: delete it, or change its password (a
+ * leaked key must not lock its owner out). Read from the received body, as the service will read
+ * it; a body that is not JSON is left for the service to refuse (400).
+ */
+export const keepAccountsFromApiKeys: RequestHandler = (req, res, next) => {
+  const route = res.locals.route as CompiledRoute;
+  if (!res.locals.apiKey || route.pattern !== '/users/:id' || req.method === 'GET' || req.method === 'HEAD') return next();
+  if (req.method === 'DELETE') throw ApiError.forbidden("An API key cannot delete its owner's account: sign in with a token (POST /v1/tokens).");
+  let body: unknown;
+  try {
+    body = JSON.parse(res.locals.forwardBody?.toString('utf8') ?? '{}');
+  } catch {
+    return next();
+  }
+  if (body && typeof body === 'object' && Object.hasOwn(body, 'password')) throw ApiError.forbidden("An API key cannot change its owner's password: sign in with a token (POST /v1/tokens).");
+  next();
+};
+
+/**
+ * The embedded default's API key revocation (no Redis, one gateway), as for users above: once a
+ * DELETE /v1/api-keys/:id, or a rotation that ends the old key at once (`overlapSeconds: 0`),
+ * succeeds here, this gateway refuses the key from the next request on.
+ */
+export function revokeApiKeysAfterWrite(apiKeys: Pick<ApiKeyCheck, 'revoked'>): RequestHandler {
+  return (req, res, next) => {
+    const route = res.locals.route as CompiledRoute;
+    const id = /^\/api-keys\/([^/]+)/.exec(req.path.replace(/^\/v1/, ''))?.[1];
+    const endsNow = () => {
+      if (route.pattern === '/api-keys/:id' && req.method === 'DELETE') return true;
+      if (route.pattern !== '/api-keys/:id/rotation') return false;
+      try {
+        return (JSON.parse(res.locals.forwardBody?.toString('utf8') ?? '{}') as { overlapSeconds?: unknown }).overlapSeconds === 0;
+      } catch {
+        return false;
+      }
+    };
+    if (id && endsNow()) {
+      res.once('finish', () => {
+        if (res.statusCode < 300) apiKeys.revoked(decodeURIComponent(id));
       });
     }
     next();

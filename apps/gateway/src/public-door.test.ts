@@ -11,7 +11,9 @@ import pino from 'pino';
 import { errorHandler } from '@platform/errors';
 import { createMetrics, Health, jsonBody, listen, type Listening } from '@platform/service-kit';
 import { apiClient, testRedisUrl, tokenFor } from '@platform/test-kit';
+import { serviceTokenSource } from '@platform/auth';
 import { createGatewayApp } from './app';
+import { ApiKeyCheck } from './auth/api-keys';
 import { loadGatewayConfig } from './config';
 import { policiesOf } from './rate-limit/policies';
 import { connectRedis, RateLimits, redisReady } from './rate-limit/rate-limits';
@@ -185,7 +187,7 @@ async function garbageService(answer: string): Promise<{ url: string; server: Tc
 }
 
 /** These tests are about the door, not revocation (auth/credentials.test.ts): every token is current. */
-const everyTokenCurrent = { assertCurrent: async () => undefined, forget: () => undefined };
+const everyTokenCurrent = { assertCurrent: async () => undefined, assertOwnerExists: async () => undefined, forget: () => undefined };
 
 interface Gateway {
   server: Listening;
@@ -203,7 +205,7 @@ async function startGateway(upstreamUrl: string, env: Record<string, string> = {
   const redis = redisUrl ? connectRedis(redisUrl, { commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS }, logger) : undefined;
   if (redis) expect(await redisReady(redis, 5_000)).toBe(true);
   const rateLimits = new RateLimits(policiesOf(config), { redis, logger, registry: metrics.registry });
-  const { app, stopGraph } = await createGatewayApp({ config, rateLimits, credentials: everyTokenCurrent, logger, health: new Health(), metrics, supergraphPath, openapiPath, trustedDocumentsPath });
+  const { app, stopGraph } = await createGatewayApp({ config, rateLimits, credentials: everyTokenCurrent, apiKeys: new ApiKeyCheck({ usersUrl: upstreamUrl, serviceToken: serviceTokenSource(JWT_SECRET, 'gateway'), jwtSecret: JWT_SECRET, cacheMs: 0, logger }), logger, health: new Health(), metrics, supergraphPath, openapiPath, trustedDocumentsPath });
   const server = await listen(app, 0, '127.0.0.1', { requestTimeoutMs: config.REQUEST_TIMEOUT_MS });
   return {
     server,

@@ -7,7 +7,10 @@ import { eventLogRoutes } from '@platform/events';
 import { createSubgraphMiddleware } from '@platform/graphql-kit';
 import { type Health, jsonBody, type Logger, type Metrics, requestContext, requestLog } from '@platform/service-kit';
 import type { PrismaClient } from './generated/prisma/client';
-import type { UsersConfig } from './config';
+import { ApiKeyRepository } from './api-keys/repository';
+import { apiKeysRoutes, apiKeyVerificationRoutes } from './api-keys/routes';
+import { ApiKeyService } from './api-keys/service';
+import { apiKeyHashSecretOf, type UsersConfig } from './config';
 import type { RevocationPublisher } from './credentials/revocations';
 import { credentialsRoutes } from './credentials/routes';
 import { usersResolvers, usersTypeDefs } from './graphql/resolvers';
@@ -22,12 +25,12 @@ import { webhookRoutes } from './webhooks/routes';
 import { WebhookService } from './webhooks/service';
 
 export interface UsersAppDeps {
-  config: Pick<UsersConfig, 'jwtSecret' | 'jwtVerifySecrets' | 'cursorSecret' | 'ACCESS_TOKEN_TTL_S' | 'REQUEST_TIMEOUT_MS' | 'NODE_ENV'> & Partial<Pick<UsersConfig, 'WEBHOOK_ALLOW_LOOPBACK'>>;
+  config: Pick<UsersConfig, 'API_KEY_HASH_SECRET' | 'jwtSecret' | 'jwtVerifySecrets' | 'cursorSecret' | 'ACCESS_TOKEN_TTL_S' | 'REQUEST_TIMEOUT_MS' | 'NODE_ENV'> & Partial<Pick<UsersConfig, 'WEBHOOK_ALLOW_LOOPBACK'>>;
   prisma: PrismaClient;
   logger: Logger;
   health: Health;
   metrics: Metrics;
-  /** Pushes password changes and deletions to the gateways (REDIS_URL); unset: none pushed. */
+  /** Pushes password changes, deletions and revoked API keys to the gateways (REDIS_URL); unset: none pushed. */
   revocations?: RevocationPublisher;
   /** Tests: a fake clock for retry schedules, a fake DNS, a short delivery timeout. */
   webhooks?: { clock?: () => Date; resolve?: HostResolver; timeoutMs?: number };
@@ -48,6 +51,7 @@ export async function createUsersApp(deps: UsersAppDeps) {
   const dispatcher = new WebhookDispatcher(webhookRepository, guard, deps.logger, { clock: deps.webhooks?.clock, timeoutMs: deps.webhooks?.timeoutMs }, deps.metrics.registry);
   const webhooks = new WebhookService(webhookRepository, guard, { cursorSecret: config.cursorSecret, clock: deps.webhooks?.clock, onDeliveriesDue: () => dispatcher.wake() });
   const eventHandlers = webhookEventHandlers(webhookRepository, { clock: deps.webhooks?.clock, onDeliveriesDue: () => dispatcher.wake() });
+  const apiKeys = new ApiKeyService(new ApiKeyRepository(deps.prisma), { hashSecret: apiKeyHashSecretOf(config), cursorSecret: config.cursorSecret, revocations: deps.revocations });
   const graphql = createSubgraphMiddleware({ typeDefs: usersTypeDefs, resolvers: usersResolvers(users), verifier, introspection: config.NODE_ENV !== 'production' });
 
   const app = express();
@@ -61,12 +65,13 @@ export async function createUsersApp(deps: UsersAppDeps) {
   app.use(requireAcceptableResponse); // 406
   app.use(jsonBody()); // 415, 413, malformed JSON
   app.use('/graphql', graphql); // subgraph; verifies the forwarded token itself
-  app.use('/internal', authenticate(internalVerifier), credentialsRoutes(users)); // the gateway's revocation check (service tokens only)
+  app.use('/internal', authenticate(internalVerifier), credentialsRoutes(users), apiKeyVerificationRoutes(apiKeys)); // the gateway's revocation and API key checks (service tokens only)
   app.use(eventLogRoutes(deps.prisma, 'users-service', internalVerifier)); // GET /internal/events: this service's published events (service tokens only)
   app.use(signInRoutes(users)); // POST /users (sign-up), POST /tokens: the calls without a token
   app.use(authenticate(verifier)); // everything below needs a bearer token
   app.use(usersRoutes(users)); // /users, /users/:id
   app.use(webhookRoutes(webhooks)); // /webhook-endpoints, their deliveries, /events
+  app.use(apiKeysRoutes(apiKeys)); // /api-keys: the caller's issued keys
   app.use(notFoundHandler);
   app.use(databaseOutages); // an unreachable database: 503 + Retry-After, not 500
   app.use(errorHandler);

@@ -3,7 +3,7 @@ import { loadConfig, portSetting } from '@platform/service-kit';
 import { z } from '@platform/validation';
 
 export function loadUsersConfig(env: NodeJS.ProcessEnv = process.env) {
-  return loadConfig(
+  const config = loadConfig(
     {
       PORT: portSetting(3001),
       ...eventsConfigShape,
@@ -20,9 +20,18 @@ export function loadUsersConfig(env: NodeJS.ProcessEnv = process.env) {
       WEBHOOK_ALLOW_LOOPBACK: z.enum(['true', 'false']).default('false').transform((value) => value === 'true'),
       /** How often due webhook deliveries (retries) are looked for without being woken (ms). */
       WEBHOOK_DISPATCH_MS: z.coerce.number().int().min(50).max(60_000).default(1_000),
+      /** The HMAC key of stored API key hashes; unset: derived from JWT_SECRET (set it in production, so a JWT_SECRET rotation keeps every key working). */
+      API_KEY_HASH_SECRET: z.string().min(32, 'API_KEY_HASH_SECRET must be at least 32 characters').optional(),
     },
     env,
   );
+  if (config.NODE_ENV === 'production' && !config.API_KEY_HASH_SECRET) config.warnings.push('API_KEY_HASH_SECRET is not set: API key hashes use a key derived from JWT_SECRET, so rotating JWT_SECRET would stop every issued API key.');
+  return config;
+}
+
+/** API_KEY_HASH_SECRET, or a key derived from JWT_SECRET as CURSOR_SECRET is. */
+export function apiKeyHashSecretOf(config: { API_KEY_HASH_SECRET?: string; jwtSecret: string }): string {
+  return config.API_KEY_HASH_SECRET ?? `api-key:${config.jwtSecret}`;
 }
 
 export type UsersConfig = ReturnType<typeof loadUsersConfig>;

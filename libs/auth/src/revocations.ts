@@ -13,19 +13,26 @@ export interface Revocation {
   credentialVersion: number | null;
 }
 
+/** An issued API key that stopped working (deleted, or its rotation overlap ended early). */
+export interface ApiKeyRevocation {
+  apiKeyId: string;
+}
+
 /** What a publisher needs of a Redis client (ioredis's `publish`). */
 export interface RevocationBus {
   publish(channel: string, message: string): Promise<unknown>;
 }
 
-export function publishRevocation(bus: RevocationBus, revocation: Revocation): Promise<unknown> {
-  return bus.publish(REVOCATIONS_CHANNEL, JSON.stringify({ userId: revocation.userId, credentialVersion: revocation.credentialVersion }));
+export function publishRevocation(bus: RevocationBus, revocation: Revocation | ApiKeyRevocation): Promise<unknown> {
+  const message = 'apiKeyId' in revocation ? { apiKeyId: revocation.apiKeyId } : { userId: revocation.userId, credentialVersion: revocation.credentialVersion };
+  return bus.publish(REVOCATIONS_CHANNEL, JSON.stringify(message));
 }
 
 /** The revocation a message carries, or undefined for anything else on the channel. */
-export function revocationOf(message: string): Revocation | undefined {
+export function revocationOf(message: string): Revocation | ApiKeyRevocation | undefined {
   try {
-    const parsed = JSON.parse(message) as Partial<Revocation>;
+    const parsed = JSON.parse(message) as Partial<Revocation & ApiKeyRevocation>;
+    if (typeof parsed.apiKeyId === 'string') return { apiKeyId: parsed.apiKeyId };
     const version = parsed.credentialVersion;
     if (typeof parsed.userId !== 'string' || !(version === null || (typeof version === 'number' && Number.isInteger(version)))) return undefined;
     return { userId: parsed.userId, credentialVersion: version };

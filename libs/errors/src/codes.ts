@@ -22,6 +22,10 @@ export const errorCatalog = {
   ORDER_NOT_CANCELABLE: { status: 409, title: 'Order not cancelable' },
   ORDER_NOT_EDITABLE: { status: 409, title: 'Order not editable' },
   CONFLICT: { status: 409, title: 'Conflict' },
+  /** The user holds the most active API keys allowed; one must be revoked first. */
+  API_KEY_LIMIT_REACHED: { status: 409, title: 'API key limit reached' },
+  /** A revoked or expired API key cannot be rotated. */
+  API_KEY_NOT_ACTIVE: { status: 409, title: 'API key not active' },
   PRECONDITION_FAILED: { status: 412, title: 'Precondition failed' },
   PAYLOAD_TOO_LARGE: { status: 413, title: 'Payload too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Unsupported media type' },

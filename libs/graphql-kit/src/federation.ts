@@ -19,7 +19,7 @@ import type { Registry } from 'prom-client';
 import { graphQLErrorOf } from './api-error';
 import { graphMetrics } from './operation-metrics';
 import { documentCache } from './document-cache';
-import { costOf, MutationFieldLimit, mutationFieldsOf, type OperationWork, QueryCostLimit } from './query-cost';
+import { costOf, MutationFieldLimit, type OperationWork, QueryCostLimit, rootFieldsOf } from './query-cost';
 import { type SubgraphCallContext, SubgraphSource } from './subgraph-source';
 
 /** The subgraph calls' context, and the HTTP exchange the operation came in (for `admit`). */
@@ -44,7 +44,8 @@ export interface FederatedGraphOptions {
   /**
    * Called once the operation is valid and its variables known, before anything of it runs, with
    * the work it asks (its cost, the mutation fields it writes): the gateway charges its rate limit
-   * here. An ApiError thrown refuses the whole request in the error format (429 with its headers).
+   * here, and checks an API key's scopes. An ApiError thrown refuses the whole request in the
+   * error format (429 with its headers, 403).
    */
   admit?: (req: Request, res: Response, work: OperationWork) => Promise<void>;
 }
@@ -153,7 +154,8 @@ export async function createFederatedGraph(options: FederatedGraphOptions): Prom
       return { errors: [new GraphQLError(`Query cost limit exceeded: this operation costs ${cost.requested} with its variables and the limit is ${cost.limit}.`, { extensions: { code: 'QUERY_COST_LIMIT_EXCEEDED', cost } })], extensions: { cost } };
     }
     // Charged before it runs: a refusal (429) leaves every mutation field unrun.
-    await options.admit?.(context.exchange.req, context.exchange.res, { type: operation.operation, cost: cost.requested, mutationFields: mutationFieldsOf(args.document, operation) });
+    const rootFields = rootFieldsOf(args.document, operation);
+    await options.admit?.(context.exchange.req, context.exchange.res, { type: operation.operation, cost: cost.requested, mutationFields: operation.operation === 'mutation' ? rootFields.length : 0, rootFields });
     // A fault of the planner or executor is ours: INTERNAL in the body (logged), never a 500 the
     // client's document could trigger again and again.
     const result = await executor({

@@ -27,23 +27,26 @@ export interface OperationWork {
   cost: number;
   /** Root fields of a mutation (each alias counted; 0 for a query): the writes it makes. */
   mutationFields: number;
+  /** The root fields selected, by name (an API key's scopes are checked against them). */
+  rootFields: string[];
 }
 
-/** The root fields of an operation, through fragments, `__typename` not counted. */
-function rootFieldCount(selectionSet: SelectionSetNode, fragments: Map<string, FragmentDefinitionNode>, visiting = new Set<string>()): number {
-  let count = 0;
+/** The root fields of an operation by name, through fragments, each alias once, `__typename` and introspection left out. */
+function rootFieldNames(selectionSet: SelectionSetNode, fragments: Map<string, FragmentDefinitionNode>, visiting = new Set<string>()): string[] {
+  const names: string[] = [];
   for (const selection of selectionSet.selections) {
-    if (selection.kind === Kind.FIELD) count += selection.name.value.startsWith('__') ? 0 : 1;
-    else if (selection.kind === Kind.INLINE_FRAGMENT) count += rootFieldCount(selection.selectionSet, fragments, visiting);
+    if (selection.kind === Kind.FIELD) {
+      if (!selection.name.value.startsWith('__')) names.push(selection.name.value);
+    } else if (selection.kind === Kind.INLINE_FRAGMENT) names.push(...rootFieldNames(selection.selectionSet, fragments, visiting));
     else {
       const fragment = fragments.get(selection.name.value);
       if (!fragment || visiting.has(fragment.name.value)) continue;
       visiting.add(fragment.name.value);
-      count += rootFieldCount(fragment.selectionSet, fragments, visiting);
+      names.push(...rootFieldNames(fragment.selectionSet, fragments, visiting));
       visiting.delete(fragment.name.value);
     }
   }
-  return count;
+  return names;
 }
 
 function fragmentsOf(document: DocumentNode): Map<string, FragmentDefinitionNode> {
@@ -52,7 +55,12 @@ function fragmentsOf(document: DocumentNode): Map<string, FragmentDefinitionNode
 
 /** The writes a mutation makes (its root fields, aliases each counted); 0 for a query. */
 export function mutationFieldsOf(document: DocumentNode, operation: OperationDefinitionNode): number {
-  return operation.operation === 'mutation' ? rootFieldCount(operation.selectionSet, fragmentsOf(document)) : 0;
+  return operation.operation === 'mutation' ? rootFieldsOf(document, operation).length : 0;
+}
+
+/** The root fields an operation selects (an aliased field once per alias): what it reads or writes at the top. */
+export function rootFieldsOf(document: DocumentNode, operation: OperationDefinitionNode): string[] {
+  return rootFieldNames(operation.selectionSet, fragmentsOf(document));
 }
 
 /** `first` as written, or from the variables; 1 when absent or not a number we can read. */

@@ -18,6 +18,11 @@ export type ApiClient = Client<paths, 'application/json'>;
 export interface ApiClientOptions {
   /** A bearer token from `POST /tokens`; sent as `Authorization: Bearer <token>`. */
   token?: string;
+  /**
+   * An issued API key (`opk_…`, from `POST /api-keys`), for machine callers; sent as
+   * `X-Api-Key: <key>`. Give it or `token`, not both (the gateway refuses two credentials).
+   */
+  apiKey?: string;
   /** Headers sent with every request (e.g. `traceparent`). */
   headers?: Record<string, string>;
   /** Sees every request and response (logging, metrics, contract checks). */
@@ -27,9 +32,10 @@ export interface ApiClientOptions {
 
 /** A client for the API at `baseUrl` (the gateway's origin, e.g. `https://api.example.com`); paths are under `/v1`. */
 export function createApiClient(baseUrl: string, options: ApiClientOptions = {}): ApiClient {
+  if (options.token && options.apiKey) throw new Error('createApiClient: give token or apiKey, not both');
   const client = createClient<paths>({
     baseUrl: `${baseUrl.replace(/\/+$/, '')}/v1`,
-    headers: { ...options.headers, ...(options.token ? { Authorization: `Bearer ${options.token}` } : {}) },
+    headers: { ...options.headers, ...(options.token ? { Authorization: `Bearer ${options.token}` } : {}), ...(options.apiKey ? { 'X-Api-Key': options.apiKey } : {}) },
     // Lists in a query are comma-separated (`status=PENDING,CANCELED`), as the document says.
     querySerializer: { array: { style: 'form', explode: false } },
     ...(options.fetch ? { fetch: options.fetch } : {}),

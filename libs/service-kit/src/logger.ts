@@ -12,7 +12,7 @@ export function createLogger(service: string, level = 'info'): Logger {
     // "level":"info", not 30: what people and log pipelines filter on.
     formatters: { level: (label) => ({ level: label }) },
     redact: {
-      paths: ['password', '*.password', 'passwordHash', '*.passwordHash', 'accessToken', '*.accessToken', 'authorization', '*.authorization', 'headers.authorization', 'req.headers.authorization'],
+      paths: ['password', '*.password', 'passwordHash', '*.passwordHash', 'accessToken', '*.accessToken', 'authorization', '*.authorization', 'headers.authorization', 'req.headers.authorization', 'headers["x-api-key"]', 'req.headers["x-api-key"]', 'apiKey', '*.apiKey'],
       censor: '[redacted]',
     },
   });

@@ -42,6 +42,8 @@ export interface CredentialCheckOptions {
 /** What the gateway's pipeline needs of a credential check. */
 export interface CallerCredentials {
   assertCurrent(principal: Principal): Promise<void>;
+  /** An API key's owner still exists (keys outlive a password change, not their user). */
+  assertOwnerExists(userId: string): Promise<void>;
   /** The user's account changed (a password or a deletion went through this gateway): ask again next time. */
   forget(userId: string): void;
 }
@@ -57,14 +59,24 @@ export class CredentialCheck implements CallerCredentials {
    * gone; 503 when no answer younger than the bound can be had.
    */
   async assertCurrent(principal: Principal): Promise<void> {
-    let known = this.known.get(principal.userId);
-    if (!known || Date.now() - known.checkedAt > this.options.cacheMs) known = await this.lookUp(principal.userId);
-    if (!known) {
-      const retryAfterS = Math.max(1, Math.ceil((this.options.timeoutMs ?? 1_000) / 1000));
-      throw new ApiError('SERVICE_UNAVAILABLE', 'Whether this access token is still valid cannot be checked right now; retry shortly.', { headers: { 'Retry-After': String(retryAfterS) } });
-    }
+    const known = await this.currentAnswer(principal.userId, 'this access token');
     if (known.version === null) throw ApiError.unauthenticated('The account of this access token no longer exists.');
     if ((principal.credentialVersion ?? 1) < known.version) throw ApiError.unauthenticated('The access token was revoked (the password changed); request a new one.');
+  }
+
+  async assertOwnerExists(userId: string): Promise<void> {
+    if ((await this.currentAnswer(userId, 'this API key')).version === null) throw ApiError.unauthenticated('The owner of this API key no longer exists.');
+  }
+
+  /** An answer younger than the bound, or 503. */
+  private async currentAnswer(userId: string, what: string): Promise<Known> {
+    let known = this.known.get(userId);
+    if (!known || Date.now() - known.checkedAt > this.options.cacheMs) known = await this.lookUp(userId);
+    if (!known) {
+      const retryAfterS = Math.max(1, Math.ceil((this.options.timeoutMs ?? 1_000) / 1000));
+      throw new ApiError('SERVICE_UNAVAILABLE', `Whether ${what} is still valid cannot be checked right now; retry shortly.`, { headers: { 'Retry-After': String(retryAfterS) } });
+    }
+    return known;
   }
 
   /** A revocation users-service pushed: applied at once, never undone by an older answer. */

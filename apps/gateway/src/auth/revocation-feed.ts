@@ -1,6 +1,7 @@
 // The gateway's end of the revocation push (libs/auth revocations.ts): a Redis connection of its
 // own (a subscribed connection can do nothing else) listening on the revocations channel, which
-// users-service publishes on. Each message is applied to the credential check at once.
+// users-service publishes on. Each message is applied at once: a password change or deletion to the
+// credential check, a revoked API key to the key check.
 //
 // Pub/sub keeps nothing for an absent subscriber: revocations published while this connection is
 // down are lost. The cache bound still holds for them (no answer is trusted longer than
@@ -9,6 +10,7 @@
 import { Redis } from 'ioredis';
 import { REVOCATIONS_CHANNEL, revocationOf } from '@platform/auth';
 import type { Logger } from '@platform/service-kit';
+import type { ApiKeyCheck } from './api-keys';
 import type { CredentialCheck } from './credentials';
 
 export interface RevocationFeed {
@@ -17,7 +19,7 @@ export interface RevocationFeed {
   stop(): Promise<void>;
 }
 
-export function subscribeToRevocations(url: string, credentials: Pick<CredentialCheck, 'revoked' | 'forgetAll'>, logger: Logger): RevocationFeed {
+export function subscribeToRevocations(url: string, credentials: Pick<CredentialCheck, 'revoked' | 'forgetAll'>, logger: Logger, apiKeys?: Pick<ApiKeyCheck, 'revoked' | 'forgetAll'>): RevocationFeed {
   const redis = new Redis(url, { connectTimeout: 1_000, retryStrategy: (attempt) => Math.min(attempt * 200, 2_000), maxRetriesPerRequest: null });
   let subscribed = false;
   let everSubscribed = false;
@@ -36,13 +38,15 @@ export function subscribeToRevocations(url: string, credentials: Pick<Credential
   redis.on('ready', () => {
     if (!everSubscribed) return; // the first subscription is confirmed below
     credentials.forgetAll();
-    logger.info('revocation feed: subscribed again; every cached credential answer dropped');
+    apiKeys?.forgetAll();
+    logger.info('revocation feed: subscribed again; every cached credential and API key answer dropped');
     nowSubscribed();
   });
   redis.on('message', (channel: string, message: string) => {
     if (channel !== REVOCATIONS_CHANNEL) return;
     const revocation = revocationOf(message);
-    if (revocation) credentials.revoked(revocation);
+    if (revocation && 'apiKeyId' in revocation) apiKeys?.revoked(revocation.apiKeyId);
+    else if (revocation) credentials.revoked(revocation);
     else logger.warn({ message: message.slice(0, 200) }, 'revocation feed: a message that is not a revocation, ignored');
   });
   redis.subscribe(REVOCATIONS_CHANNEL).then(nowSubscribed, (error: Error) => logger.warn({ err: error.message }, 'revocation feed: subscribing failed; revocations reach this gateway within CREDENTIALS_CACHE_MS'));

@@ -2,6 +2,7 @@
 // whether it needs a token, and its rate-limit policy. A new endpoint is one line here.
 // Paths are as clients send them after the version prefix (`/v1`).
 
+import type { ScopedResource } from '@platform/auth';
 import type { RoutePolicyName } from '../rate-limit/policies';
 
 export type Upstream = 'users' | 'orders' | 'catalog' | 'inventory' | 'graphql' | 'openapi';
@@ -13,6 +14,13 @@ export interface RouteDefinition {
   /** Public routes answer without a token; everything else needs one. */
   auth?: 'public' | 'required';
   policy?: RoutePolicyName;
+  /**
+   * What an API key needs a scope of to call it (`<resource>:read` for GET and HEAD, `:write` for
+   * the rest). `api-keys`, or none on a route that needs a credential: keys are refused (403).
+   */
+  resource?: ScopedResource | 'api-keys';
+  /** A POST that only reads (a search with its conditions in the body): a key needs `:read` for it. */
+  readsOnly?: boolean;
   /** Shared caches may keep its answers (documents with nothing personal); every other route's answers are `no-store`. */
   cacheable?: boolean;
   /** RFC 9745 `Deprecation` date; adds `Sunset` (RFC 8594) and a `Link` to the notice when given. */
@@ -23,29 +31,32 @@ export interface RouteDefinition {
 
 export const routeTable: RouteDefinition[] = [
   { pattern: '/users', methods: ['POST'], upstream: 'users', auth: 'public' },
-  { pattern: '/users', methods: ['GET'], upstream: 'users' },
-  { pattern: '/users/:id', methods: ['GET', 'PATCH', 'PUT', 'DELETE'], upstream: 'users' },
+  { pattern: '/users', methods: ['GET'], upstream: 'users', resource: 'users' },
+  { pattern: '/users/:id', methods: ['GET', 'PATCH', 'PUT', 'DELETE'], upstream: 'users', resource: 'users' },
   { pattern: '/tokens', methods: ['POST'], upstream: 'users', auth: 'public', policy: 'tokens' },
+  { pattern: '/api-keys', methods: ['GET', 'POST'], upstream: 'users', resource: 'api-keys' },
+  { pattern: '/api-keys/:id', methods: ['GET', 'DELETE'], upstream: 'users', resource: 'api-keys' },
+  { pattern: '/api-keys/:id/rotation', methods: ['POST'], upstream: 'users', resource: 'api-keys' },
   { pattern: '/webhook-endpoints', methods: ['GET', 'POST'], upstream: 'users' },
   { pattern: '/webhook-endpoints/:id', methods: ['GET', 'PATCH', 'DELETE'], upstream: 'users' },
   { pattern: '/webhook-endpoints/:id/secret/rotation', methods: ['POST'], upstream: 'users' },
   { pattern: '/webhook-endpoints/:id/deliveries', methods: ['GET'], upstream: 'users' },
   { pattern: '/webhook-endpoints/:id/deliveries/:deliveryId/retry', methods: ['POST'], upstream: 'users' },
   { pattern: '/events', methods: ['GET'], upstream: 'users' },
-  { pattern: '/orders', methods: ['GET', 'POST'], upstream: 'orders' },
-  { pattern: '/orders/search', methods: ['POST'], upstream: 'orders' },
-  { pattern: '/orders/:id', methods: ['GET', 'PATCH', 'PUT', 'DELETE'], upstream: 'orders' },
-  { pattern: '/orders/:id/items', methods: ['GET'], upstream: 'orders' },
-  { pattern: '/orders/:id/shipment', methods: ['GET', 'PUT'], upstream: 'orders' },
-  { pattern: '/orders/:id/cancellation', methods: ['GET', 'POST'], upstream: 'orders' },
-  { pattern: '/order-items/:id', methods: ['GET'], upstream: 'orders' },
-  { pattern: '/products', methods: ['GET', 'POST'], upstream: 'catalog' },
-  { pattern: '/products/:id', methods: ['GET', 'PATCH', 'PUT', 'DELETE'], upstream: 'catalog' },
-  { pattern: '/products/:id/rating', methods: ['GET'], upstream: 'catalog' },
-  { pattern: '/products/:id/reviews', methods: ['GET', 'POST'], upstream: 'catalog' },
-  { pattern: '/products/:id/reviews/:reviewId', methods: ['GET'], upstream: 'catalog' },
-  { pattern: '/stock-levels', methods: ['GET'], upstream: 'inventory' },
-  { pattern: '/stock-levels/:sku', methods: ['GET', 'PUT'], upstream: 'inventory' },
+  { pattern: '/orders', methods: ['GET', 'POST'], upstream: 'orders', resource: 'orders' },
+  { pattern: '/orders/search', methods: ['POST'], upstream: 'orders', resource: 'orders', readsOnly: true },
+  { pattern: '/orders/:id', methods: ['GET', 'PATCH', 'PUT', 'DELETE'], upstream: 'orders', resource: 'orders' },
+  { pattern: '/orders/:id/items', methods: ['GET'], upstream: 'orders', resource: 'orders' },
+  { pattern: '/orders/:id/shipment', methods: ['GET', 'PUT'], upstream: 'orders', resource: 'orders' },
+  { pattern: '/orders/:id/cancellation', methods: ['GET', 'POST'], upstream: 'orders', resource: 'orders' },
+  { pattern: '/order-items/:id', methods: ['GET'], upstream: 'orders', resource: 'orders' },
+  { pattern: '/products', methods: ['GET', 'POST'], upstream: 'catalog', resource: 'products' },
+  { pattern: '/products/:id', methods: ['GET', 'PATCH', 'PUT', 'DELETE'], upstream: 'catalog', resource: 'products' },
+  { pattern: '/products/:id/rating', methods: ['GET'], upstream: 'catalog', resource: 'products' },
+  { pattern: '/products/:id/reviews', methods: ['GET', 'POST'], upstream: 'catalog', resource: 'products' },
+  { pattern: '/products/:id/reviews/:reviewId', methods: ['GET'], upstream: 'catalog', resource: 'products' },
+  { pattern: '/stock-levels', methods: ['GET'], upstream: 'inventory', resource: 'inventory' },
+  { pattern: '/stock-levels/:sku', methods: ['GET', 'PUT'], upstream: 'inventory', resource: 'inventory' },
   // GET for queries (a mutation over GET is 405), POST for both: the GraphQL-over-HTTP specification.
   { pattern: '/graphql', methods: ['GET', 'POST'], upstream: 'graphql' },
   { pattern: '/openapi.json', methods: ['GET'], upstream: 'openapi', auth: 'public', cacheable: true },

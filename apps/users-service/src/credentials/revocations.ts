@@ -1,14 +1,14 @@
-// users-service's end of the revocation push (libs/auth revocations.ts): each password change and
-// deletion is published on Redis for every gateway replica. A lost message (Redis out) costs
+// users-service's end of the revocation push (libs/auth revocations.ts): each password change,
+// user deletion and API key revocation is published on Redis for every gateway replica. A lost message (Redis out) costs
 // nothing but time: the gateways' cache bound (CREDENTIALS_CACHE_MS) still refuses the token.
 import { Redis } from 'ioredis';
-import { publishRevocation, type Revocation } from '@platform/auth';
+import { type ApiKeyRevocation, publishRevocation, type Revocation } from '@platform/auth';
 import type { Logger } from '@platform/service-kit';
 
 /** What the user service tells when a token must stop working. */
 export interface RevocationPublisher {
   /** Never throws: a revocation that cannot be pushed is left to the gateways' cache bound. */
-  publish(revocation: Revocation): Promise<void>;
+  publish(revocation: Revocation | ApiKeyRevocation): Promise<void>;
 }
 
 export function redisRevocationPublisher(url: string, logger: Logger): RevocationPublisher & { stop(): Promise<void> } {
@@ -20,7 +20,7 @@ export function redisRevocationPublisher(url: string, logger: Logger): Revocatio
       try {
         await publishRevocation(redis, revocation);
       } catch (error) {
-        logger.warn({ err: error instanceof Error ? error.message : String(error), userId: revocation.userId }, 'revocations: not published; gateways refuse the token within CREDENTIALS_CACHE_MS');
+        logger.warn({ err: error instanceof Error ? error.message : String(error), ...revocation }, 'revocations: not published; gateways refuse the token or key within their cache bound (CREDENTIALS_CACHE_MS, API_KEYS_CACHE_MS)');
       }
     },
     stop: async () => {

@@ -10,6 +10,7 @@ apply() { kubectl -n "$ns" create secret generic "$@" --dry-run=client -o yaml |
 apply dev-postgres --from-literal=password="$password"
 apply platform-jwt --from-literal=secret="$(head -c 48 /dev/urandom | base64 | tr -dc 'A-Za-z0-9')"
 apply platform-redis --from-literal=url=redis://redis:6379
+apply platform-api-keys --from-literal=secret="$(head -c 48 /dev/urandom | base64 | tr -dc 'A-Za-z0-9')"
 apply platform-admin --from-literal=email=admin@example.com --from-literal=password="$(head -c 18 /dev/urandom | base64 | tr -dc 'A-Za-z0-9')"
 for service in users orders catalog inventory; do
   apply "${service}-service-database" --from-literal=url="postgresql://postgres:${password}@postgres:5432/${service}"
