@@ -22,6 +22,8 @@ export const errorCatalog = {
   ORDER_NOT_CANCELABLE: { status: 409, title: 'Order not cancelable' },
   ORDER_NOT_EDITABLE: { status: 409, title: 'Order not editable' },
   CONFLICT: { status: 409, title: 'Conflict' },
+  /** A deprecated element during a brownout of it, or after its sunset (contracts/deprecations.yaml). */
+  GONE: { status: 410, title: 'Gone' },
   PRECONDITION_FAILED: { status: 412, title: 'Precondition failed' },
   PAYLOAD_TOO_LARGE: { status: 413, title: 'Payload too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Unsupported media type' },
