@@ -732,6 +732,7 @@ export interface components {
              * @example ORDER_NOT_CANCELABLE
              * @example ORDER_NOT_EDITABLE
              * @example CONFLICT
+             * @example GONE
              * @example PRECONDITION_FAILED
              * @example PAYLOAD_TOO_LARGE
              * @example UNSUPPORTED_MEDIA_TYPE
@@ -790,6 +791,7 @@ export interface components {
              * @example ORDER_NOT_CANCELABLE
              * @example ORDER_NOT_EDITABLE
              * @example CONFLICT
+             * @example GONE
              * @example PRECONDITION_FAILED
              * @example PAYLOAD_TOO_LARGE
              * @example UNSUPPORTED_MEDIA_TYPE
@@ -824,6 +826,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 [name: string]: unknown;
             };
             content: {
@@ -840,6 +843,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                 [name: string]: unknown;
             };
@@ -857,6 +861,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 [name: string]: unknown;
             };
             content: {
@@ -873,6 +878,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 [name: string]: unknown;
             };
             content: {
@@ -889,6 +895,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 Allow: components["headers"]["Allow"];
                 [name: string]: unknown;
             };
@@ -906,6 +913,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 [name: string]: unknown;
             };
             content: {
@@ -922,6 +930,24 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description A deprecated element used during a brownout of it, or after its sunset (contracts/deprecations.yaml); the message names the replacement. `code`: GONE. */
+        Gone: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                Deprecation: components["headers"]["Deprecation"];
+                Sunset: components["headers"]["Sunset"];
+                Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 [name: string]: unknown;
             };
             content: {
@@ -938,6 +964,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 [name: string]: unknown;
             };
             content: {
@@ -954,6 +981,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 [name: string]: unknown;
             };
             content: {
@@ -970,6 +998,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 [name: string]: unknown;
             };
             content: {
@@ -986,6 +1015,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 [name: string]: unknown;
             };
             content: {
@@ -1002,6 +1032,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 "Retry-After": components["headers"]["Retry-After"];
                 [name: string]: unknown;
             };
@@ -1019,6 +1050,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 [name: string]: unknown;
             };
             content: {
@@ -1035,6 +1067,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 "Retry-After": components["headers"]["Retry-After"];
                 [name: string]: unknown;
             };
@@ -1052,6 +1085,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 [name: string]: unknown;
             };
             content: {
@@ -1059,7 +1093,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description Any other error, in the same format. `code`: VALIDATION_FAILED, MALFORMED_REQUEST, MALFORMED_JSON, INVALID_CURSOR, UNAUTHENTICATED, INVALID_CREDENTIALS, FORBIDDEN, NOT_FOUND, UNSUPPORTED_VERSION, METHOD_NOT_ALLOWED, NOT_ACCEPTABLE, REQUEST_TIMEOUT, EMAIL_TAKEN, REVIEW_EXISTS, SKU_TAKEN, OUT_OF_STOCK, ORDER_ALREADY_CANCELED, ORDER_NOT_CANCELABLE, ORDER_NOT_EDITABLE, CONFLICT, PRECONDITION_FAILED, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, REQUEST_HEADERS_TOO_LARGE, INTERNAL, BAD_GATEWAY, SERVICE_UNAVAILABLE, GATEWAY_TIMEOUT. */
+        /** @description Any other error, in the same format. `code`: VALIDATION_FAILED, MALFORMED_REQUEST, MALFORMED_JSON, INVALID_CURSOR, UNAUTHENTICATED, INVALID_CREDENTIALS, FORBIDDEN, NOT_FOUND, UNSUPPORTED_VERSION, METHOD_NOT_ALLOWED, NOT_ACCEPTABLE, REQUEST_TIMEOUT, EMAIL_TAKEN, REVIEW_EXISTS, SKU_TAKEN, OUT_OF_STOCK, ORDER_ALREADY_CANCELED, ORDER_NOT_CANCELABLE, ORDER_NOT_EDITABLE, CONFLICT, GONE, PRECONDITION_FAILED, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, REQUEST_HEADERS_TOO_LARGE, INTERNAL, BAD_GATEWAY, SERVICE_UNAVAILABLE, GATEWAY_TIMEOUT. */
         Error: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1068,6 +1102,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 [name: string]: unknown;
             };
             content: {
@@ -1084,6 +1119,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 [name: string]: unknown;
             };
             content: {
@@ -1100,6 +1136,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 [name: string]: unknown;
             };
             content: {
@@ -1116,6 +1153,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 [name: string]: unknown;
             };
             content: {
@@ -1132,6 +1170,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 [name: string]: unknown;
             };
             content: {
@@ -1148,6 +1187,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 [name: string]: unknown;
             };
             content: {
@@ -1164,6 +1204,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 [name: string]: unknown;
             };
             content: {
@@ -1180,6 +1221,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 [name: string]: unknown;
             };
             content: {
@@ -1196,6 +1238,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 [name: string]: unknown;
             };
             content: {
@@ -1212,6 +1255,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 [name: string]: unknown;
             };
             content: {
@@ -1228,6 +1272,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 [name: string]: unknown;
             };
             content: {
@@ -1244,6 +1289,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 [name: string]: unknown;
             };
             content: {
@@ -1260,6 +1306,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 [name: string]: unknown;
             };
             content: {
@@ -1276,6 +1323,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 [name: string]: unknown;
             };
             content: {
@@ -1292,6 +1340,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 [name: string]: unknown;
             };
             content: {
@@ -1308,6 +1357,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 [name: string]: unknown;
             };
             content: {
@@ -1335,12 +1385,14 @@ export interface components {
         "RateLimit-Policy": string;
         /** @description Seconds to wait before retrying. */
         "Retry-After": string;
-        /** @description RFC 9745: when this endpoint was deprecated (`@` + Unix time), on deprecated endpoints only. */
+        /** @description RFC 9745: when the deprecated element this call used was announced (`@` + Unix time; the earliest, if it used several). Only on answers to calls that used a deprecated element: the operation, a query parameter or body field sent, or a response field answered. */
         Deprecation: string;
-        /** @description RFC 8594: when this deprecated endpoint stops answering (HTTP date). */
+        /** @description RFC 8594: when the deprecated element this call used stops working (HTTP date; the earliest, if several; never before Deprecation). Only with Deprecation. */
         Sunset: string;
-        /** @description The deprecation notice (`rel="deprecation"`), on deprecated endpoints only. */
+        /** @description The deprecation notice of each deprecated element used (`<url>; rel="deprecation"; type="text/html"`). Only with Deprecation. */
         Link: string;
+        /** @description The deprecated response fields this answer contains, comma-separated, as the registry names them after `body.` (`trackingNumber`, `items[].sku`). A field in a brownout or past its sunset is left out of the answer instead, and not named. */
+        "Deprecated-Fields": string;
         /** @description The scheme to authenticate with: `Bearer`. */
         "WWW-Authenticate": string;
         /** @description The methods the path answers to. */
@@ -1386,6 +1438,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1442,6 +1495,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     /** @description Where the created or accepted resource lives. */
                     Location: string;
                     /** @description The version of the representation; send it back in If-Match to change it safely. */
@@ -1490,6 +1544,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     /** @description The version of the representation; send it back in If-Match to change it safely. */
                     ETag: string;
                     [name: string]: unknown;
@@ -1551,6 +1606,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     /** @description The version of the representation; send it back in If-Match to change it safely. */
                     ETag: string;
                     [name: string]: unknown;
@@ -1600,6 +1656,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1658,6 +1715,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     /** @description The version of the representation; send it back in If-Match to change it safely. */
                     ETag: string;
                     [name: string]: unknown;
@@ -1711,6 +1769,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1769,6 +1828,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1822,6 +1882,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     /** @description Where the created or accepted resource lives. */
                     Location: string;
                     /** @description The version of the representation; send it back in If-Match to change it safely. */
@@ -1905,6 +1966,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1951,6 +2013,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     /** @description The version of the representation; send it back in If-Match to change it safely. */
                     ETag: string;
                     [name: string]: unknown;
@@ -2007,6 +2070,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     /** @description The version of the representation; send it back in If-Match to change it safely. */
                     ETag: string;
                     [name: string]: unknown;
@@ -2057,6 +2121,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2107,6 +2172,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     /** @description The version of the representation; send it back in If-Match to change it safely. */
                     ETag: string;
                     [name: string]: unknown;
@@ -2165,6 +2231,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2206,6 +2273,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2255,6 +2323,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2301,6 +2370,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2347,6 +2417,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     /** @description Where the created or accepted resource lives. */
                     Location: string;
                     [name: string]: unknown;
@@ -2394,6 +2465,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2446,6 +2518,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2496,6 +2569,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     /** @description Where the created or accepted resource lives. */
                     Location: string;
                     /** @description The version of the representation; send it back in If-Match to change it safely. */
@@ -2545,6 +2619,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     /** @description The version of the representation; send it back in If-Match to change it safely. */
                     ETag: string;
                     [name: string]: unknown;
@@ -2601,6 +2676,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     /** @description The version of the representation; send it back in If-Match to change it safely. */
                     ETag: string;
                     [name: string]: unknown;
@@ -2650,6 +2726,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2703,6 +2780,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     /** @description The version of the representation; send it back in If-Match to change it safely. */
                     ETag: string;
                     [name: string]: unknown;
@@ -2752,6 +2830,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2802,6 +2881,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2852,6 +2932,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     /** @description Where the created or accepted resource lives. */
                     Location: string;
                     [name: string]: unknown;
@@ -2900,6 +2981,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2949,6 +3031,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2989,6 +3072,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     /** @description The version of the representation; send it back in If-Match to change it safely. */
                     ETag: string;
                     [name: string]: unknown;
@@ -3045,6 +3129,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     /** @description The version of the representation; send it back in If-Match to change it safely. */
                     ETag: string;
                     [name: string]: unknown;
@@ -3062,6 +3147,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     /** @description The version of the representation; send it back in If-Match to change it safely. */
                     ETag: string;
                     /** @description Where the created or accepted resource lives. */
@@ -3119,6 +3205,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3172,6 +3259,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3214,6 +3302,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3247,6 +3336,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
