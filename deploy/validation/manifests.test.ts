@@ -44,6 +44,16 @@ describe.each(overlays)('the %s overlay', (overlay) => {
     expect(objects.some((object) => object.kind === 'Job')).toBe(false);
   });
 
+  it('gives the gateway the deprecation registry of contracts/deprecations.yaml, mounted where DEPRECATIONS_FILE points', () => {
+    const pod = find(objects, 'Deployment', 'gateway').spec.template.spec;
+    const volume = pod.volumes.find((candidate: { name: string }) => candidate.name === 'deprecations');
+    const registry = find(objects, 'ConfigMap', volume.configMap.name) as { data: Record<string, string> };
+    expect(volume.configMap.name).toMatch(/^gateway-deprecations-[a-z0-9]+$/);
+    expect(registry.data['deprecations.yaml']).toContain(readFileSync(path.join(deployDir, '../contracts/deprecations.yaml'), 'utf8'));
+    const mount = pod.containers[0].volumeMounts.find((candidate: { name: string }) => candidate.name === 'deprecations');
+    expect(`${mount.mountPath}/deprecations.yaml`).toBe(find(objects, 'ConfigMap', 'gateway-config').data.DEPRECATIONS_FILE);
+  });
+
   it('terminates TLS at the Ingress with a certificate Secret cert-manager keeps, and redirects plain HTTP', () => {
     const ingress = find(objects, 'Ingress', 'gateway');
     expect(ingress.spec.tls).toEqual([{ hosts: ingress.spec.rules.map((rule: { host: string }) => rule.host), secretName: 'gateway-tls' }]);
