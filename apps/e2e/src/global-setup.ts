@@ -32,7 +32,6 @@ export default async function globalSetup(): Promise<void> {
     // The suites call from 127.0.0.1, the one trusted proxy; the OWASP suite spoofs X-Forwarded-For from another loopback address.
     TRUST_PROXY: '127.0.0.1',
     ORDERS_SWEEP_MS: '200',
-    ROUTE_DEPRECATIONS: JSON.stringify([{ pattern: '/order-items/:id', deprecation: '2026-01-01T00:00:00Z', sunset: '2027-01-01T00:00:00Z', link: 'https://docs.example.com/deprecations/order-items' }]),
   };
   delete env.DATABASE_URL;
   if (process.env.TEST_REDIS_URL) env.REDIS_URL = process.env.TEST_REDIS_URL;
