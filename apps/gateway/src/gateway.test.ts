@@ -412,7 +412,7 @@ describe('browsers on other origins (CORS)', () => {
     const answer = await rawRequest(`${gateway.server.url}/v1/users/large`, 'GET', { origin: app, authorization: `Bearer ${token}` });
     expect(answer.status).toBe(200);
     expect(answer.headers['access-control-allow-origin']).toBe(app);
-    expect(String(answer.headers['access-control-expose-headers']).split(',')).toEqual(['RateLimit', 'RateLimit-Policy', 'Retry-After', 'X-Request-Id', 'ETag', 'Location', 'Deprecation', 'Sunset', 'Link']);
+    expect(String(answer.headers['access-control-expose-headers']).split(',')).toEqual(['RateLimit', 'RateLimit-Policy', 'Retry-After', 'X-Request-Id', 'ETag', 'Location', 'Deprecation', 'Sunset', 'Link', 'Deprecated-Fields']);
     expect(varyOf(answer)).toEqual(expect.arrayContaining(['origin', 'accept-language']));
   });
 
