@@ -28,6 +28,9 @@ const supergraphPath = path.join(__dirname, 'graphql/supergraph.graphql');
 const openapiPath = path.join(__dirname, 'openapi/openapi.json');
 const trustedDocumentsPath = path.join(__dirname, 'graphql/trusted-documents.json');
 
+/** Every path the fake's echo route was called with: what reached the service. */
+const echoedPaths: string[] = [];
+
 /** users-service's credential versions, as the fake serves them (absent: version 1; null: deleted). */
 const credentialVersions = new Map<string, number | null>();
 
@@ -41,6 +44,7 @@ function fakeService() {
   // What users-service does on a deletion and a password change: the gateway sees them pass.
   app.delete('/users/:id', (req, res) => void (credentialVersions.set(req.params.id, null), res.status(204).end()));
   app.all('/users/echo', (req, res) => {
+    echoedPaths.push(req.originalUrl);
     res.json({ path: req.originalUrl, method: req.method, headers: req.headers, body: req.body?.toString('utf8') ?? null });
   });
   app.get('/users/teapot', (_req, res) => void res.status(418).type('application/problem+json').send('{"code":"TEAPOT","exact":"bytes"}'));
@@ -63,7 +67,7 @@ function fakeService() {
   app.post('/garbled/graphql', (_req, res) => void res.type('application/json').send('{"data": {"me": '));
   app.get('/users/large', (_req, res) => void res.set('Vary', 'Accept-Language').json(LARGE_PAGE));
   // Answers with deprecated response fields (the deprecation tests' registry names them).
-  app.get('/orders/:id/shipment', (req, res) => void res.json({ status: 'SHIPPED', carrier: 'DHL', ...(req.query.tracked ? { trackingNumber: 'JD0142' } : {}) }));
+  app.get('/orders/:id/shipment', (req, res) => void (req.query.fail ? res.status(404).json({ code: 'NOT_FOUND', message: 'no shipment', traceId: 'x', errors: [], trackingNumber: 'kept' }) : res.json({ status: 'SHIPPED', carrier: 'DHL', ...(req.query.tracked ? { trackingNumber: 'JD0142' } : {}) })));
   app.get('/orders/:id/items', (_req, res) => void res.json({ items: [{ id: 'i1', sku: 'SKU-1', quantity: 2 }, { id: 'i2', sku: 'SKU-2', quantity: 1 }], nextCursor: null, hasNext: false }));
   app.post('/tokens', (_req, res) => void res.status(401).json({ code: 'INVALID_CREDENTIALS', message: 'no', traceId: 'x', errors: [] }));
   return app;
@@ -1272,6 +1276,24 @@ describe('deprecated elements (contracts/deprecations.yaml)', () => {
     noDeprecationHeaders(onOtherGateway);
   });
 
+  it('sends deprecation headers exactly when a call uses a deprecated element (any mix of parameters and body fields)', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.subarray(['old', 'modern', 'page', 'q']), fc.subarray(['nickname', 'name', 'email']), async (parameters, fields) => {
+        const query = parameters.map((name) => `${name}=1`).join('&');
+        const body = Object.fromEntries(fields.map((name) => [name, 'x']));
+        const res = await retiringCall('PATCH', `/v1/users/echo${query ? `?${query}` : ''}`, { token, body });
+        expect(res.status).toBe(200);
+        // PATCH …{id} query.old is not an entry (GET's is); request.body.nickname is (in a dry run).
+        expect(res.headers.has('deprecation')).toBe(fields.includes('nickname'));
+        expect(res.headers.has('sunset')).toBe(fields.includes('nickname'));
+        expect(res.headers.has('link')).toBe(fields.includes('nickname'));
+        const read = await retiringCall('GET', `/v1/users/echo${query ? `?${query}` : ''}`, { token });
+        expect(read.headers.has('deprecation')).toBe(parameters.includes('old'));
+      }),
+      { numRuns: 40 },
+    );
+  });
+
   it('marks a call that sends a deprecated query parameter, with the earliest dates of what it used', async () => {
     const res = await retiringCall('GET', '/v1/users/echo?old=1', { token });
     expect(res.status).toBe(200);
@@ -1290,6 +1312,7 @@ describe('deprecated elements (contracts/deprecations.yaml)', () => {
     expect(res.headers.get('sunset')).toBe('Mon, 01 Jun 2099 00:00:00 GMT');
     expect(res.headers.get('link')).toBe(`<${notice}${'rest:GET /v1/users/{id} query.legacy'.length}>; rel="deprecation"; type="text/html"`);
     expect(await counted('rest:GET /v1/users/{id} query.legacy', 'brownout')).toBe(1);
+    expect(echoedPaths).not.toContain('/users/echo?legacy=1');
     const line = retiring.logs.map((text) => JSON.parse(text) as Record<string, unknown>).find((log) => (log.deprecation as { outcome?: string } | undefined)?.outcome === 'brownout');
     expect(line).toMatchObject({ level: 40, deprecation: { element: 'rest:GET /v1/users/{id} query.legacy' }, msg: 'deprecated element refused (brownout)' });
     expect(String(line?.caller)).toMatch(/^user:/);
@@ -1338,6 +1361,20 @@ describe('deprecated elements (contracts/deprecations.yaml)', () => {
     expect(res.headers.get('deprecated-fields')).toBeNull();
     expect(res.headers.get('sunset')).toBe('Mon, 01 Jun 2099 00:00:00 GMT');
     expect(await counted('rest:GET /v1/orders/{id}/items response.200.body.items[].sku', 'brownout')).toBeGreaterThanOrEqual(1);
+  });
+
+  it('passes HEAD on a route with deprecated response fields through untouched, with the length GET would have', async () => {
+    const head = await fetch(`${retiring.server.url}/v1/orders/o1/items`, { method: 'HEAD', headers: { authorization: `Bearer ${token}` } });
+    expect(head.status).toBe(200);
+    const direct = await fetch(`${upstream.url}/orders/o1/items`);
+    expect(head.headers.get('content-length')).toBe(direct.headers.get('content-length'));
+  });
+
+  it('passes error answers of such a route through as the service wrote them', async () => {
+    const res = await retiringCall('GET', '/v1/orders/o1/shipment?tracked=1&fail=1', { token });
+    expect(res.status).toBe(404);
+    expect(res.body).toEqual({ code: 'NOT_FOUND', message: 'no shipment', traceId: 'x', errors: [], trackingNumber: 'kept' });
+    noDeprecationHeaders(res);
   });
 
   it('refuses a GraphQL operation selecting a field in its brownout with extensions.code GONE, fragments included', async () => {

@@ -114,7 +114,8 @@ export function enforceDeprecations(outcomes: DeprecationOutcomes): RequestHandl
     const { refusal } = outcomes.judge(req, res, used);
     if (refusal) throw refusal;
     if (used.length > 0) for (const [name, value] of Object.entries(deprecationHeaders(used))) res.setHeader(name, value);
-    if (rules.responseFields.length > 0) {
+    // HEAD answers have no body to read: they go through as the service sent them.
+    if (rules.responseFields.length > 0 && req.method !== 'HEAD') {
       const rewrite: AnswerRewrite = (status, body) => {
         const fields = rules.responseFields.filter((field) => field.status === String(status));
         const answer = fields.length > 0 ? parseJson(body) : undefined;
