@@ -1234,6 +1234,8 @@ describe('deprecated elements (contracts/deprecations.yaml)', () => {
     entry('rest:DELETE /v1/users/{id}', { announced: '2020-01-01', sunset: '2021-01-01', replacement: 'none: accounts are closed by support' }),
     entry('rest:GET /v1/orders/{id}/shipment response.200.body.trackingNumber', { notice: `${notice}tracking` }),
     entry('rest:GET /v1/orders/{id}/items response.200.body.items[].sku', { brownouts: always }),
+    entry('rest:GET /v1/users/{id} response.200.body.items[].name'),
+    entry('rest:GET /v1/users/{id} response.200.body.items[].price', { brownouts: always }),
     entry('graphql:User.nickname', { brownouts: always, replacement: 'graphql:User.displayName' }),
     entry('graphql:User.email'),
   ];
@@ -1361,6 +1363,14 @@ describe('deprecated elements (contracts/deprecations.yaml)', () => {
     expect(res.headers.get('deprecated-fields')).toBeNull();
     expect(res.headers.get('sunset')).toBe('Mon, 01 Jun 2099 00:00:00 GMT');
     expect(await counted('rest:GET /v1/orders/{id}/items response.200.body.items[].sku', 'brownout')).toBeGreaterThanOrEqual(1);
+  });
+
+  it('rewrites a large answer before compressing it', async () => {
+    const answer = await rawRequest(`${retiring.server.url}/v1/users/large`, 'GET', { authorization: `Bearer ${token}`, 'accept-encoding': 'gzip' });
+    expect(answer.status).toBe(200);
+    expect(answer.headers['content-encoding']).toBe('gzip');
+    expect(answer.headers['deprecated-fields']).toBe('items[].name');
+    expect(JSON.parse(gunzipSync(answer.body).toString('utf8'))).toEqual({ ...LARGE_PAGE, items: LARGE_PAGE.items.map(({ price: _price, ...item }) => item) });
   });
 
   it('passes HEAD on a route with deprecated response fields through untouched, with the length GET would have', async () => {
