@@ -176,7 +176,8 @@ describe('the Dockerfile', () => {
 
 it("keeps every service's shared objects as the one template writes them (tools/deploy/render-services.mjs)", () => {
   const run = () => execFileSync(process.execPath, [path.join(deployDir, '../tools/deploy/render-services.mjs'), '--check'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-  expect(run().match(/matches its sources/g)).toHaveLength(20);
+  // Five objects of each of the four services, and the gateway's copy of the deprecation registry.
+  expect(run().match(/matches its sources/g)).toHaveLength(21);
   // A hand edit of a generated file fails the check.
   const file = path.join(deployDir, 'k8s/base/catalog-service/pdb.yaml');
   const committed = readFileSync(file, 'utf8');
