@@ -1,7 +1,6 @@
-import { existsSync } from 'node:fs';
 import path from 'node:path';
 import express from 'express';
-import { loadDeprecations } from '@platform/deprecations';
+import { registrySetting } from '@platform/deprecations';
 import { loadConfig, portSetting } from '@platform/service-kit';
 import { z } from '@platform/validation';
 
@@ -48,25 +47,6 @@ export const trustProxySetting = z
     return list;
   });
 
-/**
- * The deprecation registry (contracts/deprecations.yaml, copied beside main.js by the build): read
- * and checked at start, so a malformed one keeps the gateway from starting with the problem named.
- */
-const deprecationsFile = z
-  .string()
-  .optional()
-  .transform((named, context) => {
-    // Beside main.js unless named; a file named but missing is a mistake, the default missing (a test run from source) is an empty registry.
-    const file = named ?? path.join(__dirname, 'deprecations.yaml');
-    try {
-      if (named && !existsSync(named)) throw new Error(`${named} does not exist`);
-      return { file, entries: loadDeprecations(file) };
-    } catch (error) {
-      context.addIssue({ code: 'custom', message: `the deprecation registry cannot be read: ${error instanceof Error ? error.message : String(error)}` });
-      return z.NEVER;
-    }
-  });
-
 /** Connections the gateway keeps to one service, and requests that may wait for one of them. */
 const upstreamLimit = z.strictObject({ maxSockets: z.number().int().min(1).default(512), maxQueued: z.number().int().min(0).default(512) });
 const upstreamLimits = jsonSetting(
@@ -107,7 +87,7 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env) {
        * The deprecation registry: which elements answer with Deprecation/Sunset/Link, which are in a
        * brownout or past their sunset (410 GONE). Default: deprecations.yaml beside main.js.
        */
-      DEPRECATIONS_FILE: deprecationsFile,
+      DEPRECATIONS_FILE: registrySetting(path.join(__dirname, 'deprecations.yaml')),
       /**
        * Per service, `{"orders": {"maxSockets": 512, "maxQueued": 512}}`: past maxSockets requests
        * wait for a connection; past maxQueued waiting, 503 SERVICE_UNAVAILABLE with Retry-After.

@@ -4,6 +4,7 @@
 // brownouts and usage reports, and the generators that mark the contracts.
 import { existsSync, readFileSync } from 'node:fs';
 import { parse } from 'yaml';
+import { z } from '@platform/validation';
 
 /** A window in which calls that use the element fail with 410 GONE (or are only recorded, in dry run). */
 export interface Brownout {
@@ -150,4 +151,27 @@ export function goneMessage(entry: Deprecation, phase: 'brownout' | 'sunset', at
   const instead = entry.replacement === 'none' || entry.replacement.startsWith('none') ? entry.replacement : `use ${entry.replacement.replace(/^(rest|graphql|proto):/, '')} instead`;
   if (phase === 'sunset') return `${what} was retired on ${entry.sunset}: ${instead}. See ${entry.notice}.`;
   return `${what} is deprecated and unavailable during a brownout until ${brownoutEnd(entry, at) ?? 'the window ends'}: ${instead}. It stops working on ${entry.sunset}; see ${entry.notice}.`;
+}
+
+/**
+ * The `DEPRECATIONS_FILE` setting of a service that acts on the registry (the gateway,
+ * inventory-service): the file named, or `defaultFile` (beside main.js, where the build copies
+ * contracts/deprecations.yaml), read and checked at start. A malformed registry, or a named file
+ * that does not exist, is a configuration problem: the service does not start, and says why.
+ */
+export function registrySetting(defaultFile: string) {
+  return z
+    .string()
+    .optional()
+    .transform((named, context) => {
+      // The default missing (a test run from source) is an empty registry.
+      const file = named ?? defaultFile;
+      try {
+        if (named && !existsSync(named)) throw new Error(`${named} does not exist`);
+        return { file, entries: loadDeprecations(file) };
+      } catch (error) {
+        context.addIssue({ code: 'custom', message: `the deprecation registry cannot be read: ${error instanceof Error ? error.message : String(error)}` });
+        return z.NEVER;
+      }
+    });
 }
