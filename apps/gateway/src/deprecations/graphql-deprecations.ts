@@ -8,12 +8,13 @@ import type { ApiError } from '@platform/errors';
 import { covers, deprecationHeaders, type Deprecation } from '@platform/deprecations';
 import type { DeprecationOutcomes } from './deprecation-outcomes';
 
+/** Undefined when the registry has no GraphQL entry: operations are then not even looked at. */
 export function graphqlDeprecations(entries: readonly Deprecation[], outcomes: DeprecationOutcomes) {
   const graphqlEntries = entries.filter((entry) => entry.element.startsWith('graphql:'));
+  if (graphqlEntries.length === 0) return undefined;
   /** Keyed by selectedElements' own cached array: one matching per document, not per request. */
   const matched = new WeakMap<readonly string[], Deprecation[]>();
   return (elements: readonly string[], req: Request, res: Response): ApiError | undefined => {
-    if (graphqlEntries.length === 0) return undefined;
     let used = matched.get(elements);
     if (!used) matched.set(elements, (used = graphqlEntries.filter((entry) => elements.some((element) => covers(entry.element, element)))));
     if (used.length === 0) return undefined;
