@@ -44,6 +44,16 @@ describe.each(overlays)('the %s overlay', (overlay) => {
     expect(objects.some((object) => object.kind === 'Job')).toBe(false);
   });
 
+  it('gives the gateway the deprecation registry of contracts/deprecations.yaml, mounted where DEPRECATIONS_FILE points', () => {
+    const pod = find(objects, 'Deployment', 'gateway').spec.template.spec;
+    const volume = pod.volumes.find((candidate: { name: string }) => candidate.name === 'deprecations');
+    const registry = find(objects, 'ConfigMap', volume.configMap.name) as { data: Record<string, string> };
+    expect(volume.configMap.name).toMatch(/^gateway-deprecations-[a-z0-9]+$/);
+    expect(registry.data['deprecations.yaml']).toContain(readFileSync(path.join(deployDir, '../contracts/deprecations.yaml'), 'utf8'));
+    const mount = pod.containers[0].volumeMounts.find((candidate: { name: string }) => candidate.name === 'deprecations');
+    expect(`${mount.mountPath}/deprecations.yaml`).toBe(find(objects, 'ConfigMap', 'gateway-config').data.DEPRECATIONS_FILE);
+  });
+
   it('terminates TLS at the Ingress with a certificate Secret cert-manager keeps, and redirects plain HTTP', () => {
     const ingress = find(objects, 'Ingress', 'gateway');
     expect(ingress.spec.tls).toEqual([{ hosts: ingress.spec.rules.map((rule: { host: string }) => rule.host), secretName: 'gateway-tls' }]);
@@ -189,7 +199,8 @@ describe('the Dockerfile', () => {
 
 it("keeps every service's shared objects as the one template writes them (tools/deploy/render-services.mjs)", () => {
   const run = () => execFileSync(process.execPath, [path.join(deployDir, '../tools/deploy/render-services.mjs'), '--check'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-  expect(run().match(/matches its sources/g)).toHaveLength(20);
+  // Five objects of each of the four services, and the gateway's copy of the deprecation registry.
+  expect(run().match(/matches its sources/g)).toHaveLength(21);
   // A hand edit of a generated file fails the check.
   const file = path.join(deployDir, 'k8s/base/catalog-service/pdb.yaml');
   const committed = readFileSync(file, 'utf8');

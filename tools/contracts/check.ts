@@ -8,9 +8,9 @@ import { parse } from 'yaml';
 import { sortChanges, type ContractChange } from './changes';
 import { readDeprecations } from '@platform/deprecations';
 import { judge, readApprovals, readUsage, render } from './gate';
-import { diffGraphQL, graphqlElementExists, schemaOf } from './graphql-diff';
+import { diffGraphQL, graphqlDeprecationReason, graphqlElementExists, schemaOf } from './graphql-diff';
 import { diffOpenApi, restElementExists } from './openapi-diff';
-import { compareProto, protoElementExists } from './proto-diff';
+import { compareProto, protoElementDeprecated, protoElementExists } from './proto-diff';
 import { layoutOf } from './layout';
 
 /** Zero-use window for removals; 14 days unless CONTRACT_ZERO_USE_DAYS says otherwise (tests). */
@@ -66,6 +66,22 @@ export async function runCheck(options: { today: string; usage?: unknown; zeroUs
     : element.startsWith('proto:') ? protos.some((model) => protoElementExists(model, element))
     : false;
   const deprecations = readDeprecations(readYaml(path.join(contractsDir, 'deprecations.yaml')), exists);
+  // The contracts must say so themselves where their language can: GraphQL's @deprecated(reason:)
+  // with the replacement and the sunset date, proto's deprecated = true (REST's marks are generated
+  // into the OpenAPI document from the registry). Checked where the element still exists.
+  const markProblems = deprecations.entries.flatMap((entry, index): string[] => {
+    const label = `deprecations.yaml entry ${index + 1} (${entry.element})`;
+    if (entry.element.startsWith('graphql:')) {
+      const reason = graphqlDeprecationReason(schemas[0], entry.element);
+      if (reason === undefined) return [];
+      const replacement = entry.replacement.replace(/^graphql:/, '');
+      const namesReplacement = entry.replacement.startsWith('none') || reason?.includes(replacement) || reason?.includes(replacement.split('.').pop() ?? replacement);
+      if (reason && namesReplacement && reason.includes(entry.sunset)) return [];
+      return [`${label}: the subgraph SDL must mark it @deprecated(reason: "Use ${replacement}; removed after ${entry.sunset}.")${reason ? `, not "${reason}"` : ''}`];
+    }
+    if (entry.element.startsWith('proto:') && protoElementDeprecated(proto.after, entry.element) === false) return [`${label}: the .proto must mark it deprecated ([deprecated = true] on a field or enum value, option deprecated = true; in an RPC, message or enum)`];
+    return [];
+  });
   const approvals = readApprovals(readYaml(path.join(contractsDir, 'approvals.yaml')));
   const usage = options.usage === undefined ? { problems: [] } : readUsage(options.usage);
   const changelogFile = path.join(contractsDir, 'CHANGELOG.md');
@@ -78,7 +94,7 @@ export async function runCheck(options: { today: string; usage?: unknown; zeroUs
     today: options.today,
     zeroUseDays: options.zeroUseDays,
   });
-  const { text, passed } = render(verdicts, [...deprecations.problems, ...approvals.problems, ...usage.problems]);
+  const { text, passed } = render(verdicts, [...deprecations.problems, ...markProblems, ...approvals.problems, ...usage.problems]);
   return { text: `contract:check against the baseline released ${release.releasedAt} at ${release.commit.slice(0, 12)}\n${text}`, passed };
 }
 

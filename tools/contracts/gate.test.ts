@@ -189,14 +189,50 @@ describe('contract:check', () => {
       expect(result.passed).toBe(false);
     });
 
-    it('accepts entries naming existing elements of every kind', async () => {
-      const entries = ['rest:GET /v1/orders query.offset', 'rest:GET /v1/orders response.200.body.items[].status', 'rest:POST /v1/orders request.body.items[].quantity', 'rest:GET /v1/orders/{id}/shipment response.200.body.trackingNumber', 'rest:POST /v1/orders', 'graphql:Shipment.trackingNumber', 'graphql:OrderStatus.CANCELED', 'proto:inventory.v1.Inventory.Reserve', 'proto:inventory.v1.ReserveRequest.sku']
-        .map((element) => `  - element: "${element}"\n    replacement: "see the notice"\n    announced: 2026-11-01\n    sunset: 2027-05-01\n    notice: https://docs.example.com/n\n`)
-        .join('');
-      writeContractsFile('deprecations.yaml', `deprecations:\n${entries}`);
+    /** Marks the GraphQL and proto elements of the test entries as their sources must. */
+    const markSources = (sunset = '2027-05-01') => {
+      edit(supergraph, (text) => text.replace(/\n(\s*)trackingNumber: String\n/, `\n$1trackingNumber: String @deprecated(reason: "Use trackingUrl; removed after ${sunset}.")\n`).replace('  CANCELED @join__enumValue(graph: ORDERS)', `  CANCELED @join__enumValue(graph: ORDERS) @deprecated(reason: "Use VOIDED; removed after ${sunset}.")`));
+      edit(protoFile, (text) => text.replace('  rpc Reserve(ReserveRequest) returns (ReserveReply);', '  rpc Reserve(ReserveRequest) returns (ReserveReply) {\n    option deprecated = true;\n  }').replace('  string sku = 4;', '  string sku = 4 [deprecated = true];'));
+    };
+    const everyKind: [string, string][] = [
+      ['rest:GET /v1/orders query.offset', 'rest:GET /v1/orders query.cursor'],
+      ['rest:GET /v1/orders response.200.body.items[].status', 'none'],
+      ['rest:POST /v1/orders request.body.items[].quantity', 'none'],
+      [restElement, 'none'],
+      ['rest:POST /v1/orders', 'none'],
+      ['graphql:Shipment.trackingNumber', 'graphql:Shipment.trackingUrl'],
+      ['graphql:OrderStatus.CANCELED', 'graphql:OrderStatus.VOIDED'],
+      ['proto:inventory.v1.Inventory.Reserve', 'proto:inventory.v1.Inventory.ReserveStream'],
+      ['proto:inventory.v1.ReserveRequest.sku', 'none'],
+    ];
+    const registryOf = (entries: [string, string][]) =>
+      `deprecations:\n${entries.map(([element, replacement]) => `  - element: "${element}"\n    replacement: "${replacement}"\n    announced: 2026-11-01\n    sunset: 2027-05-01\n    notice: https://docs.example.com/n\n`).join('')}`;
+
+    it('accepts entries naming existing elements of every kind, marked deprecated in their sources', async () => {
+      markSources();
+      writeContractsFile('deprecations.yaml', registryOf(everyKind));
       const result = await runCheck({ root, today, zeroUseDays: 14 });
       expect(result.text).toMatch(/0 registry problems: passed/);
       expect(result.passed).toBe(true);
+    });
+
+    it('refuses a GraphQL entry whose SDL does not say @deprecated with the replacement and the sunset date', async () => {
+      writeContractsFile('deprecations.yaml', registryOf(everyKind.filter(([element]) => element.startsWith('graphql:Shipment'))));
+      const unmarked = await runCheck({ root, today, zeroUseDays: 14 });
+      expect(unmarked.text).toContain('REGISTRY  deprecations.yaml entry 1 (graphql:Shipment.trackingNumber): the subgraph SDL must mark it @deprecated(reason: "Use Shipment.trackingUrl; removed after 2027-05-01.")');
+      expect(unmarked.passed).toBe(false);
+      markSources('2027-06-01');
+      const wrongDate = await runCheck({ root, today, zeroUseDays: 14 });
+      expect(wrongDate.text).toContain(', not "Use trackingUrl; removed after 2027-06-01."');
+      expect(wrongDate.passed).toBe(false);
+    });
+
+    it('refuses a proto entry whose .proto does not mark it deprecated', async () => {
+      writeContractsFile('deprecations.yaml', registryOf(everyKind.filter(([element]) => element.startsWith('proto:'))));
+      const result = await runCheck({ root, today, zeroUseDays: 14 });
+      expect(result.text).toContain('REGISTRY  deprecations.yaml entry 1 (proto:inventory.v1.Inventory.Reserve): the .proto must mark it deprecated');
+      expect(result.text).toContain('REGISTRY  deprecations.yaml entry 2 (proto:inventory.v1.ReserveRequest.sku): the .proto must mark it deprecated');
+      expect(result.passed).toBe(false);
     });
   });
 

@@ -112,3 +112,19 @@ export function graphqlElementExists(schema: GraphQLSchema, element: string): bo
   }
   return false;
 }
+
+/** The `@deprecated(reason:)` of a field, argument, input field or enum value: undefined when `schema` lacks the element (or it cannot be deprecated), null when it is not deprecated. */
+export function graphqlDeprecationReason(schema: GraphQLSchema, element: string): string | null | undefined {
+  const match = /^graphql:([_A-Za-z][_0-9A-Za-z]*)\.([_A-Za-z][_0-9A-Za-z]*)(?:\.([_A-Za-z][_0-9A-Za-z]*))?$/.exec(element);
+  if (!match) return undefined;
+  const [, typeName, member, argument] = match;
+  const type = schema.getType(typeName);
+  if (isEnumType(type)) return argument ? undefined : (type.getValue(member)?.deprecationReason ?? (type.getValue(member) ? null : undefined));
+  if (!isObjectType(type) && !isInterfaceType(type) && !isInputObjectType(type)) return undefined;
+  const field = type.getFields()[member];
+  if (!field) return undefined;
+  if (!argument) return field.deprecationReason ?? null;
+  if (!('args' in field)) return undefined;
+  const arg = field.args.find((candidate) => candidate.name === argument);
+  return arg ? (arg.deprecationReason ?? null) : undefined;
+}

@@ -8,16 +8,18 @@ import { change, specRule, type ContractChange } from './changes';
 
 const buf = path.resolve(__dirname, '../../node_modules/.bin/buf');
 
-interface FieldDescriptor { name: string; number: number; label?: string; type?: string; typeName?: string }
-interface MessageDescriptor { name: string; field?: FieldDescriptor[]; nestedType?: MessageDescriptor[]; enumType?: EnumDescriptor[] }
-interface EnumDescriptor { name: string; value?: { name: string; number: number }[] }
-interface MethodDescriptor { name: string; inputType: string; outputType: string; clientStreaming?: boolean; serverStreaming?: boolean }
+/** `deprecated = true` in the .proto, as buf's image carries it. */
+interface Options { options?: { deprecated?: boolean } }
+interface FieldDescriptor extends Options { name: string; number: number; label?: string; type?: string; typeName?: string }
+interface MessageDescriptor extends Options { name: string; field?: FieldDescriptor[]; nestedType?: MessageDescriptor[]; enumType?: EnumDescriptor[] }
+interface EnumDescriptor extends Options { name: string; value?: ({ name: string; number: number } & Options)[] }
+interface MethodDescriptor extends Options { name: string; inputType: string; outputType: string; clientStreaming?: boolean; serverStreaming?: boolean }
 interface FileDescriptor {
   name: string;
   package?: string;
   messageType?: MessageDescriptor[];
   enumType?: EnumDescriptor[];
-  service?: { name: string; method?: MethodDescriptor[] }[];
+  service?: ({ name: string; method?: MethodDescriptor[] } & Options)[];
   sourceCodeInfo?: { location?: { path?: number[]; leadingComments?: string; trailingComments?: string }[] };
 }
 
@@ -30,6 +32,8 @@ interface Element {
   field?: FieldDescriptor;
   method?: MethodDescriptor;
   parent?: string;
+  /** Marked `[deprecated = true]` (a field, enum value) or `option deprecated = true;` (a message, enum, service, RPC). */
+  deprecated?: boolean;
 }
 
 /** Everything a proto module declares, by fully qualified name. */
@@ -58,15 +62,15 @@ function modelOf(files: FileDescriptor[]): ProtoModel {
       if (text) comments.set((location.path ?? []).join('.'), text.replace(/\s+/g, ' '));
     }
     const addEnum = (enumType: EnumDescriptor, qualified: string, at: string, parent?: string): void => {
-      elements.set(qualified, { kind: 'enum', name: qualified, pkg, comment: comments.get(at) ?? '', parent });
+      elements.set(qualified, { kind: 'enum', name: qualified, pkg, comment: comments.get(at) ?? '', parent, deprecated: enumType.options?.deprecated === true });
       (enumType.value ?? []).forEach((value, index) => {
-        elements.set(`${qualified}.${value.name}`, { kind: 'enum-value', name: `${qualified}.${value.name}`, pkg, comment: comments.get(`${at}.2.${index}`) ?? '', field: { name: value.name, number: value.number }, parent: qualified });
+        elements.set(`${qualified}.${value.name}`, { kind: 'enum-value', name: `${qualified}.${value.name}`, pkg, comment: comments.get(`${at}.2.${index}`) ?? '', field: { name: value.name, number: value.number }, parent: qualified, deprecated: value.options?.deprecated === true });
       });
     };
     const addMessage = (message: MessageDescriptor, qualified: string, at: string, parent?: string): void => {
-      elements.set(qualified, { kind: 'message', name: qualified, pkg, comment: comments.get(at) ?? '', parent });
+      elements.set(qualified, { kind: 'message', name: qualified, pkg, comment: comments.get(at) ?? '', parent, deprecated: message.options?.deprecated === true });
       (message.field ?? []).forEach((field, index) => {
-        elements.set(`${qualified}.${field.name}`, { kind: 'field', name: `${qualified}.${field.name}`, pkg, comment: comments.get(`${at}.2.${index}`) ?? '', field, parent: qualified });
+        elements.set(`${qualified}.${field.name}`, { kind: 'field', name: `${qualified}.${field.name}`, pkg, comment: comments.get(`${at}.2.${index}`) ?? '', field, parent: qualified, deprecated: field.options?.deprecated === true });
       });
       (message.nestedType ?? []).forEach((nested, index) => addMessage(nested, `${qualified}.${nested.name}`, `${at}.3.${index}`, qualified));
       (message.enumType ?? []).forEach((nested, index) => addEnum(nested, `${qualified}.${nested.name}`, `${at}.4.${index}`, qualified));
@@ -76,9 +80,9 @@ function modelOf(files: FileDescriptor[]): ProtoModel {
     (file.enumType ?? []).forEach((enumType, index) => addEnum(enumType, `${prefix}${enumType.name}`, `5.${index}`));
     (file.service ?? []).forEach((service, index) => {
       const qualified = `${prefix}${service.name}`;
-      elements.set(qualified, { kind: 'service', name: qualified, pkg, comment: comments.get(`6.${index}`) ?? '' });
+      elements.set(qualified, { kind: 'service', name: qualified, pkg, comment: comments.get(`6.${index}`) ?? '', deprecated: service.options?.deprecated === true });
       (service.method ?? []).forEach((method, methodIndex) => {
-        elements.set(`${qualified}.${method.name}`, { kind: 'rpc', name: `${qualified}.${method.name}`, pkg, comment: comments.get(`6.${index}.2.${methodIndex}`) ?? '', method, parent: qualified });
+        elements.set(`${qualified}.${method.name}`, { kind: 'rpc', name: `${qualified}.${method.name}`, pkg, comment: comments.get(`6.${index}.2.${methodIndex}`) ?? '', method, parent: qualified, deprecated: method.options?.deprecated === true });
       });
     });
   }
@@ -226,4 +230,9 @@ export function compareProto(beforeDir: string, afterDir: string): { changes: Co
 /** Whether `proto:<qualified name>` names a message, field, enum, enum value, service or RPC of the module. */
 export function protoElementExists(model: ProtoModel, element: string): boolean {
   return element.startsWith('proto:') && model.elements.has(element.slice('proto:'.length));
+}
+
+/** Whether the element is marked deprecated in the .proto; undefined when `model` does not have it. */
+export function protoElementDeprecated(model: ProtoModel, element: string): boolean | undefined {
+  return model.elements.get(element.slice('proto:'.length))?.deprecated;
 }

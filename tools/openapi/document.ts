@@ -6,6 +6,8 @@ import { z } from 'zod';
 import { errorBodySchema, errorCatalog, problemBodySchema, type ErrorCode } from '@platform/errors';
 import { eventCatalog, eventJsonSchemas, eventTypes } from '@platform/events';
 import { listEnvelopeSchema } from '@platform/paging';
+import { loadDeprecations } from '@platform/deprecations';
+import { markDeprecations } from './deprecation-marks';
 // Apps have no import path (nothing may import an app); this generator alone reads their schemas.
 /* eslint-disable @nx/enforce-module-boundaries */
 import { routeTable, type RouteDefinition } from '../../apps/gateway/src/routing/route-table';
@@ -385,9 +387,10 @@ const headers = {
   RateLimit: { description: 'IETF draft RateLimit header: the policy, the requests left (`r`) and the seconds until the window resets (`t`).', schema: { type: 'string', example: '"default";r=99;t=60' } },
   'RateLimit-Policy': { description: 'IETF draft RateLimit-Policy header: the quota (`q`) per window of `w` seconds.', schema: { type: 'string', example: '"default";q=100;w=60' } },
   'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'string', pattern: '^\\d+$' } },
-  Deprecation: { description: 'RFC 9745: when this endpoint was deprecated (`@` + Unix time), on deprecated endpoints only.', schema: { type: 'string', pattern: '^@\\d+$' } },
-  Sunset: { description: 'RFC 8594: when this deprecated endpoint stops answering (HTTP date).', schema: { type: 'string' } },
-  Link: { description: 'The deprecation notice (`rel="deprecation"`), on deprecated endpoints only.', schema: { type: 'string' } },
+  Deprecation: { description: 'RFC 9745: when the deprecated element this call used was announced (`@` + Unix time; the earliest, if it used several). Only on answers to calls that used a deprecated element: the operation, a query parameter or body field sent, or a response field answered.', schema: { type: 'string', pattern: '^@\\d+$' } },
+  Sunset: { description: 'RFC 8594: when the deprecated element this call used stops working (HTTP date; the earliest, if several; never before Deprecation). Only with Deprecation.', schema: { type: 'string' } },
+  Link: { description: 'The deprecation notice of each deprecated element used (`<url>; rel="deprecation"; type="text/html"`). Only with Deprecation.', schema: { type: 'string' } },
+  'Deprecated-Fields': { description: 'The deprecated response fields this answer contains, comma-separated, as the registry names them after `body.` (`trackingNumber`, `items[].sku`). A field in a brownout or past its sunset is left out of the answer instead, and not named.', schema: { type: 'string' } },
   'WWW-Authenticate': { description: 'The scheme to authenticate with: `Bearer`.', schema: { type: 'string' } },
   Allow: { description: 'The methods the path answers to.', schema: { type: 'string' } },
 };
@@ -400,7 +403,7 @@ const successHeaders = {
 };
 
 /** Every response carries these. RateLimit headers come once the request reached the limiter. */
-const commonHeaders: HeaderName[] = ['X-Request-Id', 'RateLimit', 'RateLimit-Policy', 'Deprecation', 'Sunset', 'Link'];
+const commonHeaders: HeaderName[] = ['X-Request-Id', 'RateLimit', 'RateLimit-Policy', 'Deprecation', 'Sunset', 'Link', 'Deprecated-Fields'];
 const headerRefs = (names: HeaderName[]) => Object.fromEntries(names.map((name) => [name, ref('headers', name)]));
 
 // The error responses, one per status, each in the one error format (or RFC 9457 on request).
@@ -413,6 +416,7 @@ const errorResponses: Record<string, { description: string; headers?: HeaderName
   NotAcceptable: { description: 'The Accept header allows no JSON' },
   RequestTimeout: { description: 'The request body did not arrive in time' },
   Conflict: { description: 'The request conflicts with the current state' },
+  Gone: { description: 'A deprecated element used during a brownout of it, or after its sunset (contracts/deprecations.yaml); the message names the replacement', headers: [] },
   PreconditionFailed: { description: 'If-Match names another version: read the resource again' },
   PayloadTooLarge: { description: 'The body is larger than 1 MiB' },
   UnsupportedMediaType: { description: 'The body is not JSON, or has a content coding' },
@@ -434,6 +438,7 @@ const errorResponseOf: Record<number, ErrorResponseName> = {
   406: 'NotAcceptable',
   408: 'RequestTimeout',
   409: 'Conflict',
+  410: 'Gone',
   412: 'PreconditionFailed',
   413: 'PayloadTooLarge',
   415: 'UnsupportedMediaType',
@@ -456,8 +461,10 @@ function errorResponse(name: ErrorResponseName, codes?: ErrorCode[]) {
 }
 
 /** The statuses an operation can answer, from what it does: token, body, path ids, If-Match, upstream. */
-function errorStatusesOf(route: RouteDefinition, path: string, operation: Operation): number[] {
+function errorStatusesOf(route: RouteDefinition, path: string, operation: Operation, deprecated: boolean): number[] {
   const statuses = new Set<number>([400, 406, 429]);
+  // A deprecated element of the operation answers 410 during a brownout and after its sunset.
+  if (deprecated) statuses.add(410);
   if (route.auth !== 'public' || route.policy === 'tokens') statuses.add(401);
   // An issued API key without the scope the route needs (or any key, on key management) is 403.
   if (operation.forbidden || route.auth !== 'public') statuses.add(403);
@@ -522,7 +529,10 @@ function graphqlBadRequest() {
   };
 }
 
-export function buildDocument(): Record<string, unknown> {
+/** `registryFile`: contracts/deprecations.yaml, whose REST elements the document marks deprecated. */
+export function buildDocument(registryFile?: string): Record<string, unknown> {
+  const deprecations = registryFile ? loadDeprecations(registryFile) : [];
+  const deprecatedOperations = new Set(deprecations.map((entry) => /^rest:([A-Z]+ \S+)/.exec(entry.element)?.[1]).filter(Boolean));
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routeTable) {
     const path = route.pattern.replace(/:([A-Za-z]+)/g, '{$1}');
@@ -559,7 +569,7 @@ export function buildDocument(): Record<string, unknown> {
         responses: {
           [String(status)]: success,
           ...(operation.created ? { '201': { ...success, description: operation.created, headers: { ...(success.headers as Record<string, unknown>), Location: successHeaders.Location } } } : {}),
-          ...Object.fromEntries(errorStatusesOf(route, path, operation).map((code) => [String(code), ref('responses', responseNameOf(operation, code))])),
+          ...Object.fromEntries(errorStatusesOf(route, path, operation, deprecatedOperations.has(`${method} /v1${path}`)).map((code) => [String(code), ref('responses', responseNameOf(operation, code))])),
           default: ref('responses', 'Error'),
         },
       };
@@ -570,7 +580,7 @@ export function buildDocument(): Record<string, unknown> {
       .filter((operation) => operation.conflicts?.length)
       .map((operation) => [`Conflict${operation.operationId[0].toUpperCase()}${operation.operationId.slice(1)}`, errorResponse('Conflict', operation.conflicts)]),
   );
-  return {
+  const document = {
     openapi: '3.1.0',
     info: {
       title: 'Order and user API',
@@ -631,4 +641,7 @@ export function buildDocument(): Record<string, unknown> {
       },
     },
   };
+  // An entry naming what this document no longer has (the last step of a replacement) marks nothing; the contract gate checks the names.
+  markDeprecations(document, deprecations);
+  return document;
 }

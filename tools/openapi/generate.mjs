@@ -12,7 +12,8 @@ import { loadTs } from '../ts-run.mjs';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const regenerate = 'node tools/openapi/generate.mjs';
 const { buildDocument, buildEventSchemas } = await loadTs(path.join(root, 'tools/openapi/document.ts'));
-const document = buildDocument();
+// Marked from the deprecation registry: deprecated: true, x-sunset and the rest (deprecation-marks.ts).
+const document = buildDocument(path.join(root, 'contracts/deprecations.yaml'));
 writeOrCheck(root, path.join(root, 'apps/gateway/src/openapi/openapi.json'), `${JSON.stringify(document, null, 2)}\n`, regenerate);
 // The events' data schemas, published beside the document (GET /v1/event-schemas).
 writeOrCheck(root, path.join(root, 'apps/gateway/src/openapi/event-schemas.json'), `${JSON.stringify(buildEventSchemas(), null, 2)}\n`, regenerate);

@@ -11,7 +11,7 @@ import type { Exchange } from '@platform/test-kit';
 import { gatewayUrl } from './stack';
 
 /** Headers of the API's own: when a response carries one, the document must name it there. */
-const API_HEADERS = ['etag', 'location', 'x-request-id', 'ratelimit', 'ratelimit-policy', 'retry-after', 'deprecation', 'sunset', 'link', 'www-authenticate', 'allow'];
+const API_HEADERS = ['etag', 'location', 'x-request-id', 'ratelimit', 'ratelimit-policy', 'retry-after', 'deprecation', 'sunset', 'link', 'deprecated-fields', 'www-authenticate', 'allow'];
 const COUNTS_DIR = path.resolve(__dirname, '../../../tmp/e2e-contract');
 
 type Json = Record<string, unknown>;

@@ -35,7 +35,6 @@ export default async function globalSetup(): Promise<void> {
     // The webhook suite's receiver listens on 127.0.0.1; production manifests keep this false.
     WEBHOOK_ALLOW_LOOPBACK: 'true',
     WEBHOOK_DISPATCH_MS: '200',
-    ROUTE_DEPRECATIONS: JSON.stringify([{ pattern: '/order-items/:id', deprecation: '2026-01-01T00:00:00Z', sunset: '2027-01-01T00:00:00Z', link: 'https://docs.example.com/deprecations/order-items' }]),
   };
   delete env.DATABASE_URL;
   if (process.env.TEST_REDIS_URL) env.REDIS_URL = process.env.TEST_REDIS_URL;

@@ -32,6 +32,9 @@ import { createUpstreamProxy } from './proxy/upstream-proxy';
 import { type ApiKeyCheck, assertGraphQLScopes } from './auth/api-keys';
 import type { CallerCredentials } from './auth/credentials';
 import type { RateLimits } from './rate-limit/rate-limits';
+import { DeprecationOutcomes } from './deprecations/deprecation-outcomes';
+import { graphqlDeprecations } from './deprecations/graphql-deprecations';
+import { enforceDeprecations } from './deprecations/rest-deprecations';
 import { routeTable } from './routing/route-table';
 import { RouteTable } from './routing/router';
 
@@ -41,7 +44,7 @@ const COMPRESS_FROM_BYTES = 1024;
 export interface GatewayAppDeps {
   config: Pick<
     GatewayConfig,
-    'jwtVerifySecrets' | 'NODE_ENV' | 'REQUEST_TIMEOUT_MS' | 'USERS_URL' | 'ORDERS_URL' | 'CATALOG_URL' | 'INVENTORY_URL' | 'TRUST_PROXY' | 'ROUTE_DEPRECATIONS' | 'UPSTREAM_LIMITS' | 'MAX_IN_FLIGHT_PER_CALLER' | 'CLIENT_BODY_TIMEOUT_MS' | 'CLIENT_BODY_MIN_RATE' | 'MAX_BUFFERED_BODY_BYTES' | 'CORS_ORIGINS' | 'GRAPHQL_TRUSTED_DOCUMENTS'
+    'jwtVerifySecrets' | 'NODE_ENV' | 'REQUEST_TIMEOUT_MS' | 'USERS_URL' | 'ORDERS_URL' | 'CATALOG_URL' | 'INVENTORY_URL' | 'TRUST_PROXY' | 'DEPRECATIONS_FILE' | 'UPSTREAM_LIMITS' | 'MAX_IN_FLIGHT_PER_CALLER' | 'CLIENT_BODY_TIMEOUT_MS' | 'CLIENT_BODY_MIN_RATE' | 'MAX_BUFFERED_BODY_BYTES' | 'CORS_ORIGINS' | 'GRAPHQL_TRUSTED_DOCUMENTS'
   >;
   rateLimits: RateLimits;
   /** Refuses tokens their account outlived (users-service's credential versions). */
@@ -62,7 +65,9 @@ export interface GatewayAppDeps {
 
 export async function createGatewayApp(deps: GatewayAppDeps) {
   const { config } = deps;
-  const routes = new RouteTable(routeTable, config.ROUTE_DEPRECATIONS);
+  const deprecations = config.DEPRECATIONS_FILE.entries;
+  const routes = new RouteTable(routeTable, deprecations); // each route compiles its own registry entries once
+  const deprecationOutcomes = new DeprecationOutcomes(deps.metrics.registry, deps.logger);
   const verifier = new TokenVerifier(config.jwtVerifySecrets);
   const timeoutMs = config.REQUEST_TIMEOUT_MS;
   const chargeOperation = chargeGraphQLOperation(deps.rateLimits); // each mutation field one point, a query by its cost (rate-limit/policies.ts)
@@ -79,6 +84,7 @@ export async function createGatewayApp(deps: GatewayAppDeps) {
     logger: deps.logger,
     trustedDocuments: { mode: config.GRAPHQL_TRUSTED_DOCUMENTS, documents: JSON.parse(readFileSync(deps.trustedDocumentsPath, 'utf8')) as Record<string, string> },
     admit: admitGraphQLOperation, // an API key's scopes, then points by the work asked
+    inspectSelection: graphqlDeprecations(deprecations, deprecationOutcomes), // deprecated fields, arguments and enum values: headers, or GONE in a brownout or past the sunset
   });
   const openapi = readFileSync(deps.openapiPath);
   // The events' JSON Schemas, generated beside the OpenAPI document.
@@ -104,7 +110,7 @@ export async function createGatewayApp(deps: GatewayAppDeps) {
   app.use(limitBodySize); // 413 over 1 MiB, from Content-Length
   app.use(requireAcceptableResponse); // 406 unless JSON is acceptable
   app.use(requireJsonBody({ refuseContentCoding: true })); // 415 for a body that is not JSON, or has a content coding
-  app.use(routeRequest(routes)); // /v1 → route table: 404 UNSUPPORTED_VERSION / 404 / 405 + Cache-Control, Deprecation, Sunset
+  app.use(routeRequest(routes)); // /v1 → route table: 404 UNSUPPORTED_VERSION / 404 / 405 + Cache-Control
   app.use(identifyCaller(verifier, deps.credentials, deps.apiKeys)); // principal from the bearer token (cached until expiry) or the API key's owner; revoked tokens and keys refused
   app.use(limitInFlight(config.MAX_IN_FLIGHT_PER_CALLER)); // 429 RATE_LIMITED past the requests one caller may have in flight
   app.use(rateLimit(deps.rateLimits)); // RateLimit headers; 429 RATE_LIMITED
@@ -112,6 +118,7 @@ export async function createGatewayApp(deps: GatewayAppDeps) {
   app.use(requireApiKeyScope); // 403 when an API key's scopes do not cover the route
   app.use(receiveBody({ timeoutMs: config.CLIENT_BODY_TIMEOUT_MS, minBytesPerS: config.CLIENT_BODY_MIN_RATE, maxBufferedBytes: config.MAX_BUFFERED_BODY_BYTES })); // the whole body, at a minimum rate, before any connection to a service is taken: 408 too slow, 413 over 1 MiB
   app.use(keepAccountsFromApiKeys); // 403 for an API key deleting its owner or changing the password
+  app.use(enforceDeprecations(deprecationOutcomes)); // a deprecated operation, query parameter or body field used: Deprecation, Sunset, Link; 410 GONE in a brownout or past the sunset; response fields named in Deprecated-Fields (left out in a brownout)
   app.use(forgetCredentialsAfterUserWrite(deps.credentials)); // a password change or deletion that succeeds here: that user's credential answer is asked again
   app.use(revokeApiKeysAfterWrite(deps.apiKeys)); // an API key revoked through this gateway: refused here from the next request
   app.use(

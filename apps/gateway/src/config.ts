@@ -1,4 +1,6 @@
+import path from 'node:path';
 import express from 'express';
+import { registrySetting } from '@platform/deprecations';
 import { loadConfig, portSetting } from '@platform/service-kit';
 import { z } from '@platform/validation';
 
@@ -45,19 +47,6 @@ export const trustProxySetting = z
     return list;
   });
 
-const deprecations = jsonSetting(
-  'ROUTE_DEPRECATIONS',
-  z.array(
-    z.strictObject({
-      pattern: z.string().startsWith('/'),
-      methods: z.array(z.string()).optional(),
-      deprecation: z.iso.datetime(),
-      sunset: z.iso.datetime().optional(),
-      link: z.url().optional(),
-    }),
-  ),
-);
-
 /** Connections the gateway keeps to one service, and requests that may wait for one of them. */
 const upstreamLimit = z.strictObject({ maxSockets: z.number().int().min(1).default(512), maxQueued: z.number().int().min(0).default(512) });
 const upstreamLimits = jsonSetting(
@@ -96,8 +85,11 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env) {
       RATE_LIMIT_TOKENS_WINDOW_S: z.coerce.number().int().min(1).default(60),
       /** Express `trust proxy`: which peers' X-Forwarded-For is believed (the ingress): see trustProxySetting. */
       TRUST_PROXY: trustProxySetting.default(['loopback']),
-      /** Operator overlay on the route table: [{pattern, methods?, deprecation, sunset?, link?}]. */
-      ROUTE_DEPRECATIONS: deprecations.optional(),
+      /**
+       * The deprecation registry: which elements answer with Deprecation/Sunset/Link, which are in a
+       * brownout or past their sunset (410 GONE). Default: deprecations.yaml beside main.js.
+       */
+      DEPRECATIONS_FILE: registrySetting(path.join(__dirname, 'deprecations.yaml')),
       /**
        * Per service, `{"orders": {"maxSockets": 512, "maxQueued": 512}}`: past maxSockets requests
        * wait for a connection; past maxQueued waiting, 503 SERVICE_UNAVAILABLE with Retry-After.

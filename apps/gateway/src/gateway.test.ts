@@ -1,7 +1,8 @@
 // The gateway as a client sees it, with the services replaced by real HTTP servers on loopback
 // and, where Redis matters, a redis-server of the test's own.
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { request as httpRequest } from 'node:http';
 import path from 'node:path';
 import { Writable } from 'node:stream';
@@ -15,6 +16,7 @@ import { apiClient, percentile, RedisServer, runBounded, testRedisUrl, timeAnswe
 import { MAX_BODY_BYTES } from '@platform/errors';
 import { issueAccessToken, publishRevocation, serviceTokenSource } from '@platform/auth';
 import { Redis } from 'ioredis';
+import type { Deprecation } from '@platform/deprecations';
 import { createGatewayApp } from './app';
 import { ApiKeyCheck } from './auth/api-keys';
 import { CredentialCheck } from './auth/credentials';
@@ -26,6 +28,9 @@ const JWT_SECRET = 'gateway-test-secret-gateway-test-secret-01';
 const supergraphPath = path.join(__dirname, 'graphql/supergraph.graphql');
 const openapiPath = path.join(__dirname, 'openapi/openapi.json');
 const trustedDocumentsPath = path.join(__dirname, 'graphql/trusted-documents.json');
+
+/** Every path the fake's echo route was called with: what reached the service. */
+const echoedPaths: string[] = [];
 
 /** users-service's credential versions, as the fake serves them (absent: version 1; null: deleted). */
 const credentialVersions = new Map<string, number | null>();
@@ -40,6 +45,7 @@ function fakeService() {
   // What users-service does on a deletion and a password change: the gateway sees them pass.
   app.delete('/users/:id', (req, res) => void (credentialVersions.set(req.params.id, null), res.status(204).end()));
   app.all('/users/echo', (req, res) => {
+    echoedPaths.push(req.originalUrl);
     res.json({ path: req.originalUrl, method: req.method, headers: req.headers, body: req.body?.toString('utf8') ?? null });
   });
   app.get('/users/teapot', (_req, res) => void res.status(418).type('application/problem+json').send('{"code":"TEAPOT","exact":"bytes"}'));
@@ -61,6 +67,9 @@ function fakeService() {
   // One that says JSON and sends something else.
   app.post('/garbled/graphql', (_req, res) => void res.type('application/json').send('{"data": {"me": '));
   app.get('/users/large', (_req, res) => void res.set('Vary', 'Accept-Language').json(LARGE_PAGE));
+  // Answers with deprecated response fields (the deprecation tests' registry names them).
+  app.get('/orders/:id/shipment', (req, res) => void (req.query.fail ? res.status(404).json({ code: 'NOT_FOUND', message: 'no shipment', traceId: 'x', errors: [], trackingNumber: 'kept' }) : res.json({ status: 'SHIPPED', carrier: 'DHL', ...(req.query.tracked ? { trackingNumber: 'JD0142' } : {}) })));
+  app.get('/orders/:id/items', (_req, res) => void res.json({ items: [{ id: 'i1', sku: 'SKU-1', quantity: 2 }, { id: 'i2', sku: 'SKU-2', quantity: 1 }], nextCursor: null, hasNext: false }));
   app.post('/tokens', (_req, res) => void res.status(401).json({ code: 'INVALID_CREDENTIALS', message: 'no', traceId: 'x', errors: [] }));
   return app;
 }
@@ -143,7 +152,8 @@ async function startGateway(
     points?: number;
     tokensPoints?: number;
     timeoutMs?: number;
-    deprecations?: unknown;
+    /** The deprecation registry's entries (contracts/deprecations.yaml). */
+    deprecations?: Deprecation[];
     corsOrigins?: string;
     nodeEnv?: 'test' | 'production';
     trustedDocuments?: 'off' | 'allow' | 'only';
@@ -195,7 +205,7 @@ async function startGateway(
       ORDERS_URL: options.ordersUrl ?? upstream,
       CATALOG_URL: upstream,
       TRUST_PROXY: ['loopback'],
-      ROUTE_DEPRECATIONS: options.deprecations as never,
+      DEPRECATIONS_FILE: { file: 'test', entries: options.deprecations ?? [] },
       GRAPHQL_TRUSTED_DOCUMENTS: options.trustedDocuments ?? 'allow',
     },
     rateLimits,
@@ -375,20 +385,6 @@ describe('what the gateway answers itself', () => {
     expect(Object.keys(res.body.$defs)).toEqual(expect.arrayContaining(['user.deleted', 'product.deleted', 'review.created', 'stock.changed', 'order.cancellation.completed']));
   });
 
-  it('adds Deprecation, Sunset and Link to a route the table marks as retiring', async () => {
-    const retiring = await startGateway(upstream.url, { deprecations: [{ pattern: '/products', deprecation: '2026-06-01T00:00:00Z', sunset: '2027-06-01T00:00:00Z', link: 'https://docs.example.com/retire-products' }] });
-    try {
-      const res = await apiClient(() => retiring.server.url)('GET', '/v1/products', { token });
-      expect(res.status).toBe(200);
-      expect(res.headers.get('deprecation')).toBe(`@${Date.parse('2026-06-01T00:00:00Z') / 1000}`);
-      expect(res.headers.get('sunset')).toBe('Tue, 01 Jun 2027 00:00:00 GMT');
-      expect(res.headers.get('link')).toBe('<https://docs.example.com/retire-products>; rel="deprecation"; type="text/html"');
-      expect((await apiClient(() => retiring.server.url)('GET', '/v1/users/echo', { token })).headers.get('deprecation')).toBeNull();
-    } finally {
-      await retiring.stop();
-    }
-  });
-
   it('counts requests per version, route, status and client for retirement decisions', async () => {
     await call('GET', '/v1/products', { token, headers: { 'user-agent': 'shop-app/3.2.1 (ios)' } });
     await call('GET', '/v2/products', { token, headers: { 'user-agent': 'legacy-app/1.0' } });
@@ -423,7 +419,7 @@ describe('browsers on other origins (CORS)', () => {
     const answer = await rawRequest(`${gateway.server.url}/v1/users/large`, 'GET', { origin: app, authorization: `Bearer ${token}` });
     expect(answer.status).toBe(200);
     expect(answer.headers['access-control-allow-origin']).toBe(app);
-    expect(String(answer.headers['access-control-expose-headers']).split(',')).toEqual(['RateLimit', 'RateLimit-Policy', 'Retry-After', 'X-Request-Id', 'ETag', 'Location', 'Deprecation', 'Sunset', 'Link']);
+    expect(String(answer.headers['access-control-expose-headers']).split(',')).toEqual(['RateLimit', 'RateLimit-Policy', 'Retry-After', 'X-Request-Id', 'ETag', 'Location', 'Deprecation', 'Sunset', 'Link', 'Deprecated-Fields']);
     expect(varyOf(answer)).toEqual(expect.arrayContaining(['origin', 'accept-language']));
   });
 
@@ -1225,5 +1221,204 @@ describe('revocation reaches every gateway within a second, and no answer older 
         await service.close();
       }
     });
+  });
+});
+
+describe('deprecated elements (contracts/deprecations.yaml)', () => {
+  const notice = 'https://docs.example.com/changes/';
+  const always = [{ start: '2020-01-01T00:00:00.000Z', end: '2098-01-01T00:00:00.000Z', dryRun: false }];
+  const entry = (element: string, extra: Partial<Deprecation> = {}): Deprecation => ({ element, replacement: `${element}V2`, announced: '2026-06-01', sunset: '2099-06-01', notice: `${notice}${element.length}`, brownouts: [], ...extra });
+  const registry: Deprecation[] = [
+    entry('rest:GET /v1/products', { notice: `${notice}products` }),
+    entry('rest:GET /v1/users/{id} query.legacy', { replacement: 'rest:GET /v1/users/{id} query.modern', brownouts: always }),
+    entry('rest:GET /v1/users/{id} query.old', { announced: '2026-03-01', sunset: '2098-12-31' }),
+    entry('rest:PATCH /v1/users/{id} request.body.nickname', { brownouts: [{ ...always[0], dryRun: true }] }),
+    entry('rest:PUT /v1/users/{id} request.body.items[].code', { brownouts: always }),
+    entry('rest:DELETE /v1/users/{id}', { announced: '2020-01-01', sunset: '2021-01-01', replacement: 'none: accounts are closed by support' }),
+    entry('rest:GET /v1/orders/{id}/shipment response.200.body.trackingNumber', { notice: `${notice}tracking` }),
+    entry('rest:GET /v1/orders/{id}/items response.200.body.items[].sku', { brownouts: always }),
+    entry('rest:GET /v1/users/{id} response.200.body.items[].name'),
+    entry('rest:GET /v1/users/{id} response.200.body.items[].price', { brownouts: always }),
+    entry('graphql:User.nickname', { brownouts: always, replacement: 'graphql:User.displayName' }),
+    entry('graphql:User.email'),
+  ];
+  let retiring: Gateway;
+  const retiringCall = apiClient(() => retiring.server.url);
+  const counted = async (element: string, outcome: string) => {
+    const values = (await retiring.metrics.registry.getSingleMetric('gateway_deprecated_element_calls_total')?.get())?.values ?? [];
+    return values.find((value) => value.labels.element === element && value.labels.outcome === outcome)?.value ?? 0;
+  };
+  const DEPRECATION_HEADERS = ['deprecation', 'sunset', 'link', 'deprecated-fields'];
+  const noDeprecationHeaders = (res: { headers: Headers }) => expect(DEPRECATION_HEADERS.filter((name) => res.headers.has(name))).toEqual([]);
+
+  beforeAll(async () => {
+    retiring = await startGateway(upstream.url, { deprecations: registry });
+  });
+  afterAll(async () => retiring?.stop());
+
+  it('marks the answer of a deprecated operation with Deprecation, Sunset and Link', async () => {
+    const res = await retiringCall('GET', '/v1/products', { token });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('deprecation')).toBe(`@${Date.parse('2026-06-01T00:00:00Z') / 1000}`);
+    expect(res.headers.get('sunset')).toBe('Mon, 01 Jun 2099 00:00:00 GMT');
+    expect(res.headers.get('link')).toBe(`<${notice}products>; rel="deprecation"; type="text/html"`);
+    expect(res.body).toEqual({ items: [], nextCursor: null, hasNext: false });
+  });
+
+  it('changes nothing for a call that uses no deprecated element, on a route that has some', async () => {
+    const plain = await retiringCall('GET', '/v1/users/echo?modern=1', { token });
+    expect(plain.status).toBe(200);
+    noDeprecationHeaders(plain);
+    const patch = await retiringCall('PATCH', '/v1/users/echo', { token, body: { name: 'Ada' } });
+    expect(patch.status).toBe(200);
+    noDeprecationHeaders(patch);
+    expect(JSON.parse(patch.body.body)).toEqual({ name: 'Ada' });
+    // The answer's bytes are the service's own: a response field absent, nothing rewritten or named.
+    const shipment = await retiringCall('GET', '/v1/orders/o1/shipment', { token });
+    expect(shipment.body).toEqual({ status: 'SHIPPED', carrier: 'DHL' });
+    noDeprecationHeaders(shipment);
+    const onOtherGateway = await call('GET', '/v1/products', { token });
+    noDeprecationHeaders(onOtherGateway);
+  });
+
+  it('sends deprecation headers exactly when a call uses a deprecated element (any mix of parameters and body fields)', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.subarray(['old', 'modern', 'page', 'q']), fc.subarray(['nickname', 'name', 'email']), async (parameters, fields) => {
+        const query = parameters.map((name) => `${name}=1`).join('&');
+        const body = Object.fromEntries(fields.map((name) => [name, 'x']));
+        const res = await retiringCall('PATCH', `/v1/users/echo${query ? `?${query}` : ''}`, { token, body });
+        expect(res.status).toBe(200);
+        // PATCH …{id} query.old is not an entry (GET's is); request.body.nickname is (in a dry run).
+        expect(res.headers.has('deprecation')).toBe(fields.includes('nickname'));
+        expect(res.headers.has('sunset')).toBe(fields.includes('nickname'));
+        expect(res.headers.has('link')).toBe(fields.includes('nickname'));
+        const read = await retiringCall('GET', `/v1/users/echo${query ? `?${query}` : ''}`, { token });
+        expect(read.headers.has('deprecation')).toBe(parameters.includes('old'));
+      }),
+      { numRuns: 40 },
+    );
+  });
+
+  it('marks a call that sends a deprecated query parameter, with the earliest dates of what it used', async () => {
+    const res = await retiringCall('GET', '/v1/users/echo?old=1', { token });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('deprecation')).toBe(`@${Date.parse('2026-03-01T00:00:00Z') / 1000}`);
+    expect(res.headers.get('sunset')).toBe('Wed, 31 Dec 2098 00:00:00 GMT');
+    expect(res.headers.get('link')).toContain('rel="deprecation"');
+    expect(res.body.path).toBe('/users/echo?old=1');
+  });
+
+  it('answers 410 GONE in the error format during a brownout, naming the replacement, with Sunset and Link; the service never sees it', async () => {
+    const res = await retiringCall('GET', '/v1/users/echo?legacy=1', { token });
+    expect(res.status).toBe(410);
+    expect(res.body).toMatchObject({ code: 'GONE', errors: [] });
+    expect(res.body.message).toContain('use GET /v1/users/{id} query.modern instead');
+    expect(res.body.message).toContain('2099-06-01');
+    expect(res.headers.get('sunset')).toBe('Mon, 01 Jun 2099 00:00:00 GMT');
+    expect(res.headers.get('link')).toBe(`<${notice}${'rest:GET /v1/users/{id} query.legacy'.length}>; rel="deprecation"; type="text/html"`);
+    expect(await counted('rest:GET /v1/users/{id} query.legacy', 'brownout')).toBe(1);
+    expect(echoedPaths).not.toContain('/users/echo?legacy=1');
+    const line = retiring.logs.map((text) => JSON.parse(text) as Record<string, unknown>).find((log) => (log.deprecation as { outcome?: string } | undefined)?.outcome === 'brownout');
+    expect(line).toMatchObject({ level: 40, deprecation: { element: 'rest:GET /v1/users/{id} query.legacy' }, msg: 'deprecated element refused (brownout)' });
+    expect(String(line?.caller)).toMatch(/^user:/);
+  });
+
+  it('a request body field in a brownout is refused wherever it sits (items[].code)', async () => {
+    expect((await retiringCall('PUT', '/v1/users/echo', { token, body: { items: [{ id: 1 }, { id: 2, code: 'x' }] } })).status).toBe(410);
+    const without = await retiringCall('PUT', '/v1/users/echo', { token, body: { items: [{ id: 1 }] } });
+    expect(without.status).toBe(200);
+    noDeprecationHeaders(without);
+  });
+
+  it('in a dry-run window, passes the call and counts and logs who would have been hit', async () => {
+    const before = await counted('rest:PATCH /v1/users/{id} request.body.nickname', 'dry_run');
+    const res = await retiringCall('PATCH', '/v1/users/echo', { token, body: { nickname: 'Ada' } });
+    expect(res.status).toBe(200);
+    expect(JSON.parse(res.body.body)).toEqual({ nickname: 'Ada' });
+    expect(res.headers.get('deprecation')).toBe(`@${Date.parse('2026-06-01T00:00:00Z') / 1000}`);
+    expect(await counted('rest:PATCH /v1/users/{id} request.body.nickname', 'dry_run')).toBe(before + 1);
+    expect(retiring.logs.some((text) => text.includes('"outcome":"dry_run"') && text.includes('would have been refused'))).toBe(true);
+  });
+
+  it('after the sunset an operation answers 410 GONE until it is removed', async () => {
+    const res = await retiringCall('DELETE', '/v1/users/echo', { token });
+    expect(res.status).toBe(410);
+    expect(res.body.code).toBe('GONE');
+    expect(res.body.message).toBe(`DELETE /v1/users/{id} was retired on 2021-01-01: none: accounts are closed by support. See ${notice}${'rest:DELETE /v1/users/{id}'.length}.`);
+    expect(res.headers.get('sunset')).toBe('Fri, 01 Jan 2021 00:00:00 GMT');
+    expect(await counted('rest:DELETE /v1/users/{id}', 'sunset')).toBe(1);
+  });
+
+  it('names deprecated response fields in Deprecated-Fields when the answer has them', async () => {
+    const res = await retiringCall('GET', '/v1/orders/o1/shipment?tracked=1', { token });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ status: 'SHIPPED', carrier: 'DHL', trackingNumber: 'JD0142' });
+    expect(res.headers.get('deprecated-fields')).toBe('trackingNumber');
+    expect(res.headers.get('link')).toBe(`<${notice}tracking>; rel="deprecation"; type="text/html"`);
+    expect(res.headers.get('deprecation')).toBe(`@${Date.parse('2026-06-01T00:00:00Z') / 1000}`);
+  });
+
+  it('leaves a deprecated response field out of the answer during its brownout instead of failing', async () => {
+    const res = await retiringCall('GET', '/v1/orders/o1/items', { token });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ items: [{ id: 'i1', quantity: 2 }, { id: 'i2', quantity: 1 }], nextCursor: null, hasNext: false });
+    expect(res.headers.get('content-length')).toBe(String(Buffer.byteLength(JSON.stringify(res.body))));
+    expect(res.headers.get('deprecated-fields')).toBeNull();
+    expect(res.headers.get('sunset')).toBe('Mon, 01 Jun 2099 00:00:00 GMT');
+    expect(await counted('rest:GET /v1/orders/{id}/items response.200.body.items[].sku', 'brownout')).toBeGreaterThanOrEqual(1);
+  });
+
+  it('rewrites a large answer before compressing it', async () => {
+    const answer = await rawRequest(`${retiring.server.url}/v1/users/large`, 'GET', { authorization: `Bearer ${token}`, 'accept-encoding': 'gzip' });
+    expect(answer.status).toBe(200);
+    expect(answer.headers['content-encoding']).toBe('gzip');
+    expect(answer.headers['deprecated-fields']).toBe('items[].name');
+    expect(JSON.parse(gunzipSync(answer.body).toString('utf8'))).toEqual({ ...LARGE_PAGE, items: LARGE_PAGE.items.map(({ price: _price, ...item }) => item) });
+  });
+
+  it('passes HEAD on a route with deprecated response fields through untouched, with the length GET would have', async () => {
+    const head = await fetch(`${retiring.server.url}/v1/orders/o1/items`, { method: 'HEAD', headers: { authorization: `Bearer ${token}` } });
+    expect(head.status).toBe(200);
+    const direct = await fetch(`${upstream.url}/orders/o1/items`);
+    expect(head.headers.get('content-length')).toBe(direct.headers.get('content-length'));
+  });
+
+  it('passes error answers of such a route through as the service wrote them', async () => {
+    const res = await retiringCall('GET', '/v1/orders/o1/shipment?tracked=1&fail=1', { token });
+    expect(res.status).toBe(404);
+    expect(res.body).toEqual({ code: 'NOT_FOUND', message: 'no shipment', traceId: 'x', errors: [], trackingNumber: 'kept' });
+    noDeprecationHeaders(res);
+  });
+
+  it('refuses a GraphQL operation selecting a field in its brownout with extensions.code GONE, fragments included', async () => {
+    const query = 'query Me { me { ...Names } } fragment Names on User { id ... on User { nickname } }';
+    const res = await retiringCall('POST', '/v1/graphql', { token, body: { query, operationName: 'Me' } });
+    expect(res.status).toBe(200);
+    expect(res.body.data).toBeUndefined();
+    expect(res.body.errors).toEqual([{ message: expect.stringContaining('use User.displayName instead'), extensions: { code: 'GONE' } }]);
+    expect(await counted('graphql:User.nickname', 'brownout')).toBe(1);
+  });
+
+  it('marks a GraphQL answer that selected a deprecated field, and only that one', async () => {
+    const marked = await retiringCall('POST', '/v1/graphql', { token, body: { query: '{ me { id email } }' } });
+    expect(marked.headers.get('deprecation')).toBe(`@${Date.parse('2026-06-01T00:00:00Z') / 1000}`);
+    expect(marked.headers.get('sunset')).toBe('Mon, 01 Jun 2099 00:00:00 GMT');
+    const plain = await retiringCall('POST', '/v1/graphql', { token, body: { query: '{ me { id name } }' } });
+    noDeprecationHeaders(plain);
+  });
+});
+
+describe('the deprecation registry at start', () => {
+  it('keeps the gateway from starting on a malformed registry, naming the problem', () => {
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'registry-')), 'deprecations.yaml');
+    writeFileSync(file, 'deprecations:\n  - element: "rest:GET /v1/orders query.offset"\n    replacement: "rest:GET /v1/orders query.cursor"\n    announced: 2027-06-01\n    sunset: 2027-01-01\n    notice: https://docs.example.com/n\n');
+    expect(() => loadGatewayConfig({ DEPRECATIONS_FILE: file })).toThrow(expect.objectContaining({ problems: [{ variable: 'DEPRECATIONS_FILE', problem: expect.stringContaining('sunset 2027-01-01 is before the announcement 2027-06-01') }] }));
+    expect(() => loadGatewayConfig({ DEPRECATIONS_FILE: `${file}.missing` })).toThrow(expect.objectContaining({ problems: [{ variable: 'DEPRECATIONS_FILE', problem: expect.stringContaining('does not exist') }] }));
+    writeFileSync(file, 'deprecations: [');
+    expect(() => loadGatewayConfig({ DEPRECATIONS_FILE: file })).toThrow(expect.objectContaining({ problems: [{ variable: 'DEPRECATIONS_FILE', problem: expect.stringContaining('cannot be read') }] }));
+  });
+
+  it('reads the registry named by DEPRECATIONS_FILE', () => {
+    expect(loadGatewayConfig({ DEPRECATIONS_FILE: path.join(__dirname, '../../../contracts/deprecations.yaml') }).DEPRECATIONS_FILE.entries).toEqual(expect.any(Array));
   });
 });

@@ -29,6 +29,7 @@ runService({
     if (countsShared === false) logger.warn("Redis did not answer at start: rate limits are counted in this replica's memory until it does");
     if (feedSubscribed === false) logger.warn('revocation feed: not subscribed yet; revocations reach this gateway within CREDENTIALS_CACHE_MS until it is');
     if (!redis) logger.warn('REDIS_URL is not set: rate limits live in this process only; with several replicas each keeps its own count');
+    logger.info({ file: config.DEPRECATIONS_FILE.file, entries: config.DEPRECATIONS_FILE.entries.length }, 'deprecation registry read');
     const rateLimits = new RateLimits(policiesOf(config), { redis, logger, registry: metrics.registry, probeIntervalMs: config.REDIS_PROBE_INTERVAL_MS });
     const { app, stopGraph } = await createGatewayApp({ config, rateLimits, credentials, apiKeys, logger, health, metrics, supergraphPath: path.join(__dirname, 'supergraph.graphql'), openapiPath: path.join(__dirname, 'openapi.json'), trustedDocumentsPath: path.join(__dirname, 'trusted-documents.json'), pagesDir: path.join(__dirname, 'pages') });
     const metricsApp = express().get('/metrics', metrics.handler);

@@ -12,6 +12,7 @@ import { inventoryResolvers, inventoryTypeDefs } from './graphql/resolvers';
 import { createInventoryGrpc, type InventoryCallers, INVENTORY_SERVICE_NAME, type StreamLimits } from './grpc/server';
 import { StockRepository } from './stock/repository';
 import { stockLevelRoutes } from './stock/routes';
+import type { Deprecation } from '@platform/deprecations';
 import { StockService } from './stock/service';
 import { type Notifications, StockWatch } from './stock/watch';
 
@@ -31,13 +32,15 @@ export interface InventoryAppDeps {
   introspection: boolean;
   /** What gRPC callers may make this replica hold (the GRPC_* settings); unset: the defaults. */
   streamLimits?: StreamLimits;
+  /** The deprecation registry's entries (DEPRECATIONS_FILE): deprecated RPCs. */
+  deprecations?: readonly Deprecation[];
 }
 
 export function createInventoryApp(deps: InventoryAppDeps) {
   const repository = new StockRepository(deps.prisma);
   const watch = new StockWatch(deps.notifications, repository, deps.logger);
   const stock = new StockService(repository, watch);
-  const grpc = createInventoryGrpc({ stock, callers: deps.callers, logger: deps.logger, registry: deps.metrics.registry, limits: deps.streamLimits, onStop: () => watch.close() });
+  const grpc = createInventoryGrpc({ stock, callers: deps.callers, logger: deps.logger, registry: deps.metrics.registry, limits: deps.streamLimits, deprecations: deps.deprecations, onStop: () => watch.close() });
   // gRPC health follows the process: NOT_SERVING as soon as the stop begins.
   deps.health.onStopping(() => {
     grpc.health.setStatus('', 'NOT_SERVING');

@@ -1,3 +1,5 @@
+import path from 'node:path';
+import { registrySetting } from '@platform/deprecations';
 import { eventsConfigShape } from '@platform/events';
 import { loadConfig, portSetting } from '@platform/service-kit';
 import { z } from '@platform/validation';
@@ -28,6 +30,8 @@ export function loadInventoryConfig(env: NodeJS.ProcessEnv = process.env) {
       GRPC_STREAM_MAX_DURATION_MS: count(limits.maxDurationMs),
       /** The deadline of a call that sets none. */
       GRPC_DEFAULT_DEADLINE_MS: count(limits.defaultDeadlineMs),
+      /** The deprecation registry: its RPC entries answer with deprecation metadata, or UNIMPLEMENTED in a brownout and after the sunset. Default: deprecations.yaml beside main.js. */
+      DEPRECATIONS_FILE: registrySetting(path.join(__dirname, 'deprecations.yaml')),
     },
     env,
   );

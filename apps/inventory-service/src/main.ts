@@ -23,7 +23,7 @@ runService({
     const events = await startOutboxRelay(database, transport, logger, { service: 'inventory-service', pollMs: config.EVENTS_POLL_MS }, metrics.registry);
     const callers = { verifier: new TokenVerifier(config.jwtVerifySecrets, { audience: 'internal' }), allowed: config.INVENTORY_CALLERS };
     const verifier = new TokenVerifier(config.jwtVerifySecrets);
-    const { app, stock, grpc } = createInventoryApp({ prisma: database.prisma, notifications: database, logger, health, metrics, callers, verifier, cursorSecret: config.cursorSecret, introspection: config.NODE_ENV !== 'production', streamLimits: streamLimitsOf(config) });
+    const { app, stock, grpc } = createInventoryApp({ prisma: database.prisma, notifications: database, logger, health, metrics, callers, verifier, cursorSecret: config.cursorSecret, introspection: config.NODE_ENV !== 'production', streamLimits: streamLimitsOf(config), deprecations: config.DEPRECATIONS_FILE.entries });
     return {
       app,
       resources: [events.stop, () => transport.close()],

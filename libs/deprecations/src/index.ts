@@ -1,1 +1,1 @@
-export { asDate, covers, loadDeprecations, readDeprecations, type Brownout, type Deprecation } from './registry';
+export { asDate, brownoutEnd, covers, deprecationHeaders, goneMessage, loadDeprecations, phaseAt, readDeprecations, registrySetting, type Brownout, type Deprecation, type Phase } from './registry';

@@ -4,6 +4,7 @@
 // brownouts and usage reports, and the generators that mark the contracts.
 import { existsSync, readFileSync } from 'node:fs';
 import { parse } from 'yaml';
+import { z } from '@platform/validation';
 
 /** A window in which calls that use the element fail with 410 GONE (or are only recorded, in dry run). */
 export interface Brownout {
@@ -103,4 +104,74 @@ export function loadDeprecations(file: string): Deprecation[] {
 /** Whether `entry` names `element` itself or one of its parents (an operation covers its parameters). */
 export function covers(entry: string, element: string): boolean {
   return element === entry || (element.startsWith(entry) && /^[ .[{]/.test(element.slice(entry.length)));
+}
+
+/**
+ * What a call that uses an entry's element meets at one moment: `deprecated` (answered, with the
+ * deprecation headers), `dry-run` (answered, but recorded as one a brownout would have failed),
+ * `brownout` (410 GONE, or a response field left out) and `sunset` (the same, for good, from the
+ * sunset day on until the element is removed).
+ */
+export type Phase = 'deprecated' | 'dry-run' | 'brownout' | 'sunset';
+
+export function phaseAt(entry: Deprecation, at: Date = new Date()): Phase {
+  const now = at.toISOString();
+  if (now >= `${entry.sunset}T00:00:00.000Z`) return 'sunset';
+  const window = entry.brownouts.find((brownout) => brownout.start <= now && now < brownout.end && !brownout.dryRun) ?? entry.brownouts.find((brownout) => brownout.start <= now && now < brownout.end);
+  if (!window) return 'deprecated';
+  return window.dryRun ? 'dry-run' : 'brownout';
+}
+
+/** The end of the brownout window `at` falls in, if any (ISO date-time). */
+export function brownoutEnd(entry: Deprecation, at: Date = new Date()): string | undefined {
+  const now = at.toISOString();
+  return entry.brownouts.find((brownout) => brownout.start <= now && now < brownout.end && !brownout.dryRun)?.end;
+}
+
+/**
+ * The response headers for answers that used `entries` (at least one): `Deprecation` (RFC 9745,
+ * `@` + the Unix time of the earliest announcement), `Sunset` (RFC 8594, the earliest sunset as an
+ * HTTP date; never before the Deprecation, as each entry's sunset is on or after its announcement)
+ * and one `Link` per notice with `rel="deprecation"`.
+ */
+export function deprecationHeaders(entries: readonly Deprecation[]): { Deprecation: string; Sunset: string; Link: string } {
+  const announced = entries.map((entry) => entry.announced).sort()[0];
+  const sunset = entries.map((entry) => entry.sunset).sort()[0];
+  const notices = [...new Set(entries.map((entry) => entry.notice))];
+  return {
+    Deprecation: `@${Date.parse(`${announced}T00:00:00Z`) / 1000}`,
+    Sunset: new Date(`${sunset}T00:00:00Z`).toUTCString(),
+    Link: notices.map((notice) => `<${notice}>; rel="deprecation"; type="text/html"`).join(', '),
+  };
+}
+
+/** The sentence a refused caller reads: what is gone, until when, and what to use instead. */
+export function goneMessage(entry: Deprecation, phase: 'brownout' | 'sunset', at: Date = new Date()): string {
+  const what = entry.element.replace(/^(rest|graphql|proto):/, '');
+  const instead = entry.replacement === 'none' || entry.replacement.startsWith('none') ? entry.replacement : `use ${entry.replacement.replace(/^(rest|graphql|proto):/, '')} instead`;
+  if (phase === 'sunset') return `${what} was retired on ${entry.sunset}: ${instead}. See ${entry.notice}.`;
+  return `${what} is deprecated and unavailable during a brownout until ${brownoutEnd(entry, at) ?? 'the window ends'}: ${instead}. It stops working on ${entry.sunset}; see ${entry.notice}.`;
+}
+
+/**
+ * The `DEPRECATIONS_FILE` setting of a service that acts on the registry (the gateway,
+ * inventory-service): the file named, or `defaultFile` (beside main.js, where the build copies
+ * contracts/deprecations.yaml), read and checked at start. A malformed registry, or a named file
+ * that does not exist, is a configuration problem: the service does not start, and says why.
+ */
+export function registrySetting(defaultFile: string) {
+  return z
+    .string()
+    .optional()
+    .transform((named, context) => {
+      // The default missing (a test run from source) is an empty registry.
+      const file = named ?? defaultFile;
+      try {
+        if (named && !existsSync(named)) throw new Error(`${named} does not exist`);
+        return { file, entries: loadDeprecations(file) };
+      } catch (error) {
+        context.addIssue({ code: 'custom', message: `the deprecation registry cannot be read: ${error instanceof Error ? error.message : String(error)}` });
+        return z.NEVER;
+      }
+    });
 }

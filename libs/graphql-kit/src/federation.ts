@@ -20,6 +20,7 @@ import { graphQLErrorOf } from './api-error';
 import { graphMetrics } from './operation-metrics';
 import { documentCache } from './document-cache';
 import { costOf, MutationFieldLimit, type OperationWork, QueryCostLimit, rootFieldsOf } from './query-cost';
+import { selectedElements } from './selected-elements';
 import { type SubgraphCallContext, SubgraphSource } from './subgraph-source';
 
 /** The subgraph calls' context, and the HTTP exchange the operation came in (for `admit`). */
@@ -48,6 +49,12 @@ export interface FederatedGraphOptions {
    * error format (429 with its headers, 403).
    */
   admit?: (req: Request, res: Response, work: OperationWork) => Promise<void>;
+  /**
+   * Called with the elements the operation selects (selectedElements: `graphql:Type.field`, …),
+   * before `admit`: an ApiError returned refuses the operation with a GraphQL error carrying its
+   * code (the gateway's deprecations: GONE in a brownout or past the sunset); it may set headers.
+   */
+  inspectSelection?: (elements: readonly string[], req: Request, res: Response) => ApiError | undefined;
 }
 
 /** Longer documents are refused while parsing, before they cost anything. */
@@ -153,6 +160,8 @@ export async function createFederatedGraph(options: FederatedGraphOptions): Prom
     if (cost.requested > cost.limit) {
       return { errors: [new GraphQLError(`Query cost limit exceeded: this operation costs ${cost.requested} with its variables and the limit is ${cost.limit}.`, { extensions: { code: 'QUERY_COST_LIMIT_EXCEEDED', cost } })], extensions: { cost } };
     }
+    const refusal = options.inspectSelection?.(selectedElements(schema, args.document, args.operationName), context.exchange.req, context.exchange.res);
+    if (refusal) return { errors: [graphQLErrorOf(refusal)] };
     // Charged before it runs: a refusal (429) leaves every mutation field unrun.
     const rootFields = rootFieldsOf(args.document, operation);
     await options.admit?.(context.exchange.req, context.exchange.res, { type: operation.operation, cost: cost.requested, mutationFields: operation.operation === 'mutation' ? rootFields.length : 0, rootFields });

@@ -1433,6 +1433,7 @@ export interface components {
              * @example CONFLICT
              * @example API_KEY_LIMIT_REACHED
              * @example API_KEY_NOT_ACTIVE
+             * @example GONE
              * @example PRECONDITION_FAILED
              * @example PAYLOAD_TOO_LARGE
              * @example UNSUPPORTED_MEDIA_TYPE
@@ -1493,6 +1494,7 @@ export interface components {
              * @example CONFLICT
              * @example API_KEY_LIMIT_REACHED
              * @example API_KEY_NOT_ACTIVE
+             * @example GONE
              * @example PRECONDITION_FAILED
              * @example PAYLOAD_TOO_LARGE
              * @example UNSUPPORTED_MEDIA_TYPE
@@ -2050,6 +2052,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 [name: string]: unknown;
             };
             content: {
@@ -2066,6 +2069,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                 [name: string]: unknown;
             };
@@ -2083,6 +2087,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 [name: string]: unknown;
             };
             content: {
@@ -2099,6 +2104,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 [name: string]: unknown;
             };
             content: {
@@ -2115,6 +2121,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 Allow: components["headers"]["Allow"];
                 [name: string]: unknown;
             };
@@ -2132,6 +2139,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 [name: string]: unknown;
             };
             content: {
@@ -2148,6 +2156,24 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description A deprecated element used during a brownout of it, or after its sunset (contracts/deprecations.yaml); the message names the replacement. `code`: GONE. */
+        Gone: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                Deprecation: components["headers"]["Deprecation"];
+                Sunset: components["headers"]["Sunset"];
+                Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 [name: string]: unknown;
             };
             content: {
@@ -2164,6 +2190,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 [name: string]: unknown;
             };
             content: {
@@ -2180,6 +2207,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 [name: string]: unknown;
             };
             content: {
@@ -2196,6 +2224,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 [name: string]: unknown;
             };
             content: {
@@ -2212,6 +2241,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 [name: string]: unknown;
             };
             content: {
@@ -2228,6 +2258,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 "Retry-After": components["headers"]["Retry-After"];
                 [name: string]: unknown;
             };
@@ -2245,6 +2276,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 [name: string]: unknown;
             };
             content: {
@@ -2261,6 +2293,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 "Retry-After": components["headers"]["Retry-After"];
                 [name: string]: unknown;
             };
@@ -2278,6 +2311,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 [name: string]: unknown;
             };
             content: {
@@ -2285,7 +2319,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description Any other error, in the same format. `code`: VALIDATION_FAILED, MALFORMED_REQUEST, MALFORMED_JSON, INVALID_CURSOR, UNAUTHENTICATED, INVALID_CREDENTIALS, FORBIDDEN, NOT_FOUND, UNSUPPORTED_VERSION, METHOD_NOT_ALLOWED, NOT_ACCEPTABLE, REQUEST_TIMEOUT, EMAIL_TAKEN, REVIEW_EXISTS, SKU_TAKEN, OUT_OF_STOCK, ORDER_ALREADY_CANCELED, ORDER_NOT_CANCELABLE, ORDER_NOT_EDITABLE, CONFLICT, API_KEY_LIMIT_REACHED, API_KEY_NOT_ACTIVE, PRECONDITION_FAILED, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, REQUEST_HEADERS_TOO_LARGE, INTERNAL, BAD_GATEWAY, SERVICE_UNAVAILABLE, GATEWAY_TIMEOUT. */
+        /** @description Any other error, in the same format. `code`: VALIDATION_FAILED, MALFORMED_REQUEST, MALFORMED_JSON, INVALID_CURSOR, UNAUTHENTICATED, INVALID_CREDENTIALS, FORBIDDEN, NOT_FOUND, UNSUPPORTED_VERSION, METHOD_NOT_ALLOWED, NOT_ACCEPTABLE, REQUEST_TIMEOUT, EMAIL_TAKEN, REVIEW_EXISTS, SKU_TAKEN, OUT_OF_STOCK, ORDER_ALREADY_CANCELED, ORDER_NOT_CANCELABLE, ORDER_NOT_EDITABLE, CONFLICT, API_KEY_LIMIT_REACHED, API_KEY_NOT_ACTIVE, GONE, PRECONDITION_FAILED, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, IDEMPOTENCY_KEY_REUSED, RATE_LIMITED, REQUEST_HEADERS_TOO_LARGE, INTERNAL, BAD_GATEWAY, SERVICE_UNAVAILABLE, GATEWAY_TIMEOUT. */
         Error: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2294,6 +2328,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 [name: string]: unknown;
             };
             content: {
@@ -2310,6 +2345,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 [name: string]: unknown;
             };
             content: {
@@ -2326,6 +2362,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 [name: string]: unknown;
             };
             content: {
@@ -2342,6 +2379,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 [name: string]: unknown;
             };
             content: {
@@ -2358,6 +2396,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 [name: string]: unknown;
             };
             content: {
@@ -2374,6 +2413,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 [name: string]: unknown;
             };
             content: {
@@ -2390,6 +2430,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 [name: string]: unknown;
             };
             content: {
@@ -2406,6 +2447,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 [name: string]: unknown;
             };
             content: {
@@ -2422,6 +2464,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 [name: string]: unknown;
             };
             content: {
@@ -2438,6 +2481,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 [name: string]: unknown;
             };
             content: {
@@ -2454,6 +2498,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 [name: string]: unknown;
             };
             content: {
@@ -2470,6 +2515,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 [name: string]: unknown;
             };
             content: {
@@ -2486,6 +2532,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 [name: string]: unknown;
             };
             content: {
@@ -2502,6 +2549,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 [name: string]: unknown;
             };
             content: {
@@ -2518,6 +2566,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 [name: string]: unknown;
             };
             content: {
@@ -2534,6 +2583,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 [name: string]: unknown;
             };
             content: {
@@ -2550,6 +2600,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 [name: string]: unknown;
             };
             content: {
@@ -2566,6 +2617,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 [name: string]: unknown;
             };
             content: {
@@ -2582,6 +2634,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 [name: string]: unknown;
             };
             content: {
@@ -2598,6 +2651,7 @@ export interface components {
                 Deprecation: components["headers"]["Deprecation"];
                 Sunset: components["headers"]["Sunset"];
                 Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                 [name: string]: unknown;
             };
             content: {
@@ -2625,12 +2679,14 @@ export interface components {
         "RateLimit-Policy": string;
         /** @description Seconds to wait before retrying. */
         "Retry-After": string;
-        /** @description RFC 9745: when this endpoint was deprecated (`@` + Unix time), on deprecated endpoints only. */
+        /** @description RFC 9745: when the deprecated element this call used was announced (`@` + Unix time; the earliest, if it used several). Only on answers to calls that used a deprecated element: the operation, a query parameter or body field sent, or a response field answered. */
         Deprecation: string;
-        /** @description RFC 8594: when this deprecated endpoint stops answering (HTTP date). */
+        /** @description RFC 8594: when the deprecated element this call used stops working (HTTP date; the earliest, if several; never before Deprecation). Only with Deprecation. */
         Sunset: string;
-        /** @description The deprecation notice (`rel="deprecation"`), on deprecated endpoints only. */
+        /** @description The deprecation notice of each deprecated element used (`<url>; rel="deprecation"; type="text/html"`). Only with Deprecation. */
         Link: string;
+        /** @description The deprecated response fields this answer contains, comma-separated, as the registry names them after `body.` (`trackingNumber`, `items[].sku`). A field in a brownout or past its sunset is left out of the answer instead, and not named. */
+        "Deprecated-Fields": string;
         /** @description The scheme to authenticate with: `Bearer`. */
         "WWW-Authenticate": string;
         /** @description The methods the path answers to. */
@@ -2676,6 +2732,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2732,6 +2789,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     /** @description Where the created or accepted resource lives. */
                     Location: string;
                     /** @description The version of the representation; send it back in If-Match to change it safely. */
@@ -2780,6 +2838,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     /** @description The version of the representation; send it back in If-Match to change it safely. */
                     ETag: string;
                     [name: string]: unknown;
@@ -2842,6 +2901,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     /** @description The version of the representation; send it back in If-Match to change it safely. */
                     ETag: string;
                     [name: string]: unknown;
@@ -2892,6 +2952,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2951,6 +3012,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     /** @description The version of the representation; send it back in If-Match to change it safely. */
                     ETag: string;
                     [name: string]: unknown;
@@ -3005,6 +3067,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3050,6 +3113,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3104,6 +3168,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     /** @description Where the created or accepted resource lives. */
                     Location: string;
                     [name: string]: unknown;
@@ -3151,6 +3216,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3192,6 +3258,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3241,6 +3308,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     /** @description Where the created or accepted resource lives. */
                     Location: string;
                     [name: string]: unknown;
@@ -3297,6 +3365,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3353,6 +3422,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     /** @description Where the created or accepted resource lives. */
                     Location: string;
                     /** @description The version of the representation; send it back in If-Match to change it safely. */
@@ -3401,6 +3471,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     /** @description The version of the representation; send it back in If-Match to change it safely. */
                     ETag: string;
                     [name: string]: unknown;
@@ -3444,6 +3515,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3502,6 +3574,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     /** @description The version of the representation; send it back in If-Match to change it safely. */
                     ETag: string;
                     [name: string]: unknown;
@@ -3550,6 +3623,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     /** @description The version of the representation; send it back in If-Match to change it safely. */
                     ETag: string;
                     [name: string]: unknown;
@@ -3605,6 +3679,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3648,6 +3723,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3701,6 +3777,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3757,6 +3834,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3810,6 +3888,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     /** @description Where the created or accepted resource lives. */
                     Location: string;
                     /** @description The version of the representation; send it back in If-Match to change it safely. */
@@ -3894,6 +3973,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3940,6 +4020,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     /** @description The version of the representation; send it back in If-Match to change it safely. */
                     ETag: string;
                     [name: string]: unknown;
@@ -3997,6 +4078,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     /** @description The version of the representation; send it back in If-Match to change it safely. */
                     ETag: string;
                     [name: string]: unknown;
@@ -4048,6 +4130,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4099,6 +4182,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     /** @description The version of the representation; send it back in If-Match to change it safely. */
                     ETag: string;
                     [name: string]: unknown;
@@ -4157,6 +4241,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4199,6 +4284,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4249,6 +4335,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4295,6 +4382,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4342,6 +4430,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     /** @description Where the created or accepted resource lives. */
                     Location: string;
                     [name: string]: unknown;
@@ -4390,6 +4479,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4443,6 +4533,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4494,6 +4585,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     /** @description Where the created or accepted resource lives. */
                     Location: string;
                     /** @description The version of the representation; send it back in If-Match to change it safely. */
@@ -4543,6 +4635,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     /** @description The version of the representation; send it back in If-Match to change it safely. */
                     ETag: string;
                     [name: string]: unknown;
@@ -4600,6 +4693,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     /** @description The version of the representation; send it back in If-Match to change it safely. */
                     ETag: string;
                     [name: string]: unknown;
@@ -4649,6 +4743,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4702,6 +4797,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     /** @description The version of the representation; send it back in If-Match to change it safely. */
                     ETag: string;
                     [name: string]: unknown;
@@ -4751,6 +4847,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4802,6 +4899,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4853,6 +4951,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     /** @description Where the created or accepted resource lives. */
                     Location: string;
                     [name: string]: unknown;
@@ -4902,6 +5001,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4952,6 +5052,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4993,6 +5094,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     /** @description The version of the representation; send it back in If-Match to change it safely. */
                     ETag: string;
                     [name: string]: unknown;
@@ -5050,6 +5152,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     /** @description The version of the representation; send it back in If-Match to change it safely. */
                     ETag: string;
                     [name: string]: unknown;
@@ -5067,6 +5170,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     /** @description The version of the representation; send it back in If-Match to change it safely. */
                     ETag: string;
                     /** @description Where the created or accepted resource lives. */
@@ -5124,6 +5228,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5178,6 +5283,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5221,6 +5327,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5254,6 +5361,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
                     [name: string]: unknown;
                 };
                 content: {

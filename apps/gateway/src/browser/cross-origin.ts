@@ -12,7 +12,7 @@ export const DEVELOPMENT_ORIGINS = ['http://localhost:*', 'http://127.0.0.1:*'];
 const ALLOWED_HEADERS = ['authorization', 'content-type', 'idempotency-key', 'if-match', 'if-none-match', 'traceparent'];
 
 /** Response headers a browser app may read: paging, rate limits, tracing, caching, versioning. */
-const EXPOSED_HEADERS = ['RateLimit', 'RateLimit-Policy', 'Retry-After', 'X-Request-Id', 'ETag', 'Location', 'Deprecation', 'Sunset', 'Link'];
+const EXPOSED_HEADERS = ['RateLimit', 'RateLimit-Policy', 'Retry-After', 'X-Request-Id', 'ETag', 'Location', 'Deprecation', 'Sunset', 'Link', 'Deprecated-Fields'];
 
 /** Browsers cache a preflight at most this long (Chromium caps it at two hours). */
 const PREFLIGHT_MAX_AGE_S = 600;

@@ -13,6 +13,7 @@ import { Agent, type ClientRequest, request as httpRequest, type IncomingMessage
 import type { Request, RequestHandler, Response } from 'express';
 import { ApiError, errorCatalog, type ErrorCode, sendError } from '@platform/errors';
 import { outgoingBudgetMs, outgoingTraceparent, TIMEOUT_HEADER } from '@platform/service-kit';
+import type { AnswerRewrite } from '../deprecations/rest-deprecations';
 import { FairShare } from './fair-share';
 
 /** Request headers about this hop, not the request, and those the gateway sets itself. */
@@ -174,6 +175,22 @@ export function createUpstreamProxy(target: string, options: UpstreamOptions): R
         const status = proxyRes.statusCode ?? 0;
         if (status < 200 || status > 599) {
           refuse(new ApiError('BAD_GATEWAY', 'The service sent an answer that is not valid HTTP.'));
+          return;
+        }
+        // A route with deprecated response fields (deprecations/rest-deprecations.ts): its JSON
+        // success is read whole, so the fields can be named in Deprecated-Fields, or left out in
+        // a brownout, before the head is written. Every other answer streams through untouched.
+        const rewrite = res.locals.rewriteAnswer as AnswerRewrite | undefined;
+        if (rewrite && status < 300 && proxyRes.headers['content-encoding'] === undefined && /json/.test(proxyRes.headers['content-type'] ?? '')) {
+          const chunks: Buffer[] = [];
+          proxyRes.on('data', (chunk: Buffer) => chunks.push(chunk));
+          proxyRes.on('end', () => {
+            if (settled || clientGone || res.headersSent) return;
+            const body = rewrite(status, Buffer.concat(chunks));
+            const headers = answerHeaders(proxyRes, res);
+            delete headers['content-length'];
+            res.writeHead(status, { ...headers, 'content-length': String(body.length) }).end(body);
+          });
           return;
         }
         if (status < 500) {

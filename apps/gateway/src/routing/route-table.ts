@@ -23,10 +23,6 @@ export interface RouteDefinition {
   readsOnly?: boolean;
   /** Shared caches may keep its answers (documents with nothing personal); every other route's answers are `no-store`. */
   cacheable?: boolean;
-  /** RFC 9745 `Deprecation` date; adds `Sunset` (RFC 8594) and a `Link` to the notice when given. */
-  deprecation?: string;
-  sunset?: string;
-  link?: string;
 }
 
 export const routeTable: RouteDefinition[] = [

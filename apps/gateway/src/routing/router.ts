@@ -1,41 +1,40 @@
 // Matches a request against the route table: the route, or 405 with the methods the path has,
 // or 404. Patterns compile once; a request costs a few regex tests.
 import { ApiError } from '@platform/errors';
+import type { Deprecation } from '@platform/deprecations';
+import { compileRouteDeprecations, type RouteDeprecations } from '../deprecations/rest-deprecations';
 import type { RouteDefinition } from './route-table';
 
 export interface CompiledRoute extends RouteDefinition {
   regex: RegExp;
-  /** Response headers the route always adds (Cache-Control, Deprecation, Sunset, Link). */
+  /** Response headers the route always adds (Cache-Control). */
   headers: [string, string][];
-}
-
-export interface Deprecation {
-  pattern: string;
-  methods?: string[];
-  deprecation: string;
-  sunset?: string;
-  link?: string;
+  /** The deprecation registry's entries for this route, by method, compiled once (none: the route has none). */
+  deprecations?: Map<string, RouteDeprecations>;
 }
 
 function routeHeaders(route: RouteDefinition): [string, string][] {
   // Answers behind a token (and tokens themselves) are personal: no cache keeps them.
-  const headers: [string, string][] = [['Cache-Control', route.cacheable ? 'public, max-age=300' : 'no-store']];
-  // RFC 9745: Deprecation is a structured-field date, "@" + epoch seconds.
-  if (route.deprecation) headers.push(['Deprecation', `@${Math.floor(Date.parse(route.deprecation) / 1000)}`]);
-  if (route.sunset) headers.push(['Sunset', new Date(route.sunset).toUTCString()]);
-  if (route.link) headers.push(['Link', `<${route.link}>; rel="deprecation"; type="text/html"`]);
-  return headers;
+  return [['Cache-Control', route.cacheable ? 'public, max-age=300' : 'no-store']];
+}
+
+function routeDeprecations(route: RouteDefinition, entries: readonly Deprecation[]): Map<string, RouteDeprecations> | undefined {
+  const byMethod = new Map<string, RouteDeprecations>();
+  for (const method of route.methods) {
+    const compiled = compileRouteDeprecations(route.pattern, method, entries);
+    if (compiled) byMethod.set(method, compiled);
+  }
+  return byMethod.size > 0 ? byMethod : undefined;
 }
 
 export class RouteTable {
   private readonly routes: CompiledRoute[];
 
-  constructor(definitions: RouteDefinition[], deprecations: Deprecation[] = []) {
-    this.routes = definitions.map((definition) => {
-      const overlay = deprecations.find((d) => d.pattern === definition.pattern && (!d.methods || d.methods.some((m) => definition.methods.includes(m.toUpperCase()))));
-      const route = overlay ? { ...definition, deprecation: overlay.deprecation, sunset: overlay.sunset, link: overlay.link } : definition;
+  /** `deprecations`: the registry (contracts/deprecations.yaml); each route keeps its own entries. */
+  constructor(definitions: RouteDefinition[], deprecations: readonly Deprecation[] = []) {
+    this.routes = definitions.map((route) => {
       const source = route.pattern.replace(/:[A-Za-z]+/g, '[^/]+');
-      return { ...route, regex: new RegExp(`^${source}/?$`), headers: routeHeaders(route) };
+      return { ...route, regex: new RegExp(`^${source}/?$`), headers: routeHeaders(route), deprecations: routeDeprecations(route, deprecations) };
     });
   }
 

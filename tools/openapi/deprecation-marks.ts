@@ -1,0 +1,72 @@
+// Marks the OpenAPI document from the deprecation registry (contracts/deprecations.yaml): each REST
+// element an entry names gets `deprecated: true` (an operation, a parameter, a schema property;
+// a property reached through a $ref is marked in its named schema, so every operation that shares
+// the schema shows it) with the entry's dates, replacement and notice as extensions:
+// `x-deprecation-announced`, `x-sunset`, `x-replacement`, `x-deprecation-notice`, and the notice as
+// `externalDocs` where OpenAPI allows it (operations, schemas). Descriptions are left as they are:
+// a changed description is a meaning change to the contract gate.
+import type { Deprecation } from '@platform/deprecations';
+
+type Json = Record<string, unknown>;
+const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+function marks(entry: Deprecation, externalDocs: boolean): Json {
+  return {
+    deprecated: true,
+    'x-deprecation-announced': entry.announced,
+    'x-sunset': entry.sunset,
+    'x-replacement': entry.replacement.replace(/^rest:/, ''),
+    'x-deprecation-notice': entry.notice,
+    ...(externalDocs ? { externalDocs: { description: `Deprecated on ${entry.announced}, removed after ${entry.sunset}`, url: entry.notice } } : {}),
+  };
+}
+
+/** The object a `$ref` (`#/components/...`) points at, or the node itself. */
+function resolve(document: Json, node: unknown): Json | undefined {
+  if (!isObject(node)) return undefined;
+  if (typeof node.$ref !== 'string') return node;
+  let target: unknown = document;
+  for (const key of node.$ref.replace(/^#\//, '').split('/')) target = isObject(target) ? target[key] : undefined;
+  return resolve(document, target);
+}
+
+/** Walks `.name` and `[]` steps from a schema to the property schema they name (the last step's own node, not its $ref target). */
+function propertyOf(document: Json, schema: unknown, steps: string[]): Json | undefined {
+  let node: unknown = schema;
+  for (const step of steps) {
+    const current = resolve(document, node);
+    if (!current) return undefined;
+    if (step === '[]') node = current.items;
+    else node = isObject(current.properties) ? current.properties[step] : undefined;
+  }
+  return isObject(node) ? node : undefined;
+}
+
+/** Marks every REST entry of `entries` in `document`; answers the entries it found nothing to mark for. */
+export function markDeprecations(document: Json, entries: readonly Deprecation[]): string[] {
+  const unmarked: string[] = [];
+  const paths = document.paths as Record<string, Record<string, Json>>;
+  for (const entry of entries) {
+    const match = /^rest:([A-Z]+) \/v1(\S+)(?: (.+))?$/.exec(entry.element);
+    if (!match) continue;
+    const [, method, path, part] = match;
+    const operation = paths[path]?.[method.toLowerCase()];
+    let target: Json | undefined;
+    let externalDocs = true;
+    if (!operation) target = undefined;
+    else if (!part) target = operation;
+    else if (/^(query|header|path)\./.test(part)) {
+      const [where, name] = [part.slice(0, part.indexOf('.')), part.slice(part.indexOf('.') + 1)];
+      target = (operation.parameters as unknown[]).filter(isObject).find((parameter) => parameter.in === where && String(parameter.name).toLowerCase() === name.toLowerCase());
+      externalDocs = false;
+    } else {
+      const body = /^(request|response\.(\d{3}))\.body((?:\.[^.[\]]+|\[\])+)$/.exec(part);
+      const container = !body ? undefined : body[1] === 'request' ? resolve(document, operation.requestBody) : resolve(document, (operation.responses as Json)[body[2]]);
+      const media = isObject(container?.content) ? (container.content as Json)['application/json'] : undefined;
+      if (body && isObject(media)) target = propertyOf(document, media.schema, (body[3].match(/\.[^.[\]]+|\[\]/g) ?? []).map((step) => (step === '[]' ? step : step.slice(1))));
+    }
+    if (target) Object.assign(target, marks(entry, externalDocs));
+    else unmarked.push(entry.element);
+  }
+  return unmarked;
+}
