@@ -58,7 +58,8 @@ function prefixUpperBound(prefix: string): string | undefined {
   const characters = [...prefix];
   const last = characters.pop()?.codePointAt(0);
   if (last === undefined || last >= 0x10ffff) return undefined;
-  return characters.join('') + String.fromCodePoint(last + 1 === 0xd800 ? 0xe000 : last + 1);
+  const next = last + 1 >= 0xd800 && last + 1 <= 0xdfff ? 0xe000 : last + 1;
+  return characters.join('') + String.fromCodePoint(next);
 }
 
 /**

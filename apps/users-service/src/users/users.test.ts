@@ -256,6 +256,9 @@ describe('GET /users (admin list)', () => {
     expect(await names(`${tag} a_`)).toMatchObject({ totalCount: 1, items: [{ name: `${tag} a_b` }] });
     expect((await names(`${tag} %`)).totalCount).toBe(0);
     expect(await names(`${tag} z\u{10FFFF}`)).toMatchObject({ totalCount: 1, items: [{ name: `${tag} z\u{10FFFF}` }] });
+    // A prefix ending just below the surrogates, or in a lone one (a client's broken text): 200, never a 5xx.
+    expect((await call('GET', `/users?name=${encodeURIComponent(`${tag} \u{D7FF}`)}`, { token: adminToken })).status).toBe(200);
+    expect((await call('GET', `/users?name=${tag}%20%ED%A0%80`, { token: adminToken })).status).toBe(200);
   });
 
   it('counts exactly up to 1,000 users and, past that, answers an estimate flagged by Total-Count-Estimated', async () => {
