@@ -4,6 +4,11 @@
 // Prints, per shape, the median and p95 of its first page and the ratio to the plain first page.
 // Usage: node tools/ts-run.mjs tools/bench/lists.ts [orders, default 1000000] [repeats, default 9]
 // BENCH_PORT_OFFSET moves the services' ports (default that of stack.mjs).
+// BENCH_KEEP_DATABASES=<name> keeps the databases (bench_<name>_orders, _users, _catalog) after the
+// run and reuses them on the next one with the same name, skipping the seeding (minutes at
+// 1,000,000 orders); the services still migrate them. Drop them by hand when done.
+// BENCH_SHAPES=<text> measures only the shapes whose list and name contain it (the plain first
+// pages, which ratios need, always run); `BENCH_SHAPES=none` seeds and measures only those.
 import { issueAccessToken } from '@platform/auth';
 import { encodeCursor, toPageRequest } from '@platform/paging';
 import { Client } from 'pg';
@@ -77,6 +82,12 @@ async function seedProducts(db: Client): Promise<void> {
      FROM generate_series(0, $1::int - 1) AS g JOIN names AS n ON n.k = g % 2500`,
     [DIRECTORY_ROWS],
   );
+  // Each name's lower-cased one- and two-character pieces, as catalog-service stores them (from
+  // the name_fragments migration on; the code before it has no such column).
+  const { rowCount } = await db.query("SELECT 1 FROM information_schema.columns WHERE table_name = 'products' AND column_name = 'name_fragments'");
+  if (rowCount) {
+    await db.query(`UPDATE products SET name_fragments = ARRAY(SELECT DISTINCT substr(lower(name), start, width) FROM generate_series(1, length(name)) AS start, (VALUES (1), (2)) AS widths(width) WHERE start + width - 1 <= length(name))`);
+  }
 }
 
 interface Shape {
@@ -111,13 +122,21 @@ function stats(samples: number[]) {
 export async function main(): Promise<void> {
   const total = Number(process.argv[2] ?? 1_000_000);
   const repeats = Number(process.argv[3] ?? 9);
-  const databases = await createDatabases(['orders', 'users', 'catalog']);
+  const keep = process.env.BENCH_KEEP_DATABASES;
+  const databases = await createDatabases(['orders', 'users', 'catalog'], keep ? { name: keep } : undefined);
   const stack = await startStack({ apps: ['users-service', 'catalog-service', 'orders-service'], databases: databases.urls, env: { CURSOR_SECRET }, offset });
   const clients = Object.fromEntries(Object.entries(databases.urls).map(([service, url]) => [service, new Client({ connectionString: url })]));
   try {
     for (const client of Object.values(clients)) await client.connect();
     const loadStarted = Date.now();
-    await Promise.all([seedOrders(clients.orders, total), seedUsers(clients.users), seedProducts(clients.catalog)]);
+    const seeded = async (client: Client, table: string) => (await client.query(`SELECT EXISTS (SELECT 1 FROM ${table}) AS any`)).rows[0].any as boolean;
+    const reused = databases.reused && (await seeded(clients.orders, 'orders'));
+    if (reused) {
+      const [{ count }] = (await clients.orders.query('SELECT count(*)::int AS count FROM orders')).rows;
+      if (count !== total) throw new Error(`BENCH_KEEP_DATABASES=${keep}: those databases hold ${count} orders, not ${total}; use another name or drop them.`);
+    } else {
+      await Promise.all([seedOrders(clients.orders, total), seedUsers(clients.users), seedProducts(clients.catalog)]);
+    }
     // As autovacuum would have by then: statistics, and the visibility map index-only scans read.
     await Promise.all(Object.values(clients).map((client) => client.query('VACUUM ANALYZE')));
     const loadSeconds = (Date.now() - loadStarted) / 1000;
@@ -134,7 +153,7 @@ export async function main(): Promise<void> {
     const users = `http://127.0.0.1:${3001 + offset}/users`;
     const products = `http://127.0.0.1:${3003 + offset}/products`;
     const longQ = encodeURIComponent('Noise-Cancelling Bluetooth Headphones with a carrying case and a spare cable, in midnight blue, v2');
-    const shapes: Shape[] = [
+    const everyShape: Shape[] = [
       { list: 'orders', name: 'page 1 (newest first)', url: orders, token: admin, base: true },
       { list: 'orders', name: 'page 1, size=100', url: `${orders}?size=100`, token: admin, base: true },
       { list: 'orders', name: 'q matching nothing', url: `${orders}?q=espresso`, token: admin },
@@ -173,6 +192,8 @@ export async function main(): Promise<void> {
       { list: 'products', name: 'bad: q of 100 characters', url: `${products}?q=${longQ}`, token: customer },
       { list: 'products', name: 'bad: size=100, every filter', url: `${products}?size=100&q=lamp&minPrice=1000&maxPrice=400000&sort=-price&withTotal=true`, token: customer },
     ];
+    const only = process.env.BENCH_SHAPES?.toLowerCase();
+    const shapes = everyShape.filter((shape) => shape.base || !only || `${shape.list} ${shape.name}`.toLowerCase().includes(only));
     for (const shape of shapes) await timeRequest(shape); // warm caches and plans
     const measured: { shape: Shape; median: number; p95: number }[] = [];
     for (const shape of shapes) {
@@ -180,7 +201,7 @@ export async function main(): Promise<void> {
       for (let i = 0; i < repeats; i++) samples.push(await timeRequest(shape));
       measured.push({ shape, ...stats(samples) });
     }
-    console.log(`\n${total.toLocaleString('en')} orders, ${DIRECTORY_ROWS.toLocaleString('en')} users and products loaded in ${loadSeconds.toFixed(0)} s; ${repeats} requests per shape, default size 20, ${new Date().toISOString()}\n`);
+    console.log(`\n${total.toLocaleString('en')} orders, ${DIRECTORY_ROWS.toLocaleString('en')} users and products ${reused ? 'reused (vacuumed' : 'loaded'} in ${loadSeconds.toFixed(0)} s${reused ? ')' : ''}; ${repeats} requests per shape, default size 20, ${new Date().toISOString()}\n`);
     const baseOf = (shape: Shape) => measured.find((row) => row.shape.list === shape.list && row.shape.base && pageSizeOf(row.shape) === pageSizeOf(shape))?.median ?? NaN;
     console.log(
       table(
@@ -198,6 +219,7 @@ export async function main(): Promise<void> {
   } finally {
     for (const client of Object.values(clients)) await client.end().catch(() => undefined);
     await stack.stop();
-    await databases.drop();
+    if (keep) console.log(`kept ${Object.values(databases.urls).map((url) => new URL(url).pathname.slice(1)).join(', ')} (BENCH_KEEP_DATABASES)`);
+    else await databases.drop();
   }
 }

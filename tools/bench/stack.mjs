@@ -16,15 +16,21 @@ export const port = (base) => base + PORT_OFFSET;
 export const postgresUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 export const redisUrl = process.env.BENCH_REDIS_URL ?? process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
-export async function createDatabases(services) {
+export async function createDatabases(services, { name: kept } = {}) {
+  if (kept !== undefined && !/^[a-z0-9_]{1,40}$/.test(kept)) throw new Error(`database name ${kept}: use a-z, 0-9 and _ (at most 40)`);
   const suffix = randomBytes(4).toString('hex');
   const admin = new pg.Client({ connectionString: postgresUrl });
   await admin.connect();
   /** @type {Record<string, string>} service → its database URL */
   const urls = {};
+  let reused = kept !== undefined;
   for (const service of services) {
-    const name = `bench_${service}_${suffix}`;
-    await admin.query(`CREATE DATABASE "${name}"`);
+    const name = kept !== undefined ? `bench_${kept}_${service}` : `bench_${service}_${suffix}`;
+    const { rowCount } = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (rowCount === 0) {
+      reused = false;
+      await admin.query(`CREATE DATABASE "${name}"`);
+    }
     const url = new URL(postgresUrl);
     url.pathname = `/${name}`;
     urls[service] = url.toString();
@@ -32,6 +38,8 @@ export async function createDatabases(services) {
   await admin.end();
   return {
     urls,
+    /** Every database was there already (kept from an earlier run under the same name). */
+    reused,
     drop: async () => {
       const cleanup = new pg.Client({ connectionString: postgresUrl });
       await cleanup.connect();
@@ -63,10 +71,15 @@ export async function startStack({ apps, databases, env = {}, offset = PORT_OFFS
   const pids = {};
   await new Promise((resolve, reject) => {
     readline.createInterface({ input: starter.stdout }).on('line', (line) => {
-      const started = /(\S+) pid (\d+)/.exec(line);
+      // Only start.js's own lines: the apps' logs pass through the same stream, and a warning
+      // such as "reading an event log failed; trying again" while the others start is no failure.
+      // eslint-disable-next-line no-control-regex
+      const own = /^\[start\] (.*)$/.exec(line.replace(/\x1b\[[0-9;]*m/g, ''))?.[1];
+      if (own === undefined) return;
+      const started = /(\S+) pid (\d+)/.exec(own);
       if (started) pids[started[1]] = Number(started[2]);
-      if (/apps ready/.test(line)) resolve();
-      if (/not ready|failed/.test(line)) reject(new Error(line));
+      if (/apps ready/.test(own)) resolve();
+      if (/not ready|failed/.test(own)) reject(new Error(own));
     });
     starter.once('exit', (code) => reject(new Error(`start.js exited ${code}`)));
   });

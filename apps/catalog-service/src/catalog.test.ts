@@ -292,3 +292,62 @@ describe('admin-only writes', () => {
     }
   });
 });
+
+// Last in the file: these add products every test above would see.
+describe('GET /products at the edges of q and withTotal', () => {
+  it('matches one and two letters, and keywords without three letters in a row, any case, with % and _ as plain characters', async () => {
+    const tag = `Qx${Date.now()}`;
+    const odd = await createProduct({ name: `Tape 50%_off (A-4) ${tag}` });
+    const plain = await createProduct({ name: `Tape 50xoff (A-4) ${tag}` });
+    const renamed = await createProduct({ name: `Plain ${tag}` });
+    const patched = await call('PATCH', `/products/${renamed.id}`, { token: admin, body: { name: `Jq ${tag}` }, headers: { 'if-match': '"1"' } });
+    expect(patched.status).toBe(200);
+    const search = async (q: string) => {
+      const res = await call('GET', `/products?q=${encodeURIComponent(q)}&size=100&withTotal=true`, { token: customer });
+      expect(res.status).toBe(200);
+      expect(res.body.totalCount).toBe(res.body.items.length);
+      return res.body.items.map((p: { id: string }) => p.id).sort();
+    };
+    expect(await search('%')).toEqual([odd.id]);
+    expect(await search('%_')).toEqual([odd.id]);
+    expect(await search('0%_O')).toEqual([odd.id]);
+    expect(await search('a-4')).toEqual([odd.id, plain.id].sort());
+    expect(await search('_')).toEqual([odd.id]);
+    expect(await search('JQ')).toEqual([renamed.id]);
+    expect(await search('pl')).not.toContain(renamed.id);
+    expect(await search('zq')).toEqual([]);
+    expect(await search('l%p')).toEqual([]);
+  });
+
+  it('pages a short q list with cursors in every sort order, each match once, as one large page has them', async () => {
+    for (const sort of ['name', '-price', 'rating', '-createdAt']) {
+      const all = await call('GET', `/products?q=e&sort=${sort}&size=100`, { token: customer });
+      expect(all.status).toBe(200);
+      const walked: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const res = await call('GET', `/products?q=e&sort=${sort}&size=7${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { token: customer });
+        expect(res.status).toBe(200);
+        walked.push(...res.body.items.map((p: { id: string }) => p.id));
+        cursor = res.body.nextCursor;
+      } while (cursor && walked.length < 100);
+      expect(walked.slice(0, all.body.items.length)).toEqual(all.body.items.map((p: { id: string }) => p.id));
+    }
+  });
+
+  it('counts exactly up to 1,000 products and, past that, answers an estimate flagged by Total-Count-Estimated', async () => {
+    await database.prisma.$executeRawUnsafe(
+      `INSERT INTO products (id, sku, name, price, updated_at, name_fragments)
+       SELECT gen_random_uuid(), 'MANY-' || g, 'Many Mug ' || g, 1000, now(), '{}' FROM generate_series(1, 1050) AS g`,
+    );
+    await database.prisma.$executeRawUnsafe('ANALYZE products');
+    const estimated = await call('GET', '/products?q=many%20mug&withTotal=true&size=1', { token: customer });
+    expect(estimated.status).toBe(200);
+    expect(estimated.body.totalCount).toBeGreaterThan(1_000);
+    expect(estimated.headers.get('total-count-estimated')).toBe('true');
+    expect(estimated.body).not.toHaveProperty('totalCountEstimated');
+    const exact = await call('GET', '/products?q=many%20mug%20104&withTotal=true&size=1', { token: customer });
+    expect(exact.body.totalCount).toBe(11); // 104 and 1040..1049
+    expect(exact.headers.get('total-count-estimated')).toBeNull();
+  });
+});

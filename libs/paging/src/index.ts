@@ -5,6 +5,7 @@ export {
   findKeysetPage,
   listEnvelopeSchema,
   mapListItems,
+  pageHeaders,
   MAX_PAGE_SIZE,
   pagingBodyShape,
   pagingQueryShape,
@@ -15,3 +16,4 @@ export {
   type PageRequest,
   type PagingParams,
 } from './page';
+export { boundedTotal, EXACT_COUNT_LIMIT, TOTAL_ESTIMATED_HEADER, type TotalCount } from './total';

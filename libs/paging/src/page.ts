@@ -4,6 +4,7 @@ import { ApiError } from '@platform/errors';
 import { int32, queryBoolean, queryInt, z } from '@platform/validation';
 import { type CursorValue, decodeCursor, encodeCursor, scopeOf } from './cursor';
 import type { Sort } from './sort';
+import { TOTAL_ESTIMATED_HEADER, type TotalCount } from './total';
 
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
@@ -57,6 +58,8 @@ export interface ListEnvelope<T> {
   nextCursor: string | null;
   hasNext: boolean;
   totalCount?: number;
+  /** `totalCount` is an estimate (see total.ts); sent as a header, not in the body. */
+  totalCountEstimated?: true;
 }
 
 /** The published shape of a page of `item`s (the OpenAPI document's `...Page` schemas). */
@@ -124,9 +127,9 @@ export function keysetQuery(request: PageRequest, column: string = request.sort.
 }
 
 /** What a repository's list returns: up to `take + 1` rows (the extra one tells there is a next page) and the total when asked. */
-export interface RowsPage<Row> {
+export interface RowsPage<Row, Total extends number | TotalCount = number | TotalCount> {
   rows: Row[];
-  total?: number;
+  total?: Total;
 }
 
 /**
@@ -134,15 +137,15 @@ export interface RowsPage<Row> {
  * its own filter), the order and the window (`take + 1` rows); `count` counts the filter alone and
  * runs beside it only when the client asked for the total.
  */
-export async function findKeysetPage<Row>(
+export async function findKeysetPage<Row, Total extends number | TotalCount>(
   request: PageRequest,
   query: {
     column?: string;
     key?: string;
     find: (keyset: { where: Record<string, unknown>; orderBy: Record<string, 'asc' | 'desc'>[]; take: number; skip: number }) => Promise<Row[]>;
-    count: () => Promise<number>;
+    count: () => Promise<Total>;
   },
-): Promise<RowsPage<Row>> {
+): Promise<RowsPage<Row, Total>> {
   const keyset = keysetQuery(request, query.column, query.key);
   const [rows, total] = await Promise.all([query.find({ ...keyset, take: request.take + 1, skip: request.skip }), request.withTotal ? query.count() : undefined]);
   return { rows, total };
@@ -152,7 +155,7 @@ export async function findKeysetPage<Row>(
 export function toListEnvelope<Row extends { id: string }>(
   rows: Row[],
   request: PageRequest,
-  options: { secret: string; sortValue: (row: Row) => CursorValue; totalCount?: number },
+  options: { secret: string; sortValue: (row: Row) => CursorValue; totalCount?: number | TotalCount },
 ): ListEnvelope<Row> {
   const hasNext = rows.length > request.take;
   const page = hasNext ? rows.slice(0, request.take) : rows;
@@ -162,11 +165,21 @@ export function toListEnvelope<Row extends { id: string }>(
     nextCursor: hasNext && last ? encodeCursor(options.secret, request.scope, [options.sortValue(last), last.id]) : null,
     hasNext,
   };
-  if (request.withTotal) envelope.totalCount = options.totalCount ?? 0;
+  if (request.withTotal) {
+    const total = options.totalCount ?? 0;
+    envelope.totalCount = typeof total === 'number' ? total : total.count;
+    if (typeof total !== 'number' && !total.exact) envelope.totalCountEstimated = true;
+  }
   return envelope;
 }
 
-/** The same page with each item mapped: a service's page of rows as clients see it. */
+/** The same page with each item mapped: a service's page of rows as clients see it (the body; `pageHeaders` gives its headers). */
 export function mapListItems<Row, Item>(envelope: ListEnvelope<Row>, toItem: (row: Row) => Item): ListEnvelope<Item> {
-  return { ...envelope, items: envelope.items.map((row) => toItem(row)) };
+  const { totalCountEstimated: _headerOnly, ...body } = envelope;
+  return { ...body, items: envelope.items.map((row) => toItem(row)) };
+}
+
+/** The response headers of a page: `Total-Count-Estimated: true` when its total is an estimate. */
+export function pageHeaders(envelope: ListEnvelope<unknown>): Record<string, string> {
+  return envelope.totalCountEstimated ? { [TOTAL_ESTIMATED_HEADER]: 'true' } : {};
 }

@@ -1,6 +1,7 @@
 // Prisma queries of products.
 import { type DomainEvent, recordEvent } from '@platform/events';
-import { findKeysetPage, type PageRequest } from '@platform/paging';
+import { countMatching, keywordLookup, nameFragmentsOf } from '@platform/db';
+import { findKeysetPage, type PageRequest, type RowsPage, type TotalCount } from '@platform/paging';
 import { Prisma, type PrismaClient, type Product } from '../generated/prisma/client';
 
 export type ProductRow = Product;
@@ -24,6 +25,56 @@ export interface NewProduct {
 
 /** What a versioned update may change; fields left out keep their value. */
 export type ProductChanges = Partial<Omit<NewProduct, 'id'>>;
+
+/** The columns written with a product's name: its pieces for short keywords (`keywordLookup`). */
+const withFragments = <T extends { name?: string }>(columns: T) => (columns.name === undefined ? columns : { ...columns, nameFragments: nameFragmentsOf([columns.name]) });
+
+/** One SQL condition: its text around the placeholders of its values. */
+interface SqlCondition {
+  text: (...placeholders: string[]) => string;
+  values: unknown[];
+}
+
+/** Conditions joined with AND, their placeholders numbered after `params` (which they extend). */
+function sqlOf(conditions: readonly SqlCondition[], params: unknown[]): string {
+  return conditions
+    .map(({ text, values }) => text(...values.map((value) => `$${params.push(value)}`)))
+    .join(' AND ');
+}
+
+/**
+ * The list's filters, for Prisma and in SQL (the count and the `q` page). `q` is "name
+ * contains", any case, its wildcards literal: through the trigram index, or the fragments when
+ * it has no trigram (`keywordLookup`).
+ */
+function conditionsOf(filters: ProductFilters): { where: Prisma.ProductWhereInput; others: SqlCondition[]; keyword: SqlCondition[]; byFragments: boolean } {
+  const { contains, fragments } = keywordLookup(filters.nameContains);
+  const others: SqlCondition[] = [];
+  const keyword: SqlCondition[] = [];
+  if (filters.ids) others.push({ text: (p) => `id = ANY(${p}::uuid[])`, values: [filters.ids] });
+  if (filters.minPrice !== undefined) others.push({ text: (p) => `price >= ${p}::int`, values: [filters.minPrice] });
+  if (filters.maxPrice !== undefined) others.push({ text: (p) => `price <= ${p}::int`, values: [filters.maxPrice] });
+  if (fragments) keyword.push({ text: (p) => `name_fragments @> ${p}::text[]`, values: [fragments] });
+  if (contains !== undefined) keyword.push({ text: (p) => `name ILIKE '%' || ${p} || '%'`, values: [contains] });
+  const where: Prisma.ProductWhereInput = {
+    id: filters.ids ? { in: filters.ids } : undefined,
+    nameFragments: fragments ? { hasEvery: fragments } : undefined,
+    name: contains !== undefined ? { contains, mode: 'insensitive' } : undefined,
+    price: filters.minPrice !== undefined || filters.maxPrice !== undefined ? { gte: filters.minPrice, lte: filters.maxPrice } : undefined,
+  };
+  return { where, others, keyword, byFragments: fragments !== undefined };
+}
+
+/** Public sort names to columns, and the type a cursor's value is read as. */
+const sortColumns: Record<string, { column: string; type: string }> = {
+  createdAt: { column: 'created_at', type: 'timestamptz' },
+  name: { column: 'name', type: 'text' },
+  price: { column: 'price', type: 'int' },
+  rating: { column: 'rating', type: 'numeric' },
+};
+
+/** The newest (in sort order) products a `q` page checks first; a keyword this common fills the page there. */
+const KEYWORD_WINDOW = 1_000;
 
 export class ProductRepository {
   constructor(private readonly prisma: PrismaClient) {}
@@ -49,20 +100,56 @@ export class ProductRepository {
   }
 
   createMany(products: NewProduct[]): Promise<{ count: number }> {
-    return this.prisma.product.createMany({ data: products, skipDuplicates: true });
+    return this.prisma.product.createMany({ data: products.map(withFragments), skipDuplicates: true });
   }
 
 
-  async list(filters: ProductFilters, page: PageRequest): Promise<{ rows: ProductRow[]; total?: number }> {
-    const where: Prisma.ProductWhereInput = {
-      id: filters.ids ? { in: filters.ids } : undefined,
-      name: filters.nameContains ? { contains: filters.nameContains, mode: 'insensitive' } : undefined,
-      price: filters.minPrice !== undefined || filters.maxPrice !== undefined ? { gte: filters.minPrice, lte: filters.maxPrice } : undefined,
-    };
+  list(filters: ProductFilters, page: PageRequest): Promise<RowsPage<ProductRow, TotalCount>> {
+    const { where, others, keyword, byFragments } = conditionsOf(filters);
     return findKeysetPage(page, {
-      find: (keyset) => this.prisma.product.findMany({ where: { AND: [where, keyset.where] }, orderBy: keyset.orderBy, take: keyset.take, skip: keyset.skip }),
-      count: () => this.prisma.product.count({ where }),
+      find: async (keyset) => {
+        // The planner judges a trigram keyword's frequency well; a fragment's it does not.
+        if (!byFragments) return this.prisma.product.findMany({ where: { AND: [where, keyset.where] }, orderBy: keyset.orderBy, take: keyset.take, skip: keyset.skip });
+        const ids = await this.keywordPageIds(others, keyword, page);
+        const byId = new Map((await this.findByIds(ids)).map((row) => [row.id, row]));
+        return ids.flatMap((id) => byId.get(id) ?? []);
+      },
+      count: () => {
+        const params: unknown[] = [];
+        return countMatching(this.prisma, { table: 'products', where: sqlOf([...others, ...keyword], params), params });
+      },
     });
+  }
+
+  /**
+   * The ids of a page with a `q` looked up by its fragments, in two steps, without leaning on the
+   * planner's guess of how common the keyword is (it takes a fragment it has no statistics for,
+   * such as a two-letter keyword matching nothing, for one in 200 products, walked the sort order
+   * and read all of them; trigram keywords it judges well, and Prisma's query serves them). First the newest KEYWORD_WINDOW products (or twenty
+   * pages' worth) in sort order passing the other filters are checked: a common keyword fills the
+   * page there. Otherwise the keyword is rarer than that, and its matches are collected through
+   * its index (planned for all of them) and sorted.
+   */
+  private async keywordPageIds(others: SqlCondition[], keyword: SqlCondition[], page: PageRequest): Promise<string[]> {
+    const { column, type } = sortColumns[page.sort.field] ?? sortColumns.createdAt;
+    const direction = page.sort.direction === 'desc' ? 'DESC' : 'ASC';
+    const bounded = [...others];
+    if (page.after) {
+      const { value, id } = page.after;
+      bounded.push({ text: (p, q) => `(${column}, id) ${direction === 'DESC' ? '<' : '>'} (${p}::${type}, ${q}::uuid)`, values: [value instanceof Date ? value.toISOString() : value, id] });
+    }
+    const params: unknown[] = [];
+    const filtered = sqlOf(bounded, params);
+    const matching = sqlOf(keyword, params);
+    const orderBy = `ORDER BY ${column} ${direction}, id ${direction}`;
+    const wanted = page.take + 1;
+    const ids = async (sql: string) => (await this.prisma.$queryRawUnsafe<{ id: string }[]>(sql, ...params)).map((row) => row.id);
+    if (page.skip === 0) {
+      const window = Math.max(KEYWORD_WINDOW, wanted * 20);
+      const recent = await ids(`SELECT id FROM (SELECT ${[...new Set(['id', column, 'name', 'name_fragments'])].join(', ')} FROM products${filtered ? ` WHERE ${filtered}` : ''} ${orderBy} LIMIT ${window}) AS recent WHERE ${matching} ${orderBy} LIMIT ${wanted}`);
+      if (recent.length === wanted) return recent;
+    }
+    return ids(`WITH matching AS MATERIALIZED (SELECT id, ${column} FROM products WHERE ${[filtered, matching].filter(Boolean).join(' AND ')}) SELECT id FROM matching ${orderBy} LIMIT ${wanted} OFFSET ${page.skip}`);
   }
 }
 
@@ -71,12 +158,12 @@ export class ProductWrites {
   constructor(private readonly tx: Prisma.TransactionClient) {}
 
   create(product: NewProduct): Promise<ProductRow> {
-    return this.tx.product.create({ data: product });
+    return this.tx.product.create({ data: withFragments(product) });
   }
 
   /** Updates only at the expected version; null when the row moved on or is gone. */
   async updateVersioned(id: string, version: number, changes: ProductChanges): Promise<ProductRow | null> {
-    const { count } = await this.tx.product.updateMany({ where: { id, version }, data: { ...changes, version: { increment: 1 } } });
+    const { count } = await this.tx.product.updateMany({ where: { id, version }, data: { ...withFragments(changes), version: { increment: 1 } } });
     return count === 1 ? this.tx.product.findUnique({ where: { id } }) : null;
   }
 

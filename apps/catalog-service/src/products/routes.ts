@@ -2,7 +2,7 @@
 import { Router } from 'express';
 import { adminOnly, principalOf } from '@platform/auth';
 import { methodNotAllowed } from '@platform/errors';
-import { mapListItems } from '@platform/paging';
+import { mapListItems, pageHeaders } from '@platform/paging';
 import { expectedVersion } from '@platform/service-kit';
 import { noQueryParameters, parseBody, parseQuery } from '@platform/validation';
 import { etagOf, toProductResponse, toRatingResponse } from './representation';
@@ -15,7 +15,8 @@ export function productsRoutes(products: ProductService): Router {
   router
     .route('/products')
     .get(async (req, res) => {
-      res.json(mapListItems(await products.list(parseQuery(listProductsQuery, req.query)), toProductResponse));
+      const page = await products.list(parseQuery(listProductsQuery, req.query));
+      res.set(pageHeaders(page)).json(mapListItems(page, toProductResponse));
     })
     .post(adminOnly, async (req, res) => {
       const product = await products.create(principalOf(res), parseBody(createProductBody, req.body));

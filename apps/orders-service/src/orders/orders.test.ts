@@ -453,6 +453,13 @@ describe('status changes', () => {
     expect((await call('PATCH', `/orders/${order.id}`, { token: admin, body: { status: 'SHIPPED' } })).body.code).toBe('CONFLICT');
     expect((await call('PATCH', `/orders/${order.id}`, { token: admin, body: { status: 'CONFIRMED' } })).body.status).toBe('CONFIRMED');
     expect((await call('PATCH', `/orders/${order.id}`, { token: admin, body: { status: 'SHIPPED' } })).body.status).toBe('SHIPPED');
+    // Statuses on both sides of SHIPPED (the list is also sent as the range it spans): not it.
+    const around = await call('POST', '/orders/search', { token: admin, body: { ids: [order.id], status: ['PENDING', 'DELIVERED'], withTotal: true } });
+    expect(around.body).toMatchObject({ items: [], totalCount: 0 });
+    const spanning = await call('POST', '/orders/search', { token: admin, body: { ids: [order.id], status: ['CONFIRMED', 'CANCELED'], withTotal: true } });
+    expect(spanning.body).toMatchObject({ items: [], totalCount: 0 });
+    const including = await call('POST', '/orders/search', { token: admin, body: { ids: [order.id], status: ['SHIPPED', 'PENDING'], withTotal: true } });
+    expect(including.body).toMatchObject({ items: [{ id: order.id }], totalCount: 1 });
     const cancel = await call('PATCH', `/orders/${order.id}`, { token: alice.token, body: { status: 'CANCELED' } });
     expect(cancel.status).toBe(409);
     expect(cancel.body.code).toBe('ORDER_NOT_CANCELABLE');

@@ -30,8 +30,8 @@ export class OrderQueries {
     return new Map(rows.filter((row) => isAdmin(principal) || row.userId === principal.userId).map((row) => [row.id, row]));
   }
 
-  /** The page, and whether its `totalCount` is an estimate (more than EXACT_COUNT_LIMIT orders match). */
-  async list(principal: Principal, search: OrderSearch): Promise<{ page: ListEnvelope<OrderRow>; totalIsEstimate: boolean }> {
+  /** The page; its `totalCount` is flagged as an estimate when more than EXACT_COUNT_LIMIT orders match. */
+  async list(principal: Principal, search: OrderSearch): Promise<ListEnvelope<OrderRow>> {
     const { size, cursor, page: pageNumber, offset, limit, withTotal, sort: sortParam, ...conditions } = search;
     if (conditions.userId && !isAdmin(principal) && conditions.userId !== principal.userId) throw ApiError.forbidden("Customers can list only their own orders; leave out userId or send your own.");
     const filters = this.filtersOf(principal, conditions);
@@ -39,8 +39,7 @@ export class OrderQueries {
     const paging: PagingParams = { size, cursor, page: pageNumber, offset, limit, withTotal };
     const pageRequest = toPageRequest(paging, { list: 'orders', sort, filters, secret: this.cursorSecret });
     const { rows, total } = await this.orders.list(filters, pageRequest);
-    const page = toListEnvelope(rows, pageRequest, { secret: this.cursorSecret, sortValue: (row) => row[sort.field], totalCount: total?.count });
-    return { page, totalIsEstimate: total !== undefined && !total.exact };
+    return toListEnvelope(rows, pageRequest, { secret: this.cursorSecret, sortValue: (row) => row[sort.field], totalCount: total });
   }
 
   /** Newest orders the principal may see, after the order `afterId` (GraphQL `orders`). */

@@ -1,8 +1,9 @@
 // Prisma queries of orders and their items and shipments.
 import { type DomainEvent, recordEvent } from '@platform/events';
-import { findKeysetPage, type PageRequest } from '@platform/paging';
+import { countMatching, keywordLookup, nameFragmentsOf } from '@platform/db';
+import { findKeysetPage, type PageRequest, type TotalCount } from '@platform/paging';
 import { Prisma, type PrismaClient } from '../generated/prisma/client';
-import type { OrderStatus } from './status';
+import { type OrderStatus, orderStatuses } from './status';
 
 const withChildren = { items: { orderBy: { id: 'asc' } }, shipment: true } as const satisfies Prisma.OrderInclude;
 
@@ -70,24 +71,7 @@ function whereOf(filters: OrderFilters): Prisma.OrderWhereInput {
   };
 }
 
-/**
- * How `q` (the product names of an order's items, any case) is looked up. A keyword holding three
- * ASCII letters or digits in a row goes through the trigram index on `productNames`. Any other keyword
- * has no trigram, and the trigram index would read every entry for it, so it is looked up among
- * the names' lower-cased one- and two-character pieces (`nameFragments`): exactly, for one or two
- * characters; for a longer one ("a-b", "!!!") every piece must be there and the names are then
- * checked for the whole keyword. LIKE's wildcards in a keyword are plain characters.
- */
-function keywordLookup(keyword: string | undefined): { contains?: string; fragments?: string[] } {
-  if (!keyword) return {};
-  const contains = keyword.replace(/[\\%_]/g, '\\$&');
-  const characters = [...keyword.toLowerCase()];
-  if (characters.length <= 2) return { fragments: [characters.join('')] };
-  // pg_trgm reads letters beyond ASCII as word characters only under some database locales.
-  if (/[A-Za-z0-9]{3}/.test(keyword)) return { contains };
-  return { contains, fragments: [...new Set(characters.slice(1).map((character, i) => characters[i] + character))] };
-}
-
+/** `q`: the product names of an order's items, any case (`keywordLookup`, in @platform/db). */
 function keywordCondition(keyword: string | undefined): Prisma.OrderWhereInput {
   const { contains, fragments } = keywordLookup(keyword);
   return {
@@ -106,7 +90,14 @@ function sqlConditionsOf(filters: OrderFilters, firstParam = 0): { where: string
   };
   if (filters.userId !== undefined) condition((p) => `user_id = ${p}::uuid`, filters.userId);
   if (filters.ids !== undefined) condition((p) => `id = ANY(${p}::uuid[])`, filters.ids);
-  if (filters.statuses !== undefined) condition((p) => `status = ANY(${p}::text[]::"OrderStatus"[])`, filters.statuses);
+  if (filters.statuses !== undefined) {
+    condition((p) => `status = ANY(${p}::text[]::"OrderStatus"[])`, filters.statuses);
+    // The same as a range of the enum's order, which PostgreSQL 15 checks inside an ordered index
+    // scan (it checks `= ANY` of two or more only after reading the row).
+    const positions = filters.statuses.map((status) => orderStatuses.indexOf(status));
+    if (positions.length > 0) condition((p) => `status >= ${p}::"OrderStatus"`, orderStatuses[Math.min(...positions)]);
+    if (positions.length > 0) condition((p) => `status <= ${p}::"OrderStatus"`, orderStatuses[Math.max(...positions)]);
+  }
   if (filters.createdFrom !== undefined) condition((p) => `created_at >= ${p}::timestamptz`, filters.createdFrom.toISOString());
   if (filters.createdBefore !== undefined) condition((p) => `created_at < ${p}::timestamptz`, filters.createdBefore.toISOString());
   if (filters.minAmount !== undefined) condition((p) => `amount >= ${p}::int`, filters.minAmount);
@@ -124,28 +115,8 @@ const KEYWORD_WALK_CAP = 200_000;
 
 /** What an order stores of its items' names for `q`: the names, one a line, and their short pieces. */
 function searchableNamesOf(items: readonly NewOrderItem[]): { productNames: string; nameFragments: string[] } {
-  const fragments = new Set<string>();
-  for (const item of items) {
-    const characters = [...item.productName.toLowerCase()];
-    characters.forEach((character, i) => {
-      fragments.add(character);
-      if (i + 1 < characters.length) fragments.add(character + characters[i + 1]);
-    });
-  }
-  return { productNames: items.map((item) => item.productName).join('\n'), nameFragments: [...fragments] };
-}
-
-/**
- * Up to this many matching orders are counted exactly (a scan that stops there: about a
- * millisecond on an index, a few with a keyword); past it `totalCount` is PostgreSQL's
- * estimate (docs/api.md, "Totals").
- */
-export const EXACT_COUNT_LIMIT = 1_000;
-
-/** How many orders match: exact up to EXACT_COUNT_LIMIT, else the planner's estimate, never below it. */
-export interface OrderCount {
-  count: number;
-  exact: boolean;
+  const names = items.map((item) => item.productName);
+  return { productNames: names.join('\n'), nameFragments: nameFragmentsOf(names) };
 }
 
 export class OrderRepository {
@@ -182,17 +153,17 @@ export class OrderRepository {
    * from an index-only scan of the keyset index, whose trailing columns are the filters, so
    * non-matching orders are skipped without reading the table. With `q`, see `keywordPageIds`.
    */
-  async list(filters: OrderFilters, page: PageRequest): Promise<{ rows: OrderRow[]; total?: OrderCount }> {
+  async list(filters: OrderFilters, page: PageRequest): Promise<{ rows: OrderRow[]; total?: TotalCount }> {
     const where = whereOf(filters);
-    let total: OrderCount | undefined;
+    let total: TotalCount | undefined;
     const { rows: ids } = await findKeysetPage(page, {
       find: (keyset) =>
         filters.productNameContains
           ? this.keywordPageIds(filters, page)
           : this.prisma.order.findMany({ where: { AND: [where, keyset.where] }, orderBy: keyset.orderBy, take: keyset.take, skip: keyset.skip, select: { id: true } }),
       count: async () => {
-        total = await this.countUpTo(filters);
-        return total.count;
+        total = await countMatching(this.prisma, { table: 'orders', ...sqlConditionsOf(filters) });
+        return total;
       },
     });
     if (ids.length === 0) return { rows: [], total };
@@ -253,18 +224,6 @@ export class OrderRepository {
       if (walked.length === wanted) return walked;
     }
     return query(`WITH matching AS MATERIALIZED (SELECT id, ${column} FROM orders WHERE ${all}) SELECT id FROM matching ${orderBy} LIMIT ${wanted} OFFSET ${page.skip}`);
-  }
-
-  private async countUpTo(filters: OrderFilters): Promise<OrderCount> {
-    const conditions = sqlConditionsOf(filters);
-    const where = conditions.where ? ` WHERE ${conditions.where}` : '';
-    const params = conditions.params;
-    const [{ count }] = await this.prisma.$queryRawUnsafe<{ count: number }[]>(`SELECT count(*)::int AS count FROM (SELECT 1 FROM orders${where} LIMIT ${EXACT_COUNT_LIMIT + 1}) AS matching`, ...params);
-    if (count <= EXACT_COUNT_LIMIT) return { count, exact: true };
-    // The planner's row estimate for the filters, from the table's statistics: no rows read.
-    const [row] = await this.prisma.$queryRawUnsafe<{ 'QUERY PLAN': unknown }[]>(`EXPLAIN (FORMAT JSON) SELECT 1 FROM orders${where}`, ...params);
-    const plan = (typeof row['QUERY PLAN'] === 'string' ? JSON.parse(row['QUERY PLAN']) : row['QUERY PLAN']) as { Plan: { 'Plan Rows': number } }[];
-    return { count: Math.max(EXACT_COUNT_LIMIT + 1, Math.round(plan[0].Plan['Plan Rows'])), exact: false };
   }
 
   /** The ids of a user's orders in `statuses`. */

@@ -2,20 +2,20 @@
 import { type Response, Router } from 'express';
 import { principalOf } from '@platform/auth';
 import { methodNotAllowed } from '@platform/errors';
-import { mapListItems } from '@platform/paging';
+import { type ListEnvelope, mapListItems, pageHeaders } from '@platform/paging';
 import { expectedVersion } from '@platform/service-kit';
 import { noQueryParameters, parseBody, parseQuery } from '@platform/validation';
 import { checkedIdempotencyKey } from '../idempotency/store';
 import type { ChangeOrder } from './change-order';
 import type { PlaceOrder } from './place-order';
 import type { OrderQueries } from './queries';
+import type { OrderRow } from './repository';
 import { etagOf, toOrderItemResponse, toOrderResponse, toPlacedOrderResponse } from './representation';
 import { createOrderBody, getOrderQuery, listItemsQuery, listOrdersQuery, patchOrderBody, replaceOrderBody, searchOrdersBody } from './schemas';
 
 /** A page of orders; an estimated `totalCount` is flagged by a header (docs/api.md, "Totals"). */
-function sendOrderPage(res: Response, { page, totalIsEstimate }: Awaited<ReturnType<OrderQueries['list']>>): void {
-  if (totalIsEstimate) res.setHeader('Total-Count-Estimated', 'true');
-  res.json(mapListItems(page, toOrderResponse));
+function sendOrderPage(res: Response, page: ListEnvelope<OrderRow>): void {
+  res.set(pageHeaders(page)).json(mapListItems(page, toOrderResponse));
 }
 
 export function ordersRoutes(queries: OrderQueries, placeOrder: PlaceOrder, changeOrder: ChangeOrder): Router {

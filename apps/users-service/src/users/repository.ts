@@ -1,6 +1,7 @@
 // Prisma queries of the users table. Callers get rows; rules live in service.ts.
 import { type DomainEvent, recordEvent } from '@platform/events';
-import { findKeysetPage, type PageRequest } from '@platform/paging';
+import { countMatching, escapeLike } from '@platform/db';
+import { findKeysetPage, type PageRequest, type RowsPage, type TotalCount } from '@platform/paging';
 import { Prisma, type PrismaClient, type User } from '../generated/prisma/client';
 
 export type UserRow = User;
@@ -48,6 +49,52 @@ const sortColumns: Record<string, string> = { createdAt: 'createdAt', name: 'nam
 /** Emails are unique and looked up without regard to case or surrounding spaces. */
 const emailKeyOf = (email: string) => email.trim().toLowerCase();
 
+/**
+ * The least string above every string that starts with `prefix`, in code point order (the C and
+ * C.UTF-8 collations the databases use, and PGlite's): its last character counted up, skipping
+ * the surrogates. Undefined when there is none (the prefix ends in the last code point).
+ */
+function prefixUpperBound(prefix: string): string | undefined {
+  const characters = [...prefix];
+  const last = characters.pop()?.codePointAt(0);
+  if (last === undefined || last >= 0x10ffff) return undefined;
+  const next = last + 1 >= 0xd800 && last + 1 <= 0xdfff ? 0xe000 : last + 1;
+  return characters.join('') + String.fromCodePoint(next);
+}
+
+/**
+ * The list's filters, for Prisma and in SQL (the count). The `name` prefix is also a range on
+ * `name`, which the (name, id) index serves: LIKE alone cannot use it under a C.UTF-8 collation,
+ * and a count of "Kim…" read every user.
+ */
+function conditionsOf(filters: UserFilters): { where: Prisma.UserWhereInput; sql: { where: string; params: unknown[] } } {
+  const sql: string[] = [];
+  const params: unknown[] = [];
+  const condition = (text: (placeholder: string) => string, value: unknown) => {
+    params.push(value);
+    sql.push(text(`$${params.length}`));
+  };
+  const emailKey = filters.email !== undefined ? emailKeyOf(filters.email) : undefined;
+  const prefix = filters.namePrefix || undefined;
+  const upper = prefix !== undefined ? prefixUpperBound(prefix) : undefined;
+  if (emailKey !== undefined) condition((p) => `email_key = ${p}`, emailKey);
+  if (prefix !== undefined) {
+    condition((p) => `name >= ${p}`, prefix);
+    if (upper !== undefined) condition((p) => `name < ${p}`, upper);
+    condition((p) => `name LIKE ${p} || '%'`, escapeLike(prefix));
+  }
+  if (filters.marketingAgreed !== undefined) condition((p) => `marketing_agreed = ${p}`, filters.marketingAgreed);
+  if (filters.createdFrom) condition((p) => `created_at >= ${p}::timestamptz`, filters.createdFrom.toISOString());
+  if (filters.createdBefore) condition((p) => `created_at < ${p}::timestamptz`, filters.createdBefore.toISOString());
+  const where: Prisma.UserWhereInput = {
+    emailKey,
+    name: prefix !== undefined ? { startsWith: escapeLike(prefix), gte: prefix, lt: upper } : undefined,
+    marketingAgreed: filters.marketingAgreed,
+    createdAt: filters.createdFrom || filters.createdBefore ? { gte: filters.createdFrom, lt: filters.createdBefore } : undefined,
+  };
+  return { where, sql: { where: sql.join(' AND '), params } };
+}
+
 function addressColumns(address: UserAddress | null) {
   return { addressZipCode: address?.zipCode ?? null, addressLine1: address?.line1 ?? null, addressLine2: address?.line2 ?? null };
 }
@@ -91,17 +138,12 @@ export class UserRepository {
   }
 
 
-  async list(filters: UserFilters, page: PageRequest): Promise<{ rows: UserRow[]; total?: number }> {
-    const where: Prisma.UserWhereInput = {
-      emailKey: filters.email !== undefined ? emailKeyOf(filters.email) : undefined,
-      name: filters.namePrefix ? { startsWith: filters.namePrefix } : undefined,
-      marketingAgreed: filters.marketingAgreed,
-      createdAt: filters.createdFrom || filters.createdBefore ? { gte: filters.createdFrom, lt: filters.createdBefore } : undefined,
-    };
+  list(filters: UserFilters, page: PageRequest): Promise<RowsPage<UserRow, TotalCount>> {
+    const { where, sql } = conditionsOf(filters);
     return findKeysetPage(page, {
       column: sortColumns[page.sort.field],
       find: (keyset) => this.prisma.user.findMany({ where: { AND: [where, keyset.where] }, orderBy: keyset.orderBy, take: keyset.take, skip: keyset.skip }),
-      count: () => this.prisma.user.count({ where }),
+      count: () => countMatching(this.prisma, { table: 'users', ...sql }),
     });
   }
 

@@ -3,7 +3,7 @@
 import { Router } from 'express';
 import { adminOnly, principalOf } from '@platform/auth';
 import { methodNotAllowed } from '@platform/errors';
-import { mapListItems } from '@platform/paging';
+import { mapListItems, pageHeaders } from '@platform/paging';
 import { expectedVersion } from '@platform/service-kit';
 import { noQueryParameters, parseBody, parseQuery } from '@platform/validation';
 import { etagOf, toUserResponse } from './representation';
@@ -38,7 +38,8 @@ export function usersRoutes(users: UserService): Router {
   router
     .route('/users')
     .get(adminOnly, async (req, res) => {
-      res.json(mapListItems(await users.list(principalOf(res), parseQuery(listUsersQuery, req.query)), toUserResponse));
+      const page = await users.list(principalOf(res), parseQuery(listUsersQuery, req.query));
+      res.set(pageHeaders(page)).json(mapListItems(page, toUserResponse));
     })
     .all(methodNotAllowed);
 

@@ -245,6 +245,38 @@ describe('GET /users (admin list)', () => {
     expect(created.body.totalCount).toBe(5);
   });
 
+  it('reads % and _ in a name prefix as plain characters, and a prefix ending past the last letter', async () => {
+    const tag = `Pct${Date.now()}`;
+    for (const name of [`${tag} 50% off`, `${tag} 50x off`, `${tag} a_b`, `${tag} axb`, `${tag} z\u{10FFFF}`]) {
+      const res = await call('POST', '/users', { body: { name, email: `${tag}-${seq++}@example.com`, password: 'correct-horse-1' } });
+      expect(res.status).toBe(201);
+    }
+    const names = async (prefix: string) => (await call('GET', `/users?name=${encodeURIComponent(prefix)}&sort=name&withTotal=true`, { token: adminToken })).body;
+    expect(await names(`${tag} 50%`)).toMatchObject({ totalCount: 1, items: [{ name: `${tag} 50% off` }] });
+    expect(await names(`${tag} a_`)).toMatchObject({ totalCount: 1, items: [{ name: `${tag} a_b` }] });
+    expect((await names(`${tag} %`)).totalCount).toBe(0);
+    expect(await names(`${tag} z\u{10FFFF}`)).toMatchObject({ totalCount: 1, items: [{ name: `${tag} z\u{10FFFF}` }] });
+    // A prefix ending just below the surrogates, or in a lone one (a client's broken text): 200, never a 5xx.
+    expect((await call('GET', `/users?name=${encodeURIComponent(`${tag} \u{D7FF}`)}`, { token: adminToken })).status).toBe(200);
+    expect((await call('GET', `/users?name=${tag}%20%ED%A0%80`, { token: adminToken })).status).toBe(200);
+  });
+
+  it('counts exactly up to 1,000 users and, past that, answers an estimate flagged by Total-Count-Estimated', async () => {
+    await database.prisma.$executeRawUnsafe(
+      `INSERT INTO users (id, name, email, email_key, password_hash, updated_at)
+       SELECT gen_random_uuid(), 'Many ' || g, 'many' || g || '@example.com', 'many' || g || '@example.com', 'x', now() FROM generate_series(1, 1050) AS g`,
+    );
+    await database.prisma.$executeRawUnsafe('ANALYZE users');
+    const estimated = await call('GET', '/users?name=Many&withTotal=true&size=1', { token: adminToken });
+    expect(estimated.status).toBe(200);
+    expect(estimated.body.totalCount).toBeGreaterThan(1_000);
+    expect(estimated.headers.get('total-count-estimated')).toBe('true');
+    expect(estimated.body).not.toHaveProperty('totalCountEstimated');
+    const exact = await call('GET', '/users?name=Many%2010&withTotal=true&size=1', { token: adminToken });
+    expect(exact.body.totalCount).toBe(62); // Many 10, 100..109 and 1000..1050
+    expect(exact.headers.get('total-count-estimated')).toBeNull();
+  });
+
   it('refuses a sort outside the allow-list, an unknown parameter and a forged cursor with 400', async () => {
     const sort = await call('GET', '/users?sort=phone', { token: adminToken });
     expect(sort.status).toBe(400);
