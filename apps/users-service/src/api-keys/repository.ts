@@ -44,7 +44,7 @@ export class ApiKeyRepository {
   }
 
   list(userId: string, page: PageRequest) {
-    return findKeysetPage<ApiKeyRow>(page, {
+    return findKeysetPage(page, {
       column: 'createdAt',
       find: (keyset) => this.prisma.apiKey.findMany({ where: { AND: [{ userId }, keyset.where] }, orderBy: keyset.orderBy, take: keyset.take, skip: keyset.skip }),
       count: () => this.prisma.apiKey.count({ where: { userId } }),
