@@ -29,6 +29,11 @@ import { createUpstreamProxy } from './proxy/upstream-proxy';
 import type { CallerCredentials } from './auth/credentials';
 import type { RateLimits } from './rate-limit/rate-limits';
 import { routeTable } from './routing/route-table';
+import { callerIdentityOf } from './callers/caller-identity';
+import { operationUsageOf, recordRestUsage, type OpenApiDocument } from './usage/recording';
+import { deprecationReports } from './usage/routes';
+import type { Deprecation } from '@platform/deprecations';
+import { emptyUsageStore, type UsageRecorder } from '@platform/usage';
 import { RouteTable } from './routing/router';
 
 /** Below this, compressing costs more CPU than the bytes it saves are worth. */
@@ -39,6 +44,10 @@ export interface GatewayAppDeps {
     GatewayConfig,
     'jwtVerifySecrets' | 'NODE_ENV' | 'REQUEST_TIMEOUT_MS' | 'USERS_URL' | 'ORDERS_URL' | 'CATALOG_URL' | 'INVENTORY_URL' | 'TRUST_PROXY' | 'ROUTE_DEPRECATIONS' | 'UPSTREAM_LIMITS' | 'MAX_IN_FLIGHT_PER_CALLER' | 'CLIENT_BODY_TIMEOUT_MS' | 'CLIENT_BODY_MIN_RATE' | 'MAX_BUFFERED_BODY_BYTES' | 'CORS_ORIGINS' | 'GRAPHQL_TRUSTED_DOCUMENTS'
   >;
+  /** Where each caller's use of the contracts is counted (libs/usage); unset: nothing is recorded and the reports answer from an empty store. */
+  usage?: UsageRecorder;
+  /** The deprecation registry, read when a report is asked for. */
+  deprecations?: () => Deprecation[];
   rateLimits: RateLimits;
   /** Refuses tokens their account outlived (users-service's credential versions). */
   credentials: CallerCredentials;
@@ -55,7 +64,7 @@ export interface GatewayAppDeps {
 }
 
 export async function createGatewayApp(deps: GatewayAppDeps) {
-  const { config } = deps;
+  const { config, usage } = deps;
   const routes = new RouteTable(routeTable, config.ROUTE_DEPRECATIONS);
   const verifier = new TokenVerifier(config.jwtVerifySecrets);
   const timeoutMs = config.REQUEST_TIMEOUT_MS;
@@ -68,8 +77,10 @@ export async function createGatewayApp(deps: GatewayAppDeps) {
     logger: deps.logger,
     trustedDocuments: { mode: config.GRAPHQL_TRUSTED_DOCUMENTS, documents: JSON.parse(readFileSync(deps.trustedDocumentsPath, 'utf8')) as Record<string, string> },
     admit: chargeGraphQLOperation(deps.rateLimits), // points by the work asked: each mutation field one, a query by its cost (rate-limit/policies.ts)
+    selected: usage ? (req, res, elements) => usage.record(callerIdentityOf(req, res), elements) : undefined, // each field and argument the operation selects, per caller
   });
   const openapi = readFileSync(deps.openapiPath);
+  const operationUsage = operationUsageOf(JSON.parse(openapi.toString('utf8')) as OpenApiDocument);
   // The events' JSON Schemas, generated beside the OpenAPI document.
   const eventSchemas = readFileSync(path.join(path.dirname(deps.openapiPath), 'event-schemas.json'));
   const corsOrigins = config.CORS_ORIGINS ?? (config.NODE_ENV === 'production' ? [] : DEVELOPMENT_ORIGINS);
@@ -99,6 +110,7 @@ export async function createGatewayApp(deps: GatewayAppDeps) {
   app.use(rateLimit(deps.rateLimits)); // RateLimit headers; 429 RATE_LIMITED
   app.use(requireAuthentication); // 401 unless the route is public
   app.use(receiveBody({ timeoutMs: config.CLIENT_BODY_TIMEOUT_MS, minBytesPerS: config.CLIENT_BODY_MIN_RATE, maxBufferedBytes: config.MAX_BUFFERED_BODY_BYTES })); // the whole body, at a minimum rate, before any connection to a service is taken: 408 too slow, 413 over 1 MiB
+  if (usage) app.use(recordRestUsage(usage, operationUsage)); // `fields` checked (400) and stripped; once answered, the operation, parameters, body fields and response fields used are counted for the caller
   app.use(forgetCredentialsAfterUserWrite(deps.credentials)); // a password change or deletion that succeeds here: that user's credential answer is asked again
   app.use(
     dispatch({
@@ -107,6 +119,7 @@ export async function createGatewayApp(deps: GatewayAppDeps) {
       catalog: createUpstreamProxy(config.CATALOG_URL, { timeoutMs, ...config.UPSTREAM_LIMITS.catalog }),
       inventory: createUpstreamProxy(config.INVENTORY_URL, { timeoutMs, ...config.UPSTREAM_LIMITS.inventory }),
       graphql: [parseJsonBody({ limit: MAX_BODY_BYTES, type: 'application/json' }), graph.middleware],
+      usage: deprecationReports(usage?.store ?? emptyUsageStore, deps.deprecations ?? (() => [])),
       openapi: (req, res) => void res.type('application/json').send(req.path.endsWith('/event-schemas') ? eventSchemas : openapi),
     }),
   ); // proxy over connections shared fairly between callers, with the remaining-deadline header; 502/503/504 in the error format

@@ -13,6 +13,8 @@ declare global {
       apiVersion?: string;
       /** Who the rate limits count: `user:<id>` or `ip:<address>`. */
       caller?: string;
+      /** The issued API key the request came with, once verified (auth/api-keys.ts). */
+      apiKey?: { id: string; ownerId: string; scopes: string[] };
       /** The request body, read whole (receiveBody, or the token route's rate limit), forwarded as it came. */
       forwardBody?: Buffer;
     }

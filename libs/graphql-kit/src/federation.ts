@@ -19,6 +19,7 @@ import type { Registry } from 'prom-client';
 import { graphQLErrorOf } from './api-error';
 import { graphMetrics } from './operation-metrics';
 import { documentCache } from './document-cache';
+import { selectedElements } from './selected-elements';
 import { costOf, MutationFieldLimit, mutationFieldsOf, type OperationWork, QueryCostLimit } from './query-cost';
 import { type SubgraphCallContext, SubgraphSource } from './subgraph-source';
 
@@ -47,6 +48,11 @@ export interface FederatedGraphOptions {
    * here. An ApiError thrown refuses the whole request in the error format (429 with its headers).
    */
   admit?: (req: Request, res: Response, work: OperationWork) => Promise<void>;
+  /**
+   * Called once per admitted operation with the schema elements it selects (selected-elements.ts,
+   * computed once per document): the gateway records them as the caller's usage.
+   */
+  selected?: (req: Request, res: Response, elements: readonly string[]) => void;
 }
 
 /** Longer documents are refused while parsing, before they cost anything. */
@@ -154,6 +160,7 @@ export async function createFederatedGraph(options: FederatedGraphOptions): Prom
     }
     // Charged before it runs: a refusal (429) leaves every mutation field unrun.
     await options.admit?.(context.exchange.req, context.exchange.res, { type: operation.operation, cost: cost.requested, mutationFields: mutationFieldsOf(args.document, operation) });
+    options.selected?.(context.exchange.req, context.exchange.res, selectedElements(schema, args.document, args.operationName));
     // A fault of the planner or executor is ours: INTERNAL in the body (logged), never a 500 the
     // client's document could trigger again and again.
     const result = await executor({

@@ -5,3 +5,4 @@ export { default as gql } from 'graphql-tag';
 export { createFederatedGraph, type FederatedGraphOptions } from './federation';
 export { DateTime } from './date-time';
 export { type OperationWork } from './query-cost';
+export { selectedElements } from './selected-elements';

@@ -18,6 +18,8 @@ export type ApiClient = Client<paths, 'application/json'>;
 export interface ApiClientOptions {
   /** A bearer token from `POST /tokens`; sent as `Authorization: Bearer <token>`. */
   token?: string;
+  /** The application's name and version, sent as X-Client-Name and X-Client-Version: deprecation notices and usage reports name it. */
+  client?: { name: string; version: string };
   /** Headers sent with every request (e.g. `traceparent`). */
   headers?: Record<string, string>;
   /** Sees every request and response (logging, metrics, contract checks). */
@@ -25,11 +27,16 @@ export interface ApiClientOptions {
   fetch?: typeof globalThis.fetch;
 }
 
-/** A client for the API at `baseUrl` (the gateway's origin, e.g. `https://api.example.com`); paths are under `/v1`. */
+/**
+ * A client for the API at `baseUrl` (the gateway's origin, e.g. `https://api.example.com`); paths
+ * are under `/v1`. Every call that answers a representation takes `fields`
+ * (`params: { query: { fields: ['id', 'status'] } }`): the fields the application reads, so that
+ * it is not counted as a user of the others when they are deprecated (docs/evolving-the-api.md).
+ */
 export function createApiClient(baseUrl: string, options: ApiClientOptions = {}): ApiClient {
   const client = createClient<paths>({
     baseUrl: `${baseUrl.replace(/\/+$/, '')}/v1`,
-    headers: { ...options.headers, ...(options.token ? { Authorization: `Bearer ${options.token}` } : {}) },
+    headers: { ...(options.client ? { 'X-Client-Name': options.client.name, 'X-Client-Version': options.client.version } : {}), ...options.headers, ...(options.token ? { Authorization: `Bearer ${options.token}` } : {}) },
     // Lists in a query are comma-separated (`status=PENDING,CANCELED`), as the document says.
     querySerializer: { array: { style: 'form', explode: false } },
     ...(options.fetch ? { fetch: options.fetch } : {}),
