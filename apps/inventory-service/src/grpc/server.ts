@@ -37,8 +37,10 @@ import {
 } from '@platform/inventory-contract';
 import type { TokenVerifier } from '@platform/auth';
 import type { Logger, Stoppable } from '@platform/service-kit';
+import type { UsageRecorder } from '@platform/usage';
 import { InventoryError, MAX_LINES, RefusedSkus, type StockService } from '../stock/service';
 import { logCalls } from './call-log';
+import { recordRpcUsage } from './usage';
 
 export const INVENTORY_SERVICE_NAME = 'inventory.v1.Inventory';
 /** Levels a WatchStock caller may leave unread before the watch is ended (RESOURCE_EXHAUSTED). */
@@ -240,7 +242,7 @@ export interface InventoryGrpc {
   stoppable: Stoppable;
 }
 
-export function createInventoryGrpc(options: { stock: StockService; callers: InventoryCallers; logger: Logger; registry: Registry; limits?: StreamLimits; onStop?: () => Promise<void> }): InventoryGrpc {
+export function createInventoryGrpc(options: { stock: StockService; callers: InventoryCallers; logger: Logger; registry: Registry; limits?: StreamLimits; onStop?: () => Promise<void>; usage?: UsageRecorder }): InventoryGrpc {
   const { stock, logger } = options;
   const limits = options.limits ?? DEFAULT_STREAM_LIMITS;
   const openStreams = new OpenCalls('streams', limits.maxStreams, limits.maxStreamsPerCaller);
@@ -492,7 +494,7 @@ export function createInventoryGrpc(options: { stock: StockService; callers: Inv
     reserveStream,
   };
 
-  const server = new Server({ 'grpc.keepalive_permit_without_calls': 1, interceptors: [logCalls(logger)] });
+  const server = new Server({ 'grpc.keepalive_permit_without_calls': 1, interceptors: [logCalls(logger), ...(options.usage ? [recordRpcUsage(options.usage)] : [])] });
   server.addService(InventoryService, implementation);
   const health = new HealthImplementation({ '': 'SERVING', [INVENTORY_SERVICE_NAME]: 'SERVING' });
   health.addToServer(server);
