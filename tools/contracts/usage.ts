@@ -1,6 +1,7 @@
 // npm run contract:usage -- <element>: who used the element (and what it covers: an operation's
 // parameters and fields) in the last 30 days, from the usage store the gateway and
-// inventory-service record into: Redis when REDIS_URL is set, else DATA_DIR/usage (default .data).
+// inventory-service record into: Redis when REDIS_URL is set (keys under USAGE_KEY_PREFIX, default
+// usage:v1), else DATA_DIR/usage (default .data).
 // npm run contract:usage -- --export <file>: writes the usage export `contract:check --usage` reads.
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -14,7 +15,7 @@ function option(name: string): string | undefined {
 }
 
 export async function main(): Promise<void> {
-  const store = openUsageStore({ redisUrl: process.env.REDIS_URL, dataDir: path.resolve(repositoryRoot, process.env.DATA_DIR ?? '.data') });
+  const store = openUsageStore({ redisUrl: process.env.REDIS_URL, keyPrefix: process.env.USAGE_KEY_PREFIX, dataDir: path.resolve(repositoryRoot, process.env.DATA_DIR ?? '.data') });
   try {
     const exportFile = option('--export');
     if (exportFile) {

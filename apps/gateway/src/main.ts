@@ -31,7 +31,7 @@ runService({
     const rateLimits = new RateLimits(policiesOf(config), { redis, logger, registry: metrics.registry, probeIntervalMs: config.REDIS_PROBE_INTERVAL_MS });
     // Each caller's use of the contracts, shared by every replica: Redis when configured, else files under DATA_DIR.
     const usage = config.USAGE_RECORDING === 'on'
-      ? new UsageRecorder(openUsageStore({ redisUrl: config.REDIS_URL, dataDir: config.DATA_DIR }), { registry: metrics.registry, maxCallersPerDay: config.USAGE_MAX_CALLERS_PER_DAY, onError: (error) => logger.warn({ err: error }, 'usage flush failed; the counts are kept for the next one') }).start()
+      ? new UsageRecorder(openUsageStore({ redisUrl: config.REDIS_URL, dataDir: config.DATA_DIR, keyPrefix: config.USAGE_KEY_PREFIX }), { registry: metrics.registry, maxCallersPerDay: config.USAGE_MAX_CALLERS_PER_DAY, onError: (error) => logger.warn({ err: error }, 'usage flush failed; the counts are kept for the next one') }).start()
       : undefined;
     const deprecations = () => loadDeprecations(config.DEPRECATIONS_FILE);
     const { app, stopGraph } = await createGatewayApp({ config, rateLimits, credentials, logger, health, metrics, usage, deprecations, supergraphPath: path.join(__dirname, 'supergraph.graphql'), openapiPath: path.join(__dirname, 'openapi.json'), trustedDocumentsPath: path.join(__dirname, 'trusted-documents.json'), pagesDir: path.join(__dirname, 'pages') });

@@ -25,7 +25,7 @@ runService({
     const callers = { verifier: new TokenVerifier(config.jwtVerifySecrets, { audience: 'internal' }), allowed: config.INVENTORY_CALLERS };
     const verifier = new TokenVerifier(config.jwtVerifySecrets);
     // Each calling service's use of the RPCs, in the store the gateway records into.
-    const usage = config.USAGE_RECORDING === 'on' ? new UsageRecorder(openUsageStore({ redisUrl: config.REDIS_URL, dataDir: config.DATA_DIR }), { registry: metrics.registry, onError: (error) => logger.warn({ err: error }, 'usage flush failed; the counts are kept for the next one') }).start() : undefined;
+    const usage = config.USAGE_RECORDING === 'on' ? new UsageRecorder(openUsageStore({ redisUrl: config.REDIS_URL, dataDir: config.DATA_DIR, keyPrefix: config.USAGE_KEY_PREFIX }), { registry: metrics.registry, onError: (error) => logger.warn({ err: error }, 'usage flush failed; the counts are kept for the next one') }).start() : undefined;
     const { app, stock, grpc } = createInventoryApp({ usage,  prisma: database.prisma, notifications: database, logger, health, metrics, callers, verifier, cursorSecret: config.cursorSecret, introspection: config.NODE_ENV !== 'production', streamLimits: streamLimitsOf(config) });
     return {
       app,

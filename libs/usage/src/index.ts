@@ -76,7 +76,7 @@ export class RedisUsageStore implements UsageStore {
     private readonly prefix = 'usage:v1',
   ) {}
 
-  static connect(url: string, prefix?: string): RedisUsageStore {
+  static connect(url: string, prefix = 'usage:v1'): RedisUsageStore {
     // Its own connection: a flush is a batch of commands that may take longer than a rate-limit check.
     const redis = new Redis(url, { maxRetriesPerRequest: 1, connectTimeout: 1_000, commandTimeout: 2_000, retryStrategy: (attempt) => Math.min(attempt * 200, 2_000) });
     redis.on('error', () => undefined); // a flush that fails is counted and retried by the recorder
@@ -241,8 +241,8 @@ export class FileUsageStore implements UsageStore {
 }
 
 /** The shared store: Redis when a URL is given, else files under `dataDir/usage`. */
-export function openUsageStore(options: { redisUrl?: string; dataDir: string }): UsageStore {
-  return options.redisUrl ? RedisUsageStore.connect(options.redisUrl) : new FileUsageStore(path.join(options.dataDir, 'usage'));
+export function openUsageStore(options: { redisUrl?: string; dataDir: string; keyPrefix?: string }): UsageStore {
+  return options.redisUrl ? RedisUsageStore.connect(options.redisUrl, options.keyPrefix) : new FileUsageStore(path.join(options.dataDir, 'usage'));
 }
 
 export type ContractKind = 'rest' | 'graphql' | 'proto';
