@@ -18,8 +18,8 @@ import { gatewayUrl, inventoryAddress } from './stack';
 
 const run = promisify(execFile);
 const root = path.resolve(__dirname, '../../..');
-/** The test's zero-use window (CONTRACT_ZERO_USE_SECONDS); production's is 14 days. */
-const WINDOW_S = 3;
+/** The test's zero-use window (CONTRACT_ZERO_USE_SECONDS), longer than a use takes to reach the gate here; production's is 14 days. */
+const WINDOW_S = 25;
 const client = { name: 'replacement-e2e', version: '1.4.2' };
 const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
 
