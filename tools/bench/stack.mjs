@@ -66,7 +66,8 @@ export async function startStack({ apps, databases, env = {}, offset = PORT_OFFS
       const started = /(\S+) pid (\d+)/.exec(line);
       if (started) pids[started[1]] = Number(started[2]);
       if (/apps ready/.test(line)) resolve();
-      if (/not ready|failed/.test(line)) reject(new Error(line));
+      // start.js's own verdicts, not an app's log line (`<app> | ...`) that happens to say "failed" while it waits for another.
+      if (!line.includes(' | ') && /not ready|failed/.test(line)) reject(new Error(line));
     });
     starter.once('exit', (code) => reject(new Error(`start.js exited ${code}`)));
   });

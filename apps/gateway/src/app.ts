@@ -110,7 +110,7 @@ export async function createGatewayApp(deps: GatewayAppDeps) {
   app.use(rateLimit(deps.rateLimits)); // RateLimit headers; 429 RATE_LIMITED
   app.use(requireAuthentication); // 401 unless the route is public
   app.use(receiveBody({ timeoutMs: config.CLIENT_BODY_TIMEOUT_MS, minBytesPerS: config.CLIENT_BODY_MIN_RATE, maxBufferedBytes: config.MAX_BUFFERED_BODY_BYTES })); // the whole body, at a minimum rate, before any connection to a service is taken: 408 too slow, 413 over 1 MiB
-  if (usage) app.use(recordRestUsage(usage, operationUsage)); // `fields` checked (400) and stripped; once answered, the operation, parameters, body fields and response fields used are counted for the caller
+  app.use(recordRestUsage(usage, operationUsage)); // `fields` checked (400) and stripped; once answered, the operation, parameters, body fields and response fields used are counted for the caller
   app.use(forgetCredentialsAfterUserWrite(deps.credentials)); // a password change or deletion that succeeds here: that user's credential answer is asked again
   app.use(
     dispatch({

@@ -160,9 +160,10 @@ function queryNames(search: string, operation: OperationUsage): string[] {
 /**
  * The step before dispatch: checks and strips `fields` (400 VALIDATION_FAILED for a name the
  * answer does not have; services never see it), and once the answer is sent records what the
- * request used for its caller.
+ * request used for its caller. Without a recorder (USAGE_RECORDING=off) `fields` is still checked
+ * and stripped: a client's request means the same either way.
  */
-export function recordRestUsage(recorder: UsageRecorder, operations: Map<string, OperationUsage>): RequestHandler {
+export function recordRestUsage(recorder: UsageRecorder | undefined, operations: Map<string, OperationUsage>): RequestHandler {
   return (req, res, next) => {
     const route = res.locals.route as CompiledRoute;
     if (route.upstream === 'graphql' || route.upstream === 'openapi') return next(); // GraphQL records its own selection
@@ -189,6 +190,7 @@ export function recordRestUsage(recorder: UsageRecorder, operations: Map<string,
         req.url = req.url.split('?', 1)[0] + (taken.rest ? `?${taken.rest}` : '');
       }
     }
+    if (!recorder) return next();
     const elements = [operation.element, ...(search ? queryNames(search, operation) : [])];
     const body = res.locals.forwardBody;
     if (body && body.length > 0 && operation.bodyPaths.size > 0) {
