@@ -46,7 +46,7 @@ function timedRequest(request, agent) {
     const started = process.hrtime.bigint();
     const req = httpRequest(request.url, { method: request.method ?? 'GET', headers: request.headers, agent }, (res) => {
       res.resume();
-      res.on('end', () => (res.statusCode < 300 ? resolve(Number(process.hrtime.bigint() - started) / 1e6) : reject(new Error(`status ${res.statusCode}`))));
+      res.on('end', () => (res.statusCode < 300 ? resolve(Number(process.hrtime.bigint() - started) / 1e6) : reject(new Error(`${request.method ?? "GET"} ${request.url}: status ${res.statusCode}`))));
     });
     req.on('error', reject);
     req.end(request.body);

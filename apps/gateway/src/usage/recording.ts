@@ -83,8 +83,9 @@ export function operationUsageOf(document: OpenApiDocument): Map<string, Operati
         if (!/^2\d\d$/.test(status) || '$ref' in response) continue;
         const body = resolve(response.content?.['application/json']?.schema, document);
         if (!body?.properties) continue;
-        // A list answers `{items: [...]}`: `fields` names the fields of each item.
-        const items = resolve(body.properties.items, document);
+        // A list answers the paging envelope `{items: [...], hasNext, nextCursor}`: `fields` names the
+        // fields of each item. (An order's own `items` is a field like any other.)
+        const items = 'hasNext' in body.properties ? resolve(body.properties.items, document) : undefined;
         const item = items?.items ? resolve(items.items, document) : undefined;
         if (item?.properties) responses.set(Number(status), { names: Object.keys(item.properties), prefix: `${element} response.${status}.body.items[].` });
         else responses.set(Number(status), { names: Object.keys(body.properties), prefix: `${element} response.${status}.body.` });

@@ -40,6 +40,11 @@ beforeAll(async () => {
     res.json(rating);
   });
   service.post('/orders', express.json(), (_req, res) => void res.status(201).json({ id: 'o1' }));
+  service.get('/products', (_req, res) => void res.json({ items: [{ id: 'p1', name: 'Lamp', price: 1200 }], nextCursor: null, hasNext: false }));
+  service.get('/orders/:id', (req, res) => {
+    seenByService.push(req.originalUrl);
+    res.json({ id: req.params.id, status: 'PENDING' });
+  });
   upstream = await listen(service, 0, '127.0.0.1');
   const url = `http://127.0.0.1:${upstream.port}`;
   const logger = pino({ level: 'silent' }, new Writable({ write: (_chunk, _enc, done) => done() }));
@@ -89,6 +94,20 @@ describe('fields', () => {
       'rest:GET /v1/products/{id}/rating response.200.body.productId',
     ]);
     expect(uses[0]).toMatchObject({ client: 'shop-app/3.2.0', calls1d: 1 });
+  });
+
+  it('keeps the other parameters as they came when it strips `fields`', async () => {
+    const { token } = await tokenFor(JWT_SECRET);
+    const answer = await get('/v1/orders/o1?include=amountDetail&fields=id,status', { authorization: `Bearer ${token}` });
+    expect({ status: answer.status, body: await answer.json() }).toEqual({ status: 200, body: { id: 'o1', status: 'PENDING' } });
+    expect(seenByService.at(-1)).toBe('/orders/o1?include=amountDetail');
+  });
+
+  it('takes the fields of each item for a list, and records them per item', async () => {
+    const { token, userId } = await tokenFor(JWT_SECRET);
+    expect((await get('/v1/products?size=1&fields=name', { authorization: `Bearer ${token}` })).status).toBe(200);
+    expect((await usesOf(`user:${userId}`)).map((use) => use.element).sort()).toEqual(['rest:GET /v1/products', 'rest:GET /v1/products query.size', 'rest:GET /v1/products response.200.body.items[].name']);
+    expect((await get('/v1/products?fields=hasNext', { authorization: `Bearer ${token}` })).status).toBe(400);
   });
 
   it('counts every field of the answer as used when the client names none', async () => {
