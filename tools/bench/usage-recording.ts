@@ -34,7 +34,10 @@ export async function main(): Promise<void> {
   const rows = [];
   for (const item of cases) {
     const samples = { on: [] as number[], off: [] as number[] };
-    for (let i = 0; i < 2_000; i++) (once(handlers.on, item, i), once(handlers.off, item, i));
+    for (let i = 0; i < 2_000; i++) {
+      once(handlers.on, item, i);
+      once(handlers.off, item, i);
+    }
     for (let round = 0; round < 5; round++) for (let i = 0; i < perRound; i++) for (const mode of ['on', 'off'] as const) samples[mode].push(once(handlers[mode], item, i));
     const at = (values: number[], q: number) => [...values].sort((a, b) => a - b)[Math.floor(values.length * q)] / 1000;
     rows.push({ case: item.name, 'p50 µs off': at(samples.off, 0.5).toFixed(1), 'p50 µs on': at(samples.on, 0.5).toFixed(1), 'p99 µs off': at(samples.off, 0.99).toFixed(1), 'p99 µs on': at(samples.on, 0.99).toFixed(1), 'p99 added µs': (at(samples.on, 0.99) - at(samples.off, 0.99)).toFixed(1) });

@@ -237,7 +237,9 @@ export class FileUsageStore implements UsageStore {
     }
   }
 
-  async close(): Promise<void> {}
+  async close(): Promise<void> {
+    // Nothing held open: every write opens and closes its file.
+  }
 }
 
 /** The shared store: Redis when a URL is given, else files under `dataDir/usage`. */
