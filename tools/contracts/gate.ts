@@ -116,7 +116,7 @@ export function judge(input: GateInput): Verdict[] {
         const last = used.map(([, record]) => record.lastUsed ?? '').sort().pop();
         return { change: item, allowed: false, reason: `still used ${window} (last ${last}) by ${callers.length ? [...new Set(callers)].join(', ') : 'unidentified callers'}` };
       }
-      return { change: item, allowed: true, reason: `replacement complete: sunset ${deprecation.sunset} passed and no recorded use ${window}` };
+      return { change: item, allowed: true, reason: `replacement complete: sunset ${deprecation.sunset} passed and no recorded use ${input.zeroUseSince ? window : `for ${input.zeroUseDays} days`}` };
     }
     const expired = approval ? ` (the approval expired ${approval.expires})` : '';
     return { change: item, allowed: false, reason: `not allowed${expired}: ship it as a new major version, deprecate it first (contracts/deprecations.yaml), or approve it (contracts/approvals.yaml)` };
