@@ -14,8 +14,10 @@
 // Throughput is measured in rounds that take every case in turn, after a warm-up of each: on a
 // shared 2-core machine one case can land in a slow moment, so medians (and the median of the
 // per-round ratios) are reported, with every round printed.
-// Usage: node tools/bench/gateway.mjs [seconds per case and round, default 10] [rounds, default 3] [graphql]
+// Usage: node tools/bench/gateway.mjs [seconds per case and round, default 10] [rounds, default 3] [graphql|usage]
 // `graphql` runs only REST GET /v1/orders/{id} against GraphQL order(id) (and skips compression).
+// `usage` runs the same calls through two gateways in front of the same services, one recording
+// each caller's use of the contract (libs/usage) and one with USAGE_RECORDING=off, side by side.
 process.env.APOLLO_TELEMETRY_DISABLED = 'true';
 import { spawn } from 'node:child_process';
 import { Agent, createServer, request as httpRequest } from 'node:http';
@@ -25,6 +27,7 @@ import { cpuMsOf, createDatabases, port, startStack, table } from './stack.mjs';
 const seconds = Number(process.argv[2] ?? 10);
 const rounds = Number(process.argv[3] ?? 3);
 const graphqlOnly = process.argv[4] === 'graphql';
+const usageOnly = process.argv[4] === 'usage';
 const WARM_UP_SECONDS = 3;
 const FIXED_RATE = 50;
 
@@ -43,7 +46,7 @@ function timedRequest(request, agent) {
     const started = process.hrtime.bigint();
     const req = httpRequest(request.url, { method: request.method ?? 'GET', headers: request.headers, agent }, (res) => {
       res.resume();
-      res.on('end', () => (res.statusCode < 300 ? resolve(Number(process.hrtime.bigint() - started) / 1e6) : reject(new Error(`status ${res.statusCode}`))));
+      res.on('end', () => (res.statusCode < 300 ? resolve(Number(process.hrtime.bigint() - started) / 1e6) : reject(new Error(`${request.method ?? "GET"} ${request.url}: status ${res.statusCode}`))));
     });
     req.on('error', reject);
     req.end(request.body);
@@ -191,10 +194,45 @@ async function compression(gateway, auth, stack) {
   console.log(`\n${table(codingRows)}\n`);
 }
 
+/**
+ * Recording on against off: a second gateway (USAGE_RECORDING=off) in front of the same services,
+ * the cases of both taking turns request by request; the p99 difference is what recording adds.
+ */
+async function recordingOnAndOff({ gateway, auth, product, order, query }) {
+  const offOffset = 5_100;
+  unrecorded = await startStack({ apps: ['gateway'], databases: {}, offset: offOffset, env: { UPSTREAM_PORT_OFFSET: '5000', USAGE_RECORDING: 'off', JWT_SECRET: stack.jwtSecret, SKIP_BUILD: 'true', SKIP_MIGRATIONS: 'true' } });
+  const off = `http://127.0.0.1:${8080 + offOffset}`;
+  const requestsOf = (base) => [
+    ['GET /v1/products/{id}', { url: `${base}/v1/products/${product.id}`, headers: { ...auth, 'x-client-name': 'bench', 'x-client-version': '1.0.0' } }],
+    ['GET /v1/orders/{id}?fields=id,status', { url: `${base}/v1/orders/${order.id}?fields=id,status`, headers: auth }],
+    ['POST /v1/orders/search (body fields)', { url: `${base}/v1/orders/search`, method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ status: ['PENDING'] }) }],
+    ['GraphQL order(id)', { url: `${base}/v1/graphql`, method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: query }],
+  ];
+  const [on, unrecordedCases] = [requestsOf(gateway), requestsOf(off)];
+  const requests = on.flatMap(([, request], index) => [request, unrecordedCases[index][1]]);
+  const serial = await serialLatencies(requests, 3_000);
+  const rows = on.map(([name], index) => {
+    const [withRecording, without] = [serial[index * 2], serial[index * 2 + 1]];
+    return {
+      case: name,
+      'p50 ms off': without.p50.toFixed(3),
+      'p50 ms on': withRecording.p50.toFixed(3),
+      'p99 ms off': without.p99.toFixed(3),
+      'p99 ms on': withRecording.p99.toFixed(3),
+      'p99 added ms': (withRecording.p99 - without.p99).toFixed(3),
+      'p99 on/off': (withRecording.p99 / without.p99).toFixed(2),
+    };
+  });
+  console.log(`\nusage recording on vs off, 3,000 requests per case one at a time, the cases taking turns, ${new Date().toISOString()}\n`);
+  console.log(table(rows));
+}
+
 const databases = await createDatabases(['users', 'orders', 'catalog', 'inventory']);
-const stack = await startStack({ databases: databases.urls });
+// The usage store's keys of this run alone, on the shared Redis.
+const stack = await startStack({ databases: databases.urls, env: { USAGE_KEY_PREFIX: `usage:bench:${process.pid}` } });
 let bare;
 let minimalProxy;
+let unrecorded;
 try {
   const gateway = `http://127.0.0.1:${port(8080)}`;
   const json = async (url, init = {}) => (await fetch(url, { ...init, headers: { 'content-type': 'application/json', ...init.headers } })).json();
@@ -215,6 +253,10 @@ try {
     ['via gateway GET /v1/orders/{id}', { url: `${gateway}/v1/orders/${order.id}`, headers: auth }],
     ['via gateway GraphQL order(id)', { url: `${gateway}/v1/graphql`, method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: query }],
   ];
+  if (usageOnly) {
+    await recordingOnAndOff({ gateway, auth, product, order, query });
+    process.exit(0);
+  }
   const measured = graphqlOnly ? cases.filter(([name]) => /orders|GraphQL/.test(name)) : cases;
   const throughput = await throughputRounds(measured);
   const serial = await serialLatencies(measured.map(([, request]) => request));
@@ -243,6 +285,7 @@ try {
   // Also when a case fails: a listening server or the proxy child would keep the run alive.
   bare?.close();
   minimalProxy?.kill();
+  await unrecorded?.stop();
   await stack.stop();
   await databases.drop();
 }

@@ -1,4 +1,4 @@
-// npm run contract:check [-- --usage <export.json>] [--today YYYY-MM-DD]: compares the committed
+// npm run contract:check [-- --usage <export.json>] [--today YYYY-MM-DD] [--root <checkout>]: compares the committed
 // contracts (OpenAPI document, supergraph and subgraph SDLs, proto) with the released baselines,
 // prints every change with its class, element and rule, and fails on a breaking change that is
 // not allowed, on a registry or approval problem, and on a meaning change without a changelog entry.
@@ -22,6 +22,18 @@ function zeroUseDays(): number {
   return days;
 }
 
+/**
+ * Tests only: CONTRACT_ZERO_USE_SECONDS=<n> makes the window the last n seconds (use compared to
+ * the second), so an end-to-end test can run a whole replacement in a minute.
+ */
+function zeroUseSince(): string | undefined {
+  const configured = process.env.CONTRACT_ZERO_USE_SECONDS;
+  if (configured === undefined) return undefined;
+  const seconds = Number(configured);
+  if (!Number.isInteger(seconds) || seconds < 0) throw new Error(`CONTRACT_ZERO_USE_SECONDS must be a whole number of seconds, not ${configured}`);
+  return new Date(Date.now() - seconds * 1000).toISOString();
+}
+
 function option(name: string): string | undefined {
   const index = process.argv.indexOf(name);
   return index >= 0 ? process.argv[index + 1] : undefined;
@@ -37,7 +49,7 @@ export interface CheckResult {
 }
 
 /** Runs the whole gate; `today` and the usage export come from the caller. */
-export async function runCheck(options: { today: string; usage?: unknown; zeroUseDays: number; root?: string }): Promise<CheckResult> {
+export async function runCheck(options: { today: string; usage?: unknown; zeroUseDays: number; zeroUseSince?: string; root?: string }): Promise<CheckResult> {
   const { root, contractsDir, releaseFile, protoDir, protoBaselineDir, files } = layoutOf(options.root);
   if (!existsSync(releaseFile)) return { text: 'contract:check: no released baseline (contracts/v1/release.json); run npm run contract:release', passed: false };
   const release = JSON.parse(readFileSync(releaseFile, 'utf8')) as { releasedAt: string; commit: string };
@@ -93,6 +105,7 @@ export async function runCheck(options: { today: string; usage?: unknown; zeroUs
     changelog: existsSync(changelogFile) ? readFileSync(changelogFile, 'utf8') : '',
     today: options.today,
     zeroUseDays: options.zeroUseDays,
+    zeroUseSince: options.zeroUseSince,
   });
   const { text, passed } = render(verdicts, [...deprecations.problems, ...markProblems, ...approvals.problems, ...usage.problems]);
   return { text: `contract:check against the baseline released ${release.releasedAt} at ${release.commit.slice(0, 12)}\n${text}`, passed };
@@ -116,7 +129,7 @@ export async function main(): Promise<void> {
       return;
     }
   }
-  const result = await runCheck({ today, usage, zeroUseDays: zeroUseDays() });
+  const result = await runCheck({ today, usage, zeroUseDays: zeroUseDays(), zeroUseSince: zeroUseSince(), root: option('--root') && path.resolve(option('--root') as string) });
   console.log(result.text);
   process.exitCode = result.passed ? 0 : 1;
 }

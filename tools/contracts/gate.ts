@@ -76,11 +76,17 @@ export interface GateInput {
   today: string;
   /** Days of zero recorded use a removal needs (14 in production). */
   zeroUseDays: number;
+  /** Tests only (CONTRACT_ZERO_USE_SECONDS): the window starts at this ISO time instead, and use is compared to the second. */
+  zeroUseSince?: string;
 }
 
 /** Which breaking change may pass and why; meaning changes need a changelog entry. */
 export function judge(input: GateInput): Verdict[] {
-  const windowStart = daysBefore(input.today, input.zeroUseDays);
+  const windowStart = input.zeroUseSince ?? daysBefore(input.today, input.zeroUseDays);
+  const windowDay = windowStart.slice(0, 10);
+  const window = input.zeroUseSince ? `since ${input.zeroUseSince}` : `within ${input.zeroUseDays} days`;
+  /** A time (ISO) inside the window: by day, or by the second with zeroUseSince. */
+  const inWindow = (time: string) => (input.zeroUseSince ? time >= input.zeroUseSince : time.slice(0, 10) >= windowStart);
   return input.changes.map((item): Verdict => {
     if (item.spec === specRule.meaning) {
       const names = [item.element, item.alias].filter((name): name is string => Boolean(name));
@@ -101,16 +107,16 @@ export function judge(input: GateInput): Verdict[] {
       if (input.usage.generatedAt.slice(0, 10) < daysBefore(input.today, 1)) {
         return { change: item, allowed: false, reason: `use is unknown since ${input.usage.generatedAt}: the usage export is stale, export it again` };
       }
-      if (input.usage.recordedSince > windowStart) {
+      if (input.usage.recordedSince > windowDay) {
         return { change: item, allowed: false, reason: `use is unknown before ${input.usage.recordedSince}: the usage export must cover ${input.zeroUseDays} days (since ${windowStart})` };
       }
-      const used = Object.entries(input.usage.elements).filter(([name, record]) => covers(deprecation.element, name) && record.lastUsed && record.lastUsed.slice(0, 10) >= windowStart);
+      const used = Object.entries(input.usage.elements).filter(([name, record]) => covers(deprecation.element, name) && record.lastUsed && inWindow(record.lastUsed));
       if (used.length > 0) {
-        const callers = used.flatMap(([, record]) => (record.callers ?? []).filter((caller) => !caller.lastUsed || caller.lastUsed.slice(0, 10) >= windowStart).map((caller) => caller.caller));
+        const callers = used.flatMap(([, record]) => (record.callers ?? []).filter((caller) => !caller.lastUsed || inWindow(caller.lastUsed)).map((caller) => caller.caller));
         const last = used.map(([, record]) => record.lastUsed ?? '').sort().pop();
-        return { change: item, allowed: false, reason: `still used within ${input.zeroUseDays} days (last ${last}) by ${callers.length ? [...new Set(callers)].join(', ') : 'unidentified callers'}` };
+        return { change: item, allowed: false, reason: `still used ${window} (last ${last}) by ${callers.length ? [...new Set(callers)].join(', ') : 'unidentified callers'}` };
       }
-      return { change: item, allowed: true, reason: `replacement complete: sunset ${deprecation.sunset} passed and no recorded use for ${input.zeroUseDays} days` };
+      return { change: item, allowed: true, reason: `replacement complete: sunset ${deprecation.sunset} passed and no recorded use ${input.zeroUseSince ? window : `for ${input.zeroUseDays} days`}` };
     }
     const expired = approval ? ` (the approval expired ${approval.expires})` : '';
     return { change: item, allowed: false, reason: `not allowed${expired}: ship it as a new major version, deprecate it first (contracts/deprecations.yaml), or approve it (contracts/approvals.yaml)` };

@@ -35,7 +35,8 @@ const SERVICES = [
   { name: 'orders-service', port: 3002 },
   { name: 'catalog-service', port: 3003 },
   // Probed over gRPC: the port clients depend on is the gRPC one.
-  { name: 'inventory-service', port: 3004, grpc: true, probes: probes('grpc', 'inventory.v1.Inventory') },
+  // REDIS_URL: the usage store it records each calling service's RPCs into, shared with the gateway (libs/usage).
+  { name: 'inventory-service', port: 3004, grpc: true, probes: probes('grpc', 'inventory.v1.Inventory'), extraEnv: secretEnv('REDIS_URL', 'platform-redis', 'url') },
 ];
 
 /** Every container of a service pod, the migrate init container too: no root, no privilege, a read-only root with /tmp. */

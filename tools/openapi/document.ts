@@ -27,6 +27,7 @@ import * as orderShapes from '../../apps/orders-service/src/orders/representatio
 import { cancellationRepresentation } from '../../apps/orders-service/src/cancellations/representation';
 import * as stock from '../../apps/inventory-service/src/stock/schemas';
 import { stockLevelRepresentation } from '../../apps/inventory-service/src/stock/representation';
+import { deprecationUsageRepresentation } from '../../apps/gateway/src/usage/representation';
 /* eslint-enable @nx/enforce-module-boundaries */
 
 type Schema = z.ZodType;
@@ -95,6 +96,7 @@ const components: [string, Schema][] = [
   ['WebhookDeliveryPage', listEnvelopeSchema(webhookShapes.webhookDeliveryRepresentation)],
   ['Event', webhookShapes.webhookEventRepresentation],
   ['EventPage', listEnvelopeSchema(webhookShapes.webhookEventRepresentation)],
+  ['DeprecationUsagePage', listEnvelopeSchema(deprecationUsageRepresentation)],
   ['GraphQLResponse', graphqlResponse],
   ['OpenApiDocument', openapiDocument],
   ['EventSchemasDocument', z.object({ $schema: z.string(), $id: z.string(), title: z.string(), description: z.string(), $defs: z.record(z.string(), z.record(z.string(), z.unknown())) })],
@@ -242,6 +244,8 @@ const operations: Record<string, Operation> = {
   'PUT /stock-levels/{sku}': { operationId: 'setStockLevel', summary: 'Set what is on hand (admin); creates the SKU when new (201)', body: stock.putStockLevelBody, success: [200, 'The stock level, replaced', 'StockLevel'], created: 'The stock level of a SKU inventory did not know', headers: ['ETag'], forbidden: true, ifMatch: true, idempotencyKey: true, conflicts: ['CONFLICT'] },
   'GET /graphql': { operationId: 'queryGraphqlOverGet', summary: 'Run a GraphQL query given as parameters (a mutation over GET is 405); with Accept: application/json errors come with HTTP 200', query: graphqlQueryParameters, success: [200, 'GraphQL response with data and/or errors', 'GraphQLResponse'], graphqlErrors: true, queriesOnly: true },
   'POST /graphql': { operationId: 'queryGraphql', summary: 'Run a GraphQL query or mutation (federated); with Accept: application/json errors come with HTTP 200', body: graphqlRequest, bodyRequired: true, success: [200, 'GraphQL response with data and/or errors', 'GraphQLResponse'], graphqlErrors: true },
+  'GET /deprecations': { operationId: 'listDeprecations', summary: 'Every deprecated element with its dates and who still uses it (admin)', success: [200, 'The deprecation registry with callers and calls in the last 1, 7 and 30 days', 'DeprecationUsagePage'], forbidden: true },
+  'GET /me/deprecations': { operationId: 'listMyDeprecations', summary: 'The deprecated elements the caller used in the last 30 days', success: [200, 'The deprecated elements the caller used', 'DeprecationUsagePage'] },
   'GET /openapi.json': { operationId: 'getOpenApiDocument', summary: 'This document (public)', success: [200, 'OpenAPI 3.1 document', 'OpenApiDocument'] },
   'GET /event-schemas': { operationId: 'getEventSchemas', summary: "The JSON Schema (2020-12) of every domain event's data, by event type (public)", success: [200, 'JSON Schema document', 'EventSchemasDocument'] },
 };
@@ -548,6 +552,8 @@ export function buildDocument(registryFile?: string): Record<string, unknown> {
         schema: path.startsWith('/users/') && name === 'id' ? { type: 'string' } : name === 'sku' ? { type: 'string', minLength: 1, maxLength: 64 } : { type: 'string', format: 'uuid' },
       }));
       if (operation.query) parameters.push(...queryParameters(operation.query, operation.sortFields));
+      // Every representation-returning operation takes `fields` (the gateway's: usage/recording.ts).
+      if (operation.success[2] && !['graphql', 'openapi', 'usage'].includes(route.upstream)) parameters.push(ref('parameters', 'fields'));
       if (operation.idempotencyKey) parameters.push(ref('parameters', 'Idempotency-Key'));
       if (operation.ifMatch) parameters.push(ref('parameters', 'If-Match'));
       parameters.push(ref('parameters', 'traceparent'));
@@ -599,6 +605,7 @@ export function buildDocument(registryFile?: string): Record<string, unknown> {
       { name: 'catalog', description: 'Products, ratings and reviews' },
       { name: 'inventory', description: 'Stock levels: what is on hand, reserved and available per SKU' },
       { name: 'graphql', description: 'The federated query interface' },
+      { name: 'usage', description: 'Deprecated elements and who still uses them' },
       { name: 'openapi', description: 'This document' },
       { name: 'webhooks', description: 'Events we POST to the URLs you register (Standard Webhooks signatures)' },
     ],
@@ -630,6 +637,16 @@ export function buildDocument(registryFile?: string): Record<string, unknown> {
           required: false,
           description: 'The ETag last read; the write happens only if the resource is still at that version (else 412).',
           schema: { type: 'string', example: '"3"' },
+        },
+        fields: {
+          name: 'fields',
+          in: 'query',
+          required: false,
+          description:
+            'The top-level fields the client reads (of each item, for a list), comma-separated. The answer stays whole; the gateway records that this client uses only these fields, so it is not counted as a user of the others when they are deprecated. Without it, every field of the answer counts as used. An unknown name is 400 VALIDATION_FAILED.',
+          style: 'form',
+          explode: false,
+          schema: { type: 'array', items: { type: 'string', pattern: '^[A-Za-z][A-Za-z0-9]*$' }, minItems: 1 },
         },
         traceparent: {
           name: 'traceparent',

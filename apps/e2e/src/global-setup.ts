@@ -22,6 +22,8 @@ export default async function globalSetup(): Promise<void> {
     ...process.env,
     ...databases,
     DATA_DIR: mkdtempSync(path.join(tmpdir(), 'e2e-data-')),
+    // The usage store's keys of this stack alone, on a Redis other stacks share.
+    USAGE_KEY_PREFIX: `usage:e2e:${randomBytes(6).toString('hex')}`,
     JWT_SECRET: randomBytes(32).toString('hex'),
     ADMIN_EMAIL: ADMIN.email,
     ADMIN_PASSWORD: ADMIN.password,
@@ -54,4 +56,6 @@ export default async function globalSetup(): Promise<void> {
   const state: StackState = { pids: stack.pids, starterPid: stack.starterPid, databases: Object.values(databases), logFile, spansFile, adminToken };
   process.env[STATE_ENV] = JSON.stringify(state);
   process.env.E2E_JWT_SECRET = env.JWT_SECRET;
+  // Where the stack's usage store is (replacement.e2e.test.ts exports it as a service team would).
+  Object.assign(process.env, { E2E_DATA_DIR: env.DATA_DIR, E2E_USAGE_KEY_PREFIX: env.USAGE_KEY_PREFIX, E2E_REDIS_URL: env.REDIS_URL ?? '' });
 }

@@ -36,6 +36,10 @@ import { DeprecationOutcomes } from './deprecations/deprecation-outcomes';
 import { graphqlDeprecations } from './deprecations/graphql-deprecations';
 import { enforceDeprecations } from './deprecations/rest-deprecations';
 import { routeTable } from './routing/route-table';
+import { callerIdentityOf } from './callers/caller-identity';
+import { operationUsageOf, recordRestUsage, type OpenApiDocument } from './usage/recording';
+import { deprecationReports } from './usage/routes';
+import { emptyUsageStore, type UsageRecorder } from '@platform/usage';
 import { RouteTable } from './routing/router';
 
 /** Below this, compressing costs more CPU than the bytes it saves are worth. */
@@ -46,6 +50,8 @@ export interface GatewayAppDeps {
     GatewayConfig,
     'jwtVerifySecrets' | 'NODE_ENV' | 'REQUEST_TIMEOUT_MS' | 'USERS_URL' | 'ORDERS_URL' | 'CATALOG_URL' | 'INVENTORY_URL' | 'TRUST_PROXY' | 'DEPRECATIONS_FILE' | 'UPSTREAM_LIMITS' | 'MAX_IN_FLIGHT_PER_CALLER' | 'CLIENT_BODY_TIMEOUT_MS' | 'CLIENT_BODY_MIN_RATE' | 'MAX_BUFFERED_BODY_BYTES' | 'CORS_ORIGINS' | 'GRAPHQL_TRUSTED_DOCUMENTS'
   >;
+  /** Where each caller's use of the contracts is counted (libs/usage); unset: nothing is recorded and the reports answer from an empty store. */
+  usage?: UsageRecorder;
   rateLimits: RateLimits;
   /** Refuses tokens their account outlived (users-service's credential versions). */
   credentials: CallerCredentials;
@@ -64,7 +70,7 @@ export interface GatewayAppDeps {
 }
 
 export async function createGatewayApp(deps: GatewayAppDeps) {
-  const { config } = deps;
+  const { config, usage } = deps;
   const deprecations = config.DEPRECATIONS_FILE.entries;
   const routes = new RouteTable(routeTable, deprecations); // each route compiles its own registry entries once
   const deprecationOutcomes = new DeprecationOutcomes(deps.metrics.registry, deps.logger);
@@ -85,8 +91,10 @@ export async function createGatewayApp(deps: GatewayAppDeps) {
     trustedDocuments: { mode: config.GRAPHQL_TRUSTED_DOCUMENTS, documents: JSON.parse(readFileSync(deps.trustedDocumentsPath, 'utf8')) as Record<string, string> },
     admit: admitGraphQLOperation, // an API key's scopes, then points by the work asked
     inspectSelection: graphqlDeprecations(deprecations, deprecationOutcomes), // deprecated fields, arguments and enum values: headers, or GONE in a brownout or past the sunset
+    selected: usage ? (req, res, elements) => usage.record(callerIdentityOf(req, res), elements) : undefined, // each field and argument the operation selects, per caller
   });
   const openapi = readFileSync(deps.openapiPath);
+  const operationUsage = operationUsageOf(JSON.parse(openapi.toString('utf8')) as OpenApiDocument);
   // The events' JSON Schemas, generated beside the OpenAPI document.
   const eventSchemas = readFileSync(path.join(path.dirname(deps.openapiPath), 'event-schemas.json'));
   const corsOrigins = config.CORS_ORIGINS ?? (config.NODE_ENV === 'production' ? [] : DEVELOPMENT_ORIGINS);
@@ -118,6 +126,7 @@ export async function createGatewayApp(deps: GatewayAppDeps) {
   app.use(requireApiKeyScope); // 403 when an API key's scopes do not cover the route
   app.use(receiveBody({ timeoutMs: config.CLIENT_BODY_TIMEOUT_MS, minBytesPerS: config.CLIENT_BODY_MIN_RATE, maxBufferedBytes: config.MAX_BUFFERED_BODY_BYTES })); // the whole body, at a minimum rate, before any connection to a service is taken: 408 too slow, 413 over 1 MiB
   app.use(keepAccountsFromApiKeys); // 403 for an API key deleting its owner or changing the password
+  app.use(recordRestUsage(usage, operationUsage)); // `fields` checked (400) and stripped; once answered, the operation, parameters, body fields and response fields used are counted for the caller
   app.use(enforceDeprecations(deprecationOutcomes)); // a deprecated operation, query parameter or body field used: Deprecation, Sunset, Link; 410 GONE in a brownout or past the sunset; response fields named in Deprecated-Fields (left out in a brownout)
   app.use(forgetCredentialsAfterUserWrite(deps.credentials)); // a password change or deletion that succeeds here: that user's credential answer is asked again
   app.use(revokeApiKeysAfterWrite(deps.apiKeys)); // an API key revoked through this gateway: refused here from the next request
@@ -128,6 +137,7 @@ export async function createGatewayApp(deps: GatewayAppDeps) {
       catalog: createUpstreamProxy(config.CATALOG_URL, { timeoutMs, ...config.UPSTREAM_LIMITS.catalog }),
       inventory: createUpstreamProxy(config.INVENTORY_URL, { timeoutMs, ...config.UPSTREAM_LIMITS.inventory }),
       graphql: [parseJsonBody({ limit: MAX_BODY_BYTES, type: 'application/json' }), graph.middleware],
+      usage: deprecationReports(usage?.store ?? emptyUsageStore, () => deprecations),
       openapi: (req, res) => void res.type('application/json').send(req.path.endsWith('/event-schemas') ? eventSchemas : openapi),
     }),
   ); // proxy over connections shared fairly between callers, with the remaining-deadline header; 502/503/504 in the error format

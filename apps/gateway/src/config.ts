@@ -121,6 +121,12 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env) {
        */
       CLIENT_BODY_TIMEOUT_MS: z.coerce.number().int().min(1).default(5_000),
       CLIENT_BODY_MIN_RATE: z.coerce.number().int().min(1).default(1_024),
+      /** Record each caller's use of the contracts in the usage store (Redis with REDIS_URL, else DATA_DIR/usage); `off` only to measure its cost. */
+      USAGE_RECORDING: z.enum(['on', 'off']).default('on'),
+      /** The usage store's Redis keys start with this (a test stack on a shared Redis keeps its own). */
+      USAGE_KEY_PREFIX: z.string().min(1).default('usage:v1'),
+      /** Distinct callers recorded per day; past it, new callers count as `other`. */
+      USAGE_MAX_CALLERS_PER_DAY: z.coerce.number().int().min(1).default(10_000),
       /** Bytes of request bodies the gateway holds at once, all callers together; past it, 503 with Retry-After. */
       MAX_BUFFERED_BODY_BYTES: z.coerce.number().int().min(1_048_576).default(256 * 1_048_576),
     },

@@ -4,6 +4,7 @@ import path from 'node:path';
 import express from 'express';
 import { serviceTokenSource } from '@platform/auth';
 import { configOrExit, listen, runService, stoppableHttpServer } from '@platform/service-kit';
+import { openUsageStore, UsageRecorder } from '@platform/usage';
 import { createGatewayApp } from './app';
 import { ApiKeyCheck } from './auth/api-keys';
 import { CredentialCheck } from './auth/credentials';
@@ -31,14 +32,18 @@ runService({
     if (!redis) logger.warn('REDIS_URL is not set: rate limits live in this process only; with several replicas each keeps its own count');
     logger.info({ file: config.DEPRECATIONS_FILE.file, entries: config.DEPRECATIONS_FILE.entries.length }, 'deprecation registry read');
     const rateLimits = new RateLimits(policiesOf(config), { redis, logger, registry: metrics.registry, probeIntervalMs: config.REDIS_PROBE_INTERVAL_MS });
-    const { app, stopGraph } = await createGatewayApp({ config, rateLimits, credentials, apiKeys, logger, health, metrics, supergraphPath: path.join(__dirname, 'supergraph.graphql'), openapiPath: path.join(__dirname, 'openapi.json'), trustedDocumentsPath: path.join(__dirname, 'trusted-documents.json'), pagesDir: path.join(__dirname, 'pages') });
+    // Each caller's use of the contracts, shared by every replica: Redis when configured, else files under DATA_DIR.
+    const usage = config.USAGE_RECORDING === 'on'
+      ? new UsageRecorder(openUsageStore({ redisUrl: config.REDIS_URL, dataDir: config.DATA_DIR, keyPrefix: config.USAGE_KEY_PREFIX }), { registry: metrics.registry, maxCallersPerDay: config.USAGE_MAX_CALLERS_PER_DAY, onError: (error) => logger.warn({ err: error }, 'usage flush failed; the counts are kept for the next one') }).start()
+      : undefined;
+    const { app, stopGraph } = await createGatewayApp({ config, rateLimits, credentials, apiKeys, logger, health, metrics, usage, supergraphPath: path.join(__dirname, 'supergraph.graphql'), openapiPath: path.join(__dirname, 'openapi.json'), trustedDocumentsPath: path.join(__dirname, 'trusted-documents.json'), pagesDir: path.join(__dirname, 'pages') });
     const metricsApp = express().get('/metrics', metrics.handler);
     const metricsServer = await listen(metricsApp, config.METRICS_PORT);
     logger.info({ port: metricsServer.port }, 'metrics listening');
     return {
       app,
       listeners: [stoppableHttpServer(metricsServer.server)],
-      resources: [stopGraph, async () => rateLimits.stop(), async () => revocations?.stop(), async () => void (await redis?.quit().catch(() => undefined))],
+      resources: [stopGraph, async () => usage?.stop().then(() => usage.store.close()), async () => rateLimits.stop(), async () => revocations?.stop(), async () => void (await redis?.quit().catch(() => undefined))],
     };
   },
 });

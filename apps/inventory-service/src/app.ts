@@ -9,6 +9,7 @@ import { createSubgraphMiddleware } from '@platform/graphql-kit';
 import { type Health, jsonBody, type Logger, type Metrics, requestContext, requestLog } from '@platform/service-kit';
 import type { PrismaClient } from './generated/prisma/client';
 import { inventoryResolvers, inventoryTypeDefs } from './graphql/resolvers';
+import type { UsageRecorder } from '@platform/usage';
 import { createInventoryGrpc, type InventoryCallers, INVENTORY_SERVICE_NAME, type StreamLimits } from './grpc/server';
 import { StockRepository } from './stock/repository';
 import { stockLevelRoutes } from './stock/routes';
@@ -34,13 +35,15 @@ export interface InventoryAppDeps {
   streamLimits?: StreamLimits;
   /** The deprecation registry's entries (DEPRECATIONS_FILE): deprecated RPCs. */
   deprecations?: readonly Deprecation[];
+  /** Where each calling service's use of the RPCs and their fields is counted (libs/usage). */
+  usage?: UsageRecorder;
 }
 
 export function createInventoryApp(deps: InventoryAppDeps) {
   const repository = new StockRepository(deps.prisma);
   const watch = new StockWatch(deps.notifications, repository, deps.logger);
   const stock = new StockService(repository, watch);
-  const grpc = createInventoryGrpc({ stock, callers: deps.callers, logger: deps.logger, registry: deps.metrics.registry, limits: deps.streamLimits, deprecations: deps.deprecations, onStop: () => watch.close() });
+  const grpc = createInventoryGrpc({ stock, callers: deps.callers, logger: deps.logger, registry: deps.metrics.registry, limits: deps.streamLimits, deprecations: deps.deprecations, usage: deps.usage, onStop: () => watch.close() });
   // gRPC health follows the process: NOT_SERVING as soon as the stop begins.
   deps.health.onStopping(() => {
     grpc.health.setStatus('', 'NOT_SERVING');

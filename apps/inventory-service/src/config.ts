@@ -13,6 +13,12 @@ export function loadInventoryConfig(env: NodeJS.ProcessEnv = process.env) {
       PORT: portSetting(3004),
       ...eventsConfigShape,
       GRPC_PORT: portSetting(50051),
+      /** The usage store shared with the gateway: Redis when set, else files under DATA_DIR/usage. */
+      REDIS_URL: z.string().optional(),
+      /** Record which calling service uses which RPC and request field (libs/usage); `off` only to measure its cost. */
+      USAGE_RECORDING: z.enum(['on', 'off']).default('on'),
+      /** The usage store's Redis keys start with this (a test stack on a shared Redis keeps its own). */
+      USAGE_KEY_PREFIX: z.string().min(1).default('usage:v1'),
       /** Services whose service tokens may call Inventory (comma-separated names). */
       INVENTORY_CALLERS: z
         .string()

@@ -5,6 +5,7 @@ import { serviceTokenSource, TokenVerifier } from '@platform/auth';
 import { serviceDatabase } from '@platform/db';
 import { connectNatsIfConfigured, EmbeddedTransport, startOutboxRelay } from '@platform/events';
 import { configOrExit, runService } from '@platform/service-kit';
+import { openUsageStore, UsageRecorder } from '@platform/usage';
 import { createInventoryApp } from './app';
 import { loadInventoryConfig, streamLimitsOf } from './config';
 import { PrismaClient } from './generated/prisma/client';
@@ -23,10 +24,12 @@ runService({
     const events = await startOutboxRelay(database, transport, logger, { service: 'inventory-service', pollMs: config.EVENTS_POLL_MS }, metrics.registry);
     const callers = { verifier: new TokenVerifier(config.jwtVerifySecrets, { audience: 'internal' }), allowed: config.INVENTORY_CALLERS };
     const verifier = new TokenVerifier(config.jwtVerifySecrets);
-    const { app, stock, grpc } = createInventoryApp({ prisma: database.prisma, notifications: database, logger, health, metrics, callers, verifier, cursorSecret: config.cursorSecret, introspection: config.NODE_ENV !== 'production', streamLimits: streamLimitsOf(config), deprecations: config.DEPRECATIONS_FILE.entries });
+    // Each calling service's use of the RPCs, in the store the gateway records into.
+    const usage = config.USAGE_RECORDING === 'on' ? new UsageRecorder(openUsageStore({ redisUrl: config.REDIS_URL, dataDir: config.DATA_DIR, keyPrefix: config.USAGE_KEY_PREFIX }), { registry: metrics.registry, onError: (error) => logger.warn({ err: error }, 'usage flush failed; the counts are kept for the next one') }).start() : undefined;
+    const { app, stock, grpc } = createInventoryApp({ usage, prisma: database.prisma, notifications: database, logger, health, metrics, callers, verifier, cursorSecret: config.cursorSecret, introspection: config.NODE_ENV !== 'production', streamLimits: streamLimitsOf(config), deprecations: config.DEPRECATIONS_FILE.entries });
     return {
       app,
-      resources: [events.stop, () => transport.close()],
+      resources: [events.stop, () => transport.close(), async () => usage?.stop().then(() => usage.store.close())],
       beforeListen: async () => {
         const seeded = await stock.seedDemoStock();
         if (seeded) logger.info({ skus: seeded }, 'demo stock seeded into the empty database');

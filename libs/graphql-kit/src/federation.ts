@@ -55,6 +55,11 @@ export interface FederatedGraphOptions {
    * code (the gateway's deprecations: GONE in a brownout or past the sunset); it may set headers.
    */
   inspectSelection?: (elements: readonly string[], req: Request, res: Response) => ApiError | undefined;
+  /**
+   * Called once per admitted operation with the schema elements it selects (selected-elements.ts,
+   * computed once per document): the gateway records them as the caller's usage.
+   */
+  selected?: (req: Request, res: Response, elements: readonly string[]) => void;
 }
 
 /** Longer documents are refused while parsing, before they cost anything. */
@@ -165,6 +170,7 @@ export async function createFederatedGraph(options: FederatedGraphOptions): Prom
     // Charged before it runs: a refusal (429) leaves every mutation field unrun.
     const rootFields = rootFieldsOf(args.document, operation);
     await options.admit?.(context.exchange.req, context.exchange.res, { type: operation.operation, cost: cost.requested, mutationFields: operation.operation === 'mutation' ? rootFields.length : 0, rootFields });
+    options.selected?.(context.exchange.req, context.exchange.res, selectedElements(schema, args.document, args.operationName));
     // A fault of the planner or executor is ours: INTERNAL in the body (logged), never a 500 the
     // client's document could trigger again and again.
     const result = await executor({

@@ -23,6 +23,8 @@ export interface ApiClientOptions {
    * `X-Api-Key: <key>`. Give it or `token`, not both (the gateway refuses two credentials).
    */
   apiKey?: string;
+  /** The application's name and version, sent as X-Client-Name and X-Client-Version: deprecation notices and usage reports name it. */
+  client?: { name: string; version: string };
   /** Headers sent with every request (e.g. `traceparent`). */
   headers?: Record<string, string>;
   /** Sees every request and response (logging, metrics, contract checks). */
@@ -30,12 +32,17 @@ export interface ApiClientOptions {
   fetch?: typeof globalThis.fetch;
 }
 
-/** A client for the API at `baseUrl` (the gateway's origin, e.g. `https://api.example.com`); paths are under `/v1`. */
+/**
+ * A client for the API at `baseUrl` (the gateway's origin, e.g. `https://api.example.com`); paths
+ * are under `/v1`. Every call that answers a representation takes `fields`
+ * (`params: { query: { fields: ['id', 'status'] } }`): the fields the application reads, so that
+ * it is not counted as a user of the others when they are deprecated (docs/evolving-the-api.md).
+ */
 export function createApiClient(baseUrl: string, options: ApiClientOptions = {}): ApiClient {
   if (options.token && options.apiKey) throw new Error('createApiClient: give token or apiKey, not both');
   const client = createClient<paths>({
     baseUrl: `${baseUrl.replace(/\/+$/, '')}/v1`,
-    headers: { ...options.headers, ...(options.token ? { Authorization: `Bearer ${options.token}` } : {}), ...(options.apiKey ? { 'X-Api-Key': options.apiKey } : {}) },
+    headers: { ...(options.client ? { 'X-Client-Name': options.client.name, 'X-Client-Version': options.client.version } : {}), ...options.headers, ...(options.token ? { Authorization: `Bearer ${options.token}` } : {}), ...(options.apiKey ? { 'X-Api-Key': options.apiKey } : {}) },
     // Lists in a query are comma-separated (`status=PENDING,CANCELED`), as the document says.
     querySerializer: { array: { style: 'form', explode: false } },
     ...(options.fetch ? { fetch: options.fetch } : {}),

@@ -482,6 +482,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/deprecations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every deprecated element with its dates and who still uses it (admin) */
+        get: operations["listDeprecations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/deprecations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The deprecated elements the caller used in the last 30 days */
+        get: operations["listMyDeprecations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/openapi.json": {
         parameters: {
             query?: never;
@@ -1343,6 +1377,62 @@ export interface components {
         };
         EventPage: {
             items: components["schemas"]["Event"][];
+            /** @description Send it back as `cursor` for the next page; null on the last page. */
+            nextCursor: string | null;
+            hasNext: boolean;
+            /**
+             * Format: int64
+             * @description Rows matching the filters; only with `withTotal=true`.
+             */
+            totalCount?: number;
+        };
+        DeprecationUsagePage: {
+            items: {
+                /** @description The deprecated element, e.g. `rest:GET /v1/orders query.offset`, `graphql:Shipment.trackingNumber`. */
+                element: string;
+                replacement: string;
+                /**
+                 * Format: date
+                 * @example 2026-11-21
+                 */
+                announced: string;
+                /**
+                 * Format: date
+                 * @example 2026-11-21
+                 */
+                sunset: string;
+                notice: string;
+                callers: {
+                    /** @description The element used: the registry entry's, or one it covers (an operation covers its parameters and fields). */
+                    element: string;
+                    /** @description `key:<id>`, `user:<id>`, `client:<name>/<version>`, `other` (past the daily cap of distinct callers) or `unidentified`. */
+                    caller: string;
+                    /** @description The client name/version (X-Client-Name/X-Client-Version, else User-Agent), or `unknown`. */
+                    client: string;
+                    /** @description For a key: its owner, `user:<id>` (the contact is that user's email). */
+                    owner: string | null;
+                    /**
+                     * Format: int64
+                     * @description Calls today (UTC).
+                     */
+                    calls1d: number;
+                    /**
+                     * Format: int64
+                     * @description Calls today and the 6 days before.
+                     */
+                    calls7d: number;
+                    /**
+                     * Format: int64
+                     * @description Calls today and the 29 days before.
+                     */
+                    calls30d: number;
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-21T09:30:00.000Z
+                     */
+                    lastSeen: string;
+                }[];
+            }[];
             /** @description Send it back as `cursor` for the next page; null on the last page. */
             nextCursor: string | null;
             hasNext: boolean;
@@ -2666,6 +2756,8 @@ export interface components {
         "Idempotency-Key": string;
         /** @description The ETag last read; the write happens only if the resource is still at that version (else 412). */
         "If-Match": string;
+        /** @description The top-level fields the client reads (of each item, for a list), comma-separated. The answer stays whole; the gateway records that this client uses only these fields, so it is not counted as a user of the others when they are deprecated. Without it, every field of the answer counts as used. An unknown name is 400 VALIDATION_FAILED. */
+        fields: string[];
         /** @description W3C Trace Context: continues the caller's trace; its trace id becomes X-Request-Id. */
         traceparent: string;
     };
@@ -2713,6 +2805,8 @@ export interface operations {
                 marketingAgreed?: boolean;
                 createdFrom?: string;
                 createdTo?: string;
+                /** @description The top-level fields the client reads (of each item, for a list), comma-separated. The answer stays whole; the gateway records that this client uses only these fields, so it is not counted as a user of the others when they are deprecated. Without it, every field of the answer counts as used. An unknown name is 400 VALIDATION_FAILED. */
+                fields?: components["parameters"]["fields"];
             };
             header?: {
                 /** @description W3C Trace Context: continues the caller's trace; its trace id becomes X-Request-Id. */
@@ -2753,7 +2847,10 @@ export interface operations {
     };
     signUp: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The top-level fields the client reads (of each item, for a list), comma-separated. The answer stays whole; the gateway records that this client uses only these fields, so it is not counted as a user of the others when they are deprecated. Without it, every field of the answer counts as used. An unknown name is 400 VALIDATION_FAILED. */
+                fields?: components["parameters"]["fields"];
+            };
             header?: {
                 /** @description W3C Trace Context: continues the caller's trace; its trace id becomes X-Request-Id. */
                 traceparent?: components["parameters"]["traceparent"];
@@ -2816,7 +2913,10 @@ export interface operations {
     };
     getUser: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The top-level fields the client reads (of each item, for a list), comma-separated. The answer stays whole; the gateway records that this client uses only these fields, so it is not counted as a user of the others when they are deprecated. Without it, every field of the answer counts as used. An unknown name is 400 VALIDATION_FAILED. */
+                fields?: components["parameters"]["fields"];
+            };
             header?: {
                 /** @description W3C Trace Context: continues the caller's trace; its trace id becomes X-Request-Id. */
                 traceparent?: components["parameters"]["traceparent"];
@@ -2861,7 +2961,10 @@ export interface operations {
     };
     replaceUser: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The top-level fields the client reads (of each item, for a list), comma-separated. The answer stays whole; the gateway records that this client uses only these fields, so it is not counted as a user of the others when they are deprecated. Without it, every field of the answer counts as used. An unknown name is 400 VALIDATION_FAILED. */
+                fields?: components["parameters"]["fields"];
+            };
             header?: {
                 /** @description The ETag last read; the write happens only if the resource is still at that version (else 412). */
                 "If-Match"?: components["parameters"]["If-Match"];
@@ -2971,7 +3074,10 @@ export interface operations {
     };
     updateUser: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The top-level fields the client reads (of each item, for a list), comma-separated. The answer stays whole; the gateway records that this client uses only these fields, so it is not counted as a user of the others when they are deprecated. Without it, every field of the answer counts as used. An unknown name is 400 VALIDATION_FAILED. */
+                fields?: components["parameters"]["fields"];
+            };
             header?: {
                 /** @description The ETag last read; the write happens only if the resource is still at that version (else 412). */
                 "If-Match"?: components["parameters"]["If-Match"];
@@ -3041,7 +3147,10 @@ export interface operations {
     };
     createToken: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The top-level fields the client reads (of each item, for a list), comma-separated. The answer stays whole; the gateway records that this client uses only these fields, so it is not counted as a user of the others when they are deprecated. Without it, every field of the answer counts as used. An unknown name is 400 VALIDATION_FAILED. */
+                fields?: components["parameters"]["fields"];
+            };
             header?: {
                 /** @description W3C Trace Context: continues the caller's trace; its trace id becomes X-Request-Id. */
                 traceparent?: components["parameters"]["traceparent"];
@@ -3094,6 +3203,8 @@ export interface operations {
                 /** @description Rows per page; larger values are served as 100. */
                 size?: number;
                 cursor?: string;
+                /** @description The top-level fields the client reads (of each item, for a list), comma-separated. The answer stays whole; the gateway records that this client uses only these fields, so it is not counted as a user of the others when they are deprecated. Without it, every field of the answer counts as used. An unknown name is 400 VALIDATION_FAILED. */
+                fields?: components["parameters"]["fields"];
             };
             header?: {
                 /** @description W3C Trace Context: continues the caller's trace; its trace id becomes X-Request-Id. */
@@ -3134,7 +3245,10 @@ export interface operations {
     };
     createApiKey: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The top-level fields the client reads (of each item, for a list), comma-separated. The answer stays whole; the gateway records that this client uses only these fields, so it is not counted as a user of the others when they are deprecated. Without it, every field of the answer counts as used. An unknown name is 400 VALIDATION_FAILED. */
+                fields?: components["parameters"]["fields"];
+            };
             header?: {
                 /** @description W3C Trace Context: continues the caller's trace; its trace id becomes X-Request-Id. */
                 traceparent?: components["parameters"]["traceparent"];
@@ -3195,7 +3309,10 @@ export interface operations {
     };
     getApiKey: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The top-level fields the client reads (of each item, for a list), comma-separated. The answer stays whole; the gateway records that this client uses only these fields, so it is not counted as a user of the others when they are deprecated. Without it, every field of the answer counts as used. An unknown name is 400 VALIDATION_FAILED. */
+                fields?: components["parameters"]["fields"];
+            };
             header?: {
                 /** @description W3C Trace Context: continues the caller's trace; its trace id becomes X-Request-Id. */
                 traceparent?: components["parameters"]["traceparent"];
@@ -3277,7 +3394,10 @@ export interface operations {
     };
     rotateApiKey: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The top-level fields the client reads (of each item, for a list), comma-separated. The answer stays whole; the gateway records that this client uses only these fields, so it is not counted as a user of the others when they are deprecated. Without it, every field of the answer counts as used. An unknown name is 400 VALIDATION_FAILED. */
+                fields?: components["parameters"]["fields"];
+            };
             header?: {
                 /** @description W3C Trace Context: continues the caller's trace; its trace id becomes X-Request-Id. */
                 traceparent?: components["parameters"]["traceparent"];
@@ -3346,6 +3466,8 @@ export interface operations {
                 withTotal?: boolean;
                 /** @description `field`, `field,asc`, `field,desc` or `-field` (descending); fields: createdAt. */
                 sort?: string;
+                /** @description The top-level fields the client reads (of each item, for a list), comma-separated. The answer stays whole; the gateway records that this client uses only these fields, so it is not counted as a user of the others when they are deprecated. Without it, every field of the answer counts as used. An unknown name is 400 VALIDATION_FAILED. */
+                fields?: components["parameters"]["fields"];
             };
             header?: {
                 /** @description W3C Trace Context: continues the caller's trace; its trace id becomes X-Request-Id. */
@@ -3386,7 +3508,10 @@ export interface operations {
     };
     createWebhookEndpoint: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The top-level fields the client reads (of each item, for a list), comma-separated. The answer stays whole; the gateway records that this client uses only these fields, so it is not counted as a user of the others when they are deprecated. Without it, every field of the answer counts as used. An unknown name is 400 VALIDATION_FAILED. */
+                fields?: components["parameters"]["fields"];
+            };
             header?: {
                 /** @description W3C Trace Context: continues the caller's trace; its trace id becomes X-Request-Id. */
                 traceparent?: components["parameters"]["traceparent"];
@@ -3450,7 +3575,10 @@ export interface operations {
     };
     getWebhookEndpoint: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The top-level fields the client reads (of each item, for a list), comma-separated. The answer stays whole; the gateway records that this client uses only these fields, so it is not counted as a user of the others when they are deprecated. Without it, every field of the answer counts as used. An unknown name is 400 VALIDATION_FAILED. */
+                fields?: components["parameters"]["fields"];
+            };
             header?: {
                 /** @description W3C Trace Context: continues the caller's trace; its trace id becomes X-Request-Id. */
                 traceparent?: components["parameters"]["traceparent"];
@@ -3534,7 +3662,10 @@ export interface operations {
     };
     updateWebhookEndpoint: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The top-level fields the client reads (of each item, for a list), comma-separated. The answer stays whole; the gateway records that this client uses only these fields, so it is not counted as a user of the others when they are deprecated. Without it, every field of the answer counts as used. An unknown name is 400 VALIDATION_FAILED. */
+                fields?: components["parameters"]["fields"];
+            };
             header?: {
                 /** @description The ETag last read; the write happens only if the resource is still at that version (else 412). */
                 "If-Match"?: components["parameters"]["If-Match"];
@@ -3602,7 +3733,10 @@ export interface operations {
     };
     rotateWebhookSecret: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The top-level fields the client reads (of each item, for a list), comma-separated. The answer stays whole; the gateway records that this client uses only these fields, so it is not counted as a user of the others when they are deprecated. Without it, every field of the answer counts as used. An unknown name is 400 VALIDATION_FAILED. */
+                fields?: components["parameters"]["fields"];
+            };
             header?: {
                 /** @description W3C Trace Context: continues the caller's trace; its trace id becomes X-Request-Id. */
                 traceparent?: components["parameters"]["traceparent"];
@@ -3658,6 +3792,8 @@ export interface operations {
                 /** @description `field`, `field,asc`, `field,desc` or `-field` (descending); fields: createdAt. */
                 sort?: string;
                 status?: ("PENDING" | "SUCCEEDED" | "FAILED")[];
+                /** @description The top-level fields the client reads (of each item, for a list), comma-separated. The answer stays whole; the gateway records that this client uses only these fields, so it is not counted as a user of the others when they are deprecated. Without it, every field of the answer counts as used. An unknown name is 400 VALIDATION_FAILED. */
+                fields?: components["parameters"]["fields"];
             };
             header?: {
                 /** @description W3C Trace Context: continues the caller's trace; its trace id becomes X-Request-Id. */
@@ -3701,7 +3837,10 @@ export interface operations {
     };
     retryWebhookDelivery: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The top-level fields the client reads (of each item, for a list), comma-separated. The answer stays whole; the gateway records that this client uses only these fields, so it is not counted as a user of the others when they are deprecated. Without it, every field of the answer counts as used. An unknown name is 400 VALIDATION_FAILED. */
+                fields?: components["parameters"]["fields"];
+            };
             header?: {
                 /** @description W3C Trace Context: continues the caller's trace; its trace id becomes X-Request-Id. */
                 traceparent?: components["parameters"]["traceparent"];
@@ -3758,6 +3897,8 @@ export interface operations {
                 type?: ("user.created" | "user.updated" | "user.deleted" | "order.created" | "order.updated" | "order.confirmed" | "order.canceled" | "order.shipped" | "order.delivered" | "order.deleted" | "order.cancellation.completed" | "product.created" | "product.updated" | "product.deleted" | "review.created" | "stock.changed" | "webhook_endpoint.disabled")[];
                 /** @description Only events about this resource: `<resource type>/<id>` (the `subject` of an event), e.g. `order/<id>`. */
                 resource?: string;
+                /** @description The top-level fields the client reads (of each item, for a list), comma-separated. The answer stays whole; the gateway records that this client uses only these fields, so it is not counted as a user of the others when they are deprecated. Without it, every field of the answer counts as used. An unknown name is 400 VALIDATION_FAILED. */
+                fields?: components["parameters"]["fields"];
             };
             header?: {
                 /** @description W3C Trace Context: continues the caller's trace; its trace id becomes X-Request-Id. */
@@ -3815,6 +3956,8 @@ export interface operations {
                 to?: string;
                 minAmount?: number;
                 hasCoupon?: boolean;
+                /** @description The top-level fields the client reads (of each item, for a list), comma-separated. The answer stays whole; the gateway records that this client uses only these fields, so it is not counted as a user of the others when they are deprecated. Without it, every field of the answer counts as used. An unknown name is 400 VALIDATION_FAILED. */
+                fields?: components["parameters"]["fields"];
             };
             header?: {
                 /** @description W3C Trace Context: continues the caller's trace; its trace id becomes X-Request-Id. */
@@ -3855,7 +3998,10 @@ export interface operations {
     };
     createOrder: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The top-level fields the client reads (of each item, for a list), comma-separated. The answer stays whole; the gateway records that this client uses only these fields, so it is not counted as a user of the others when they are deprecated. Without it, every field of the answer counts as used. An unknown name is 400 VALIDATION_FAILED. */
+                fields?: components["parameters"]["fields"];
+            };
             header?: {
                 /** @description Makes a retry safe: the same key and body within 24 h replays the first response; the same key with another body is a 422. */
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
@@ -3917,7 +4063,10 @@ export interface operations {
     };
     searchOrders: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The top-level fields the client reads (of each item, for a list), comma-separated. The answer stays whole; the gateway records that this client uses only these fields, so it is not counted as a user of the others when they are deprecated. Without it, every field of the answer counts as used. An unknown name is 400 VALIDATION_FAILED. */
+                fields?: components["parameters"]["fields"];
+            };
             header?: {
                 /** @description W3C Trace Context: continues the caller's trace; its trace id becomes X-Request-Id. */
                 traceparent?: components["parameters"]["traceparent"];
@@ -3999,6 +4148,8 @@ export interface operations {
         parameters: {
             query?: {
                 include?: "amountDetail"[];
+                /** @description The top-level fields the client reads (of each item, for a list), comma-separated. The answer stays whole; the gateway records that this client uses only these fields, so it is not counted as a user of the others when they are deprecated. Without it, every field of the answer counts as used. An unknown name is 400 VALIDATION_FAILED. */
+                fields?: components["parameters"]["fields"];
             };
             header?: {
                 /** @description W3C Trace Context: continues the caller's trace; its trace id becomes X-Request-Id. */
@@ -4043,7 +4194,10 @@ export interface operations {
     };
     replaceOrder: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The top-level fields the client reads (of each item, for a list), comma-separated. The answer stays whole; the gateway records that this client uses only these fields, so it is not counted as a user of the others when they are deprecated. Without it, every field of the answer counts as used. An unknown name is 400 VALIDATION_FAILED. */
+                fields?: components["parameters"]["fields"];
+            };
             header?: {
                 /** @description The ETag last read; the write happens only if the resource is still at that version (else 412). */
                 "If-Match"?: components["parameters"]["If-Match"];
@@ -4151,7 +4305,10 @@ export interface operations {
     };
     updateOrder: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The top-level fields the client reads (of each item, for a list), comma-separated. The answer stays whole; the gateway records that this client uses only these fields, so it is not counted as a user of the others when they are deprecated. Without it, every field of the answer counts as used. An unknown name is 400 VALIDATION_FAILED. */
+                fields?: components["parameters"]["fields"];
+            };
             header?: {
                 /** @description The ETag last read; the write happens only if the resource is still at that version (else 412). */
                 "If-Match"?: components["parameters"]["If-Match"];
@@ -4220,6 +4377,8 @@ export interface operations {
                 limit?: number;
                 withTotal?: boolean;
                 sort?: string;
+                /** @description The top-level fields the client reads (of each item, for a list), comma-separated. The answer stays whole; the gateway records that this client uses only these fields, so it is not counted as a user of the others when they are deprecated. Without it, every field of the answer counts as used. An unknown name is 400 VALIDATION_FAILED. */
+                fields?: components["parameters"]["fields"];
             };
             header?: {
                 /** @description W3C Trace Context: continues the caller's trace; its trace id becomes X-Request-Id. */
@@ -4263,7 +4422,10 @@ export interface operations {
     };
     getShipment: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The top-level fields the client reads (of each item, for a list), comma-separated. The answer stays whole; the gateway records that this client uses only these fields, so it is not counted as a user of the others when they are deprecated. Without it, every field of the answer counts as used. An unknown name is 400 VALIDATION_FAILED. */
+                fields?: components["parameters"]["fields"];
+            };
             header?: {
                 /** @description W3C Trace Context: continues the caller's trace; its trace id becomes X-Request-Id. */
                 traceparent?: components["parameters"]["traceparent"];
@@ -4305,7 +4467,10 @@ export interface operations {
     };
     putShipment: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The top-level fields the client reads (of each item, for a list), comma-separated. The answer stays whole; the gateway records that this client uses only these fields, so it is not counted as a user of the others when they are deprecated. Without it, every field of the answer counts as used. An unknown name is 400 VALIDATION_FAILED. */
+                fields?: components["parameters"]["fields"];
+            };
             header?: {
                 /** @description W3C Trace Context: continues the caller's trace; its trace id becomes X-Request-Id. */
                 traceparent?: components["parameters"]["traceparent"];
@@ -4361,7 +4526,10 @@ export interface operations {
     };
     getCancellation: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The top-level fields the client reads (of each item, for a list), comma-separated. The answer stays whole; the gateway records that this client uses only these fields, so it is not counted as a user of the others when they are deprecated. Without it, every field of the answer counts as used. An unknown name is 400 VALIDATION_FAILED. */
+                fields?: components["parameters"]["fields"];
+            };
             header?: {
                 /** @description W3C Trace Context: continues the caller's trace; its trace id becomes X-Request-Id. */
                 traceparent?: components["parameters"]["traceparent"];
@@ -4403,7 +4571,10 @@ export interface operations {
     };
     cancelOrder: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The top-level fields the client reads (of each item, for a list), comma-separated. The answer stays whole; the gateway records that this client uses only these fields, so it is not counted as a user of the others when they are deprecated. Without it, every field of the answer counts as used. An unknown name is 400 VALIDATION_FAILED. */
+                fields?: components["parameters"]["fields"];
+            };
             header?: {
                 /** @description W3C Trace Context: continues the caller's trace; its trace id becomes X-Request-Id. */
                 traceparent?: components["parameters"]["traceparent"];
@@ -4458,7 +4629,10 @@ export interface operations {
     };
     getOrderItem: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The top-level fields the client reads (of each item, for a list), comma-separated. The answer stays whole; the gateway records that this client uses only these fields, so it is not counted as a user of the others when they are deprecated. Without it, every field of the answer counts as used. An unknown name is 400 VALIDATION_FAILED. */
+                fields?: components["parameters"]["fields"];
+            };
             header?: {
                 /** @description W3C Trace Context: continues the caller's trace; its trace id becomes X-Request-Id. */
                 traceparent?: components["parameters"]["traceparent"];
@@ -4514,6 +4688,8 @@ export interface operations {
                 minPrice?: number;
                 maxPrice?: number;
                 ids?: string;
+                /** @description The top-level fields the client reads (of each item, for a list), comma-separated. The answer stays whole; the gateway records that this client uses only these fields, so it is not counted as a user of the others when they are deprecated. Without it, every field of the answer counts as used. An unknown name is 400 VALIDATION_FAILED. */
+                fields?: components["parameters"]["fields"];
             };
             header?: {
                 /** @description W3C Trace Context: continues the caller's trace; its trace id becomes X-Request-Id. */
@@ -4554,7 +4730,10 @@ export interface operations {
     };
     createProduct: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The top-level fields the client reads (of each item, for a list), comma-separated. The answer stays whole; the gateway records that this client uses only these fields, so it is not counted as a user of the others when they are deprecated. Without it, every field of the answer counts as used. An unknown name is 400 VALIDATION_FAILED. */
+                fields?: components["parameters"]["fields"];
+            };
             header?: {
                 /** @description W3C Trace Context: continues the caller's trace; its trace id becomes X-Request-Id. */
                 traceparent?: components["parameters"]["traceparent"];
@@ -4614,7 +4793,10 @@ export interface operations {
     };
     getProduct: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The top-level fields the client reads (of each item, for a list), comma-separated. The answer stays whole; the gateway records that this client uses only these fields, so it is not counted as a user of the others when they are deprecated. Without it, every field of the answer counts as used. An unknown name is 400 VALIDATION_FAILED. */
+                fields?: components["parameters"]["fields"];
+            };
             header?: {
                 /** @description W3C Trace Context: continues the caller's trace; its trace id becomes X-Request-Id. */
                 traceparent?: components["parameters"]["traceparent"];
@@ -4658,7 +4840,10 @@ export interface operations {
     };
     replaceProduct: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The top-level fields the client reads (of each item, for a list), comma-separated. The answer stays whole; the gateway records that this client uses only these fields, so it is not counted as a user of the others when they are deprecated. Without it, every field of the answer counts as used. An unknown name is 400 VALIDATION_FAILED. */
+                fields?: components["parameters"]["fields"];
+            };
             header?: {
                 /** @description The ETag last read; the write happens only if the resource is still at that version (else 412). */
                 "If-Match"?: components["parameters"]["If-Match"];
@@ -4762,7 +4947,10 @@ export interface operations {
     };
     updateProduct: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The top-level fields the client reads (of each item, for a list), comma-separated. The answer stays whole; the gateway records that this client uses only these fields, so it is not counted as a user of the others when they are deprecated. Without it, every field of the answer counts as used. An unknown name is 400 VALIDATION_FAILED. */
+                fields?: components["parameters"]["fields"];
+            };
             header?: {
                 /** @description The ETag last read; the write happens only if the resource is still at that version (else 412). */
                 "If-Match"?: components["parameters"]["If-Match"];
@@ -4826,7 +5014,10 @@ export interface operations {
     };
     getProductRating: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The top-level fields the client reads (of each item, for a list), comma-separated. The answer stays whole; the gateway records that this client uses only these fields, so it is not counted as a user of the others when they are deprecated. Without it, every field of the answer counts as used. An unknown name is 400 VALIDATION_FAILED. */
+                fields?: components["parameters"]["fields"];
+            };
             header?: {
                 /** @description W3C Trace Context: continues the caller's trace; its trace id becomes X-Request-Id. */
                 traceparent?: components["parameters"]["traceparent"];
@@ -4878,6 +5069,8 @@ export interface operations {
                 withTotal?: boolean;
                 /** @description `field`, `field,asc`, `field,desc` or `-field` (descending); fields: createdAt. */
                 sort?: string;
+                /** @description The top-level fields the client reads (of each item, for a list), comma-separated. The answer stays whole; the gateway records that this client uses only these fields, so it is not counted as a user of the others when they are deprecated. Without it, every field of the answer counts as used. An unknown name is 400 VALIDATION_FAILED. */
+                fields?: components["parameters"]["fields"];
             };
             header?: {
                 /** @description W3C Trace Context: continues the caller's trace; its trace id becomes X-Request-Id. */
@@ -4921,7 +5114,10 @@ export interface operations {
     };
     createProductReview: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The top-level fields the client reads (of each item, for a list), comma-separated. The answer stays whole; the gateway records that this client uses only these fields, so it is not counted as a user of the others when they are deprecated. Without it, every field of the answer counts as used. An unknown name is 400 VALIDATION_FAILED. */
+                fields?: components["parameters"]["fields"];
+            };
             header?: {
                 /** @description W3C Trace Context: continues the caller's trace; its trace id becomes X-Request-Id. */
                 traceparent?: components["parameters"]["traceparent"];
@@ -4979,7 +5175,10 @@ export interface operations {
     };
     getProductReview: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The top-level fields the client reads (of each item, for a list), comma-separated. The answer stays whole; the gateway records that this client uses only these fields, so it is not counted as a user of the others when they are deprecated. Without it, every field of the answer counts as used. An unknown name is 400 VALIDATION_FAILED. */
+                fields?: components["parameters"]["fields"];
+            };
             header?: {
                 /** @description W3C Trace Context: continues the caller's trace; its trace id becomes X-Request-Id. */
                 traceparent?: components["parameters"]["traceparent"];
@@ -5033,6 +5232,8 @@ export interface operations {
                 /** @description `field`, `field,asc`, `field,desc` or `-field` (descending); fields: sku. */
                 sort?: string;
                 sku?: string;
+                /** @description The top-level fields the client reads (of each item, for a list), comma-separated. The answer stays whole; the gateway records that this client uses only these fields, so it is not counted as a user of the others when they are deprecated. Without it, every field of the answer counts as used. An unknown name is 400 VALIDATION_FAILED. */
+                fields?: components["parameters"]["fields"];
             };
             header?: {
                 /** @description W3C Trace Context: continues the caller's trace; its trace id becomes X-Request-Id. */
@@ -5073,7 +5274,10 @@ export interface operations {
     };
     getStockLevel: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The top-level fields the client reads (of each item, for a list), comma-separated. The answer stays whole; the gateway records that this client uses only these fields, so it is not counted as a user of the others when they are deprecated. Without it, every field of the answer counts as used. An unknown name is 400 VALIDATION_FAILED. */
+                fields?: components["parameters"]["fields"];
+            };
             header?: {
                 /** @description W3C Trace Context: continues the caller's trace; its trace id becomes X-Request-Id. */
                 traceparent?: components["parameters"]["traceparent"];
@@ -5117,7 +5321,10 @@ export interface operations {
     };
     setStockLevel: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The top-level fields the client reads (of each item, for a list), comma-separated. The answer stays whole; the gateway records that this client uses only these fields, so it is not counted as a user of the others when they are deprecated. Without it, every field of the answer counts as used. An unknown name is 400 VALIDATION_FAILED. */
+                fields?: components["parameters"]["fields"];
+            };
             header?: {
                 /** @description Makes a retry safe: the same key and body within 24 h replays the first response; the same key with another body is a 422. */
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
@@ -5299,6 +5506,84 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listDeprecations: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description W3C Trace Context: continues the caller's trace; its trace id becomes X-Request-Id. */
+                traceparent?: components["parameters"]["traceparent"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deprecation registry with callers and calls in the last 1, 7 and 30 days */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeprecationUsagePage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["TooManyRequests"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listMyDeprecations: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description W3C Trace Context: continues the caller's trace; its trace id becomes X-Request-Id. */
+                traceparent?: components["parameters"]["traceparent"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deprecated elements the caller used */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeprecationUsagePage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            406: components["responses"]["NotAcceptable"];
             429: components["responses"]["TooManyRequests"];
             502: components["responses"]["BadGateway"];
             503: components["responses"]["ServiceUnavailable"];

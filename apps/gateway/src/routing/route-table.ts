@@ -5,7 +5,8 @@
 import type { ScopedResource } from '@platform/auth';
 import type { RoutePolicyName } from '../rate-limit/policies';
 
-export type Upstream = 'users' | 'orders' | 'catalog' | 'inventory' | 'graphql' | 'openapi';
+/** `usage`: the gateway's own deprecation reports, from the usage store (usage/routes.ts). */
+export type Upstream = 'users' | 'orders' | 'catalog' | 'inventory' | 'graphql' | 'openapi' | 'usage';
 
 export interface RouteDefinition {
   pattern: string;
@@ -55,6 +56,8 @@ export const routeTable: RouteDefinition[] = [
   { pattern: '/stock-levels/:sku', methods: ['GET', 'PUT'], upstream: 'inventory', resource: 'inventory' },
   // GET for queries (a mutation over GET is 405), POST for both: the GraphQL-over-HTTP specification.
   { pattern: '/graphql', methods: ['GET', 'POST'], upstream: 'graphql' },
+  { pattern: '/deprecations', methods: ['GET'], upstream: 'usage' },
+  { pattern: '/me/deprecations', methods: ['GET'], upstream: 'usage' },
   { pattern: '/openapi.json', methods: ['GET'], upstream: 'openapi', auth: 'public', cacheable: true },
   { pattern: '/event-schemas', methods: ['GET'], upstream: 'openapi', auth: 'public', cacheable: true },
 ];

@@ -37,10 +37,12 @@ import {
 } from '@platform/inventory-contract';
 import type { TokenVerifier } from '@platform/auth';
 import type { Logger, Stoppable } from '@platform/service-kit';
+import type { UsageRecorder } from '@platform/usage';
 import { InventoryError, MAX_LINES, RefusedSkus, type StockService } from '../stock/service';
 import type { Deprecation } from '@platform/deprecations';
 import { logCalls } from './call-log';
 import { deprecatedRpcs } from './deprecated-rpcs';
+import { recordRpcUsage } from './usage';
 
 export const INVENTORY_SERVICE_NAME = 'inventory.v1.Inventory';
 /** Levels a WatchStock caller may leave unread before the watch is ended (RESOURCE_EXHAUSTED). */
@@ -242,7 +244,7 @@ export interface InventoryGrpc {
   stoppable: Stoppable;
 }
 
-export function createInventoryGrpc(options: { stock: StockService; callers: InventoryCallers; logger: Logger; registry: Registry; limits?: StreamLimits; onStop?: () => Promise<void>; /** The registry's entries: deprecated RPCs (deprecated-rpcs.ts). */ deprecations?: readonly Deprecation[] }): InventoryGrpc {
+export function createInventoryGrpc(options: { stock: StockService; callers: InventoryCallers; logger: Logger; registry: Registry; limits?: StreamLimits; onStop?: () => Promise<void>; /** The registry's entries: deprecated RPCs (deprecated-rpcs.ts). */ deprecations?: readonly Deprecation[]; usage?: UsageRecorder }): InventoryGrpc {
   const { stock, logger } = options;
   const limits = options.limits ?? DEFAULT_STREAM_LIMITS;
   const openStreams = new OpenCalls('streams', limits.maxStreams, limits.maxStreamsPerCaller);
@@ -495,7 +497,7 @@ export function createInventoryGrpc(options: { stock: StockService; callers: Inv
   };
 
   // Logged first, so a call refused as deprecated has its access-log line too.
-  const server = new Server({ 'grpc.keepalive_permit_without_calls': 1, interceptors: [logCalls(logger), deprecatedRpcs(options.deprecations ?? [], logger, options.registry)] });
+  const server = new Server({ 'grpc.keepalive_permit_without_calls': 1, interceptors: [logCalls(logger), ...(options.usage ? [recordRpcUsage(options.usage)] : []), deprecatedRpcs(options.deprecations ?? [], logger, options.registry)] });
   server.addService(InventoryService, implementation);
   const health = new HealthImplementation({ '': 'SERVING', [INVENTORY_SERVICE_NAME]: 'SERVING' });
   health.addToServer(server);

@@ -1,0 +1,197 @@
+// The gateway's usage recording and deprecation reports, as a client and an admin see them: the
+// `fields` parameter (checked, stripped, the answer whole), what is recorded per caller, and
+// GET /v1/deprecations and /v1/me/deprecations.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import express from 'express';
+import pino from 'pino';
+import { Registry } from 'prom-client';
+import { serviceTokenSource } from '@platform/auth';
+import { createMetrics, Health, listen, type Listening } from '@platform/service-kit';
+import { tokenFor } from '@platform/test-kit';
+import { FileUsageStore, UsageRecorder, usageByCaller, USAGE_METRIC_SERIES } from '@platform/usage';
+import type { Deprecation } from '@platform/deprecations';
+import { createGatewayApp } from '../app';
+import { ApiKeyCheck } from '../auth/api-keys';
+import { CredentialCheck } from '../auth/credentials';
+import { loadGatewayConfig } from '../config';
+import { RateLimits } from '../rate-limit/rate-limits';
+
+const JWT_SECRET = 'gateway-usage-test-secret-0123456789abcdef';
+const today = new Date().toISOString().slice(0, 10);
+const rating = { productId: 'p1', average: 4.5, count: 2, distribution: { '1': 0, '2': 0, '3': 0, '4': 1, '5': 1 } };
+const registry: Deprecation[] = [
+  { element: 'rest:GET /v1/products/{id}/rating response.200.body.count', replacement: 'rest:GET /v1/products/{id}/rating response.200.body.distribution', announced: '2026-01-01', sunset: '2099-01-01', notice: 'https://docs.example.com/changes/rating-count', brownouts: [] },
+  { element: 'graphql:Product.imageUrl', replacement: 'graphql:Product.images', announced: '2026-01-01', sunset: '2099-01-01', notice: 'https://docs.example.com/changes/image-url', brownouts: [] },
+];
+
+let upstream: Listening;
+let gateway: Listening;
+let recorder: UsageRecorder;
+let stopGraph: () => Promise<void>;
+const seenByService: string[] = [];
+
+beforeAll(async () => {
+  const service = express();
+  service.get('/internal/credentials/:id', (req, res) => void res.json({ userId: req.params.id, exists: true, credentialVersion: 1 }));
+  service.get('/products/:id/rating', (req, res) => {
+    seenByService.push(req.originalUrl);
+    res.json(rating);
+  });
+  service.post('/orders', express.json(), (_req, res) => void res.status(201).json({ id: 'o1' }));
+  service.get('/products', (_req, res) => void res.json({ items: [{ id: 'p1', name: 'Lamp', price: 1200 }], nextCursor: null, hasNext: false }));
+  service.get('/orders/:id', (req, res) => {
+    seenByService.push(req.originalUrl);
+    res.json({ id: req.params.id, status: 'PENDING' });
+  });
+  upstream = await listen(service, 0, '127.0.0.1');
+  const url = `http://127.0.0.1:${upstream.port}`;
+  const logger = pino({ level: 'silent' }, new Writable({ write: (_chunk, _enc, done) => done() }));
+  const metrics = createMetrics('gateway-usage-test');
+  recorder = new UsageRecorder(new FileUsageStore(mkdtempSync(path.join(tmpdir(), 'gateway-usage-'))), { registry: new Registry() });
+  const built = await createGatewayApp({
+    config: { ...loadGatewayConfig({ NODE_ENV: 'test' }), jwtVerifySecrets: [JWT_SECRET], USERS_URL: url, ORDERS_URL: url, CATALOG_URL: url, INVENTORY_URL: url, TRUST_PROXY: ['loopback'], DEPRECATIONS_FILE: { file: 'test', entries: registry } },
+    rateLimits: new RateLimits({ default: { points: 10_000, windowS: 60 }, tokens: { points: 100, windowS: 60 }, 'tokens-ip': { points: 100, windowS: 60 } }, { logger, registry: metrics.registry }),
+    credentials: new CredentialCheck({ usersUrl: url, serviceToken: serviceTokenSource(JWT_SECRET, 'gateway'), cacheMs: 60_000, logger }),
+    apiKeys: new ApiKeyCheck({ usersUrl: url, serviceToken: serviceTokenSource(JWT_SECRET, 'gateway'), jwtSecret: JWT_SECRET, cacheMs: 0, logger }),
+    logger,
+    health: new Health(),
+    metrics,
+    supergraphPath: path.join(__dirname, '../graphql/supergraph.graphql'),
+    openapiPath: path.join(__dirname, '../openapi/openapi.json'),
+    trustedDocumentsPath: path.join(__dirname, '../graphql/trusted-documents.json'),
+    usage: recorder,
+  });
+  stopGraph = built.stopGraph;
+  gateway = await listen(built.app, 0, '127.0.0.1');
+});
+
+afterAll(async () => {
+  await gateway.server.close();
+  await upstream.server.close();
+  await stopGraph();
+});
+
+const get = (pathAndQuery: string, headers: Record<string, string> = {}) => fetch(`http://127.0.0.1:${gateway.port}${pathAndQuery}`, { headers });
+const usesOf = async (caller: string) => {
+  await recorder.flush();
+  return usageByCaller(recorder.store, { today, wanted: () => true, caller });
+};
+
+describe('fields', () => {
+  it('answers the whole representation, keeps `fields` from the service, and records only the fields named', async () => {
+    const { token, userId } = await tokenFor(JWT_SECRET);
+    const answer = await get('/v1/products/p1/rating?fields=productId,distribution', { authorization: `Bearer ${token}`, 'x-client-name': 'shop-app', 'x-client-version': '3.2.0' });
+    expect(answer.status).toBe(200);
+    expect(await answer.json()).toEqual(rating);
+    expect(seenByService.at(-1)).toBe('/products/p1/rating');
+
+    const uses = await usesOf(`user:${userId}`);
+    expect(uses.map((use) => use.element).sort()).toEqual([
+      'rest:GET /v1/products/{id}/rating',
+      'rest:GET /v1/products/{id}/rating response.200.body.distribution',
+      'rest:GET /v1/products/{id}/rating response.200.body.productId',
+    ]);
+    expect(uses[0]).toMatchObject({ client: 'shop-app/3.2.0', calls1d: 1 });
+  });
+
+  it('keeps the other parameters as they came when it strips `fields`', async () => {
+    const { token } = await tokenFor(JWT_SECRET);
+    const answer = await get('/v1/orders/o1?include=amountDetail&fields=id,status', { authorization: `Bearer ${token}` });
+    expect({ status: answer.status, body: await answer.json() }).toEqual({ status: 200, body: { id: 'o1', status: 'PENDING' } });
+    expect(seenByService.at(-1)).toBe('/orders/o1?include=amountDetail');
+  });
+
+  it('takes the fields of each item for a list, and records them per item', async () => {
+    const { token, userId } = await tokenFor(JWT_SECRET);
+    expect((await get('/v1/products?size=1&fields=name', { authorization: `Bearer ${token}` })).status).toBe(200);
+    expect((await usesOf(`user:${userId}`)).map((use) => use.element).sort()).toEqual(['rest:GET /v1/products', 'rest:GET /v1/products query.size', 'rest:GET /v1/products response.200.body.items[].name']);
+    expect((await get('/v1/products?fields=hasNext', { authorization: `Bearer ${token}` })).status).toBe(400);
+  });
+
+  it('counts every field of the answer as used when the client names none', async () => {
+    const { token, userId } = await tokenFor(JWT_SECRET);
+    expect((await get('/v1/products/p1/rating', { authorization: `Bearer ${token}` })).status).toBe(200);
+    const elements = (await usesOf(`user:${userId}`)).map((use) => use.element);
+    for (const field of Object.keys(rating)) expect(elements).toContain(`rest:GET /v1/products/{id}/rating response.200.body.${field}`);
+  });
+
+  it('refuses a name the answer does not have: 400 VALIDATION_FAILED naming it, before any service is asked', async () => {
+    const { token } = await tokenFor(JWT_SECRET);
+    const before = seenByService.length;
+    const answer = await get('/v1/products/p1/rating?fields=productId,colour', { authorization: `Bearer ${token}` });
+    expect(answer.status).toBe(400);
+    const body = (await answer.json()) as { code: string; errors: { field: string; code: string; message: string }[] };
+    expect(body.code).toBe('VALIDATION_FAILED');
+    expect(body.errors).toEqual([{ field: 'fields', code: 'NOT_ALLOWED', message: expect.stringContaining('"colour"') }]);
+    expect((await get('/v1/products/p1/rating?fields=', { authorization: `Bearer ${token}` })).status).toBe(400);
+    expect(seenByService.length).toBe(before);
+  });
+});
+
+describe('caller identity', () => {
+  it('names a caller without a token by its client headers, else its User-Agent, else unidentified; a malformed header is not believed', async () => {
+    // Sign-up is public: a caller without a token reaches recording.
+    const signUp = (headers: Record<string, string>) => fetch(`http://127.0.0.1:${gateway.port}/v1/users`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: '{"email":"a@example.com"}' });
+    await signUp({ 'x-client-name': 'kiosk', 'x-client-version': '1.0.0' });
+    expect((await usesOf('client:kiosk/1.0.0')).map((use) => use.element)).toEqual(expect.arrayContaining(['rest:POST /v1/users', 'rest:POST /v1/users request.body.email']));
+    await signUp({ 'user-agent': 'partner-sync/7.1 (linux)' });
+    expect((await usesOf('client:partner-sync/7.1')).length).toBeGreaterThan(0);
+    await signUp({ 'x-client-name': 'bad name!', 'user-agent': 'curl' });
+    expect((await usesOf('unidentified')).length).toBeGreaterThan(0);
+  });
+});
+
+describe('request body fields', () => {
+  it('records nested request body paths the schema declares, and ignores names it does not', async () => {
+    const { token, userId } = await tokenFor(JWT_SECRET);
+    await fetch(`http://127.0.0.1:${gateway.port}/v1/orders`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ items: [{ productId: 'p1', quantity: 2 }], invented: true }),
+    });
+    const elements = (await usesOf(`user:${userId}`)).map((use) => use.element);
+    expect(elements).toEqual(expect.arrayContaining(['rest:POST /v1/orders', 'rest:POST /v1/orders request.body.items', 'rest:POST /v1/orders request.body.items[]', 'rest:POST /v1/orders request.body.items[].quantity', 'rest:POST /v1/orders request.body.items[].productId']));
+    expect(elements.some((element) => element.includes('invented'))).toBe(false);
+  });
+});
+
+describe('GET /v1/deprecations and /v1/me/deprecations', () => {
+  it('lists each registry entry with its callers for an admin, refuses a customer, and shows a caller its own use', async () => {
+    const user = await tokenFor(JWT_SECRET);
+    const other = await tokenFor(JWT_SECRET);
+    await get('/v1/products/p1/rating', { authorization: `Bearer ${user.token}`, 'x-client-name': 'shop-app', 'x-client-version': '3.1.0' });
+    await get('/v1/products/p1/rating?fields=distribution', { authorization: `Bearer ${other.token}` });
+    await recorder.flush();
+
+    const admin = await tokenFor(JWT_SECRET, 'admin');
+    const report = await get('/v1/deprecations', { authorization: `Bearer ${admin.token}` });
+    expect(report.status).toBe(200);
+    const { items } = (await report.json()) as { items: { element: string; sunset: string; callers: { caller: string; client: string; calls1d: number; calls7d: number; calls30d: number; lastSeen: string }[] }[] };
+    expect(items.map((item) => item.element)).toEqual(registry.map((entry) => entry.element));
+    const count = items[0];
+    expect(count.sunset).toBe('2099-01-01');
+    expect(count.callers).toContainEqual(expect.objectContaining({ caller: `user:${user.userId}`, client: 'shop-app/3.1.0', calls1d: 1, calls7d: 1, calls30d: 1 }));
+    expect(count.callers.some((caller) => caller.caller === `user:${other.userId}`)).toBe(false);
+
+    expect((await get('/v1/deprecations', { authorization: `Bearer ${user.token}` })).status).toBe(403);
+    const mine = (await (await get('/v1/me/deprecations', { authorization: `Bearer ${user.token}` })).json()) as { items: { element: string; callers: { caller: string }[] }[] };
+    expect(mine.items.map((item) => item.element)).toEqual([registry[0].element]);
+    expect(mine.items[0].callers.every((caller) => caller.caller === `user:${user.userId}`)).toBe(true);
+    const others = (await (await get('/v1/me/deprecations', { authorization: `Bearer ${other.token}` })).json()) as { items: unknown[] };
+    expect(others.items).toEqual([]);
+  });
+});
+
+describe('Prometheus', () => {
+  it('keeps the usage series at a fixed number with 10,000 distinct clients', async () => {
+    const registryOfMetrics = new Registry();
+    const bounded = new UsageRecorder(new FileUsageStore(mkdtempSync(path.join(tmpdir(), 'gateway-usage-'))), { registry: registryOfMetrics });
+    for (let index = 0; index < 10_000; index++) bounded.record({ caller: `client:app-${index}/1.0`, client: `app-${index}/1.0` }, ['rest:GET /v1/orders']);
+    await bounded.flush();
+    const series = (await registryOfMetrics.getMetricsAsJSON()).reduce((sum, metric) => sum + metric.values.length, 0);
+    expect(series).toBe(USAGE_METRIC_SERIES);
+  });
+});
