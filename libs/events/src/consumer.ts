@@ -63,18 +63,16 @@ export class EventConsumer {
         },
       });
       const { consumer, sources } = settings;
-      if (transport.pending) {
-        const pending = transport.pending.bind(transport);
-        new Gauge({
-          name: 'events_consumer_pending',
-          help: 'Events the broker holds for this consumer, not yet acknowledged, by source',
-          labelNames: ['source'],
-          registers,
-          async collect() {
-            for (const source of sources) this.set({ source }, await pending(consumer, source).catch(() => 0));
-          },
-        });
-      }
+      const pending = transport.pending?.bind(transport);
+      new Gauge({
+        name: 'events_consumer_pending',
+        help: 'Events the broker holds for this consumer, not yet acknowledged, by source (NATS; the embedded log does not say)',
+        labelNames: ['source'],
+        registers,
+        async collect() {
+          if (pending) for (const source of sources) this.set({ source }, await pending(consumer, source));
+        },
+      });
     }
   }
 
