@@ -9,6 +9,7 @@ import { EMBEDDED_EXTENSIONS } from '@platform/db/testing';
 import { errorHandler } from '@platform/errors';
 import { newId } from '@platform/ids';
 import { createLogger, type Listening, listen } from '@platform/service-kit';
+import { apiClient } from '@platform/test-kit';
 import express from 'express';
 import { domainEvent } from './catalog';
 import { EventConsumer } from './consumer';
@@ -54,10 +55,8 @@ async function until(condition: () => boolean | Promise<boolean>, withinMs = 90_
   }
 }
 
-async function call(method: 'GET' | 'POST', url: string, token?: string) {
-  const response = await fetch(`${server.url}${url}`, { method, headers: { accept: 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) } });
-  return { status: response.status, body: (await response.json()) as Record<string, any> };
-}
+const api = apiClient(() => server.url);
+const call = (method: 'GET' | 'POST', url: string, token?: string) => api(method, url, { token });
 
 beforeAll(async () => {
   pglite = await PGlite.create({ extensions: EMBEDDED_EXTENSIONS });

@@ -52,7 +52,7 @@ export function eventLogRoutes(db: SqlClient, service: string, internalVerifier:
 /** The published events after `after`, waiting until `until` (or until the reader is gone) for some to come. */
 async function publishedEventsWithin(db: SqlClient, after: string, limit: number, until: number, gone: AbortSignal): Promise<StoredEvent[]> {
   for (;;) {
-    let woken = () => {};
+    let woken!: () => void;
     const wake = new Promise<void>((resolve) => (woken = resolve));
     // Listening before reading: a publish between the read and the wait still wakes it.
     const stopListening = onOutbox(db, 'published', woken);
