@@ -1,8 +1,8 @@
 // The operators' command for dead letters (events a consumer parked, libs/events/src/dead-letters.ts):
 // lists them, or replays one once its cause is fixed, through the consuming service's
 // /internal/dead-letters with a service token signed by JWT_SECRET (the development secret when
-// unset, as the apps do). In a cluster, run it where JWT_SECRET is (`kubectl exec` into a pod of
-// the service, docs/runbook.md "EventsParked").
+// unset, as the apps do). In a cluster, run it from a checkout through a port-forward, with the
+// platform's JWT secret in the shell (docs/runbook.md "EventsParked").
 // Usage: npm run events:dead-letters -- list [service] [--state parked|replayed|all]
 //        npm run events:dead-letters -- replay <id> [service]
 // service: orders-service (default) or catalog-service; their addresses are ORDERS_URL and
