@@ -75,12 +75,12 @@ beforeAll(async () => {
   app.use(deadLetterRoutes(consumer.deadLetterStore, internal));
   app.use(errorHandler);
   server = await listen(app, 0, '127.0.0.1');
-});
+}, 180_000); // generous: the embedded PostgreSQL and its migrations start slowly on a loaded machine
 
 afterAll(async () => {
   await server?.close();
   await pglite?.close();
-});
+}, 60_000);
 
 it('parks a poisoned event after 3 attempts while every event behind it, its own aggregate\'s included, is handled; operators list it and replay it once fixed', async () => {
   const transport = new EmbeddedTransport({ producers: { 'users-service': server.url }, serviceToken: serviceTokenSource(SECRET, 'orders-service'), cursors: sqlCursorStore(db), logger, waitMs: 1_000 });
@@ -146,7 +146,7 @@ it('answers only service tokens, and refuses bad parameters and unknown ids in t
   expect((await call('GET', '/internal/dead-letters?sort=parkedAt', service)).body.errors[0]).toMatchObject({ field: 'sort', code: 'UNKNOWN_PARAMETER' });
   expect((await call('POST', `/internal/dead-letters/${newId()}/replay`, service)).status).toBe(404);
   expect((await call('POST', '/internal/dead-letters/not-an-id/replay', service)).body).toMatchObject({ code: 'NOT_FOUND' });
-});
+}, 120_000);
 
 it('the event log waits for new events (long poll) and answers as soon as the relay publishes one', async () => {
   const service = await serviceTokenSource(SECRET, 'orders-service')();
@@ -168,4 +168,4 @@ it('the event log waits for new events (long poll) and answers as soon as the re
   const tooLong = await call('GET', '/internal/events?wait=60000', service);
   expect(tooLong.status).toBe(422);
   expect(tooLong.body.errors[0]).toMatchObject({ field: 'wait', code: 'OUT_OF_RANGE' });
-});
+}, 120_000);

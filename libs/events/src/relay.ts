@@ -15,7 +15,10 @@ import type { EventTransport } from './transport';
 /** pg_advisory_xact_lock key of the relay ("outbox" in ASCII): one relay per database at a time. */
 const RELAY_LOCK = 0x6f7574626f78;
 const DAY_MS = 86_400_000;
-/** How soon to try again when another replica's relay held the lock: its pass may have missed this replica's commit. */
+/**
+ * How soon to try again when another replica's relay held the lock (its pass may have read before
+ * this replica's commit), doubling while it keeps holding it, up to `pollMs`.
+ */
 const LOCK_RETRY_MS = 20;
 /** What publishBatch returns when another relay holds the lock. */
 const LOCKED_ELSEWHERE = -1;
@@ -40,7 +43,8 @@ export class OutboxRelay {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private again = false;
-  private retrySoon = false;
+  /** Passes in a row that found the lock held elsewhere. */
+  private lockMisses = 0;
   private stopped = true;
   private lastPurge = 0;
   private readonly published: Counter;
@@ -109,7 +113,7 @@ export class OutboxRelay {
         this.again = false;
         this.wake();
       } else {
-        this.timer = setTimeout(() => this.wake(), this.retrySoon ? Math.min(LOCK_RETRY_MS, this.pollMs) : this.pollMs);
+        this.timer = setTimeout(() => this.wake(), this.lockMisses ? Math.min(LOCK_RETRY_MS * 2 ** (this.lockMisses - 1), this.pollMs) : this.pollMs);
         this.timer.unref();
       }
     });
@@ -127,7 +131,7 @@ export class OutboxRelay {
       let published: number;
       do published = await this.publishBatch();
       while (!this.stopped && published === this.batchSize);
-      this.retrySoon = published === LOCKED_ELSEWHERE;
+      this.lockMisses = published === LOCKED_ELSEWHERE ? this.lockMisses + 1 : 0;
       if (Date.now() - this.lastPurge > 60_000) {
         this.lastPurge = Date.now();
         await purgePublished(this.db, new Date(Date.now() - this.retentionMs), 10_000);
