@@ -5,12 +5,13 @@
 // platform's JWT secret in the shell (docs/runbook.md "EventsParked").
 // Usage: npm run events:dead-letters -- list [service] [--state parked|replayed|all]
 //        npm run events:dead-letters -- replay <id> [service]
-// service: orders-service (default) or catalog-service; their addresses are ORDERS_URL and
-// CATALOG_URL (default 127.0.0.1:3002/3003 plus PORT_OFFSET).
+// service: orders-service (default), catalog-service or users-service (webhooks); their addresses
+// are ORDERS_URL, CATALOG_URL and USERS_URL (default 127.0.0.1:3002/3003/3001 plus PORT_OFFSET).
 import { serviceTokenSource } from '@platform/auth';
 import { ConfigError, loadConfig } from '@platform/service-kit';
 
 const CONSUMERS: Record<string, { env: string; port: number }> = {
+  'users-service': { env: 'USERS_URL', port: 3001 },
   'orders-service': { env: 'ORDERS_URL', port: 3002 },
   'catalog-service': { env: 'CATALOG_URL', port: 3003 },
 };
