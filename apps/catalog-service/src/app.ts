@@ -3,7 +3,7 @@ import { databaseOutages } from '@platform/db';
 import express from 'express';
 import { authenticate, TokenVerifier } from '@platform/auth';
 import { errorHandler, notFoundHandler, requireAcceptableResponse } from '@platform/errors';
-import { type EventHandlers, eventLogRoutes } from '@platform/events';
+import { deadLetterRoutes, deadLettersOf, type EventHandlers, eventLogRoutes } from '@platform/events';
 import { createSubgraphMiddleware } from '@platform/graphql-kit';
 import { type Health, jsonBody, type Logger, type Metrics, requestContext, requestLog } from '@platform/service-kit';
 import type { PrismaClient } from './generated/prisma/client';
@@ -49,7 +49,9 @@ export async function createCatalogApp(deps: CatalogAppDeps) {
   app.use(requireAcceptableResponse); // 406
   app.use(jsonBody()); // 415, 413, malformed JSON
   app.use('/graphql', graphql); // subgraph; verifies the forwarded token itself
-  app.use(eventLogRoutes(deps.prisma, 'catalog-service', new TokenVerifier(config.jwtVerifySecrets, { audience: 'internal' }))); // GET /internal/events: this service's published events (service tokens only)
+  const internalVerifier = new TokenVerifier(config.jwtVerifySecrets, { audience: 'internal' });
+  app.use(eventLogRoutes(deps.prisma, 'catalog-service', internalVerifier)); // GET /internal/events: this service's published events (service tokens only)
+  app.use(deadLetterRoutes(deadLettersOf(deps.prisma, eventHandlers, deps.logger), internalVerifier)); // /internal/dead-letters: events its consumer parked, to list and replay (service tokens only)
   app.use(authenticate(verifier)); // everything below needs a bearer token
   app.use(productsRoutes(products)); // /products, /products/:id, /products/:id/rating
   app.use(reviewsRoutes(reviews)); // /products/:id/reviews

@@ -1,6 +1,7 @@
 // The events catalog-service records: products created, changed and deleted, and reviews, each
 // with the change that makes it, none for a change that did not happen.
 import path from 'node:path';
+import { serviceTokenSource } from '@platform/auth';
 import type { Database } from '@platform/db';
 import { openTestDatabase } from '@platform/db/testing';
 import { EventConsumer, type EventTransport, toCloudEvent } from '@platform/events';
@@ -81,3 +82,29 @@ it("user.deleted keeps the user's reviews without their author and the ratings u
   expect(kept.body).toMatchObject({ id: review.id, userId: null, rating: 5, title: 'Lovely' });
   expect((await call('GET', `/products/${product.id}/rating`, { token: customer.token })).body).toEqual(ratingBefore);
 });
+
+it('a user.deleted its handler could not take waits in the dead letters, and a replay through /internal/dead-letters (service tokens only) unlinks the review', async () => {
+  const leaving = await tokenFor(JWT_SECRET, 'customer');
+  const product = (await call('POST', '/products', { token: admin, body: { sku: 'EVT-4', name: 'Jug', price: 9_000 } })).body;
+  const review = (await call('POST', `/products/${product.id}/reviews`, { token: leaving.token, body: { rating: 3, title: 'Fine' } })).body;
+  // A consumer whose handler fails every time (its database away, say) parks the event after its attempts.
+  const failing = new EventConsumer(database.prisma, { kind: 'embedded' } as EventTransport, createLogger('consumer-test', 'silent'), {
+    consumer: 'catalog-service',
+    sources: ['users-service'],
+    maxAttempts: 2,
+    handlers: { 'user.deleted': async () => Promise.reject(new Error('reviews unreachable')) },
+  });
+  const eventId = newId();
+  const event = toCloudEvent('/users-service', { id: eventId, type: 'user.deleted', aggregateType: 'user', aggregateId: leaving.userId, sequence: 2, data: { id: leaving.userId }, occurredAt: new Date() }).toJSON() as Record<string, unknown>;
+  await expect(failing.deliver({ event, attempt: 1 })).rejects.toThrow('reviews unreachable');
+  expect(await failing.deliver({ event, attempt: 2 })).toBe('parked');
+
+  const service = await serviceTokenSource(JWT_SECRET, 'events-cli')();
+  expect((await call('GET', '/internal/dead-letters', { token: admin })).status).toBe(401);
+  const listed = await call('GET', '/internal/dead-letters', { token: service });
+  expect(listed.body.items).toEqual([expect.objectContaining({ id: eventId, type: 'user.deleted', attempts: 2, error: 'reviews unreachable' })]);
+  // The service's own handlers (the cause fixed) take it now.
+  const replayed = await call('POST', `/internal/dead-letters/${eventId}/replay`, { token: service });
+  expect(replayed.body).toMatchObject({ outcome: 'handled', deadLetter: { id: eventId, replayedAt: expect.any(String) } });
+  expect((await call('GET', `/products/${product.id}/reviews/${review.id}`, { token: customer.token })).body).toMatchObject({ id: review.id, userId: null, rating: 3 });
+}, 120_000);

@@ -3,7 +3,7 @@ import { databaseOutages } from '@platform/db';
 import express from 'express';
 import { authenticate, TokenVerifier } from '@platform/auth';
 import { errorHandler, notFoundHandler, requireAcceptableResponse } from '@platform/errors';
-import { eventLogRoutes } from '@platform/events';
+import { deadLetterRoutes, deadLettersOf, eventLogRoutes } from '@platform/events';
 import { createSubgraphMiddleware } from '@platform/graphql-kit';
 import { type Health, jsonBody, type Logger, type Metrics, requestContext, requestLog } from '@platform/service-kit';
 import type { PrismaClient } from './generated/prisma/client';
@@ -67,6 +67,7 @@ export async function createUsersApp(deps: UsersAppDeps) {
   app.use('/graphql', graphql); // subgraph; verifies the forwarded token itself
   app.use('/internal', authenticate(internalVerifier), credentialsRoutes(users), apiKeyVerificationRoutes(apiKeys)); // the gateway's revocation and API key checks (service tokens only)
   app.use(eventLogRoutes(deps.prisma, 'users-service', internalVerifier)); // GET /internal/events: this service's published events (service tokens only)
+  app.use(deadLetterRoutes(deadLettersOf(deps.prisma, eventHandlers, deps.logger), internalVerifier)); // /internal/dead-letters: events its consumer (webhooks) parked, to list and replay (service tokens only)
   app.use(signInRoutes(users)); // POST /users (sign-up), POST /tokens: the calls without a token
   app.use(authenticate(verifier)); // everything below needs a bearer token
   app.use(usersRoutes(users)); // /users, /users/:id

@@ -5,13 +5,11 @@
 // event over again. An event a handler keeps failing on is parked in dead_letter_events after
 // `maxAttempts`, so it never blocks the events behind it for longer than its retries.
 import type { Logger } from '@platform/service-kit';
-import { Counter, Histogram, type Registry } from 'prom-client';
-import type { EventType } from './catalog';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { type DeadLetter, DeadLetters, type EventHandlers } from './dead-letters';
 import { fromCloudEventJson, MalformedEvent, type ReceivedEvent } from './envelope';
 import type { SqlClient, SqlDatabase } from './outbox';
 import type { Consumption, Delivery, EventTransport } from './transport';
-
-export type EventHandlers = Partial<Record<EventType, (event: ReceivedEvent) => Promise<void>>>;
 
 export interface ConsumerSettings {
   /** The consuming service's name. */
@@ -31,6 +29,8 @@ export class EventConsumer {
   private readonly outcomes: Counter;
   private readonly redeliveries: Counter;
   private readonly lag: Histogram;
+  /** This consumer's parked events (the operators' routes use one built alike: `deadLettersOf`). */
+  readonly deadLetterStore: DeadLetters;
 
   constructor(
     private readonly db: SqlDatabase,
@@ -40,6 +40,7 @@ export class EventConsumer {
     registry?: Registry,
   ) {
     this.maxAttempts = settings.maxAttempts ?? 5;
+    this.deadLetterStore = deadLettersOf(db, settings.handlers, logger);
     const registers = registry ? [registry] : [];
     this.outcomes = new Counter({ name: 'events_consumed_total', help: 'Events received, by source, type and outcome', labelNames: ['source', 'type', 'outcome'], registers });
     this.redeliveries = new Counter({ name: 'events_redelivered_total', help: 'Deliveries after the first of one event (a handler failed or a process died mid-way)', labelNames: ['source'], registers });
@@ -50,6 +51,29 @@ export class EventConsumer {
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
       registers,
     });
+    if (registry) {
+      const db = this.db;
+      new Gauge({
+        name: 'events_dead_letters_waiting',
+        help: 'Events this consumer parked that no operator has replayed yet (GET /internal/dead-letters)',
+        registers,
+        async collect() {
+          const [row] = await db.$queryRawUnsafe<{ count: number }[]>(`SELECT count(*)::int AS count FROM dead_letter_events WHERE replayed_at IS NULL`);
+          this.set(Number(row.count));
+        },
+      });
+      const { consumer, sources } = settings;
+      const pending = transport.pending?.bind(transport);
+      new Gauge({
+        name: 'events_consumer_pending',
+        help: 'Events the broker holds for this consumer, not yet acknowledged, by source (NATS; the embedded log does not say)',
+        labelNames: ['source'],
+        registers,
+        async collect() {
+          if (pending) for (const source of sources) this.set({ source }, await pending(consumer, source));
+        },
+      });
+    }
   }
 
   async start(): Promise<void> {
@@ -92,28 +116,16 @@ export class EventConsumer {
     return this.count(source, event.type, 'handled');
   }
 
-  /** Parked events, newest first. */
+  /** Parked events, replayed or not, newest first. */
   async deadLetters(limit = 100): Promise<DeadLetter[]> {
-    const rows = await this.db.$queryRawUnsafe<DeadLetterRow[]>(
-      `SELECT id::text AS id, source, type, event, error, attempts, parked_at, replayed_at FROM dead_letter_events ORDER BY parked_at DESC LIMIT $1`,
-      limit,
-    );
-    return rows.map((row) => ({ id: row.id, source: row.source, type: row.type, event: row.event, error: row.error, attempts: row.attempts, parkedAt: new Date(row.parked_at), replayedAt: row.replayed_at ? new Date(row.replayed_at) : null }));
+    return this.deadLetterStore.list('all', limit);
   }
 
-  /**
-   * Hands a parked event to its handler again (an operator fixed the cause). It runs whatever
-   * the aggregate's events since: the operator chose to. Undefined when no such event is parked.
-   */
+  /** Hands a parked event to its handler again (see DeadLetters.replay). */
   async replay(id: string): Promise<HandleOutcome | undefined> {
-    const [row] = await this.db.$queryRawUnsafe<DeadLetterRow[]>(`SELECT id::text AS id, event FROM dead_letter_events WHERE id = $1::uuid AND replayed_at IS NULL`, id);
-    if (!row) return undefined;
-    const event = fromCloudEventJson(row.event as Record<string, unknown>);
-    const handler = this.settings.handlers[event.type];
-    if (handler) await handler(event);
-    await this.db.$executeRawUnsafe(`UPDATE dead_letter_events SET replayed_at = now() WHERE id = $1::uuid`, id);
-    if (handler) await this.markHandled(event);
-    return handler ? 'handled' : 'ignored';
+    const replayed = await this.deadLetterStore.replay(id);
+    if (replayed?.outcome === 'failed') throw new Error(replayed.error);
+    return replayed?.outcome;
   }
 
   private async lastSequence(client: SqlClient, event: ReceivedEvent): Promise<number> {
@@ -126,32 +138,12 @@ export class EventConsumer {
     return row ? Number(row.last_sequence) : 0;
   }
 
-  private async markHandled(event: ReceivedEvent): Promise<void> {
-    await this.db.$executeRawUnsafe(
-      `INSERT INTO processed_events (source, aggregate_type, aggregate_id, last_sequence, last_event_id) VALUES ($1, $2, $3, $4, $5::uuid)
-       ON CONFLICT (source, aggregate_type, aggregate_id) DO UPDATE SET last_sequence = GREATEST(processed_events.last_sequence, EXCLUDED.last_sequence),
-         last_event_id = CASE WHEN EXCLUDED.last_sequence > processed_events.last_sequence THEN EXCLUDED.last_event_id ELSE processed_events.last_event_id END, handled_at = now()`,
-      event.source,
-      event.aggregateType,
-      event.aggregateId,
-      event.sequence,
-      event.id,
-    );
+  private markHandled(event: ReceivedEvent): Promise<void> {
+    return markHandled(this.db, event);
   }
 
-  private async park(event: Record<string, unknown>, error: string, attempts: number): Promise<void> {
-    const id = typeof event.id === 'string' && /^[0-9a-f-]{36}$/i.test(event.id) ? event.id : null;
-    this.logger.error({ eventId: event.id, type: event.type, error, attempts }, 'event parked as dead: an operator can replay it');
-    await this.db.$executeRawUnsafe(
-      `INSERT INTO dead_letter_events (id, source, type, event, error, attempts) VALUES (COALESCE($1::uuid, gen_random_uuid()), $2, $3, $4::jsonb, $5, $6)
-       ON CONFLICT (id) DO UPDATE SET error = EXCLUDED.error, attempts = EXCLUDED.attempts, parked_at = now(), replayed_at = NULL`,
-      id,
-      String(event.source ?? '').slice(0, 100),
-      String(event.type ?? '').slice(0, 100),
-      JSON.stringify(event),
-      error.slice(0, 2000),
-      attempts,
-    );
+  private park(event: Record<string, unknown>, error: string, attempts: number): Promise<void> {
+    return this.deadLetterStore.park(event, error, attempts);
   }
 
   private count(source: string, type: string, outcome: HandleOutcome): HandleOutcome {
@@ -160,24 +152,21 @@ export class EventConsumer {
   }
 }
 
-interface DeadLetterRow {
-  id: string;
-  source: string;
-  type: string;
-  event: unknown;
-  error: string;
-  attempts: number;
-  parked_at: Date | string;
-  replayed_at: Date | string | null;
+/** Records `event` as handled: its aggregate's last handled sequence moves up to it (never down). */
+async function markHandled(db: SqlClient, event: ReceivedEvent): Promise<void> {
+  await db.$executeRawUnsafe(
+    `INSERT INTO processed_events (source, aggregate_type, aggregate_id, last_sequence, last_event_id) VALUES ($1, $2, $3, $4, $5::uuid)
+     ON CONFLICT (source, aggregate_type, aggregate_id) DO UPDATE SET last_sequence = GREATEST(processed_events.last_sequence, EXCLUDED.last_sequence),
+       last_event_id = CASE WHEN EXCLUDED.last_sequence > processed_events.last_sequence THEN EXCLUDED.last_event_id ELSE processed_events.last_event_id END, handled_at = now()`,
+    event.source,
+    event.aggregateType,
+    event.aggregateId,
+    event.sequence,
+    event.id,
+  );
 }
 
-export interface DeadLetter {
-  id: string;
-  source: string;
-  type: string;
-  event: unknown;
-  error: string;
-  attempts: number;
-  parkedAt: Date;
-  replayedAt: Date | null;
+/** The dead letters of a consumer with `handlers` on `db`: what its operators' routes list and replay. */
+export function deadLettersOf(db: SqlClient, handlers: EventHandlers, logger: Logger): DeadLetters {
+  return new DeadLetters(db, handlers, logger, (event) => markHandled(db, event));
 }

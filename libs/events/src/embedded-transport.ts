@@ -2,38 +2,73 @@
 // "publishes" by giving committed rows their place in the published log (markPublished); each
 // consumer reads the producers' logs over HTTP (GET /internal/events, service token, cursor by
 // log position) and keeps its cursors in its own database. No extra process, no extra server.
+// A read with nothing new waits (long poll, `wait`) until the producer's relay publishes, so an
+// event reaches its consumer within milliseconds of its commit without reads every few ms.
 import { authenticate, type TokenVerifier } from '@platform/auth';
-import { ApiError } from '@platform/errors';
 import type { Logger } from '@platform/service-kit';
+import { parseQuery, queryInt, z } from '@platform/validation';
 import { Router } from 'express';
 import { toCloudEvent } from './envelope';
-import { publishedEventsAfter, type SqlClient } from './outbox';
+import { publishedEventsAfter, type SqlClient, type StoredEvent } from './outbox';
+import { onOutbox } from './outbox-signals';
 import type { Consumption, Delivery, EventTransport, Subscription } from './transport';
 
 const MAX_PAGE = 500;
+/** The longest a read waits for new events: well inside the request timeout, and short enough not to hold a graceful stop. */
+const MAX_WAIT_MS = 5_000;
+/** How often a waiting read looks again unwoken: another replica's relay publishes without waking this process. */
+const WAIT_RECHECK_MS = 250;
 
 /** One page of a producer's published log. */
 export interface EventLogPage {
   events: { position: string; event: Record<string, unknown> }[];
 }
 
+const eventLogQuery = z.strictObject({
+  after: z.string().regex(/^\d{1,18}$/, 'must be a log position (a non-negative integer)').optional(),
+  limit: queryInt({ min: 1, max: MAX_PAGE }).optional(),
+  wait: queryInt({ min: 0, max: MAX_WAIT_MS }).optional(),
+});
+
 /**
- * GET /internal/events?after=<position>&limit=<n>: this service's published events after a
- * position, in log order, as CloudEvents. Service tokens only (the internal audience).
+ * GET /internal/events?after=<position>&limit=<n>&wait=<ms>: this service's published events
+ * after a position, in log order, as CloudEvents; when there are none yet, the answer waits up
+ * to `wait` ms (at most 5 s) for the relay to publish some. Service tokens only (the internal
+ * audience).
  */
 export function eventLogRoutes(db: SqlClient, service: string, internalVerifier: TokenVerifier): Router {
   const router = Router();
   router.get('/internal/events', authenticate(internalVerifier), async (req, res) => {
-    const after = String(req.query.after ?? '0');
-    const limit = Number(req.query.limit ?? 100);
-    if (!/^\d{1,18}$/.test(after) || !Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE) {
-      throw ApiError.unprocessable('after must be a log position and limit 1 to 500.', [{ field: 'after', code: 'INVALID_FORMAT', message: 'A non-negative integer.' }]);
-    }
-    const events = await publishedEventsAfter(db, after, limit);
+    const { after = '0', limit = 100, wait: waitMs = 0 } = parseQuery(eventLogQuery, req.query);
+    const gone = new AbortController();
+    res.once('close', () => gone.abort());
+    const events = await publishedEventsWithin(db, after, limit, Date.now() + waitMs, gone.signal);
     res.set('Cache-Control', 'no-store');
     res.json({ events: events.map((event) => ({ position: event.position, event: toCloudEvent(`/${service}`, event).toJSON() })) });
   });
   return router;
+}
+
+/** The published events after `after`, waiting until `until` (or until the reader is gone) for some to come. */
+async function publishedEventsWithin(db: SqlClient, after: string, limit: number, until: number, gone: AbortSignal): Promise<StoredEvent[]> {
+  for (;;) {
+    let woken!: () => void;
+    const wake = new Promise<void>((resolve) => (woken = resolve));
+    // Listening before reading: a publish between the read and the wait still wakes it.
+    const stopListening = onOutbox(db, 'published', woken);
+    try {
+      const events = await publishedEventsAfter(db, after, limit);
+      const left = until - Date.now();
+      if (events.length || left <= 0 || gone.aborted) return events;
+      const timer = setTimeout(woken, Math.min(left, WAIT_RECHECK_MS));
+      gone.addEventListener('abort', woken, { once: true });
+      await wake;
+      clearTimeout(timer);
+      gone.removeEventListener('abort', woken);
+    } finally {
+      stopListening();
+    }
+  }
 }
 
 /** Where each consumer has read each producer's log to, in the consumer's database. */
@@ -65,6 +100,8 @@ export interface EmbeddedTransportSettings {
   logger: Logger;
   /** Pause between reads of a log that had nothing new. */
   pollMs?: number;
+  /** How long a read with nothing new waits at the producer (long poll); 0 reads and returns. */
+  waitMs?: number;
   pageSize?: number;
 }
 
@@ -129,31 +166,42 @@ export class EmbeddedTransport implements EventTransport {
     if (!base) throw new Error(`no address for event source ${source}`);
     const pollMs = this.settings.pollMs ?? 200;
     const pageSize = this.settings.pageSize ?? 100;
+    const waitMs = Math.min(this.settings.waitMs ?? 2_000, MAX_WAIT_MS);
     let failures = 0;
     while (!signal.aborted) {
       try {
         const after = await cursors.get(source);
+        const asked = Date.now();
         const page = (await getJsonWithin(
-          `${base}/internal/events?after=${after}&limit=${pageSize}`,
+          `${base}/internal/events?after=${after}&limit=${pageSize}&wait=${waitMs}`,
           { headers: { authorization: `Bearer ${await this.settings.serviceToken()}`, accept: 'application/json' } },
           signal,
-          10_000,
+          waitMs + 10_000,
         )) as EventLogPage;
-        for (const entry of page.events) {
-          for (let attempt = 1; ; attempt++) {
-            if (signal.aborted) return;
-            try {
-              await handle({ event: entry.event, attempt });
-              break;
-            } catch {
-              // The consumer parks the event after its attempts; until then, back off and retry.
-              await sleep(Math.min(100 * 2 ** attempt, 5_000), signal);
+        // The cursor moves once a page (one write, not one an event): a crash mid-page hands the
+        // page's handled events over again, which consumers drop as duplicates.
+        let handledTo: string | undefined;
+        try {
+          for (const entry of page.events) {
+            for (let attempt = 1; ; attempt++) {
+              if (signal.aborted) return;
+              try {
+                await handle({ event: entry.event, attempt });
+                break;
+              } catch {
+                // The consumer parks the event after its attempts; until then, back off and retry.
+                await sleep(Math.min(100 * 2 ** attempt, 5_000), signal);
+              }
             }
+            handledTo = entry.position;
           }
-          await cursors.set(source, entry.position);
+        } finally {
+          if (handledTo) await cursors.set(source, handledTo);
         }
         failures = 0;
-        if (page.events.length < pageSize) await sleep(pollMs, signal);
+        // A read that waited its time for nothing goes again at once; one answered empty sooner
+        // (no long poll asked for, or a producer of a version without it) pauses first.
+        if (!page.events.length && (waitMs === 0 || Date.now() - asked < waitMs)) await sleep(pollMs, signal);
       } catch (error) {
         if (signal.aborted) return;
         failures++;

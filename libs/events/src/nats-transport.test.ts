@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createLogger } from '@platform/service-kit';
 import { toCloudEvent } from './envelope';
-import { NatsTransport } from './nats-transport';
+import { NatsTransport, partitionOf } from './nats-transport';
 
 const PORT = 41222;
 const logger = createLogger('nats-test', 'silent');
@@ -52,7 +52,7 @@ it('delivers acknowledged events in order, again after a refusal, once despite a
     const seen: string[] = [];
     let refused = false;
     const until = async (count: number) => {
-      for (const giveUpAt = Date.now() + 10_000; seen.length < count && Date.now() < giveUpAt; ) await new Promise((resolve) => setTimeout(resolve, 20));
+      for (const giveUpAt = Date.now() + 60_000; seen.length < count && Date.now() < giveUpAt; ) await new Promise((resolve) => setTimeout(resolve, 20));
     };
     const subscription = { consumer: 'orders-service', sources: ['users-service'], types: ['user.deleted'] };
     const first = await consumerSide.consume(subscription, async ({ event, attempt }) => {
@@ -78,4 +78,30 @@ it('delivers acknowledged events in order, again after a refusal, once despite a
     await producer.close();
     await consumerSide.close();
   }
-});
+}, 180_000); // generous: the machine running it may be loaded
+
+it('spreads aggregates over partitions handled side by side, each aggregate\'s events still in order', async () => {
+  const producer = await NatsTransport.connect({ servers: `nats://127.0.0.1:${PORT}`, name: 'catalog-service', logger });
+  const consumerSide = await NatsTransport.connect({ servers: `nats://127.0.0.1:${PORT}`, name: 'orders-service', logger });
+  try {
+    const aggregates = Array.from({ length: 12 }, (_, index) => `01900000-0000-7000-8000-0000000001${String(index).padStart(2, '0')}`);
+    const productEvent = (productId: string, sequence: number) =>
+      toCloudEvent('/catalog-service', { id: `01900000-0000-7000-8${String(sequence).padStart(3, '0')}-${productId.slice(-12)}`, type: 'product.deleted', aggregateType: 'product', aggregateId: productId, sequence, data: { id: productId, sku: 'SKU-1' }, occurredAt: new Date() });
+    // Interleaved as a relay would publish them: 1 of every aggregate, then 2 of every one, ...
+    await producer.publish([1, 2, 3, 4].flatMap((sequence) => aggregates.map((id) => productEvent(id, sequence))));
+    expect(new Set(aggregates.map((id) => partitionOf(`product/${id}`))).size).toBeGreaterThan(1);
+
+    const seen = new Map<string, number[]>();
+    const consumption = await consumerSide.consume({ consumer: 'orders-service', sources: ['catalog-service'], types: ['product.deleted'] }, async ({ event }) => {
+      const id = String(event.subject).split('/')[1];
+      seen.set(id, [...(seen.get(id) ?? []), Number(event.aggregatesequence)]);
+    });
+    for (const giveUpAt = Date.now() + 60_000; [...seen.values()].flat().length < 48 && Date.now() < giveUpAt; ) await new Promise((resolve) => setTimeout(resolve, 20));
+    await consumption.stop();
+    expect(Object.fromEntries(seen)).toEqual(Object.fromEntries(aggregates.map((id) => [id, [1, 2, 3, 4]])));
+    expect(await consumerSide.pending('orders-service', 'catalog-service')).toBe(0);
+  } finally {
+    await producer.close();
+    await consumerSide.close();
+  }
+}, 180_000);

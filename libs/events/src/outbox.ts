@@ -5,6 +5,7 @@
 import { newId } from '@platform/ids';
 import { eventCatalog, type DomainEvent } from './catalog';
 import type { RecordedEvent } from './envelope';
+import { noteEventRecorded } from './outbox-signals';
 
 /** The raw-SQL part of a Prisma client or transaction client. */
 export interface SqlClient {
@@ -17,9 +18,6 @@ export interface SqlDatabase extends SqlClient {
   $transaction<R>(work: (tx: SqlClient) => Promise<R>, options?: { maxWait?: number; timeout?: number }): Promise<R>;
 }
 
-/** The channel a commit with new outbox rows notifies: the relay wakes on it instead of waiting for its next poll. */
-export const OUTBOX_CHANNEL = 'outbox_events';
-
 export class InvalidEvent extends Error {}
 
 /**
@@ -27,6 +25,7 @@ export class InvalidEvent extends Error {}
  * there exactly when the change committed. The aggregate's next sequence number comes from its
  * event_sequences row, whose lock makes concurrent writers of one aggregate take turns.
  * Throws InvalidEvent (a programming error) when the data does not match the type's schema.
+ * Written through `unitOfWork`, the commit wakes the relay at once; otherwise its next poll finds it.
  */
 export async function recordEvent(tx: SqlClient, event: DomainEvent): Promise<void> {
   const definition = eventCatalog[event.type];
@@ -45,8 +44,7 @@ export async function recordEvent(tx: SqlClient, event: DomainEvent): Promise<vo
     event.type,
     JSON.stringify(checked.data),
   );
-  // Delivered at commit, and only if it commits.
-  await tx.$executeRawUnsafe(`SELECT pg_notify('${OUTBOX_CHANNEL}', '')`);
+  noteEventRecorded(tx);
 }
 
 interface OutboxRow {

@@ -2,22 +2,32 @@
 // published only after the transport acknowledged them. A crash between the two publishes
 // them again (at least once); consumers drop what they have already handled. One relay per
 // service database works at a time (an advisory lock), so the published log's order is the
-// order of the marks, whatever the number of replicas.
+// order of the marks, whatever the number of replicas. It runs when a unit of work of this
+// process committed events (outbox-signals), soon again when another replica held the lock, and
+// every `pollMs` besides (the commits of other replicas, writes made outside `unitOfWork`).
 import type { Logger } from '@platform/service-kit';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { toCloudEvent } from './envelope';
-import { markPublished, OUTBOX_CHANNEL, outboxBacklog, purgePublished, type SqlDatabase, unpublishedEvents } from './outbox';
+import { markPublished, outboxBacklog, purgePublished, type SqlDatabase, unpublishedEvents } from './outbox';
+import { onOutbox, signalOutbox } from './outbox-signals';
 import type { EventTransport } from './transport';
 
 /** pg_advisory_xact_lock key of the relay ("outbox" in ASCII): one relay per database at a time. */
 const RELAY_LOCK = 0x6f7574626f78;
 const DAY_MS = 86_400_000;
+/**
+ * How soon to try again when another replica's relay held the lock (its pass may have read before
+ * this replica's commit), doubling while it keeps holding it, up to `pollMs`.
+ */
+const LOCK_RETRY_MS = 20;
+/** What publishBatch returns when another relay holds the lock. */
+const LOCKED_ELSEWHERE = -1;
 
 export interface RelaySettings {
   /** The producing service's name; the CloudEvents `source` is `/<service>`. */
   service: string;
   batchSize?: number;
-  /** How often to look without a notification: a lost one costs this much lag at most. */
+  /** How often to look without being woken: an event no wake announced waits this long at most. */
   pollMs?: number;
   /** Published events kept for readers of the embedded log (and replays). */
   retentionMs?: number;
@@ -33,6 +43,8 @@ export class OutboxRelay {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private again = false;
+  /** Passes in a row that found the lock held elsewhere. */
+  private lockMisses = 0;
   private stopped = true;
   private lastPurge = 0;
   private readonly published: Counter;
@@ -86,7 +98,7 @@ export class OutboxRelay {
     this.wake();
   }
 
-  /** Runs a pass now (a commit notified new rows), or right after the one under way. */
+  /** Runs a pass now (a commit recorded events), or right after the one under way. */
   wake(): void {
     if (this.stopped) return;
     if (this.running) {
@@ -101,7 +113,7 @@ export class OutboxRelay {
         this.again = false;
         this.wake();
       } else {
-        this.timer = setTimeout(() => this.wake(), this.pollMs);
+        this.timer = setTimeout(() => this.wake(), this.lockMisses ? Math.min(LOCK_RETRY_MS * 2 ** (this.lockMisses - 1), this.pollMs) : this.pollMs);
         this.timer.unref();
       }
     });
@@ -116,7 +128,10 @@ export class OutboxRelay {
   /** Publishes batches until the outbox is empty or a batch fails; then purges old published rows now and then. */
   private async pass(): Promise<void> {
     try {
-      while (!this.stopped && (await this.publishBatch()) === this.batchSize);
+      let published: number;
+      do published = await this.publishBatch();
+      while (!this.stopped && published === this.batchSize);
+      this.lockMisses = published === LOCKED_ELSEWHERE ? this.lockMisses + 1 : 0;
       if (Date.now() - this.lastPurge > 60_000) {
         this.lastPurge = Date.now();
         await purgePublished(this.db, new Date(Date.now() - this.retentionMs), 10_000);
@@ -127,12 +142,16 @@ export class OutboxRelay {
     }
   }
 
-  /** One batch: read, publish, mark, in one transaction under the relay lock. Returns how many were published. */
+  /**
+   * One batch: read, publish, mark, in one transaction under the relay lock. Returns how many were
+   * published (-1: another replica's relay holds the lock); once committed, the event log's
+   * long-polling readers are woken.
+   */
   async publishBatch(): Promise<number> {
-    return this.db.$transaction(
+    const published = await this.db.$transaction(
       async (tx) => {
         const [{ locked }] = await tx.$queryRawUnsafe<{ locked: boolean }[]>('SELECT pg_try_advisory_xact_lock($1::bigint) AS locked', RELAY_LOCK);
-        if (!locked) return 0; // another replica's relay is at it
+        if (!locked) return LOCKED_ELSEWHERE;
         const events = await unpublishedEvents(tx, this.batchSize);
         if (!events.length) return 0;
         await this.transport.publish(events.map((event) => toCloudEvent(`/${this.settings.service}`, event)));
@@ -149,18 +168,26 @@ export class OutboxRelay {
       },
       { maxWait: this.publishTimeoutMs, timeout: this.publishTimeoutMs + 5_000 },
     );
+    if (published > 0) signalOutbox(this.db, 'published');
+    return published;
   }
 }
+
+/**
+ * The channel that SQL writing the outbox by itself notifies (inventory's stock.changed trigger):
+ * rare writes, so a NOTIFY costs nothing there, and the relay wakes on it as on a unit of work.
+ */
+export const OUTBOX_CHANNEL = 'outbox_events';
 
 /** What startOutboxRelay needs of a service's open database (`@platform/db`'s Database). */
 export interface OutboxDatabase {
   prisma: SqlDatabase;
-  listen(channel: string, handlers: { onNotification(payload: string): void; onReconnect?(): void }): Promise<() => Promise<void>>;
+  listen?(channel: string, handlers: { onNotification(payload: string): void; onReconnect?(): void }): Promise<() => Promise<void>>;
 }
 
 /**
- * Starts the service's relay, woken by every commit that recorded events (NOTIFY) and polling
- * besides, in case a notification was lost. Returns the relay and the function that stops it.
+ * Starts the service's relay, woken by every unit of work of this process that committed events
+ * (and by NOTIFYs on OUTBOX_CHANNEL when the database can listen), polling besides. Returns the relay and the function that stops it.
  */
 export async function startOutboxRelay(
   database: OutboxDatabase,
@@ -170,11 +197,13 @@ export async function startOutboxRelay(
   registry?: Registry,
 ): Promise<{ relay: OutboxRelay; stop: () => Promise<void> }> {
   const relay = new OutboxRelay(database.prisma, transport, logger, settings, registry);
-  const unlisten = await database.listen(OUTBOX_CHANNEL, { onNotification: () => relay.wake(), onReconnect: () => relay.wake() });
+  const stopWaking = onOutbox(database.prisma, 'committed', () => relay.wake());
+  const unlisten = (await database.listen?.(OUTBOX_CHANNEL, { onNotification: () => relay.wake(), onReconnect: () => relay.wake() })) ?? (async () => undefined);
   relay.start();
   return {
     relay,
     stop: async () => {
+      stopWaking();
       await unlisten();
       await relay.stop();
     },

@@ -28,9 +28,12 @@ export interface EventTransport {
   /** Resolves once the transport has durably taken every event (acknowledged); rejects otherwise. */
   publish(events: readonly PlatformEvent[]): Promise<void>;
   /**
-   * Hands `subscription`'s events to `handle`, each source's in its order, one at a time. An
-   * event counts as consumed when `handle` resolves; when it rejects, the event comes again.
+   * Hands `subscription`'s events to `handle`, each aggregate's in its order, one at a time (the
+   * events of different aggregates may be handled side by side). An event counts as consumed
+   * when `handle` resolves; when it rejects, the event comes again.
    */
   consume(subscription: Subscription, handle: (delivery: Delivery) => Promise<void>): Promise<Consumption>;
+  /** Events of `source` stored but not yet acknowledged by `consumer` (the broker knows; the embedded transport does not say). */
+  pending?(consumer: string, source: string): Promise<number>;
   close(): Promise<void>;
 }

@@ -1,5 +1,5 @@
 // Prisma queries of products.
-import { type DomainEvent, recordEvent } from '@platform/events';
+import { type DomainEvent, recordEvent, unitOfWork } from '@platform/events';
 import { countMatching, keywordLookup, nameFragmentsOf } from '@platform/db';
 import { findKeysetPage, type PageRequest, type RowsPage, type TotalCount } from '@platform/paging';
 import { Prisma, type PrismaClient, type Product } from '../generated/prisma/client';
@@ -84,7 +84,7 @@ export class ProductRepository {
    * the event recording it) commits together, or nothing does when it throws.
    */
   unitOfWork<T>(work: (writes: ProductWrites) => Promise<T>): Promise<T> {
-    return this.prisma.$transaction((tx) => work(new ProductWrites(tx)));
+    return unitOfWork(this.prisma, (tx) => work(new ProductWrites(tx)));
   }
 
   findById(id: string): Promise<ProductRow | null> {

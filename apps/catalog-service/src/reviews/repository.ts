@@ -1,5 +1,5 @@
 // Prisma queries of reviews. A review and the product's rating counters change together.
-import { type DomainEvent, recordEvent } from '@platform/events';
+import { type DomainEvent, recordEvent, unitOfWork } from '@platform/events';
 import { findKeysetPage, type PageRequest } from '@platform/paging';
 import { Prisma, type PrismaClient, type Review } from '../generated/prisma/client';
 
@@ -15,7 +15,7 @@ export class ReviewRepository {
    * The event `eventOf` makes of the review commits with it.
    */
   createAndRate(data: Prisma.ReviewUncheckedCreateInput, eventOf: (review: ReviewRow) => DomainEvent): Promise<ReviewRow> {
-    return this.prisma.$transaction(async (tx) => {
+    return unitOfWork(this.prisma, async (tx) => {
       const review = await tx.review.create({ data });
       await recordEvent(tx, eventOf(review));
       const stars = data.rating;

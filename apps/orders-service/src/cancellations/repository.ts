@@ -1,5 +1,5 @@
 // Prisma queries of cancellation records.
-import { type DomainEvent, recordEvent } from '@platform/events';
+import { type DomainEvent, recordEvent, unitOfWork } from '@platform/events';
 import type { PrismaClient } from '../generated/prisma/client';
 
 export class CancellationRepository {
@@ -22,7 +22,7 @@ export class CancellationRepository {
    * false (and no event) when another worker completed it first.
    */
   complete(id: string, refundAmount: number, event: DomainEvent): Promise<boolean> {
-    return this.prisma.$transaction(async (tx) => {
+    return unitOfWork(this.prisma, async (tx) => {
       const { count } = await tx.cancellation.updateMany({ where: { id, status: 'REQUESTED' }, data: { status: 'COMPLETED', refundAmount, completedAt: new Date() } });
       if (count === 1) await recordEvent(tx, event);
       return count === 1;

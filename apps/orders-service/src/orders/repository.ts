@@ -1,5 +1,5 @@
 // Prisma queries of orders and their items and shipments.
-import { type DomainEvent, recordEvent } from '@platform/events';
+import { type DomainEvent, recordEvent, unitOfWork } from '@platform/events';
 import { countMatching, keywordLookup, nameFragmentsOf } from '@platform/db';
 import { findKeysetPage, type PageRequest, type TotalCount } from '@platform/paging';
 import { Prisma, type PrismaClient } from '../generated/prisma/client';
@@ -127,7 +127,7 @@ export class OrderRepository {
    * or nothing does when it throws.
    */
   unitOfWork<T>(work: (writes: OrderWrites) => Promise<T>): Promise<T> {
-    return this.prisma.$transaction((tx) => work(new OrderWrites(tx)));
+    return unitOfWork(this.prisma, (tx) => work(new OrderWrites(tx)));
   }
 
   findById(id: string): Promise<OrderRow | null> {

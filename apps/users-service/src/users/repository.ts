@@ -1,5 +1,5 @@
 // Prisma queries of the users table. Callers get rows; rules live in service.ts.
-import { type DomainEvent, recordEvent } from '@platform/events';
+import { type DomainEvent, recordEvent, unitOfWork } from '@platform/events';
 import { countMatching, escapeLike } from '@platform/db';
 import { findKeysetPage, type PageRequest, type RowsPage, type TotalCount } from '@platform/paging';
 import { Prisma, type PrismaClient, type User } from '../generated/prisma/client';
@@ -117,7 +117,7 @@ export class UserRepository {
    * the event recording it) commits together, or nothing does when it throws.
    */
   unitOfWork<T>(work: (writes: UserWrites) => Promise<T>): Promise<T> {
-    return this.prisma.$transaction((tx) => work(new UserWrites(tx)));
+    return unitOfWork(this.prisma, (tx) => work(new UserWrites(tx)));
   }
 
   findById(id: string): Promise<UserRow | null> {
