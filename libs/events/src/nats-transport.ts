@@ -139,7 +139,12 @@ export class NatsTransport implements EventTransport {
           await ensureDurable();
           const consumer = await this.client.consumers.get(EVENTS_STREAM, durable);
           while (!stopping) {
-            const message = await Promise.race([stopped, consumer.next({ expires: PULL_EXPIRES_MS })]);
+            // Bounded by a timer of our own as well: a pull cut by a disconnect can be left
+            // pending by the client for good (its heartbeat monitor stops on disconnect). An
+            // abandoned pull's message comes again after the ack wait.
+            let timer: NodeJS.Timeout | undefined;
+            const abandoned = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('pull unanswered; pulling again')), PULL_EXPIRES_MS * 2)));
+            const message = await Promise.race([stopped, consumer.next({ expires: PULL_EXPIRES_MS }), abandoned]).finally(() => clearTimeout(timer));
             failures = 0;
             if (!message) continue; // nothing within the pull's time, or stopping
             try {
