@@ -4,6 +4,8 @@ import { z } from '@platform/validation';
 export const eventsConfigShape = {
   /** A NATS server with JetStream (nats://host:4222, comma-separated for a cluster); unset: the embedded transport. */
   NATS_URL: z.string().optional(),
+  /** Copies JetStream keeps of the stream: 3 on the prod overlay's three-server cluster, 1 on one server. */
+  NATS_STREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
   /** How often the relay and the embedded transport's readers look without being woken (ms). */
   EVENTS_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(500),
 };

@@ -1,40 +1,22 @@
 // The JetStream transport against a nats-server of its own (port 41222, a temporary store):
 // acknowledged publishes, ordered delivery with explicit acks, redelivery of what a handler
-// refused, duplicates of a republished batch dropped, and a durable consumer that resumes.
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createConnection } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+// refused, duplicates of a republished batch dropped, a durable consumer that resumes, and both
+// sides carrying on across broker kills (a second server of the test's own, on a free port).
 import { createLogger } from '@platform/service-kit';
+import { freePort, NatsServer } from '@platform/test-kit';
 import { toCloudEvent } from './envelope';
 import { NatsTransport, partitionOf } from './nats-transport';
 
 const PORT = 41222;
 const logger = createLogger('nats-test', 'silent');
-let server: ChildProcess;
-let storeDir: string;
-
-async function listening(port: number, withinMs = 10_000): Promise<void> {
-  for (const giveUpAt = Date.now() + withinMs; Date.now() < giveUpAt; await new Promise((resolve) => setTimeout(resolve, 50))) {
-    const open = await new Promise<boolean>((resolve) => {
-      const socket = createConnection(port, '127.0.0.1', () => (socket.end(), resolve(true)));
-      socket.on('error', () => resolve(false));
-    });
-    if (open) return;
-  }
-  throw new Error(`nats-server did not listen on ${port}`);
-}
+let server: NatsServer;
 
 beforeAll(async () => {
-  storeDir = mkdtempSync(path.join(tmpdir(), 'events-nats-'));
-  server = spawn('nats-server', ['-a', '127.0.0.1', '-p', String(PORT), '-js', '-sd', storeDir], { stdio: 'ignore' });
-  await listening(PORT);
+  server = await NatsServer.start(PORT);
 });
 
-afterAll(() => {
-  server?.kill('SIGKILL');
-  rmSync(storeDir, { recursive: true, force: true });
+afterAll(async () => {
+  await server?.stop();
 });
 
 const userId = '01900000-0000-7000-8000-000000000001';
@@ -105,3 +87,60 @@ it('spreads aggregates over partitions handled side by side, each aggregate\'s e
     await consumerSide.close();
   }
 }, 180_000);
+
+it('publishes and consumes again after the broker is killed (SIGKILL) and restarted on its store, losing and doubling nothing', async () => {
+  const broker = await NatsServer.start();
+  const producer = await NatsTransport.connect({ servers: broker.url, name: 'users-service', logger });
+  const consumerSide = await NatsTransport.connect({ servers: broker.url, name: 'orders-service', logger, ackWaitMs: 1_000 });
+  const seen: number[] = [];
+  const consumption = await consumerSide.consume({ consumer: 'orders-service', sources: ['users-service'], types: ['user.deleted'] }, async ({ event }) => {
+    if (!seen.includes(Number(event.aggregatesequence))) seen.push(Number(event.aggregatesequence));
+  });
+  // As the relay does: a batch is published again until the broker acknowledges it.
+  const publishUntilAcknowledged = async (events: ReturnType<typeof eventOf>[]) => {
+    for (const giveUpAt = Date.now() + 60_000; ; ) {
+      try {
+        return await producer.publish(events);
+      } catch (error) {
+        if (Date.now() > giveUpAt) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    }
+  };
+  try {
+    let sequence = 0;
+    for (let restart = 0; restart < 8; restart++) {
+      await publishUntilAcknowledged([eventOf(++sequence), eventOf(++sequence)]);
+      // At a random moment: while the consumer handles, acks or waits in a pull.
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 300));
+      await broker.kill();
+      await broker.restart();
+    }
+    await publishUntilAcknowledged([eventOf(++sequence)]);
+    for (const giveUpAt = Date.now() + 60_000; seen.length < sequence && Date.now() < giveUpAt; ) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(seen).toEqual(Array.from({ length: sequence }, (_, index) => index + 1));
+  } finally {
+    await consumption.stop();
+    await producer.close();
+    await consumerSide.close();
+    await broker.stop();
+  }
+}, 180_000);
+
+it('waits at start for a broker that comes up after the service, instead of failing', async () => {
+  const port = await freePort();
+  const connecting = NatsTransport.connect({ servers: `nats://127.0.0.1:${port}`, name: 'users-service', logger, connectWithinMs: 60_000 });
+  await new Promise((resolve) => setTimeout(resolve, 1_500));
+  const broker = await NatsServer.start(port);
+  const transport = await connecting;
+  try {
+    await transport.publish([eventOf(1)]);
+  } finally {
+    await transport.close();
+    await broker.stop();
+  }
+}, 90_000);
+
+it('gives up at start once the wait is over, with the reason', async () => {
+  await expect(NatsTransport.connect({ servers: `nats://127.0.0.1:${await freePort()}`, name: 'users-service', logger, connectWithinMs: 1_500 })).rejects.toThrow(/CONNECTION_REFUSED|ECONNREFUSED|refused/i);
+}, 30_000);

@@ -4,11 +4,10 @@
 // the stream's window. Each producer's events are spread over PARTITIONS subjects by aggregate
 // (`events.<producing service>.p<n>.<event type>`, n from a hash of the CloudEvents subject), and
 // a consumer has one durable consumer per producer and partition, with explicit acks and one
-// message in flight: an aggregate's events stay in one partition, so they are handled in stream
-// order even across redeliveries, while the partitions are handled side by side (with one in
-// flight per producer, every event waited for the previous one's handling and ack).
+// message in flight (pulled one by one): an aggregate's events stay in one partition, so they are
+// handled in stream order even across redeliveries, while the partitions are handled side by side.
 import { createHash } from 'node:crypto';
-import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager, StorageType } from '@nats-io/jetstream';
+import { AckPolicy, DeliverPolicy, JetStreamApiCodes, JetStreamApiError, jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager, StorageType } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import type { Logger } from '@platform/service-kit';
 import type { PlatformEvent } from './envelope';
@@ -20,6 +19,8 @@ export const EVENTS_STREAM = 'EVENTS';
  * other partitions, so it is done with the relays stopped and the consumers drained.
  */
 export const PARTITIONS = 16;
+/** How long one pull waits for an event before the next pull; a broken pull shows within it. */
+const PULL_EXPIRES_MS = 5_000;
 
 // The package's own `nanos` and connection type live behind a subpath export that this
 // repository's CommonJS type resolution (node10) cannot see; both are this simple.
@@ -36,6 +37,12 @@ export interface NatsTransportSettings {
   ackWaitMs?: number;
   /** How long a duplicate publish (same event id) is recognised. */
   duplicateWindowMs?: number;
+  /** Copies of the stream JetStream keeps (3 on a three-server cluster, 1 on a single server). */
+  replicas?: number;
+  /** How long a publish waits for JetStream's acknowledgement. */
+  publishTimeoutMs?: number;
+  /** How long to wait for the broker at start (it may be starting too) before giving up. */
+  connectWithinMs?: number;
   /** Partitions per producer (PARTITIONS unless a bench compares); producers and consumers must agree. */
   partitions?: number;
 }
@@ -45,35 +52,58 @@ export function partitionOf(subject: string, partitions = PARTITIONS): number {
   return createHash('sha1').update(subject).digest().readUInt32BE(0) % partitions;
 }
 
-
 export class NatsTransport implements EventTransport {
   readonly kind = 'nats';
+  /** False from a lost connection until the client is connected again. */
+  private connected = true;
 
   private constructor(
     private readonly connection: NatsConnection,
     private readonly client: JetStreamClient,
     private readonly manager: JetStreamManager,
     private readonly settings: NatsTransportSettings,
-  ) {}
+  ) {
+    void (async () => {
+      for await (const status of connection.status()) {
+        if (status.type === 'disconnect') this.connected = false;
+        else if (status.type === 'reconnect') this.connected = true;
+        if (status.type === 'disconnect' || status.type === 'reconnect') settings.logger.info({ servers: settings.servers }, `NATS ${status.type}ed`);
+      }
+    })();
+  }
 
-  /** Connects (reconnecting for ever after) and makes sure the stream exists. */
+  /**
+   * Connects (reconnecting for ever after) and makes sure the stream exists. A broker that is
+   * not up yet (a deployment starting everything at once, a broker restarting) is waited for,
+   * `connectWithinMs` at most (60 s), instead of failing the service's start.
+   */
   static async connect(settings: NatsTransportSettings): Promise<NatsTransport> {
-    const connection = await connect({ servers: settings.servers.split(','), name: settings.name, reconnect: true, maxReconnectAttempts: -1, reconnectTimeWait: 500 });
-    const manager = await jetstreamManager(connection);
-    const stream = { name: EVENTS_STREAM, subjects: ['events.>'], storage: StorageType.File, duplicate_window: nanos(settings.duplicateWindowMs ?? 10 * 60_000) };
-    try {
-      await manager.streams.info(EVENTS_STREAM);
-    } catch {
-      await manager.streams.add(stream);
+    const giveUpAt = Date.now() + (settings.connectWithinMs ?? 60_000);
+    for (let attempt = 1; ; attempt++) {
+      let connection: NatsConnection | undefined;
+      try {
+        connection = await connect({ servers: settings.servers.split(','), name: settings.name, reconnect: true, maxReconnectAttempts: -1, reconnectTimeWait: 500, timeout: 5_000 });
+        const manager = await jetstreamManager(connection, { timeout: 5_000 });
+        await ensureStream(manager, settings);
+        return new NatsTransport(connection, jetstream(connection), manager, settings);
+      } catch (error) {
+        await connection?.close().catch(() => undefined);
+        if (Date.now() >= giveUpAt) throw error;
+        if (attempt === 1 || attempt % 10 === 0) settings.logger.warn({ err: error, servers: settings.servers, attempt }, 'NATS JetStream not reachable yet; waiting for it');
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+      }
     }
-    return new NatsTransport(connection, jetstream(connection), manager, settings);
   }
 
   async publish(events: readonly PlatformEvent[]): Promise<void> {
-    // Sent in order on one connection, so stored in order; each ack says it is on disk.
+    // Without a connection the client would buffer the batch and the acks could never come
+    // (the broker that was to answer is gone): the relay would wait out the whole timeout with
+    // its transaction open. Refused at once instead; the relay tries again on its next pass.
+    if (!this.connected) throw new Error('not connected to NATS; the relay publishes this batch again');
     const partitions = this.settings.partitions ?? PARTITIONS;
     const subjectOf = (event: PlatformEvent) => `events.${event.source.replace(/^\//, '')}.p${partitionOf(event.subject ?? '', partitions)}.${event.type}`;
-    await Promise.all(events.map((event) => this.client.publish(subjectOf(event), JSON.stringify(event.toJSON()), { msgID: event.id, timeout: 10_000 })));
+    // Sent in order on one connection, so stored in order; each ack says it is on disk.
+    await Promise.all(events.map((event) => this.client.publish(subjectOf(event), JSON.stringify(event.toJSON()), { msgID: event.id, timeout: this.settings.publishTimeoutMs ?? 5_000 })));
   }
 
   async consume(subscription: Subscription, handle: (delivery: Delivery) => Promise<void>): Promise<Consumption> {
@@ -96,7 +126,6 @@ export class NatsTransport implements EventTransport {
     );
     return counts.reduce((sum, count) => sum + count, 0);
   }
-
   async close(): Promise<void> {
     await this.connection.drain().catch(() => undefined);
   }
@@ -104,37 +133,84 @@ export class NatsTransport implements EventTransport {
   private async follow(consumer: string, source: string, partition: number, handle: (delivery: Delivery) => Promise<void>): Promise<Consumption> {
     const durable = `${consumer}-from-${source}-p${partition}`;
     const ackWaitMs = this.settings.ackWaitMs ?? 30_000;
-    try {
-      await this.manager.consumers.info(EVENTS_STREAM, durable);
-    } catch {
-      await this.manager.consumers.add(EVENTS_STREAM, {
-        durable_name: durable,
-        filter_subject: `events.${source}.p${partition}.>`,
-        ack_policy: AckPolicy.Explicit,
-        deliver_policy: DeliverPolicy.All,
-        ack_wait: nanos(ackWaitMs),
-        max_ack_pending: 1,
-      });
-    }
-    const messages = await (await this.client.consumers.get(EVENTS_STREAM, durable)).consume({ max_messages: 1 });
+    const ensureDurable = async () => {
+      try {
+        await this.manager.consumers.info(EVENTS_STREAM, durable);
+      } catch (error) {
+        if (!(error instanceof JetStreamApiError && error.code === JetStreamApiCodes.ConsumerNotFound)) throw error;
+        await this.manager.consumers.add(EVENTS_STREAM, {
+          durable_name: durable,
+          filter_subject: `events.${source}.p${partition}.>`,
+          ack_policy: AckPolicy.Explicit,
+          deliver_policy: DeliverPolicy.All,
+          ack_wait: nanos(ackWaitMs),
+          max_ack_pending: 1,
+        });
+      }
+    };
+    // One pull at a time (`next`), each bounded, rather than the client's long-lived `consume`:
+    // after a broker restart `consume` waits out a 30 s backoff per failed check, again at every
+    // restart, and in the fault test consumers had not caught up 2 minutes after repeated broker
+    // kills. A failed or expired pull here is simply followed by the next one; a broker that is
+    // down when the consumer starts is waited for the same way.
+    let stopping = false;
+    let wakeStop: () => void = () => undefined;
+    const stopped = new Promise<null>((resolve) => (wakeStop = () => resolve(null)));
+    const pause = (ms: number) => Promise.race([stopped, new Promise((resolve) => setTimeout(resolve, ms))]);
     const done = (async () => {
-      for await (const message of messages) {
+      let failures = 0;
+      while (!stopping) {
         try {
-          await handle({ event: message.json<Record<string, unknown>>(), attempt: message.info.deliveryCount });
-          // Not waiting for the server's confirmation: an ack lost to a broken connection means a redelivery, which consumers drop.
-          message.ack();
+          await ensureDurable();
+          const consumer = await this.client.consumers.get(EVENTS_STREAM, durable);
+          while (!stopping) {
+            // Bounded by a timer of our own as well: a pull cut by a disconnect can be left
+            // pending by the client for good (its heartbeat monitor stops on disconnect). An
+            // abandoned pull's message comes again after the ack wait.
+            let timer: NodeJS.Timeout | undefined;
+            const abandoned = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('pull unanswered; pulling again')), PULL_EXPIRES_MS * 2)));
+            const message = await Promise.race([stopped, consumer.next({ expires: PULL_EXPIRES_MS }), abandoned]).finally(() => clearTimeout(timer));
+            failures = 0;
+            if (!message) continue; // nothing within the pull's time, or stopping
+            try {
+              await handle({ event: message.json<Record<string, unknown>>(), attempt: message.info.deliveryCount });
+              // Not waiting for the server's confirmation: an ack lost to a broken connection means a redelivery, which consumers drop.
+              message.ack();
+            } catch (error) {
+              this.settings.logger.warn({ err: error, source, partition, redelivery: message.info.deliveryCount }, 'event not consumed; JetStream delivers it again');
+              message.nak(Math.min(100 * 2 ** message.info.deliveryCount, 5_000));
+            }
+          }
         } catch (error) {
-          this.settings.logger.warn({ err: error, source, partition, redelivery: message.info.deliveryCount }, 'event not consumed; JetStream delivers it again');
-          message.nak(Math.min(100 * 2 ** message.info.deliveryCount, 5_000));
+          failures++;
+          if (failures === 1 || failures % 20 === 0) this.settings.logger.warn({ err: error, source, partition, failures }, 'pulling events from NATS failed; pulling again');
+          await pause(Math.min(250 * failures, 2_000));
         }
       }
     })();
     return {
       stop: async () => {
-        messages.stop();
+        stopping = true;
+        wakeStop();
         await done;
       },
     };
+  }
+}
+
+/** Creates the EVENTS stream unless it exists; any other failure (a timeout) is the caller's to retry. */
+async function ensureStream(manager: JetStreamManager, settings: NatsTransportSettings): Promise<void> {
+  try {
+    await manager.streams.info(EVENTS_STREAM);
+  } catch (error) {
+    if (!(error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound)) throw error;
+    await manager.streams.add({
+      name: EVENTS_STREAM,
+      subjects: ['events.>'],
+      storage: StorageType.File,
+      num_replicas: settings.replicas ?? 1,
+      duplicate_window: nanos(settings.duplicateWindowMs ?? 10 * 60_000),
+    });
   }
 }
 

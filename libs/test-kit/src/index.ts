@@ -1,5 +1,5 @@
 // Test-only helpers shared by the suites: an HTTP client that returns what a client sees,
-// tokens for made-up users, bounded load, throwaway Redis and PostgreSQL servers, and the whole
+// tokens for made-up users, bounded load, throwaway Redis, PostgreSQL and NATS servers, and the whole
 // stack started as `npm start` does (e2e and fault tests), and the cluster of two replicas of
 // every app behind HAProxy (`npm run start:cluster`, cluster tests).
 import { issueAccessToken, type Role } from '@platform/auth';
@@ -7,7 +7,7 @@ import { newId } from '@platform/ids';
 import type { CallOptions } from './traffic';
 
 export { percentile, runBounded } from './load';
-export { freePort, PostgresCluster, RedisServer, testRedisUrl } from './servers';
+export { freePort, NatsServer, PostgresCluster, RedisServer, testRedisUrl } from './servers';
 export { timeAnswer, type TimedAnswer } from './timed-answer';
 export { type Answer, between, brief, type CallOptions, type Door, door, tally, Traffic } from './traffic';
 export { alive, createDatabases, dropDatabases, ensureDatabases, Stack, stackPorts, stopStackProcesses, workspaceRoot, type StackOptions } from './stack';

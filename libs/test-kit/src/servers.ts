@@ -123,6 +123,67 @@ export class RedisServer {
   }
 }
 
+/**
+ * A nats-server of the test's own with JetStream on, in a temp store dir, on a loopback port
+ * (never the shared 4222). `kill` is a SIGKILL; `restart` starts it again on the same port and
+ * store, as a broker pod rescheduled onto its volume would.
+ */
+export class NatsServer {
+  private child!: ChildProcess;
+
+  private constructor(
+    readonly port: number,
+    private readonly dir: string,
+  ) {}
+
+  /** On `port`, or a free one. */
+  static async start(port?: number): Promise<NatsServer> {
+    const server = new NatsServer(port ?? (await freePort()), mkdtempSync(path.join(tmpdir(), 'test-nats-')));
+    try {
+      await server.launch();
+    } catch (error) {
+      await server.stop();
+      throw error;
+    }
+    return server;
+  }
+
+  get url(): string {
+    return `nats://127.0.0.1:${this.port}`;
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  async kill(): Promise<void> {
+    this.child.kill('SIGKILL');
+    await exited(this.child);
+  }
+
+  async restart(): Promise<void> {
+    await this.launch();
+  }
+
+  async stop(): Promise<void> {
+    if (this.child) {
+      this.child.kill('SIGKILL');
+      await exited(this.child);
+    }
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  private async launch(): Promise<void> {
+    this.child = spawn('nats-server', ['-a', '127.0.0.1', '-p', String(this.port), '-js', '-sd', this.dir], { stdio: 'ignore' });
+    const child = this.child;
+    // The INFO line comes once the client port listens; JetStream has recovered its store by then.
+    await waitFor(`nats-server on ${this.port}`, 30_000, async () => {
+      if (child.exitCode !== null) throw new Error(`nats-server exited with ${child.exitCode}`);
+      return (await firstReply(this.port, '', 500)).startsWith('INFO');
+    });
+  }
+}
+
 const execFileAsync = (file: string, args: string[], options: { cwd: string; uid?: number; gid?: number }) =>
   new Promise<void>((resolve, reject) =>
     execFile(file, args, { ...options, timeout: 60_000 }, (error, _stdout, stderr) => (error ? reject(new Error(`${path.basename(file)} ${args.join(' ')}: ${stderr || error.message}`)) : resolve())),
