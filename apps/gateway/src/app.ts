@@ -137,7 +137,7 @@ export async function createGatewayApp(deps: GatewayAppDeps) {
       catalog: createUpstreamProxy(config.CATALOG_URL, { timeoutMs, ...config.UPSTREAM_LIMITS.catalog }),
       inventory: createUpstreamProxy(config.INVENTORY_URL, { timeoutMs, ...config.UPSTREAM_LIMITS.inventory }),
       graphql: [parseJsonBody({ limit: MAX_BODY_BYTES, type: 'application/json' }), graph.middleware],
-      usage: deprecationReports(usage?.store ?? emptyUsageStore, () => deprecations),
+      usage: deprecationReports(usage?.store ?? emptyUsageStore, () => deprecations, config.USERS_URL),
       openapi: (req, res) => void res.type('application/json').send(req.path.endsWith('/event-schemas') ? eventSchemas : openapi),
     }),
   ); // proxy over connections shared fairly between callers, with the remaining-deadline header; 502/503/504 in the error format

@@ -1411,6 +1411,8 @@ export interface components {
                     client: string;
                     /** @description For a key: its owner, `user:<id>` (the contact is that user's email). */
                     owner: string | null;
+                    /** @description The email of the user behind the caller (a key's owner, or the user itself) in the admin report; null for other callers, in a caller's own report, or when users-service could not say. */
+                    contact: string | null;
                     /**
                      * Format: int64
                      * @description Calls today (UTC).

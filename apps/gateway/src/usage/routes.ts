@@ -1,6 +1,7 @@
 // GET /v1/deprecations (admin): every entry of the deprecation registry with its dates and who
 // still uses it (client name/version, user or key, the key's owner, calls in the last 1, 7 and
-// 30 days, last seen). GET /v1/me/deprecations: the same for the caller's own use only, the
+// 30 days, last seen, and the email of the user behind the caller, asked of users-service with the
+// admin's own token). GET /v1/me/deprecations: the same for the caller's own use only, the
 // entries it used in the last 30 days. Both read the shared usage store (libs/usage).
 import type { RequestHandler } from 'express';
 import { principalOf, requireAdmin } from '@platform/auth';
@@ -14,11 +15,41 @@ export interface DeprecationUsage {
   announced: string;
   sunset: string;
   notice: string;
-  callers: { element: string; caller: string; client: string; owner: string | null; calls1d: number; calls7d: number; calls30d: number; lastSeen: string }[];
+  callers: { element: string; caller: string; client: string; owner: string | null; contact: string | null; calls1d: number; calls7d: number; calls30d: number; lastSeen: string }[];
 }
 
+/** Users whose email one report asks for, at most: a report past it names the rest by id only. */
+const MAX_CONTACTS = 100;
+const CONTACT_TIMEOUT_MS = 2_000;
+
 function callerOf(use: CallerUse): DeprecationUsage['callers'][number] {
-  return { element: use.element, caller: use.caller, client: use.client, owner: use.owner ?? null, calls1d: use.calls1d, calls7d: use.calls7d, calls30d: use.calls30d, lastSeen: use.lastUsed };
+  return { element: use.element, caller: use.caller, client: use.client, owner: use.owner ?? null, contact: null, calls1d: use.calls1d, calls7d: use.calls7d, calls30d: use.calls30d, lastSeen: use.lastUsed };
+}
+
+/** The user id behind a caller: a key's owner, or the user itself. */
+const userBehind = (caller: DeprecationUsage['callers'][number]): string | undefined => /^user:(.+)$/.exec(caller.owner ?? caller.caller)?.[1];
+
+/**
+ * Fills in `contact` with each user's email, read from users-service as the admin who asked
+ * (GET /users/{id}, their own token): a user gone or an answer that does not come leaves it null,
+ * never fails the report.
+ */
+async function addContacts(items: DeprecationUsage[], usersUrl: string, authorization: string | undefined): Promise<void> {
+  if (!authorization) return;
+  const ids = [...new Set(items.flatMap((item) => item.callers.map(userBehind)).filter((id): id is string => id !== undefined))].slice(0, MAX_CONTACTS);
+  const emails = new Map<string, string>();
+  await Promise.all(
+    ids.map(async (id) => {
+      try {
+        const answer = await fetch(`${usersUrl}/users/${encodeURIComponent(id)}`, { headers: { authorization, accept: 'application/json' }, signal: AbortSignal.timeout(CONTACT_TIMEOUT_MS) });
+        const user = answer.ok ? ((await answer.json()) as { email?: unknown }) : undefined;
+        if (typeof user?.email === 'string') emails.set(id, user.email);
+      } catch {
+        // No answer in time: the report names the caller by id.
+      }
+    }),
+  );
+  for (const caller of items.flatMap((item) => item.callers)) caller.contact = emails.get(userBehind(caller) ?? '') ?? null;
 }
 
 /** Each registry entry with the uses of its element (and of what it covers: an operation's parameters). */
@@ -35,7 +66,7 @@ export async function deprecationUsage(store: UsageStore, registry: Deprecation[
 }
 
 /** The two routes' handler (upstream `usage` in the route table); `registry` is read per request so an edited file counts at once. */
-export function deprecationReports(store: UsageStore, registry: () => Deprecation[]): RequestHandler {
+export function deprecationReports(store: UsageStore, registry: () => Deprecation[], usersUrl: string): RequestHandler {
   return async (req, res) => {
     const today = dayOf(Date.now());
     let items: DeprecationUsage[];
@@ -44,6 +75,7 @@ export function deprecationReports(store: UsageStore, registry: () => Deprecatio
     } else {
       requireAdmin(principalOf(res));
       items = await deprecationUsage(store, registry(), { today });
+      await addContacts(items, usersUrl, req.headers.authorization);
     }
     res.json({ items, nextCursor: null, hasNext: false });
   };

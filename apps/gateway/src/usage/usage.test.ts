@@ -32,6 +32,8 @@ let gateway: Listening;
 let recorder: UsageRecorder;
 let stopGraph: () => Promise<void>;
 const seenByService: string[] = [];
+/** Tokens the fake users-service answers as an admin's. */
+const adminTokens = new Set<string>();
 
 beforeAll(async () => {
   const service = express();
@@ -42,6 +44,12 @@ beforeAll(async () => {
   });
   service.post('/orders', express.json(), (_req, res) => void res.status(201).json({ id: 'o1' }));
   service.get('/products', (_req, res) => void res.json({ items: [{ id: 'p1', name: 'Lamp', price: 1200 }], nextCursor: null, hasNext: false }));
+  service.get('/users/:id', (req, res) => {
+    // As users-service answers an admin: any user; anyone else, only themselves.
+    const admin = /^Bearer /.test(req.headers.authorization ?? '') && adminTokens.has((req.headers.authorization ?? '').slice(7));
+    if (!admin) return void res.status(404).json({ code: 'NOT_FOUND' });
+    res.json({ id: req.params.id, email: `${req.params.id}@example.com` });
+  });
   service.get('/orders/:id', (req, res) => {
     seenByService.push(req.originalUrl);
     res.json({ id: req.params.id, status: 'PENDING' });
@@ -167,19 +175,21 @@ describe('GET /v1/deprecations and /v1/me/deprecations', () => {
     await recorder.flush();
 
     const admin = await tokenFor(JWT_SECRET, 'admin');
+    adminTokens.add(admin.token);
     const report = await get('/v1/deprecations', { authorization: `Bearer ${admin.token}` });
     expect(report.status).toBe(200);
     const { items } = (await report.json()) as { items: { element: string; sunset: string; callers: { caller: string; client: string; calls1d: number; calls7d: number; calls30d: number; lastSeen: string }[] }[] };
     expect(items.map((item) => item.element)).toEqual(registry.map((entry) => entry.element));
     const count = items[0];
     expect(count.sunset).toBe('2099-01-01');
-    expect(count.callers).toContainEqual(expect.objectContaining({ caller: `user:${user.userId}`, client: 'shop-app/3.1.0', calls1d: 1, calls7d: 1, calls30d: 1 }));
+    expect(count.callers).toContainEqual(expect.objectContaining({ caller: `user:${user.userId}`, client: 'shop-app/3.1.0', contact: `${user.userId}@example.com`, calls1d: 1, calls7d: 1, calls30d: 1 }));
     expect(count.callers.some((caller) => caller.caller === `user:${other.userId}`)).toBe(false);
 
     expect((await get('/v1/deprecations', { authorization: `Bearer ${user.token}` })).status).toBe(403);
-    const mine = (await (await get('/v1/me/deprecations', { authorization: `Bearer ${user.token}` })).json()) as { items: { element: string; callers: { caller: string }[] }[] };
+    const mine = (await (await get('/v1/me/deprecations', { authorization: `Bearer ${user.token}` })).json()) as { items: { element: string; callers: { caller: string; contact: string | null }[] }[] };
     expect(mine.items.map((item) => item.element)).toEqual([registry[0].element]);
     expect(mine.items[0].callers.every((caller) => caller.caller === `user:${user.userId}`)).toBe(true);
+    expect(mine.items[0].callers.every((caller) => caller.contact === null)).toBe(true);
     const others = (await (await get('/v1/me/deprecations', { authorization: `Bearer ${other.token}` })).json()) as { items: unknown[] };
     expect(others.items).toEqual([]);
   });
