@@ -660,5 +660,8 @@ export function buildDocument(registryFile?: string): Record<string, unknown> {
   };
   // An entry naming what this document no longer has (the last step of a replacement) marks nothing; the contract gate checks the names.
   markDeprecations(document, deprecations);
+  // 410 GONE is answered only by what the registry deprecates: with nothing deprecated, nothing
+  // refers to it, and an unused component is a lint error (Spectral, Redocly).
+  if (!JSON.stringify(document.paths).includes('"#/components/responses/Gone"')) delete (document.components as { responses: Record<string, unknown> }).responses.Gone;
   return document;
 }

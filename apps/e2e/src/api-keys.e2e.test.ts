@@ -47,7 +47,7 @@ it("acts as its owner within its scopes, over REST and GraphQL, and shows when i
 
   const listed = await call('GET', '/v1/api-keys', { token: owner.token });
   expect(listed.status).toBe(200);
-  expect(listed.body.items).toEqual([expect.objectContaining({ id: issued.body.id, name: 'order bot', status: 'active', lastUsedAt: expect.stringMatching(/Z$/) })]);
+  expect(listed.body.items).toEqual([expect.objectContaining({ id: issued.body.id, name: 'order bot', status: 'ACTIVE', lastUsedAt: expect.stringMatching(/Z$/) })]);
   expect(listed.text).not.toContain(key.slice(37));
 });
 
@@ -61,7 +61,7 @@ it('refuses a mistyped key, and a revoked one from the next request', async () =
   expect((await call('DELETE', `/v1/api-keys/${issued.id}`, { token: owner.token })).status).toBe(204);
   const revoked = await call('GET', STOCKED_PRODUCTS, withKey(issued.key));
   expect([revoked.status, revoked.body.code]).toEqual([401, 'UNAUTHENTICATED']);
-  expect((await call('GET', `/v1/api-keys/${issued.id}`, { token: owner.token })).body.status).toBe('revoked');
+  expect((await call('GET', `/v1/api-keys/${issued.id}`, { token: owner.token })).body.status).toBe('REVOKED');
 });
 
 it('rotates: the new key works at once, the old one for the overlap chosen', async () => {

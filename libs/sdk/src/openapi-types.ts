@@ -936,7 +936,7 @@ export interface components {
             /** @description The key's first characters, to tell keys apart; the rest is never shown again. */
             hint: string;
             /** @enum {string} */
-            status: "active" | "expired" | "revoked";
+            status: "ACTIVE" | "EXPIRED" | "REVOKED";
             /**
              * Format: date-time
              * @example 2026-11-21T09:30:00.000Z
@@ -957,7 +957,7 @@ export interface components {
             /** @description The key's first characters, to tell keys apart; the rest is never shown again. */
             hint: string;
             /** @enum {string} */
-            status: "active" | "expired" | "revoked";
+            status: "ACTIVE" | "EXPIRED" | "REVOKED";
             /**
              * Format: date-time
              * @example 2026-11-21T09:30:00.000Z
@@ -2241,23 +2241,6 @@ export interface components {
         };
         /** @description The request body did not arrive in time. `code`: REQUEST_TIMEOUT. */
         RequestTimeout: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                RateLimit: components["headers"]["RateLimit"];
-                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                Deprecation: components["headers"]["Deprecation"];
-                Sunset: components["headers"]["Sunset"];
-                Link: components["headers"]["Link"];
-                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["Error"];
-                "application/problem+json": components["schemas"]["Problem"];
-            };
-        };
-        /** @description A deprecated element used during a brownout of it, or after its sunset (contracts/deprecations.yaml); the message names the replacement. `code`: GONE. */
-        Gone: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 RateLimit: components["headers"]["RateLimit"];

@@ -62,7 +62,7 @@ describe('POST /api-keys', () => {
       name: 'CI deploys',
       scopes: ['orders:read', 'orders:write'],
       hint: res.body.key.slice(0, 12),
-      status: 'active',
+      status: 'ACTIVE',
       createdAt: expect.stringMatching(/Z$/),
       expiresAt: null,
       revokedAt: null,
@@ -158,7 +158,7 @@ describe('verification (the gateway) and revocation', () => {
     expect(published).toEqual([{ apiKeyId: key.id }]);
     expect((await verify(key.key)).body).toEqual({ valid: false, reason: 'revoked' });
     const read = await call('GET', `/api-keys/${key.id}`, { token: owner.token });
-    expect(read.body).toMatchObject({ status: 'revoked', revokedAt: expect.stringMatching(/Z$/) });
+    expect(read.body).toMatchObject({ status: 'REVOKED', revokedAt: expect.stringMatching(/Z$/) });
     // Again: still revoked, nothing pushed twice.
     expect((await call('DELETE', `/api-keys/${key.id}`, { token: owner.token })).status).toBe(204);
     expect(published).toHaveLength(1);
@@ -166,7 +166,7 @@ describe('verification (the gateway) and revocation', () => {
     const expiring = (await call('POST', '/api-keys', { token: owner.token, body: { name: 'short', scopes: ['orders:read'], expiresAt: new Date(Date.now() + 60_000).toISOString() } })).body;
     await database.prisma.apiKey.update({ where: { id: expiring.id }, data: { expiresAt: new Date(Date.now() - 1_000) } });
     expect((await verify(expiring.key)).body).toEqual({ valid: false, reason: 'expired' });
-    expect((await call('GET', `/api-keys/${expiring.id}`, { token: owner.token })).body.status).toBe('expired');
+    expect((await call('GET', `/api-keys/${expiring.id}`, { token: owner.token })).body.status).toBe('EXPIRED');
   });
 
   it('writes lastUsedAt on use, at most once a minute', async () => {
@@ -199,7 +199,7 @@ describe('POST /api-keys/{id}/rotation', () => {
     const res = await call('POST', `/api-keys/${old.id}/rotation`, { token: owner.token, body: { overlapSeconds: 3600 } });
     expect(res.status).toBe(201);
     expect(res.headers.get('location')).toBe(`/v1/api-keys/${res.body.id}`);
-    expect(res.body).toMatchObject({ name: 'rotating', scopes: ['orders:read', 'products:read'], status: 'active', rotatedFromId: old.id, key: expect.stringMatching(/^opk_/) });
+    expect(res.body).toMatchObject({ name: 'rotating', scopes: ['orders:read', 'products:read'], status: 'ACTIVE', rotatedFromId: old.id, key: expect.stringMatching(/^opk_/) });
     expect(res.body.key).not.toBe(old.key);
     const oldNow = (await call('GET', `/api-keys/${old.id}`, { token: owner.token })).body;
     expect(Math.abs(Date.parse(oldNow.expiresAt) - (Date.now() + 3_600_000))).toBeLessThan(60_000);

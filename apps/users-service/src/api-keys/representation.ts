@@ -4,7 +4,7 @@ import { apiKeyScopes } from '@platform/auth';
 import { idField, z } from '@platform/validation';
 import type { ApiKeyRow } from './repository';
 
-export const apiKeyStatuses = ['active', 'expired', 'revoked'] as const;
+export const apiKeyStatuses = ['ACTIVE', 'EXPIRED', 'REVOKED'] as const;
 
 export const apiKeyRepresentation = z.object({
   id: idField(),
@@ -28,9 +28,9 @@ export type ApiKeyResponse = z.infer<typeof apiKeyRepresentation>;
 export type IssuedApiKeyResponse = z.infer<typeof issuedApiKeyRepresentation>;
 
 export function statusOf(row: Pick<ApiKeyRow, 'revokedAt' | 'expiresAt'>, now = Date.now()): (typeof apiKeyStatuses)[number] {
-  if (row.revokedAt) return 'revoked';
-  if (row.expiresAt && row.expiresAt.getTime() <= now) return 'expired';
-  return 'active';
+  if (row.revokedAt) return 'REVOKED';
+  if (row.expiresAt && row.expiresAt.getTime() <= now) return 'EXPIRED';
+  return 'ACTIVE';
 }
 
 export function toApiKeyResponse(row: ApiKeyRow): ApiKeyResponse {

@@ -87,7 +87,7 @@ export class ApiKeyService {
       const old = await writes.findOwned(principal.userId, id);
       if (!old) throw ApiError.notFound('API key');
       const status = statusOf(old, now.getTime());
-      if (status !== 'active') throw new ApiError('API_KEY_NOT_ACTIVE', `This API key is ${status}; only an active key can be rotated. Create a new key instead.`);
+      if (status !== 'ACTIVE') throw new ApiError('API_KEY_NOT_ACTIVE', `This API key is ${status.toLowerCase()}; only an active key can be rotated. Create a new key instead.`);
       const overlapEnd = new Date(now.getTime() + input.overlapSeconds * 1000);
       if (input.overlapSeconds === 0) await writes.revoke(old.id, now);
       else if (!old.expiresAt || old.expiresAt > overlapEnd) await writes.expire(old.id, overlapEnd);
@@ -107,7 +107,7 @@ export class ApiKeyService {
     const row = id ? await this.keys.findWithOwner(id) : null;
     if (!row || !timingSafeEqual(Buffer.from(row.keyHash, 'hex'), Buffer.from(this.hashOf(key), 'hex'))) return { valid: false, reason: 'unknown' };
     const status = statusOf(row);
-    if (status !== 'active') return { valid: false, reason: status };
+    if (status !== 'ACTIVE') return { valid: false, reason: status === 'REVOKED' ? 'revoked' : 'expired' };
     await this.keys.touchLastUsed(row.id, new Date());
     return { valid: true, id: row.id, ownerId: row.userId, role: row.user.role, credentialVersion: row.user.credentialVersion, scopes: row.scopes, expiresAt: row.expiresAt?.toISOString() ?? null };
   }
