@@ -1,16 +1,18 @@
 // `npm run start:cluster`: the production topology on this machine. Builds the apps, creates
 // each service's database on PostgreSQL if it is missing, and starts two replicas of every app
 // behind one HAProxy (libs/test-kit's Cluster, the one the cluster tests run), on real PostgreSQL
-// and Redis. Ctrl-C stops everything.
+// and Redis, with events over a nats-server (JetStream) of its own unless NATS_URL names one.
+// Ctrl-C stops everything.
 //
 //   DATABASE_SERVER_URL   where the databases live (postgresql://postgres@127.0.0.1:5432/postgres)
 //   DATABASE_URL_<APP>    one service's database instead (USERS, ORDERS, CATALOG, INVENTORY)
 //   REDIS_URL             the gateways' shared rate limits (redis://127.0.0.1:6379)
+//   NATS_URL              the event broker (JetStream); unset: a nats-server of the cluster's own
 //   PORT_OFFSET           moves every port, as with `npm start`
 import { spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { Cluster, CLUSTER_APPS, ensureDatabases, workspaceRoot } from '@platform/test-kit';
+import { Cluster, CLUSTER_APPS, ensureDatabases, NatsServer, workspaceRoot } from '@platform/test-kit';
 
 const SERVICES = { USERS: 'users', ORDERS: 'orders', CATALOG: 'catalog', INVENTORY: 'inventory' };
 
@@ -43,10 +45,16 @@ async function run(): Promise<void> {
   }
   await ensureDatabases(Object.values(databases));
   const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  // The broker, as in the deployment: given, or a nats-server of this cluster's own (Debian's
+  // nats-server; a temporary store, removed at the end), on a free port.
+  const nats = process.env.NATS_URL ? undefined : await NatsServer.start().catch((error: unknown) => {
+    throw new Error(`could not start nats-server (install it: apt-get install nats-server, or set NATS_URL): ${error instanceof Error ? error.message : String(error)}`);
+  });
+  const natsUrl = process.env.NATS_URL ?? (nats as NatsServer).url;
 
   const logDir = path.join(root, 'tmp/cluster');
   mkdirSync(logDir, { recursive: true });
-  const env: NodeJS.ProcessEnv = { ...process.env, ...databases, REDIS_URL: redisUrl };
+  const env: NodeJS.ProcessEnv = { ...process.env, ...databases, REDIS_URL: redisUrl, NATS_URL: natsUrl };
   delete env.DATABASE_URL;
   say(`starting HAProxy and two replicas of ${CLUSTER_APPS.length} apps (logs in ${path.relative(process.cwd(), logDir) || '.'}/)…`);
   const cluster = await Cluster.start({ offset, env, logDir });
@@ -56,7 +64,8 @@ async function run(): Promise<void> {
     if (stopping) return;
     stopping = true;
     say('stopping…');
-    void cluster.stop().then(() => {
+    void cluster.stop().then(async () => {
+      await nats?.stop();
       say('all stopped');
       process.exit(0);
     });
@@ -71,7 +80,7 @@ async function run(): Promise<void> {
   say(`gRPC:     localhost:${door.grpc}  (HAProxy, HTTP/2 to inventory)`);
   say(`HAProxy:  http://localhost:${stats}/  (servers and their checks; Prometheus metrics at /metrics)`);
   replicas.forEach((ports, index) => say(`replica ${index + 1}: gateway ${ports.gateway}, users ${ports.users}, orders ${ports.orders}, catalog ${ports.catalog}, inventory ${ports.inventory} (gRPC ${ports.grpc})`));
-  say(`data:     ${Object.values(databases).map((url) => new URL(url).pathname.slice(1)).join(', ')} on ${new URL(server).host}; Redis ${new URL(redisUrl).host}`);
+  say(`data:     ${Object.values(databases).map((url) => new URL(url).pathname.slice(1)).join(', ')} on ${new URL(server).host}; Redis ${new URL(redisUrl).host}; NATS ${natsUrl}`);
   say('responses name the replicas that served them: X-Served-By (e.g. "orders-2, gateway-1").');
   say(`admin:    ${process.env.ADMIN_EMAIL ?? 'admin@example.com'} / ${process.env.ADMIN_PASSWORD ? '(ADMIN_PASSWORD)' : 'admin-password  (development default)'}`);
   say('Ctrl-C stops everything.');

@@ -1,5 +1,5 @@
-// One cluster test's world: a PostgreSQL cluster and a redis-server of its own (never the shared
-// ones: eight service processes hold connection pools), one database per service on it, and the
+// One cluster test's world: a PostgreSQL cluster, a redis-server and a nats-server (JetStream, the
+// event broker) of its own (never the shared ones: eight service processes hold connection pools), one database per service on it, and the
 // cluster `npm run start:cluster` starts (two replicas of every app behind HAProxy) on
 // CLUSTER_PORT_OFFSET (12000: beside a development stack, the e2e suite's 10000 and the fault
 // suite's 8000). Clients go through HAProxy only; `stop` removes everything.
@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
-import { Cluster, createDatabases, PostgresCluster, RedisServer, tokenFor, workspaceRoot } from '@platform/test-kit';
+import { Cluster, createDatabases, NatsServer, PostgresCluster, RedisServer, tokenFor, workspaceRoot } from '@platform/test-kit';
 
 export const OFFSET = Number(process.env.CLUSTER_PORT_OFFSET ?? 12_000);
 export const ADMIN = { email: 'cluster-admin@example.com', password: 'cluster-admin-password' };
@@ -34,6 +34,9 @@ export async function startClusterWorld(name: string, env: Record<string, string
   try {
     const redis = await RedisServer.start();
     cleanups.push(() => redis.stop());
+    // Events travel over JetStream, as in the deployment: both replicas of a consumer share its durable consumers.
+    const nats = await NatsServer.start();
+    cleanups.push(() => nats.stop());
     // Eight pools of up to ten connections, their LISTEN connections, migrations and the test's own.
     const postgres = await PostgresCluster.start({ maxConnections: 200 });
     cleanups.push(() => postgres.remove());
@@ -45,6 +48,7 @@ export async function startClusterWorld(name: string, env: Record<string, string
       ...process.env,
       ...databases,
       REDIS_URL: redis.url,
+      NATS_URL: nats.url,
       DATA_DIR: dataDir,
       JWT_SECRET: jwtSecret,
       ADMIN_EMAIL: ADMIN.email,

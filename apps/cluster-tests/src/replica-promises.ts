@@ -122,6 +122,27 @@ export function replicaPromises(getWorld: () => ClusterWorld): void {
     expect(later.map((answer) => answer.status)).toEqual([401, 401]);
   });
 
+  it("cancels a deleted user's open order through user.deleted, published by one users replica and handled by either orders replica over JetStream", async () => {
+    const user = await world.customer();
+    const placed = await placeOrder(user.token);
+    expect(placed.status).toBe(201);
+    const deleted = await call('DELETE', `/v1/users/${user.userId}`, { token: user.token });
+    expect(deleted.status).toBe(204);
+    const deletedAt = Date.now();
+    const orders = await world.database('ORDERS');
+    let row: { status: string } | undefined;
+    while (Date.now() - deletedAt < 30_000) {
+      row = (await orders.query<{ status: string }>('SELECT status FROM orders WHERE id = $1', [placed.body.id])).rows[0];
+      if (row?.status === 'CANCELED') break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    report(`deleted user's open order canceled ${Date.now() - deletedAt} ms after the deletion (user.deleted over JetStream)`);
+    expect(row?.status).toBe('CANCELED');
+    // Recorded as handled in orders' own database (a redelivery to the other replica changes nothing).
+    const handled = await orders.query<{ source: string }>("SELECT source FROM processed_events WHERE aggregate_type = 'user' AND aggregate_id = $1", [user.userId]);
+    expect(handled.rows.map((handledRow) => handledRow.source)).toEqual(['/users-service']);
+  });
+
   it(`refuses a revoked API key on every gateway within API_KEYS_CACHE_MS (${API_KEYS_CACHE_MS} ms)`, async () => {
     const user = await world.customer();
     const issued = await call('POST', '/v1/api-keys', { token: user.token, body: { name: 'cluster test', scopes: ['users:read'] } });
