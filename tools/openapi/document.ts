@@ -64,6 +64,7 @@ const openapiDocument = z.object({
   security: z.array(openApiSection),
   tags: z.array(openApiSection),
   paths: openApiSection,
+  webhooks: openApiSection,
   components: openApiSection,
 });
 

@@ -1485,6 +1485,9 @@ export interface components {
             paths: {
                 [key: string]: unknown;
             };
+            webhooks: {
+                [key: string]: unknown;
+            };
             components: {
                 [key: string]: unknown;
             };
