@@ -49,6 +49,8 @@ it('records product.created, product.updated and product.deleted; a refused chan
   expect((await call('PATCH', `/products/${id}`, { token: customer.token, body: { price: 1 } })).status).toBe(403);
   expect((await call('POST', '/products', { token: admin, body: { sku: 'EVT-1', name: 'Twin', price: 1 } })).status).toBe(409);
   expect((await call('DELETE', `/products/${id}`, { token: admin })).status).toBe(204);
+  // What orders prices from (GET /products?ids=) no longer lists it, so it can no longer be ordered.
+  expect((await call('GET', `/products?ids=${id}`, { token: customer.token })).body.items).toEqual([]);
   expect(await eventsOf(id)).toEqual([
     ['product.created', 1, { id, sku: 'EVT-1', name: 'Kettle', price: 30_000, currency: 'KRW', version: 1 }],
     ['product.updated', 2, { id, sku: 'EVT-1', name: 'Kettle', price: 28_000, currency: 'KRW', version: 2 }],

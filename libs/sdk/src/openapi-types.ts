@@ -991,6 +991,8 @@ export interface components {
             /** Format: uuid */
             productId: string;
             sku: string;
+            /** @description The product's name when the order was placed; it stays when the product is renamed or deleted from the catalog. */
+            productName: string;
             /** Format: int64 */
             quantity: number;
             /**

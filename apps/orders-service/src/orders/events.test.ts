@@ -167,3 +167,32 @@ describe('user.deleted, consumed', () => {
     expect(inventory.stock.get(product.sku)).toBe(8);
   });
 });
+
+describe('product.deleted (the catalog no longer has the product)', () => {
+  it('refuses to order or re-price with it (422 naming the item), and orders already placed keep its name and price in REST and GraphQL', async () => {
+    const product = catalog.add({ price: 4_500, name: 'Retired Kettle' });
+    inventory.stock.set(product.sku, 10);
+    const placed = (await call('POST', '/orders', { token: alice.token, body: { items: [{ productId: product.id, quantity: 2 }] } })).body as { id: string };
+    const other = await newOrder();
+    // The catalog deletes it (and records product.deleted): its product lookups no longer list it.
+    catalog.products.delete(product.id);
+    const before = await database.prisma.outboxEvent.count();
+
+    const refused = await call('POST', '/orders', { token: alice.token, body: { items: [{ productId: product.id, quantity: 1 }] } });
+    expect([refused.status, refused.body.code, refused.body.errors]).toEqual([422, 'VALIDATION_FAILED', [{ field: 'items[0].productId', code: 'NOT_ALLOWED', message: `No product ${product.id}.` }]]);
+    const viaGraphql = await graphql('mutation($input: CreateOrderInput!) { createOrder(input: $input) { id } }', alice.token, { input: { items: [{ productId: product.id, quantity: 1 }] } });
+    expect(viaGraphql.body.errors[0]).toMatchObject({ path: ['createOrder'], extensions: { code: 'VALIDATION_FAILED', errors: [{ field: 'items[0].productId', code: 'NOT_ALLOWED' }] } });
+    const repriced = await call('PUT', `/orders/${other.id}`, { token: alice.token, body: { items: [{ productId: product.id, quantity: 1 }] } });
+    expect([repriced.status, repriced.body.errors?.[0]?.field]).toEqual([422, 'items[0].productId']);
+    // Nothing was written, nothing reserved.
+    expect(await database.prisma.outboxEvent.count()).toBe(before);
+    expect(inventory.stock.get(product.sku)).toBe(8);
+
+    const rest = await call('GET', `/orders/${placed.id}`, { token: alice.token });
+    expect(rest.body).toMatchObject({ amount: 9_000, items: [{ productId: product.id, sku: product.sku, productName: 'Retired Kettle', quantity: 2, unitPrice: 4_500, amount: 9_000 }] });
+    const item = await call('GET', `/order-items/${rest.body.items[0].id}`, { token: alice.token });
+    expect(item.body).toMatchObject({ productName: 'Retired Kettle', unitPrice: 4_500 });
+    const graph = await graphql('query($id: ID!) { order(id: $id) { amount items { productName quantity unitPrice amount } } }', alice.token, { id: placed.id });
+    expect(graph.body).toEqual({ data: { order: { amount: 9_000, items: [{ productName: 'Retired Kettle', quantity: 2, unitPrice: 4_500, amount: 9_000 }] } } });
+  });
+});
