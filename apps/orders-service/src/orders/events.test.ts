@@ -11,6 +11,9 @@ import { apiClient, tokenFor } from '@platform/test-kit';
 import type { createOrdersApp } from '../app';
 import { PrismaClient } from '../generated/prisma/client';
 import { type FakeCatalog, type FakeInventory, type OrdersWithFakes, startOrdersWithFakes } from '../testing/fakes';
+import { DeletedUsers } from '../users/deleted-users';
+import { OrderRepository } from './repository';
+import type { OrderStatus } from './status';
 
 const JWT_SECRET = 'orders-events-secret-orders-events-012345';
 let database: Database<PrismaClient>;
@@ -165,6 +168,51 @@ describe('user.deleted, consumed', () => {
     await built.eventHandlers['user.deleted']?.(fromCloudEventJson(userDeleted(leaving.userId, 4)));
     expect(await database.prisma.outboxEvent.count()).toBe(before);
     expect(inventory.stock.get(product.sku)).toBe(8);
+  });
+});
+
+describe('user.deleted racing a placement', () => {
+  /** The repository, with `between` run after the user's open orders were looked up and before they are canceled. */
+  class PlacingInBetween extends OrderRepository {
+    constructor(
+      prisma: PrismaClient,
+      private readonly between: () => Promise<void>,
+    ) {
+      super(prisma);
+    }
+
+    override async idsOfUser(userId: string, statuses: OrderStatus[]): Promise<string[]> {
+      const ids = await super.idsOfUser(userId, statuses);
+      await this.between();
+      return ids;
+    }
+  }
+
+  it('an order placed after the open orders were looked up is refused (401) and its stock goes back: no open order is left without its user', async () => {
+    const leaving = await tokenFor(JWT_SECRET);
+    const product = catalog.add({ price: 3_000 });
+    inventory.stock.set(product.sku, 10);
+    const place = (quantity: number) => call('POST', '/orders', { token: leaving.token, body: { items: [{ productId: product.id, quantity }] } });
+    const open = (await place(1)).body as { id: string };
+    let late: Awaited<ReturnType<typeof place>> | undefined;
+    const deletedUsers = new DeletedUsers(
+      new PlacingInBetween(database.prisma, async () => {
+        late = await place(3);
+      }),
+      built.orders.cancelOrder,
+    );
+
+    expect(await deletedUsers.forget(leaving.userId)).toEqual({ canceled: 1, unlinked: 1 });
+
+    expect([late?.status, late?.body.code, late?.body.message]).toEqual([401, 'UNAUTHENTICATED', 'The account of this access token no longer exists.']);
+    const ordersOfProduct = await database.prisma.order.findMany({ where: { items: { some: { productId: product.id } } }, select: { id: true, status: true, userId: true } });
+    expect(ordersOfProduct).toEqual([{ id: open.id, status: 'CANCELED', userId: null }]);
+    expect([inventory.stock.get(product.sku), inventory.held(product.sku)]).toEqual([10, 0]);
+    // Later placements, through GraphQL too, are refused the same way.
+    expect((await place(1)).status).toBe(401);
+    const viaGraphql = await graphql('mutation($input: CreateOrderInput!) { createOrder(input: $input) { id } }', leaving.token, { input: { items: [{ productId: product.id, quantity: 1 }] } });
+    expect(viaGraphql.body.errors[0]).toMatchObject({ path: ['createOrder'], extensions: { code: 'UNAUTHENTICATED' } });
+    expect(inventory.stock.get(product.sku)).toBe(10);
   });
 });
 
