@@ -465,4 +465,28 @@ describe('stock levels over REST (behind the gateway\'s /v1/stock-levels)', () =
     const huge = await call('GET', '/stock-levels?offset=2147483648', { token: customer });
     expect([huge.status, huge.body.errors]).toEqual([422, [{ field: 'offset', code: 'OUT_OF_RANGE', message: 'offset must be at most 2147483647.' }]]);
   });
+
+  describe('stock.changed', () => {
+    const eventsOf = async (sku: string) => (await database.prisma.outboxEvent.findMany({ where: { aggregateType: 'stock', aggregateId: sku }, orderBy: { position: 'asc' } })).map((event) => ({ id: event.id, type: event.type, sequence: event.sequence, data: event.data }));
+    const grpcCall = <Req, Res>(method: (request: Req, callback: (error: ServiceError | null, reply: Res) => void) => unknown, request: Req) =>
+      new Promise<Res>((resolve, reject) => method.call(client, request, (error, reply) => (error ? reject(error) : resolve(reply))));
+    const setStock = (sku: string, onHand: number) => grpcCall(client.setStock, { sku, onHand, requestId: `${sku}-${onHand}-${Math.random()}` });
+    const adjustStock = (sku: string, delta: number) => grpcCall(client.adjustStock, { sku, delta, reason: 'count', requestId: `${sku}-${delta}-${Math.random()}` });
+
+    it("gRPC's SetStock and AdjustStock record the same stock.changed as REST's PUT /stock-levels/{sku} when crossing the threshold", async () => {
+      const viaRest = `PARITY-REST-${Date.now()}`;
+      const viaGrpc = `PARITY-GRPC-${Date.now()}`;
+      for (const onHand of [12, 5, 20]) expect((await call('PUT', `/stock-levels/${viaRest}`, { token: admin, body: { onHand } })).status).toBeLessThan(300);
+      await setStock(viaGrpc, 12);
+      await setStock(viaGrpc, 5);
+      await adjustStock(viaGrpc, 15);
+      const withoutSku = async (sku: string) => (await eventsOf(sku)).map(({ type, sequence, data }) => [type, sequence, { ...(data as object), sku: undefined }, (data as { sku: string }).sku === sku]);
+      const fromRest = await withoutSku(viaRest);
+      expect(fromRest).toEqual([
+        ['stock.changed', 1, { sku: undefined, available: 5, reserved: 0, lowStockThreshold: 10, low: true }, true],
+        ['stock.changed', 2, { sku: undefined, available: 20, reserved: 0, lowStockThreshold: 10, low: false }, true],
+      ]);
+      expect(await withoutSku(viaGrpc)).toEqual(fromRest);
+    });
+  });
 });

@@ -84,6 +84,26 @@ it('a coupon change and new items record order.updated; a refused change records
   ]);
 });
 
+it('placing through REST and through GraphQL createOrder record the same order.created', async () => {
+  const product = catalog.add({ price: 6_000, name: 'Tea Tin' });
+  inventory.stock.set(product.sku, 10);
+  const input = { items: [{ productId: product.id, quantity: 2 }], couponCode: 'PARITY-1' };
+  const viaRest = (await call('POST', '/orders', { token: alice.token, body: input })).body as { id: string };
+  const viaGraphql = await graphql('mutation($input: CreateOrderInput!) { createOrder(input: $input) { id } }', alice.token, { input });
+  const graphqlId = viaGraphql.body.data.createOrder.id as string;
+  const recorded = async (orderId: string) =>
+    (await eventsOf(orderId)).map((event) => {
+      const { id, createdAt, items, ...rest } = event.data as { id: string; createdAt: string; items: { id: string }[] };
+      expect([id, typeof createdAt]).toEqual([orderId, 'string']);
+      return [event.type, event.sequence, { ...rest, items: items.map(({ id: itemId, ...item }) => (expect(typeof itemId).toBe('string'), item)) }];
+    });
+  const fromRest = await recorded(viaRest.id);
+  expect(fromRest).toEqual([
+    ['order.created', 1, { userId: alice.userId, status: 'PENDING', amount: 12_000, currency: 'KRW', couponCode: 'PARITY-1', version: 1, items: [{ productId: product.id, sku: product.sku, productName: 'Tea Tin', quantity: 2, unitPrice: 6_000, amount: 12_000 }] }],
+  ]);
+  expect(await recorded(graphqlId)).toEqual(fromRest);
+});
+
 it('canceling through REST and through GraphQL record the same order.canceled', async () => {
   const viaRest = await newOrder();
   const viaGraphql = await newOrder();
