@@ -49,6 +49,8 @@ it('records product.created, product.updated and product.deleted; a refused chan
   expect((await call('PATCH', `/products/${id}`, { token: customer.token, body: { price: 1 } })).status).toBe(403);
   expect((await call('POST', '/products', { token: admin, body: { sku: 'EVT-1', name: 'Twin', price: 1 } })).status).toBe(409);
   expect((await call('DELETE', `/products/${id}`, { token: admin })).status).toBe(204);
+  // What orders prices from (GET /products?ids=) no longer lists it, so it can no longer be ordered.
+  expect((await call('GET', `/products?ids=${id}`, { token: customer.token })).body.items).toEqual([]);
   expect(await eventsOf(id)).toEqual([
     ['product.created', 1, { id, sku: 'EVT-1', name: 'Kettle', price: 30_000, currency: 'KRW', version: 1 }],
     ['product.updated', 2, { id, sku: 'EVT-1', name: 'Kettle', price: 28_000, currency: 'KRW', version: 2 }],
@@ -64,6 +66,22 @@ it('records review.created with the review; a second review by the same user rec
   expect((await call('POST', `/products/${product.id}/reviews`, { token: customer.token, body: { rating: 1 } })).status).toBe(409);
   expect(await eventsOf(review.body.id)).toEqual([['review.created', 1, { id: review.body.id, productId: product.id, userId: customer.userId, rating: 4 }]]);
   expect(await database.prisma.outboxEvent.count({ where: { type: 'review.created' } })).toBe(1);
+});
+
+it('GraphQL createReview records the same review.created as REST POST /products/{id}/reviews; a refused one records nothing', async () => {
+  const product = (await call('POST', '/products', { token: admin, body: { sku: 'EVT-5', name: 'Pan', price: 15_000 } })).body;
+  const viaRest = await call('POST', `/products/${product.id}/reviews`, { token: customer.token, body: { rating: 3, title: 'Fine', body: 'Heats evenly.' } });
+  const other = await tokenFor(JWT_SECRET, 'customer');
+  const viaGraphql = await call('POST', '/graphql', {
+    token: other.token,
+    body: { query: 'mutation($productId: ID!, $input: CreateReviewInput!) { createReview(productId: $productId, input: $input) { id } }', variables: { productId: product.id, input: { rating: 3, title: 'Fine', body: 'Heats evenly.' } } },
+  });
+  const graphqlId = viaGraphql.body.data.createReview.id as string;
+  const refused = await call('POST', '/graphql', { token: other.token, body: { query: 'mutation($productId: ID!) { createReview(productId: $productId, input: { rating: 1 }) { id } }', variables: { productId: product.id } } });
+  expect(refused.body.errors[0].extensions.code).toBe('REVIEW_EXISTS');
+  expect(await eventsOf(viaRest.body.id)).toEqual([['review.created', 1, { id: viaRest.body.id, productId: product.id, userId: customer.userId, rating: 3 }]]);
+  expect(await eventsOf(graphqlId)).toEqual([['review.created', 1, { id: graphqlId, productId: product.id, userId: other.userId, rating: 3 }]]);
+  expect(await database.prisma.outboxEvent.count({ where: { type: 'review.created', data: { path: ['productId'], equals: product.id } } })).toBe(2);
 });
 
 it("user.deleted keeps the user's reviews without their author and the ratings unchanged; a redelivery changes nothing", async () => {

@@ -11,6 +11,7 @@ import { openTestDatabase } from '@platform/db/testing';
 import { ApiError } from '@platform/errors';
 import { createInventoryClient, InventoryClient, ReserveReply, type ReleaseReply } from '@platform/inventory-contract';
 import { createLogger, createMetrics, Health, listen } from '@platform/service-kit';
+import { isId, newId } from '@platform/ids';
 import { apiClient, tokenFor } from '@platform/test-kit';
 import { createInventoryApp } from './app';
 import { PrismaClient } from './generated/prisma/client';
@@ -464,5 +465,47 @@ describe('stock levels over REST (behind the gateway\'s /v1/stock-levels)', () =
     }
     const huge = await call('GET', '/stock-levels?offset=2147483648', { token: customer });
     expect([huge.status, huge.body.errors]).toEqual([422, [{ field: 'offset', code: 'OUT_OF_RANGE', message: 'offset must be at most 2147483647.' }]]);
+  });
+
+  describe('stock.changed', () => {
+    const eventsOf = async (sku: string) => (await database.prisma.outboxEvent.findMany({ where: { aggregateType: 'stock', aggregateId: sku }, orderBy: { position: 'asc' } })).map((event) => ({ id: event.id, type: event.type, sequence: event.sequence, data: event.data }));
+    const grpcCall = <Req, Res>(method: (request: Req, callback: (error: ServiceError | null, reply: Res) => void) => unknown, request: Req) =>
+      new Promise<Res>((resolve, reject) => method.call(client, request, (error, reply) => (error ? reject(error) : resolve(reply))));
+    const setStock = (sku: string, onHand: number) => grpcCall(client.setStock, { sku, onHand, requestId: `${sku}-${onHand}-${Math.random()}` });
+    const adjustStock = (sku: string, delta: number) => grpcCall(client.adjustStock, { sku, delta, reason: 'count', requestId: `${sku}-${delta}-${Math.random()}` });
+
+    it('a SKU created below the threshold by PUT /stock-levels/{sku} records stock.changed (low), with a UUIDv7 id; one created at or above it records nothing', async () => {
+      const startedAt = Date.now();
+      const low = `NEW-LOW-${startedAt}`;
+      const created = await call('PUT', `/stock-levels/${low}`, { token: admin, body: { onHand: 3 } });
+      expect(created.status).toBe(201);
+      const events = await eventsOf(low);
+      expect(events).toEqual([{ id: expect.any(String), type: 'stock.changed', sequence: 1, data: { sku: low, available: 3, reserved: 0, lowStockThreshold: 10, low: true } }]);
+      expect(isId(events[0].id)).toBe(true);
+      // An id written in SQL carries its time as libs/ids' do: the first 48 bits are Unix milliseconds.
+      const millisecondsOf = (id: string) => parseInt(id.replaceAll('-', '').slice(0, 12), 16);
+      expect(millisecondsOf(events[0].id)).toBeGreaterThanOrEqual(startedAt);
+      expect(millisecondsOf(events[0].id)).toBeLessThanOrEqual(millisecondsOf(newId()));
+
+      const plenty = `NEW-OK-${Date.now()}`;
+      expect((await call('PUT', `/stock-levels/${plenty}`, { token: admin, body: { onHand: 10 } })).status).toBe(201);
+      expect(await eventsOf(plenty)).toEqual([]);
+    });
+
+    it("gRPC's SetStock and AdjustStock record the same stock.changed as REST's PUT /stock-levels/{sku} when crossing the threshold", async () => {
+      const viaRest = `PARITY-REST-${Date.now()}`;
+      const viaGrpc = `PARITY-GRPC-${Date.now()}`;
+      for (const onHand of [12, 5, 20]) expect((await call('PUT', `/stock-levels/${viaRest}`, { token: admin, body: { onHand } })).status).toBeLessThan(300);
+      await setStock(viaGrpc, 12);
+      await setStock(viaGrpc, 5);
+      await adjustStock(viaGrpc, 15);
+      const withoutSku = async (sku: string) => (await eventsOf(sku)).map(({ type, sequence, data }) => [type, sequence, { ...(data as object), sku: undefined }, (data as { sku: string }).sku === sku]);
+      const fromRest = await withoutSku(viaRest);
+      expect(fromRest).toEqual([
+        ['stock.changed', 1, { sku: undefined, available: 5, reserved: 0, lowStockThreshold: 10, low: true }, true],
+        ['stock.changed', 2, { sku: undefined, available: 20, reserved: 0, lowStockThreshold: 10, low: false }, true],
+      ]);
+      expect(await withoutSku(viaGrpc)).toEqual(fromRest);
+    });
   });
 });

@@ -97,7 +97,7 @@ export const eventCatalog = {
   'stock.changed': defineEvent({
     aggregate: 'stock',
     version: 1,
-    description: "A SKU's available stock crossed the low-stock threshold, down (low: true) or back up (low: false).",
+    description: "A SKU's available stock crossed the low-stock threshold, down (low: true) or back up (low: false), or a SKU was created below it (low: true).",
     data: z.strictObject({ sku: z.string(), available: z.number().int(), reserved: z.number().int(), lowStockThreshold: z.number().int(), low: z.boolean() }),
   }),
   'webhook_endpoint.disabled': defineEvent({

@@ -862,7 +862,7 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * stock.changed: A SKU's available stock crossed the low-stock threshold, down (low: true) or back up (low: false).
+         * stock.changed: A SKU's available stock crossed the low-stock threshold, down (low: true) or back up (low: false), or a SKU was created below it (low: true).
          * @description Sent to every enabled endpoint subscribed to stock.changed (yours only, or every one with scope ALL). A 2xx within 15 s acknowledges it; anything else (3xx included: redirects are not followed) is retried 9 times after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h. An endpoint failing for 5 days is disabled.
          */
         post: operations["onStockChangedEvent"];
@@ -991,6 +991,8 @@ export interface components {
             /** Format: uuid */
             productId: string;
             sku: string;
+            /** @description The product's name when the order was placed; it stays when the product is renamed or deleted from the catalog. */
+            productName: string;
             /** Format: int64 */
             quantity: number;
             /**
@@ -2084,7 +2086,7 @@ export interface components {
                 rating: number;
             };
         };
-        /** @description A SKU's available stock crossed the low-stock threshold, down (low: true) or back up (low: false). */
+        /** @description A SKU's available stock crossed the low-stock threshold, down (low: true) or back up (low: false), or a SKU was created below it (low: true). */
         StockChangedEvent: {
             /**
              * Format: uuid

@@ -11,6 +11,9 @@ import { apiClient, tokenFor } from '@platform/test-kit';
 import type { createOrdersApp } from '../app';
 import { PrismaClient } from '../generated/prisma/client';
 import { type FakeCatalog, type FakeInventory, type OrdersWithFakes, startOrdersWithFakes } from '../testing/fakes';
+import { DeletedUsers } from '../users/deleted-users';
+import { OrderRepository } from './repository';
+import type { OrderStatus } from './status';
 
 const JWT_SECRET = 'orders-events-secret-orders-events-012345';
 let database: Database<PrismaClient>;
@@ -79,6 +82,26 @@ it('a coupon change and new items record order.updated; a refused change records
     ['order.updated', 2, 12_000],
     ['order.updated', 3, 15_000],
   ]);
+});
+
+it('placing through REST and through GraphQL createOrder record the same order.created', async () => {
+  const product = catalog.add({ price: 6_000, name: 'Tea Tin' });
+  inventory.stock.set(product.sku, 10);
+  const input = { items: [{ productId: product.id, quantity: 2 }], couponCode: 'PARITY-1' };
+  const viaRest = (await call('POST', '/orders', { token: alice.token, body: input })).body as { id: string };
+  const viaGraphql = await graphql('mutation($input: CreateOrderInput!) { createOrder(input: $input) { id } }', alice.token, { input });
+  const graphqlId = viaGraphql.body.data.createOrder.id as string;
+  const recorded = async (orderId: string) =>
+    (await eventsOf(orderId)).map((event) => {
+      const { id, createdAt, items, ...rest } = event.data as { id: string; createdAt: string; items: { id: string }[] };
+      expect([id, typeof createdAt]).toEqual([orderId, 'string']);
+      return [event.type, event.sequence, { ...rest, items: items.map(({ id: itemId, ...item }) => (expect(typeof itemId).toBe('string'), item)) }];
+    });
+  const fromRest = await recorded(viaRest.id);
+  expect(fromRest).toEqual([
+    ['order.created', 1, { userId: alice.userId, status: 'PENDING', amount: 12_000, currency: 'KRW', couponCode: 'PARITY-1', version: 1, items: [{ productId: product.id, sku: product.sku, productName: 'Tea Tin', quantity: 2, unitPrice: 6_000, amount: 12_000 }] }],
+  ]);
+  expect(await recorded(graphqlId)).toEqual(fromRest);
 });
 
 it('canceling through REST and through GraphQL record the same order.canceled', async () => {
@@ -165,5 +188,79 @@ describe('user.deleted, consumed', () => {
     await built.eventHandlers['user.deleted']?.(fromCloudEventJson(userDeleted(leaving.userId, 4)));
     expect(await database.prisma.outboxEvent.count()).toBe(before);
     expect(inventory.stock.get(product.sku)).toBe(8);
+  });
+});
+
+describe('user.deleted racing a placement', () => {
+  /** The repository, with `between` run after the user's open orders were looked up and before they are canceled. */
+  class PlacingInBetween extends OrderRepository {
+    constructor(
+      prisma: PrismaClient,
+      private readonly between: () => Promise<void>,
+    ) {
+      super(prisma);
+    }
+
+    override async idsOfUser(userId: string, statuses: OrderStatus[]): Promise<string[]> {
+      const ids = await super.idsOfUser(userId, statuses);
+      await this.between();
+      return ids;
+    }
+  }
+
+  it('an order placed after the open orders were looked up is refused (401) and its stock goes back: no open order is left without its user', async () => {
+    const leaving = await tokenFor(JWT_SECRET);
+    const product = catalog.add({ price: 3_000 });
+    inventory.stock.set(product.sku, 10);
+    const place = (quantity: number) => call('POST', '/orders', { token: leaving.token, body: { items: [{ productId: product.id, quantity }] } });
+    const open = (await place(1)).body as { id: string };
+    let late: Awaited<ReturnType<typeof place>> | undefined;
+    const deletedUsers = new DeletedUsers(
+      new PlacingInBetween(database.prisma, async () => {
+        late = await place(3);
+      }),
+      built.orders.cancelOrder,
+    );
+
+    expect(await deletedUsers.forget(leaving.userId)).toEqual({ canceled: 1, unlinked: 1 });
+
+    expect([late?.status, late?.body.code, late?.body.message]).toEqual([401, 'UNAUTHENTICATED', 'The account of this access token no longer exists.']);
+    const ordersOfProduct = await database.prisma.order.findMany({ where: { items: { some: { productId: product.id } } }, select: { id: true, status: true, userId: true } });
+    expect(ordersOfProduct).toEqual([{ id: open.id, status: 'CANCELED', userId: null }]);
+    expect([inventory.stock.get(product.sku), inventory.held(product.sku)]).toEqual([10, 0]);
+    // Later placements, through GraphQL too, are refused the same way.
+    expect((await place(1)).status).toBe(401);
+    const viaGraphql = await graphql('mutation($input: CreateOrderInput!) { createOrder(input: $input) { id } }', leaving.token, { input: { items: [{ productId: product.id, quantity: 1 }] } });
+    expect(viaGraphql.body.errors[0]).toMatchObject({ path: ['createOrder'], extensions: { code: 'UNAUTHENTICATED' } });
+    expect(inventory.stock.get(product.sku)).toBe(10);
+  });
+});
+
+describe('product.deleted (the catalog no longer has the product)', () => {
+  it('refuses to order or re-price with it (422 naming the item), and orders already placed keep its name and price in REST and GraphQL', async () => {
+    const product = catalog.add({ price: 4_500, name: 'Retired Kettle' });
+    inventory.stock.set(product.sku, 10);
+    const placed = (await call('POST', '/orders', { token: alice.token, body: { items: [{ productId: product.id, quantity: 2 }] } })).body as { id: string };
+    const other = await newOrder();
+    // The catalog deletes it (and records product.deleted): its product lookups no longer list it.
+    catalog.products.delete(product.id);
+    const before = await database.prisma.outboxEvent.count();
+
+    const refused = await call('POST', '/orders', { token: alice.token, body: { items: [{ productId: product.id, quantity: 1 }] } });
+    expect([refused.status, refused.body.code, refused.body.errors]).toEqual([422, 'VALIDATION_FAILED', [{ field: 'items[0].productId', code: 'NOT_ALLOWED', message: `No product ${product.id}.` }]]);
+    const viaGraphql = await graphql('mutation($input: CreateOrderInput!) { createOrder(input: $input) { id } }', alice.token, { input: { items: [{ productId: product.id, quantity: 1 }] } });
+    expect(viaGraphql.body.errors[0]).toMatchObject({ path: ['createOrder'], extensions: { code: 'VALIDATION_FAILED', errors: [{ field: 'items[0].productId', code: 'NOT_ALLOWED' }] } });
+    const repriced = await call('PUT', `/orders/${other.id}`, { token: alice.token, body: { items: [{ productId: product.id, quantity: 1 }] } });
+    expect([repriced.status, repriced.body.errors?.[0]?.field]).toEqual([422, 'items[0].productId']);
+    // Nothing was written, nothing reserved.
+    expect(await database.prisma.outboxEvent.count()).toBe(before);
+    expect(inventory.stock.get(product.sku)).toBe(8);
+
+    const rest = await call('GET', `/orders/${placed.id}`, { token: alice.token });
+    expect(rest.body).toMatchObject({ amount: 9_000, items: [{ productId: product.id, sku: product.sku, productName: 'Retired Kettle', quantity: 2, unitPrice: 4_500, amount: 9_000 }] });
+    const item = await call('GET', `/order-items/${rest.body.items[0].id}`, { token: alice.token });
+    expect(item.body).toMatchObject({ productName: 'Retired Kettle', unitPrice: 4_500 });
+    const graph = await graphql('query($id: ID!) { order(id: $id) { amount items { productName quantity unitPrice amount } } }', alice.token, { id: placed.id });
+    expect(graph.body).toEqual({ data: { order: { amount: 9_000, items: [{ productName: 'Retired Kettle', quantity: 2, unitPrice: 4_500, amount: 9_000 }] } } });
   });
 });

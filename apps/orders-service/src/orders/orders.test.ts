@@ -97,8 +97,8 @@ describe('POST /orders', () => {
       couponCode: 'WELCOME-10',
       hasCoupon: true,
       items: [
-        { id: expect.any(String), orderId: res.body.id, productId: keyboard.id, sku: keyboard.sku, quantity: 2, unitPrice: 129_000, amount: 258_000 },
-        { id: expect.any(String), orderId: res.body.id, productId: mouse.id, sku: mouse.sku, quantity: 1, unitPrice: 39_000, amount: 39_000 },
+        { id: expect.any(String), orderId: res.body.id, productId: keyboard.id, sku: keyboard.sku, productName: 'Mechanical Keyboard', quantity: 2, unitPrice: 129_000, amount: 258_000 },
+        { id: expect.any(String), orderId: res.body.id, productId: mouse.id, sku: mouse.sku, productName: mouse.name, quantity: 1, unitPrice: 39_000, amount: 39_000 },
       ],
       createdAt: expect.any(String),
       updatedAt: expect.any(String),

@@ -108,6 +108,15 @@ function sqlConditionsOf(filters: OrderFilters, firstParam = 0): { where: string
   return { where: conditions.join(' AND '), params };
 }
 
+/**
+ * The first key of the advisory locks (pg_advisory_xact_lock(int, int)) that order a user's
+ * placements against the recording of their deletion; the second is a hash of the user's id.
+ * Placements share it, recording a deletion takes it alone: the deletion waits for the
+ * placements under way to commit (so the cancellation that follows sees their orders), and a
+ * placement that comes after it sees the user deleted.
+ */
+const USER_DELETION_LOCK = 0x6f726472; // "ordr" in ASCII
+
 /** The bounds of a `q` page's steps (`OrderRepository.keywordPageIds`). */
 const KEYWORD_WINDOW = 1_000;
 const KEYWORD_MATCHES_CAP = 5_000;
@@ -224,6 +233,17 @@ export class OrderRepository {
       if (walked.length === wanted) return walked;
     }
     return query(`WITH matching AS MATERIALIZED (SELECT id, ${column} FROM orders WHERE ${all}) SELECT id FROM matching ${orderBy} LIMIT ${wanted} OFFSET ${page.skip}`);
+  }
+
+  /**
+   * Records that the user deleted their account, once the placements of theirs under way have
+   * committed; from then on `OrderWrites.isDeletedUser` refuses them. Recording it again changes nothing.
+   */
+  async recordDeletedUser(userId: string): Promise<void> {
+    await this.prisma.$transaction(async (tx) => {
+      await tx.$executeRaw`SELECT pg_advisory_xact_lock(${USER_DELETION_LOCK}::int, hashtext(${userId}::text))`;
+      await tx.deletedUser.createMany({ data: [{ userId }], skipDuplicates: true });
+    });
   }
 
   /** The ids of a user's orders in `statuses`. */
@@ -345,6 +365,16 @@ export class OrderWrites {
   /** A Release about to be made, remembered with the change that calls for it (see `queueRelease`). */
   queueRelease(reservationKey: string, reason: string): Promise<void> {
     return queueRelease(this.tx, reservationKey, reason);
+  }
+
+  /**
+   * Whether the user deleted their account (`OrderRepository.recordDeletedUser`). Holds the user's
+   * placement lock, shared, until this unit of work ends: a deletion being recorded is waited for,
+   * and one recorded later waits for this unit of work, whose order its cancellation then finds.
+   */
+  async isDeletedUser(userId: string): Promise<boolean> {
+    await this.tx.$executeRaw`SELECT pg_advisory_xact_lock_shared(${USER_DELETION_LOCK}::int, hashtext(${userId}::text))`;
+    return (await this.tx.deletedUser.count({ where: { userId } })) > 0;
   }
 
   /** The event that tells the other services about this change, committed with it. */

@@ -13,6 +13,7 @@ export const orderItemRepresentation = z.object({
   orderId: idField(),
   productId: idField(),
   sku: z.string(),
+  productName: z.string().meta({ description: "The product's name when the order was placed; it stays when the product is renamed or deleted from the catalog." }),
   quantity: z.number().int().min(1),
   unitPrice: money,
   amount: money,
@@ -55,7 +56,7 @@ export const shipmentRepresentation = z.object({
 export type ShipmentResponse = z.infer<typeof shipmentRepresentation>;
 
 export function toOrderItemResponse(item: OrderItemRow): OrderItemResponse {
-  return { id: item.id, orderId: item.orderId, productId: item.productId, sku: item.sku, quantity: item.quantity, unitPrice: item.unitPrice, amount: item.amount };
+  return { id: item.id, orderId: item.orderId, productId: item.productId, sku: item.sku, productName: item.productName, quantity: item.quantity, unitPrice: item.unitPrice, amount: item.amount };
 }
 
 /** VAT-inclusive split (10 % VAT): vat = round(total / 11), supply = total - vat. */
@@ -123,7 +124,7 @@ export function toGraphOrder(order: OrderRow) {
     user: order.userId ? { __typename: 'User', id: order.userId } : null,
     shipment: { status: order.shipment?.status ?? 'PREPARING', carrier: order.shipment?.carrier ?? null, trackingNumber: order.shipment?.trackingNumber ?? null },
     // A Product reference per line: the gateway fetches all of a response's products from the catalog at once.
-    items: order.items.map((item) => ({ id: item.id, product: { __typename: 'Product', id: item.productId }, quantity: item.quantity, unitPrice: item.unitPrice, amount: item.amount })),
+    items: order.items.map((item) => ({ id: item.id, product: { __typename: 'Product', id: item.productId }, productName: item.productName, quantity: item.quantity, unitPrice: item.unitPrice, amount: item.amount })),
     version: order.version,
   };
 }

@@ -1,8 +1,11 @@
-// What orders does when a user deletes their account (the user.deleted event): their open orders
-// are canceled through the cancel use case (their stock goes back, order.canceled is recorded),
-// then every order of theirs loses its link to them and stays, a financial record. Running it
-// twice changes nothing the second time: a canceled order is not canceled again, and no order
-// links to the user any more.
+// What orders does when a user deletes their account (the user.deleted event): the deletion is
+// recorded first, so that no order of theirs can be placed from then on (placement checks it in
+// its transaction, and the record waits for placements under way to commit); then their open
+// orders are canceled through the cancel use case (their stock goes back, order.canceled is
+// recorded), and every order of theirs loses its link to them and stays, a financial record.
+// Without the record first, an order placed between the look-up of open orders and the unlinking
+// stayed open, unlinked, its stock held. Running it twice changes nothing the second time: the
+// record exists, a canceled order is not canceled again, and no order links to the user any more.
 import type { CancelOrder } from '../cancellations/cancel-order';
 import type { OrderRepository } from '../orders/repository';
 import { canTransition, orderStatuses } from '../orders/status';
@@ -17,6 +20,7 @@ export class DeletedUsers {
   ) {}
 
   async forget(userId: string): Promise<{ canceled: number; unlinked: number }> {
+    await this.orders.recordDeletedUser(userId);
     let canceled = 0;
     for (const orderId of await this.orders.idsOfUser(userId, openStatuses)) {
       const outcome = await this.cancelOrder.forCancellation(orderId);

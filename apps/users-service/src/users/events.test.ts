@@ -70,6 +70,36 @@ it('a sign-up refused for a taken email records nothing', async () => {
   expect(await database.prisma.outboxEvent.count()).toBe(before);
 });
 
+it('GraphQL updateMe records the same user.updated as REST PATCH /users/{id}; a refused one records nothing', async () => {
+  const signUp = async (email: string) => {
+    const id = (await call('POST', '/users', { body: { name: 'Before', email, password: 'correct-horse-1' } })).body.id as string;
+    return { id, email, token: (await call('POST', '/tokens', { body: { email, password: 'correct-horse-1' } })).body.accessToken as string };
+  };
+  const viaRest = await signUp('rest-parity@example.com');
+  const viaGraphql = await signUp('graphql-parity@example.com');
+  const changes = { name: 'After', nickname: 'parity', phone: '+82 10-1234-5678' };
+  expect((await call('PATCH', `/users/${viaRest.id}`, { token: viaRest.token, body: changes })).status).toBe(200);
+  const updated = await call('POST', '/graphql', { token: viaGraphql.token, body: { query: 'mutation($input: UpdateMeInput!) { updateMe(input: $input) { id } }', variables: { input: changes } } });
+  expect(updated.body).toEqual({ data: { updateMe: { id: viaGraphql.id } } });
+  const taken = await call('POST', '/graphql', { token: viaGraphql.token, body: { query: 'mutation { updateMe(input: { email: "root@example.com" }) { id } }' } });
+  expect(taken.body.errors[0].extensions.code).toBe('EMAIL_TAKEN');
+
+  const recorded = async (user: { id: string; email: string }) => {
+    const events = await eventsOf(user.id);
+    return events.map((event) => {
+      const { id, email, createdAt, ...rest } = event.data as Record<string, unknown>;
+      expect([id, email, typeof createdAt]).toEqual([user.id, user.email, 'string']);
+      return [event.type, event.sequence, rest];
+    });
+  };
+  const fromRest = await recorded(viaRest);
+  expect(fromRest).toEqual([
+    ['user.created', 1, { role: 'customer', name: 'Before', version: 1 }],
+    ['user.updated', 2, { role: 'customer', name: 'After', version: 2 }],
+  ]);
+  expect(await recorded(viaGraphql)).toEqual(fromRest);
+});
+
 it('serves its published events to services only, as CloudEvents in log order', async () => {
   const created = await call('POST', '/users', { body: { name: 'Park', email: 'park-events@example.com', password: 'correct-horse-1' } });
   const relay = new OutboxRelay(database.prisma, new EmbeddedTransport({ producers: {}, serviceToken: async () => '', logger }), logger, { service: 'users-service' });
