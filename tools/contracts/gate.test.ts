@@ -6,6 +6,11 @@ import path from 'node:path';
 import { runCheck } from './check';
 import type { UsageExport } from './gate';
 import { repositoryRoot } from './layout';
+// The route table and the operations' descriptions the document is generated from: a /v2 route is declared here as a team would.
+/* eslint-disable @nx/enforce-module-boundaries */
+import { type RouteDefinition, routeTable } from '../../apps/gateway/src/routing/route-table';
+/* eslint-enable @nx/enforce-module-boundaries */
+import { type ApiSurface, buildDocument, operations } from '../openapi/document';
 
 const supergraph = 'apps/gateway/src/graphql/supergraph.graphql';
 const ordersSubgraph = 'apps/orders-service/src/graphql/schema.graphql';
@@ -300,6 +305,32 @@ describe('contract:check', () => {
       const result = await runCheck({ root, today, zeroUseDays: 14 });
       expect(result.text).toContain('SAFE      proto:inventory.v2\n          major-version-added');
       expect(result.passed).toBe(true);
+    });
+  });
+
+  describe('a /v2 of one resource next to /v1', () => {
+    const v2Route: RouteDefinition = { pattern: '/products/:id', version: 'v2', methods: ['GET'], upstream: 'catalog', resource: 'products' };
+    // The product's read without its ETag: a removal, breaking for a client that reads it.
+    const withoutETag = { ...operations['GET /products/{id}'], headers: [] };
+    /** The committed document regenerated from `surface`, as `node tools/openapi/generate.mjs` would write it. */
+    const generate = (surface: ApiSurface): void => writeFileSync(path.join(root, openapi), `${JSON.stringify(buildDocument(path.join(root, 'contracts/deprecations.yaml'), surface), null, 2)}\n`);
+
+    it('passes a removal in /v2, /v1 unchanged, as the new major version', async () => {
+      generate({ routes: [...routeTable, v2Route], operations: { ...operations, 'GET /v2/products/{id}': { ...withoutETag, operationId: 'getProductV2' } } });
+      const result = await runCheck({ root, today, zeroUseDays: 14 });
+      expect(result.text).toContain('SAFE      rest:GET /v2/products/{id}\n          major-version-added: operation added in the new major version v2');
+      expect(result.text).toContain(
+        'SAFE      rest:GET /v2/products/{id} response.200.header.ETag\n          changed-in-new-major: response-header-removed relative to rest:GET /v1/products/{id}: header ETag no longer sent; allowed only because v2 is a new major version',
+      );
+      expect(result.text).toMatch(/0 breaking, 0 dangerous, 2 safe; 0 refused, 0 registry problems: passed/);
+      expect(result.passed).toBe(true);
+    });
+
+    it('refuses the same removal made to /v1', async () => {
+      generate({ routes: routeTable, operations: { ...operations, 'GET /products/{id}': withoutETag } });
+      const result = await runCheck({ root, today, zeroUseDays: 14 });
+      expect(result.text).toContain('BREAKING  rest:GET /v1/products/{id} response.200.header.ETag\n          response-header-removed: header ETag no longer sent');
+      expect(result.passed).toBe(false);
     });
   });
 });

@@ -99,7 +99,7 @@ class OpenApiComparison {
   readonly changes: ContractChange[] = [];
   /** The named schemas being walked: an element under one also gets that schema's name as its alias. */
   private readonly origins: { origin: string; elementBase: string }[] = [];
-  constructor(private readonly before: Json, private readonly after: Json) {}
+  constructor(readonly before: Json, readonly after: Json) {}
 
   private add(cls: ChangeClass, element: string, rule: string, spec: string, message: string): void {
     const found = change('rest', cls, element, rule, spec, message);
@@ -324,6 +324,126 @@ function mediaLabel(mediaType: string): string {
   return mediaType === 'application/json' ? 'body' : `body(${mediaType})`;
 }
 
+/** Every change from `old` (an operation of `comparison`'s before document) to `operation` (of its after document). */
+function compareOperation(comparison: OpenApiComparison, old: Operation, operation: Operation): void {
+  const { before, after } = comparison;
+  const add = (cls: ChangeClass, element: string, rule: string, spec: string, message: string): void => {
+    comparison.changes.push(change('rest', cls, element, rule, spec, message));
+  };
+  const element = operation.element;
+  const path = element.slice(element.indexOf(' ') + 1);
+
+  // Parameters.
+  const beforeParameters = parametersOf(before, old.element.slice(old.element.indexOf(' ') + 1), old);
+  const afterParameters = parametersOf(after, path, operation);
+  for (const [parameterKey, parameter] of beforeParameters) {
+    const next = afterParameters.get(parameterKey);
+    const parameterElement = `${element} ${parameter.label}`;
+    if (!next) {
+      add('breaking', parameterElement, 'parameter-removed', specRule.removed, 'parameter removed');
+      continue;
+    }
+    const wasRequired = parameter.node.required === true;
+    const isRequired = next.node.required === true;
+    if (!wasRequired && isRequired) add('breaking', parameterElement, 'parameter-became-required', specRule.requiredParameter, 'parameter is required now');
+    if (wasRequired && !isRequired) add('safe', parameterElement, 'parameter-became-optional', specRule.compatible, 'parameter is optional now');
+    if (typeof parameter.node.description === 'string' && parameter.node.description !== next.node.description) {
+      add('dangerous', parameterElement, 'description-changed', specRule.meaning, `description changed: ${JSON.stringify(parameter.node.description)} -> ${JSON.stringify(next.node.description ?? '')}`);
+    }
+    comparison.compareSchemas(parameter.node.schema ?? {}, next.node.schema ?? {}, 'request', parameterElement, [], false);
+  }
+  for (const [parameterKey, parameter] of afterParameters) {
+    if (beforeParameters.has(parameterKey)) continue;
+    const parameterElement = `${element} ${parameter.label}`;
+    if (parameter.node.required === true) add('breaking', parameterElement, 'required-parameter-added', specRule.requiredParameter, 'new required parameter');
+    else add('safe', parameterElement, 'optional-parameter-added', specRule.nonBreaking, 'new optional parameter');
+  }
+
+  // Request body.
+  const beforeBody = old.operation.requestBody === undefined ? undefined : resolve(before, old.operation.requestBody).node;
+  const afterBody = operation.operation.requestBody === undefined ? undefined : resolve(after, operation.operation.requestBody).node;
+  if (beforeBody && !afterBody) add('breaking', `${element} request.body`, 'request-body-removed', specRule.removed, 'request body removed');
+  if (!beforeBody && afterBody) {
+    if (afterBody.required === true) add('breaking', `${element} request.body`, 'required-request-body-added', specRule.requiredParameter, 'a request body is required now');
+    else add('safe', `${element} request.body`, 'optional-request-body-added', specRule.nonBreaking, 'an optional request body is accepted now');
+  }
+  if (beforeBody && afterBody) {
+    if (beforeBody.required !== true && afterBody.required === true) add('breaking', `${element} request.body`, 'request-body-became-required', specRule.requiredParameter, 'the request body is required now');
+    const beforeContent = isObject(beforeBody.content) ? beforeBody.content : {};
+    const afterContent = isObject(afterBody.content) ? afterBody.content : {};
+    for (const [mediaType, media] of Object.entries(beforeContent)) {
+      const bodyElement = `${element} request.${mediaLabel(mediaType)}`;
+      const next = afterContent[mediaType];
+      if (!isObject(next)) add('breaking', bodyElement, 'media-type-removed', specRule.removed, `request media type ${mediaType} no longer accepted`);
+      else comparison.compareSchemas(isObject(media) ? media.schema ?? {} : {}, next.schema ?? {}, 'request', bodyElement, [], false);
+    }
+    for (const mediaType of Object.keys(afterContent)) {
+      if (!(mediaType in beforeContent)) add('safe', `${element} request.${mediaLabel(mediaType)}`, 'media-type-added', specRule.nonBreaking, `request media type ${mediaType} accepted`);
+    }
+  }
+
+  // Responses.
+  const beforeResponses = isObject(old.operation.responses) ? old.operation.responses : {};
+  const afterResponses = isObject(operation.operation.responses) ? operation.operation.responses : {};
+  for (const [status, raw] of Object.entries(beforeResponses)) {
+    const responseElement = `${element} response.${status}`;
+    if (!(status in afterResponses)) {
+      add('breaking', responseElement, 'response-status-removed', specRule.removedError, `status ${status} no longer answered`);
+      continue;
+    }
+    const response = resolve(before, raw).node;
+    const next = resolve(after, afterResponses[status]).node;
+    const nextCodes = errorCodesOf(next);
+    const codes = errorCodesOf(response);
+    for (const code of codes) if (!nextCodes.includes(code)) add('breaking', `${responseElement} code.${code}`, 'error-code-removed', specRule.removedError, `error code ${code} no longer answered with ${status}`);
+    for (const code of nextCodes) if (!codes.includes(code)) add('safe', `${responseElement} code.${code}`, 'error-code-added', specRule.nonBreaking, `error code ${code} added to ${status}`);
+    const beforeHeaders = isObject(response.headers) ? response.headers : {};
+    const afterHeaders = isObject(next.headers) ? next.headers : {};
+    const afterHeaderNames = new Map(Object.keys(afterHeaders).map((name) => [name.toLowerCase(), name]));
+    for (const [name, header] of Object.entries(beforeHeaders)) {
+      const nextName = afterHeaderNames.get(name.toLowerCase());
+      if (!nextName) add('breaking', `${responseElement}.header.${name}`, 'response-header-removed', specRule.removed, `header ${name} no longer sent`);
+      else comparison.compareSchemas(resolve(before, header).node.schema ?? {}, resolve(after, afterHeaders[nextName]).node.schema ?? {}, 'response', `${responseElement}.header.${name}`, [], false);
+    }
+    const beforeHeaderNames = new Set(Object.keys(beforeHeaders).map((name) => name.toLowerCase()));
+    for (const name of Object.keys(afterHeaders)) {
+      if (!beforeHeaderNames.has(name.toLowerCase())) add('safe', `${responseElement}.header.${name}`, 'response-header-added', specRule.nonBreaking, `header ${name} added`);
+    }
+    const beforeContent = isObject(response.content) ? response.content : {};
+    const afterContent = isObject(next.content) ? next.content : {};
+    for (const [mediaType, media] of Object.entries(beforeContent)) {
+      const bodyElement = `${responseElement}.${mediaLabel(mediaType)}`;
+      const nextMedia = afterContent[mediaType];
+      if (!isObject(nextMedia)) add('breaking', bodyElement, 'media-type-removed', specRule.removed, `response media type ${mediaType} no longer offered`);
+      else comparison.compareSchemas(isObject(media) ? media.schema ?? {} : {}, nextMedia.schema ?? {}, 'response', bodyElement, [], false);
+    }
+    for (const mediaType of Object.keys(afterContent)) {
+      if (!(mediaType in beforeContent)) add('safe', `${responseElement}.${mediaLabel(mediaType)}`, 'media-type-added', specRule.nonBreaking, `response media type ${mediaType} offered`);
+    }
+  }
+  for (const status of Object.keys(afterResponses)) {
+    if (!(status in beforeResponses)) add('safe', `${element} response.${status}`, 'response-status-added', specRule.nonBreaking, `status ${status} may be answered`);
+  }
+}
+
+/** `GET /v2/products/{}` in an earlier major version (`v1`): the operation it replaces there. */
+function keyIn(major: string, operation: Operation): string {
+  return operation.key.replace(/^(\S+ )\/v\d+/, `$1/${major}`);
+}
+
+/**
+ * The same operation in the nearest earlier major version that has it: the gateway serves an
+ * operation a major did not redeclare as the earlier one does (apps/gateway/src/routing/router.ts),
+ * so that is what a /v2 operation replaces.
+ */
+function earlierCounterpart(operations: Map<string, Operation>, operation: Operation): Operation | undefined {
+  for (let major = Number(operation.major?.slice(1) ?? 0) - 1; major >= 1; major--) {
+    const found = operations.get(keyIn(`v${major}`, operation));
+    if (found) return found;
+  }
+  return undefined;
+}
+
 /** Every change from `before` to `after`, classified. */
 export function diffOpenApi(before: Json, after: Json): ContractChange[] {
   const comparison = new OpenApiComparison(before, after);
@@ -339,105 +459,31 @@ export function diffOpenApi(before: Json, after: Json): ContractChange[] {
   }
   for (const [key, operation] of afterOperations) {
     const old = beforeOperations.get(key);
-    if (!old) {
-      if (operation.major && !releasedMajors.has(operation.major)) add('safe', operation.element, 'major-version-added', specRule.newMajor, `operation added in the new major version ${operation.major}`);
-      else add('safe', operation.element, 'operation-added', specRule.nonBreaking, 'operation added');
+    if (old) {
+      compareOperation(comparison, old, operation);
       continue;
     }
-    const element = operation.element;
-    const path = element.slice(element.indexOf(' ') + 1);
-
-    // Parameters.
-    const beforeParameters = parametersOf(before, old.element.slice(old.element.indexOf(' ') + 1), old);
-    const afterParameters = parametersOf(after, path, operation);
-    for (const [parameterKey, parameter] of beforeParameters) {
-      const next = afterParameters.get(parameterKey);
-      const parameterElement = `${element} ${parameter.label}`;
-      if (!next) {
-        add('breaking', parameterElement, 'parameter-removed', specRule.removed, 'parameter removed');
-        continue;
+    if (operation.major && !releasedMajors.has(operation.major)) {
+      add('safe', operation.element, 'major-version-added', specRule.newMajor, `operation added in the new major version ${operation.major}`);
+      // What the new major breaks of the operation it replaces is reported, and allowed: the old
+      // major keeps serving the old behaviour, so no old client sees it (spec rule 5).
+      const replaced = earlierCounterpart(afterOperations, operation);
+      if (!replaced) continue;
+      const differences = new OpenApiComparison(after, after);
+      compareOperation(differences, replaced, operation);
+      for (const found of differences.changes) {
+        if (found.class === 'safe') continue;
+        add('safe', found.element, 'changed-in-new-major', specRule.newMajor, `${found.rule} relative to ${replaced.element}: ${found.message}; allowed only because ${operation.major} is a new major version`);
       }
-      const wasRequired = parameter.node.required === true;
-      const isRequired = next.node.required === true;
-      if (!wasRequired && isRequired) add('breaking', parameterElement, 'parameter-became-required', specRule.requiredParameter, 'parameter is required now');
-      if (wasRequired && !isRequired) add('safe', parameterElement, 'parameter-became-optional', specRule.compatible, 'parameter is optional now');
-      if (typeof parameter.node.description === 'string' && parameter.node.description !== next.node.description) {
-        add('dangerous', parameterElement, 'description-changed', specRule.meaning, `description changed: ${JSON.stringify(parameter.node.description)} -> ${JSON.stringify(next.node.description ?? '')}`);
-      }
-      comparison.compareSchemas(parameter.node.schema ?? {}, next.node.schema ?? {}, 'request', parameterElement, [], false);
+      continue;
     }
-    for (const [parameterKey, parameter] of afterParameters) {
-      if (beforeParameters.has(parameterKey)) continue;
-      const parameterElement = `${element} ${parameter.label}`;
-      if (parameter.node.required === true) add('breaking', parameterElement, 'required-parameter-added', specRule.requiredParameter, 'new required parameter');
-      else add('safe', parameterElement, 'optional-parameter-added', specRule.nonBreaking, 'new optional parameter');
-    }
-
-    // Request body.
-    const beforeBody = old.operation.requestBody === undefined ? undefined : resolve(before, old.operation.requestBody).node;
-    const afterBody = operation.operation.requestBody === undefined ? undefined : resolve(after, operation.operation.requestBody).node;
-    if (beforeBody && !afterBody) add('breaking', `${element} request.body`, 'request-body-removed', specRule.removed, 'request body removed');
-    if (!beforeBody && afterBody) {
-      if (afterBody.required === true) add('breaking', `${element} request.body`, 'required-request-body-added', specRule.requiredParameter, 'a request body is required now');
-      else add('safe', `${element} request.body`, 'optional-request-body-added', specRule.nonBreaking, 'an optional request body is accepted now');
-    }
-    if (beforeBody && afterBody) {
-      if (beforeBody.required !== true && afterBody.required === true) add('breaking', `${element} request.body`, 'request-body-became-required', specRule.requiredParameter, 'the request body is required now');
-      const beforeContent = isObject(beforeBody.content) ? beforeBody.content : {};
-      const afterContent = isObject(afterBody.content) ? afterBody.content : {};
-      for (const [mediaType, media] of Object.entries(beforeContent)) {
-        const bodyElement = `${element} request.${mediaLabel(mediaType)}`;
-        const next = afterContent[mediaType];
-        if (!isObject(next)) add('breaking', bodyElement, 'media-type-removed', specRule.removed, `request media type ${mediaType} no longer accepted`);
-        else comparison.compareSchemas(isObject(media) ? media.schema ?? {} : {}, next.schema ?? {}, 'request', bodyElement, [], false);
-      }
-      for (const mediaType of Object.keys(afterContent)) {
-        if (!(mediaType in beforeContent)) add('safe', `${element} request.${mediaLabel(mediaType)}`, 'media-type-added', specRule.nonBreaking, `request media type ${mediaType} accepted`);
-      }
-    }
-
-    // Responses.
-    const beforeResponses = isObject(old.operation.responses) ? old.operation.responses : {};
-    const afterResponses = isObject(operation.operation.responses) ? operation.operation.responses : {};
-    for (const [status, raw] of Object.entries(beforeResponses)) {
-      const responseElement = `${element} response.${status}`;
-      if (!(status in afterResponses)) {
-        add('breaking', responseElement, 'response-status-removed', specRule.removedError, `status ${status} no longer answered`);
-        continue;
-      }
-      const response = resolve(before, raw).node;
-      const next = resolve(after, afterResponses[status]).node;
-      const nextCodes = errorCodesOf(next);
-      const codes = errorCodesOf(response);
-      for (const code of codes) if (!nextCodes.includes(code)) add('breaking', `${responseElement} code.${code}`, 'error-code-removed', specRule.removedError, `error code ${code} no longer answered with ${status}`);
-      for (const code of nextCodes) if (!codes.includes(code)) add('safe', `${responseElement} code.${code}`, 'error-code-added', specRule.nonBreaking, `error code ${code} added to ${status}`);
-      const beforeHeaders = isObject(response.headers) ? response.headers : {};
-      const afterHeaders = isObject(next.headers) ? next.headers : {};
-      const afterHeaderNames = new Map(Object.keys(afterHeaders).map((name) => [name.toLowerCase(), name]));
-      for (const [name, header] of Object.entries(beforeHeaders)) {
-        const nextName = afterHeaderNames.get(name.toLowerCase());
-        if (!nextName) add('breaking', `${responseElement}.header.${name}`, 'response-header-removed', specRule.removed, `header ${name} no longer sent`);
-        else comparison.compareSchemas(resolve(before, header).node.schema ?? {}, resolve(after, afterHeaders[nextName]).node.schema ?? {}, 'response', `${responseElement}.header.${name}`, [], false);
-      }
-      const beforeHeaderNames = new Set(Object.keys(beforeHeaders).map((name) => name.toLowerCase()));
-      for (const name of Object.keys(afterHeaders)) {
-        if (!beforeHeaderNames.has(name.toLowerCase())) add('safe', `${responseElement}.header.${name}`, 'response-header-added', specRule.nonBreaking, `header ${name} added`);
-      }
-      const beforeContent = isObject(response.content) ? response.content : {};
-      const afterContent = isObject(next.content) ? next.content : {};
-      for (const [mediaType, media] of Object.entries(beforeContent)) {
-        const bodyElement = `${responseElement}.${mediaLabel(mediaType)}`;
-        const nextMedia = afterContent[mediaType];
-        if (!isObject(nextMedia)) add('breaking', bodyElement, 'media-type-removed', specRule.removed, `response media type ${mediaType} no longer offered`);
-        else comparison.compareSchemas(isObject(media) ? media.schema ?? {} : {}, nextMedia.schema ?? {}, 'response', bodyElement, [], false);
-      }
-      for (const mediaType of Object.keys(afterContent)) {
-        if (!(mediaType in beforeContent)) add('safe', `${responseElement}.${mediaLabel(mediaType)}`, 'media-type-added', specRule.nonBreaking, `response media type ${mediaType} offered`);
-      }
-    }
-    for (const status of Object.keys(afterResponses)) {
-      if (!(status in beforeResponses)) add('safe', `${element} response.${status}`, 'response-status-added', specRule.nonBreaking, `status ${status} may be answered`);
-    }
+    // A released major that did not list this operation served it as the earlier major does: what
+    // it changes against that is a change to the released major, judged like any other.
+    const served = operation.major ? earlierCounterpart(beforeOperations, operation) : undefined;
+    if (served) {
+      add('safe', operation.element, 'operation-redeclared', specRule.compatible, `declared on its own now; until now ${served.element} served it`);
+      compareOperation(comparison, served, operation);
+    } else add('safe', operation.element, 'operation-added', specRule.nonBreaking, 'operation added');
   }
   return comparison.changes;
 }

@@ -4,7 +4,9 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { buildDocument } from './document';
+// eslint-disable-next-line @nx/enforce-module-boundaries -- the route table the document is generated from
+import { routeTable } from '../../apps/gateway/src/routing/route-table';
+import { buildDocument, operations } from './document';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -59,5 +61,21 @@ describe('the OpenAPI document marked from the deprecation registry', () => {
     const strip = (value: unknown): unknown =>
       JSON.parse(JSON.stringify(value, (key, inner) => (key === 'deprecated' || key.startsWith('x-deprecation') || key === 'x-sunset' || key === 'x-replacement' || key === 'externalDocs' || key === '410' || key === 'Gone' ? undefined : inner)));
     expect(strip(marked)).toEqual(strip(plain));
+  });
+
+  it("lists a later major's route at its full path, and marks each major's operation by its own element", () => {
+    const surface = {
+      routes: [...routeTable, { pattern: '/products/:id', version: 'v2' as const, methods: ['GET'], upstream: 'catalog' as const, resource: 'products' as const }],
+      operations: { ...operations, 'GET /v2/products/{id}': { ...operations['GET /products/{id}'], operationId: 'getProductV2' } },
+    };
+    const versioned = buildDocument(registry([['rest:GET /v1/products/{id}', 'rest:GET /v2/products/{id}'], ['rest:GET /v2/products/{id} path.id', 'none']]), surface) as Json;
+    expect(versioned.servers).toEqual([{ url: '/v1', description: 'This gateway' }]);
+    expect(versioned.paths['/v2/products/{id}'].servers).toEqual([{ url: '/', description: 'This gateway, API version v2' }]);
+    expect(versioned.paths['/v2/products/{id}'].get.operationId).toBe('getProductV2');
+    expect(versioned.paths['/v2/products/{id}'].get.deprecated).toBeUndefined();
+    expect(versioned.paths['/products/{id}'].get).toMatchObject(marks('rest:GET /v1/products/{id}', 'GET /v2/products/{id}'));
+    expect(versioned.paths['/v2/products/{id}'].get.parameters.find((parameter: Json) => parameter.name === 'id')).toMatchObject({ deprecated: true, 'x-replacement': 'none' });
+    // The rest of /v2 is v1's, served unchanged: not listed twice.
+    expect(Object.keys(versioned.paths).filter((key) => key.startsWith('/v2/'))).toEqual(['/v2/products/{id}']);
   });
 });

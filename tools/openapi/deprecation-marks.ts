@@ -47,10 +47,11 @@ export function markDeprecations(document: Json, entries: readonly Deprecation[]
   const unmarked: string[] = [];
   const paths = document.paths as Record<string, Record<string, Json>>;
   for (const entry of entries) {
-    const match = /^rest:([A-Z]+) \/v1(\S+)(?: (.+))?$/.exec(entry.element);
+    const match = /^rest:([A-Z]+) \/(v\d+)(\/\S*)(?: (.+))?$/.exec(entry.element);
     if (!match) continue;
-    const [, method, path, part] = match;
-    const operation = paths[path]?.[method.toLowerCase()];
+    const [, method, major, rest, part] = match;
+    // v1's operations are listed under the server's /v1; a later major's with their prefix.
+    const operation = paths[major === 'v1' ? rest : `/${major}${rest}`]?.[method.toLowerCase()];
     let target: Json | undefined;
     let externalDocs = true;
     if (!operation) target = undefined;

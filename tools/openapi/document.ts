@@ -106,7 +106,7 @@ const components: [string, Schema][] = [
 ];
 type ComponentName = (typeof components)[number][0];
 
-interface Operation {
+export interface Operation {
   /** A verb phrase: what a generated client names the call. */
   operationId: string;
   summary: string;
@@ -136,8 +136,9 @@ interface Operation {
   idempotencyKey?: boolean;
 }
 
-// What each route takes and answers: the schemas are the services' own validators.
-const operations: Record<string, Operation> = {
+// What each route takes and answers: the schemas are the services' own validators. A route of a
+// later major version is described under its prefixed path (`GET /v2/products/{id}`).
+export const operations: Record<string, Operation> = {
   'POST /users': { operationId: 'signUp', summary: 'Sign up (public)', body: users.signUpBody, success: [201, 'The created user', 'User'], headers: ['Location', 'ETag'], conflicts: ['EMAIL_TAKEN'] },
   'GET /users': { operationId: 'listUsers', summary: 'List users (admin)', query: users.listUsersQuery, sortFields: users.userSortFields, success: [200, 'A page of users', 'UserPage'], forbidden: true },
   'GET /users/{id}': { operationId: 'getUser', summary: 'Read a user (`me` for the caller)', success: [200, 'The user', 'User'], headers: ['ETag'] },
@@ -534,16 +535,31 @@ function graphqlBadRequest() {
   };
 }
 
-/** `registryFile`: contracts/deprecations.yaml, whose REST elements the document marks deprecated. */
-export function buildDocument(registryFile?: string): Record<string, unknown> {
+/** The routes a document describes and what each operation takes and answers; tests give their own. */
+export interface ApiSurface {
+  routes: RouteDefinition[];
+  operations: Record<string, Operation>;
+}
+
+/**
+ * `registryFile`: contracts/deprecations.yaml, whose REST elements the document marks deprecated.
+ * One document for every major version: v1's operations under the server `/v1`; a route declared
+ * for a later major at its full path (`/v2/products/{id}`), its path item naming the server `/`
+ * (OpenAPI's path-level servers), which is how the contract gate tells a new major from a change
+ * to v1 (tools/contracts/openapi-diff.ts). A later major serves every operation it does not list
+ * as the earlier one does.
+ */
+export function buildDocument(registryFile?: string, surface: ApiSurface = { routes: routeTable, operations }): Record<string, unknown> {
   const deprecations = registryFile ? loadDeprecations(registryFile) : [];
   const deprecatedOperations = new Set(deprecations.map((entry) => /^rest:([A-Z]+ \S+)/.exec(entry.element)?.[1]).filter(Boolean));
   const paths: Record<string, Record<string, unknown>> = {};
-  for (const route of routeTable) {
+  for (const route of surface.routes) {
     const path = route.pattern.replace(/:([A-Za-z]+)/g, '{$1}');
+    const major = route.version ?? 'v1';
+    const documented = major === 'v1' ? path : `/${major}${path}`;
     for (const method of route.methods) {
-      const key = `${method} ${path}`;
-      const operation = operations[key];
+      const key = `${method} ${documented}`;
+      const operation = surface.operations[key];
       if (!operation) throw new Error(`No OpenAPI description for ${key}: add it to tools/openapi/document.ts`);
       const parameters: Record<string, unknown>[] = [...path.matchAll(/\{(\w+)\}/g)].map(([, name]) => ({
         name,
@@ -562,8 +578,8 @@ export function buildDocument(registryFile?: string): Record<string, unknown> {
       const success: Record<string, unknown> = { description, headers: headerRefs(commonHeaders) };
       if (schemaName) success.content = Object.fromEntries((operation.graphqlErrors ? graphqlMediaTypes : ['application/json']).map((type) => [type, { schema: ref('schemas', schemaName) }]));
       for (const name of operation.headers ?? []) (success.headers as Record<string, unknown>)[name] = successHeaders[name];
-      paths[path] ??= {};
-      paths[path][method.toLowerCase()] = {
+      paths[documented] ??= major === 'v1' ? {} : { servers: [{ url: '/', description: `This gateway, API version ${major}` }] };
+      paths[documented][method.toLowerCase()] = {
         operationId: operation.operationId,
         summary: operation.summary,
         tags: [route.upstream],
@@ -576,14 +592,14 @@ export function buildDocument(registryFile?: string): Record<string, unknown> {
         responses: {
           [String(status)]: success,
           ...(operation.created ? { '201': { ...success, description: operation.created, headers: { ...(success.headers as Record<string, unknown>), Location: successHeaders.Location } } } : {}),
-          ...Object.fromEntries(errorStatusesOf(route, path, operation, deprecatedOperations.has(`${method} /v1${path}`)).map((code) => [String(code), ref('responses', responseNameOf(operation, code))])),
+          ...Object.fromEntries(errorStatusesOf(route, path, operation, deprecatedOperations.has(`${method} /${major}${path}`)).map((code) => [String(code), ref('responses', responseNameOf(operation, code))])),
           default: ref('responses', 'Error'),
         },
       };
     }
   }
   const conflictResponses = Object.fromEntries(
-    Object.values(operations)
+    Object.values(surface.operations)
       .filter((operation) => operation.conflicts?.length)
       .map((operation) => [`Conflict${operation.operationId[0].toUpperCase()}${operation.operationId.slice(1)}`, errorResponse('Conflict', operation.conflicts)]),
   );

@@ -35,7 +35,7 @@ import type { RateLimits } from './rate-limit/rate-limits';
 import { DeprecationOutcomes } from './deprecations/deprecation-outcomes';
 import { graphqlDeprecations } from './deprecations/graphql-deprecations';
 import { enforceDeprecations } from './deprecations/rest-deprecations';
-import { routeTable } from './routing/route-table';
+import { type RouteDefinition, routeTable } from './routing/route-table';
 import { callerIdentityOf } from './callers/caller-identity';
 import { operationUsageOf, recordRestUsage, type OpenApiDocument } from './usage/recording';
 import { deprecationReports } from './usage/routes';
@@ -65,6 +65,8 @@ export interface GatewayAppDeps {
   openapiPath: string;
   /** The trusted documents manifest (hash → text), beside main.js when built. */
   trustedDocumentsPath: string;
+  /** The routes served (unset: routing/route-table.ts); tests declare their own, a /v2 route among them. */
+  routes?: RouteDefinition[];
   /** The /docs pages' scripts and styles, copied there by the build; unset: read from node_modules. */
   pagesDir?: string;
 }
@@ -72,7 +74,7 @@ export interface GatewayAppDeps {
 export async function createGatewayApp(deps: GatewayAppDeps) {
   const { config, usage } = deps;
   const deprecations = config.DEPRECATIONS_FILE.entries;
-  const routes = new RouteTable(routeTable, deprecations); // each route compiles its own registry entries once
+  const routes = new RouteTable(deps.routes ?? routeTable, deprecations); // each route compiles its own registry entries once
   const deprecationOutcomes = new DeprecationOutcomes(deps.metrics.registry, deps.logger);
   const verifier = new TokenVerifier(config.jwtVerifySecrets);
   const timeoutMs = config.REQUEST_TIMEOUT_MS;
@@ -118,7 +120,7 @@ export async function createGatewayApp(deps: GatewayAppDeps) {
   app.use(limitBodySize); // 413 over 1 MiB, from Content-Length
   app.use(requireAcceptableResponse); // 406 unless JSON is acceptable
   app.use(requireJsonBody({ refuseContentCoding: true })); // 415 for a body that is not JSON, or has a content coding
-  app.use(routeRequest(routes)); // /v1 → route table: 404 UNSUPPORTED_VERSION / 404 / 405 + Cache-Control
+  app.use(routeRequest(routes)); // /v1, /v2… → that version's routes: 404 UNSUPPORTED_VERSION / 404 / 405 + Cache-Control
   app.use(identifyCaller(verifier, deps.credentials, deps.apiKeys)); // principal from the bearer token (cached until expiry) or the API key's owner; revoked tokens and keys refused
   app.use(limitInFlight(config.MAX_IN_FLIGHT_PER_CALLER)); // 429 RATE_LIMITED past the requests one caller may have in flight
   app.use(rateLimit(deps.rateLimits)); // RateLimit headers; 429 RATE_LIMITED

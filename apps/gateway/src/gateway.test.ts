@@ -23,6 +23,7 @@ import { CredentialCheck } from './auth/credentials';
 import { subscribeToRevocations } from './auth/revocation-feed';
 import { loadGatewayConfig } from './config';
 import { connectRedis, RateLimits, redisReady } from './rate-limit/rate-limits';
+import { type RouteDefinition, routeTable } from './routing/route-table';
 
 const JWT_SECRET = 'gateway-test-secret-gateway-test-secret-01';
 const supergraphPath = path.join(__dirname, 'graphql/supergraph.graphql');
@@ -62,6 +63,8 @@ function fakeService() {
     });
   });
   app.get('/products', (_req, res) => void res.json({ items: [], nextCursor: null, hasNext: false }));
+  // A product's v1 handler and, beside it, the v2 handler a service mounts under its own /v2 path.
+  app.all(['/products/:id', '/v2/products/:id'], (req, res) => void res.json({ servedAt: req.originalUrl, method: req.method, prefix: req.headers['x-forwarded-prefix'] ?? null }));
   // A subgraph that never answers (a gateway pointed at `${url}/silent` calls `${url}/silent/graphql`).
   app.post('/silent/graphql', () => undefined);
   // One that says JSON and sends something else.
@@ -163,6 +166,8 @@ async function startGateway(
     ordersUrl?: string;
     /** The default policy's window; default 60 s. */
     windowS?: number;
+    /** The routes served; default: the gateway's own table. */
+    routes?: RouteDefinition[];
   } = {},
 ): Promise<Gateway> {
   const logs: string[] = [];
@@ -217,6 +222,7 @@ async function startGateway(
     supergraphPath,
     openapiPath,
     trustedDocumentsPath,
+    routes: options.routes,
   });
   const server = await listen(app, 0, '127.0.0.1');
   return {
@@ -394,6 +400,57 @@ describe('what the gateway answers itself', () => {
     expect(text).toContain('version="none",route="unmatched",method="GET",status="404",client="anonymous"');
     const latency = await gateway.metrics.registry.getSingleMetricAsString('http_requests_total');
     expect(latency).toContain('method="GET",route="/v1/products",status="200"');
+  });
+});
+
+describe('a new major version of one resource (a /v2 route)', () => {
+  // The product's read in a v2 shape, declared as a product team would ship it; nothing else changes.
+  const routes: RouteDefinition[] = [...routeTable, { pattern: '/products/:id', version: 'v2', methods: ['GET'], upstream: 'catalog', resource: 'products' }];
+  let versioned: Gateway;
+  const versionedCall = apiClient(() => versioned.server.url);
+
+  beforeAll(async () => {
+    versioned = await startGateway(upstream.url, { routes, deprecations: [{ element: 'rest:GET /v1/products/{id}', replacement: 'rest:GET /v2/products/{id}', announced: '2026-06-01', sunset: '2099-06-01', notice: 'https://docs.example.com/changes/products-v2', brownouts: [] }] });
+  });
+  afterAll(async () => versioned?.stop());
+
+  it('serves the v2 route at /v2, from the service\'s /v2 handler, and keeps /v1 on the v1 handler', async () => {
+    const v2 = await versionedCall('GET', '/v2/products/p1?x=1', { token });
+    expect([v2.status, v2.body]).toEqual([200, { servedAt: '/v2/products/p1?x=1', method: 'GET', prefix: null }]);
+    const v1 = await versionedCall('GET', '/v1/products/p1', { token });
+    expect([v1.status, v1.body]).toEqual([200, { servedAt: '/products/p1', method: 'GET', prefix: '/v1' }]);
+  });
+
+  it('serves every route v2 did not replace under /v2 unchanged (rule 5), at the v1 handler', async () => {
+    const patch = await versionedCall('PATCH', '/v2/products/p1', { token, body: { name: 'x' } });
+    expect([patch.status, patch.body]).toEqual([200, { servedAt: '/products/p1', method: 'PATCH', prefix: '/v2' }]);
+    const list = await versionedCall('GET', '/v2/products', { token });
+    expect([list.status, list.body]).toEqual([200, { items: [], nextCursor: null, hasNext: false }]);
+    const wrongMethod = await versionedCall('POST', '/v2/products/p1', { token });
+    expect([wrongMethod.status, wrongMethod.headers.get('allow')]).toEqual([405, 'PATCH, PUT, DELETE, GET, HEAD']);
+  });
+
+  it('answers 404 UNSUPPORTED_VERSION for a version no route is declared for, and 404 NOT_FOUND for a path v2 does not have', async () => {
+    const v3 = await versionedCall('GET', '/v3/products/p1', { token });
+    expect([v3.status, v3.body.code, v3.body.message]).toEqual([404, 'UNSUPPORTED_VERSION', 'API version v3 does not exist; the versions served are v1, v2.']);
+    expect((await versionedCall('GET', '/v2/nothing-here', { token })).body.code).toBe('NOT_FOUND');
+  });
+
+  it('deprecates the v1 operation without touching its v2 successor', async () => {
+    const v1 = await versionedCall('GET', '/v1/products/p1', { token });
+    expect(v1.headers.get('sunset')).toBe('Mon, 01 Jun 2099 00:00:00 GMT');
+    const v2 = await versionedCall('GET', '/v2/products/p1', { token });
+    expect([v2.status, v2.headers.get('sunset'), v2.headers.get('deprecation')]).toEqual([200, null, null]);
+  });
+
+  it('counts calls by the version they named', async () => {
+    await versionedCall('GET', '/v2/products/p1', { token, headers: { 'user-agent': 'shop-app/4.0.0' } });
+    await versionedCall('GET', '/v2/products', { token, headers: { 'user-agent': 'shop-app/4.0.0' } });
+    const text = await versioned.metrics.registry.getSingleMetricAsString('gateway_requests_total');
+    expect(text).toContain('version="v2",route="/products/:id",method="GET",status="200",client="shop-app/4.0.0"');
+    expect(text).toContain('version="v2",route="/products",method="GET",status="200",client="shop-app/4.0.0"');
+    const latency = await versioned.metrics.registry.getSingleMetricAsString('http_requests_total');
+    expect(latency).toContain('method="GET",route="/v2/products/:id",status="200"');
   });
 });
 

@@ -9,8 +9,6 @@ import { type ApiKeyCheck, apiKeyOf, assertRouteScope } from './auth/api-keys';
 import type { CallerCredentials } from './auth/credentials';
 import type { CompiledRoute, RouteTable } from './routing/router';
 
-export const CURRENT_VERSION = 'v1';
-
 /** Headers only the gateway sets for a service; a client's are dropped, never believed. */
 const INTERNAL_HEADERS = [TIMEOUT_HEADER, 'x-forwarded-prefix'];
 /** Headers only a proxy in front of the gateway may set. */
@@ -143,21 +141,19 @@ export function receiveBody(options: BodyReceiving): RequestHandler {
   };
 }
 
-/** `/v1/...` → the route of the table; `/v2/...` → 404 UNSUPPORTED_VERSION; `/graphql` is kept as an alias. */
+/**
+ * `/<version>/...` → the route of the table in that version (a version no route is declared for is
+ * 404 UNSUPPORTED_VERSION); `/graphql` is kept as an alias of `/v1/graphql`.
+ */
 export function routeRequest(routes: RouteTable): RequestHandler {
   return (req, res, next) => {
-    let path = req.path;
-    const versioned = /^\/(v\d+)(?=\/|$)(.*)$/.exec(path);
-    if (versioned) {
-      if (versioned[1] !== CURRENT_VERSION) throw new ApiError('UNSUPPORTED_VERSION', `API version ${versioned[1]} does not exist; the current version is ${CURRENT_VERSION}.`);
-      path = versioned[2] || '/';
-      res.locals.apiVersion = CURRENT_VERSION;
-    } else if (path !== '/graphql') {
-      throw new ApiError('NOT_FOUND', `No resource at ${req.path}; the API lives under /${CURRENT_VERSION}.`);
-    }
-    const route = routes.match(req.method, path);
+    const versioned = /^\/(v\d+)(?=\/|$)(.*)$/.exec(req.path);
+    if (!versioned && req.path !== '/graphql') throw new ApiError('NOT_FOUND', `No resource at ${req.path}; the API lives under /${routes.versions.join(', /')}.`);
+    const version = versioned ? versioned[1] : 'v1';
+    const route = routes.match(version, req.method, versioned ? versioned[2] || '/' : req.path);
     res.locals.route = route;
-    res.locals.routePattern = versioned ? `/${CURRENT_VERSION}${route.pattern}` : route.pattern;
+    res.locals.apiVersion = versioned ? route.servedAs : undefined;
+    res.locals.routePattern = versioned ? `/${route.servedAs}${route.pattern}` : route.pattern;
     for (const [name, value] of route.headers) res.setHeader(name, value);
     next();
   };
@@ -264,7 +260,7 @@ export const keepAccountsFromApiKeys: RequestHandler = (req, res, next) => {
 export function revokeApiKeysAfterWrite(apiKeys: Pick<ApiKeyCheck, 'revoked'>): RequestHandler {
   return (req, res, next) => {
     const route = res.locals.route as CompiledRoute;
-    const id = /^\/api-keys\/([^/]+)/.exec(req.path.replace(/^\/v1/, ''))?.[1];
+    const id = /^\/api-keys\/([^/]+)/.exec(req.path.replace(/^\/v\d+/, ''))?.[1];
     const endsNow = () => {
       if (route.pattern === '/api-keys/:id' && req.method === 'DELETE') return true;
       if (route.pattern !== '/api-keys/:id/rotation') return false;

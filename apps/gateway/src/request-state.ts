@@ -9,7 +9,7 @@ declare global {
       route?: CompiledRoute;
       /** Why the token was refused, thrown only if the route needs one (identifyCaller runs for every route). */
       authError?: unknown;
-      /** The API version the path named. */
+      /** The API version the path named (none for the unversioned `/graphql` alias). */
       apiVersion?: string;
       /** Who the rate limits count: `key:<id>`, `user:<id>` or `ip:<address>`. */
       caller?: string;

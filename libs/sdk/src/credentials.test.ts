@@ -1,4 +1,4 @@
-// What the SDK sends for each credential a client gives it.
+// What the SDK sends for each credential a client gives it, and where.
 import { createApiClient } from './index';
 
 async function headersSent(options: Parameters<typeof createApiClient>[1]): Promise<Headers> {
@@ -21,4 +21,23 @@ it('sends an API key as X-Api-Key and a token as Authorization: Bearer', async (
 
 it('refuses a token and an API key together, as the gateway would', () => {
   expect(() => createApiClient('http://127.0.0.1:1', { token: 'jwt', apiKey: 'opk_0123' })).toThrow(/not both/);
+});
+
+it("sends a later major's operations to their own path, v1's under /v1, body and headers kept", async () => {
+  const sent: [string, string, string | null, string][] = [];
+  const fetch = async (request: Request) => {
+    sent.push([request.method, new URL(request.url).pathname + new URL(request.url).search, request.headers.get('authorization'), await request.text()]);
+    return new Response('{}', { headers: { 'content-type': 'application/json' } });
+  };
+  const api = createApiClient('http://127.0.0.1:1/api', { token: 'jwt', fetch: fetch as typeof globalThis.fetch });
+  // No /v2 operation is published yet: the path is given as a generated client of a v2 document would have it.
+  const untyped = api as unknown as { GET(path: string, init?: object): Promise<unknown>; POST(path: string, init?: object): Promise<unknown> };
+  await untyped.GET('/v2/products/{id}', { params: { path: { id: 'p1' }, query: { fields: ['id'] } } });
+  await untyped.POST('/v2/orders', { body: { items: [] } });
+  await api.GET('/products/{id}', { params: { path: { id: 'p1' } } });
+  expect(sent).toEqual([
+    ['GET', '/api/v2/products/p1?fields=id', 'Bearer jwt', ''],
+    ['POST', '/api/v2/orders', 'Bearer jwt', '{"items":[]}'],
+    ['GET', '/api/v1/products/p1', 'Bearer jwt', ''],
+  ]);
 });

@@ -34,7 +34,7 @@ export interface ApiClientOptions {
 
 /**
  * A client for the API at `baseUrl` (the gateway's origin, e.g. `https://api.example.com`); paths
- * are under `/v1`. Every call that answers a representation takes `fields`
+ * are under `/v1`, a later major's under its own prefix (`/v2/...`). Every call that answers a representation takes `fields`
  * (`params: { query: { fields: ['id', 'status'] } }`): the fields the application reads, so that
  * it is not counted as a user of the others when they are deprecated (docs/evolving-the-api.md).
  */
@@ -47,6 +47,22 @@ export function createApiClient(baseUrl: string, options: ApiClientOptions = {})
     querySerializer: { array: { style: 'form', explode: false } },
     ...(options.fetch ? { fetch: options.fetch } : {}),
   });
+  client.use(laterMajorPaths);
   for (const middleware of options.middleware ?? []) client.use(middleware);
   return client;
 }
+
+/**
+ * The document lists v1's operations under its server `/v1` and a later major's at their full
+ * path (`/v2/products/{id}`, docs/evolving-the-api.md "Shipping /v2 of one resource"): those are
+ * sent to that path, not under `/v1`.
+ */
+const laterMajorPaths: Middleware = {
+  onRequest({ request }) {
+    const url = new URL(request.url);
+    const path = url.pathname.replace(/\/v1(?=\/v\d+\/)/, '');
+    if (path === url.pathname) return undefined;
+    url.pathname = path;
+    return new Request(url, request);
+  },
+};

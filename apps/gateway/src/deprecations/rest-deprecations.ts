@@ -40,9 +40,9 @@ function fieldPath(text: string): FieldPath {
 /** `rest:GET /v1/orders/{id}/shipment` for the route `/orders/:id/shipment`, with parameter names left out. */
 const operationKey = (method: string, path: string) => `${method} ${path.replace(/\{[^}]+\}/g, '{}')}`;
 
-/** The registry's REST entries of one route and method, or undefined when it has none. */
-export function compileRouteDeprecations(pattern: string, method: string, entries: readonly Deprecation[]): RouteDeprecations | undefined {
-  const key = operationKey(method, `/v1${pattern.replace(/:([A-Za-z]+)/g, '{$1}')}`);
+/** The registry's REST entries of one route and method at `path` (`/v1/orders/:id`: with the version it is served under), or undefined when it has none. */
+export function compileRouteDeprecations(path: string, method: string, entries: readonly Deprecation[]): RouteDeprecations | undefined {
+  const key = operationKey(method, path.replace(/:([A-Za-z]+)/g, '{$1}'));
   const compiled: RouteDeprecations = { query: [], headers: [], requestFields: [], responseFields: [] };
   for (const entry of entries) {
     const match = /^rest:([A-Z]+) (\S+)(?: (.+))?$/.exec(entry.element);

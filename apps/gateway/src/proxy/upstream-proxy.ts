@@ -1,5 +1,5 @@
 // Forwards a request to its service, on Node's own HTTP client over a bounded pool of keep-alive
-// connections: the `/v1` prefix stripped, the trace id and the remaining time budget passed on,
+// connections: at the path the service serves (the version prefix stripped for a v1 route, pipeline.ts routeRequest), the trace id and the remaining time budget passed on,
 // every failure turned into the error format. Bodies stream through untouched; 4xx answers pass
 // through as the service wrote them, 5xx answers are never passed through raw.
 //
@@ -76,8 +76,24 @@ function connectionFailure(error: NodeJS.ErrnoException): ApiError {
   return new ApiError('SERVICE_UNAVAILABLE', 'The service cannot be reached right now; retry shortly.', { cause: error, headers: { 'Retry-After': RETRY_AFTER_UNREACHABLE_S } });
 }
 
+/**
+ * Where the service gets a request: a v1 route at its path without the version prefix (the prefix
+ * passed on in X-Forwarded-Prefix, for the `instance` of its errors), also when a later version
+ * serves it unchanged; a route declared for a later version at its path with that version's
+ * prefix (`/v2/products/1`), where the service mounts the new handler beside the old one. Read
+ * when the request is sent: `fields` was taken out of the URL since it was routed.
+ */
+function upstreamTargetOf(req: Request, res: Response): { path: string; prefix?: string } {
+  const route = res.locals.route;
+  if (!route || res.locals.apiVersion === undefined) return { path: req.originalUrl };
+  const after = req.originalUrl.slice(route.servedAs.length + 1);
+  const rest = after.startsWith('/') ? after : `/${after}`;
+  if (route.version === 'v1') return { path: rest, prefix: `/${route.servedAs}` };
+  return { path: `/${route.version}${rest}` };
+}
+
 /** The client's headers as the service gets them: this hop's own dropped, the gateway's added. */
-function forwardedHeaders(req: Request, budget: number): OutgoingHttpHeaders {
+function forwardedHeaders(req: Request, prefix: string | undefined, budget: number): OutgoingHttpHeaders {
   const incoming = req.headers;
   const headers: OutgoingHttpHeaders = {};
   for (const name in incoming) if (!NOT_FORWARDED.has(name)) headers[name] = incoming[name];
@@ -94,7 +110,7 @@ function forwardedHeaders(req: Request, budget: number): OutgoingHttpHeaders {
   // HTTP/1.0 may name no Host: then there is none to pass on (an undefined header value would throw).
   const host = incoming['x-forwarded-host'] ?? incoming.host;
   if (host !== undefined) headers['x-forwarded-host'] = host;
-  if (req.originalUrl.startsWith('/v1')) headers['x-forwarded-prefix'] = '/v1';
+  if (prefix) headers['x-forwarded-prefix'] = prefix;
   headers[TIMEOUT_HEADER] = String(budget);
   // The trace goes on: with the tracing SDK its HTTP instrumentation writes this hop's span here.
   const traceparent = outgoingTraceparent();
@@ -128,7 +144,8 @@ export function createUpstreamProxy(target: string, options: UpstreamOptions): R
 
   return (req, res) => {
     const budget = outgoingBudgetMs(options.timeoutMs, 'the service');
-    const headers = forwardedHeaders(req, budget);
+    const target = upstreamTargetOf(req, res);
+    const headers = forwardedHeaders(req, target.prefix, budget);
     // The body arrived whole before (receiveBody, or the token route's rate limit): it goes on
     // with its exact length; a request without one goes on without one.
     const body = res.locals.forwardBody;
@@ -153,7 +170,7 @@ export function createUpstreamProxy(target: string, options: UpstreamOptions): R
 
     const send = () => {
       if (settled || clientGone) return;
-      const sent = httpRequest({ hostname, port, method: req.method, path: req.originalUrl.replace(/^\/v1(?=\/|$)/, '') || '/', headers, agent, insecureHTTPParser: false });
+      const sent = httpRequest({ hostname, port, method: req.method, path: target.path, headers, agent, insecureHTTPParser: false });
       proxyReq = sent;
 
       // Before the answer begins, a failure of the exchange is the client's answer; after, the

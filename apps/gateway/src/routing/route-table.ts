@@ -1,6 +1,9 @@
 // The public API, as data: every path the gateway serves, its methods, the service behind it,
 // whether it needs a token, and its rate-limit policy. A new endpoint is one line here.
-// Paths are as clients send them after the version prefix (`/v1`).
+// Paths are as clients send them after the version prefix (`/v1`). A route declared for a new major
+// version (`version: 'v2'`) is served at `/v2/...` and replaces the earlier version's route of the
+// same path and method there; every other route of the earlier version is served under `/v2` too,
+// unchanged (API spec, Versioning rule 5). docs/evolving-the-api.md: "Shipping /v2 of one resource".
 
 import type { ScopedResource } from '@platform/auth';
 import type { RoutePolicyName } from '../rate-limit/policies';
@@ -8,8 +11,18 @@ import type { RoutePolicyName } from '../rate-limit/policies';
 /** `usage`: the gateway's own deprecation reports, from the usage store (usage/routes.ts). */
 export type Upstream = 'users' | 'orders' | 'catalog' | 'inventory' | 'graphql' | 'openapi' | 'usage';
 
+/** A major version of the whole API: the path prefix that names it. */
+export type ApiVersion = `v${number}`;
+
 export interface RouteDefinition {
   pattern: string;
+  /**
+   * The major version that introduced this route's behaviour (unset: v1). A `v1` route is forwarded
+   * to its service at the path without the prefix (`/products/1`); a route of a later version at
+   * its path with the prefix (`/v2/products/1`): the service mounts its new handler there, next to
+   * the old one it keeps serving.
+   */
+  version?: ApiVersion;
   methods: string[];
   upstream: Upstream;
   /** Public routes answer without a token; everything else needs one. */

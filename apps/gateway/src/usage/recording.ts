@@ -73,7 +73,8 @@ export function operationUsageOf(document: OpenApiDocument): Map<string, Operati
   for (const [path, methods] of Object.entries(document.paths)) {
     for (const [method, operation] of Object.entries(methods)) {
       const verb = method.toUpperCase();
-      const element = `rest:${verb} /v1${path}`;
+      // A later major's operations are listed with their prefix (`/v2/products/{id}`); v1's under the server's `/v1`.
+      const element = `rest:${verb} ${/^\/v\d+\//.test(path) ? path : `/v1${path}`}`;
       const queryParameters = new Set<string>();
       for (const parameter of operation.parameters ?? []) if ('in' in parameter && parameter.in === 'query' && parameter.name && parameter.name !== FIELDS_PARAMETER) queryParameters.add(parameter.name);
       const bodyPaths = new Set<string>();
@@ -168,7 +169,7 @@ export function recordRestUsage(recorder: UsageRecorder | undefined, operations:
   return (req, res, next) => {
     const route = res.locals.route as CompiledRoute;
     if (route.upstream === 'graphql' || route.upstream === 'openapi') return next(); // GraphQL records its own selection
-    const operation = operations.get(`${req.method === 'HEAD' ? 'GET' : req.method} ${route.pattern}`);
+    const operation = operations.get(`${req.method === 'HEAD' ? 'GET' : req.method} ${route.version === 'v1' ? '' : `/${route.version}`}${route.pattern}`);
     if (!operation) return next();
     const queryAt = req.originalUrl.indexOf('?');
     const search = queryAt >= 0 ? req.originalUrl.slice(queryAt + 1) : '';
@@ -191,7 +192,9 @@ export function recordRestUsage(recorder: UsageRecorder | undefined, operations:
         req.url = req.url.split('?', 1)[0] + (taken.rest ? `?${taken.rest}` : '');
       }
     }
-    if (!recorder) return next();
+    // A route a later version serves unchanged is not a use of the earlier version's operation:
+    // calls of /v2/orders must not keep /v1/orders alive in its retirement's numbers.
+    if (!recorder || route.servedAs !== route.version) return next();
     const elements = [operation.element, ...(search ? queryNames(search, operation) : [])];
     const body = res.locals.forwardBody;
     if (body && body.length > 0 && operation.bodyPaths.size > 0) {
