@@ -1,6 +1,6 @@
 // Prisma queries of webhook endpoints, the event log, deliveries and their attempts. Callers get
 // rows; rules live in service.ts (the API), intake.ts (events in) and dispatcher.ts (deliveries out).
-import { type DomainEvent, recordEvent } from '@platform/events';
+import { type DomainEvent, recordEvent, unitOfWork } from '@platform/events';
 import { newId } from '@platform/ids';
 import { findKeysetPage, type PageRequest, type RowsPage } from '@platform/paging';
 import type { Prisma, PrismaClient, WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookEvent } from '../generated/prisma/client';
@@ -89,7 +89,7 @@ export class WebhookRepository {
    * (a redelivery: nothing is queued twice).
    */
   async logAndFanOut(event: IncomingEvent, dueAt: Date): Promise<number | null> {
-    return this.prisma.$transaction(async (tx) => {
+    return unitOfWork(this.prisma, async (tx) => {
       const [logged] = await tx.$queryRaw<{ position: bigint }[]>`
         INSERT INTO webhook_events (id, type, source, subject, owner_id, data, occurred_at)
         VALUES (${event.id}::uuid, ${event.type}, ${event.source}, ${event.subject}, ${event.ownerId}::uuid, ${JSON.stringify(event.data)}::jsonb, ${event.occurredAt})
@@ -166,7 +166,8 @@ export class WebhookRepository {
     delivery: { status: string; attemptCount: number; nextAttemptAt: Date | null },
     endpoint: { id: string; failingSince: Date | null; disable?: { at: Date; event: DomainEvent } },
   ): Promise<void> {
-    await this.prisma.$transaction(async (tx) => {
+    // A unit of work: the disabled event it may record wakes the relay at its commit, not at its next poll.
+    await unitOfWork(this.prisma, async (tx) => {
       await tx.webhookAttempt.create({ data: { id: newId(), ...attempt } });
       await tx.webhookDelivery.update({ where: { id: attempt.deliveryId }, data: delivery });
       if (endpoint.disable) {

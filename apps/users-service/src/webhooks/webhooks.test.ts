@@ -6,7 +6,7 @@ import http from 'node:http';
 import path from 'node:path';
 import type { Database } from '@platform/db';
 import { openTestDatabase } from '@platform/db/testing';
-import { EventConsumer, type EventTransport, eventJsonSchemas, type EventType, toCloudEvent } from '@platform/events';
+import { EventConsumer, type EventTransport, eventJsonSchemas, type EventType, type PlatformEvent, startOutboxRelay, toCloudEvent } from '@platform/events';
 import { newId } from '@platform/ids';
 import { createLogger, createMetrics, Health, listen, type Listening } from '@platform/service-kit';
 import { apiClient } from '@platform/test-kit';
@@ -429,6 +429,32 @@ describe('deliveries', () => {
     expect(received).toEqual([]);
     const enabled = await call('PATCH', `/webhook-endpoints/${failing.id}`, { token: owner.token, body: { status: 'ENABLED' } });
     expect(enabled.body).toMatchObject({ status: 'ENABLED', disabledAt: null, failingSince: null });
+  });
+
+  it('publishes webhook_endpoint.disabled as soon as it commits: the commit wakes the relay, it does not wait for its poll', async () => {
+    const owner = await customer();
+    const failing = await register(owner.token, { url: hookUrl('down-relayed'), eventTypes: ['user.updated'] });
+    answer = () => ({ status: 500 });
+    const profile = (version: number) => ({ id: owner.id, role: 'customer', name: 'R', email: 'r@example.com', version, createdAt: now.toISOString() });
+    const start = now;
+    await arrive('users-service', 'user.updated', 'user', owner.id, profile(2));
+    await dispatcher.drain();
+
+    const published: PlatformEvent[] = [];
+    const transport = { kind: 'embedded', publish: async (events: readonly PlatformEvent[]) => void published.push(...events) } as unknown as EventTransport;
+    // A poll far longer than the test: only a wake-up publishes in time.
+    const relay = await startOutboxRelay({ prisma: database.prisma }, transport, logger, { service: 'users-service', pollMs: 600_000 });
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 300)); // its first pass, over what earlier tests left
+      now = new Date(start.getTime() + 5 * DAY_MS);
+      await arrive('users-service', 'user.updated', 'user', owner.id, profile(3));
+      await dispatcher.drain();
+      const disabledEvent = () => published.find((event) => event.type === 'webhook_endpoint.disabled' && event.subject === `webhook_endpoint/${failing.id}`);
+      for (const giveUpAt = Date.now() + 3_000; !disabledEvent() && Date.now() < giveUpAt; ) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(disabledEvent()?.data).toMatchObject({ id: failing.id, disabledAt: now.toISOString() });
+    } finally {
+      await relay.stop();
+    }
   });
 
   it('on an ordered endpoint, sends the events of one resource one at a time, in order', async () => {
