@@ -8,7 +8,7 @@ import { Counter, Histogram, type Registry } from 'prom-client';
 import { type AddressGuard, ForbiddenUrl } from './address-guard';
 import { type AttemptResult, sendWebhook } from './delivery-client';
 import { toEventResponse } from './representation';
-import type { DeliveryToSend, WebhookRepository } from './repository';
+import type { DeliveryToSend, EndpointDisabling, WebhookRepository } from './repository';
 import { DELIVERY_TIMEOUT_MS, DISABLE_AFTER_MS, EVENT_RETENTION_MS, MAX_ATTEMPTS, nextAttemptAt } from './retry-schedule';
 import { signedHeaders } from './signing';
 
@@ -134,30 +134,32 @@ export class WebhookDispatcher {
     const next = succeeded ? null : nextAttemptAt(attemptCount, attemptedAt);
     const status = succeeded ? 'SUCCEEDED' : next ? 'PENDING' : 'FAILED';
     const { endpoint } = delivery;
-    const failingSince = succeeded ? null : (endpoint.failingSince ?? attemptedAt);
-    const disable = !succeeded && endpoint.status === 'ENABLED' && attemptedAt.getTime() - failingSince!.getTime() >= DISABLE_AFTER_MS;
-    await this.webhooks.recordAttempt(
+    // Whether the endpoint failed long enough is the repository's call, on the row as it is at
+    // the write: what this worker read before sending may be stale (another worker's success, or
+    // disable, in between).
+    const disabled = await this.webhooks.recordAttempt(
       { deliveryId: delivery.id, attemptedAt, outcome: result.outcome, statusCode: result.statusCode, latencyMs: result.latencyMs, responseBody: result.responseBody, error: result.error },
       { status, attemptCount, nextAttemptAt: next },
-      {
-        id: endpoint.id,
-        failingSince,
-        disable: disable
-          ? {
-              at: attemptedAt,
-              event: domainEvent('webhook_endpoint.disabled', endpoint.id, {
-                id: endpoint.id,
-                userId: endpoint.ownerId,
-                url: endpoint.url,
-                failingSince: failingSince!.toISOString(),
-                disabledAt: attemptedAt.toISOString(),
-              }),
-            }
-          : undefined,
-      },
+      { id: endpoint.id, succeeded, disabling: this.disablingAt(attemptedAt) },
     );
-    if (disable) this.logger.warn({ endpointId: endpoint.id, failingSince }, 'webhook endpoint disabled after failing for 5 days');
+    if (disabled) this.logger.warn({ endpointId: endpoint.id, failingSince: disabled.failingSince }, 'webhook endpoint disabled after failing for 5 days');
     if (!succeeded && attemptCount >= MAX_ATTEMPTS) this.logger.info({ deliveryId: delivery.id, endpointId: endpoint.id }, 'webhook delivery gave up after its last attempt');
+  }
+
+  /** The 5-day rule as of `at`, with the webhook_endpoint.disabled event telling the owner. */
+  private disablingAt(at: Date): EndpointDisabling {
+    return {
+      at,
+      failingBefore: new Date(at.getTime() - DISABLE_AFTER_MS),
+      event: (endpoint) =>
+        domainEvent('webhook_endpoint.disabled', endpoint.id, {
+          id: endpoint.id,
+          userId: endpoint.ownerId,
+          url: endpoint.url,
+          failingSince: endpoint.failingSince!.toISOString(),
+          disabledAt: at.toISOString(),
+        }),
+    };
   }
 
   private async purgeOldEvents(): Promise<void> {

@@ -25,6 +25,13 @@ export interface NewEndpoint {
 
 export type EndpointChanges = Partial<Pick<EndpointRow, 'url' | 'description' | 'eventTypes' | 'scope' | 'ordered' | 'status' | 'disabledAt' | 'failingSince' | 'secret' | 'previousSecret' | 'previousSecretExpiresAt'>>;
 
+/** Disabling endpoints that failed too long: as of `at`, those failing since `failingBefore` or earlier; `event` tells the owner. */
+export interface EndpointDisabling {
+  at: Date;
+  failingBefore: Date;
+  event: (endpoint: EndpointRow) => DomainEvent;
+}
+
 export interface IncomingEvent {
   id: string;
   type: string;
@@ -158,24 +165,27 @@ export class WebhookRepository {
   }
 
   /**
-   * Writes an attempt and the delivery's and endpoint's state after it, in one transaction;
-   * `disable` also disables the endpoint and records the event telling its owner.
+   * Writes an attempt and the delivery's and endpoint's state after it, in one unit of work. The
+   * endpoint's state is decided here, in SQL, not from what the dispatcher read before sending:
+   * replicas and workers record attempts at the same endpoint side by side. A failure starts its
+   * failing-since clock unless it runs already, then `disabling` applies (see disableIfFailing).
+   * Answers the endpoint when this attempt disabled it, null otherwise.
    */
   async recordAttempt(
     attempt: Omit<AttemptRow, 'id'>,
     delivery: { status: string; attemptCount: number; nextAttemptAt: Date | null },
-    endpoint: { id: string; failingSince: Date | null; disable?: { at: Date; event: DomainEvent } },
-  ): Promise<void> {
+    endpoint: { id: string; succeeded: boolean; disabling: EndpointDisabling },
+  ): Promise<EndpointRow | null> {
     // A unit of work: the disabled event it may record wakes the relay at its commit, not at its next poll.
-    await unitOfWork(this.prisma, async (tx) => {
+    return unitOfWork(this.prisma, async (tx) => {
       await tx.webhookAttempt.create({ data: { id: newId(), ...attempt } });
       await tx.webhookDelivery.update({ where: { id: attempt.deliveryId }, data: delivery });
-      if (endpoint.disable) {
-        await tx.webhookEndpoint.updateMany({ where: { id: endpoint.id, status: 'ENABLED' }, data: { status: 'DISABLED', disabledAt: endpoint.disable.at, failingSince: endpoint.failingSince, version: { increment: 1 } } });
-        await recordEvent(tx, endpoint.disable.event);
-      } else {
-        await tx.webhookEndpoint.updateMany({ where: { id: endpoint.id }, data: { failingSince: endpoint.failingSince } });
+      if (endpoint.succeeded) {
+        await tx.webhookEndpoint.updateMany({ where: { id: endpoint.id, failingSince: { not: null } }, data: { failingSince: null } });
+        return null;
       }
+      await tx.webhookEndpoint.updateMany({ where: { id: endpoint.id, failingSince: null }, data: { failingSince: attempt.attemptedAt } });
+      return disableIfFailing(tx, endpoint.id, endpoint.disabling);
     });
   }
 
@@ -184,4 +194,22 @@ export class WebhookRepository {
     const { count } = await this.prisma.webhookEvent.deleteMany({ where: { receivedAt: { lt: before } } });
     return count;
   }
+}
+
+type Transaction = Parameters<Parameters<PrismaClient['$transaction']>[0]>[0];
+
+/**
+ * Disables the endpoint when it is still enabled and failing since `failingBefore` or earlier, and
+ * records the event only when this update changed it: of two transactions racing, the second
+ * waits for the first's row lock, finds it DISABLED and changes nothing, so the owner hears once.
+ */
+async function disableIfFailing(tx: Transaction, id: string, disabling: EndpointDisabling): Promise<EndpointRow | null> {
+  const { count } = await tx.webhookEndpoint.updateMany({
+    where: { id, status: 'ENABLED', failingSince: { lte: disabling.failingBefore } },
+    data: { status: 'DISABLED', disabledAt: disabling.at, version: { increment: 1 } },
+  });
+  if (count !== 1) return null;
+  const disabled = await tx.webhookEndpoint.findUniqueOrThrow({ where: { id } });
+  await recordEvent(tx, disabling.event(disabled));
+  return disabled;
 }

@@ -530,6 +530,27 @@ describe('replicas and owners', () => {
     expect(sent.sort()).toEqual([...ids].sort());
   });
 
+  it('disables a failing endpoint once, with one webhook_endpoint.disabled, when replicas record its failures at the same time', async () => {
+    const owner = await customer();
+    const failing = await register(owner.token, { url: hookUrl('down-raced'), eventTypes: ['review.created'] });
+    answer = () => ({ status: 500 });
+    const review = async () => {
+      const reviewId = newId();
+      await arrive('catalog-service', 'review.created', 'review', reviewId, { id: reviewId, productId: newId(), userId: owner.id, rating: 1 });
+    };
+    const start = now;
+    await review();
+    await dispatcher.drain();
+    // Five days on, many failing deliveries at once: every worker of both replicas read the endpoint ENABLED before sending.
+    now = new Date(start.getTime() + 5 * DAY_MS);
+    for (let i = 0; i < 8; i++) await review();
+    const guard = new AddressGuard({ allowLoopback: true, resolve: async () => [{ address: '127.0.0.1', family: 4 }] });
+    const other = new WebhookDispatcher(new WebhookRepository(database.prisma), guard, logger, { clock: () => now, concurrency: 4 });
+    await Promise.all([dispatcher.drain(), other.drain()]);
+    expect((await call('GET', `/webhook-endpoints/${failing.id}`, { token: owner.token })).body).toMatchObject({ status: 'DISABLED', failingSince: start.toISOString() });
+    expect(await database.prisma.outboxEvent.count({ where: { type: 'webhook_endpoint.disabled', aggregateId: failing.id } })).toBe(1);
+  });
+
   it("removes a deleted user's endpoints with them", async () => {
     const owner = await customer();
     const endpoint = await register(owner.token, { url: hookUrl('gone'), eventTypes: ['user.updated'] });
