@@ -1,7 +1,9 @@
 // Sends due deliveries: claims them (a lease, so replicas share the work), checks the URL again
 // after resolving it, signs with every secret in force, records the attempt, schedules the next
 // one or gives up, and disables an endpoint that failed for 5 days (telling its owner with a
-// webhook_endpoint.disabled event, through the outbox like every other event).
+// webhook_endpoint.disabled event, through the outbox like every other event): at a failed attempt,
+// and by a check once a minute, since an endpoint whose last delivery ran out of retries (about 3
+// days in) may see no attempt again.
 import { domainEvent } from '@platform/events';
 import type { Logger } from '@platform/service-kit';
 import { Counter, Histogram, type Registry } from 'prom-client';
@@ -21,6 +23,7 @@ export interface DispatcherSettings {
 
 const LEASE_MS = 60_000;
 const PURGE_EVERY_MS = 3_600_000;
+const DISABLE_CHECK_EVERY_MS = 60_000;
 
 export class WebhookDispatcher {
   private readonly clock: () => Date;
@@ -32,6 +35,7 @@ export class WebhookDispatcher {
   private running: Promise<void> | undefined;
   private again = false;
   private lastPurge = 0;
+  private lastDisableCheck = 0;
 
   constructor(
     private readonly webhooks: WebhookRepository,
@@ -87,6 +91,7 @@ export class WebhookDispatcher {
     try {
       // Workers claiming one delivery at a time: a receiver taking its 15 s holds up one worker, not a batch.
       await Promise.all(Array.from({ length: this.concurrency }, () => this.work()));
+      await this.disableLongFailing();
       await this.purgeOldEvents();
     } catch (error) {
       this.logger.error({ err: error }, 'webhook dispatch failed; the deliveries stay due');
@@ -160,6 +165,16 @@ export class WebhookDispatcher {
           disabledAt: at.toISOString(),
         }),
     };
+  }
+
+  /** The 5-day rule for endpoints no attempt brings to it: failing since 5 days, with or without retries left. */
+  private async disableLongFailing(): Promise<void> {
+    const now = this.clock();
+    if (now.getTime() - this.lastDisableCheck < DISABLE_CHECK_EVERY_MS) return;
+    this.lastDisableCheck = now.getTime();
+    for (const endpoint of await this.webhooks.disableFailingEndpoints(this.disablingAt(now))) {
+      this.logger.warn({ endpointId: endpoint.id, failingSince: endpoint.failingSince }, 'webhook endpoint disabled after failing for 5 days');
+    }
   }
 
   private async purgeOldEvents(): Promise<void> {

@@ -189,6 +189,21 @@ export class WebhookRepository {
     });
   }
 
+  /**
+   * Disables every enabled endpoint failing since `disabling.failingBefore` or earlier, whether
+   * or not an attempt is still to come, each in a unit of work of its own; answers those this
+   * call disabled (another replica's concurrent call disables the rest, once).
+   */
+  async disableFailingEndpoints(disabling: EndpointDisabling): Promise<EndpointRow[]> {
+    const candidates = await this.prisma.webhookEndpoint.findMany({ where: { status: 'ENABLED', failingSince: { lte: disabling.failingBefore } }, select: { id: true } });
+    const disabled: EndpointRow[] = [];
+    for (const { id } of candidates) {
+      const endpoint = await unitOfWork(this.prisma, (tx) => disableIfFailing(tx, id, disabling));
+      if (endpoint) disabled.push(endpoint);
+    }
+    return disabled;
+  }
+
   /** Deletes events received before `before` (their deliveries and attempts go with them). */
   async purgeEventsBefore(before: Date): Promise<number> {
     const { count } = await this.prisma.webhookEvent.deleteMany({ where: { receivedAt: { lt: before } } });

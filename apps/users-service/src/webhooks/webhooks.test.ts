@@ -431,6 +431,36 @@ describe('deliveries', () => {
     expect(enabled.body).toMatchObject({ status: 'ENABLED', disabledAt: null, failingSince: null });
   });
 
+  it('disables an endpoint failing for 5 days even when its only delivery ran out of retries after 3 days and nothing new came', async () => {
+    const owner = await customer();
+    const failing = await register(owner.token, { url: hookUrl('down-quiet'), eventTypes: ['user.updated'] });
+    answer = () => ({ status: 503 });
+    // A replica of its own: its once-a-minute check runs on this test's clock alone.
+    const guard = new AddressGuard({ allowLoopback: true, resolve: async () => [{ address: '127.0.0.1', family: 4 }] });
+    const replica = new WebhookDispatcher(new WebhookRepository(database.prisma), guard, logger, { clock: () => now });
+    const endpointStatus = async () => (await call('GET', `/webhook-endpoints/${failing.id}`, { token: owner.token })).body;
+    const start = now;
+    await arrive('users-service', 'user.updated', 'user', owner.id, { id: owner.id, role: 'customer', name: 'Q', email: 'q@example.com', version: 2, createdAt: now.toISOString() });
+    await replica.drain();
+    for (;;) {
+      const [delivery] = await deliveriesOf(owner.token, failing.id);
+      if (!delivery.nextAttemptAt) break;
+      now = new Date(Date.parse(delivery.nextAttemptAt));
+      await replica.drain();
+    }
+    expect((await deliveriesOf(owner.token, failing.id))[0]).toMatchObject({ status: 'FAILED', attemptCount: MAX_ATTEMPTS });
+    expect(await endpointStatus()).toMatchObject({ status: 'ENABLED', failingSince: start.toISOString() });
+
+    now = new Date(start.getTime() + 5 * DAY_MS - 60_000); // the check runs once a minute
+    await replica.drain();
+    expect((await endpointStatus()).status).toBe('ENABLED');
+    now = new Date(start.getTime() + 5 * DAY_MS);
+    await replica.drain();
+    expect(await endpointStatus()).toMatchObject({ status: 'DISABLED', disabledAt: now.toISOString(), failingSince: start.toISOString() });
+    const recorded = await database.prisma.outboxEvent.findMany({ where: { type: 'webhook_endpoint.disabled', aggregateId: failing.id } });
+    expect(recorded.map((event) => event.data)).toEqual([{ id: failing.id, userId: owner.id, url: hookUrl('down-quiet'), failingSince: start.toISOString(), disabledAt: now.toISOString() }]);
+  });
+
   it('publishes webhook_endpoint.disabled as soon as it commits: the commit wakes the relay, it does not wait for its poll', async () => {
     const owner = await customer();
     const failing = await register(owner.token, { url: hookUrl('down-relayed'), eventTypes: ['user.updated'] });
