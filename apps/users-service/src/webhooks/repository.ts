@@ -134,9 +134,16 @@ export class WebhookRepository {
     return this.prisma.webhookDelivery.findFirst({ where: { id, endpointId }, include: withAttempts });
   }
 
-  /** Makes a delivery due now again, whatever its state (a manual retry). */
-  async requeueDelivery(id: string, dueAt: Date): Promise<void> {
-    await this.prisma.webhookDelivery.update({ where: { id }, data: { status: 'PENDING', nextAttemptAt: dueAt } });
+  /**
+   * Makes a delivery due now again, whatever its state (a manual retry), unless an attempt of it is
+   * under way: made due then, a second worker would send it beside the first. False in that case.
+   */
+  async requeueDelivery(id: string, dueAt: Date): Promise<boolean> {
+    const { count } = await this.prisma.webhookDelivery.updateMany({
+      where: { id, OR: [{ leasedUntil: null }, { leasedUntil: { lte: dueAt } }] },
+      data: { status: 'PENDING', nextAttemptAt: dueAt },
+    });
+    return count === 1;
   }
 
   /**
@@ -155,7 +162,7 @@ export class WebhookRepository {
         ORDER BY d.next_attempt_at, d.event_position
         LIMIT ${limit}
         FOR UPDATE OF d SKIP LOCKED)
-      UPDATE webhook_deliveries SET next_attempt_at = ${leaseUntil} FROM due WHERE webhook_deliveries.id = due.id
+      UPDATE webhook_deliveries SET next_attempt_at = ${leaseUntil}, leased_until = ${leaseUntil} FROM due WHERE webhook_deliveries.id = due.id
       RETURNING webhook_deliveries.id::text AS id`;
     return rows.map((row) => row.id);
   }
@@ -179,7 +186,7 @@ export class WebhookRepository {
     // A unit of work: the disabled event it may record wakes the relay at its commit, not at its next poll.
     return unitOfWork(this.prisma, async (tx) => {
       await tx.webhookAttempt.create({ data: { id: newId(), ...attempt } });
-      await tx.webhookDelivery.update({ where: { id: attempt.deliveryId }, data: delivery });
+      await tx.webhookDelivery.update({ where: { id: attempt.deliveryId }, data: { ...delivery, leasedUntil: null } });
       if (endpoint.succeeded) {
         await tx.webhookEndpoint.updateMany({ where: { id: endpoint.id, failingSince: { not: null } }, data: { failingSince: null } });
         return null;

@@ -385,6 +385,32 @@ describe('deliveries', () => {
     expect((await call('POST', `/webhook-endpoints/${endpoint.id}/deliveries/${newId()}/retry`, { token: owner.token })).status).toBe(404);
   });
 
+  it('refuses a manual retry while an attempt of the delivery is under way (409), so it is not sent twice', async () => {
+    const owner = await customer();
+    const endpoint = await register(owner.token, { url: hookUrl('slow'), eventTypes: ['user.updated'] });
+    answer = () => 'hang'; // the receiver takes the whole timeout (1 s here)
+    await arrive('users-service', 'user.updated', 'user', owner.id, { id: owner.id, role: 'customer', name: 'S', email: 's@example.com', version: 2, createdAt: now.toISOString() });
+    const sending = dispatcher.drain();
+    try {
+      for (const giveUpAt = Date.now() + 5_000; !received.some((request) => request.path === '/slow') && Date.now() < giveUpAt; ) await new Promise((resolve) => setTimeout(resolve, 10));
+      const [inFlight] = await deliveriesOf(owner.token, endpoint.id);
+      const retried = await call('POST', `/webhook-endpoints/${endpoint.id}/deliveries/${inFlight.id}/retry`, { token: owner.token });
+      expect(retried.status).toBe(409);
+      expect(retried.body).toMatchObject({ code: 'CONFLICT', message: expect.stringMatching(/under way/) });
+    } finally {
+      await sending;
+      receiver.closeAllConnections();
+    }
+    const [delivery] = await deliveriesOf(owner.token, endpoint.id);
+    expect(delivery).toMatchObject({ status: 'PENDING', attemptCount: 1 });
+    expect(received.filter((request) => request.path === '/slow')).toHaveLength(1);
+    // Once the attempt is recorded, a retry is taken.
+    answer = () => ({ status: 204 });
+    expect((await call('POST', `/webhook-endpoints/${endpoint.id}/deliveries/${delivery.id}/retry`, { token: owner.token })).status).toBe(202);
+    await dispatcher.drain();
+    expect((await deliveriesOf(owner.token, endpoint.id))[0]).toMatchObject({ status: 'SUCCEEDED', attemptCount: 2 });
+  });
+
   it('disables an endpoint failing for 5 days and tells its owner with webhook_endpoint.disabled', async () => {
     const owner = await customer();
     const failing = await register(owner.token, { url: hookUrl('down'), eventTypes: ['user.updated'] });
