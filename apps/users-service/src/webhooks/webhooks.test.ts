@@ -211,6 +211,11 @@ describe('the SSRF guard', () => {
     ['http://[fe80::1]/', /link-local/],
     ['http://[fc00::5]/', /private/],
     ['http://[::ffff:10.0.0.1]/', /private/],
+    ['http://[::10.0.0.1]/', /private/], // IPv4-compatible
+    ['http://[::169.254.169.254]/', /metadata/],
+    ['http://[2002:a00:1::1]/', /private/], // 6to4 of 10.0.0.1
+    ['http://[2002:a9fe:a9fe::]/', /metadata/], // 6to4 of 169.254.169.254
+    ['http://[fec0::1]/', /private/], // site-local
     ['http://0.0.0.0:8080/', /reserved/],
     ['http://internal.test/hook', /internal\.test resolves to 10\.1\.2\.3, a private address/],
     ['http://metadata.test/hook', /metadata/],
@@ -261,6 +266,13 @@ describe('the SSRF guard', () => {
     expect(forbiddenKindOf('93.184.215.14')).toBeUndefined();
     expect(forbiddenKindOf('2606:2800:21f:cb07:6820:80da:af6b:8b2c')).toBeUndefined();
     expect(forbiddenKindOf('64:ff9b::a9fe:a9fe')).toBe('metadata');
+    await expect(strict.pin('http://[::127.0.0.1]/')).rejects.toThrow(/loopback/);
+    await expect(strict.pin('http://[2002:7f00:1::]/')).rejects.toThrow(/loopback/);
+    expect(forbiddenKindOf('::7f00:1')).toBe('loopback');
+    expect(forbiddenKindOf('2002:0a00:0001:0000:0000:0000:0000:0001')).toBe('private');
+    expect(forbiddenKindOf('fef0::1')).toBe('private');
+    // A 6to4 address of a public IPv4 address is public.
+    expect(forbiddenKindOf('2002:5db8:d70e::1')).toBeUndefined();
   });
 
   it('checks again at every delivery and connects to the address it checked (a name re-pointed inside is refused)', async () => {
