@@ -42,7 +42,7 @@ runService({
       health,
       metrics,
     });
-    const consumer = new EventConsumer(database.prisma, transport, logger, { consumer: 'orders-service', sources: ['users-service'], handlers: eventHandlers }, metrics.registry);
+    const consumer = new EventConsumer(database.prisma, transport, logger, { consumer: 'orders-service', sources: ['users-service'], handlers: eventHandlers, handlerTimeoutMs: config.EVENTS_HANDLER_TIMEOUT_MS }, metrics.registry);
     await consumer.start();
     return {
       app,

@@ -1,5 +1,5 @@
 import { eventsConfigShape } from '@platform/events';
-import { loadConfig, portSetting } from '@platform/service-kit';
+import { ConfigError, loadConfig, portSetting } from '@platform/service-kit';
 import { z } from '@platform/validation';
 
 export function loadUsersConfig(env: NodeJS.ProcessEnv = process.env) {
@@ -25,6 +25,8 @@ export function loadUsersConfig(env: NodeJS.ProcessEnv = process.env) {
     },
     env,
   );
+  // Loopback targets would let any user make the platform call its own internal ports: a test setting that must never reach production.
+  if (config.NODE_ENV === 'production' && config.WEBHOOK_ALLOW_LOOPBACK) throw new ConfigError([{ variable: 'WEBHOOK_ALLOW_LOOPBACK', problem: 'must not be true when NODE_ENV=production (it lets webhook URLs reach loopback addresses)' }]);
   if (config.NODE_ENV === 'production' && !config.API_KEY_HASH_SECRET) config.warnings.push('API_KEY_HASH_SECRET is not set: API key hashes use a key derived from JWT_SECRET, so rotating JWT_SECRET would stop every issued API key.');
   return config;
 }

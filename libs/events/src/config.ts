@@ -8,4 +8,6 @@ export const eventsConfigShape = {
   NATS_STREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
   /** How often the relay and the embedded transport's readers look without being woken (ms). */
   EVENTS_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(500),
+  /** The longest one event handler may run (ms); past it the delivery counts as failed, and after its attempts the event is parked. */
+  EVENTS_HANDLER_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(25_000),
 };

@@ -19,6 +19,20 @@ export interface ConsumerSettings {
   handlers: EventHandlers;
   /** Deliveries of one event before it is parked as dead. */
   maxAttempts?: number;
+  /**
+   * The longest one handler call may take (ms, default 25 s: inside NATS's 30 s ack wait, so the
+   * consumer gives up before the broker redelivers beside a running handler); past it the
+   * delivery counts as a failed attempt, so a handler that hangs (a call without a deadline)
+   * parks its event after `maxAttempts` instead of holding its partition forever.
+   */
+  handlerTimeoutMs?: number;
+}
+
+/** A handler that took longer than its time: the delivery fails like one whose handler threw. */
+export class HandlerTimeout extends Error {
+  constructor(type: string, timeoutMs: number) {
+    super(`the ${type} handler did not finish within ${timeoutMs} ms`);
+  }
 }
 
 export type HandleOutcome = 'handled' | 'duplicate' | 'ignored' | 'parked';
@@ -26,6 +40,7 @@ export type HandleOutcome = 'handled' | 'duplicate' | 'ignored' | 'parked';
 export class EventConsumer {
   private consumption: Consumption | undefined;
   private readonly maxAttempts: number;
+  private readonly handlerTimeoutMs: number;
   private readonly outcomes: Counter;
   private readonly redeliveries: Counter;
   private readonly lag: Histogram;
@@ -40,6 +55,7 @@ export class EventConsumer {
     registry?: Registry,
   ) {
     this.maxAttempts = settings.maxAttempts ?? 5;
+    this.handlerTimeoutMs = settings.handlerTimeoutMs ?? 25_000;
     this.deadLetterStore = deadLettersOf(db, settings.handlers, logger);
     const registers = registry ? [registry] : [];
     this.outcomes = new Counter({ name: 'events_consumed_total', help: 'Events received, by source, type and outcome', labelNames: ['source', 'type', 'outcome'], registers });
@@ -102,7 +118,7 @@ export class EventConsumer {
     if (!handler) return this.count(source, event.type, 'ignored');
     if ((await this.lastSequence(this.db, event)) >= event.sequence) return this.count(source, event.type, 'duplicate');
     try {
-      await handler(event);
+      await this.within(handler(event), event.type);
     } catch (error) {
       if (delivery.attempt < this.maxAttempts) {
         this.logger.warn({ err: error, eventId: event.id, type: event.type, attempt: delivery.attempt }, 'event handler failed; the event comes again');
@@ -126,6 +142,23 @@ export class EventConsumer {
     const replayed = await this.deadLetterStore.replay(id);
     if (replayed?.outcome === 'failed') throw new Error(replayed.error);
     return replayed?.outcome;
+  }
+
+  /**
+   * `handling`, or a HandlerTimeout once it took handlerTimeoutMs. The call itself cannot be
+   * stopped and may still finish later, beside the redelivery: handlers are idempotent (a
+   * crash between handling and recording hands an event over again too).
+   */
+  private async within(handling: Promise<void>, type: string): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new HandlerTimeout(type, this.handlerTimeoutMs)), this.handlerTimeoutMs);
+    });
+    try {
+      await Promise.race([handling, deadline]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   private async lastSequence(client: SqlClient, event: ReceivedEvent): Promise<number> {

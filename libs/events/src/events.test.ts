@@ -238,6 +238,38 @@ describe('events', () => {
     });
   });
 
+  it('a handler that never finishes counts as a failed attempt: its event is parked after its attempts and the events behind it flow', async () => {
+    const secret = 'events-test-secret-events-test-secret-012';
+    const app = express();
+    app.use(eventLogRoutes(db, 'users-service', new TokenVerifier([secret], { audience: 'internal' })));
+    const server = await listen(app, 0, '127.0.0.1');
+    let consumer: EventConsumer | undefined;
+    try {
+      const hung = userId;
+      const others = ['01900000-0000-7000-8000-0000000000b1', '01900000-0000-7000-8000-0000000000b2'];
+      for (const id of [hung, ...others]) await db.$transaction((tx) => recordEvent(tx, domainEvent('user.updated', id, { ...user, id })));
+      const transport = new EmbeddedTransport({ producers: { 'users-service': server.url }, serviceToken: serviceTokenSource(secret, 'orders-service'), cursors: sqlCursorStore(db), logger, pollMs: 20 });
+      await new OutboxRelay(db, transport, logger, { service: 'users-service' }).publishBatch();
+      const handled: string[] = [];
+      consumer = new EventConsumer(db, transport, logger, {
+        consumer: 'orders-service',
+        sources: ['users-service'],
+        maxAttempts: 2,
+        handlerTimeoutMs: 100,
+        // A call without a deadline to something that never answers.
+        handlers: { 'user.updated': (event) => (event.aggregateId === hung ? new Promise<void>(() => undefined) : Promise.resolve(void handled.push(event.aggregateId))) },
+      });
+      await consumer.start();
+      for (const giveUpAt = Date.now() + 10_000; handled.length < others.length && Date.now() < giveUpAt; ) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(handled).toEqual(others);
+      const [parked] = await consumer.deadLetters();
+      expect(parked).toMatchObject({ type: 'user.updated', event: expect.objectContaining({ subject: `user/${hung}` }), attempts: 2, error: 'the user.updated handler did not finish within 100 ms' });
+    } finally {
+      await consumer?.stop();
+      await server.close();
+    }
+  });
+
   it('the embedded transport hands a consumer the producer\'s published events over HTTP, in order, and resumes from its cursor', async () => {
     const secret = 'events-test-secret-events-test-secret-012';
     const app = express();

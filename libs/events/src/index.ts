@@ -3,7 +3,7 @@ export { fromCloudEventJson, MalformedEvent, toCloudEvent, type PlatformEvent, t
 export { InvalidEvent, outboxBacklog, recordEvent, type SqlClient, type SqlDatabase } from './outbox';
 export { unitOfWork } from './outbox-signals';
 export { OUTBOX_CHANNEL, OutboxRelay, startOutboxRelay, type OutboxDatabase, type RelaySettings } from './relay';
-export { deadLettersOf, EventConsumer, type ConsumerSettings, type HandleOutcome } from './consumer';
+export { deadLettersOf, EventConsumer, HandlerTimeout, type ConsumerSettings, type HandleOutcome } from './consumer';
 export { deadLetterRoutes, DeadLetters, type DeadLetter, type DeadLetterState, type EventHandlers, type ReplayOutcome } from './dead-letters';
 export { EmbeddedTransport, eventLogRoutes, sqlCursorStore, type CursorStore, type EmbeddedTransportSettings } from './embedded-transport';
 export type { Consumption, Delivery, EventTransport, Subscription } from './transport';

@@ -33,6 +33,7 @@ const ranges: [ForbiddenKind, BlockList][] = [
       ['192.168.0.0', 16, 'ipv4'],
       ['100.64.0.0', 10, 'ipv4'], // carrier-grade NAT
       ['fc00::', 7, 'ipv6'], // unique local
+      ['fec0::', 10, 'ipv6'], // site-local (deprecated, still routed inside some networks)
     ]),
   ],
   ['link-local', list([['169.254.0.0', 16, 'ipv4'], ['fe80::', 10, 'ipv6']])],
@@ -61,14 +62,39 @@ function list(subnets: [string, number, 'ipv4' | 'ipv6'][]): BlockList {
   return blocks;
 }
 
-/** An IPv4 address carried inside IPv6 (::ffff:a.b.c.d, 64:ff9b::a.b.c.d NAT64) is judged as the IPv4 address it reaches. */
+/** The eight 16-bit groups of an IPv6 address (a dotted IPv4 tail counts as the last two). */
+function groupsOf(address: string): number[] {
+  let text = address.toLowerCase().replace(/%.*$/, '');
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (dotted) {
+    const [a, b, c, d] = dotted.slice(1).map(Number);
+    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const parse = (part: string) => (part ? part.split(':').map((group) => parseInt(group, 16)) : []);
+  if (!text.includes('::')) return parse(text);
+  const [head, tail] = text.split('::');
+  const front = parse(head);
+  const back = parse(tail);
+  return [...front, ...Array<number>(8 - front.length - back.length).fill(0), ...back];
+}
+
+/**
+ * An IPv4 address carried inside IPv6 is judged as the IPv4 address it reaches: IPv4-mapped
+ * (::ffff:a.b.c.d), IPv4-compatible (::a.b.c.d, deprecated, still routed as IPv4 by some
+ * stacks), NAT64 (64:ff9b::a.b.c.d) and 6to4 (2002:aabb:ccdd::/48, which a 6to4 relay delivers
+ * to aa.bb.cc.dd: 2002:a00:1:: is 10.0.0.1).
+ */
 function embeddedIpv4(address: string): string | undefined {
-  const match = /^(?:::ffff:|64:ff9b::)(?:(\d+\.\d+\.\d+\.\d+)|([0-9a-f]{1,4}):([0-9a-f]{1,4}))$/i.exec(address);
-  if (!match) return undefined;
-  if (match[1]) return match[1];
-  const high = parseInt(match[2], 16);
-  const low = parseInt(match[3], 16);
-  return [high >> 8, high & 255, low >> 8, low & 255].join('.');
+  if (isIP(address) !== 6) return undefined;
+  const groups = groupsOf(address);
+  const ipv4 = (high: number, low: number) => [high >> 8, high & 255, low >> 8, low & 255].join('.');
+  const zeroFrom = (from: number, to: number) => groups.slice(from, to).every((group) => group === 0);
+  if (zeroFrom(0, 5) && groups[5] === 0xffff) return ipv4(groups[6], groups[7]);
+  // :: and ::1 are themselves (unspecified, loopback), not IPv4-compatible addresses.
+  if (zeroFrom(0, 6) && !(groups[6] === 0 && groups[7] <= 1)) return ipv4(groups[6], groups[7]);
+  if (groups[0] === 0x64 && groups[1] === 0xff9b && zeroFrom(2, 6)) return ipv4(groups[6], groups[7]);
+  if (groups[0] === 0x2002) return ipv4(groups[1], groups[2]);
+  return undefined;
 }
 
 /** Why an address may not be called, or undefined when it is a public one. */

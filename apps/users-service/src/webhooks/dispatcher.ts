@@ -1,14 +1,16 @@
 // Sends due deliveries: claims them (a lease, so replicas share the work), checks the URL again
 // after resolving it, signs with every secret in force, records the attempt, schedules the next
 // one or gives up, and disables an endpoint that failed for 5 days (telling its owner with a
-// webhook_endpoint.disabled event, through the outbox like every other event).
+// webhook_endpoint.disabled event, through the outbox like every other event): at a failed attempt,
+// and by a check once a minute, since an endpoint whose last delivery ran out of retries (about 3
+// days in) may see no attempt again.
 import { domainEvent } from '@platform/events';
 import type { Logger } from '@platform/service-kit';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import { type AddressGuard, ForbiddenUrl } from './address-guard';
 import { type AttemptResult, sendWebhook } from './delivery-client';
 import { toEventResponse } from './representation';
-import type { DeliveryToSend, WebhookRepository } from './repository';
+import type { DeliveryToSend, EndpointDisabling, WebhookRepository } from './repository';
 import { DELIVERY_TIMEOUT_MS, DISABLE_AFTER_MS, EVENT_RETENTION_MS, MAX_ATTEMPTS, nextAttemptAt } from './retry-schedule';
 import { signedHeaders } from './signing';
 
@@ -21,6 +23,7 @@ export interface DispatcherSettings {
 
 const LEASE_MS = 60_000;
 const PURGE_EVERY_MS = 3_600_000;
+const DISABLE_CHECK_EVERY_MS = 60_000;
 
 export class WebhookDispatcher {
   private readonly clock: () => Date;
@@ -32,6 +35,7 @@ export class WebhookDispatcher {
   private running: Promise<void> | undefined;
   private again = false;
   private lastPurge = 0;
+  private lastDisableCheck = 0;
 
   constructor(
     private readonly webhooks: WebhookRepository,
@@ -87,6 +91,7 @@ export class WebhookDispatcher {
     try {
       // Workers claiming one delivery at a time: a receiver taking its 15 s holds up one worker, not a batch.
       await Promise.all(Array.from({ length: this.concurrency }, () => this.work()));
+      await this.disableLongFailing();
       await this.purgeOldEvents();
     } catch (error) {
       this.logger.error({ err: error }, 'webhook dispatch failed; the deliveries stay due');
@@ -134,30 +139,42 @@ export class WebhookDispatcher {
     const next = succeeded ? null : nextAttemptAt(attemptCount, attemptedAt);
     const status = succeeded ? 'SUCCEEDED' : next ? 'PENDING' : 'FAILED';
     const { endpoint } = delivery;
-    const failingSince = succeeded ? null : (endpoint.failingSince ?? attemptedAt);
-    const disable = !succeeded && endpoint.status === 'ENABLED' && attemptedAt.getTime() - failingSince!.getTime() >= DISABLE_AFTER_MS;
-    await this.webhooks.recordAttempt(
+    // Whether the endpoint failed long enough is the repository's call, on the row as it is at
+    // the write: what this worker read before sending may be stale (another worker's success, or
+    // disable, in between).
+    const disabled = await this.webhooks.recordAttempt(
       { deliveryId: delivery.id, attemptedAt, outcome: result.outcome, statusCode: result.statusCode, latencyMs: result.latencyMs, responseBody: result.responseBody, error: result.error },
       { status, attemptCount, nextAttemptAt: next },
-      {
-        id: endpoint.id,
-        failingSince,
-        disable: disable
-          ? {
-              at: attemptedAt,
-              event: domainEvent('webhook_endpoint.disabled', endpoint.id, {
-                id: endpoint.id,
-                userId: endpoint.ownerId,
-                url: endpoint.url,
-                failingSince: failingSince!.toISOString(),
-                disabledAt: attemptedAt.toISOString(),
-              }),
-            }
-          : undefined,
-      },
+      { id: endpoint.id, succeeded, disabling: this.disablingAt(attemptedAt) },
     );
-    if (disable) this.logger.warn({ endpointId: endpoint.id, failingSince }, 'webhook endpoint disabled after failing for 5 days');
+    if (disabled) this.logger.warn({ endpointId: endpoint.id, failingSince: disabled.failingSince }, 'webhook endpoint disabled after failing for 5 days');
     if (!succeeded && attemptCount >= MAX_ATTEMPTS) this.logger.info({ deliveryId: delivery.id, endpointId: endpoint.id }, 'webhook delivery gave up after its last attempt');
+  }
+
+  /** The 5-day rule as of `at`, with the webhook_endpoint.disabled event telling the owner. */
+  private disablingAt(at: Date): EndpointDisabling {
+    return {
+      at,
+      failingBefore: new Date(at.getTime() - DISABLE_AFTER_MS),
+      event: (endpoint) =>
+        domainEvent('webhook_endpoint.disabled', endpoint.id, {
+          id: endpoint.id,
+          userId: endpoint.ownerId,
+          url: endpoint.url,
+          failingSince: endpoint.failingSince!.toISOString(),
+          disabledAt: at.toISOString(),
+        }),
+    };
+  }
+
+  /** The 5-day rule for endpoints no attempt brings to it: failing since 5 days, with or without retries left. */
+  private async disableLongFailing(): Promise<void> {
+    const now = this.clock();
+    if (now.getTime() - this.lastDisableCheck < DISABLE_CHECK_EVERY_MS) return;
+    this.lastDisableCheck = now.getTime();
+    for (const endpoint of await this.webhooks.disableFailingEndpoints(this.disablingAt(now))) {
+      this.logger.warn({ endpointId: endpoint.id, failingSince: endpoint.failingSince }, 'webhook endpoint disabled after failing for 5 days');
+    }
   }
 
   private async purgeOldEvents(): Promise<void> {

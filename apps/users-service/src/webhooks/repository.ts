@@ -1,6 +1,6 @@
 // Prisma queries of webhook endpoints, the event log, deliveries and their attempts. Callers get
 // rows; rules live in service.ts (the API), intake.ts (events in) and dispatcher.ts (deliveries out).
-import { type DomainEvent, recordEvent } from '@platform/events';
+import { type DomainEvent, recordEvent, unitOfWork } from '@platform/events';
 import { newId } from '@platform/ids';
 import { findKeysetPage, type PageRequest, type RowsPage } from '@platform/paging';
 import type { Prisma, PrismaClient, WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookEvent } from '../generated/prisma/client';
@@ -24,6 +24,13 @@ export interface NewEndpoint {
 }
 
 export type EndpointChanges = Partial<Pick<EndpointRow, 'url' | 'description' | 'eventTypes' | 'scope' | 'ordered' | 'status' | 'disabledAt' | 'failingSince' | 'secret' | 'previousSecret' | 'previousSecretExpiresAt'>>;
+
+/** Disabling endpoints that failed too long: as of `at`, those failing since `failingBefore` or earlier; `event` tells the owner. */
+export interface EndpointDisabling {
+  at: Date;
+  failingBefore: Date;
+  event: (endpoint: EndpointRow) => DomainEvent;
+}
 
 export interface IncomingEvent {
   id: string;
@@ -89,7 +96,7 @@ export class WebhookRepository {
    * (a redelivery: nothing is queued twice).
    */
   async logAndFanOut(event: IncomingEvent, dueAt: Date): Promise<number | null> {
-    return this.prisma.$transaction(async (tx) => {
+    return unitOfWork(this.prisma, async (tx) => {
       const [logged] = await tx.$queryRaw<{ position: bigint }[]>`
         INSERT INTO webhook_events (id, type, source, subject, owner_id, data, occurred_at)
         VALUES (${event.id}::uuid, ${event.type}, ${event.source}, ${event.subject}, ${event.ownerId}::uuid, ${JSON.stringify(event.data)}::jsonb, ${event.occurredAt})
@@ -127,9 +134,16 @@ export class WebhookRepository {
     return this.prisma.webhookDelivery.findFirst({ where: { id, endpointId }, include: withAttempts });
   }
 
-  /** Makes a delivery due now again, whatever its state (a manual retry). */
-  async requeueDelivery(id: string, dueAt: Date): Promise<void> {
-    await this.prisma.webhookDelivery.update({ where: { id }, data: { status: 'PENDING', nextAttemptAt: dueAt } });
+  /**
+   * Makes a delivery due now again, whatever its state (a manual retry), unless an attempt of it is
+   * under way: made due then, a second worker would send it beside the first. False in that case.
+   */
+  async requeueDelivery(id: string, dueAt: Date): Promise<boolean> {
+    const { count } = await this.prisma.webhookDelivery.updateMany({
+      where: { id, OR: [{ leasedUntil: null }, { leasedUntil: { lte: dueAt } }] },
+      data: { status: 'PENDING', nextAttemptAt: dueAt },
+    });
+    return count === 1;
   }
 
   /**
@@ -148,7 +162,7 @@ export class WebhookRepository {
         ORDER BY d.next_attempt_at, d.event_position
         LIMIT ${limit}
         FOR UPDATE OF d SKIP LOCKED)
-      UPDATE webhook_deliveries SET next_attempt_at = ${leaseUntil} FROM due WHERE webhook_deliveries.id = due.id
+      UPDATE webhook_deliveries SET next_attempt_at = ${leaseUntil}, leased_until = ${leaseUntil} FROM due WHERE webhook_deliveries.id = due.id
       RETURNING webhook_deliveries.id::text AS id`;
     return rows.map((row) => row.id);
   }
@@ -158,24 +172,43 @@ export class WebhookRepository {
   }
 
   /**
-   * Writes an attempt and the delivery's and endpoint's state after it, in one transaction;
-   * `disable` also disables the endpoint and records the event telling its owner.
+   * Writes an attempt and the delivery's and endpoint's state after it, in one unit of work. The
+   * endpoint's state is decided here, in SQL, not from what the dispatcher read before sending:
+   * replicas and workers record attempts at the same endpoint side by side. A failure starts its
+   * failing-since clock unless it runs already, then `disabling` applies (see disableIfFailing).
+   * Answers the endpoint when this attempt disabled it, null otherwise.
    */
   async recordAttempt(
     attempt: Omit<AttemptRow, 'id'>,
     delivery: { status: string; attemptCount: number; nextAttemptAt: Date | null },
-    endpoint: { id: string; failingSince: Date | null; disable?: { at: Date; event: DomainEvent } },
-  ): Promise<void> {
-    await this.prisma.$transaction(async (tx) => {
+    endpoint: { id: string; succeeded: boolean; disabling: EndpointDisabling },
+  ): Promise<EndpointRow | null> {
+    // A unit of work: the disabled event it may record wakes the relay at its commit, not at its next poll.
+    return unitOfWork(this.prisma, async (tx) => {
       await tx.webhookAttempt.create({ data: { id: newId(), ...attempt } });
-      await tx.webhookDelivery.update({ where: { id: attempt.deliveryId }, data: delivery });
-      if (endpoint.disable) {
-        await tx.webhookEndpoint.updateMany({ where: { id: endpoint.id, status: 'ENABLED' }, data: { status: 'DISABLED', disabledAt: endpoint.disable.at, failingSince: endpoint.failingSince, version: { increment: 1 } } });
-        await recordEvent(tx, endpoint.disable.event);
-      } else {
-        await tx.webhookEndpoint.updateMany({ where: { id: endpoint.id }, data: { failingSince: endpoint.failingSince } });
+      await tx.webhookDelivery.update({ where: { id: attempt.deliveryId }, data: { ...delivery, leasedUntil: null } });
+      if (endpoint.succeeded) {
+        await tx.webhookEndpoint.updateMany({ where: { id: endpoint.id, failingSince: { not: null } }, data: { failingSince: null } });
+        return null;
       }
+      await tx.webhookEndpoint.updateMany({ where: { id: endpoint.id, failingSince: null }, data: { failingSince: attempt.attemptedAt } });
+      return disableIfFailing(tx, endpoint.id, endpoint.disabling);
     });
+  }
+
+  /**
+   * Disables every enabled endpoint failing since `disabling.failingBefore` or earlier, whether
+   * or not an attempt is still to come, each in a unit of work of its own; answers those this
+   * call disabled (another replica's concurrent call disables the rest, once).
+   */
+  async disableFailingEndpoints(disabling: EndpointDisabling): Promise<EndpointRow[]> {
+    const candidates = await this.prisma.webhookEndpoint.findMany({ where: { status: 'ENABLED', failingSince: { lte: disabling.failingBefore } }, select: { id: true } });
+    const disabled: EndpointRow[] = [];
+    for (const { id } of candidates) {
+      const endpoint = await unitOfWork(this.prisma, (tx) => disableIfFailing(tx, id, disabling));
+      if (endpoint) disabled.push(endpoint);
+    }
+    return disabled;
   }
 
   /** Deletes events received before `before` (their deliveries and attempts go with them). */
@@ -183,4 +216,22 @@ export class WebhookRepository {
     const { count } = await this.prisma.webhookEvent.deleteMany({ where: { receivedAt: { lt: before } } });
     return count;
   }
+}
+
+type Transaction = Parameters<Parameters<PrismaClient['$transaction']>[0]>[0];
+
+/**
+ * Disables the endpoint when it is still enabled and failing since `failingBefore` or earlier, and
+ * records the event only when this update changed it: of two transactions racing, the second
+ * waits for the first's row lock, finds it DISABLED and changes nothing, so the owner hears once.
+ */
+async function disableIfFailing(tx: Transaction, id: string, disabling: EndpointDisabling): Promise<EndpointRow | null> {
+  const { count } = await tx.webhookEndpoint.updateMany({
+    where: { id, status: 'ENABLED', failingSince: { lte: disabling.failingBefore } },
+    data: { status: 'DISABLED', disabledAt: disabling.at, version: { increment: 1 } },
+  });
+  if (count !== 1) return null;
+  const disabled = await tx.webhookEndpoint.findUniqueOrThrow({ where: { id } });
+  await recordEvent(tx, disabling.event(disabled));
+  return disabled;
 }

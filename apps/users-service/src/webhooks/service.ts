@@ -124,13 +124,15 @@ export class WebhookService {
     return toListEnvelope(rows, request, { secret: this.settings.cursorSecret, sortValue: (row) => row.createdAt, totalCount: total });
   }
 
-  /** Sends a delivery again now, whatever its state (succeeded ones too: a receiver lost it). */
+  /** Sends a delivery again now, whatever its state (succeeded ones too: a receiver lost it), but not beside an attempt under way. */
   async retryDelivery(principal: Principal, endpointId: string, deliveryId: string): Promise<DeliveryWithAttempts> {
     const endpoint = await this.get(principal, endpointId);
     const delivery = isId(deliveryId) ? await this.webhooks.findDelivery(endpoint.id, deliveryId) : null;
     if (!delivery) throw ApiError.notFound('Delivery');
     if (endpoint.status !== 'ENABLED') throw new ApiError('CONFLICT', 'The endpoint is disabled: enable it (PATCH status ENABLED) before retrying its deliveries.');
-    await this.webhooks.requeueDelivery(delivery.id, this.clock());
+    if (!(await this.webhooks.requeueDelivery(delivery.id, this.clock()))) {
+      throw new ApiError('CONFLICT', 'An attempt of this delivery is under way: see its outcome in the delivery log, and retry once it is recorded.');
+    }
     this.settings.onDeliveriesDue?.();
     return (await this.webhooks.findDelivery(endpoint.id, delivery.id)) ?? delivery;
   }

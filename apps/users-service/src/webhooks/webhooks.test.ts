@@ -6,7 +6,7 @@ import http from 'node:http';
 import path from 'node:path';
 import type { Database } from '@platform/db';
 import { openTestDatabase } from '@platform/db/testing';
-import { EventConsumer, type EventTransport, eventJsonSchemas, type EventType, toCloudEvent } from '@platform/events';
+import { EventConsumer, type EventTransport, eventJsonSchemas, type EventType, type PlatformEvent, startOutboxRelay, toCloudEvent } from '@platform/events';
 import { newId } from '@platform/ids';
 import { createLogger, createMetrics, Health, listen, type Listening } from '@platform/service-kit';
 import { apiClient } from '@platform/test-kit';
@@ -211,6 +211,11 @@ describe('the SSRF guard', () => {
     ['http://[fe80::1]/', /link-local/],
     ['http://[fc00::5]/', /private/],
     ['http://[::ffff:10.0.0.1]/', /private/],
+    ['http://[::10.0.0.1]/', /private/], // IPv4-compatible
+    ['http://[::169.254.169.254]/', /metadata/],
+    ['http://[2002:a00:1::1]/', /private/], // 6to4 of 10.0.0.1
+    ['http://[2002:a9fe:a9fe::]/', /metadata/], // 6to4 of 169.254.169.254
+    ['http://[fec0::1]/', /private/], // site-local
     ['http://0.0.0.0:8080/', /reserved/],
     ['http://internal.test/hook', /internal\.test resolves to 10\.1\.2\.3, a private address/],
     ['http://metadata.test/hook', /metadata/],
@@ -261,6 +266,13 @@ describe('the SSRF guard', () => {
     expect(forbiddenKindOf('93.184.215.14')).toBeUndefined();
     expect(forbiddenKindOf('2606:2800:21f:cb07:6820:80da:af6b:8b2c')).toBeUndefined();
     expect(forbiddenKindOf('64:ff9b::a9fe:a9fe')).toBe('metadata');
+    await expect(strict.pin('http://[::127.0.0.1]/')).rejects.toThrow(/loopback/);
+    await expect(strict.pin('http://[2002:7f00:1::]/')).rejects.toThrow(/loopback/);
+    expect(forbiddenKindOf('::7f00:1')).toBe('loopback');
+    expect(forbiddenKindOf('2002:0a00:0001:0000:0000:0000:0000:0001')).toBe('private');
+    expect(forbiddenKindOf('fef0::1')).toBe('private');
+    // A 6to4 address of a public IPv4 address is public.
+    expect(forbiddenKindOf('2002:5db8:d70e::1')).toBeUndefined();
   });
 
   it('checks again at every delivery and connects to the address it checked (a name re-pointed inside is refused)', async () => {
@@ -385,6 +397,32 @@ describe('deliveries', () => {
     expect((await call('POST', `/webhook-endpoints/${endpoint.id}/deliveries/${newId()}/retry`, { token: owner.token })).status).toBe(404);
   });
 
+  it('refuses a manual retry while an attempt of the delivery is under way (409), so it is not sent twice', async () => {
+    const owner = await customer();
+    const endpoint = await register(owner.token, { url: hookUrl('slow'), eventTypes: ['user.updated'] });
+    answer = () => 'hang'; // the receiver takes the whole timeout (1 s here)
+    await arrive('users-service', 'user.updated', 'user', owner.id, { id: owner.id, role: 'customer', name: 'S', email: 's@example.com', version: 2, createdAt: now.toISOString() });
+    const sending = dispatcher.drain();
+    try {
+      for (const giveUpAt = Date.now() + 5_000; !received.some((request) => request.path === '/slow') && Date.now() < giveUpAt; ) await new Promise((resolve) => setTimeout(resolve, 10));
+      const [inFlight] = await deliveriesOf(owner.token, endpoint.id);
+      const retried = await call('POST', `/webhook-endpoints/${endpoint.id}/deliveries/${inFlight.id}/retry`, { token: owner.token });
+      expect(retried.status).toBe(409);
+      expect(retried.body).toMatchObject({ code: 'CONFLICT', message: expect.stringMatching(/under way/) });
+    } finally {
+      await sending;
+      receiver.closeAllConnections();
+    }
+    const [delivery] = await deliveriesOf(owner.token, endpoint.id);
+    expect(delivery).toMatchObject({ status: 'PENDING', attemptCount: 1 });
+    expect(received.filter((request) => request.path === '/slow')).toHaveLength(1);
+    // Once the attempt is recorded, a retry is taken.
+    answer = () => ({ status: 204 });
+    expect((await call('POST', `/webhook-endpoints/${endpoint.id}/deliveries/${delivery.id}/retry`, { token: owner.token })).status).toBe(202);
+    await dispatcher.drain();
+    expect((await deliveriesOf(owner.token, endpoint.id))[0]).toMatchObject({ status: 'SUCCEEDED', attemptCount: 2 });
+  });
+
   it('disables an endpoint failing for 5 days and tells its owner with webhook_endpoint.disabled', async () => {
     const owner = await customer();
     const failing = await register(owner.token, { url: hookUrl('down'), eventTypes: ['user.updated'] });
@@ -429,6 +467,62 @@ describe('deliveries', () => {
     expect(received).toEqual([]);
     const enabled = await call('PATCH', `/webhook-endpoints/${failing.id}`, { token: owner.token, body: { status: 'ENABLED' } });
     expect(enabled.body).toMatchObject({ status: 'ENABLED', disabledAt: null, failingSince: null });
+  });
+
+  it('disables an endpoint failing for 5 days even when its only delivery ran out of retries after 3 days and nothing new came', async () => {
+    const owner = await customer();
+    const failing = await register(owner.token, { url: hookUrl('down-quiet'), eventTypes: ['user.updated'] });
+    answer = () => ({ status: 503 });
+    // A replica of its own: its once-a-minute check runs on this test's clock alone.
+    const guard = new AddressGuard({ allowLoopback: true, resolve: async () => [{ address: '127.0.0.1', family: 4 }] });
+    const replica = new WebhookDispatcher(new WebhookRepository(database.prisma), guard, logger, { clock: () => now });
+    const endpointStatus = async () => (await call('GET', `/webhook-endpoints/${failing.id}`, { token: owner.token })).body;
+    const start = now;
+    await arrive('users-service', 'user.updated', 'user', owner.id, { id: owner.id, role: 'customer', name: 'Q', email: 'q@example.com', version: 2, createdAt: now.toISOString() });
+    await replica.drain();
+    for (;;) {
+      const [delivery] = await deliveriesOf(owner.token, failing.id);
+      if (!delivery.nextAttemptAt) break;
+      now = new Date(Date.parse(delivery.nextAttemptAt));
+      await replica.drain();
+    }
+    expect((await deliveriesOf(owner.token, failing.id))[0]).toMatchObject({ status: 'FAILED', attemptCount: MAX_ATTEMPTS });
+    expect(await endpointStatus()).toMatchObject({ status: 'ENABLED', failingSince: start.toISOString() });
+
+    now = new Date(start.getTime() + 5 * DAY_MS - 60_000); // the check runs once a minute
+    await replica.drain();
+    expect((await endpointStatus()).status).toBe('ENABLED');
+    now = new Date(start.getTime() + 5 * DAY_MS);
+    await replica.drain();
+    expect(await endpointStatus()).toMatchObject({ status: 'DISABLED', disabledAt: now.toISOString(), failingSince: start.toISOString() });
+    const recorded = await database.prisma.outboxEvent.findMany({ where: { type: 'webhook_endpoint.disabled', aggregateId: failing.id } });
+    expect(recorded.map((event) => event.data)).toEqual([{ id: failing.id, userId: owner.id, url: hookUrl('down-quiet'), failingSince: start.toISOString(), disabledAt: now.toISOString() }]);
+  });
+
+  it('publishes webhook_endpoint.disabled as soon as it commits: the commit wakes the relay, it does not wait for its poll', async () => {
+    const owner = await customer();
+    const failing = await register(owner.token, { url: hookUrl('down-relayed'), eventTypes: ['user.updated'] });
+    answer = () => ({ status: 500 });
+    const profile = (version: number) => ({ id: owner.id, role: 'customer', name: 'R', email: 'r@example.com', version, createdAt: now.toISOString() });
+    const start = now;
+    await arrive('users-service', 'user.updated', 'user', owner.id, profile(2));
+    await dispatcher.drain();
+
+    const published: PlatformEvent[] = [];
+    const transport = { kind: 'embedded', publish: async (events: readonly PlatformEvent[]) => void published.push(...events) } as unknown as EventTransport;
+    // A poll far longer than the test: only a wake-up publishes in time.
+    const relay = await startOutboxRelay({ prisma: database.prisma }, transport, logger, { service: 'users-service', pollMs: 600_000 });
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 300)); // its first pass, over what earlier tests left
+      now = new Date(start.getTime() + 5 * DAY_MS);
+      await arrive('users-service', 'user.updated', 'user', owner.id, profile(3));
+      await dispatcher.drain();
+      const disabledEvent = () => published.find((event) => event.type === 'webhook_endpoint.disabled' && event.subject === `webhook_endpoint/${failing.id}`);
+      for (const giveUpAt = Date.now() + 3_000; !disabledEvent() && Date.now() < giveUpAt; ) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(disabledEvent()?.data).toMatchObject({ id: failing.id, disabledAt: now.toISOString() });
+    } finally {
+      await relay.stop();
+    }
   });
 
   it('on an ordered endpoint, sends the events of one resource one at a time, in order', async () => {
@@ -502,6 +596,27 @@ describe('replicas and owners', () => {
     await Promise.all([dispatcher.drain(), other.drain()]);
     const sent = received.filter((request) => request.path === '/shared').map((request) => request.headers['webhook-id']);
     expect(sent.sort()).toEqual([...ids].sort());
+  });
+
+  it('disables a failing endpoint once, with one webhook_endpoint.disabled, when replicas record its failures at the same time', async () => {
+    const owner = await customer();
+    const failing = await register(owner.token, { url: hookUrl('down-raced'), eventTypes: ['review.created'] });
+    answer = () => ({ status: 500 });
+    const review = async () => {
+      const reviewId = newId();
+      await arrive('catalog-service', 'review.created', 'review', reviewId, { id: reviewId, productId: newId(), userId: owner.id, rating: 1 });
+    };
+    const start = now;
+    await review();
+    await dispatcher.drain();
+    // Five days on, many failing deliveries at once: every worker of both replicas read the endpoint ENABLED before sending.
+    now = new Date(start.getTime() + 5 * DAY_MS);
+    for (let i = 0; i < 8; i++) await review();
+    const guard = new AddressGuard({ allowLoopback: true, resolve: async () => [{ address: '127.0.0.1', family: 4 }] });
+    const other = new WebhookDispatcher(new WebhookRepository(database.prisma), guard, logger, { clock: () => now, concurrency: 4 });
+    await Promise.all([dispatcher.drain(), other.drain()]);
+    expect((await call('GET', `/webhook-endpoints/${failing.id}`, { token: owner.token })).body).toMatchObject({ status: 'DISABLED', failingSince: start.toISOString() });
+    expect(await database.prisma.outboxEvent.count({ where: { type: 'webhook_endpoint.disabled', aggregateId: failing.id } })).toBe(1);
   });
 
   it("removes a deleted user's endpoints with them", async () => {
