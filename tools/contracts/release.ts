@@ -1,12 +1,14 @@
 // npm run contract:release: the contracts as they are now become the released baseline that
 // `contract:check` compares against, stamped with the day and the commit they came from.
+// `-- --root <checkout>` releases another checkout's contracts (the replacement e2e's copy).
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { layoutOf } from './layout';
 
 export async function main(): Promise<void> {
-  const { root, files: contracts, protoDir, protoBaselineDir, releaseFile } = layoutOf();
+  const named = process.argv.indexOf('--root');
+  const { root, files: contracts, protoDir, protoBaselineDir, releaseFile } = layoutOf(named > 0 && process.argv[named + 1] ? path.resolve(process.argv[named + 1]) : undefined);
   const git = (...args: string[]): string => execFileSync('git', args, { cwd: root, encoding: 'utf8' }).trim();
   const commit = git('rev-parse', 'HEAD');
   const uncommitted = git('status', '--porcelain', '--', 'apps/gateway/src/openapi/openapi.json', 'apps/gateway/src/graphql/supergraph.graphql', 'apps/*/src/graphql/schema.graphql', 'proto');

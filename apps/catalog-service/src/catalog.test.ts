@@ -197,7 +197,7 @@ describe('reviews and rating', () => {
     expect(again.body.code).toBe('REVIEW_EXISTS');
     await call('POST', `/products/${product.id}/reviews`, { token: (await tokenFor(JWT_SECRET)).token, body: { rating: 1 } });
     const rating = await call('GET', `/products/${product.id}/rating`, { token: customer });
-    expect(rating.body).toEqual({ productId: product.id, average: 2.5, count: 2, distribution: { '1': 1, '2': 0, '3': 0, '4': 1, '5': 0 } });
+    expect(rating.body).toEqual({ productId: product.id, average: 2.5, count: 2, reviewCount: 2, distribution: { '1': 1, '2': 0, '3': 0, '4': 1, '5': 0 } });
     expect((await call('GET', `/products/${product.id}`, { token: customer })).body).toMatchObject({ rating: 2.5, reviewCount: 2 });
     expect((await call('GET', first.headers.get('location')!.replace('/v1', ''), { token: customer })).body.id).toBe(first.body.id);
   });
@@ -218,7 +218,7 @@ describe('reviews and rating', () => {
     const results = await Promise.all(stars.map(async (rating) => call('POST', `/products/${product.id}/reviews`, { token: (await tokenFor(JWT_SECRET)).token, body: { rating } })));
     expect(results.every((res) => res.status === 201)).toBe(true);
     const rating = await call('GET', `/products/${product.id}/rating`, { token: customer });
-    expect(rating.body).toEqual({ productId: product.id, average: 3, count: 40, distribution: { '1': 8, '2': 8, '3': 8, '4': 8, '5': 8 } });
+    expect(rating.body).toEqual({ productId: product.id, average: 3, count: 40, reviewCount: 40, distribution: { '1': 8, '2': 8, '3': 8, '4': 8, '5': 8 } });
     expect(await database.prisma.review.count({ where: { productId: product.id } })).toBe(40);
   });
 

@@ -3,7 +3,7 @@
 // of this suite's own (DEPRECATIONS_FILE), so the other suites keep the repository's registry and
 // its document. What a client sees: the headers only when it uses a deprecated element, 410 GONE
 // in a brownout and after the sunset, a response field left out in its brownout, a dry run that
-// passes and is counted, GraphQL's GONE; and a malformed registry that keeps the gateway down.
+// passes and is counted, GraphQL's field left out (null, GONE at its path); and a malformed registry that keeps the gateway down.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -196,7 +196,7 @@ it('answers 410 GONE for a parameter after its sunset', async () => {
   expect(Date.parse(res.headers.get('sunset') ?? '')).toBeGreaterThanOrEqual(Number(res.headers.get('deprecation')?.slice(1)) * 1000);
 });
 
-it('names a deprecated response field in Deprecated-Fields and leaves out one in its brownout; GraphQL refuses it with GONE', async () => {
+it('names a deprecated response field in Deprecated-Fields and leaves out one in its brownout; GraphQL answers it null with GONE at its path', async () => {
   const order = (await retiring('POST', '/v1/orders', { token: customer, body: { items: [{ productId, quantity: 1 }] } })).body;
   expect((await stack('PATCH', `/v1/orders/${order.id}`, { token: admin, body: { status: 'CONFIRMED' } })).status).toBe(200);
   expect((await stack('PUT', `/v1/orders/${order.id}/shipment`, { token: admin, body: { status: 'SHIPPED', carrier: 'CJ', trackingNumber: 'T-1' } })).status).toBe(200);
@@ -213,7 +213,10 @@ it('names a deprecated response field in Deprecated-Fields and leaves out one in
   const query = 'query Track($id: ID!) { order(id: $id) { id shipment { ...Tracking } } } fragment Tracking on Shipment { status trackingNumber }';
   const graphql = await retiring('POST', '/v1/graphql', { token: customer, body: { query, variables: { id: order.id } } });
   expect(graphql.status).toBe(200);
-  expect(graphql.body).toEqual({ errors: [{ message: expect.stringContaining('use Shipment.trackingUrl instead'), extensions: { code: 'GONE' } }] });
+  // The field is left out as GraphQL leaves out a field that failed: null, its error at its path, the rest answered.
+  expect(graphql.body.data).toEqual({ order: { id: order.id, shipment: { status: 'SHIPPED', trackingNumber: null } } });
+  expect(graphql.body.errors).toEqual([{ message: expect.stringContaining('use Shipment.trackingUrl instead'), path: ['order', 'shipment', 'trackingNumber'], extensions: { code: 'GONE' } }]);
+  expect(graphql.headers.get('link')).toBe(`<${notice}tracking-number>; rel="deprecation"; type="text/html"`);
   const without = await retiring('POST', '/v1/graphql', { token: customer, body: { query: 'query Track($id: ID!) { order(id: $id) { id shipment { status } } }', variables: { id: order.id } } });
   expect(without.body.data.order.shipment.status).toBe('SHIPPED');
   expect(deprecationHeadersOf(without)).toEqual([]);

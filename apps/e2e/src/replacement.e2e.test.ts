@@ -1,12 +1,17 @@
 // The spec's four steps of a field replacement (§Versioning 4), run for real on the running stack
-// for one REST response field, one GraphQL field and one RPC field: the new field is there and
-// the old one is deprecated with dates (a test registry); a client keeps using the old one and
-// the contract gate refuses its removal, naming that client; the client moves; after the
-// (test-short) zero-use window, with the sunset passed, the same removal passes the gate.
-// The gate and the usage export run as a service team runs them (`contract:check`,
-// `contract:usage -- --export`), on a copy of the contracts with the removals applied.
+// for one REST response field, one GraphQL field and one RPC field, each replaced in the product:
+// Rating.reviewCount beside count, Product.averageRating beside rating,
+// AdjustStockRequest.change_reason beside reason, the old ones deprecated in the repository's own
+// contracts/deprecations.yaml (announced 2026-11-27, sunset 2027-06-01), which the stack's gateway
+// and inventory-service read. A client keeps using the old fields and sees the deprecation marks;
+// on a copy of the repository with the old fields removed from their sources (the contracts
+// regenerated there) and the sunset moved into the past, the contract gate refuses the removal,
+// naming that client; the client moves; after the (test-short) zero-use window the same removal
+// passes; released there, the registry entries go and the gate still passes. The gate, the usage
+// export and the release run as a service team runs them (`contract:check -- --root`,
+// `contract:usage -- --export`, `contract:release -- --root`).
 import { execFile } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -25,25 +30,35 @@ const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISO
 
 const OLD = {
   rest: 'rest:GET /v1/products/{id}/rating response.200.body.count',
-  graphql: 'graphql:Product.imageUrl',
+  graphql: 'graphql:Product.rating',
   proto: 'proto:inventory.v1.AdjustStockRequest.reason',
 };
+const NEW = {
+  rest: 'rest:GET /v1/products/{id}/rating response.200.body.reviewCount',
+  graphql: 'graphql:Product.averageRating',
+  proto: 'proto:inventory.v1.AdjustStockRequest.change_reason',
+};
+/** What contracts/deprecations.yaml says of the three (announced 2026-11-27, sunset 2027-06-01). */
+const ANNOUNCED = `@${Date.parse('2026-11-27T00:00:00Z') / 1000}`;
+const SUNSET = 'Tue, 01 Jun 2027 00:00:00 GMT';
 
-/** A copy of what the gate reads, with the three old fields removed and the test registry in place. */
-function contractsWithRemovals(): string {
+/**
+ * A copy of the repository's tracked files (node_modules linked), where a service team removes the
+ * three old fields from their sources and regenerates the contracts as it would in its branch,
+ * with the registry's dates moved into the past (the sunset passed).
+ */
+async function repositoryWithRemovals(): Promise<string> {
   const copy = mkdtempSync(path.join(tmpdir(), 'replacement-'));
-  const take = (relative: string) => cpSync(path.join(root, relative), path.join(copy, relative), { recursive: true });
-  take('contracts');
-  take('proto');
-  take('apps/gateway/src/openapi/openapi.json');
-  take('apps/gateway/src/graphql/supergraph.graphql');
-  for (const app of readdirSync(path.join(root, 'apps')).filter((name) => name.endsWith('-service'))) {
+  const { stdout } = await run('git', ['ls-files', '-z'], { cwd: root, maxBuffer: 16 * 1024 * 1024 });
+  for (const file of stdout.split('\0').filter(Boolean)) {
+    mkdirSync(path.dirname(path.join(copy, file)), { recursive: true });
     try {
-      take(`apps/${app}/src/graphql/schema.graphql`);
+      cpSync(path.join(root, file), path.join(copy, file));
     } catch {
-      // a service without a subgraph
+      // a tracked file deleted in the working tree
     }
   }
+  symlinkSync(path.join(root, 'node_modules'), path.join(copy, 'node_modules'), 'dir');
   const edit = (relative: string, change: (text: string) => string) => {
     const file = path.join(copy, relative);
     const before = readFileSync(file, 'utf8');
@@ -51,29 +66,18 @@ function contractsWithRemovals(): string {
     if (after === before) throw new Error(`the removal did not apply to ${relative}`);
     writeFileSync(file, after);
   };
-  // REST: Rating.count (only GET /products/{id}/rating answers a Rating).
-  edit('apps/gateway/src/openapi/openapi.json', (text) => {
-    const document = JSON.parse(text) as { components: { schemas: Record<string, { properties: Record<string, unknown>; required?: string[] }> } };
-    const rating = document.components.schemas.Rating;
-    delete rating.properties.count;
-    rating.required = rating.required?.filter((name) => name !== 'count');
-    return `${JSON.stringify(document, null, 2)}\n`;
-  });
-  // GraphQL: Product.imageUrl, from the supergraph and the catalog subgraph.
-  edit('apps/gateway/src/graphql/supergraph.graphql', (text) => text.replace(/\n {2}"""A picture of the product, when there is one\."""\n {2}imageUrl: String[^\n]*\n/, '\n'));
-  edit('apps/catalog-service/src/graphql/schema.graphql', (text) => text.replace(/\n {2}"A picture of the product, when there is one\."\n {2}imageUrl: String\n/, '\n'));
+  // REST: Rating.count, from the catalog's representation (the OpenAPI document is generated from it).
+  edit('apps/catalog-service/src/products/representation.ts', (text) => text.replace(/\n {2}count: z\.number\(\)[^\n]*\n/, '\n').replace(/\n {4}count: reviewCountOf\(row\),\n/, '\n'));
+  // GraphQL: Product.rating, from the catalog subgraph (the supergraph is composed from it).
+  edit('apps/catalog-service/src/graphql/schema.graphql', (text) => text.replace(/\n {2}"Average review stars, 0 when there are no reviews\."\n {2}rating: Float! @deprecated[^\n]*\n/, '\n'));
   // gRPC: AdjustStockRequest.reason.
-  edit('proto/inventory/v1/inventory.proto', (text) => text.replace(/\n[^\n]*Why \(a delivery[^\n]*\n {2}string reason = 3;\n/, '\n'));
-  // The replacement's registry: announced when the new field came, sunset passed.
-  const entries = [
-    [OLD.rest, 'rest:GET /v1/products/{id}/rating response.200.body.distribution'],
-    [OLD.graphql, 'graphql:Product.name'],
-    [OLD.proto, 'proto:inventory.v1.AdjustStockRequest.request_id'],
-  ];
-  writeFileSync(
-    path.join(copy, 'contracts/deprecations.yaml'),
-    `deprecations:\n${entries.map(([element, replacement]) => `  - element: "${element}"\n    replacement: "${replacement}"\n    announced: ${day(-2)}\n    sunset: ${day(-1)}\n    notice: https://docs.example.com/changes/replacement-e2e\n`).join('')}`,
-  );
+  edit('proto/inventory/v1/inventory.proto', (text) => text.replace(/\n[^\n]*Why \(a delivery[^\n]*\n {2}string reason = 3 \[deprecated = true\];\n/, '\n'));
+  // The sunset passed (the announcement before it).
+  edit('contracts/deprecations.yaml', (text) => text.replaceAll('announced: 2026-11-27', `announced: ${day(-2)}`).replaceAll('sunset: 2027-06-01', `sunset: ${day(-1)}`));
+  await run(process.execPath, ['tools/openapi/generate.mjs'], { cwd: copy });
+  await run(process.execPath, ['tools/graphql/compose-supergraph.mjs'], { cwd: copy });
+  const openapi = JSON.parse(readFileSync(path.join(copy, 'apps/gateway/src/openapi/openapi.json'), 'utf8')) as { components: { schemas: Record<string, { properties: Record<string, unknown> }> } };
+  if (openapi.components.schemas.Rating.properties.count) throw new Error('the regenerated OpenAPI document still has Rating.count');
   return copy;
 }
 
@@ -118,18 +122,15 @@ function blockOf(output: string, element: string): string {
 
 describe('replacing a field in four steps, for REST, GraphQL and gRPC', () => {
   const inventory = new InventoryClient(inventoryAddress, credentials.createInsecure());
-  let copy: string;
-  let work: string;
+  let copy: string | undefined;
+  let work: string | undefined;
   afterAll(() => {
     inventory.close();
-    rmSync(copy, { recursive: true, force: true });
-    rmSync(work, { recursive: true, force: true });
+    for (const dir of [copy, work]) if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it('refuses the removal while a client uses the old field, naming it, and lets it pass after the window without use', async () => {
-    copy = contractsWithRemovals();
+  it('marks the old fields, refuses their removal while a client uses them, naming it, and lets it pass after the window without use', async () => {
     work = mkdtempSync(path.join(tmpdir(), 'replacement-usage-'));
-    mkdirSync(work, { recursive: true });
 
     // A client app of its own: a signed-up user, identified by its name/version headers (the SDK's `client`).
     const anonymous = createApiClient(gatewayUrl, { client });
@@ -147,46 +148,65 @@ describe('replacing a field in four steps, for REST, GraphQL and gRPC', () => {
     const sku = `E2E-REPL-${Date.now()}`;
     await new Promise((resolve, reject) => inventory.setStock({ sku, onHand: 10, requestId: `${sku}-set` }, metadata(), (error, reply) => (error ? reject(error) : resolve(reply))));
     let changes = 0;
-    const adjust = (reason: string) =>
-      new Promise((resolve, reject) => inventory.adjustStock({ sku, delta: 1, reason, requestId: `${sku}-${++changes}` }, metadata(), (error, reply) => (error ? reject(error) : resolve(reply))));
-    const readRating = async (fields: ('productId' | 'average' | 'count' | 'distribution')[]) => {
+    /** AdjustStock with the old or the new field; the response metadata. */
+    const adjust = (field: 'reason' | 'changeReason') =>
+      new Promise<Metadata>((resolve, reject) => {
+        let received = new Metadata();
+        const call = inventory.adjustStock({ sku, delta: 1, reason: '', changeReason: '', [field]: 'a delivery', requestId: `${sku}-${++changes}` }, metadata(), (error) => (error ? reject(error) : resolve(received)));
+        call.on('metadata', (sent: Metadata) => (received = sent));
+      });
+    const readRating = async (fields: ('productId' | 'average' | 'count' | 'reviewCount')[]) => {
       const answer = await api.GET('/products/{id}/rating', { params: { path: { id: product.id }, query: { fields } } });
       expect(answer.response.status).toBe(200);
-      // The answer stays whole whatever `fields` says.
-      expect(Object.keys(answer.data ?? {}).sort()).toEqual(['average', 'count', 'distribution', 'productId']);
+      // Both fields are served, the same number, whatever `fields` says.
+      expect(answer.data?.reviewCount).toBe(answer.data?.count);
+      return answer.response.headers;
     };
-    const queryProduct = async (selection: string) => {
+    const graphql = async (query: string, variables: Record<string, unknown> = {}) => {
       const answer = await fetch(`${gatewayUrl}/v1/graphql`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, 'x-client-name': client.name, 'x-client-version': client.version },
-        body: JSON.stringify({ query: `query ProductCard($id: ID!) { product(id: $id) { ...Card } } fragment Card on Product { id ${selection} }`, variables: { id: product.id } }),
+        body: JSON.stringify({ query, variables }),
       });
-      const body = (await answer.json()) as { data?: { product: Record<string, unknown> }; errors?: unknown };
+      const body = (await answer.json()) as { data?: Record<string, Record<string, unknown>>; errors?: unknown };
       expect(body.errors).toBeUndefined();
-      expect(body.data?.product.id).toBe(product.id);
+      return { headers: answer.headers, data: body.data ?? {} };
     };
+    const queryProduct = (field: 'rating' | 'averageRating') => graphql(`query ProductCard($id: ID!) { product(id: $id) { ...Card } } fragment Card on Product { id ${field} }`, { id: product.id });
 
-    // Steps 1-2: the new fields exist beside the old; the client still reads the old ones.
-    await readRating(['productId', 'count']);
-    await queryProduct('imageUrl');
-    await adjust('a delivery');
+    // Steps 1-2: the new fields exist beside the old, which say they are deprecated; the client still uses the old ones.
+    const restOld = await readRating(['productId', 'count']);
+    expect([restOld.get('deprecation'), restOld.get('sunset'), restOld.get('deprecated-fields')]).toEqual([ANNOUNCED, SUNSET, 'count']);
+    expect(restOld.get('link')).toBe('<https://docs.example.com/changes/rating-review-count>; rel="deprecation"; type="text/html"');
+    const introspected = await graphql('{ __type(name: "Product") { fields(includeDeprecated: true) { name isDeprecated deprecationReason } } }');
+    const fields = introspected.data.__type.fields as { name: string; isDeprecated: boolean; deprecationReason: string | null }[];
+    expect(fields.find((field) => field.name === 'rating')).toEqual({ name: 'rating', isDeprecated: true, deprecationReason: 'Use averageRating; removed after 2027-06-01.' });
+    expect(fields.find((field) => field.name === 'averageRating')).toMatchObject({ isDeprecated: false });
+    const graphOld = await queryProduct('rating');
+    expect(graphOld.data.product.rating).toEqual(expect.any(Number));
+    expect([graphOld.headers.get('deprecation'), graphOld.headers.get('sunset')]).toEqual([ANNOUNCED, SUNSET]);
+    const rpcOld = await adjust('reason');
+    expect([rpcOld.get('deprecation'), rpcOld.get('sunset')]).toEqual([[ANNOUNCED], [SUNSET]]);
     const caller = `user:${user.id} (${client.name}/${client.version})`;
     const usageFile = path.join(work, 'usage.json');
     await exportUsage(usageFile, (elements) => Object.values(OLD).every((element) => elements[element]));
 
     // Step 3, measured: the gate refuses each removal and names who still uses the field.
+    copy = await repositoryWithRemovals();
     const refused = await contractCheck(copy, usageFile);
     expect(refused.passed).toBe(false);
     expect(blockOf(refused.output, OLD.rest)).toMatch(new RegExp(`REFUSED: still used .* by .*${caller.replace(/[()/.]/g, '\\$&')}`));
     expect(blockOf(refused.output, OLD.graphql)).toContain(caller);
     expect(blockOf(refused.output, OLD.proto)).toContain('service:orders-service');
 
-    // The client moves to the new fields.
+    // The client moves to the new fields: GraphQL and gRPC stop answering with the marks (a REST answer still holds count).
     const moved = Date.now();
-    await readRating(['productId', 'distribution']);
-    await queryProduct('name');
-    await adjust('');
-    await exportUsage(usageFile, (elements) => Boolean(elements[`rest:GET /v1/products/{id}/rating response.200.body.distribution`]?.callers.some((entry) => entry.caller === caller)) && Boolean(elements['graphql:Product.name']));
+    await readRating(['productId', 'reviewCount']);
+    const graphNew = await queryProduct('averageRating');
+    expect(graphNew.data.product.averageRating).toBe(graphOld.data.product.rating);
+    expect(graphNew.headers.get('deprecation')).toBeNull();
+    expect((await adjust('changeReason')).get('deprecation')).toEqual([]);
+    await exportUsage(usageFile, (elements) => Boolean(elements[NEW.rest]?.callers.some((entry) => entry.caller === caller)) && Boolean(elements[NEW.graphql]) && Boolean(elements[NEW.proto]));
 
     // Step 4: no use for the whole window, the sunset passed: the removal passes.
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, moved + WINDOW_S * 1000 + 200 - Date.now())));
@@ -197,5 +217,15 @@ describe('replacing a field in four steps, for REST, GraphQL and gRPC', () => {
     expect(blockOf(passed.output, OLD.proto)).toMatch(/allowed: replacement complete/);
     expect(passed.output).toMatch(/contract:check: .* 0 refused, 0 registry problems: passed/);
     expect(passed.passed).toBe(true);
-  }, 120_000);
+
+    // Released without the old fields, the registry entries go, and the gate still passes.
+    await run('git', ['init', '-q'], { cwd: copy });
+    // contract:release stamps the commit it released: the copy is a repository of one (empty) commit.
+    await run('git', ['-c', 'user.name=e2e', '-c', 'user.email=e2e@example.com', 'commit', '-q', '--allow-empty', '-m', 'the removal'], { cwd: copy });
+    await run(process.execPath, ['tools/ts-run.mjs', 'tools/contracts/release.ts', '--root', copy], { cwd: root });
+    writeFileSync(path.join(copy, 'contracts/deprecations.yaml'), 'deprecations: []\n');
+    const afterwards = await contractCheck(copy, usageFile);
+    expect(afterwards.output).toMatch(/contract:check: 0 breaking, .* 0 refused, 0 registry problems: passed/);
+    expect(afterwards.passed).toBe(true);
+  }, 180_000);
 });

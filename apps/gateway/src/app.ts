@@ -92,7 +92,7 @@ export async function createGatewayApp(deps: GatewayAppDeps) {
     logger: deps.logger,
     trustedDocuments: { mode: config.GRAPHQL_TRUSTED_DOCUMENTS, documents: JSON.parse(readFileSync(deps.trustedDocumentsPath, 'utf8')) as Record<string, string> },
     admit: admitGraphQLOperation, // an API key's scopes, then points by the work asked
-    inspectSelection: graphqlDeprecations(deprecations, deprecationOutcomes), // deprecated fields, arguments and enum values: headers, or GONE in a brownout or past the sunset
+    inspectSelection: graphqlDeprecations(deprecations, deprecationOutcomes), // deprecated fields, arguments and enum values: headers; in a brownout or past the sunset a field is answered null with a GONE error at its path, an argument or enum value refuses the operation with GONE
     selected: usage ? (req, res, elements) => usage.record(callerIdentityOf(req, res), elements) : undefined, // each field and argument the operation selects, per caller
   });
   const openapi = readFileSync(deps.openapiPath);

@@ -1298,11 +1298,14 @@ describe('deprecated elements (contracts/deprecations.yaml)', () => {
     entry('rest:GET /v1/users/{id} response.200.body.items[].price', { brownouts: always }),
     entry('graphql:User.nickname', { brownouts: always, replacement: 'graphql:User.displayName' }),
     entry('graphql:User.email'),
+    entry('graphql:Shipment.trackingNumber', { brownouts: always, replacement: 'graphql:Shipment.trackingUrl' }),
+    entry('graphql:Order.currency', { announced: '2020-01-01', sunset: '2021-01-01', replacement: 'graphql:Order.money' }),
+    entry('graphql:Query.orders.after', { brownouts: always, replacement: 'graphql:Query.orders.cursor' }),
   ];
   let retiring: Gateway;
   const retiringCall = apiClient(() => retiring.server.url);
-  const counted = async (element: string, outcome: string) => {
-    const values = (await retiring.metrics.registry.getSingleMetric('gateway_deprecated_element_calls_total')?.get())?.values ?? [];
+  const counted = async (element: string, outcome: string, on = retiring) => {
+    const values = (await on.metrics.registry.getSingleMetric('gateway_deprecated_element_calls_total')?.get())?.values ?? [];
     return values.find((value) => value.labels.element === element && value.labels.outcome === outcome)?.value ?? 0;
   };
   const DEPRECATION_HEADERS = ['deprecation', 'sunset', 'link', 'deprecated-fields'];
@@ -1447,13 +1450,39 @@ describe('deprecated elements (contracts/deprecations.yaml)', () => {
     noDeprecationHeaders(res);
   });
 
-  it('refuses a GraphQL operation selecting a field in its brownout with extensions.code GONE, fragments included', async () => {
-    const query = 'query Me { me { ...Names } } fragment Names on User { id ... on User { nickname } }';
-    const res = await retiringCall('POST', '/v1/graphql', { token, body: { query, operationName: 'Me' } });
-    expect(res.status).toBe(200);
-    expect(res.body.data).toBeUndefined();
-    expect(res.body.errors).toEqual([{ message: expect.stringContaining('use User.displayName instead'), extensions: { code: 'GONE' } }]);
-    expect(await counted('graphql:User.nickname', 'brownout')).toBe(1);
+  it('answers a GraphQL field in its brownout null with a GONE error at its path, fragments included; the rest of the operation answers', async () => {
+    // An orders subgraph that answers every order with its shipment and currency.
+    const subgraph = await listen(
+      express().post('/graphql', express.json(), (_req, res) => void res.json({ data: { order: { id: 'o1', currency: 'KRW', shipment: { status: 'SHIPPED', trackingNumber: 'JD0142' } } } })),
+      0,
+      '127.0.0.1',
+    );
+    const graph = await startGateway(upstream.url, { ordersUrl: subgraph.url, deprecations: registry });
+    const graphCall = apiClient(() => graph.server.url);
+    try {
+      const query = 'query Track { order(id: "o1") { id shipment { ...Tracking } } } fragment Tracking on Shipment { status ... on Shipment { trackingNumber } }';
+      const res = await graphCall('POST', '/v1/graphql', { token, body: { query, operationName: 'Track' } });
+      expect(res.status).toBe(200);
+      expect(res.body.data).toEqual({ order: { id: 'o1', shipment: { status: 'SHIPPED', trackingNumber: null } } });
+      expect(res.body.errors).toEqual([{ message: expect.stringContaining('use Shipment.trackingUrl instead'), path: ['order', 'shipment', 'trackingNumber'], extensions: { code: 'GONE' } }]);
+      expect(res.headers.get('sunset')).toBe('Mon, 01 Jun 2099 00:00:00 GMT');
+      expect(await counted('graphql:Shipment.trackingNumber', 'brownout', graph)).toBe(1);
+
+      // Past its sunset a non-null field (Order.currency: String!) cannot be null: its order is, as GraphQL propagates a null.
+      const sunset = await graphCall('POST', '/v1/graphql', { token, body: { query: '{ order(id: "o1") { id currency } }' } });
+      expect(sunset.body.data).toEqual({ order: null });
+      expect(sunset.body.errors).toEqual([{ message: expect.stringContaining('Order.currency was retired on 2021-01-01'), path: ['order', 'currency'], extensions: { code: 'GONE' } }]);
+      expect(await counted('graphql:Order.currency', 'sunset', graph)).toBe(1);
+
+      // A deprecated argument is input, as a REST body field: in its brownout the whole operation is refused.
+      const argument = await graphCall('POST', '/v1/graphql', { token, body: { query: '{ order(id: "o1") { id } orders(after: "o0") { id } }' } });
+      expect(argument.status).toBe(200);
+      expect(argument.body.data).toBeUndefined();
+      expect(argument.body.errors).toEqual([{ message: expect.stringContaining('use Query.orders.cursor instead'), extensions: { code: 'GONE' } }]);
+    } finally {
+      await graph.stop();
+      await subgraph.close();
+    }
   });
 
   it('marks a GraphQL answer that selected a deprecated field, and only that one', async () => {

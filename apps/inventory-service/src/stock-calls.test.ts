@@ -57,7 +57,7 @@ function unary<Req, Res>(method: (request: Req, metadata: Metadata, options: Par
 }
 const getStock = (skus: string[]) => unary(client.getStock, { skus });
 const setStock = (sku: string, onHand: number, requestId: string) => unary(client.setStock, { sku, onHand, requestId });
-const adjustStock = (sku: string, delta: number, requestId: string, reason = 'count') => unary(client.adjustStock, { sku, delta, reason, requestId });
+const adjustStock = (sku: string, delta: number, requestId: string, reason = 'count') => unary(client.adjustStock, { sku, delta, changeReason: reason, reason: '', requestId });
 
 function reserveOrder(lines: { orderId: string; sku: string; quantity: number }[], options: Partial<CallOptions> = deadline(30_000)): Promise<ReserveOrderReply> {
   return new Promise((resolve, reject) => {

@@ -20,7 +20,8 @@ import { graphQLErrorOf } from './api-error';
 import { graphMetrics } from './operation-metrics';
 import { documentCache } from './document-cache';
 import { costOf, MutationFieldLimit, type OperationWork, QueryCostLimit, rootFieldsOf } from './query-cost';
-import { selectedElements } from './selected-elements';
+import { type LeftOutField, leaveOutFields } from './left-out-fields';
+import { selectedElements, selectedOutputFields } from './selected-elements';
 import { type SubgraphCallContext, SubgraphSource } from './subgraph-source';
 
 /** The subgraph calls' context, and the HTTP exchange the operation came in (for `admit`). */
@@ -50,11 +51,14 @@ export interface FederatedGraphOptions {
    */
   admit?: (req: Request, res: Response, work: OperationWork) => Promise<void>;
   /**
-   * Called with the elements the operation selects (selectedElements: `graphql:Type.field`, …),
-   * before `admit`: an ApiError returned refuses the operation with a GraphQL error carrying its
-   * code (the gateway's deprecations: GONE in a brownout or past the sunset); it may set headers.
+   * Called with the elements the operation selects (selectedElements: `graphql:Type.field`, …,
+   * and which of them are output fields), before `admit`; it may set headers. A `refusal` refuses
+   * the whole operation with a GraphQL error carrying its code (the gateway's deprecated arguments
+   * and enum values: GONE in a brownout or past the sunset); the output fields in `leaveOut` are
+   * answered null with their error at each place, the rest of the operation answering
+   * (left-out-fields.ts: the gateway's deprecated fields).
    */
-  inspectSelection?: (elements: readonly string[], req: Request, res: Response) => ApiError | undefined;
+  inspectSelection?: (selection: { elements: readonly string[]; outputFields: ReadonlySet<string> }, req: Request, res: Response) => { refusal?: ApiError; leaveOut?: ReadonlyMap<string, LeftOutField> } | undefined;
   /**
    * Called once per admitted operation with the schema elements it selects (selected-elements.ts,
    * computed once per document): the gateway records them as the caller's usage.
@@ -165,7 +169,8 @@ export async function createFederatedGraph(options: FederatedGraphOptions): Prom
     if (cost.requested > cost.limit) {
       return { errors: [new GraphQLError(`Query cost limit exceeded: this operation costs ${cost.requested} with its variables and the limit is ${cost.limit}.`, { extensions: { code: 'QUERY_COST_LIMIT_EXCEEDED', cost } })], extensions: { cost } };
     }
-    const refusal = options.inspectSelection?.(selectedElements(schema, args.document, args.operationName), context.exchange.req, context.exchange.res);
+    const selection = { elements: selectedElements(schema, args.document, args.operationName), outputFields: selectedOutputFields(schema, args.document, args.operationName) };
+    const { refusal, leaveOut } = options.inspectSelection?.(selection, context.exchange.req, context.exchange.res) ?? {};
     if (refusal) return { errors: [graphQLErrorOf(refusal)] };
     // Charged before it runs: a refusal (429) leaves every mutation field unrun.
     const rootFields = rootFieldsOf(args.document, operation);
@@ -191,7 +196,8 @@ export async function createFederatedGraph(options: FederatedGraphOptions): Prom
       options.logger.error({ err: error, traceId: context.traceId }, 'graphql execution failed');
       return { data: null, errors: [new GraphQLError('An unexpected error occurred.', { extensions: { code: 'INTERNAL' } })] };
     });
-    return { data: result.data ?? null, errors: result.errors, extensions: { cost } };
+    const answer = leaveOut ? leaveOutFields(schema, args.document, operation, result, leaveOut) : result;
+    return { data: answer.data ?? null, errors: answer.errors, extensions: { cost } };
   };
 
   const handle = createHandler<Request, { res: Response }, GatewayContext>({

@@ -5,4 +5,5 @@ export { default as gql } from 'graphql-tag';
 export { createFederatedGraph, type FederatedGraphOptions } from './federation';
 export { DateTime } from './date-time';
 export { type OperationWork } from './query-cost';
+export { type LeftOutField } from './left-out-fields';
 export { selectedElements } from './selected-elements';

@@ -3,10 +3,16 @@
 // spreads and inline fragments), `graphql:Type.field.argument` for every argument given, and
 // `graphql:Enum.VALUE` for every enum value written in the document. Computed once per schema,
 // document and operation name (documents are cached and reused by the document cache), so asking
-// again costs a lookup.
+// again costs a lookup. selectedOutputFields says which of them are output fields (what the
+// gateway leaves out of an answer) rather than input (arguments and enum values written).
 import { type DocumentNode, type FragmentDefinitionNode, getNamedType, getOperationAST, type GraphQLSchema, isEnumType, Kind, type SelectionSetNode, TypeInfo, visit, visitWithTypeInfo } from 'graphql';
 
-const cache = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, Map<string, string[]>>>();
+interface Selected {
+  elements: string[];
+  outputFields: ReadonlySet<string>;
+}
+
+const cache = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, Map<string, Selected>>>();
 
 /** The fragments an operation reaches, however deeply spread. */
 function reachableFragments(document: DocumentNode, selectionSet: SelectionSetNode): FragmentDefinitionNode[] {
@@ -28,16 +34,18 @@ function reachableFragments(document: DocumentNode, selectionSet: SelectionSetNo
   return [...reached.values()];
 }
 
-function compute(schema: GraphQLSchema, document: DocumentNode, operationName?: string | null): string[] {
+function compute(schema: GraphQLSchema, document: DocumentNode, operationName?: string | null): Selected {
   const operation = getOperationAST(document, operationName ?? undefined);
-  if (!operation) return [];
+  if (!operation) return { elements: [], outputFields: new Set() };
   const elements = new Set<string>();
+  const outputFields = new Set<string>();
   const typeInfo = new TypeInfo(schema);
   const visitor = visitWithTypeInfo(typeInfo, {
     Field(node) {
       const parent = typeInfo.getParentType();
       if (!parent || node.name.value.startsWith('__')) return;
       elements.add(`graphql:${parent.name}.${node.name.value}`);
+      outputFields.add(`graphql:${parent.name}.${node.name.value}`);
     },
     Argument(node) {
       const parent = typeInfo.getParentType();
@@ -51,17 +59,26 @@ function compute(schema: GraphQLSchema, document: DocumentNode, operationName?: 
     },
   });
   for (const definition of [operation, ...reachableFragments(document, operation.selectionSet)]) visit(definition, visitor);
-  return [...elements].sort();
+  return { elements: [...elements].sort(), outputFields };
 }
 
-/** What `operationName` (or the document's only operation) selects in `schema`; [] when there is no such operation. */
-export function selectedElements(schema: GraphQLSchema, document: DocumentNode, operationName?: string | null): string[] {
+function selectedIn(schema: GraphQLSchema, document: DocumentNode, operationName?: string | null): Selected {
   let bySchema = cache.get(schema);
   if (!bySchema) cache.set(schema, (bySchema = new WeakMap()));
   let byOperation = bySchema.get(document);
   if (!byOperation) bySchema.set(document, (byOperation = new Map()));
   const key = operationName ?? '';
-  let elements = byOperation.get(key);
-  if (!elements) byOperation.set(key, (elements = compute(schema, document, operationName)));
-  return elements;
+  let selected = byOperation.get(key);
+  if (!selected) byOperation.set(key, (selected = compute(schema, document, operationName)));
+  return selected;
+}
+
+/** What `operationName` (or the document's only operation) selects in `schema`; [] when there is no such operation. */
+export function selectedElements(schema: GraphQLSchema, document: DocumentNode, operationName?: string | null): string[] {
+  return selectedIn(schema, document, operationName).elements;
+}
+
+/** The output fields among selectedElements (`graphql:Type.field`): not the arguments, nor the enum values written. */
+export function selectedOutputFields(schema: GraphQLSchema, document: DocumentNode, operationName?: string | null): ReadonlySet<string> {
+  return selectedIn(schema, document, operationName).outputFields;
 }

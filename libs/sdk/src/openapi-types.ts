@@ -1121,8 +1121,17 @@ export interface components {
             productId: string;
             /** Format: double */
             average: number;
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @deprecated
+             * @description How many reviews the product has (the same as reviewCount, its clearer name).
+             */
             count: number;
+            /**
+             * Format: int64
+             * @description How many reviews the product has.
+             */
+            reviewCount: number;
             /** @description Reviews per number of stars. */
             distribution: {
                 /** Format: int64 */
@@ -2246,6 +2255,23 @@ export interface components {
         };
         /** @description The request body did not arrive in time. `code`: REQUEST_TIMEOUT. */
         RequestTimeout: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                Deprecation: components["headers"]["Deprecation"];
+                Sunset: components["headers"]["Sunset"];
+                Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description A deprecated element used during a brownout of it, or after its sunset (contracts/deprecations.yaml); the message names the replacement. `code`: GONE. */
+        Gone: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 RateLimit: components["headers"]["RateLimit"];
@@ -5040,6 +5066,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            410: components["responses"]["Gone"];
             429: components["responses"]["TooManyRequests"];
             502: components["responses"]["BadGateway"];
             503: components["responses"]["ServiceUnavailable"];

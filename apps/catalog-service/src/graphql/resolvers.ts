@@ -50,6 +50,7 @@ export function catalogResolvers(products: ProductService, reviews: ReviewServic
       product: (review: { productId: string }, _: unknown, context: CatalogContext) => productLoaderOf(context, products).load(review.productId),
     },
     Product: {
+      averageRating: (product: ProductResponse) => product.rating,
       __resolveReference: (reference: { id: string }, context: CatalogContext) => {
         requirePrincipal(context);
         return productLoaderOf(context, products).load(reference.id);

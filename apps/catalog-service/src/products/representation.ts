@@ -23,7 +23,8 @@ const starCount = z.number().int().min(0);
 export const ratingRepresentation = z.object({
   productId: idField(),
   average: z.number().min(0).max(5),
-  count: z.number().int().min(0),
+  count: z.number().int().min(0).meta({ description: 'How many reviews the product has (the same as reviewCount, its clearer name).' }),
+  reviewCount: z.number().int().min(0).meta({ description: 'How many reviews the product has.' }),
   distribution: z.object({ '1': starCount, '2': starCount, '3': starCount, '4': starCount, '5': starCount }).meta({ description: 'Reviews per number of stars.' }),
 });
 
@@ -53,6 +54,7 @@ export function toRatingResponse(row: ProductRow): RatingResponse {
     productId: row.id,
     average: row.rating.toNumber(),
     count: reviewCountOf(row),
+    reviewCount: reviewCountOf(row),
     distribution: { '1': row.stars1, '2': row.stars2, '3': row.stars3, '4': row.stars4, '5': row.stars5 },
   };
 }

@@ -1,11 +1,15 @@
 // The registry's GraphQL elements against what an operation selects (selectedElements, computed
 // once per document): an operation that selects a deprecated field or argument, or writes a
-// deprecated enum value, is answered with the deprecation headers; in a brownout or past the sunset
-// it is refused with a GraphQL error whose extensions.code is GONE (the GraphQL error mapping of
+// deprecated enum value, is answered with the deprecation headers. In a brownout or past the
+// sunset, a deprecated output field is left out as GraphQL clients expect of a field: null, with an
+// error whose extensions.code is GONE at its path, the rest of the operation answering (null goes
+// up past a non-null field, per GraphQL). A deprecated argument or enum value is input, like a
+// REST body field: the whole operation is refused with GONE (the GraphQL error mapping of
 // libs/graphql-kit: 200 with `errors`). The schema itself says it with @deprecated(reason:).
 import type { Request, Response } from 'express';
 import type { ApiError } from '@platform/errors';
-import { covers, deprecationHeaders, type Deprecation } from '@platform/deprecations';
+import type { LeftOutField } from '@platform/graphql-kit';
+import { covers, deprecationHeaders, type Deprecation, goneMessage, phaseAt } from '@platform/deprecations';
 import type { DeprecationOutcomes } from './deprecation-outcomes';
 
 /** Undefined when the registry has no GraphQL entry: operations are then not even looked at. */
@@ -14,13 +18,31 @@ export function graphqlDeprecations(entries: readonly Deprecation[], outcomes: D
   if (graphqlEntries.length === 0) return undefined;
   /** Keyed by selectedElements' own cached array: one matching per document, not per request. */
   const matched = new WeakMap<readonly string[], Deprecation[]>();
-  return (elements: readonly string[], req: Request, res: Response): ApiError | undefined => {
+  return (
+    selection: { elements: readonly string[]; outputFields: ReadonlySet<string> },
+    req: Request,
+    res: Response,
+  ): { refusal?: ApiError; leaveOut?: ReadonlyMap<string, LeftOutField> } | undefined => {
+    const { elements, outputFields } = selection;
     let used = matched.get(elements);
     if (!used) matched.set(elements, (used = graphqlEntries.filter((entry) => elements.some((element) => covers(entry.element, element)))));
     if (used.length === 0) return undefined;
-    const { refusal } = outcomes.judge(req, res, used);
-    if (refusal) return refusal;
+    // An entry naming an output field itself covers that field (and its arguments): it is left out, not refused.
+    const fields = used.filter((entry) => outputFields.has(entry.element));
+    const { refusal } = outcomes.judge(
+      req,
+      res,
+      used.filter((entry) => !outputFields.has(entry.element)),
+    );
+    if (refusal) return { refusal };
+    const now = new Date();
+    const leaveOut = new Map<string, LeftOutField>();
+    for (const entry of fields) {
+      const phase = phaseAt(entry, now);
+      if (phase === 'brownout' || phase === 'sunset') leaveOut.set(entry.element, { message: goneMessage(entry, phase, now), code: 'GONE' });
+      outcomes.record(req, res, entry, phase === 'deprecated' ? 'warned' : phase === 'dry-run' ? 'dry_run' : phase);
+    }
     for (const [name, value] of Object.entries(deprecationHeaders(used))) res.setHeader(name, value);
-    return undefined;
+    return leaveOut.size > 0 ? { leaveOut } : undefined;
   };
 }

@@ -72,3 +72,47 @@ it('passes a dry-run call and counts it; refuses an RPC past its sunset', async 
   const error = await failure(unary('adjustStock', { sku: 'SKU-1', delta: 1, reason: 'x', requestId: 'r2' }));
   expect([error.code, error.details]).toEqual([status.UNIMPLEMENTED, 'inventory.v1.Inventory.AdjustStock was retired on 2021-01-01: use inventory.v1.Inventory.SetStock instead. See https://docs.example.com/changes/rpc.']);
 });
+
+describe('a deprecated request field (AdjustStockRequest.reason)', () => {
+  /** A server whose registry has the field's entry, and what its handler was asked. */
+  async function serverWith(extra: Partial<Deprecation>) {
+    const asked: Record<string, unknown>[] = [];
+    const recording = { adjustStock: async (request: Record<string, unknown>) => (asked.push(request), level) } as unknown as StockService;
+    const fieldMetrics = createMetrics('inventory-deprecated-fields');
+    const fields = [entry('proto:inventory.v1.AdjustStockRequest.reason', { replacement: 'proto:inventory.v1.AdjustStockRequest.change_reason', ...extra })];
+    const server = createInventoryGrpc({ stock: recording, callers, logger: pino({ level: 'silent' }), registry: fieldMetrics.registry, deprecations: fields });
+    const fieldClient = new InventoryClient(`127.0.0.1:${await server.listen(0, '127.0.0.1')}`, credentials.createInsecure(), { interceptors: [bearing(await ordersToken())] });
+    const adjust = (request: Record<string, unknown>) =>
+      new Promise<Metadata>((resolve, reject) => {
+        let metadata = new Metadata();
+        const call = fieldClient.adjustStock({ sku: 'SKU-1', delta: 1, requestId: `r-${asked.length}`, reason: '', changeReason: '', ...request }, (error) => (error ? reject(error) : resolve(metadata)));
+        call.on('metadata', (received) => (metadata = received));
+      });
+    return { asked, adjust, close: () => (fieldClient.close(), server.server.forceShutdown()) };
+  }
+
+  it('answers a request carrying it with the deprecation metadata, and one without it with none', async () => {
+    const field = await serverWith({});
+    try {
+      const old = await field.adjust({ reason: 'a delivery' });
+      expect(old.get('sunset')).toEqual(['Mon, 01 Jun 2099 00:00:00 GMT']);
+      expect(old.get('deprecation')).toEqual([`@${Date.parse('2026-06-01T00:00:00Z') / 1000}`]);
+      expect(field.asked[0]).toMatchObject({ reason: 'a delivery' });
+      const moved = await field.adjust({ changeReason: 'a delivery' });
+      expect(moved.get('deprecation')).toEqual([]);
+    } finally {
+      field.close();
+    }
+  });
+
+  it('in a brownout, clears the field before the handler sees it, as a server without it would, and the call goes on', async () => {
+    const field = await serverWith({ brownouts: always });
+    try {
+      const metadata = await field.adjust({ reason: 'a delivery' });
+      expect(metadata.get('sunset')).toEqual(['Mon, 01 Jun 2099 00:00:00 GMT']);
+      expect(field.asked[0].reason ?? '').toBe('');
+    } finally {
+      field.close();
+    }
+  });
+});

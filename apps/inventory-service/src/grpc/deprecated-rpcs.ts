@@ -2,12 +2,16 @@
 // gRPC server as the gateway enforces REST and GraphQL ones: a call to a deprecated RPC gets the
 // response metadata `deprecation`, `sunset` and `link` (the HTTP headers' values); in a brownout
 // window, and from the sunset on, it is refused with UNIMPLEMENTED, what the caller will get once
-// the RPC is removed, the details naming the replacement. Dry runs pass and are counted. Message
-// fields (`proto:inventory.v1.ReserveRequest.sku`) are marked in the .proto only.
+// the RPC is removed, the details naming the replacement. Dry runs pass and are counted. A request
+// carrying a deprecated message field (`proto:inventory.v1.AdjustStockRequest.reason`, a value
+// other than its default) gets the same metadata; in a brownout and from the sunset on the field is
+// cleared before the handler sees it, what a server without the field does with it (an unknown
+// field is skipped), and the call goes on.
 import { Metadata, ServerInterceptingCall, type ServerInterceptor, status } from '@grpc/grpc-js';
 import { Counter, type Registry } from 'prom-client';
 import { deprecationHeaders, type Deprecation, goneMessage, phaseAt } from '@platform/deprecations';
 import type { Logger } from '@platform/service-kit';
+import { isDefault, methodUsageOf } from './usage';
 
 /** `/inventory.v1.Inventory/Reserve` → its entry; compiled once when the server is made. */
 function entriesByPath(entries: readonly Deprecation[]): Map<string, Deprecation> {
@@ -19,11 +23,30 @@ function entriesByPath(entries: readonly Deprecation[]): Map<string, Deprecation
   return byPath;
 }
 
-function metadataOf(entry: Deprecation): Metadata {
+/** Each method's path → its request's deprecated fields: the decoded message's key and the entry. */
+function fieldEntriesByPath(entries: readonly Deprecation[]): Map<string, [key: string, entry: Deprecation][]> {
+  const byElement = new Map(entries.map((entry) => [entry.element, entry]));
+  const byPath = new Map<string, [string, Deprecation][]>();
+  for (const [path, method] of methodUsageOf()) {
+    const fields = method.fields.flatMap(([key, element]): [string, Deprecation][] => {
+      const entry = byElement.get(element);
+      return entry ? [[key, entry]] : [];
+    });
+    if (fields.length > 0) byPath.set(path, fields);
+  }
+  return byPath;
+}
+
+function metadataOf(...entries: Deprecation[]): Metadata {
   const metadata = new Metadata();
-  for (const [name, value] of Object.entries(deprecationHeaders([entry]))) metadata.set(name.toLowerCase(), value);
+  for (const [name, value] of Object.entries(deprecationHeaders(entries))) metadata.set(name.toLowerCase(), value);
   return metadata;
 }
+
+const outcomeOf = (entry: Deprecation) => {
+  const phase = phaseAt(entry);
+  return { phase, outcome: phase === 'deprecated' ? 'warned' : phase === 'dry-run' ? 'dry_run' : phase };
+};
 
 export function deprecatedRpcs(entries: readonly Deprecation[], logger: Logger, registry: Registry): ServerInterceptor {
   const byPath = entriesByPath(entries);
@@ -33,11 +56,13 @@ export function deprecatedRpcs(entries: readonly Deprecation[], logger: Logger, 
     labelNames: ['element', 'outcome'],
     registers: [registry],
   });
+  const fieldsByPath = fieldEntriesByPath(entries);
   return (descriptor, call) => {
     const entry = byPath.get(descriptor.path);
+    const fields = fieldsByPath.get(descriptor.path);
+    if (!entry && fields) return deprecatedFields(call, descriptor.path, fields);
     if (!entry) return new ServerInterceptingCall(call);
-    const phase = phaseAt(entry);
-    const outcome = phase === 'deprecated' ? 'warned' : phase === 'dry-run' ? 'dry_run' : phase;
+    const { phase, outcome } = outcomeOf(entry);
     calls.inc({ element: entry.element, outcome });
     return new ServerInterceptingCall(call, {
       start(next) {
@@ -63,4 +88,40 @@ export function deprecatedRpcs(entries: readonly Deprecation[], logger: Logger, 
       },
     });
   };
+
+  /** A call of a method whose request has deprecated fields: the metadata when it carries one, the field cleared in a brownout or past the sunset. */
+  function deprecatedFields(call: Parameters<ServerInterceptor>[1], grpcMethod: string, fields: [string, Deprecation][]) {
+    const used: Deprecation[] = [];
+    let caller: string | undefined;
+    return new ServerInterceptingCall(call, {
+      start(next) {
+        next({
+          onReceiveMetadata(metadata, nextMetadata) {
+            caller = metadata.get('user-agent')[0]?.toString().split(' ')[0];
+            nextMetadata(metadata);
+          },
+          onReceiveMessage(message: unknown, nextMessage: (message: unknown) => void) {
+            const request = message as Record<string, unknown> | null;
+            for (const [key, entry] of fields) {
+              if (!request || typeof request !== 'object' || isDefault(request[key])) continue;
+              const { phase, outcome } = outcomeOf(entry);
+              calls.inc({ element: entry.element, outcome });
+              if (!used.includes(entry)) used.push(entry);
+              if (outcome === 'warned') continue;
+              logger.warn(
+                { deprecation: { element: entry.element, outcome, replacement: entry.replacement, sunset: entry.sunset }, caller, grpcMethod },
+                outcome === 'dry_run' ? 'deprecated field sent during a dry-run brownout: it would have been left out' : `deprecated field left out (${outcome})`,
+              );
+              if (phase === 'brownout' || phase === 'sunset') delete request[key];
+            }
+            nextMessage(message);
+          },
+        });
+      },
+      sendMetadata(metadata, next) {
+        if (used.length > 0) metadata.merge(metadataOf(...used));
+        next(metadata);
+      },
+    });
+  }
 }

@@ -490,7 +490,10 @@ export function createInventoryGrpc(options: { stock: StockService; callers: Inv
     release: unary('Release', async (request: { orderId: string }) => ({ releasedCount: await stock.release(request.orderId) })),
     getStock: unary('GetStock', async (request: { skus: string[] }) => ({ levels: await stock.getStock(request.skus) })),
     setStock: unary('SetStock', async (request: { sku: string; onHand: number; requestId: string }) => ({ level: await stock.setStock(request) })),
-    adjustStock: unary('AdjustStock', async (request: { sku: string; delta: number; reason: string; requestId: string }) => ({ level: await stock.adjustStock(request) })),
+    // change_reason replaces the deprecated reason (contracts/deprecations.yaml); either is kept, the new one first.
+    adjustStock: unary('AdjustStock', async (request: { sku: string; delta: number; reason: string; changeReason: string; requestId: string }) => ({
+      level: await stock.adjustStock({ sku: request.sku, delta: request.delta, requestId: request.requestId, reason: request.changeReason || request.reason }),
+    })),
     watchStock,
     reserveOrder,
     reserveStream,

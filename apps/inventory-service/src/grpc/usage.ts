@@ -40,7 +40,7 @@ export function methodUsageOf(): Map<string, MethodUsage> {
   return methods;
 }
 
-const isDefault = (value: unknown) => value === undefined || value === null || value === '' || value === 0 || value === false || (Array.isArray(value) && value.length === 0);
+export const isDefault = (value: unknown) => value === undefined || value === null || value === '' || value === 0 || value === false || (Array.isArray(value) && value.length === 0);
 
 /** The service token's subject, read without checking: it is recorded only after the handler verified the token. */
 function subjectOf(authorization: string | undefined): string | undefined {
