@@ -281,7 +281,7 @@ describe('the monitoring component (deploy/monitoring)', () => {
 
   it('ships the alert rules and one dashboard per concern, labelled for Grafana', () => {
     expect(alerts.map((entry) => entry.alert).sort()).toEqual([
-      'EventConsumerLagging', 'EventsParked',
+      'EventConsumerLagging', 'EventConsumerStalled', 'EventsParked',
       'GatewayErrorBudgetBurnFast', 'GatewayErrorBudgetBurnSlow', 'GatewayLatencyBudgetBurnFast', 'GatewayLatencyBudgetBurnSlow',
       'MigrationFailed', 'OutboxEventsWaiting', 'PendingStockReleasesGrowing', 'RateLimiterOnMemory', 'ReadinessFlapping',
     ]);
