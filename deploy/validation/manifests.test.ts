@@ -187,9 +187,11 @@ describe('prod carries events over NATS JetStream', () => {
     expect(sources(8222)).toEqual(['namespace']);
   });
 
-  it('points every service at it with a stream of three copies; dev keeps the embedded transport', () => {
+  it('points every service at it with a stream of three copies, bounded well within the servers\' file store; dev keeps the embedded transport', () => {
+    const fileStore = /max_file_store: (\d+)Gi/.exec(find(rendered.prod, 'ConfigMap', 'nats-config').data['nats.conf'] as string);
     for (const app of services) {
       expect(find(rendered.prod, 'ConfigMap', `${app}-config`).data).toMatchObject({ NATS_URL: 'nats://nats:4222', NATS_STREAM_REPLICAS: '3' });
+      expect(Number(find(rendered.prod, 'ConfigMap', `${app}-config`).data.NATS_STREAM_MAX_BYTES)).toBeLessThanOrEqual((Number(fileStore?.[1]) * 1024 ** 3) / 2);
       expect(find(rendered.dev, 'ConfigMap', `${app}-config`).data.NATS_URL).toBeUndefined();
     }
     expect(find(rendered.dev, 'StatefulSet', 'nats')).toBeUndefined();
