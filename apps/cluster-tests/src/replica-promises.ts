@@ -140,9 +140,13 @@ export function replicaPromises(getWorld: () => ClusterWorld): void {
     }
     report(`deleted user's open order canceled ${Date.now() - deletedAt} ms after the deletion (user.deleted over JetStream)`);
     expect(row?.status).toBe('CANCELED');
-    // Recorded as handled in orders' own database (a redelivery to the other replica changes nothing).
-    const handled = await orders.query<{ source: string }>("SELECT source FROM processed_events WHERE aggregate_type = 'user' AND aggregate_id = $1", [user.userId]);
-    expect(handled.rows.map((handledRow) => handledRow.source)).toEqual(['/users-service']);
+    // Recorded as handled in orders' own database (a redelivery to the other replica changes
+    // nothing). The consumer records it just after the handler's transaction commits, so it may
+    // follow the cancellation by a moment.
+    const handledSources = async () => (await orders.query<{ source: string }>("SELECT source FROM processed_events WHERE aggregate_type = 'user' AND aggregate_id = $1", [user.userId])).rows.map((handledRow) => handledRow.source);
+    let handled = await handledSources();
+    for (const giveUpAt = Date.now() + 10_000; !handled.length && Date.now() < giveUpAt; handled = await handledSources()) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(handled).toEqual(['/users-service']);
   });
 
   it(`refuses a revoked API key on every gateway within API_KEYS_CACHE_MS (${API_KEYS_CACHE_MS} ms)`, async () => {
