@@ -5,6 +5,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { policyViolations } from './policy';
+import { blockedDependencies, dependenciesOf, SECRET_ADDRESSES } from './reachability';
 import { deployDir, type K8sObject, renderOverlay, schemaErrors } from './render';
 
 const overlays = ['dev', 'prod'] as const;
@@ -60,6 +61,22 @@ describe.each(overlays)('the %s overlay', (overlay) => {
     expect(ingress.metadata.annotations).toMatchObject({ 'cert-manager.io/cluster-issuer': expect.any(String), 'nginx.ingress.kubernetes.io/force-ssl-redirect': 'true' });
   });
 
+  it('lets every app reach each server its environment points at: an egress rule of its own, and the ingress of a target that has a policy', () => {
+    expect(blockedDependencies(objects)).toEqual([]);
+    // What was checked: each app's addresses, as its variables name them.
+    const checked = (app: string) => dependenciesOf(objects, find(objects, 'Deployment', app)).map((dependency) => `${dependency.variable} ${dependency.address}`).sort();
+    const collector = 'OTEL_EXPORTER_OTLP_ENDPOINT otel-collector.monitoring:4318';
+    const broker = overlay === 'prod' ? ['NATS_URL nats:4222'] : [];
+    expect(checked('gateway')).toEqual(['CATALOG_URL catalog-service:3003', 'INVENTORY_URL inventory-service:3004', 'ORDERS_URL orders-service:3002', collector, 'REDIS_URL redis:6379', 'USERS_URL users-service:3001']);
+    expect(checked('users-service')).toEqual(['CATALOG_URL catalog-service:3003', 'DATABASE_URL postgres:5432', 'INVENTORY_URL inventory-service:3004', ...broker, 'ORDERS_URL orders-service:3002', collector, 'REDIS_URL redis:6379']);
+    expect(checked('orders-service')).toEqual(['CATALOG_URL catalog-service:3003', 'DATABASE_URL postgres:5432', 'INVENTORY_ADDRESS inventory-service:50051', ...broker, collector, 'USERS_URL users-service:3001']);
+    expect(checked('catalog-service')).toEqual(['DATABASE_URL postgres:5432', ...broker, collector, 'USERS_URL users-service:3001']);
+    expect(checked('inventory-service')).toEqual(['DATABASE_URL postgres:5432', ...broker, collector, 'REDIS_URL redis:6379']);
+    // Where PostgreSQL and Redis are: dev's pods, prod's servers outside the cluster.
+    const redis = dependenciesOf(objects, find(objects, 'Deployment', 'inventory-service')).find((dependency) => dependency.variable === 'REDIS_URL');
+    expect(redis?.targets).toEqual([overlay === 'dev' ? expect.objectContaining({ pods: true, labels: { 'app.kubernetes.io/name': 'redis' }, port: 6379 }) : expect.objectContaining({ pods: false, port: 6379 })]);
+  });
+
   it('lets each app reach only DNS, its database, Redis, the services it calls and the trace collector', () => {
     const egressOf = (app: string) =>
       (find(objects, 'NetworkPolicy', app).spec.egress as { to: Record<string, unknown>[]; ports: { port: number; protocol: string }[] }[]).flatMap((rule) =>
@@ -75,8 +92,10 @@ describe.each(overlays)('the %s overlay', (overlay) => {
     const broker = overlay === 'prod' ? [`4222/TCP ${pod('nats')}`] : [];
     expect(egressOf('orders-service')).toEqual([...dns, `5432/TCP ${outside('postgres')}`, `3003/TCP ${pod('catalog-service')}`, `50051/TCP ${pod('inventory-service')}`, collector, `3001/TCP ${pod('users-service')}`, ...broker]);
     expect(egressOf('catalog-service')).toEqual([...dns, `5432/TCP ${outside('postgres')}`, collector, `3001/TCP ${pod('users-service')}`, ...broker]);
-    expect(egressOf('inventory-service')).toEqual([...dns, `5432/TCP ${outside('postgres')}`, collector, ...broker]);
-    // users-service reads every service's events for webhooks, and delivers them to public addresses only.
+    // inventory-service records its callers' RPCs in the usage store it shares with the gateway.
+    expect(egressOf('inventory-service')).toEqual([...dns, `5432/TCP ${outside('postgres')}`, `6379/TCP ${outside('redis')}`, collector, ...broker]);
+    // users-service publishes token revocations over Redis, reads every service's events for
+    // webhooks, and delivers them to public addresses only.
     const publicInternet = [
       JSON.stringify({ cidr: '0.0.0.0/0', except: ['0.0.0.0/8', '10.0.0.0/8', '100.64.0.0/10', '127.0.0.0/8', '169.254.0.0/16', '172.16.0.0/12', '192.168.0.0/16', '224.0.0.0/4', '240.0.0.0/4'] }),
       JSON.stringify({ cidr: '::/0', except: ['::1/128', 'fc00::/7', 'fe80::/10', 'ff00::/8'] }),
@@ -84,6 +103,7 @@ describe.each(overlays)('the %s overlay', (overlay) => {
     expect(egressOf('users-service')).toEqual([
       ...dns,
       `5432/TCP ${outside('postgres')}`,
+      `6379/TCP ${outside('redis')}`,
       collector,
       `3002/TCP ${pod('orders-service')}`,
       `3003/TCP ${pod('catalog-service')}`,
@@ -167,9 +187,11 @@ describe('prod carries events over NATS JetStream', () => {
     expect(sources(8222)).toEqual(['namespace']);
   });
 
-  it('points every service at it with a stream of three copies; dev keeps the embedded transport', () => {
+  it('points every service at it with a stream of three copies, bounded well within the servers\' file store; dev keeps the embedded transport', () => {
+    const fileStore = /max_file_store: (\d+)Gi/.exec(find(rendered.prod, 'ConfigMap', 'nats-config').data['nats.conf'] as string);
     for (const app of services) {
       expect(find(rendered.prod, 'ConfigMap', `${app}-config`).data).toMatchObject({ NATS_URL: 'nats://nats:4222', NATS_STREAM_REPLICAS: '3' });
+      expect(Number(find(rendered.prod, 'ConfigMap', `${app}-config`).data.NATS_STREAM_MAX_BYTES)).toBeLessThanOrEqual((Number(fileStore?.[1]) * 1024 ** 3) / 2);
       expect(find(rendered.dev, 'ConfigMap', `${app}-config`).data.NATS_URL).toBeUndefined();
     }
     expect(find(rendered.dev, 'StatefulSet', 'nats')).toBeUndefined();
@@ -211,6 +233,31 @@ describe('the policy check itself', () => {
     expect(violations).toMatch(/NetworkPolicy users-service: egress rule \d+ must name both destinations and ports/);
     expect(violations).toMatch(/no default-deny policy selects every pod for both Ingress and Egress/);
     expect(violations).toMatch(/Deployment orders-service: no NetworkPolicy of its own allows its egress/);
+  });
+
+  it('and the reachability check names a dependency a policy blocks, on either side', () => {
+    const broken = structuredClone(rendered.dev);
+    const redisRule = (rule: { ports: { port: number }[] }) => rule.ports.some((port) => port.port === 6379);
+    const inventory = find(broken, 'NetworkPolicy', 'inventory-service').spec;
+    inventory.egress = inventory.egress.filter((rule: { ports: { port: number }[] }) => !redisRule(rule));
+    find(broken, 'NetworkPolicy', 'redis').spec.ingress[0].from.pop();
+    find(broken, 'ConfigMap', 'catalog-service-config').data.INVENTORY_URL = 'http://inventory-service:3004';
+    expect(blockedDependencies(broken)).toEqual([
+      'catalog-service → INVENTORY_URL (inventory-service:3004): no egress rule lets it reach inventory-service:3004',
+      'catalog-service → INVENTORY_URL (inventory-service:3004): NetworkPolicy default-deny, NetworkPolicy inventory-service admits no connection from it to inventory-service:3004',
+      'inventory-service → REDIS_URL (redis:6379): no egress rule lets it reach redis:6379',
+      'inventory-service → REDIS_URL (redis:6379): NetworkPolicy default-deny, NetworkPolicy redis admits no connection from it to redis:6379',
+    ]);
+    // A prod server outside the cluster is reached through the ipBlock, only on its port.
+    const prod = structuredClone(rendered.prod);
+    for (const rule of find(prod, 'NetworkPolicy', 'users-service').spec.egress.filter(redisRule)) rule.ports[0].port = 6380;
+    expect(blockedDependencies(prod)).toEqual(['users-service → REDIS_URL (redis:6379): no egress rule lets it reach 10.20.30.40:6379 outside the cluster']);
+  });
+
+  it('and the addresses it assumes for Secrets are those dev\'s create-secrets.sh writes', () => {
+    const script = readFileSync(path.join(deployDir, 'k8s/overlays/dev/create-secrets.sh'), 'utf8');
+    expect(script).toContain(`url=redis://${SECRET_ADDRESSES.REDIS_URL}`);
+    expect(script).toMatch(new RegExp(`url="postgresql://[^@]+@${SECRET_ADDRESSES.DATABASE_URL}/`));
   });
 
   it('and the schema check fails on a wrongly typed field', () => {

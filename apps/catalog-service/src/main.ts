@@ -20,7 +20,7 @@ runService({
     // Committed outbox rows to the transport (the embedded one serves them at /internal/events).
     // NATS JetStream when NATS_URL is set; otherwise the producers' logs over HTTP (no extra process).
     const transport =
-      (await connectNatsIfConfigured(config.NATS_URL, { name: 'catalog-service', logger, replicas: config.NATS_STREAM_REPLICAS })) ??
+      (await connectNatsIfConfigured(config, { name: 'catalog-service', logger })) ??
       new EmbeddedTransport({
         producers: { 'users-service': config.USERS_URL },
         serviceToken: serviceTokenSource(config.jwtSecret, 'catalog-service'),

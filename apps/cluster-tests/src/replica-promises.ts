@@ -5,6 +5,8 @@
 // With the store per process instead (e.g. the gateways without REDIS_URL), these tests fail.
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { createConnection } from 'node:net';
+import { networkInterfaces } from 'node:os';
 import path from 'node:path';
 import { credentials, Metadata, type ServiceError } from '@grpc/grpc-js';
 import { serviceTokenSource } from '@platform/auth';
@@ -311,5 +313,30 @@ export function replicaPromises(getWorld: () => ClusterWorld): void {
     }
     expect([...completed].sort()).toEqual(['orders-1', 'orders-2']);
     report(`cancellation accepted by ${accepted.service}, read on ${[...readers.keys()].join(' and ')}, seen COMPLETED on both`);
+  });
+
+  it("is reached only through HAProxy: every replica port answers on loopback and refuses the machine's other addresses", async () => {
+    // IPv4 only: an app listening on 0.0.0.0 (the default HOST) is not on IPv6 either.
+    const others = Object.values(networkInterfaces())
+      .flatMap((entries) => entries ?? [])
+      .filter((entry) => !entry.internal && entry.family === 'IPv4')
+      .map((entry) => entry.address);
+    expect(others.length).toBeGreaterThan(0);
+    const connects = (host: string, port: number) =>
+      new Promise<boolean>((resolve) => {
+        const socket = createConnection({ host, port, timeout: 2_000 });
+        const settle = (connected: boolean) => {
+          socket.destroy();
+          resolve(connected);
+        };
+        socket.once('connect', () => settle(true));
+        socket.once('error', () => settle(false));
+        socket.once('timeout', () => settle(false));
+      });
+    const ports = world.cluster.ports.replicas.flatMap((replica) => Object.entries(replica));
+    for (const [name, port] of ports) {
+      expect([name, port, await connects('127.0.0.1', port)]).toEqual([name, port, true]);
+      for (const address of others) expect([name, port, address, await connects(address, port)]).toEqual([name, port, address, false]);
+    }
   });
 }

@@ -20,7 +20,7 @@ runService({
     if (!database) throw new Error('runService opens the database before build');
     // Committed outbox rows to the transport (the embedded one serves them at /internal/events).
     // NATS JetStream when NATS_URL is set; otherwise the outbox is the log, read by consumers at /internal/events.
-    const transport = (await connectNatsIfConfigured(config.NATS_URL, { name: 'inventory-service', logger, replicas: config.NATS_STREAM_REPLICAS })) ?? new EmbeddedTransport({ producers: {}, serviceToken: serviceTokenSource(config.jwtSecret, 'inventory-service'), logger });
+    const transport = (await connectNatsIfConfigured(config, { name: 'inventory-service', logger })) ?? new EmbeddedTransport({ producers: {}, serviceToken: serviceTokenSource(config.jwtSecret, 'inventory-service'), logger });
     const events = await startOutboxRelay(database, transport, logger, { service: 'inventory-service', pollMs: config.EVENTS_POLL_MS }, metrics.registry);
     const callers = { verifier: new TokenVerifier(config.jwtVerifySecrets, { audience: 'internal' }), allowed: config.INVENTORY_CALLERS };
     const verifier = new TokenVerifier(config.jwtVerifySecrets);
@@ -33,7 +33,7 @@ runService({
       beforeListen: async () => {
         const seeded = await stock.seedDemoStock();
         if (seeded) logger.info({ skus: seeded }, 'demo stock seeded into the empty database');
-        const port = await grpc.listen(config.GRPC_PORT);
+        const port = await grpc.listen(config.GRPC_PORT, config.HOST);
         logger.info({ port }, 'gRPC listening');
       },
       listeners: [grpc.stoppable],

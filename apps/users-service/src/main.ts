@@ -25,7 +25,7 @@ runService({
     // outbox is the log, read by consumers at /internal/events. Webhooks consume every service's
     // events, this one's own included (read from its own log like any other consumer's).
     const transport =
-      (await connectNatsIfConfigured(config.NATS_URL, { name: 'users-service', logger, replicas: config.NATS_STREAM_REPLICAS })) ??
+      (await connectNatsIfConfigured(config, { name: 'users-service', logger })) ??
       new EmbeddedTransport({
         producers: { 'users-service': `http://127.0.0.1:${config.PORT}`, 'orders-service': config.ORDERS_URL, 'catalog-service': config.CATALOG_URL, 'inventory-service': config.INVENTORY_URL },
         serviceToken: serviceTokenSource(config.jwtSecret, 'users-service'),

@@ -6,8 +6,14 @@ export const eventsConfigShape = {
   NATS_URL: z.string().optional(),
   /** Copies JetStream keeps of the stream: 3 on the prod overlay's three-server cluster, 1 on one server. */
   NATS_STREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
+  /** How long the stream keeps an event (s; 7 days): a consumer down longer misses the older ones (libs/events/src/nats-transport.ts). */
+  NATS_STREAM_MAX_AGE_S: z.coerce.number().int().min(3_600).default(7 * 24 * 3_600),
+  /** Most bytes the stream keeps (1 GiB), the oldest events going first; well below the servers' max_file_store. */
+  NATS_STREAM_MAX_BYTES: z.coerce.number().int().min(1024 ** 2).default(1024 ** 3),
   /** How often the relay and the embedded transport's readers look without being woken (ms). */
   EVENTS_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(500),
   /** The longest one event handler may run (ms); past it the delivery counts as failed, and after its attempts the event is parked. */
   EVENTS_HANDLER_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(25_000),
 };
+
+export type EventsConfig = z.output<z.ZodObject<typeof eventsConfigShape>>;

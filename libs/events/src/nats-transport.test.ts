@@ -1,11 +1,14 @@
 // The JetStream transport against a nats-server of its own (port 41222, a temporary store):
 // acknowledged publishes, ordered delivery with explicit acks, redelivery of what a handler
 // refused, duplicates of a republished batch dropped, a durable consumer that resumes, and both
-// sides carrying on across broker kills (a second server of the test's own, on a free port).
+// sides carrying on across broker kills (a second server of the test's own, on a free port), and
+// a stream bounded in age and size, also one that existed before the bounds.
+import { DiscardPolicy, jetstreamManager, StorageType } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
 import { createLogger } from '@platform/service-kit';
 import { freePort, NatsServer } from '@platform/test-kit';
 import { toCloudEvent } from './envelope';
-import { NatsTransport, partitionOf } from './nats-transport';
+import { DEFAULT_STREAM_MAX_AGE_MS, DEFAULT_STREAM_MAX_BYTES, EVENTS_STREAM, NatsTransport, partitionOf } from './nats-transport';
 
 const PORT = 41222;
 const logger = createLogger('nats-test', 'silent');
@@ -144,3 +147,45 @@ it('waits at start for a broker that comes up after the service, instead of fail
 it('gives up at start once the wait is over, with the reason', async () => {
   await expect(NatsTransport.connect({ servers: `nats://127.0.0.1:${await freePort()}`, name: 'users-service', logger, connectWithinMs: 1_500 })).rejects.toThrow(/CONNECTION_REFUSED|ECONNREFUSED|refused/i);
 }, 30_000);
+
+it('bounds the stream in age and size, dropping the oldest events, and brings a stream created without bounds to them', async () => {
+  const broker = await NatsServer.start();
+  const admin = await connect({ servers: broker.url });
+  try {
+    const manager = await jetstreamManager(admin);
+    // As a release before the bounds created it: no max_age, no max_bytes.
+    await manager.streams.add({ name: EVENTS_STREAM, subjects: ['events.>'], storage: StorageType.File, num_replicas: 1 });
+    const before = (await manager.streams.info(EVENTS_STREAM)).config;
+    expect([before.max_age, before.max_bytes]).toEqual([0, -1]);
+    const producer = await NatsTransport.connect({ servers: broker.url, name: 'users-service', logger });
+    await producer.publish([eventOf(1)]);
+    await producer.close();
+
+    const nanos = (ms: number) => ms * 1_000_000;
+    // Started again with the bounds configured (NATS_STREAM_MAX_AGE_S, NATS_STREAM_MAX_BYTES).
+    const bounded = await NatsTransport.connect({ servers: broker.url, name: 'users-service', logger, maxAgeMs: 2 * 24 * 3_600_000, maxBytes: 8 * 1024 });
+    try {
+      const after = await manager.streams.info(EVENTS_STREAM);
+      expect(after.config).toMatchObject({ max_age: nanos(2 * 24 * 3_600_000), max_bytes: 8 * 1024, discard: DiscardPolicy.Old, num_replicas: 1, subjects: ['events.>'] });
+      // The events it held are still there.
+      expect(after.state.messages).toBe(1);
+      // Full, it takes every publish and lets the oldest events go.
+      for (let sequence = 2; sequence <= 60; sequence++) await bounded.publish([eventOf(sequence)]);
+      const full = (await manager.streams.info(EVENTS_STREAM)).state;
+      expect(full.last_seq).toBe(60);
+      expect(full.first_seq).toBeGreaterThan(1);
+      expect(full.bytes).toBeLessThanOrEqual(8 * 1024);
+    } finally {
+      await bounded.close();
+    }
+
+    // A fresh stream gets the defaults: 7 days, 1 GiB.
+    await manager.streams.delete(EVENTS_STREAM);
+    await (await NatsTransport.connect({ servers: broker.url, name: 'orders-service', logger })).close();
+    expect((await manager.streams.info(EVENTS_STREAM)).config).toMatchObject({ max_age: nanos(DEFAULT_STREAM_MAX_AGE_MS), max_bytes: DEFAULT_STREAM_MAX_BYTES, discard: DiscardPolicy.Old });
+    expect([DEFAULT_STREAM_MAX_AGE_MS, DEFAULT_STREAM_MAX_BYTES]).toEqual([7 * 24 * 3_600_000, 1024 ** 3]);
+  } finally {
+    await admin.close();
+    await broker.stop();
+  }
+}, 60_000);

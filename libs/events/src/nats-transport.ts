@@ -7,9 +7,10 @@
 // message in flight (pulled one by one): an aggregate's events stay in one partition, so they are
 // handled in stream order even across redeliveries, while the partitions are handled side by side.
 import { createHash } from 'node:crypto';
-import { AckPolicy, DeliverPolicy, JetStreamApiCodes, JetStreamApiError, jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager, StorageType } from '@nats-io/jetstream';
+import { AckPolicy, DeliverPolicy, DiscardPolicy, JetStreamApiCodes, JetStreamApiError, jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager, StorageType } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import type { Logger } from '@platform/service-kit';
+import type { EventsConfig } from './config';
 import type { PlatformEvent } from './envelope';
 import type { Consumption, Delivery, EventTransport, Subscription } from './transport';
 
@@ -39,6 +40,9 @@ export interface NatsTransportSettings {
   duplicateWindowMs?: number;
   /** Copies of the stream JetStream keeps (3 on a three-server cluster, 1 on a single server). */
   replicas?: number;
+  /** The stream's bounds (see `ensureStream`): the oldest events go past either. */
+  maxAgeMs?: number;
+  maxBytes?: number;
   /** How long a publish waits for JetStream's acknowledgement. */
   publishTimeoutMs?: number;
   /** How long to wait for the broker at start (it may be starting too) before giving up. */
@@ -198,23 +202,65 @@ export class NatsTransport implements EventTransport {
   }
 }
 
-/** Creates the EVENTS stream unless it exists; any other failure (a timeout) is the caller's to retry. */
-async function ensureStream(manager: JetStreamManager, settings: NatsTransportSettings): Promise<void> {
-  try {
-    await manager.streams.info(EVENTS_STREAM);
-  } catch (error) {
-    if (!(error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound)) throw error;
-    await manager.streams.add({
-      name: EVENTS_STREAM,
-      subjects: ['events.>'],
-      storage: StorageType.File,
-      num_replicas: settings.replicas ?? 1,
-      duplicate_window: nanos(settings.duplicateWindowMs ?? 10 * 60_000),
-    });
-  }
+/** How long the stream keeps an event (NATS_STREAM_MAX_AGE_S), and how much it keeps (NATS_STREAM_MAX_BYTES). */
+export const DEFAULT_STREAM_MAX_AGE_MS = 7 * 24 * 3_600_000;
+export const DEFAULT_STREAM_MAX_BYTES = 1024 ** 3;
+
+/**
+ * The stream's settings that this code owns. Bounded, because an unbounded stream grows until
+ * the server's max_file_store is full, and then every publish fails and every relay stalls. What
+ * the bounds cost: an event older than max_age, or pushed out by max_bytes, is gone for a durable
+ * consumer that had not reached it yet (it resumes at the oldest event left). Consumers take
+ * events within seconds, and an event they gave up on is parked with its body in the consumer's
+ * own database (dead_letter_events), replayed from there, never from the stream; so the window
+ * only has to outlast a consumer that is down or stuck: 7 days covers a long weekend, and
+ * EventConsumerLagging/EventConsumerStalled page long before. At max_bytes the oldest events go
+ * (discard old) rather than new publishes being refused: refusing them is the stall the bound is
+ * there to prevent. max_bytes stays well below the server's max_file_store (8Gi per server in
+ * the prod overlay, each holding a full copy), which also holds the consumers' state.
+ */
+function streamSettingsOf(settings: NatsTransportSettings) {
+  return {
+    num_replicas: settings.replicas ?? 1,
+    max_age: nanos(settings.maxAgeMs ?? DEFAULT_STREAM_MAX_AGE_MS),
+    max_bytes: settings.maxBytes ?? DEFAULT_STREAM_MAX_BYTES,
+    discard: DiscardPolicy.Old,
+    duplicate_window: nanos(settings.duplicateWindowMs ?? 10 * 60_000),
+  };
 }
 
-/** NATS JetStream when `natsUrl` is set, the embedded transport otherwise. */
-export async function connectNatsIfConfigured(natsUrl: string | undefined, settings: Omit<NatsTransportSettings, 'servers'>): Promise<NatsTransport | undefined> {
-  return natsUrl ? NatsTransport.connect({ ...settings, servers: natsUrl }) : undefined;
+/**
+ * Creates the EVENTS stream unless it exists, and brings an existing one to these settings (a
+ * stream created before the bounds, a changed NATS_STREAM_MAX_BYTES or replica count): every
+ * service applies them at start, so set them alike everywhere. A replica count the servers
+ * refuse (more than there are) is left as it is, with a warning, and the bounds applied anyway.
+ * Any other failure (a timeout) is the caller's to retry.
+ */
+async function ensureStream(manager: JetStreamManager, settings: NatsTransportSettings): Promise<void> {
+  const wanted = streamSettingsOf(settings);
+  let current;
+  try {
+    current = (await manager.streams.info(EVENTS_STREAM)).config;
+  } catch (error) {
+    if (!(error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound)) throw error;
+    await manager.streams.add({ name: EVENTS_STREAM, subjects: ['events.>'], storage: StorageType.File, ...wanted });
+    return;
+  }
+  const differing = (Object.keys(wanted) as (keyof typeof wanted)[]).filter((key) => current[key] !== wanted[key]);
+  if (!differing.length) return;
+  const was = Object.fromEntries(differing.map((key) => [key, current[key]]));
+  try {
+    await manager.streams.update(EVENTS_STREAM, { ...current, ...wanted });
+  } catch (error) {
+    if (!(error instanceof JetStreamApiError) || current.num_replicas === wanted.num_replicas) throw error;
+    settings.logger.warn({ err: error, stream: EVENTS_STREAM, replicas: current.num_replicas, wantedReplicas: wanted.num_replicas }, 'the servers refuse this replica count; the stream keeps its own, and gets the other settings');
+    await manager.streams.update(EVENTS_STREAM, { ...current, ...wanted, num_replicas: current.num_replicas });
+  }
+  settings.logger.info({ stream: EVENTS_STREAM, was, now: Object.fromEntries(differing.map((key) => [key, wanted[key]])) }, 'stream settings updated');
+}
+
+/** NATS JetStream when NATS_URL is set (the stream as the events settings say), the embedded transport otherwise. */
+export async function connectNatsIfConfigured(config: EventsConfig, settings: Omit<NatsTransportSettings, 'servers' | 'replicas' | 'maxAgeMs' | 'maxBytes'>): Promise<NatsTransport | undefined> {
+  if (!config.NATS_URL) return undefined;
+  return NatsTransport.connect({ ...settings, servers: config.NATS_URL, replicas: config.NATS_STREAM_REPLICAS, maxAgeMs: config.NATS_STREAM_MAX_AGE_S * 1_000, maxBytes: config.NATS_STREAM_MAX_BYTES });
 }

@@ -24,6 +24,12 @@ export const baseConfigShape = {
   SHUTDOWN_DRAIN_MS: z.coerce.number().int().min(0).default(0),
   /** Longest wait for in-flight requests after the listener closes. */
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
+  /**
+   * The address the app's ports listen on: every interface (0.0.0.0), as a container needs to be
+   * reached at its pod address; the one-machine cluster sets 127.0.0.1, so that HAProxy, on
+   * loopback, is the only way in.
+   */
+  HOST: z.union([z.ipv4(), z.ipv6()], { error: 'HOST must be an IP address to listen on (0.0.0.0, 127.0.0.1, ::)' }).default('0.0.0.0'),
   /** Request budget when the caller sends no X-Request-Timeout-Ms. */
   REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1).default(10_000),
 };

@@ -21,6 +21,13 @@ describe('loadConfig', () => {
     expect(() => loadConfig({}, { NODE_ENV: 'production' })).toThrow(/JWT_SECRET: required/);
   });
 
+  it('listens on every interface unless HOST names one, and refuses a HOST that is not an address', () => {
+    expect(loadConfig({}, {}).HOST).toBe('0.0.0.0');
+    expect(loadConfig({}, { HOST: '127.0.0.1' }).HOST).toBe('127.0.0.1');
+    expect(loadConfig({}, { HOST: '::1' }).HOST).toBe('::1');
+    expect(() => loadConfig({}, { HOST: 'everywhere' })).toThrow(/HOST: HOST must be an IP address/);
+  });
+
   it('lists every bad setting at once', () => {
     expect(() => loadConfig({ PORT: portSetting(1) }, { PORT: 'abc', NODE_ENV: 'staging' })).toThrow(/PORT[\s\S]*NODE_ENV|NODE_ENV[\s\S]*PORT/);
   });
