@@ -316,7 +316,7 @@ export function replicaPromises(getWorld: () => ClusterWorld): void {
   });
 
   it("is reached only through HAProxy: every replica port answers on loopback and refuses the machine's other addresses", async () => {
-    // IPv4 only: an app listening on 0.0.0.0 (the default HOST) is not on IPv6 either.
+    // IPv4 only: an app listening on 0.0.0.0 (the default LISTEN_HOST) is not on IPv6 either.
     const others = Object.values(networkInterfaces())
       .flatMap((entries) => entries ?? [])
       .filter((entry) => !entry.internal && entry.family === 'IPv4')

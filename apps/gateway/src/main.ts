@@ -38,7 +38,7 @@ runService({
       : undefined;
     const { app, stopGraph } = await createGatewayApp({ config, rateLimits, credentials, apiKeys, logger, health, metrics, usage, supergraphPath: path.join(__dirname, 'supergraph.graphql'), openapiPath: path.join(__dirname, 'openapi.json'), trustedDocumentsPath: path.join(__dirname, 'trusted-documents.json'), pagesDir: path.join(__dirname, 'pages') });
     const metricsApp = express().get('/metrics', metrics.handler);
-    const metricsServer = await listen(metricsApp, config.METRICS_PORT, config.HOST);
+    const metricsServer = await listen(metricsApp, config.METRICS_PORT, config.LISTEN_HOST);
     logger.info({ port: metricsServer.port }, 'metrics listening');
     return {
       app,

@@ -33,7 +33,7 @@ runService({
       beforeListen: async () => {
         const seeded = await stock.seedDemoStock();
         if (seeded) logger.info({ skus: seeded }, 'demo stock seeded into the empty database');
-        const port = await grpc.listen(config.GRPC_PORT, config.HOST);
+        const port = await grpc.listen(config.GRPC_PORT, config.LISTEN_HOST);
         logger.info({ port }, 'gRPC listening');
       },
       listeners: [grpc.stoppable],

@@ -29,7 +29,7 @@ export const baseConfigShape = {
    * reached at its pod address; the one-machine cluster sets 127.0.0.1, so that HAProxy, on
    * loopback, is the only way in.
    */
-  HOST: z.union([z.ipv4(), z.ipv6()], { error: 'HOST must be an IP address to listen on (0.0.0.0, 127.0.0.1, ::)' }).default('0.0.0.0'),
+  LISTEN_HOST: z.union([z.ipv4(), z.ipv6()], { error: 'LISTEN_HOST must be an IP address to listen on (0.0.0.0, 127.0.0.1, ::)' }).default('0.0.0.0'),
   /** Request budget when the caller sends no X-Request-Timeout-Ms. */
   REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1).default(10_000),
 };

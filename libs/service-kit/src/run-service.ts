@@ -80,8 +80,8 @@ async function run<D extends OpenDatabase>(definition: ServiceDefinition<D>): Pr
   const built = await definition.build({ logger, health, metrics, database });
   await built.beforeListen?.();
   // A request must arrive within the budget a request has: a body that stalls is cut with 408.
-  const server = await listen(built.app, config.PORT, config.HOST, { requestTimeoutMs: config.REQUEST_TIMEOUT_MS });
-  logger.info({ host: config.HOST, port: server.port }, `${name} ready`);
+  const server = await listen(built.app, config.PORT, config.LISTEN_HOST, { requestTimeoutMs: config.REQUEST_TIMEOUT_MS });
+  logger.info({ host: config.LISTEN_HOST, port: server.port }, `${name} ready`);
 
   const stop = createStopper({
     logger,

@@ -21,11 +21,11 @@ describe('loadConfig', () => {
     expect(() => loadConfig({}, { NODE_ENV: 'production' })).toThrow(/JWT_SECRET: required/);
   });
 
-  it('listens on every interface unless HOST names one, and refuses a HOST that is not an address', () => {
-    expect(loadConfig({}, {}).HOST).toBe('0.0.0.0');
-    expect(loadConfig({}, { HOST: '127.0.0.1' }).HOST).toBe('127.0.0.1');
-    expect(loadConfig({}, { HOST: '::1' }).HOST).toBe('::1');
-    expect(() => loadConfig({}, { HOST: 'everywhere' })).toThrow(/HOST: HOST must be an IP address/);
+  it('listens on every interface unless LISTEN_HOST names one, and refuses a LISTEN_HOST that is not an address', () => {
+    expect(loadConfig({}, {}).LISTEN_HOST).toBe('0.0.0.0');
+    expect(loadConfig({}, { LISTEN_HOST: '127.0.0.1' }).LISTEN_HOST).toBe('127.0.0.1');
+    expect(loadConfig({}, { LISTEN_HOST: '::1' }).LISTEN_HOST).toBe('::1');
+    expect(() => loadConfig({}, { LISTEN_HOST: 'everywhere' })).toThrow(/LISTEN_HOST: LISTEN_HOST must be an IP address/);
   });
 
   it('lists every bad setting at once', () => {

@@ -294,9 +294,9 @@ export class Cluster {
   private async startStack(replica: number, apps: ClusterApp[] | undefined, logName: string, env: NodeJS.ProcessEnv = {}): Promise<Stack> {
     const stack = await Stack.start({
       offset: this.ports.replicaOffsets[replica],
-      // HOST: the replicas listen on loopback only, where HAProxy reaches them, so that it is the
+      // LISTEN_HOST: the replicas listen on loopback only, where HAProxy reaches them, so that it is the
       // one door (0.0.0.0, the default, is for containers).
-      env: { SHUTDOWN_DRAIN_MS: String(CLUSTER_DRAIN_MS), ...this.options.env, ...env, HOST: '127.0.0.1', UPSTREAM_PORT_OFFSET: String(this.options.offset) },
+      env: { SHUTDOWN_DRAIN_MS: String(CLUSTER_DRAIN_MS), ...this.options.env, ...env, LISTEN_HOST: '127.0.0.1', UPSTREAM_PORT_OFFSET: String(this.options.offset) },
       logFile: path.join(this.options.logDir, `${logName}.log`),
       apps,
       readyTimeoutMs: this.options.readyTimeoutMs,
