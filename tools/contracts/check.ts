@@ -10,7 +10,7 @@ import { readDeprecations } from '@platform/deprecations';
 import { judge, readApprovals, readUsage, render } from './gate';
 import { diffGraphQL, graphqlDeprecationReason, graphqlElementExists, schemaOf } from './graphql-diff';
 import { diffOpenApi, restElementExists } from './openapi-diff';
-import { compareProto, protoElementDeprecated, protoElementExists } from './proto-diff';
+import { compareProto, protoElementDeprecated, protoElementExists, rpcsReading } from './proto-diff';
 import { layoutOf } from './layout';
 
 /** Zero-use window for removals; 14 days unless CONTRACT_ZERO_USE_DAYS says otherwise (tests). */
@@ -106,6 +106,7 @@ export async function runCheck(options: { today: string; usage?: unknown; zeroUs
     today: options.today,
     zeroUseDays: options.zeroUseDays,
     zeroUseSince: options.zeroUseSince,
+    impliedBy: (element) => (element.startsWith('proto:') ? [...new Set(protos.flatMap((model) => rpcsReading(model, element)))] : []),
   });
   const { text, passed } = render(verdicts, [...deprecations.problems, ...markProblems, ...approvals.problems, ...usage.problems]);
   return { text: `contract:check against the baseline released ${release.releasedAt} at ${release.commit.slice(0, 12)}\n${text}`, passed };

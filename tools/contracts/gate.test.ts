@@ -3,8 +3,9 @@
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { change, specRule } from './changes';
 import { runCheck } from './check';
-import type { UsageExport } from './gate';
+import { judge, type UsageExport } from './gate';
 import { repositoryRoot } from './layout';
 
 const supergraph = 'apps/gateway/src/graphql/supergraph.graphql';
@@ -171,6 +172,52 @@ describe('contract:check', () => {
       const within3 = await runCheck({ root, today, zeroUseDays: 3, usage: lastUse });
       expect(within3.text).toContain('allowed: replacement complete: sunset 2026-11-01 passed and no recorded use for 3 days');
       expect(within3.passed).toBe(true);
+    });
+  });
+
+  describe('use of what holds a removed element', () => {
+    const past = { announced: '2026-09-01', sunset: '2026-11-01' };
+
+    it('refuses removing a nested response field while a caller reads the top-level field that holds it', () => {
+      const nested = 'rest:GET /v1/orders/{id} response.200.body.items[].sku';
+      const verdicts = judge({
+        changes: [change('rest', 'breaking', nested, 'field-removed', specRule.removed, 'response field removed')],
+        deprecations: [{ element: nested, replacement: 'none', notice: 'https://docs.example.com/n', brownouts: [], ...past }],
+        approvals: [],
+        usage: usage({ 'rest:GET /v1/orders/{id} response.200.body.items': { lastUsed: '2026-11-22T10:00:00Z', callers: [{ caller: 'key:ak_7f3 (shop-app/4.2, owner user:u1)', lastUsed: '2026-11-22T10:00:00Z', calls: 40 }] } }),
+        changelog: '',
+        today,
+        zeroUseDays: 14,
+      });
+      expect(verdicts[0]).toMatchObject({ allowed: false, reason: 'still used within 14 days (last 2026-11-22T10:00:00Z) by key:ak_7f3 (shop-app/4.2, owner user:u1)' });
+    });
+
+    it('refuses removing a nested response field while callers read the whole answer (no fields=)', () => {
+      const nested = 'rest:GET /v1/orders/{id} response.200.body.amountDetail.tax';
+      const verdicts = judge({
+        changes: [change('rest', 'breaking', nested, 'field-removed', specRule.removed, 'response field removed')],
+        deprecations: [{ element: nested, replacement: 'none', notice: 'https://docs.example.com/n', brownouts: [], ...past }],
+        approvals: [],
+        usage: usage({ 'rest:GET /v1/orders/{id} response.200': { lastUsed: '2026-11-22T10:00:00Z', callers: [{ caller: 'user:u9 (web/1.0)', lastUsed: '2026-11-22T10:00:00Z', calls: 3 }] } }),
+        changelog: '',
+        today,
+        zeroUseDays: 14,
+      });
+      expect(verdicts[0]).toMatchObject({ allowed: false, reason: expect.stringContaining('by user:u9 (web/1.0)') });
+    });
+
+    it('refuses removing a proto reply field while its RPC is called, naming the caller', async () => {
+      const element = 'proto:inventory.v1.ReserveReply.remaining';
+      edit(protoFile, (text) => text.replace(/\n\s*\/\/ Stock left for other orders right after this reservation\.\n\s*int32 remaining = 4;/, '\n  reserved 4;\n  reserved "remaining";'));
+      deprecate([element], past);
+      const used = usage({ 'proto:inventory.v1.Inventory.Reserve': { lastUsed: '2026-11-21T09:00:00Z', callers: [{ caller: 'service:orders-service (orders-service/1.0)', lastUsed: '2026-11-21T09:00:00Z', calls: 900 }] } });
+      const result = await runCheck({ root, today, zeroUseDays: 14, usage: used });
+      expect(result.text).toContain(`BREAKING  ${element}\n          field-removed: field removed or renamed | §Versioning 3: removing or renaming a field\n          REFUSED: still used within 14 days (last 2026-11-21T09:00:00Z) by service:orders-service (orders-service/1.0)`);
+      expect(result.passed).toBe(false);
+
+      const unused = await runCheck({ root, today, zeroUseDays: 14, usage: usage({ 'proto:inventory.v1.Inventory.GetStock': { lastUsed: '2026-11-21T09:00:00Z', callers: [] } }) });
+      expect(unused.text).toContain('allowed: replacement complete');
+      expect(unused.passed).toBe(true);
     });
   });
 

@@ -1,7 +1,7 @@
 // The gate's verdict: which breaking changes may pass (spec §Versioning 4-5 and issue #27's three
 // ways), whether the deprecation registry and the approvals are well formed, and whether every
 // meaning change has its changelog entry.
-import { asDate, covers, type Deprecation } from '@platform/deprecations';
+import { asDate, covers, mayHaveUsed, type Deprecation } from '@platform/deprecations';
 import { specRule, type ContractChange } from './changes';
 
 export interface Approval {
@@ -78,6 +78,8 @@ export interface GateInput {
   zeroUseDays: number;
   /** Tests only (CONTRACT_ZERO_USE_SECONDS): the window starts at this ISO time instead, and use is compared to the second. */
   zeroUseSince?: string;
+  /** Other recorded elements whose use counts as use of `element` (proto: the RPCs whose replies hold it). */
+  impliedBy?: (element: string) => string[];
 }
 
 /** Which breaking change may pass and why; meaning changes need a changelog entry. */
@@ -110,7 +112,9 @@ export function judge(input: GateInput): Verdict[] {
       if (input.usage.recordedSince > windowDay) {
         return { change: item, allowed: false, reason: `use is unknown before ${input.usage.recordedSince}: the usage export must cover ${input.zeroUseDays} days (since ${windowStart})` };
       }
-      const used = Object.entries(input.usage.elements).filter(([name, record]) => covers(deprecation.element, name) && record.lastUsed && inWindow(record.lastUsed));
+      // Use of a part, of what holds it in an answer, or of an RPC whose reply holds it (never a guess of zero).
+      const implied = new Set(input.impliedBy?.(deprecation.element) ?? []);
+      const used = Object.entries(input.usage.elements).filter(([name, record]) => (mayHaveUsed(deprecation.element, name) || implied.has(name)) && record.lastUsed && inWindow(record.lastUsed));
       if (used.length > 0) {
         const callers = used.flatMap(([, record]) => (record.callers ?? []).filter((caller) => !caller.lastUsed || inWindow(caller.lastUsed)).map((caller) => caller.caller));
         const last = used.map(([, record]) => record.lastUsed ?? '').sort().pop();

@@ -236,3 +236,38 @@ export function protoElementExists(model: ProtoModel, element: string): boolean 
 export function protoElementDeprecated(model: ProtoModel, element: string): boolean | undefined {
   return model.elements.get(element.slice('proto:'.length))?.deprecated;
 }
+
+/**
+ * The RPCs whose recorded use counts as use of `element` (`proto:<qualified name>`): inventory
+ * records each call's RPC and the top-level request fields it carried, not what the reply held
+ * nor the fields of nested messages. So a field of a message a reply can hold, or a nested
+ * message of a request, counts as used by every call of the RPC (conservative: a removal is never
+ * judged safe on a guess). A top-level request field is recorded as sent: not implied.
+ */
+export function rpcsReading(model: ProtoModel, element: string): string[] {
+  const name = element.slice('proto:'.length);
+  const target = model.elements.get(name);
+  if (!target || target.kind === 'rpc' || target.kind === 'service') return [];
+  const owner = target.kind === 'field' || target.kind === 'enum-value' ? (target.parent as string) : name;
+  const reachable = (start: string): Set<string> => {
+    const seen = new Set<string>();
+    for (const pending = [start]; pending.length > 0; ) {
+      const next = pending.pop() as string;
+      if (seen.has(next)) continue;
+      seen.add(next);
+      for (const candidate of model.elements.values()) {
+        if (candidate.kind === 'field' && candidate.parent === next && candidate.field?.typeName) pending.push(candidate.field.typeName.replace(/^\./, ''));
+      }
+    }
+    return seen;
+  };
+  const rpcs: string[] = [];
+  for (const candidate of model.elements.values()) {
+    if (candidate.kind !== 'rpc' || !candidate.method) continue;
+    const request = candidate.method.inputType.replace(/^\./, '');
+    const reply = candidate.method.outputType.replace(/^\./, '');
+    const viaRequest = reachable(request).has(owner) && !(owner === request && target.kind === 'field');
+    if (reachable(reply).has(owner) || viaRequest) rpcs.push(`proto:${candidate.name}`);
+  }
+  return rpcs;
+}

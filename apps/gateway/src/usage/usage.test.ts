@@ -115,7 +115,15 @@ describe('fields', () => {
   it('takes the fields of each item for a list, and records them per item', async () => {
     const { token, userId } = await tokenFor(JWT_SECRET);
     expect((await get('/v1/products?size=1&fields=name', { authorization: `Bearer ${token}` })).status).toBe(200);
-    expect((await usesOf(`user:${userId}`)).map((use) => use.element).sort()).toEqual(['rest:GET /v1/products', 'rest:GET /v1/products query.size', 'rest:GET /v1/products response.200.body.items[].name']);
+    expect((await usesOf(`user:${userId}`)).map((use) => use.element).sort()).toEqual([
+      'rest:GET /v1/products',
+      'rest:GET /v1/products query.size',
+      // The paging envelope is read whatever `fields` names.
+      'rest:GET /v1/products response.200.body.hasNext',
+      'rest:GET /v1/products response.200.body.items[].name',
+      'rest:GET /v1/products response.200.body.nextCursor',
+      'rest:GET /v1/products response.200.body.totalCount',
+    ]);
     expect((await get('/v1/products?fields=hasNext', { authorization: `Bearer ${token}` })).status).toBe(400);
   });
 
@@ -124,6 +132,20 @@ describe('fields', () => {
     expect((await get('/v1/products/p1/rating', { authorization: `Bearer ${token}` })).status).toBe(200);
     const elements = (await usesOf(`user:${userId}`)).map((use) => use.element);
     for (const field of Object.keys(rating)) expect(elements).toContain(`rest:GET /v1/products/{id}/rating response.200.body.${field}`);
+    // The whole answer, nested fields too (`distribution.5`): what the gate counts as their use.
+    expect(elements).toContain('rest:GET /v1/products/{id}/rating response.200');
+  });
+
+  it('records the header parameters a request sends', async () => {
+    const { token, userId } = await tokenFor(JWT_SECRET);
+    await fetch(`http://127.0.0.1:${gateway.port}/v1/orders`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'idempotency-key': 'k-1' },
+      body: JSON.stringify({ items: [{ productId: 'p1', quantity: 1 }] }),
+    });
+    const elements = (await usesOf(`user:${userId}`)).map((use) => use.element);
+    expect(elements).toContain('rest:POST /v1/orders header.Idempotency-Key');
+    expect(elements).toContain('rest:POST /v1/orders response.201');
   });
 
   it('refuses a name the answer does not have: 400 VALIDATION_FAILED naming it, before any service is asked', async () => {
