@@ -2,7 +2,7 @@
 // contracts (OpenAPI document, supergraph and subgraph SDLs, proto) with the released baselines,
 // prints every change with its class, element and rule, and fails on a breaking change that is
 // not allowed, on a registry or approval problem, and on a meaning change without a changelog entry.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { sortChanges, type ContractChange } from './changes';
@@ -11,27 +11,32 @@ import { judge, readApprovals, readUsage, render } from './gate';
 import { diffGraphQL, graphqlDeprecationReason, graphqlElementExists, schemaOf } from './graphql-diff';
 import { diffOpenApi, restElementExists } from './openapi-diff';
 import { compareProto, protoElementDeprecated, protoElementExists, rpcsReading } from './proto-diff';
-import { layoutOf } from './layout';
+import { layoutOf, repositoryRoot } from './layout';
 
-/** Zero-use window for removals; 14 days unless CONTRACT_ZERO_USE_DAYS says otherwise (tests). */
-function zeroUseDays(): number {
-  const configured = process.env.CONTRACT_ZERO_USE_DAYS;
-  if (configured === undefined) return 14;
-  const days = Number(configured);
-  if (!Number.isInteger(days) || days < 0) throw new Error(`CONTRACT_ZERO_USE_DAYS must be a whole number of days, not ${configured}`);
-  return days;
-}
+/** The zero-use window a removal needs (criterion 3(b)). */
+export const ZERO_USE_DAYS = 14;
 
 /**
- * Tests only: CONTRACT_ZERO_USE_SECONDS=<n> makes the window the last n seconds (use compared to
- * the second), so an end-to-end test can run a whole replacement in a minute.
+ * The zero-use window, from the environment. CONTRACT_ZERO_USE_DAYS may lengthen it anywhere.
+ * A shorter one (fewer days, or CONTRACT_ZERO_USE_SECONDS=<n>: the last n seconds, compared to
+ * the second, so an end-to-end test can run a whole replacement in a minute) is for tests only:
+ * it is taken only with --root naming a copy of the contracts, never on this checkout itself.
+ * So `npm run contract:check` in CI, which runs on the checkout, cannot be passed with a shorter
+ * window by an environment variable; it refuses to run instead.
  */
-function zeroUseSince(): string | undefined {
-  const configured = process.env.CONTRACT_ZERO_USE_SECONDS;
-  if (configured === undefined) return undefined;
-  const seconds = Number(configured);
-  if (!Number.isInteger(seconds) || seconds < 0) throw new Error(`CONTRACT_ZERO_USE_SECONDS must be a whole number of seconds, not ${configured}`);
-  return new Date(Date.now() - seconds * 1000).toISOString();
+export function zeroUseWindow(env: NodeJS.ProcessEnv, root: string | undefined): { days: number; since?: string; shortened: boolean } | { error: string } {
+  const configuredDays = env.CONTRACT_ZERO_USE_DAYS;
+  const configuredSeconds = env.CONTRACT_ZERO_USE_SECONDS;
+  const days = configuredDays === undefined ? ZERO_USE_DAYS : Number(configuredDays);
+  if (!Number.isInteger(days) || days < 0) return { error: `CONTRACT_ZERO_USE_DAYS must be a whole number of days, not ${configuredDays}` };
+  const seconds = configuredSeconds === undefined ? undefined : Number(configuredSeconds);
+  if (seconds !== undefined && (!Number.isInteger(seconds) || seconds < 0)) return { error: `CONTRACT_ZERO_USE_SECONDS must be a whole number of seconds, not ${configuredSeconds}` };
+  const shortened = days < ZERO_USE_DAYS || seconds !== undefined;
+  const onCopy = root !== undefined && realpathSync(root) !== realpathSync(repositoryRoot);
+  if (shortened && !onCopy) {
+    return { error: `a zero-use window under ${ZERO_USE_DAYS} days (CONTRACT_ZERO_USE_DAYS/CONTRACT_ZERO_USE_SECONDS) is for tests on a copy of the contracts (--root <copy>), not for this checkout${env.CI === 'true' ? ' in CI' : ''}` };
+  }
+  return { days, shortened, ...(seconds !== undefined ? { since: new Date(Date.now() - seconds * 1000).toISOString() } : {}) };
 }
 
 function option(name: string): string | undefined {
@@ -130,7 +135,15 @@ export async function main(): Promise<void> {
       return;
     }
   }
-  const result = await runCheck({ today, usage, zeroUseDays: zeroUseDays(), zeroUseSince: zeroUseSince(), root: option('--root') && path.resolve(option('--root') as string) });
+  const root = option('--root') && path.resolve(option('--root') as string);
+  const window = zeroUseWindow(process.env, root || undefined);
+  if ('error' in window) {
+    console.error(`contract:check: ${window.error}`);
+    process.exitCode = 2;
+    return;
+  }
+  const result = await runCheck({ today, usage, zeroUseDays: window.days, zeroUseSince: window.since, root: root || undefined });
+  if (window.shortened) console.log(`contract:check: zero-use window shortened for a test to ${window.since ? `since ${window.since}` : `${window.days} days`} (on ${root})`);
   console.log(result.text);
   process.exitCode = result.passed ? 0 : 1;
 }

@@ -1,10 +1,11 @@
 // The gate on a copy of this repository's contracts: what it refuses, what may pass (a new major
 // version, a completed replacement, an approval) and how it checks the deprecation registry.
+import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { change, specRule } from './changes';
-import { runCheck } from './check';
+import { runCheck, zeroUseWindow } from './check';
 import { judge, type UsageExport } from './gate';
 import { repositoryRoot } from './layout';
 
@@ -218,6 +219,29 @@ describe('contract:check', () => {
       const unused = await runCheck({ root, today, zeroUseDays: 14, usage: usage({ 'proto:inventory.v1.Inventory.GetStock': { lastUsed: '2026-11-21T09:00:00Z', callers: [] } }) });
       expect(unused.text).toContain('allowed: replacement complete');
       expect(unused.passed).toBe(true);
+    });
+  });
+
+  describe('the zero-use window', () => {
+    it('refuses to run on this checkout with a window under 14 days, as CI runs it', () => {
+      for (const shortening of [{ CONTRACT_ZERO_USE_DAYS: '3' }, { CONTRACT_ZERO_USE_SECONDS: '25' }]) {
+        let failure: { status?: number; stderr?: string } = {};
+        try {
+          execFileSync(process.execPath, ['tools/ts-run.mjs', 'tools/contracts/check.ts'], { cwd: repositoryRoot, env: { ...process.env, CI: 'true', ...shortening }, encoding: 'utf8', stdio: 'pipe' });
+        } catch (error) {
+          failure = error as typeof failure;
+        }
+        expect(failure.status).toBe(2);
+        expect(failure.stderr).toContain('contract:check: a zero-use window under 14 days (CONTRACT_ZERO_USE_DAYS/CONTRACT_ZERO_USE_SECONDS) is for tests on a copy of the contracts (--root <copy>), not for this checkout in CI');
+      }
+    });
+
+    it('takes a shorter window only on a copy of the contracts (--root), and a longer one anywhere', () => {
+      expect(zeroUseWindow({ CONTRACT_ZERO_USE_DAYS: '3' }, repositoryRoot)).toEqual({ error: expect.stringContaining('not for this checkout') });
+      expect(zeroUseWindow({ CONTRACT_ZERO_USE_DAYS: '3' }, root)).toEqual({ days: 3, shortened: true });
+      expect(zeroUseWindow({ CONTRACT_ZERO_USE_SECONDS: '25' }, root)).toMatchObject({ days: 14, shortened: true, since: expect.any(String) });
+      expect(zeroUseWindow({ CONTRACT_ZERO_USE_DAYS: '30' }, undefined)).toEqual({ days: 30, shortened: false });
+      expect(zeroUseWindow({}, undefined)).toEqual({ days: 14, shortened: false });
     });
   });
 
