@@ -1,4 +1,4 @@
-// npm run contract:check [-- --usage <export.json>] [--today YYYY-MM-DD] [--root <checkout>]: compares the committed
+// npm run contract:check [-- --usage <export.json>, else contracts/usage-export.json if committed] [--today YYYY-MM-DD] [--root <checkout>]: compares the committed
 // contracts (OpenAPI document, supergraph and subgraph SDLs, proto) with the released baselines,
 // prints every change with its class, element and rule, and fails on a breaking change that is
 // not allowed, on a registry or approval problem, and on a meaning change without a changelog entry.
@@ -12,6 +12,9 @@ import { diffGraphQL, graphqlDeprecationReason, graphqlElementExists, schemaOf }
 import { diffOpenApi, restElementExists } from './openapi-diff';
 import { compareProto, protoElementDeprecated, protoElementExists, rpcsReading } from './proto-diff';
 import { layoutOf, repositoryRoot } from './layout';
+
+/** The usage export a removal commits under contracts/ for the gate in CI (`npm run contract:usage -- --export contracts/usage-export.json`). */
+export const USAGE_EXPORT_FILE = 'usage-export.json';
 
 /** The zero-use window a removal needs (criterion 3(b)). */
 export const ZERO_USE_DAYS = 14;
@@ -100,7 +103,18 @@ export async function runCheck(options: { today: string; usage?: unknown; zeroUs
     return [];
   });
   const approvals = readApprovals(readYaml(path.join(contractsDir, 'approvals.yaml')));
-  const usage = options.usage === undefined ? { problems: [] } : readUsage(options.usage);
+  // Without --usage, the export committed with the removal (CI runs the gate without --usage).
+  const committedUsage = path.join(contractsDir, USAGE_EXPORT_FILE);
+  let usageInput = options.usage;
+  const usageProblems: string[] = [];
+  if (usageInput === undefined && existsSync(committedUsage)) {
+    try {
+      usageInput = JSON.parse(readFileSync(committedUsage, 'utf8'));
+    } catch (error) {
+      usageProblems.push(`contracts/${USAGE_EXPORT_FILE}: not JSON (${(error as Error).message})`);
+    }
+  }
+  const usage = usageInput === undefined ? { problems: usageProblems } : readUsage(usageInput);
   const changelogFile = path.join(contractsDir, 'CHANGELOG.md');
   const verdicts = judge({
     changes: sortChanges(changes),

@@ -157,11 +157,36 @@ describe('contract:check', () => {
       restOnly();
       deprecate([restElement, putElement], { announced: '2026-09-01', sunset: '2026-11-01' });
       const stale = await runCheck({ root, today, zeroUseDays: 14, usage: { ...usage({}), generatedAt: '2026-11-20T06:00:00Z' } });
-      expect(stale.text).toContain('REFUSED: use is unknown since 2026-11-20T06:00:00Z: the usage export is stale, export it again');
+      expect(stale.text).toContain('REFUSED: use is unknown since 2026-11-20T06:00:00Z: the usage export is stale (older than 1 day), export it again');
       expect(stale.passed).toBe(false);
       const malformed = await runCheck({ root, today, zeroUseDays: 14, usage: { elements: {} } });
       expect(malformed.text).toContain('REGISTRY  usage export: needs generatedAt (ISO time), recordedSince (YYYY-MM-DD) and elements (an object by element name)');
       expect(malformed.passed).toBe(false);
+    });
+
+    it('reads the usage export committed with the removal as contracts/usage-export.json (CI runs without --usage)', async () => {
+      restOnly();
+      deprecate([restElement, putElement], { announced: '2026-09-01', sunset: '2026-11-01' });
+      const commitExport = (exported: unknown) => writeContractsFile('usage-export.json', JSON.stringify(exported));
+      commitExport(usage({ [putElement]: { lastUsed: '2026-11-20T08:00:00Z', callers: [{ caller: 'key:ak_7f3 (shop-app/4.2, owner user:u1)' }] } }));
+      const used = await runCheck({ root, today, zeroUseDays: 14 });
+      expect(used.text).toContain('REFUSED: still used within 14 days (last 2026-11-20T08:00:00Z) by key:ak_7f3 (shop-app/4.2, owner user:u1)');
+      expect(used.passed).toBe(false);
+
+      commitExport({ ...usage({}), generatedAt: '2026-11-21T06:00:00Z' });
+      const stale = await runCheck({ root, today, zeroUseDays: 14 });
+      expect(stale.text).toContain('REFUSED: use is unknown since 2026-11-21T06:00:00Z: the usage export is stale (older than 1 day), export it again');
+      expect(stale.passed).toBe(false);
+
+      commitExport({ ...usage({}), generatedAt: '2026-12-24T06:00:00Z' });
+      const future = await runCheck({ root, today, zeroUseDays: 14 });
+      expect(future.text).toContain('REFUSED: the usage export says it was generated 2026-12-24T06:00:00Z, after today (2026-11-24): export it again');
+      expect(future.passed).toBe(false);
+
+      commitExport(usage({}));
+      const unused = await runCheck({ root, today, zeroUseDays: 14 });
+      expect(unused.text).toContain('allowed: replacement complete: sunset 2026-11-01 passed and no recorded use for 14 days');
+      expect(unused.passed).toBe(true);
     });
 
     it('lets the removal pass after the sunset with zero use for the window (shortened for this test)', async () => {

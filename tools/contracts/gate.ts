@@ -62,6 +62,9 @@ export function readUsage(raw: unknown): { usage?: UsageExport; problems: string
   return { usage: { generatedAt, recordedSince, elements }, problems: [] };
 }
 
+/** An export generated before yesterday (UTC) is stale: use since then is unknown. */
+export const USAGE_EXPORT_MAX_AGE_DAYS = 1;
+
 function daysBefore(day: string, days: number): string {
   return new Date(Date.parse(`${day}T00:00:00Z`) - days * 86_400_000).toISOString().slice(0, 10);
 }
@@ -105,9 +108,12 @@ export function judge(input: GateInput): Verdict[] {
     const deprecation = input.deprecations.find((entry) => covers(entry.element, item.element));
     if (deprecation) {
       if (deprecation.sunset >= input.today) return { change: item, allowed: false, reason: `deprecated (${deprecation.element}), but its sunset ${deprecation.sunset} has not passed` };
-      if (!input.usage) return { change: item, allowed: false, reason: `deprecated (${deprecation.element}), sunset passed, but use is unknown: give the usage export with --usage <file>` };
-      if (input.usage.generatedAt.slice(0, 10) < daysBefore(input.today, 1)) {
-        return { change: item, allowed: false, reason: `use is unknown since ${input.usage.generatedAt}: the usage export is stale, export it again` };
+      if (!input.usage) return { change: item, allowed: false, reason: `deprecated (${deprecation.element}), sunset passed, but use is unknown: give the usage export with --usage <file>, or commit it as contracts/usage-export.json` };
+      if (input.usage.generatedAt.slice(0, 10) < daysBefore(input.today, USAGE_EXPORT_MAX_AGE_DAYS)) {
+        return { change: item, allowed: false, reason: `use is unknown since ${input.usage.generatedAt}: the usage export is stale (older than ${USAGE_EXPORT_MAX_AGE_DAYS} day), export it again` };
+      }
+      if (input.usage.generatedAt.slice(0, 10) > input.today) {
+        return { change: item, allowed: false, reason: `the usage export says it was generated ${input.usage.generatedAt}, after today (${input.today}): export it again` };
       }
       if (input.usage.recordedSince > windowDay) {
         return { change: item, allowed: false, reason: `use is unknown before ${input.usage.recordedSince}: the usage export must cover ${input.zeroUseDays} days (since ${windowStart})` };
