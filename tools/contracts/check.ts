@@ -58,7 +58,7 @@ export interface CheckResult {
 
 /** Runs the whole gate; `today` and the usage export come from the caller. */
 export async function runCheck(options: { today: string; usage?: unknown; zeroUseDays: number; zeroUseSince?: string; root?: string }): Promise<CheckResult> {
-  const { root, contractsDir, releaseFile, protoDir, protoBaselineDir, files } = layoutOf(options.root);
+  const { root, contractsDir, baselineDir, releaseFile, protoDir, protoBaselineDir, files } = layoutOf(options.root);
   if (!existsSync(releaseFile)) return { text: 'contract:check: no released baseline (contracts/v1/release.json); run npm run contract:release', passed: false };
   const release = JSON.parse(readFileSync(releaseFile, 'utf8')) as { releasedAt: string; commit: string };
   const changes: ContractChange[] = [];
@@ -86,6 +86,9 @@ export async function runCheck(options: { today: string; usage?: unknown; zeroUs
     : element.startsWith('proto:') ? protos.some((model) => protoElementExists(model, element))
     : false;
   const deprecations = readDeprecations(readYaml(path.join(contractsDir, 'deprecations.yaml')), exists);
+  // The registry as released (contract:release copies it): an entry dropped in the change that
+  // removes its element, the last step of a replacement, still lets that removal pass on its terms.
+  const released = readDeprecations(readYaml(path.join(baselineDir, 'deprecations.yaml'))).entries.filter((entry) => !deprecations.entries.some((current) => current.element === entry.element));
   // The contracts must say so themselves where their language can: GraphQL's @deprecated(reason:)
   // with the replacement and the sunset date, proto's deprecated = true (REST's marks are generated
   // into the OpenAPI document from the registry). Checked where the element still exists.
@@ -118,7 +121,7 @@ export async function runCheck(options: { today: string; usage?: unknown; zeroUs
   const changelogFile = path.join(contractsDir, 'CHANGELOG.md');
   const verdicts = judge({
     changes: sortChanges(changes),
-    deprecations: deprecations.entries,
+    deprecations: [...deprecations.entries, ...released],
     approvals: approvals.entries,
     usage: usage.usage,
     changelog: existsSync(changelogFile) ? readFileSync(changelogFile, 'utf8') : '',

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { change, specRule } from './changes';
 import { runCheck, zeroUseWindow } from './check';
 import { judge, type UsageExport } from './gate';
+import { buildDocument } from '../openapi/document';
 import { repositoryRoot } from './layout';
 
 const supergraph = 'apps/gateway/src/graphql/supergraph.graphql';
@@ -199,6 +200,60 @@ describe('contract:check', () => {
       expect(within3.text).toContain('allowed: replacement complete: sunset 2026-11-01 passed and no recorded use for 3 days');
       expect(within3.passed).toBe(true);
     });
+  });
+
+  it('passes a whole replacement: deprecate, release, then after the sunset with zero use remove and drop the entry, release', async () => {
+    const element = 'rest:GET /v1/orders query.offset';
+    const registryFile = path.join(root, 'contracts/deprecations.yaml');
+    /** The OpenAPI document as `nx run gateway:generate` writes it from the registry, less `offset` once removed. */
+    const generate = (removed: boolean) =>
+      edit(openapi, () => {
+        const document = buildDocument(registryFile) as { paths: Record<string, Record<string, { parameters: { name?: string }[] }>> };
+        if (removed) document.paths['/orders'].get.parameters = document.paths['/orders'].get.parameters.filter((parameter) => parameter.name !== 'offset');
+        return `${JSON.stringify(document, null, 2)}\n`;
+      });
+    /** `npm run contract:release`: the contracts and the registry become the baseline. */
+    const release = () => {
+      cpSync(path.join(root, openapi), path.join(root, 'contracts/v1/openapi.json'));
+      cpSync(registryFile, path.join(root, 'contracts/v1/deprecations.yaml'));
+    };
+
+    deprecate([element], { announced: '2026-09-01', sunset: '2026-11-01' });
+    generate(false);
+    const deprecated = await runCheck({ root, today: '2026-09-01', zeroUseDays: 14 });
+    expect(deprecated.text).toContain('SAFE      rest:GET /v1/orders response.410');
+    expect(deprecated.passed).toBe(true);
+    release();
+
+    // After the sunset, with no recorded use for 14 days: the removal and the dropped entry in one change.
+    writeContractsFile('usage-export.json', JSON.stringify(usage({ 'rest:GET /v1/orders query.size': { lastUsed: '2026-11-23T10:00:00Z', callers: [{ caller: 'user:u1 (web/1.0)' }] } })));
+    writeContractsFile('deprecations.yaml', 'deprecations: []\n');
+    generate(true);
+    const removed = await runCheck({ root, today, zeroUseDays: 14 });
+    expect(removed.text).toContain(`BREAKING  ${element}\n          parameter-removed`);
+    expect(removed.text).toContain('allowed: replacement complete: sunset 2026-11-01 passed and no recorded use for 14 days');
+    expect(removed.text).toContain('SAFE      rest:GET /v1/orders response.410\n          deprecation-gone-removed');
+    expect(removed.passed).toBe(true);
+
+    release();
+    rmSync(path.join(root, 'contracts/usage-export.json'));
+    const released = await runCheck({ root, today, zeroUseDays: 14 });
+    expect(released.text).toContain('0 breaking, 0 dangerous, 0 safe; 0 refused, 0 registry problems: passed');
+  });
+
+  it('passes dropping a fulfilled entry after the removal was released: its 410 goes with it', async () => {
+    type Document = { paths: Record<string, Record<string, { parameters: { name?: string }[] }>> };
+    const withoutOffset = (document: Document) => {
+      document.paths['/orders'].get.parameters = document.paths['/orders'].get.parameters.filter((parameter) => parameter.name !== 'offset');
+      return JSON.stringify(document);
+    };
+    writeContractsFile('deprecations.yaml', 'deprecations:\n  - element: "rest:GET /v1/orders query.offset"\n    replacement: "rest:GET /v1/orders query.cursor"\n    announced: 2026-09-01\n    sunset: 2026-11-01\n    notice: https://docs.example.com/n\n');
+    writeFileSync(path.join(root, 'contracts/v1/openapi.json'), withoutOffset(buildDocument(path.join(root, 'contracts/deprecations.yaml')) as Document));
+    writeContractsFile('deprecations.yaml', 'deprecations: []\n');
+    edit(openapi, () => withoutOffset(buildDocument(path.join(root, 'contracts/deprecations.yaml')) as Document));
+    const result = await runCheck({ root, today, zeroUseDays: 14 });
+    expect(result.text).toContain('SAFE      rest:GET /v1/orders response.410\n          deprecation-gone-removed');
+    expect(result.passed).toBe(true);
   });
 
   describe('use of what holds a removed element', () => {
