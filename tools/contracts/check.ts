@@ -51,6 +51,35 @@ function readYaml(file: string): unknown {
   return existsSync(file) ? parse(readFileSync(file, 'utf8')) : {};
 }
 
+/**
+ * What contracts/CHANGELOG.md says that it did not say at the release: its lines not in the copy
+ * contract:release keeps (contracts/v1/CHANGELOG.md), or, for a baseline released without that
+ * copy, the lines under a `## YYYY-MM-DD` heading dated on or after the release day. An entry
+ * written for an earlier change never counts for a new one.
+ */
+export function changelogSinceRelease(current: string, released: string | undefined, releasedDay: string): string {
+  const lines = current.split('\n');
+  if (released !== undefined) {
+    const old = new Map<string, number>();
+    for (const line of released.split('\n')) old.set(line, (old.get(line) ?? 0) + 1);
+    return lines
+      .filter((line) => {
+        const seen = old.get(line) ?? 0;
+        if (seen > 0) old.set(line, seen - 1);
+        return seen === 0;
+      })
+      .join('\n');
+  }
+  let day: string | undefined;
+  return lines
+    .filter((line) => {
+      const heading = /^##\s+(\d{4}-\d{2}-\d{2})\b/.exec(line);
+      if (heading || /^#{1,2}\s/.test(line)) day = heading?.[1];
+      return day !== undefined && day >= releasedDay;
+    })
+    .join('\n');
+}
+
 export interface CheckResult {
   text: string;
   passed: boolean;
@@ -124,7 +153,7 @@ export async function runCheck(options: { today: string; usage?: unknown; zeroUs
     deprecations: [...deprecations.entries, ...released],
     approvals: approvals.entries,
     usage: usage.usage,
-    changelog: existsSync(changelogFile) ? readFileSync(changelogFile, 'utf8') : '',
+    changelog: changelogSinceRelease(existsSync(changelogFile) ? readFileSync(changelogFile, 'utf8') : '', existsSync(path.join(baselineDir, 'CHANGELOG.md')) ? readFileSync(path.join(baselineDir, 'CHANGELOG.md'), 'utf8') : undefined, release.releasedAt.slice(0, 10)),
     today: options.today,
     zeroUseDays: options.zeroUseDays,
     zeroUseSince: options.zeroUseSince,

@@ -400,6 +400,32 @@ describe('contract:check', () => {
     expect(logged.passed).toBe(true);
   });
 
+  it('takes only a changelog entry added since the release, not an older one naming the element', async () => {
+    edit(supergraph, (text) => text.replace('"""The carrier\'s tracking number."""', '"""The carrier\'s tracking URL."""'));
+    const released = '# Contract changelog\n\n## 2026-10-02\n- `graphql:Shipment.trackingNumber` is filled once the parcel ships.\n';
+    writeContractsFile('v1/CHANGELOG.md', released);
+    writeContractsFile('CHANGELOG.md', released);
+    const old = await runCheck({ root, today, zeroUseDays: 14 });
+    expect(old.text).toContain('REFUSED: a changed description may change the meaning: name it in contracts/CHANGELOG.md as printed above, in an entry added since the baseline was released (an older entry does not count)');
+    expect(old.passed).toBe(false);
+
+    writeContractsFile('CHANGELOG.md', released.replace('\n\n## 2026-10-02', '\n\n## 2026-11-24\n- `graphql:Shipment.trackingNumber` now holds the tracking URL.\n\n## 2026-10-02'));
+    const added = await runCheck({ root, today, zeroUseDays: 14 });
+    expect(added.text).toContain('allowed: meaning change recorded in contracts/CHANGELOG.md');
+    expect(added.passed).toBe(true);
+  });
+
+  it('without a released copy of the changelog, takes entries dated on or after the release day only', async () => {
+    edit(supergraph, (text) => text.replace('"""The carrier\'s tracking number."""', '"""The carrier\'s tracking URL."""'));
+    const older = '## 2026-10-02\n- `graphql:Shipment.trackingNumber` is filled once the parcel ships.\n';
+    writeContractsFile('CHANGELOG.md', `# Contract changelog\n\n${older}`);
+    const old = await runCheck({ root, today, zeroUseDays: 14 });
+    expect(old.passed).toBe(false);
+    writeContractsFile('CHANGELOG.md', `# Contract changelog\n\n## 2026-11-24\n- \`graphql:Shipment.trackingNumber\` now holds the tracking URL.\n\n${older}`);
+    const dated = await runCheck({ root, today, zeroUseDays: 14 });
+    expect(dated.passed).toBe(true);
+  });
+
   it('reports a change to a shared schema once, and takes the schema name in the changelog', async () => {
     edit(openapi, (text) => {
       const document = JSON.parse(text);

@@ -74,6 +74,7 @@ export interface GateInput {
   deprecations: Deprecation[];
   approvals: Approval[];
   usage?: UsageExport;
+  /** What contracts/CHANGELOG.md added since the baseline was released (check.ts changelogSinceRelease). */
   changelog: string;
   /** YYYY-MM-DD, UTC. */
   today: string;
@@ -96,7 +97,7 @@ export function judge(input: GateInput): Verdict[] {
     if (item.spec === specRule.meaning) {
       const names = [item.element, item.alias].filter((name): name is string => Boolean(name));
       const logged = names.some((name) => input.changelog.includes(name) || input.changelog.includes(name.replace(/^[a-z]+:/, '')));
-      return { change: item, allowed: logged, reason: logged ? 'meaning change recorded in contracts/CHANGELOG.md' : 'a changed description may change the meaning: name it in contracts/CHANGELOG.md as printed above' };
+      return { change: item, allowed: logged, reason: logged ? 'meaning change recorded in contracts/CHANGELOG.md' : 'a changed description may change the meaning: name it in contracts/CHANGELOG.md as printed above, in an entry added since the baseline was released (an older entry does not count)' };
     }
     if (item.class !== 'breaking') return { change: item, allowed: true, reason: '' };
 

@@ -18,6 +18,12 @@ export async function main(): Promise<void> {
   }
   // The registry as released: the gate still knows an entry's terms when the change that removes
   // its element drops it.
+  // The changelog as released: the gate counts only entries added after it.
+  const changelog = path.join(root, 'contracts/CHANGELOG.md');
+  if (existsSync(changelog)) {
+    cpSync(changelog, path.join(baselineDir, 'CHANGELOG.md'));
+    files.push(path.relative(root, path.join(baselineDir, 'CHANGELOG.md')));
+  }
   const registry = path.join(root, 'contracts/deprecations.yaml');
   if (existsSync(registry)) {
     cpSync(registry, path.join(baselineDir, 'deprecations.yaml'));
