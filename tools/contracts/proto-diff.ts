@@ -10,7 +10,7 @@ const buf = path.resolve(__dirname, '../../node_modules/.bin/buf');
 
 /** `deprecated = true` in the .proto, as buf's image carries it. */
 interface Options { options?: { deprecated?: boolean } }
-interface FieldDescriptor extends Options { name: string; number: number; label?: string; type?: string; typeName?: string }
+interface FieldDescriptor extends Options { name: string; number: number; label?: string; type?: string; typeName?: string; proto3Optional?: boolean }
 interface MessageDescriptor extends Options { name: string; field?: FieldDescriptor[]; nestedType?: MessageDescriptor[]; enumType?: EnumDescriptor[] }
 interface EnumDescriptor extends Options { name: string; value?: ({ name: string; number: number } & Options)[] }
 interface MethodDescriptor extends Options { name: string; inputType: string; outputType: string; clientStreaming?: boolean; serverStreaming?: boolean }
@@ -196,6 +196,13 @@ export function compareProto(beforeDir: string, afterDir: string): { changes: Co
         const numberString = (scalarNumbers.has(element.field.type ?? '') && next.field.type === 'TYPE_STRING') || (element.field.type === 'TYPE_STRING' && scalarNumbers.has(next.field.type ?? ''));
         add('breaking', name, numberString ? 'number-string-changed' : 'type-changed', numberString ? specRule.numberString : specRule.typeChanged, `type ${was} -> ${is}`);
       }
+    }
+    if (element.kind === 'field' && element.field && next.field && Boolean(element.field.proto3Optional) !== Boolean(next.field.proto3Optional)) {
+      // `optional` changes presence, not the wire or JSON form: buf's WIRE_JSON rules let both
+      // directions through. Gaining presence changes nothing an old client sees or sends; losing
+      // it makes an explicit 0 read as unset, which a client that tests presence may notice.
+      if (next.field.proto3Optional) add('safe', name, 'field-presence-added', specRule.compatible, 'field becomes optional (explicit presence): wire and JSON unchanged');
+      else add('dangerous', name, 'field-presence-removed', specRule.compatible, 'field no longer optional: a value equal to the default now reads as unset');
     }
     if (element.kind === 'enum-value' && element.field && next.field && element.field.number !== next.field.number) {
       add('breaking', name, 'enum-value-number-changed', specRule.compatible, `number ${element.field.number} -> ${next.field.number}`);
