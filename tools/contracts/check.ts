@@ -1,8 +1,8 @@
-// npm run contract:check [-- --usage <export.json>] [--today YYYY-MM-DD] [--root <checkout>]: compares the committed
+// npm run contract:check [-- --usage <export.json>, else contracts/usage-export.json if committed] [--today YYYY-MM-DD] [--root <checkout>]: compares the committed
 // contracts (OpenAPI document, supergraph and subgraph SDLs, proto) with the released baselines,
 // prints every change with its class, element and rule, and fails on a breaking change that is
 // not allowed, on a registry or approval problem, and on a meaning change without a changelog entry.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { sortChanges, type ContractChange } from './changes';
@@ -10,28 +10,36 @@ import { readDeprecations } from '@platform/deprecations';
 import { judge, readApprovals, readUsage, render } from './gate';
 import { diffGraphQL, graphqlDeprecationReason, graphqlElementExists, schemaOf } from './graphql-diff';
 import { diffOpenApi, restElementExists } from './openapi-diff';
-import { compareProto, protoElementDeprecated, protoElementExists } from './proto-diff';
-import { layoutOf } from './layout';
+import { compareProto, protoElementDeprecated, protoElementExists, rpcsReading } from './proto-diff';
+import { layoutOf, repositoryRoot } from './layout';
 
-/** Zero-use window for removals; 14 days unless CONTRACT_ZERO_USE_DAYS says otherwise (tests). */
-function zeroUseDays(): number {
-  const configured = process.env.CONTRACT_ZERO_USE_DAYS;
-  if (configured === undefined) return 14;
-  const days = Number(configured);
-  if (!Number.isInteger(days) || days < 0) throw new Error(`CONTRACT_ZERO_USE_DAYS must be a whole number of days, not ${configured}`);
-  return days;
-}
+/** The usage export a removal commits under contracts/ for the gate in CI (`npm run contract:usage -- --export contracts/usage-export.json`). */
+export const USAGE_EXPORT_FILE = 'usage-export.json';
+
+/** The zero-use window a removal needs (criterion 3(b)). */
+export const ZERO_USE_DAYS = 14;
 
 /**
- * Tests only: CONTRACT_ZERO_USE_SECONDS=<n> makes the window the last n seconds (use compared to
- * the second), so an end-to-end test can run a whole replacement in a minute.
+ * The zero-use window, from the environment. CONTRACT_ZERO_USE_DAYS may lengthen it anywhere.
+ * A shorter one (fewer days, or CONTRACT_ZERO_USE_SECONDS=<n>: the last n seconds, compared to
+ * the second, so an end-to-end test can run a whole replacement in a minute) is for tests only:
+ * it is taken only with --root naming a copy of the contracts, never on this checkout itself.
+ * So `npm run contract:check` in CI, which runs on the checkout, cannot be passed with a shorter
+ * window by an environment variable; it refuses to run instead.
  */
-function zeroUseSince(): string | undefined {
-  const configured = process.env.CONTRACT_ZERO_USE_SECONDS;
-  if (configured === undefined) return undefined;
-  const seconds = Number(configured);
-  if (!Number.isInteger(seconds) || seconds < 0) throw new Error(`CONTRACT_ZERO_USE_SECONDS must be a whole number of seconds, not ${configured}`);
-  return new Date(Date.now() - seconds * 1000).toISOString();
+export function zeroUseWindow(env: NodeJS.ProcessEnv, root: string | undefined): { days: number; since?: string; shortened: boolean } | { error: string } {
+  const configuredDays = env.CONTRACT_ZERO_USE_DAYS;
+  const configuredSeconds = env.CONTRACT_ZERO_USE_SECONDS;
+  const days = configuredDays === undefined ? ZERO_USE_DAYS : Number(configuredDays);
+  if (!Number.isInteger(days) || days < 0) return { error: `CONTRACT_ZERO_USE_DAYS must be a whole number of days, not ${configuredDays}` };
+  const seconds = configuredSeconds === undefined ? undefined : Number(configuredSeconds);
+  if (seconds !== undefined && (!Number.isInteger(seconds) || seconds < 0)) return { error: `CONTRACT_ZERO_USE_SECONDS must be a whole number of seconds, not ${configuredSeconds}` };
+  const shortened = days < ZERO_USE_DAYS || seconds !== undefined;
+  const onCopy = root !== undefined && realpathSync(root) !== realpathSync(repositoryRoot);
+  if (shortened && !onCopy) {
+    return { error: `a zero-use window under ${ZERO_USE_DAYS} days (CONTRACT_ZERO_USE_DAYS/CONTRACT_ZERO_USE_SECONDS) is for tests on a copy of the contracts (--root <copy>), not for this checkout${env.CI === 'true' ? ' in CI' : ''}` };
+  }
+  return { days, shortened, ...(seconds !== undefined ? { since: new Date(Date.now() - seconds * 1000).toISOString() } : {}) };
 }
 
 function option(name: string): string | undefined {
@@ -43,6 +51,35 @@ function readYaml(file: string): unknown {
   return existsSync(file) ? parse(readFileSync(file, 'utf8')) : {};
 }
 
+/**
+ * What contracts/CHANGELOG.md says that it did not say at the release: its lines not in the copy
+ * contract:release keeps (contracts/v1/CHANGELOG.md), or, for a baseline released without that
+ * copy, the lines under a `## YYYY-MM-DD` heading dated on or after the release day. An entry
+ * written for an earlier change never counts for a new one.
+ */
+export function changelogSinceRelease(current: string, released: string | undefined, releasedDay: string): string {
+  const lines = current.split('\n');
+  if (released !== undefined) {
+    const old = new Map<string, number>();
+    for (const line of released.split('\n')) old.set(line, (old.get(line) ?? 0) + 1);
+    return lines
+      .filter((line) => {
+        const seen = old.get(line) ?? 0;
+        if (seen > 0) old.set(line, seen - 1);
+        return seen === 0;
+      })
+      .join('\n');
+  }
+  let day: string | undefined;
+  return lines
+    .filter((line) => {
+      const heading = /^##\s+(\d{4}-\d{2}-\d{2})\b/.exec(line);
+      if (heading || /^#{1,2}\s/.test(line)) day = heading?.[1];
+      return day !== undefined && day >= releasedDay;
+    })
+    .join('\n');
+}
+
 export interface CheckResult {
   text: string;
   passed: boolean;
@@ -50,7 +87,7 @@ export interface CheckResult {
 
 /** Runs the whole gate; `today` and the usage export come from the caller. */
 export async function runCheck(options: { today: string; usage?: unknown; zeroUseDays: number; zeroUseSince?: string; root?: string }): Promise<CheckResult> {
-  const { root, contractsDir, releaseFile, protoDir, protoBaselineDir, files } = layoutOf(options.root);
+  const { root, contractsDir, baselineDir, releaseFile, protoDir, protoBaselineDir, files } = layoutOf(options.root);
   if (!existsSync(releaseFile)) return { text: 'contract:check: no released baseline (contracts/v1/release.json); run npm run contract:release', passed: false };
   const release = JSON.parse(readFileSync(releaseFile, 'utf8')) as { releasedAt: string; commit: string };
   const changes: ContractChange[] = [];
@@ -78,6 +115,9 @@ export async function runCheck(options: { today: string; usage?: unknown; zeroUs
     : element.startsWith('proto:') ? protos.some((model) => protoElementExists(model, element))
     : false;
   const deprecations = readDeprecations(readYaml(path.join(contractsDir, 'deprecations.yaml')), exists);
+  // The registry as released (contract:release copies it): an entry dropped in the change that
+  // removes its element, the last step of a replacement, still lets that removal pass on its terms.
+  const released = readDeprecations(readYaml(path.join(baselineDir, 'deprecations.yaml'))).entries.filter((entry) => !deprecations.entries.some((current) => current.element === entry.element));
   // The contracts must say so themselves where their language can: GraphQL's @deprecated(reason:)
   // with the replacement and the sunset date, proto's deprecated = true (REST's marks are generated
   // into the OpenAPI document from the registry). Checked where the element still exists.
@@ -95,17 +135,29 @@ export async function runCheck(options: { today: string; usage?: unknown; zeroUs
     return [];
   });
   const approvals = readApprovals(readYaml(path.join(contractsDir, 'approvals.yaml')));
-  const usage = options.usage === undefined ? { problems: [] } : readUsage(options.usage);
+  // Without --usage, the export committed with the removal (CI runs the gate without --usage).
+  const committedUsage = path.join(contractsDir, USAGE_EXPORT_FILE);
+  let usageInput = options.usage;
+  const usageProblems: string[] = [];
+  if (usageInput === undefined && existsSync(committedUsage)) {
+    try {
+      usageInput = JSON.parse(readFileSync(committedUsage, 'utf8'));
+    } catch (error) {
+      usageProblems.push(`contracts/${USAGE_EXPORT_FILE}: not JSON (${(error as Error).message})`);
+    }
+  }
+  const usage = usageInput === undefined ? { problems: usageProblems } : readUsage(usageInput);
   const changelogFile = path.join(contractsDir, 'CHANGELOG.md');
   const verdicts = judge({
     changes: sortChanges(changes),
-    deprecations: deprecations.entries,
+    deprecations: [...deprecations.entries, ...released],
     approvals: approvals.entries,
     usage: usage.usage,
-    changelog: existsSync(changelogFile) ? readFileSync(changelogFile, 'utf8') : '',
+    changelog: changelogSinceRelease(existsSync(changelogFile) ? readFileSync(changelogFile, 'utf8') : '', existsSync(path.join(baselineDir, 'CHANGELOG.md')) ? readFileSync(path.join(baselineDir, 'CHANGELOG.md'), 'utf8') : undefined, release.releasedAt.slice(0, 10)),
     today: options.today,
     zeroUseDays: options.zeroUseDays,
     zeroUseSince: options.zeroUseSince,
+    impliedBy: (element) => (element.startsWith('proto:') ? [...new Set(protos.flatMap((model) => rpcsReading(model, element)))] : []),
   });
   const { text, passed } = render(verdicts, [...deprecations.problems, ...markProblems, ...approvals.problems, ...usage.problems]);
   return { text: `contract:check against the baseline released ${release.releasedAt} at ${release.commit.slice(0, 12)}\n${text}`, passed };
@@ -129,7 +181,15 @@ export async function main(): Promise<void> {
       return;
     }
   }
-  const result = await runCheck({ today, usage, zeroUseDays: zeroUseDays(), zeroUseSince: zeroUseSince(), root: option('--root') && path.resolve(option('--root') as string) });
+  const root = option('--root') && path.resolve(option('--root') as string);
+  const window = zeroUseWindow(process.env, root || undefined);
+  if ('error' in window) {
+    console.error(`contract:check: ${window.error}`);
+    process.exitCode = 2;
+    return;
+  }
+  const result = await runCheck({ today, usage, zeroUseDays: window.days, zeroUseSince: window.since, root: root || undefined });
+  if (window.shortened) console.log(`contract:check: zero-use window shortened for a test to ${window.since ? `since ${window.since}` : `${window.days} days`} (on ${root})`);
   console.log(result.text);
   process.exitCode = result.passed ? 0 : 1;
 }

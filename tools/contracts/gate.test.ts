@@ -1,10 +1,13 @@
 // The gate on a copy of this repository's contracts: what it refuses, what may pass (a new major
 // version, a completed replacement, an approval) and how it checks the deprecation registry.
+import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { runCheck } from './check';
-import type { UsageExport } from './gate';
+import { change, specRule } from './changes';
+import { runCheck, zeroUseWindow } from './check';
+import { judge, type UsageExport } from './gate';
+import { buildDocument } from '../openapi/document';
 import { repositoryRoot } from './layout';
 // The route table and the operations' descriptions the document is generated from: a /v2 route is declared here as a team would.
 /* eslint-disable @nx/enforce-module-boundaries */
@@ -160,11 +163,36 @@ describe('contract:check', () => {
       restOnly();
       deprecate([restElement, putElement], { announced: '2026-09-01', sunset: '2026-11-01' });
       const stale = await runCheck({ root, today, zeroUseDays: 14, usage: { ...usage({}), generatedAt: '2026-11-20T06:00:00Z' } });
-      expect(stale.text).toContain('REFUSED: use is unknown since 2026-11-20T06:00:00Z: the usage export is stale, export it again');
+      expect(stale.text).toContain('REFUSED: use is unknown since 2026-11-20T06:00:00Z: the usage export is stale (older than 1 day), export it again');
       expect(stale.passed).toBe(false);
       const malformed = await runCheck({ root, today, zeroUseDays: 14, usage: { elements: {} } });
       expect(malformed.text).toContain('REGISTRY  usage export: needs generatedAt (ISO time), recordedSince (YYYY-MM-DD) and elements (an object by element name)');
       expect(malformed.passed).toBe(false);
+    });
+
+    it('reads the usage export committed with the removal as contracts/usage-export.json (CI runs without --usage)', async () => {
+      restOnly();
+      deprecate([restElement, putElement], { announced: '2026-09-01', sunset: '2026-11-01' });
+      const commitExport = (exported: unknown) => writeContractsFile('usage-export.json', JSON.stringify(exported));
+      commitExport(usage({ [putElement]: { lastUsed: '2026-11-20T08:00:00Z', callers: [{ caller: 'key:ak_7f3 (shop-app/4.2, owner user:u1)' }] } }));
+      const used = await runCheck({ root, today, zeroUseDays: 14 });
+      expect(used.text).toContain('REFUSED: still used within 14 days (last 2026-11-20T08:00:00Z) by key:ak_7f3 (shop-app/4.2, owner user:u1)');
+      expect(used.passed).toBe(false);
+
+      commitExport({ ...usage({}), generatedAt: '2026-11-21T06:00:00Z' });
+      const stale = await runCheck({ root, today, zeroUseDays: 14 });
+      expect(stale.text).toContain('REFUSED: use is unknown since 2026-11-21T06:00:00Z: the usage export is stale (older than 1 day), export it again');
+      expect(stale.passed).toBe(false);
+
+      commitExport({ ...usage({}), generatedAt: '2026-12-24T06:00:00Z' });
+      const future = await runCheck({ root, today, zeroUseDays: 14 });
+      expect(future.text).toContain('REFUSED: the usage export says it was generated 2026-12-24T06:00:00Z, after today (2026-11-24): export it again');
+      expect(future.passed).toBe(false);
+
+      commitExport(usage({}));
+      const unused = await runCheck({ root, today, zeroUseDays: 14 });
+      expect(unused.text).toContain('allowed: replacement complete: sunset 2026-11-01 passed and no recorded use for 14 days');
+      expect(unused.passed).toBe(true);
     });
 
     it('lets the removal pass after the sunset with zero use for the window (shortened for this test)', async () => {
@@ -176,6 +204,129 @@ describe('contract:check', () => {
       const within3 = await runCheck({ root, today, zeroUseDays: 3, usage: lastUse });
       expect(within3.text).toContain('allowed: replacement complete: sunset 2026-11-01 passed and no recorded use for 3 days');
       expect(within3.passed).toBe(true);
+    });
+  });
+
+  it('passes a whole replacement: deprecate, release, then after the sunset with zero use remove and drop the entry, release', async () => {
+    const element = 'rest:GET /v1/orders query.offset';
+    const registryFile = path.join(root, 'contracts/deprecations.yaml');
+    /** The OpenAPI document as `nx run gateway:generate` writes it from the registry, less `offset` once removed. */
+    const generate = (removed: boolean) =>
+      edit(openapi, () => {
+        const document = buildDocument(registryFile) as { paths: Record<string, Record<string, { parameters: { name?: string }[] }>> };
+        if (removed) document.paths['/orders'].get.parameters = document.paths['/orders'].get.parameters.filter((parameter) => parameter.name !== 'offset');
+        return `${JSON.stringify(document, null, 2)}\n`;
+      });
+    /** `npm run contract:release`: the contracts and the registry become the baseline. */
+    const release = () => {
+      cpSync(path.join(root, openapi), path.join(root, 'contracts/v1/openapi.json'));
+      cpSync(registryFile, path.join(root, 'contracts/v1/deprecations.yaml'));
+    };
+
+    deprecate([element], { announced: '2026-09-01', sunset: '2026-11-01' });
+    generate(false);
+    const deprecated = await runCheck({ root, today: '2026-09-01', zeroUseDays: 14 });
+    expect(deprecated.text).toContain('SAFE      rest:GET /v1/orders response.410');
+    expect(deprecated.passed).toBe(true);
+    release();
+
+    // After the sunset, with no recorded use for 14 days: the removal and the dropped entry in one change.
+    writeContractsFile('usage-export.json', JSON.stringify(usage({ 'rest:GET /v1/orders query.size': { lastUsed: '2026-11-23T10:00:00Z', callers: [{ caller: 'user:u1 (web/1.0)' }] } })));
+    writeContractsFile('deprecations.yaml', 'deprecations: []\n');
+    generate(true);
+    const removed = await runCheck({ root, today, zeroUseDays: 14 });
+    expect(removed.text).toContain(`BREAKING  ${element}\n          parameter-removed`);
+    expect(removed.text).toContain('allowed: replacement complete: sunset 2026-11-01 passed and no recorded use for 14 days');
+    expect(removed.text).toContain('SAFE      rest:GET /v1/orders response.410\n          deprecation-gone-removed');
+    expect(removed.passed).toBe(true);
+
+    release();
+    rmSync(path.join(root, 'contracts/usage-export.json'));
+    const released = await runCheck({ root, today, zeroUseDays: 14 });
+    expect(released.text).toContain('0 breaking, 0 dangerous, 0 safe; 0 refused, 0 registry problems: passed');
+  });
+
+  it('passes dropping a fulfilled entry after the removal was released: its 410 goes with it', async () => {
+    type Document = { paths: Record<string, Record<string, { parameters: { name?: string }[] }>> };
+    const withoutOffset = (document: Document) => {
+      document.paths['/orders'].get.parameters = document.paths['/orders'].get.parameters.filter((parameter) => parameter.name !== 'offset');
+      return JSON.stringify(document);
+    };
+    writeContractsFile('deprecations.yaml', 'deprecations:\n  - element: "rest:GET /v1/orders query.offset"\n    replacement: "rest:GET /v1/orders query.cursor"\n    announced: 2026-09-01\n    sunset: 2026-11-01\n    notice: https://docs.example.com/n\n');
+    writeFileSync(path.join(root, 'contracts/v1/openapi.json'), withoutOffset(buildDocument(path.join(root, 'contracts/deprecations.yaml')) as Document));
+    writeContractsFile('deprecations.yaml', 'deprecations: []\n');
+    edit(openapi, () => withoutOffset(buildDocument(path.join(root, 'contracts/deprecations.yaml')) as Document));
+    const result = await runCheck({ root, today, zeroUseDays: 14 });
+    expect(result.text).toContain('SAFE      rest:GET /v1/orders response.410\n          deprecation-gone-removed');
+    expect(result.passed).toBe(true);
+  });
+
+  describe('use of what holds a removed element', () => {
+    const past = { announced: '2026-09-01', sunset: '2026-11-01' };
+
+    it('refuses removing a nested response field while a caller reads the top-level field that holds it', () => {
+      const nested = 'rest:GET /v1/orders/{id} response.200.body.items[].sku';
+      const verdicts = judge({
+        changes: [change('rest', 'breaking', nested, 'field-removed', specRule.removed, 'response field removed')],
+        deprecations: [{ element: nested, replacement: 'none', notice: 'https://docs.example.com/n', brownouts: [], ...past }],
+        approvals: [],
+        usage: usage({ 'rest:GET /v1/orders/{id} response.200.body.items': { lastUsed: '2026-11-22T10:00:00Z', callers: [{ caller: 'key:ak_7f3 (shop-app/4.2, owner user:u1)', lastUsed: '2026-11-22T10:00:00Z', calls: 40 }] } }),
+        changelog: '',
+        today,
+        zeroUseDays: 14,
+      });
+      expect(verdicts[0]).toMatchObject({ allowed: false, reason: 'still used within 14 days (last 2026-11-22T10:00:00Z) by key:ak_7f3 (shop-app/4.2, owner user:u1)' });
+    });
+
+    it('refuses removing a nested response field while callers read the whole answer (no fields=)', () => {
+      const nested = 'rest:GET /v1/orders/{id} response.200.body.amountDetail.tax';
+      const verdicts = judge({
+        changes: [change('rest', 'breaking', nested, 'field-removed', specRule.removed, 'response field removed')],
+        deprecations: [{ element: nested, replacement: 'none', notice: 'https://docs.example.com/n', brownouts: [], ...past }],
+        approvals: [],
+        usage: usage({ 'rest:GET /v1/orders/{id} response.200': { lastUsed: '2026-11-22T10:00:00Z', callers: [{ caller: 'user:u9 (web/1.0)', lastUsed: '2026-11-22T10:00:00Z', calls: 3 }] } }),
+        changelog: '',
+        today,
+        zeroUseDays: 14,
+      });
+      expect(verdicts[0]).toMatchObject({ allowed: false, reason: expect.stringContaining('by user:u9 (web/1.0)') });
+    });
+
+    it('refuses removing a proto reply field while its RPC is called, naming the caller', async () => {
+      const element = 'proto:inventory.v1.ReserveReply.remaining';
+      edit(protoFile, (text) => text.replace(/\n\s*\/\/ Stock left for other orders right after this reservation\.\n\s*int32 remaining = 4;/, '\n  reserved 4;\n  reserved "remaining";'));
+      deprecate([element], past);
+      const used = usage({ 'proto:inventory.v1.Inventory.Reserve': { lastUsed: '2026-11-21T09:00:00Z', callers: [{ caller: 'service:orders-service (orders-service/1.0)', lastUsed: '2026-11-21T09:00:00Z', calls: 900 }] } });
+      const result = await runCheck({ root, today, zeroUseDays: 14, usage: used });
+      expect(result.text).toContain(`BREAKING  ${element}\n          field-removed: field removed or renamed | §Versioning 3: removing or renaming a field\n          REFUSED: still used within 14 days (last 2026-11-21T09:00:00Z) by service:orders-service (orders-service/1.0)`);
+      expect(result.passed).toBe(false);
+
+      const unused = await runCheck({ root, today, zeroUseDays: 14, usage: usage({ 'proto:inventory.v1.Inventory.GetStock': { lastUsed: '2026-11-21T09:00:00Z', callers: [] } }) });
+      expect(unused.text).toContain('allowed: replacement complete');
+      expect(unused.passed).toBe(true);
+    });
+  });
+
+  describe('the zero-use window', () => {
+    it('refuses to run on this checkout with a window under 14 days, as CI runs it', () => {
+      for (const shortening of [{ CONTRACT_ZERO_USE_DAYS: '3' }, { CONTRACT_ZERO_USE_SECONDS: '25' }]) {
+        let failure: { status?: number; stderr?: string } = {};
+        try {
+          execFileSync(process.execPath, ['tools/ts-run.mjs', 'tools/contracts/check.ts'], { cwd: repositoryRoot, env: { ...process.env, CI: 'true', ...shortening }, encoding: 'utf8', stdio: 'pipe' });
+        } catch (error) {
+          failure = error as typeof failure;
+        }
+        expect(failure.status).toBe(2);
+        expect(failure.stderr).toContain('contract:check: a zero-use window under 14 days (CONTRACT_ZERO_USE_DAYS/CONTRACT_ZERO_USE_SECONDS) is for tests on a copy of the contracts (--root <copy>), not for this checkout in CI');
+      }
+    });
+
+    it('takes a shorter window only on a copy of the contracts (--root), and a longer one anywhere', () => {
+      expect(zeroUseWindow({ CONTRACT_ZERO_USE_DAYS: '3' }, repositoryRoot)).toEqual({ error: expect.stringContaining('not for this checkout') });
+      expect(zeroUseWindow({ CONTRACT_ZERO_USE_DAYS: '3' }, root)).toEqual({ days: 3, shortened: true });
+      expect(zeroUseWindow({ CONTRACT_ZERO_USE_SECONDS: '25' }, root)).toMatchObject({ days: 14, shortened: true, since: expect.any(String) });
+      expect(zeroUseWindow({ CONTRACT_ZERO_USE_DAYS: '30' }, undefined)).toEqual({ days: 30, shortened: false });
+      expect(zeroUseWindow({}, undefined)).toEqual({ days: 14, shortened: false });
     });
   });
 
@@ -252,6 +403,32 @@ describe('contract:check', () => {
     const logged = await runCheck({ root, today, zeroUseDays: 14 });
     expect(logged.text).toContain('allowed: meaning change recorded in contracts/CHANGELOG.md');
     expect(logged.passed).toBe(true);
+  });
+
+  it('takes only a changelog entry added since the release, not an older one naming the element', async () => {
+    edit(supergraph, (text) => text.replace('"""The carrier\'s tracking number."""', '"""The carrier\'s tracking URL."""'));
+    const released = '# Contract changelog\n\n## 2026-10-02\n- `graphql:Shipment.trackingNumber` is filled once the parcel ships.\n';
+    writeContractsFile('v1/CHANGELOG.md', released);
+    writeContractsFile('CHANGELOG.md', released);
+    const old = await runCheck({ root, today, zeroUseDays: 14 });
+    expect(old.text).toContain('REFUSED: a changed description may change the meaning: name it in contracts/CHANGELOG.md as printed above, in an entry added since the baseline was released (an older entry does not count)');
+    expect(old.passed).toBe(false);
+
+    writeContractsFile('CHANGELOG.md', released.replace('\n\n## 2026-10-02', '\n\n## 2026-11-24\n- `graphql:Shipment.trackingNumber` now holds the tracking URL.\n\n## 2026-10-02'));
+    const added = await runCheck({ root, today, zeroUseDays: 14 });
+    expect(added.text).toContain('allowed: meaning change recorded in contracts/CHANGELOG.md');
+    expect(added.passed).toBe(true);
+  });
+
+  it('without a released copy of the changelog, takes entries dated on or after the release day only', async () => {
+    edit(supergraph, (text) => text.replace('"""The carrier\'s tracking number."""', '"""The carrier\'s tracking URL."""'));
+    const older = '## 2026-10-02\n- `graphql:Shipment.trackingNumber` is filled once the parcel ships.\n';
+    writeContractsFile('CHANGELOG.md', `# Contract changelog\n\n${older}`);
+    const old = await runCheck({ root, today, zeroUseDays: 14 });
+    expect(old.passed).toBe(false);
+    writeContractsFile('CHANGELOG.md', `# Contract changelog\n\n## 2026-11-24\n- \`graphql:Shipment.trackingNumber\` now holds the tracking URL.\n\n${older}`);
+    const dated = await runCheck({ root, today, zeroUseDays: 14 });
+    expect(dated.passed).toBe(true);
   });
 
   it('reports a change to a shared schema once, and takes the schema name in the changelog', async () => {

@@ -1,7 +1,7 @@
 // The gate's verdict: which breaking changes may pass (spec §Versioning 4-5 and issue #27's three
 // ways), whether the deprecation registry and the approvals are well formed, and whether every
 // meaning change has its changelog entry.
-import { asDate, covers, type Deprecation } from '@platform/deprecations';
+import { asDate, covers, mayHaveUsed, type Deprecation } from '@platform/deprecations';
 import { specRule, type ContractChange } from './changes';
 
 export interface Approval {
@@ -62,6 +62,9 @@ export function readUsage(raw: unknown): { usage?: UsageExport; problems: string
   return { usage: { generatedAt, recordedSince, elements }, problems: [] };
 }
 
+/** An export generated before yesterday (UTC) is stale: use since then is unknown. */
+export const USAGE_EXPORT_MAX_AGE_DAYS = 1;
+
 function daysBefore(day: string, days: number): string {
   return new Date(Date.parse(`${day}T00:00:00Z`) - days * 86_400_000).toISOString().slice(0, 10);
 }
@@ -71,6 +74,7 @@ export interface GateInput {
   deprecations: Deprecation[];
   approvals: Approval[];
   usage?: UsageExport;
+  /** What contracts/CHANGELOG.md added since the baseline was released (check.ts changelogSinceRelease). */
   changelog: string;
   /** YYYY-MM-DD, UTC. */
   today: string;
@@ -78,6 +82,8 @@ export interface GateInput {
   zeroUseDays: number;
   /** Tests only (CONTRACT_ZERO_USE_SECONDS): the window starts at this ISO time instead, and use is compared to the second. */
   zeroUseSince?: string;
+  /** Other recorded elements whose use counts as use of `element` (proto: the RPCs whose replies hold it). */
+  impliedBy?: (element: string) => string[];
 }
 
 /** Which breaking change may pass and why; meaning changes need a changelog entry. */
@@ -91,7 +97,7 @@ export function judge(input: GateInput): Verdict[] {
     if (item.spec === specRule.meaning) {
       const names = [item.element, item.alias].filter((name): name is string => Boolean(name));
       const logged = names.some((name) => input.changelog.includes(name) || input.changelog.includes(name.replace(/^[a-z]+:/, '')));
-      return { change: item, allowed: logged, reason: logged ? 'meaning change recorded in contracts/CHANGELOG.md' : 'a changed description may change the meaning: name it in contracts/CHANGELOG.md as printed above' };
+      return { change: item, allowed: logged, reason: logged ? 'meaning change recorded in contracts/CHANGELOG.md' : 'a changed description may change the meaning: name it in contracts/CHANGELOG.md as printed above, in an entry added since the baseline was released (an older entry does not count)' };
     }
     if (item.class !== 'breaking') return { change: item, allowed: true, reason: '' };
 
@@ -103,14 +109,19 @@ export function judge(input: GateInput): Verdict[] {
     const deprecation = input.deprecations.find((entry) => covers(entry.element, item.element));
     if (deprecation) {
       if (deprecation.sunset >= input.today) return { change: item, allowed: false, reason: `deprecated (${deprecation.element}), but its sunset ${deprecation.sunset} has not passed` };
-      if (!input.usage) return { change: item, allowed: false, reason: `deprecated (${deprecation.element}), sunset passed, but use is unknown: give the usage export with --usage <file>` };
-      if (input.usage.generatedAt.slice(0, 10) < daysBefore(input.today, 1)) {
-        return { change: item, allowed: false, reason: `use is unknown since ${input.usage.generatedAt}: the usage export is stale, export it again` };
+      if (!input.usage) return { change: item, allowed: false, reason: `deprecated (${deprecation.element}), sunset passed, but use is unknown: give the usage export with --usage <file>, or commit it as contracts/usage-export.json` };
+      if (input.usage.generatedAt.slice(0, 10) < daysBefore(input.today, USAGE_EXPORT_MAX_AGE_DAYS)) {
+        return { change: item, allowed: false, reason: `use is unknown since ${input.usage.generatedAt}: the usage export is stale (older than ${USAGE_EXPORT_MAX_AGE_DAYS} day), export it again` };
+      }
+      if (input.usage.generatedAt.slice(0, 10) > input.today) {
+        return { change: item, allowed: false, reason: `the usage export says it was generated ${input.usage.generatedAt}, after today (${input.today}): export it again` };
       }
       if (input.usage.recordedSince > windowDay) {
         return { change: item, allowed: false, reason: `use is unknown before ${input.usage.recordedSince}: the usage export must cover ${input.zeroUseDays} days (since ${windowStart})` };
       }
-      const used = Object.entries(input.usage.elements).filter(([name, record]) => covers(deprecation.element, name) && record.lastUsed && inWindow(record.lastUsed));
+      // Use of a part, of what holds it in an answer, or of an RPC whose reply holds it (never a guess of zero).
+      const implied = new Set(input.impliedBy?.(deprecation.element) ?? []);
+      const used = Object.entries(input.usage.elements).filter(([name, record]) => (mayHaveUsed(deprecation.element, name) || implied.has(name)) && record.lastUsed && inWindow(record.lastUsed));
       if (used.length > 0) {
         const callers = used.flatMap(([, record]) => (record.callers ?? []).filter((caller) => !caller.lastUsed || inWindow(caller.lastUsed)).map((caller) => caller.caller));
         const last = used.map(([, record]) => record.lastUsed ?? '').sort().pop();

@@ -10,7 +10,7 @@ const buf = path.resolve(__dirname, '../../node_modules/.bin/buf');
 
 /** `deprecated = true` in the .proto, as buf's image carries it. */
 interface Options { options?: { deprecated?: boolean } }
-interface FieldDescriptor extends Options { name: string; number: number; label?: string; type?: string; typeName?: string }
+interface FieldDescriptor extends Options { name: string; number: number; label?: string; type?: string; typeName?: string; proto3Optional?: boolean }
 interface MessageDescriptor extends Options { name: string; field?: FieldDescriptor[]; nestedType?: MessageDescriptor[]; enumType?: EnumDescriptor[] }
 interface EnumDescriptor extends Options { name: string; value?: ({ name: string; number: number } & Options)[] }
 interface MethodDescriptor extends Options { name: string; inputType: string; outputType: string; clientStreaming?: boolean; serverStreaming?: boolean }
@@ -197,6 +197,13 @@ export function compareProto(beforeDir: string, afterDir: string): { changes: Co
         add('breaking', name, numberString ? 'number-string-changed' : 'type-changed', numberString ? specRule.numberString : specRule.typeChanged, `type ${was} -> ${is}`);
       }
     }
+    if (element.kind === 'field' && element.field && next.field && Boolean(element.field.proto3Optional) !== Boolean(next.field.proto3Optional)) {
+      // `optional` changes presence, not the wire or JSON form: buf's WIRE_JSON rules let both
+      // directions through. Gaining presence changes nothing an old client sees or sends; losing
+      // it makes an explicit 0 read as unset, which a client that tests presence may notice.
+      if (next.field.proto3Optional) add('safe', name, 'field-presence-added', specRule.compatible, 'field becomes optional (explicit presence): wire and JSON unchanged');
+      else add('dangerous', name, 'field-presence-removed', specRule.compatible, 'field no longer optional: a value equal to the default now reads as unset');
+    }
     if (element.kind === 'enum-value' && element.field && next.field && element.field.number !== next.field.number) {
       add('breaking', name, 'enum-value-number-changed', specRule.compatible, `number ${element.field.number} -> ${next.field.number}`);
     }
@@ -235,4 +242,39 @@ export function protoElementExists(model: ProtoModel, element: string): boolean 
 /** Whether the element is marked deprecated in the .proto; undefined when `model` does not have it. */
 export function protoElementDeprecated(model: ProtoModel, element: string): boolean | undefined {
   return model.elements.get(element.slice('proto:'.length))?.deprecated;
+}
+
+/**
+ * The RPCs whose recorded use counts as use of `element` (`proto:<qualified name>`): inventory
+ * records each call's RPC and the top-level request fields it carried, not what the reply held
+ * nor the fields of nested messages. So a field of a message a reply can hold, or a nested
+ * message of a request, counts as used by every call of the RPC (conservative: a removal is never
+ * judged safe on a guess). A top-level request field is recorded as sent: not implied.
+ */
+export function rpcsReading(model: ProtoModel, element: string): string[] {
+  const name = element.slice('proto:'.length);
+  const target = model.elements.get(name);
+  if (!target || target.kind === 'rpc' || target.kind === 'service') return [];
+  const owner = target.kind === 'field' || target.kind === 'enum-value' ? (target.parent as string) : name;
+  const reachable = (start: string): Set<string> => {
+    const seen = new Set<string>();
+    for (const pending = [start]; pending.length > 0; ) {
+      const next = pending.pop() as string;
+      if (seen.has(next)) continue;
+      seen.add(next);
+      for (const candidate of model.elements.values()) {
+        if (candidate.kind === 'field' && candidate.parent === next && candidate.field?.typeName) pending.push(candidate.field.typeName.replace(/^\./, ''));
+      }
+    }
+    return seen;
+  };
+  const rpcs: string[] = [];
+  for (const candidate of model.elements.values()) {
+    if (candidate.kind !== 'rpc' || !candidate.method) continue;
+    const request = candidate.method.inputType.replace(/^\./, '');
+    const reply = candidate.method.outputType.replace(/^\./, '');
+    const viaRequest = reachable(request).has(owner) && !(owner === request && target.kind === 'field');
+    if (reachable(reply).has(owner) || viaRequest) rpcs.push(`proto:${candidate.name}`);
+  }
+  return rpcs;
 }

@@ -2,13 +2,13 @@
 // `contract:check` compares against, stamped with the day and the commit they came from.
 // `-- --root <checkout>` releases another checkout's contracts (the replacement e2e's copy).
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { layoutOf } from './layout';
 
 export async function main(): Promise<void> {
   const named = process.argv.indexOf('--root');
-  const { root, files: contracts, protoDir, protoBaselineDir, releaseFile } = layoutOf(named > 0 && process.argv[named + 1] ? path.resolve(process.argv[named + 1]) : undefined);
+  const { root, baselineDir, files: contracts, protoDir, protoBaselineDir, releaseFile } = layoutOf(named > 0 && process.argv[named + 1] ? path.resolve(process.argv[named + 1]) : undefined);
   const git = (...args: string[]): string => execFileSync('git', args, { cwd: root, encoding: 'utf8' }).trim();
   const commit = git('rev-parse', 'HEAD');
   const uncommitted = git('status', '--porcelain', '--', 'apps/gateway/src/openapi/openapi.json', 'apps/gateway/src/graphql/supergraph.graphql', 'apps/*/src/graphql/schema.graphql', 'proto');
@@ -17,6 +17,19 @@ export async function main(): Promise<void> {
     mkdirSync(path.dirname(baseline), { recursive: true });
     cpSync(current, baseline);
     files.push(path.relative(root, baseline));
+  }
+  // The registry as released: the gate still knows an entry's terms when the change that removes
+  // its element drops it.
+  // The changelog as released: the gate counts only entries added after it.
+  const changelog = path.join(root, 'contracts/CHANGELOG.md');
+  if (existsSync(changelog)) {
+    cpSync(changelog, path.join(baselineDir, 'CHANGELOG.md'));
+    files.push(path.relative(root, path.join(baselineDir, 'CHANGELOG.md')));
+  }
+  const registry = path.join(root, 'contracts/deprecations.yaml');
+  if (existsSync(registry)) {
+    cpSync(registry, path.join(baselineDir, 'deprecations.yaml'));
+    files.push(path.relative(root, path.join(baselineDir, 'deprecations.yaml')));
   }
   rmSync(protoBaselineDir, { recursive: true, force: true });
   cpSync(protoDir, protoBaselineDir, { recursive: true, filter: (source) => !source.endsWith('buf.gen.yaml') });

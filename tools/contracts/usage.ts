@@ -5,7 +5,7 @@
 // npm run contract:usage -- --export <file>: writes the usage export `contract:check --usage` reads.
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { covers, loadDeprecations } from '@platform/deprecations';
+import { covers, loadDeprecations, mayHaveUsed } from '@platform/deprecations';
 import { dayOf, exportUsage, openUsageStore, usageByCaller } from '@platform/usage';
 import { repositoryRoot } from './layout';
 
@@ -35,7 +35,7 @@ export async function main(): Promise<void> {
     if (entry) console.log(`${entry.element}: deprecated ${entry.announced}, sunset ${entry.sunset}, replacement ${entry.replacement}, notice ${entry.notice}`);
     else console.log(`${element}: not in the deprecation registry`);
     const today = dayOf(Date.now());
-    const uses = await usageByCaller(store, { today, wanted: (used) => covers(element, used) });
+    const uses = await usageByCaller(store, { today, wanted: (used) => mayHaveUsed(element, used) });
     if (uses.length === 0) {
       console.log(`no recorded use in the last 30 days (to ${today}, records since ${(await store.recordedSince()) ?? 'never'})`);
       return;

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import { parse } from 'yaml';
-import { covers, type Deprecation, deprecationHeaders, goneMessage, loadDeprecations, phaseAt, readDeprecations } from './index';
+import { covers, type Deprecation, deprecationHeaders, goneMessage, loadDeprecations, mayHaveUsed, phaseAt, readDeprecations } from './index';
 
 const entry = (extra = '') =>
   `deprecations:\n  - element: "graphql:Shipment.carrier"\n    replacement: "graphql:Shipment.carrierCode"\n    announced: 2026-11-01\n    sunset: 2027-05-01\n    notice: https://docs.example.com/n\n${extra}`;
@@ -95,5 +95,21 @@ describe('the deprecation registry', () => {
         }),
       );
     });
+  });
+});
+
+describe('what counts as use of an element', () => {
+  const sku = 'rest:GET /v1/orders/{id} response.200.body.items[].sku';
+  it('counts use of the answer or of a field holding it, never of the operation alone for a request part', () => {
+    expect(mayHaveUsed(sku, sku)).toBe(true);
+    expect(mayHaveUsed(sku, 'rest:GET /v1/orders/{id} response.200.body.items')).toBe(true);
+    expect(mayHaveUsed(sku, 'rest:GET /v1/orders/{id} response.200')).toBe(true);
+    expect(mayHaveUsed(sku, 'rest:GET /v1/orders/{id} response.200.body.status')).toBe(false);
+    expect(mayHaveUsed('rest:GET /v1/orders query.offset', 'rest:GET /v1/orders')).toBe(false);
+    expect(mayHaveUsed('rest:GET /v1/orders', 'rest:GET /v1/orders query.offset')).toBe(true);
+  });
+
+  it('names header parameters without regard to case, as HTTP does', () => {
+    expect(mayHaveUsed('rest:POST /v1/orders header.idempotency-key', 'rest:POST /v1/orders header.Idempotency-Key')).toBe(true);
   });
 });

@@ -107,6 +107,20 @@ export function covers(entry: string, element: string): boolean {
 }
 
 /**
+ * Whether recorded use of `recorded` may be use of `element`: its own use or a part of it (an
+ * operation's parameter), or, for a part of an answer, use of the answer or a field holding it.
+ * The gateway records the top-level fields a caller reads (or, without `fields=`, the whole
+ * answer `response.<status>`), never a nested one: a caller that read `body.items` may read
+ * `body.items[].sku`. A request part is recorded as sent, so an operation's use is not use of
+ * its parameters. Header names compare without case, as HTTP does.
+ */
+export function mayHaveUsed(element: string, recorded: string): boolean {
+  const [wanted, seen] = element.includes(' header.') || recorded.includes(' header.') ? [element.toLowerCase(), recorded.toLowerCase()] : [element, recorded];
+  if (covers(wanted, seen)) return true;
+  return covers(seen, wanted) && / response\./.test(seen);
+}
+
+/**
  * What a call that uses an entry's element meets at one moment: `deprecated` (answered, with the
  * deprecation headers), `dry-run` (answered, but recorded as one a brownout would have failed),
  * `brownout` (410 GONE, or a response field left out) and `sunset` (the same, for good, from the

@@ -1,10 +1,13 @@
 // What each REST request uses of the contract, recorded per caller (usage store, libs/usage): the
 // operation, each query parameter and each request body field (nested paths as
-// `request.body.items[].quantity`), and the response fields the caller reads. A caller names the
-// top-level fields it reads with `fields=a,b` (the answer stays whole, as the spec sends every
-// field); without it, every field of the answer counts as used: conservative, so that a removal
-// is never judged safe on a guess. Only elements the OpenAPI document declares are recorded, so
-// no request can fill the store with names of its own.
+// `request.body.items[].quantity`), each header parameter it sends (`header.Idempotency-Key`),
+// and the response fields the caller reads. A caller names the top-level fields it reads with
+// `fields=a,b` (the answer stays whole, as the spec sends every field); without it the whole
+// answer counts as read, recorded as `response.<status>` beside its top-level fields. The gate
+// and the reports count use of a field as use of everything under it (mayHaveUsed,
+// libs/deprecations): conservative, so that a removal is never judged safe on a guess. Only
+// elements the OpenAPI document declares are recorded, so no request can fill the store with
+// names of its own.
 import type { RequestHandler, Request } from 'express';
 import { ApiError } from '@platform/errors';
 import type { UsageRecorder } from '@platform/usage';
@@ -23,7 +26,7 @@ interface OpenApiOperation {
 }
 export interface OpenApiDocument {
   paths: Record<string, Record<string, OpenApiOperation>>;
-  components?: { schemas?: Record<string, JsonSchema> };
+  components?: { schemas?: Record<string, JsonSchema>; parameters?: Record<string, { name?: string; in?: string }> };
 }
 
 /** What one operation can record, from its OpenAPI description. */
@@ -31,10 +34,14 @@ export interface OperationUsage {
   /** `rest:GET /v1/orders/{id}`. */
   element: string;
   queryParameters: Set<string>;
+  /** Header parameters: the lower-case name (as Node gives request headers) → the declared name. */
+  headerParameters: Map<string, string>;
+  /** Every status the operation declares an answer for. */
+  statuses: Set<number>;
   /** Body paths the request schema declares (`items[].quantity`). */
   bodyPaths: Set<string>;
   /** Success status → the top-level response field names (`fields` takes them) and their element prefix. */
-  responses: Map<number, { names: string[]; prefix: string }>;
+  responses: Map<number, { names: string[]; prefix: string; envelope: string[] }>;
 }
 
 function resolve(schema: JsonSchema | undefined, document: OpenApiDocument, depth = 0): JsonSchema | undefined {
@@ -76,10 +83,17 @@ export function operationUsageOf(document: OpenApiDocument): Map<string, Operati
       // A later major's operations are listed with their prefix (`/v2/products/{id}`); v1's under the server's `/v1`.
       const element = `rest:${verb} ${/^\/v\d+\//.test(path) ? path : `/v1${path}`}`;
       const queryParameters = new Set<string>();
-      for (const parameter of operation.parameters ?? []) if ('in' in parameter && parameter.in === 'query' && parameter.name && parameter.name !== FIELDS_PARAMETER) queryParameters.add(parameter.name);
+      const headerParameters = new Map<string, string>();
+      for (const declared of operation.parameters ?? []) {
+        const parameter = '$ref' in declared ? document.components?.parameters?.[declared.$ref.replace('#/components/parameters/', '')] : declared;
+        if (!parameter?.name) continue;
+        if (parameter.in === 'query' && parameter.name !== FIELDS_PARAMETER) queryParameters.add(parameter.name);
+        if (parameter.in === 'header') headerParameters.set(parameter.name.toLowerCase(), parameter.name);
+      }
+      const statuses = new Set(Object.keys(operation.responses ?? {}).filter((status) => /^\d{3}$/.test(status)).map(Number));
       const bodyPaths = new Set<string>();
       schemaPaths(operation.requestBody?.content?.['application/json']?.schema, document, '', bodyPaths);
-      const responses = new Map<number, { names: string[]; prefix: string }>();
+      const responses = new Map<number, { names: string[]; prefix: string; envelope: string[] }>();
       for (const [status, response] of Object.entries(operation.responses ?? {})) {
         if (!/^2\d\d$/.test(status) || '$ref' in response) continue;
         const body = resolve(response.content?.['application/json']?.schema, document);
@@ -88,10 +102,12 @@ export function operationUsageOf(document: OpenApiDocument): Map<string, Operati
         // fields of each item. (An order's own `items` is a field like any other.)
         const items = 'hasNext' in body.properties ? resolve(body.properties.items, document) : undefined;
         const item = items?.items ? resolve(items.items, document) : undefined;
-        if (item?.properties) responses.set(Number(status), { names: Object.keys(item.properties), prefix: `${element} response.${status}.body.items[].` });
-        else responses.set(Number(status), { names: Object.keys(body.properties), prefix: `${element} response.${status}.body.` });
+        // The envelope's own fields (hasNext, nextCursor) are read whatever `fields` names.
+        const envelope = item?.properties ? Object.keys(body.properties).filter((name) => name !== 'items').map((name) => `${element} response.${status}.body.${name}`) : [];
+        if (item?.properties) responses.set(Number(status), { names: Object.keys(item.properties), prefix: `${element} response.${status}.body.items[].`, envelope });
+        else responses.set(Number(status), { names: Object.keys(body.properties), prefix: `${element} response.${status}.body.`, envelope });
       }
-      operations.set(`${verb} ${path.replace(/\{(\w+)\}/g, ':$1')}`, { element, queryParameters, bodyPaths, responses });
+      operations.set(`${verb} ${path.replace(/\{(\w+)\}/g, ':$1')}`, { element, queryParameters, headerParameters, statuses, bodyPaths, responses });
     }
   }
   return operations;
@@ -196,6 +212,7 @@ export function recordRestUsage(recorder: UsageRecorder | undefined, operations:
     // calls of /v2/orders must not keep /v1/orders alive in its retirement's numbers.
     if (!recorder || route.servedAs !== route.version) return next();
     const elements = [operation.element, ...(search ? queryNames(search, operation) : [])];
+    for (const [name, declared] of operation.headerParameters) if (req.headers[name] !== undefined) elements.push(`${operation.element} header.${declared}`);
     const body = res.locals.forwardBody;
     if (body && body.length > 0 && operation.bodyPaths.size > 0) {
       try {
@@ -206,7 +223,12 @@ export function recordRestUsage(recorder: UsageRecorder | undefined, operations:
     }
     res.once('finish', () => {
       const response = operation.responses.get(res.statusCode);
-      if (response) for (const name of fields ?? response.names) elements.push(response.prefix + name);
+      if (response && fields) elements.push(...response.envelope, ...fields.map((name) => response.prefix + name));
+      else {
+        // Not narrowed: the whole answer was read, nested fields too.
+        if (operation.statuses.has(res.statusCode)) elements.push(`${operation.element} response.${res.statusCode}`);
+        if (response) for (const name of response.names) elements.push(response.prefix + name);
+      }
       recorder.record(callerIdentityOf(req as Request, res), [...new Set(elements)]);
     });
     next();

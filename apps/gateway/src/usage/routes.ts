@@ -5,7 +5,7 @@
 // entries it used in the last 30 days. Both read the shared usage store (libs/usage).
 import type { RequestHandler } from 'express';
 import { principalOf, requireAdmin } from '@platform/auth';
-import { covers, type Deprecation } from '@platform/deprecations';
+import { mayHaveUsed, type Deprecation } from '@platform/deprecations';
 import { dayOf, usageByCaller, type CallerUse, type UsageStore } from '@platform/usage';
 import { callerIdentityOf } from '../callers/caller-identity';
 
@@ -52,16 +52,16 @@ async function addContacts(items: DeprecationUsage[], usersUrl: string, authoriz
   for (const caller of items.flatMap((item) => item.callers)) caller.contact = emails.get(userBehind(caller) ?? '') ?? null;
 }
 
-/** Each registry entry with the uses of its element (and of what it covers: an operation's parameters). */
+/** Each registry entry with the uses that may be of its element (mayHaveUsed: its parts, and what holds it in an answer). */
 export async function deprecationUsage(store: UsageStore, registry: Deprecation[], options: { today: string; caller?: string }): Promise<DeprecationUsage[]> {
-  const uses = await usageByCaller(store, { today: options.today, wanted: (element) => registry.some((entry) => covers(entry.element, element)), caller: options.caller });
+  const uses = await usageByCaller(store, { today: options.today, wanted: (element) => registry.some((entry) => mayHaveUsed(entry.element, element)), caller: options.caller });
   return registry.map((entry) => ({
     element: entry.element,
     replacement: entry.replacement,
     announced: entry.announced,
     sunset: entry.sunset,
     notice: entry.notice,
-    callers: uses.filter((use) => covers(entry.element, use.element)).map(callerOf),
+    callers: uses.filter((use) => mayHaveUsed(entry.element, use.element)).map(callerOf),
   }));
 }
 

@@ -8,7 +8,8 @@ import { Writable } from 'node:stream';
 import express from 'express';
 import pino from 'pino';
 import { Registry } from 'prom-client';
-import { serviceTokenSource } from '@platform/auth';
+import { newApiKeyText, serviceTokenSource } from '@platform/auth';
+import { newId } from '@platform/ids';
 import { createMetrics, Health, listen, type Listening } from '@platform/service-kit';
 import { tokenFor } from '@platform/test-kit';
 import { FileUsageStore, UsageRecorder, usageByCaller, USAGE_METRIC_SERIES } from '@platform/usage';
@@ -32,12 +33,19 @@ let gateway: Listening;
 let recorder: UsageRecorder;
 let stopGraph: () => Promise<void>;
 const seenByService: string[] = [];
+/** Issued API keys the fake users-service vouches for, by key text. */
+const issuedKeys = new Map<string, { id: string; ownerId: string }>();
 /** Tokens the fake users-service answers as an admin's. */
 const adminTokens = new Set<string>();
 
 beforeAll(async () => {
   const service = express();
   service.get('/internal/credentials/:id', (req, res) => void res.json({ userId: req.params.id, exists: true, credentialVersion: 1 }));
+  // As users-service vouches for an issued key: its id, owner and scopes.
+  service.post('/internal/api-key-verifications', express.json(), (req, res) => {
+    const key = issuedKeys.get(req.body.key);
+    res.json(key ? { valid: true, id: key.id, ownerId: key.ownerId, role: 'customer', credentialVersion: 1, scopes: ['products:read'], expiresAt: null } : { valid: false, reason: 'unknown' });
+  });
   service.get('/products/:id/rating', (req, res) => {
     seenByService.push(req.originalUrl);
     res.json(rating);
@@ -115,7 +123,15 @@ describe('fields', () => {
   it('takes the fields of each item for a list, and records them per item', async () => {
     const { token, userId } = await tokenFor(JWT_SECRET);
     expect((await get('/v1/products?size=1&fields=name', { authorization: `Bearer ${token}` })).status).toBe(200);
-    expect((await usesOf(`user:${userId}`)).map((use) => use.element).sort()).toEqual(['rest:GET /v1/products', 'rest:GET /v1/products query.size', 'rest:GET /v1/products response.200.body.items[].name']);
+    expect((await usesOf(`user:${userId}`)).map((use) => use.element).sort()).toEqual([
+      'rest:GET /v1/products',
+      'rest:GET /v1/products query.size',
+      // The paging envelope is read whatever `fields` names.
+      'rest:GET /v1/products response.200.body.hasNext',
+      'rest:GET /v1/products response.200.body.items[].name',
+      'rest:GET /v1/products response.200.body.nextCursor',
+      'rest:GET /v1/products response.200.body.totalCount',
+    ]);
     expect((await get('/v1/products?fields=hasNext', { authorization: `Bearer ${token}` })).status).toBe(400);
   });
 
@@ -124,6 +140,20 @@ describe('fields', () => {
     expect((await get('/v1/products/p1/rating', { authorization: `Bearer ${token}` })).status).toBe(200);
     const elements = (await usesOf(`user:${userId}`)).map((use) => use.element);
     for (const field of Object.keys(rating)) expect(elements).toContain(`rest:GET /v1/products/{id}/rating response.200.body.${field}`);
+    // The whole answer, nested fields too (`distribution.5`): what the gate counts as their use.
+    expect(elements).toContain('rest:GET /v1/products/{id}/rating response.200');
+  });
+
+  it('records the header parameters a request sends', async () => {
+    const { token, userId } = await tokenFor(JWT_SECRET);
+    await fetch(`http://127.0.0.1:${gateway.port}/v1/orders`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'idempotency-key': 'k-1' },
+      body: JSON.stringify({ items: [{ productId: 'p1', quantity: 1 }] }),
+    });
+    const elements = (await usesOf(`user:${userId}`)).map((use) => use.element);
+    expect(elements).toContain('rest:POST /v1/orders header.Idempotency-Key');
+    expect(elements).toContain('rest:POST /v1/orders response.201');
   });
 
   it('refuses a name the answer does not have: 400 VALIDATION_FAILED naming it, before any service is asked', async () => {
@@ -149,6 +179,18 @@ describe('caller identity', () => {
     expect((await usesOf('client:partner-sync/7.1')).length).toBeGreaterThan(0);
     await signUp({ 'x-client-name': 'bad name!', 'user-agent': 'curl' });
     expect((await usesOf('unidentified')).length).toBeGreaterThan(0);
+  });
+
+  it('records an issued API key as key:<id>, with its owner beside it', async () => {
+    const id = newId();
+    const ownerId = newId();
+    const text = newApiKeyText(id);
+    issuedKeys.set(text, { id, ownerId });
+    const answer = await get('/v1/products/p1/rating', { 'x-api-key': text, 'x-client-name': 'partner-sync', 'x-client-version': '2.0.1' });
+    expect(answer.status).toBe(200);
+    const uses = await usesOf(`key:${id}`);
+    expect(uses.map((use) => use.element)).toContain('rest:GET /v1/products/{id}/rating');
+    expect(uses.every((use) => use.owner === `user:${ownerId}` && use.client === 'partner-sync/2.0.1')).toBe(true);
   });
 });
 
