@@ -7,7 +7,6 @@ import path from 'node:path';
 import { change, specRule } from './changes';
 import { runCheck, zeroUseWindow } from './check';
 import { judge, type UsageExport } from './gate';
-import { buildDocument } from '../openapi/document';
 import { repositoryRoot } from './layout';
 // The route table and the operations' descriptions the document is generated from: a /v2 route is declared here as a team would.
 /* eslint-disable @nx/enforce-module-boundaries */
