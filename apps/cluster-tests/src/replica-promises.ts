@@ -273,7 +273,7 @@ export function replicaPromises(getWorld: () => ClusterWorld): void {
         const metadata = await bearing();
         change = await new Promise((resolve, reject) => {
           let replica = '';
-          const unary = client.adjustStock({ sku, delta: 1, reason: 'cluster test', requestId: randomUUID() }, metadata, (error: ServiceError | null, reply: AdjustStockReply) => (error ? reject(error) : resolve({ replica, reply })));
+          const unary = client.adjustStock({ sku, delta: 1, changeReason: 'cluster test', reason: '', requestId: randomUUID() }, metadata, (error: ServiceError | null, reply: AdjustStockReply) => (error ? reject(error) : resolve({ replica, reply })));
           unary.on('metadata', (headers: Metadata) => (replica = String(headers.get('x-served-by')[0] ?? '')));
         });
       }

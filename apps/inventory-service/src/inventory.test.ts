@@ -472,7 +472,7 @@ describe('stock levels over REST (behind the gateway\'s /v1/stock-levels)', () =
     const grpcCall = <Req, Res>(method: (request: Req, callback: (error: ServiceError | null, reply: Res) => void) => unknown, request: Req) =>
       new Promise<Res>((resolve, reject) => method.call(client, request, (error, reply) => (error ? reject(error) : resolve(reply))));
     const setStock = (sku: string, onHand: number) => grpcCall(client.setStock, { sku, onHand, requestId: `${sku}-${onHand}-${Math.random()}` });
-    const adjustStock = (sku: string, delta: number) => grpcCall(client.adjustStock, { sku, delta, reason: 'count', requestId: `${sku}-${delta}-${Math.random()}` });
+    const adjustStock = (sku: string, delta: number) => grpcCall(client.adjustStock, { sku, delta, changeReason: 'count', reason: '', requestId: `${sku}-${delta}-${Math.random()}` });
 
     it('a SKU created below the threshold by PUT /stock-levels/{sku} records stock.changed (low), with a UUIDv7 id; one created at or above it records nothing', async () => {
       const startedAt = Date.now();
