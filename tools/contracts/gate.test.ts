@@ -420,6 +420,10 @@ describe('contract:check', () => {
   });
 
   it('without a released copy of the changelog, takes entries dated on or after the release day only', async () => {
+    // A baseline released on the test's day, before releases kept a copy of the changelog.
+    rmSync(path.join(root, 'contracts/v1/CHANGELOG.md'), { force: true });
+    const releaseFile = path.join(root, 'contracts/v1/release.json');
+    writeFileSync(releaseFile, JSON.stringify({ ...JSON.parse(readFileSync(releaseFile, 'utf8')), releasedAt: `${today}T00:00:00.000Z` }));
     edit(supergraph, (text) => text.replace('"""The carrier\'s tracking number."""', '"""The carrier\'s tracking URL."""'));
     const older = '## 2026-10-02\n- `graphql:Shipment.trackingNumber` is filled once the parcel ships.\n';
     writeContractsFile('CHANGELOG.md', `# Contract changelog\n\n${older}`);
