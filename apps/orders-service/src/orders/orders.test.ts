@@ -391,6 +391,34 @@ describe('GET /orders and POST /orders/search', () => {
     expect(ids(await call('GET', '/orders?q=lamp&offset=1&limit=1', { token: shopper.token }))).toEqual([lamps[1].id]);
   });
 
+  it('pages a q search with several statuses, each order once, in sort order, without the statuses between them', async () => {
+    // Lamps: [1] CANCELED, [3] PENDING, [5] CONFIRMED (between PENDING and CANCELED in the status order).
+    await call('PATCH', `/orders/${placed[1].id}`, { token: shopper.token, body: { status: 'CANCELED' } });
+    expect((await call('PATCH', `/orders/${placed[5].id}`, { token: admin, body: { status: 'CONFIRMED' } })).body.status).toBe('CONFIRMED');
+    const wanted = [placed[1], placed[3]];
+    const walk = async (query: string) => {
+      const walked: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const res: { body: { items: { id: string }[]; nextCursor: string | null } } = await call('GET', `/orders?${query}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { token: shopper.token });
+        walked.push(...ids(res));
+        cursor = res.body.nextCursor;
+      } while (cursor);
+      return walked;
+    };
+    const newest = [...wanted].reverse().map((order) => order.id);
+    const byAmount = [...wanted].sort((a, b) => b.amount - a.amount || (a.id < b.id ? 1 : -1)).map((order) => order.id);
+    expect(await walk('q=lamp&status=CANCELED,PENDING&size=1')).toEqual(newest);
+    expect(await walk('q=LA&status=PENDING,CANCELED&sort=-amount&size=1')).toEqual(byAmount);
+    expect(ids(await call('GET', '/orders?q=lamp&status=PENDING,CANCELED,CONFIRMED&size=100', { token: shopper.token }))).toEqual([placed[5].id, ...newest]);
+    // A status named twice is still one condition: each order once, and no page after the last.
+    const search = { q: 'lamp', status: ['CANCELED', 'PENDING', 'CANCELED'], sort: '-amount', size: 1, withTotal: true };
+    const first = await call('POST', '/orders/search', { token: shopper.token, body: search });
+    expect([ids(first), first.body.hasNext, first.body.totalCount]).toEqual([[byAmount[0]], true, 2]);
+    const last = await call('POST', '/orders/search', { token: shopper.token, body: { ...search, cursor: first.body.nextCursor } });
+    expect([ids(last), last.body.hasNext, last.body.nextCursor]).toEqual([[byAmount[1]], false, null]);
+  });
+
   it('matches keywords of one or two characters, and punctuation and wildcards as plain characters', async () => {
     const odd = stocked(100, { price: 1_000, name: 'Tape 50%_off (A-4)' });
     await call('PUT', `/orders/${placed[4].id}`, { token: shopper.token, body: { items: [{ productId: odd.id, quantity: 1 }] } });
