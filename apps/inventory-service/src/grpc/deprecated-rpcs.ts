@@ -11,7 +11,7 @@ import { Metadata, ServerInterceptingCall, type ServerInterceptor, status } from
 import { Counter, type Registry } from 'prom-client';
 import { deprecationHeaders, type Deprecation, goneMessage, phaseAt } from '@platform/deprecations';
 import type { Logger } from '@platform/service-kit';
-import { type FieldUsage, methodUsageOf, visitFieldsSent } from './usage';
+import { callingServiceOf, type FieldUsage, methodUsageOf, visitFieldsSent } from './usage';
 
 /** `/inventory.v1.Inventory/Reserve` → its entry; compiled once when the server is made. */
 function entriesByPath(entries: readonly Deprecation[]): Map<string, Deprecation> {
@@ -51,6 +51,12 @@ function metadataOf(...entries: Deprecation[]): Metadata {
   return metadata;
 }
 
+/** Who a logged call came from, as the usage records and GET /v1/deprecations name a calling service, so an operator can reach its team. */
+function namedCaller(metadata: Metadata): { caller: string; client: string } {
+  const { caller, client } = callingServiceOf(metadata);
+  return { caller: caller ?? 'unidentified', client };
+}
+
 const outcomeOf = (entry: Deprecation) => {
   const phase = phaseAt(entry);
   return { phase, outcome: phase === 'deprecated' ? 'warned' : phase === 'dry-run' ? 'dry_run' : phase };
@@ -78,7 +84,7 @@ export function deprecatedRpcs(entries: readonly Deprecation[], logger: Logger, 
           onReceiveMetadata(metadata, nextMetadata) {
             if (outcome !== 'warned') {
               logger.warn(
-                { deprecation: { element: entry.element, outcome, replacement: entry.replacement, sunset: entry.sunset }, caller: metadata.get('user-agent')[0]?.toString().split(' ')[0], grpcMethod: descriptor.path },
+                { deprecation: { element: entry.element, outcome, replacement: entry.replacement, sunset: entry.sunset }, ...namedCaller(metadata), grpcMethod: descriptor.path },
                 outcome === 'dry_run' ? 'deprecated RPC called during a dry-run brownout: this call would have been refused' : `deprecated RPC refused (${outcome})`,
               );
             }
@@ -100,12 +106,12 @@ export function deprecatedRpcs(entries: readonly Deprecation[], logger: Logger, 
   /** A call of a method whose request has deprecated fields: the metadata when it carries one, the field cleared in a brownout or past the sunset. */
   function deprecatedFields(call: Parameters<ServerInterceptor>[1], grpcMethod: string, { fields, deprecated }: { fields: FieldUsage[]; deprecated: Map<string, Deprecation> }) {
     const used: Deprecation[] = [];
-    let caller: string | undefined;
+    let caller: { caller: string; client: string } | undefined;
     return new ServerInterceptingCall(call, {
       start(next) {
         next({
           onReceiveMetadata(metadata, nextMetadata) {
-            caller = metadata.get('user-agent')[0]?.toString().split(' ')[0];
+            caller = namedCaller(metadata);
             nextMetadata(metadata);
           },
           onReceiveMessage(message: unknown, nextMessage: (message: unknown) => void) {
@@ -122,7 +128,7 @@ export function deprecatedRpcs(entries: readonly Deprecation[], logger: Logger, 
               if (!used.includes(entry)) used.push(entry);
               if (outcome === 'warned') return;
               logger.warn(
-                { deprecation: { element: entry.element, outcome, replacement: entry.replacement, sunset: entry.sunset }, caller, grpcMethod },
+                { deprecation: { element: entry.element, outcome, replacement: entry.replacement, sunset: entry.sunset }, ...caller, grpcMethod },
                 outcome === 'dry_run' ? 'deprecated field sent during a dry-run brownout: it would have been left out' : `deprecated field left out (${outcome})`,
               );
             });

@@ -94,6 +94,17 @@ function subjectOf(authorization: string | undefined): string | undefined {
   }
 }
 
+/**
+ * The calling service as the usage records and the deprecation reports name it: `service:<token
+ * subject>` (read without checking: recorded only once the handler verified it; a log line names
+ * it either way) and its client name/version from User-Agent.
+ */
+export function callingServiceOf(metadata: Metadata): { caller?: string; client: string } {
+  const subject = subjectOf(metadata.get('authorization')[0]?.toString());
+  const agent = /^([A-Za-z][\w.-]{0,39})\/(\d{1,6}(?:\.\d{1,6}){0,3})/.exec(metadata.get('user-agent')[0]?.toString() ?? '');
+  return { ...(subject ? { caller: `service:${subject}` } : {}), client: agent ? `${agent[1]}/${agent[2]}` : 'unknown' };
+}
+
 export function recordRpcUsage(recorder: UsageRecorder, methods: Map<string, MethodUsage> = methodUsageOf()): ServerInterceptor {
   return (descriptor, call) => {
     const method = methods.get(descriptor.path);
@@ -105,9 +116,7 @@ export function recordRpcUsage(recorder: UsageRecorder, methods: Map<string, Met
       start(next) {
         next({
           onReceiveMetadata(metadata: Metadata, nextMetadata: (metadata: Metadata) => void) {
-            caller = subjectOf(metadata.get('authorization')[0]?.toString());
-            const agent = /^([A-Za-z][\w.-]{0,39})\/(\d{1,6}(?:\.\d{1,6}){0,3})/.exec(metadata.get('user-agent')[0]?.toString() ?? '');
-            if (agent) client = `${agent[1]}/${agent[2]}`;
+            ({ caller, client } = callingServiceOf(metadata));
             nextMetadata(metadata);
           },
           onReceiveMessage(message: unknown, nextMessage: (message: unknown) => void) {
@@ -117,7 +126,7 @@ export function recordRpcUsage(recorder: UsageRecorder, methods: Map<string, Met
         });
       },
       sendStatus(outcome, next) {
-        if (caller && outcome.code !== status.UNAUTHENTICATED && outcome.code !== status.PERMISSION_DENIED) recorder.record({ caller: `service:${caller}`, client }, [...used]);
+        if (caller && outcome.code !== status.UNAUTHENTICATED && outcome.code !== status.PERMISSION_DENIED) recorder.record({ caller, client }, [...used]);
         next(outcome);
       },
     });
