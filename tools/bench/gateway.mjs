@@ -14,10 +14,11 @@
 // Throughput is measured in rounds that take every case in turn, after a warm-up of each: on a
 // shared 2-core machine one case can land in a slow moment, so medians (and the median of the
 // per-round ratios) are reported, with every round printed.
-// Usage: node tools/bench/gateway.mjs [seconds per case and round, default 10] [rounds, default 3] [graphql|usage] [usage: requests per case, default 3000]
+// Usage: node tools/bench/gateway.mjs [seconds per case and round, default 10] [rounds, default 3] [graphql|usage|usage-control] [usage: requests per case, default 3000]
 // `graphql` runs only REST GET /v1/orders/{id} against GraphQL order(id) (and skips compression).
 // `usage` runs the same calls through two gateways in front of the same services, one recording
-// each caller's use of the contract (libs/usage) and one with USAGE_RECORDING=off, side by side.
+// each caller's use of the contract (libs/usage) and one with USAGE_RECORDING=off, side by side;
+// `usage-control` the same with recording off in both.
 process.env.APOLLO_TELEMETRY_DISABLED = 'true';
 import { spawn } from 'node:child_process';
 import { Agent, createServer, request as httpRequest } from 'node:http';
@@ -27,7 +28,10 @@ import { cpuMsOf, createDatabases, port, startStack, table } from './stack.mjs';
 const seconds = Number(process.argv[2] ?? 10);
 const rounds = Number(process.argv[3] ?? 3);
 const graphqlOnly = process.argv[4] === 'graphql';
-const usageOnly = process.argv[4] === 'usage';
+// `usage-control`: the same run with recording off in both gateways (an A/A run): the difference
+// two gateway processes show with nothing between them, the method's own offset.
+const usageControl = process.argv[4] === 'usage-control';
+const usageOnly = process.argv[4] === 'usage' || usageControl;
 /** One-at-a-time requests per case in `usage` mode (the fifth argument, default 3,000). */
 const USAGE_REQUESTS = Number(process.argv[5] ?? 3_000);
 const WARM_UP_SECONDS = 3;
@@ -254,7 +258,7 @@ async function recordingOnAndOff({ gateway, auth, product, order, query }) {
       'p50 added ms': (withRecording.p50 - without.p50).toFixed(3),
     };
   });
-  console.log(`\nusage recording on vs off, ${USAGE_REQUESTS.toLocaleString('en')} requests per case one at a time, the cases taking turns, ${new Date().toISOString()}\n`);
+  console.log(`\n${usageControl ? 'A/A control: both gateways with recording off ("on" is the first gateway)' : 'usage recording on vs off'}, ${USAGE_REQUESTS.toLocaleString('en')} requests per case one at a time, the cases taking turns, ${new Date().toISOString()}\n`);
   console.log(table(rows));
 }
 
@@ -315,7 +319,7 @@ const stopAll = () =>
 for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => void stopAll().finally(() => process.exit(130)));
 try {
   // The usage store's keys of this run alone, on the shared Redis.
-  stack = await startStack({ databases: databases.urls, env: { USAGE_KEY_PREFIX: `usage:bench:${process.pid}` } });
+  stack = await startStack({ databases: databases.urls, env: { USAGE_KEY_PREFIX: `usage:bench:${process.pid}`, ...(usageControl ? { USAGE_RECORDING: 'off' } : {}) } });
   const gateway = `http://127.0.0.1:${port(8080)}`;
   const json = async (url, init = {}) => (await fetch(url, { ...init, headers: { 'content-type': 'application/json', ...init.headers } })).json();
   const { accessToken } = await json(`${gateway}/v1/tokens`, { method: 'POST', body: JSON.stringify({ email: 'admin@example.com', password: 'admin-password' }) });
