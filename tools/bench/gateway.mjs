@@ -14,10 +14,11 @@
 // Throughput is measured in rounds that take every case in turn, after a warm-up of each: on a
 // shared 2-core machine one case can land in a slow moment, so medians (and the median of the
 // per-round ratios) are reported, with every round printed.
-// Usage: node tools/bench/gateway.mjs [seconds per case and round, default 10] [rounds, default 3] [graphql|usage]
+// Usage: node tools/bench/gateway.mjs [seconds per case and round, default 10] [rounds, default 3] [graphql|usage|usage-control] [usage: requests per case, default 3000]
 // `graphql` runs only REST GET /v1/orders/{id} against GraphQL order(id) (and skips compression).
 // `usage` runs the same calls through two gateways in front of the same services, one recording
-// each caller's use of the contract (libs/usage) and one with USAGE_RECORDING=off, side by side.
+// each caller's use of the contract (libs/usage) and one with USAGE_RECORDING=off, side by side;
+// `usage-control` the same with recording off in both.
 process.env.APOLLO_TELEMETRY_DISABLED = 'true';
 import { spawn } from 'node:child_process';
 import { Agent, createServer, request as httpRequest } from 'node:http';
@@ -27,9 +28,15 @@ import { cpuMsOf, createDatabases, port, startStack, table } from './stack.mjs';
 const seconds = Number(process.argv[2] ?? 10);
 const rounds = Number(process.argv[3] ?? 3);
 const graphqlOnly = process.argv[4] === 'graphql';
-const usageOnly = process.argv[4] === 'usage';
+// `usage-control`: the same run with recording off in both gateways (an A/A run): the difference
+// two gateway processes show with nothing between them, the method's own offset.
+const usageControl = process.argv[4] === 'usage-control';
+const usageOnly = process.argv[4] === 'usage' || usageControl;
+/** One-at-a-time requests per case in `usage` mode (the fifth argument, default 3,000). */
+const USAGE_REQUESTS = Number(process.argv[5] ?? 3_000);
 const WARM_UP_SECONDS = 3;
 const FIXED_RATE = 50;
+const REQUEST_TIMEOUT_MS = 10_000;
 
 async function run(name, request, options) {
   const result = await autocannon({ pipelining: 1, duration: seconds, ...options, ...request });
@@ -44,10 +51,12 @@ async function run(name, request, options) {
 function timedRequest(request, agent) {
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
-    const req = httpRequest(request.url, { method: request.method ?? 'GET', headers: request.headers, agent }, (res) => {
+    // A request that stalls fails the run, naming itself, instead of waiting for ever.
+    const req = httpRequest(request.url, { method: request.method ?? 'GET', headers: request.headers, agent, timeout: REQUEST_TIMEOUT_MS }, (res) => {
       res.resume();
       res.on('end', () => (res.statusCode < 300 ? resolve(Number(process.hrtime.bigint() - started) / 1e6) : reject(new Error(`${request.method ?? "GET"} ${request.url}: status ${res.statusCode}`))));
     });
+    req.on('timeout', () => req.destroy(new Error(`${request.method ?? 'GET'} ${request.url}: no answer in ${REQUEST_TIMEOUT_MS} ms`)));
     req.on('error', reject);
     req.end(request.body);
   });
@@ -93,9 +102,28 @@ async function cpuPerRequest(pid, requests, count = 1_000) {
 async function serialLatencies(requests, count = 2_000) {
   const clients = requests.map((request) => ({ request, agent: new Agent({ keepAlive: true, maxSockets: 1 }), samples: [] }));
   for (let i = 0; i < 50; i++) for (const client of clients) await timedRequest(client.request, client.agent);
-  for (let i = 0; i < count; i++) for (const client of clients) client.samples.push(await timedRequest(client.request, client.agent));
+  const started = performance.now();
+  for (let i = 0; i < count; i++) {
+    // Every other round in reverse order: no case always follows the same one (recording on vs
+    // off compares neighbours, and a request right after another's may find warmer caches).
+    for (const client of i % 2 === 0 ? clients : [...clients].reverse()) client.samples.push(await timedRequest(client.request, client.agent));
+    if ((i + 1) % Math.ceil(count / 10) === 0) process.stderr.write(`[bench] ${i + 1} of ${count} rounds of ${clients.length} one-at-a-time requests, ${((performance.now() - started) / 1000).toFixed(0)} s\n`);
+  }
   for (const client of clients) client.agent.destroy();
-  return clients.map(({ samples }) => percentiles(samples));
+  return clients.map(({ samples }) => ({ ...percentiles(samples), samples }));
+}
+
+/**
+ * A 95 % interval of p99(on) - p99(off) by bootstrap (each side resampled with replacement, 1,000
+ * times): how far the run can resolve the difference on this machine at this load.
+ */
+function p99DifferenceInterval(on, off, resamples = 1_000) {
+  const p99Of = (samples) => {
+    const drawn = Array.from({ length: samples.length }, () => samples[Math.floor(Math.random() * samples.length)]);
+    return percentiles(drawn).p99;
+  };
+  const differences = Array.from({ length: resamples }, () => p99Of(on) - p99Of(off)).sort((a, b) => a - b);
+  return [differences[Math.floor(resamples * 0.025)], differences[Math.floor(resamples * 0.975)]];
 }
 
 /**
@@ -140,7 +168,12 @@ function startMinimalProxy(listenPort, target) {
       req.pipe(upstream);
     }).listen(${listenPort}, '127.0.0.1', () => console.log('listening'));`;
   const child = spawn(process.execPath, ['-e', source], { stdio: ['ignore', 'pipe', 'inherit'] });
-  return new Promise((resolve) => child.stdout.once('data', () => resolve(child)));
+  // A child that dies before listening (its port taken, say by one an interrupted run left) fails
+  // the run: waiting for its 'listening' alone would wait for ever.
+  return new Promise((resolve, reject) => {
+    child.stdout.once('data', () => resolve(child));
+    child.once('exit', (code) => reject(new Error(`the minimal proxy exited (${code}) before listening on ${listenPort}`)));
+  });
 }
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
@@ -210,9 +243,10 @@ async function recordingOnAndOff({ gateway, auth, product, order, query }) {
   ];
   const [on, unrecordedCases] = [requestsOf(gateway), requestsOf(off)];
   const requests = on.flatMap(([, request], index) => [request, unrecordedCases[index][1]]);
-  const serial = await serialLatencies(requests, 3_000);
+  const serial = await serialLatencies(requests, USAGE_REQUESTS);
   const rows = on.map(([name], index) => {
     const [withRecording, without] = [serial[index * 2], serial[index * 2 + 1]];
+    const [low, high] = p99DifferenceInterval(withRecording.samples, without.samples);
     return {
       case: name,
       'p50 ms off': without.p50.toFixed(3),
@@ -220,43 +254,16 @@ async function recordingOnAndOff({ gateway, auth, product, order, query }) {
       'p99 ms off': without.p99.toFixed(3),
       'p99 ms on': withRecording.p99.toFixed(3),
       'p99 added ms': (withRecording.p99 - without.p99).toFixed(3),
-      'p99 on/off': (withRecording.p99 / without.p99).toFixed(2),
+      'p99 added, 95 % interval': `${low.toFixed(3)} to ${high.toFixed(3)}`,
+      'p50 added ms': (withRecording.p50 - without.p50).toFixed(3),
     };
   });
-  console.log(`\nusage recording on vs off, 3,000 requests per case one at a time, the cases taking turns, ${new Date().toISOString()}\n`);
+  console.log(`\n${usageControl ? 'A/A control: both gateways with recording off ("on" is the first gateway)' : 'usage recording on vs off'}, ${USAGE_REQUESTS.toLocaleString('en')} requests per case one at a time, the cases taking turns, ${new Date().toISOString()}\n`);
   console.log(table(rows));
 }
 
-const databases = await createDatabases(['users', 'orders', 'catalog', 'inventory']);
-// The usage store's keys of this run alone, on the shared Redis.
-const stack = await startStack({ databases: databases.urls, env: { USAGE_KEY_PREFIX: `usage:bench:${process.pid}` } });
-let bare;
-let minimalProxy;
-let unrecorded;
-try {
-  const gateway = `http://127.0.0.1:${port(8080)}`;
-  const json = async (url, init = {}) => (await fetch(url, { ...init, headers: { 'content-type': 'application/json', ...init.headers } })).json();
-  const { accessToken } = await json(`${gateway}/v1/tokens`, { method: 'POST', body: JSON.stringify({ email: 'admin@example.com', password: 'admin-password' }) });
-  const auth = { authorization: `Bearer ${accessToken}` };
-  const product = (await json(`${gateway}/v1/products?size=1`, { headers: auth })).items[0];
-  const order = await json(`${gateway}/v1/orders`, { method: 'POST', headers: auth, body: JSON.stringify({ items: [{ productId: product.id, quantity: 1 }] }) });
-
-  const body = JSON.stringify(product);
-  bare = createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(body)).listen(port(9000), '127.0.0.1');
-  minimalProxy = await startMinimalProxy(port(9001), port(3003));
-  const query = JSON.stringify({ query: `{ order(id: "${order.id}") { id amount user { name } product { name imageUrl rating } shipment { status } reviewCount } }` });
-  const cases = [
-    ['bare node http (ceiling)', { url: `http://127.0.0.1:${port(9000)}/` }],
-    ['catalog direct GET /products/{id}', { url: `http://127.0.0.1:${port(3003)}/products/${product.id}`, headers: auth }],
-    ['minimal Node proxy → catalog (floor of a hop)', { url: `http://127.0.0.1:${port(9001)}/products/${product.id}`, headers: auth }],
-    ['via gateway GET /v1/products/{id}', { url: `${gateway}/v1/products/${product.id}`, headers: auth }],
-    ['via gateway GET /v1/orders/{id}', { url: `${gateway}/v1/orders/${order.id}`, headers: auth }],
-    ['via gateway GraphQL order(id)', { url: `${gateway}/v1/graphql`, method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: query }],
-  ];
-  if (usageOnly) {
-    await recordingOnAndOff({ gateway, auth, product, order, query });
-    process.exit(0);
-  }
+/** The gateway's overhead against a direct call and a minimal proxy, GraphQL against REST, then compression. */
+async function overheadAndCompression({ gateway, auth, stack, cases }) {
   const measured = graphqlOnly ? cases.filter(([name]) => /orders|GraphQL/.test(name)) : cases;
   const throughput = await throughputRounds(measured);
   const serial = await serialLatencies(measured.map(([, request]) => request));
@@ -281,11 +288,66 @@ try {
     console.log(`the minimal proxy (floor of a hop on this host) keeps ${median(minimalKept).toFixed(0)} % and adds ${(minimal[p99] - direct[p99]).toFixed(1)} ms at p99`);
     await compression(gateway, auth, stack);
   }
+}
+
+/** Listens on `listenPort` or fails: an 'error' event unheard would end the run without stopping the stacks. */
+function listenOn(server, listenPort) {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(listenPort, '127.0.0.1', () => resolve(server));
+  });
+}
+
+const databases = await createDatabases(['users', 'orders', 'catalog', 'inventory']);
+let stack;
+let bare;
+let minimalProxy;
+let unrecorded;
+/**
+ * Stops everything this run started: at the end, when a case fails, and on Ctrl-C or kill. A stack,
+ * proxy or database left behind holds its ports, and the next run's servers cannot listen.
+ */
+let stopping;
+const stopAll = () =>
+  (stopping ??= (async () => {
+    bare?.close();
+    minimalProxy?.kill();
+    await unrecorded?.stop();
+    await stack?.stop();
+    await databases.drop();
+  })());
+for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => void stopAll().finally(() => process.exit(130)));
+try {
+  // The usage store's keys of this run alone, on the shared Redis.
+  stack = await startStack({ databases: databases.urls, env: { USAGE_KEY_PREFIX: `usage:bench:${process.pid}`, ...(usageControl ? { USAGE_RECORDING: 'off' } : {}) } });
+  const gateway = `http://127.0.0.1:${port(8080)}`;
+  const json = async (url, init = {}) => (await fetch(url, { ...init, headers: { 'content-type': 'application/json', ...init.headers } })).json();
+  const { accessToken } = await json(`${gateway}/v1/tokens`, { method: 'POST', body: JSON.stringify({ email: 'admin@example.com', password: 'admin-password' }) });
+  const auth = { authorization: `Bearer ${accessToken}` };
+  const product = (await json(`${gateway}/v1/products?size=1`, { headers: auth })).items[0];
+  const order = await json(`${gateway}/v1/orders`, { method: 'POST', headers: auth, body: JSON.stringify({ items: [{ productId: product.id, quantity: 1 }] }) });
+  const query = JSON.stringify({ query: `{ order(id: "${order.id}") { id amount user { name } product { name imageUrl rating } shipment { status } reviewCount } }` });
+
+  if (usageOnly) {
+    await recordingOnAndOff({ gateway, auth, product, order, query });
+  } else {
+    const body = JSON.stringify(product);
+    bare = await listenOn(
+      createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(body)),
+      port(9000),
+    );
+    minimalProxy = await startMinimalProxy(port(9001), port(3003));
+    const cases = [
+      ['bare node http (ceiling)', { url: `http://127.0.0.1:${port(9000)}/` }],
+      ['catalog direct GET /products/{id}', { url: `http://127.0.0.1:${port(3003)}/products/${product.id}`, headers: auth }],
+      ['minimal Node proxy → catalog (floor of a hop)', { url: `http://127.0.0.1:${port(9001)}/products/${product.id}`, headers: auth }],
+      ['via gateway GET /v1/products/{id}', { url: `${gateway}/v1/products/${product.id}`, headers: auth }],
+      ['via gateway GET /v1/orders/{id}', { url: `${gateway}/v1/orders/${order.id}`, headers: auth }],
+      ['via gateway GraphQL order(id)', { url: `${gateway}/v1/graphql`, method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: query }],
+    ];
+    await overheadAndCompression({ gateway, auth, stack, cases });
+  }
 } finally {
-  // Also when a case fails: a listening server or the proxy child would keep the run alive.
-  bare?.close();
-  minimalProxy?.kill();
-  await unrecorded?.stop();
-  await stack.stop();
-  await databases.drop();
+  // Also when a case fails; never process.exit before it (that skips this and leaves everything running).
+  await stopAll();
 }

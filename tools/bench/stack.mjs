@@ -88,6 +88,8 @@ export async function startStack({ apps, databases, env = {}, offset = PORT_OFFS
     pids,
     stop: () =>
       new Promise((resolve) => {
+        // Already gone (it stops with its apps when one fails): an 'exit' to wait for never comes.
+        if (starter.exitCode !== null || starter.signalCode !== null) return resolve();
         starter.once('exit', resolve);
         starter.kill('SIGINT');
       }),

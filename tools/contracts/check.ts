@@ -134,7 +134,7 @@ export async function runCheck(options: { today: string; usage?: unknown; zeroUs
     if (entry.element.startsWith('proto:') && protoElementDeprecated(proto.after, entry.element) === false) return [`${label}: the .proto must mark it deprecated ([deprecated = true] on a field or enum value, option deprecated = true; in an RPC, message or enum)`];
     return [];
   });
-  const approvals = readApprovals(readYaml(path.join(contractsDir, 'approvals.yaml')));
+  const approvals = readApprovals(readYaml(path.join(contractsDir, 'approvals.yaml')), options.today);
   // Without --usage, the export committed with the removal (CI runs the gate without --usage).
   const committedUsage = path.join(contractsDir, USAGE_EXPORT_FILE);
   let usageInput = options.usage;

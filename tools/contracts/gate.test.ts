@@ -99,7 +99,7 @@ describe('contract:check', () => {
   it('lets an approved change pass until the approval expires', async () => {
     removeTrackingNumber();
     const approvals = (expires: string) =>
-      `approvals:\n  - element: "rest:GET /v1/orders/{id}/shipment"\n    reason: "never filled; both callers agreed"\n    expires: ${expires}\n  - element: "${putElement}"\n    rule: field-removed\n    reason: "never filled; both callers agreed"\n    expires: ${expires}\n  - element: "graphql:Shipment.trackingNumber"\n    rule: FIELD_REMOVED\n    reason: "never filled; both callers agreed"\n    expires: ${expires}\n`;
+      `approvals:\n  - element: "rest:GET /v1/orders/{id}/shipment"\n    reason: "never filled; both callers agreed"\n    approvedBy: "@api-owner"\n    approved: 2026-11-20\n    expires: ${expires}\n  - element: "${putElement}"\n    rule: field-removed\n    reason: "never filled; both callers agreed"\n    approvedBy: "@api-owner"\n    approved: 2026-11-20\n    expires: ${expires}\n  - element: "graphql:Shipment.trackingNumber"\n    rule: FIELD_REMOVED\n    reason: "never filled; both callers agreed"\n    approvedBy: "@api-owner"\n    approved: 2026-11-20\n    expires: ${expires}\n`;
     writeContractsFile('approvals.yaml', approvals('2026-12-15'));
     const approved = await runCheck({ root, today, zeroUseDays: 14 });
     expect(approved.text).toContain('allowed: approved until 2026-12-15: never filled; both callers agreed');
@@ -111,18 +111,40 @@ describe('contract:check', () => {
     expect(expired.passed).toBe(false);
   });
 
-  it('refuses an approval without a reason or an expiry date', async () => {
-    writeContractsFile('approvals.yaml', 'approvals:\n  - element: "graphql:Shipment.trackingNumber"\n    expires: 2026-12-15\n');
-    const result = await runCheck({ root, today, zeroUseDays: 14 });
-    expect(result.text).toContain('REGISTRY  approvals.yaml entry 1: needs element, reason and expires (YYYY-MM-DD)');
-    expect(result.passed).toBe(false);
+  it('refuses an approval without a reason, an approver, an approval date or an expiry date', async () => {
+    const whole = { element: '"graphql:Shipment.trackingNumber"', reason: '"never filled"', approvedBy: '"@api-owner"', approved: '2026-11-20', expires: '2026-12-15' };
+    for (const missing of Object.keys(whole).filter((key) => key !== 'element')) {
+      const entry = Object.entries(whole).filter(([key]) => key !== missing);
+      writeContractsFile('approvals.yaml', `approvals:\n${entry.map(([key, value], index) => `${index === 0 ? '  - ' : '    '}${key}: ${value}`).join('\n')}\n`);
+      const result = await runCheck({ root, today, zeroUseDays: 14 });
+      expect({ missing, text: result.text }).toEqual({ missing, text: expect.stringContaining('REGISTRY  approvals.yaml entry 1: needs element, reason, approvedBy, approved (YYYY-MM-DD) and expires (YYYY-MM-DD)') });
+      expect(result.passed).toBe(false);
+    }
+  });
+
+  it('refuses an approval dated after today, one that expires before it was given, and one that lasts more than 90 days', async () => {
+    removeTrackingNumber();
+    const approval = (approved: string, expires: string) => `approvals:\n  - element: "rest:GET /v1/orders/{id}/shipment"\n    reason: "never filled"\n    approvedBy: "@api-owner"\n    approved: ${approved}\n    expires: ${expires}\n`;
+    for (const [approved, expires, problem] of [
+      ['2026-11-25', '2026-12-15', 'approved 2026-11-25 is after today (2026-11-24)'],
+      ['2026-11-20', '2026-11-19', 'expires 2026-11-19 before it was approved (2026-11-20)'],
+      ['2026-11-20', '2027-02-19', 'expires 2027-02-19, more than 90 days after it was approved (2026-11-20)'],
+    ]) {
+      writeContractsFile('approvals.yaml', approval(approved, expires));
+      const result = await runCheck({ root, today, zeroUseDays: 14 });
+      expect(result.text).toContain(`REGISTRY  approvals.yaml entry 1: ${problem}`);
+      expect(result.text).not.toContain('allowed: approved until');
+      expect(result.passed).toBe(false);
+    }
+    writeContractsFile('approvals.yaml', approval('2026-11-20', '2027-02-18'));
+    expect((await runCheck({ root, today, zeroUseDays: 14 })).text).toContain('allowed: approved until 2027-02-18: never filled');
   });
 
   describe('the last step of a replacement', () => {
     beforeEach(() => removeTrackingNumber());
     const restOnly = (): void => {
       // GraphQL's copy of the field is approved away, so each case below is about the REST element.
-      writeContractsFile('approvals.yaml', 'approvals:\n  - element: "graphql:Shipment.trackingNumber"\n    reason: "covered by the REST case"\n    expires: 2027-01-01\n');
+      writeContractsFile('approvals.yaml', 'approvals:\n  - element: "graphql:Shipment.trackingNumber"\n    reason: "covered by the REST case"\n    approvedBy: "@api-owner"\n    approved: 2026-11-20\n    expires: 2027-01-01\n');
     };
 
     it('refuses a removal before the sunset date', async () => {
@@ -512,5 +534,30 @@ describe('contract:check', () => {
       expect(result.text).toContain('BREAKING  rest:GET /v1/products/{id} response.200.header.ETag\n          response-header-removed: header ETag no longer sent');
       expect(result.passed).toBe(false);
     });
+  });
+});
+
+describe('who reviews the contracts', () => {
+  /**
+   * The owners GitHub would ask for `file`: the last CODEOWNERS line whose pattern matches it. Only
+   * the patterns this repository uses are understood: `*`, and a path from the root (`/contracts/`,
+   * a folder and everything under it; `/contracts/approvals.yaml`, one file).
+   */
+  function ownersOf(codeowners: string, file: string): string[] {
+    let owners: string[] = [];
+    for (const line of codeowners.split('\n')) {
+      const [pattern, ...names] = line.replace(/#.*/, '').trim().split(/\s+/);
+      if (!pattern) continue;
+      const matches = pattern === '*' || (pattern.startsWith('/') && (pattern.endsWith('/') ? `/${file}`.startsWith(pattern) : `/${file}` === pattern));
+      if (matches) owners = names;
+    }
+    return owners;
+  }
+
+  it('gives the approvals, the deprecation registry and the released baselines to the API owners (.github/CODEOWNERS)', () => {
+    const codeowners = readFileSync(path.join(repositoryRoot, '.github/CODEOWNERS'), 'utf8');
+    for (const file of ['contracts/approvals.yaml', 'contracts/deprecations.yaml', 'contracts/CHANGELOG.md', 'contracts/v1/openapi.json', 'contracts/v1/supergraph.graphql', 'contracts/v1/proto/inventory/v1/inventory.proto']) {
+      expect({ file, owners: ownersOf(codeowners, file) }).toEqual({ file, owners: ['@order-platform/api-owners'] });
+    }
   });
 });

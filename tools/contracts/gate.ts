@@ -8,8 +8,15 @@ export interface Approval {
   element: string;
   rule?: string;
   reason: string;
+  /** Who approved it: an API owner (CODEOWNERS gives contracts/ to them, so the file is reviewed). */
+  approvedBy: string;
+  /** YYYY-MM-DD, the day it was approved. */
+  approved: string;
   expires: string;
 }
+
+/** Longest an approval may last: an exception, not a standing permission. */
+export const MAX_APPROVAL_DAYS = 90;
 
 /** What the usage store exports (docs/evolving-the-api.md, "Usage export"). */
 export interface UsageExport {
@@ -30,8 +37,12 @@ function text(value: unknown): string | undefined {
   return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
 }
 
-/** Reads contracts/approvals.yaml; an approval without a reason or an expiry is refused. */
-export function readApprovals(raw: unknown): { entries: Approval[]; problems: string[] } {
+/**
+ * Reads contracts/approvals.yaml. An approval names the element, a reason, who approved it, the
+ * day and an expiry at most MAX_APPROVAL_DAYS later; one without them, dated after `today`, or
+ * expiring before it was given or past the bound is a problem (the gate fails) and allows nothing.
+ */
+export function readApprovals(raw: unknown, today: string): { entries: Approval[]; problems: string[] } {
   const entries: Approval[] = [];
   const problems: string[] = [];
   const list = (raw as { approvals?: unknown } | null)?.approvals ?? [];
@@ -40,12 +51,24 @@ export function readApprovals(raw: unknown): { entries: Approval[]; problems: st
     const label = `approvals.yaml entry ${index + 1}`;
     const element = text(item?.element);
     const reason = text(item?.reason);
+    const approvedBy = text(item?.approvedBy);
+    const approved = asDate(item?.approved);
     const expires = asDate(item?.expires);
-    if (!element || !reason || !expires) {
-      problems.push(`${label}: needs element, reason and expires (YYYY-MM-DD)`);
+    if (!element || !reason || !approvedBy || !approved || !expires) {
+      problems.push(`${label}: needs element, reason, approvedBy, approved (YYYY-MM-DD) and expires (YYYY-MM-DD)`);
       return;
     }
-    entries.push({ element, reason, expires, ...(text(item.rule) ? { rule: text(item.rule) } : {}) });
+    const latest = daysBefore(approved, -MAX_APPROVAL_DAYS);
+    const problem =
+      approved > today ? `approved ${approved} is after today (${today})`
+      : expires < approved ? `expires ${expires} before it was approved (${approved})`
+      : expires > latest ? `expires ${expires}, more than ${MAX_APPROVAL_DAYS} days after it was approved (${approved}); the latest is ${latest}`
+      : undefined;
+    if (problem) {
+      problems.push(`${label}: ${problem}`);
+      return;
+    }
+    entries.push({ element, reason, approvedBy, approved, expires, ...(text(item.rule) ? { rule: text(item.rule) } : {}) });
   });
   return { entries, problems };
 }

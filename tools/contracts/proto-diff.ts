@@ -246,10 +246,12 @@ export function protoElementDeprecated(model: ProtoModel, element: string): bool
 
 /**
  * The RPCs whose recorded use counts as use of `element` (`proto:<qualified name>`): inventory
- * records each call's RPC and the top-level request fields it carried, not what the reply held
- * nor the fields of nested messages. So a field of a message a reply can hold, or a nested
- * message of a request, counts as used by every call of the RPC (conservative: a removal is never
- * judged safe on a guess). A top-level request field is recorded as sent: not implied.
+ * records each call's RPC and the request fields it carried, not what the reply held. So a field
+ * of a message a reply can hold counts as used by every call of the RPC (conservative: a removal
+ * is never judged safe on a guess). The fields of a request's nested messages are recorded too,
+ * but only since a later release than the RPC and top-level fields: records older than that lack
+ * them, so they are still implied by every call. A top-level request field is recorded as sent:
+ * not implied.
  */
 export function rpcsReading(model: ProtoModel, element: string): string[] {
   const name = element.slice('proto:'.length);

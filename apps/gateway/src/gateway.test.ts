@@ -1368,8 +1368,12 @@ describe('deprecated elements (contracts/deprecations.yaml)', () => {
     expect(res.body.path).toBe('/users/echo?old=1');
   });
 
+  /** The log lines of one outcome, parsed. */
+  const loggedOutcomes = (outcome: string) => retiring.logs.map((text) => JSON.parse(text) as Record<string, unknown>).filter((log) => (log.deprecation as { outcome?: string } | undefined)?.outcome === outcome);
+
   it('answers 410 GONE in the error format during a brownout, naming the replacement, with Sunset and Link; the service never sees it', async () => {
-    const res = await retiringCall('GET', '/v1/users/echo?legacy=1', { token });
+    const { token, userId } = await tokenFor(JWT_SECRET);
+    const res = await retiringCall('GET', '/v1/users/echo?legacy=1', { token, headers: { 'x-client-name': 'shop-app', 'x-client-version': '4.0.1' } });
     expect(res.status).toBe(410);
     expect(res.body).toMatchObject({ code: 'GONE', errors: [] });
     expect(res.body.message).toContain('use GET /v1/users/{id} query.modern instead');
@@ -1378,9 +1382,10 @@ describe('deprecated elements (contracts/deprecations.yaml)', () => {
     expect(res.headers.get('link')).toBe(`<${notice}${'rest:GET /v1/users/{id} query.legacy'.length}>; rel="deprecation"; type="text/html"`);
     expect(await counted('rest:GET /v1/users/{id} query.legacy', 'brownout')).toBe(1);
     expect(echoedPaths).not.toContain('/users/echo?legacy=1');
-    const line = retiring.logs.map((text) => JSON.parse(text) as Record<string, unknown>).find((log) => (log.deprecation as { outcome?: string } | undefined)?.outcome === 'brownout');
+    const line = loggedOutcomes('brownout').find((log) => log.caller === `user:${userId}`);
     expect(line).toMatchObject({ level: 40, deprecation: { element: 'rest:GET /v1/users/{id} query.legacy' }, msg: 'deprecated element refused (brownout)' });
-    expect(String(line?.caller)).toMatch(/^user:/);
+    // Named as GET /v1/deprecations names callers, so an operator can find and contact them.
+    expect(line).toMatchObject({ caller: `user:${userId}`, client: 'shop-app/4.0.1' });
   });
 
   it('a request body field in a brownout is refused wherever it sits (items[].code)', async () => {
@@ -1392,12 +1397,14 @@ describe('deprecated elements (contracts/deprecations.yaml)', () => {
 
   it('in a dry-run window, passes the call and counts and logs who would have been hit', async () => {
     const before = await counted('rest:PATCH /v1/users/{id} request.body.nickname', 'dry_run');
-    const res = await retiringCall('PATCH', '/v1/users/echo', { token, body: { nickname: 'Ada' } });
+    const { token, userId } = await tokenFor(JWT_SECRET);
+    const res = await retiringCall('PATCH', '/v1/users/echo', { token, body: { nickname: 'Ada' }, headers: { 'user-agent': 'partner-sync/7.1 (linux)' } });
     expect(res.status).toBe(200);
     expect(JSON.parse(res.body.body)).toEqual({ nickname: 'Ada' });
     expect(res.headers.get('deprecation')).toBe(`@${Date.parse('2026-06-01T00:00:00Z') / 1000}`);
     expect(await counted('rest:PATCH /v1/users/{id} request.body.nickname', 'dry_run')).toBe(before + 1);
     expect(retiring.logs.some((text) => text.includes('"outcome":"dry_run"') && text.includes('would have been refused'))).toBe(true);
+    expect(loggedOutcomes('dry_run').find((log) => log.caller === `user:${userId}`)).toMatchObject({ client: 'partner-sync/7.1', deprecation: { element: 'rest:PATCH /v1/users/{id} request.body.nickname' } });
   });
 
   it('after the sunset an operation answers 410 GONE until it is removed', async () => {

@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
 import { ApiError } from '@platform/errors';
 import { deprecationHeaders, type Deprecation, goneMessage, phaseAt } from '@platform/deprecations';
+import { callerIdentityOf } from '../callers/caller-identity';
 
 export type Outcome = 'warned' | 'dry_run' | 'brownout' | 'sunset';
 
@@ -47,9 +48,11 @@ export class DeprecationOutcomes {
   record(req: Request, res: Response, entry: Deprecation, outcome: Outcome): void {
     this.calls.inc({ element: entry.element, outcome });
     if (outcome === 'warned') return;
-    const principal = res.locals.principal as { userId?: string } | undefined;
+    // The caller named as usage records and GET /v1/deprecations name it (key, user, client
+    // name/version, the key's owner), so an operator can find and contact whoever was hit.
+    const { caller, client, owner } = callerIdentityOf(req, res);
     this.logger.warn(
-      { deprecation: { element: entry.element, outcome, replacement: entry.replacement, sunset: entry.sunset }, caller: principal?.userId ? `user:${principal.userId}` : `ip:${req.ip}`, userAgent: req.headers['user-agent'], traceId: res.locals.traceId },
+      { deprecation: { element: entry.element, outcome, replacement: entry.replacement, sunset: entry.sunset }, caller, client, ...(owner ? { owner } : {}), ip: req.ip, userAgent: req.headers['user-agent'], traceId: res.locals.traceId },
       outcome === 'dry_run' ? 'deprecated element used during a dry-run brownout: this call would have been refused' : `deprecated element refused (${outcome})`,
     );
   }

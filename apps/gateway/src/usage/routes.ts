@@ -5,6 +5,7 @@
 // entries it used in the last 30 days. Both read the shared usage store (libs/usage).
 import type { RequestHandler } from 'express';
 import { principalOf, requireAdmin } from '@platform/auth';
+import { ApiError } from '@platform/errors';
 import { mayHaveUsed, type Deprecation } from '@platform/deprecations';
 import { dayOf, usageByCaller, type CallerUse, type UsageStore } from '@platform/usage';
 import { callerIdentityOf } from '../callers/caller-identity';
@@ -52,9 +53,22 @@ async function addContacts(items: DeprecationUsage[], usersUrl: string, authoriz
   for (const caller of items.flatMap((item) => item.callers)) caller.contact = emails.get(userBehind(caller) ?? '') ?? null;
 }
 
-/** Each registry entry with the uses that may be of its element (mayHaveUsed: its parts, and what holds it in an answer). */
+/** Seconds a caller is told to wait when the store does not answer: about its reconnect and command timeout. */
+const STORE_RETRY_AFTER_S = '5';
+
+/**
+ * Each registry entry with the uses that may be of its element (mayHaveUsed: its parts, and what
+ * holds it in an answer). A store that does not answer (Redis down or hung) is 503 with
+ * Retry-After, as the gateway answers whatever it cannot look up right now: an empty report would
+ * tell an operator that nobody uses a deprecated element.
+ */
 export async function deprecationUsage(store: UsageStore, registry: Deprecation[], options: { today: string; caller?: string }): Promise<DeprecationUsage[]> {
-  const uses = await usageByCaller(store, { today: options.today, wanted: (element) => registry.some((entry) => mayHaveUsed(entry.element, element)), caller: options.caller });
+  let uses: CallerUse[];
+  try {
+    uses = await usageByCaller(store, { today: options.today, wanted: (element) => registry.some((entry) => mayHaveUsed(entry.element, element)), caller: options.caller });
+  } catch (error) {
+    throw new ApiError('SERVICE_UNAVAILABLE', 'Usage records cannot be read right now; retry shortly.', { cause: error, headers: { 'Retry-After': STORE_RETRY_AFTER_S } });
+  }
   return registry.map((entry) => ({
     element: entry.element,
     replacement: entry.replacement,

@@ -1,6 +1,7 @@
 // The gateway's usage recording and deprecation reports, as a client and an admin see them: the
 // `fields` parameter (checked, stripped, the answer whole), what is recorded per caller, and
 // GET /v1/deprecations and /v1/me/deprecations.
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -11,8 +12,8 @@ import { Registry } from 'prom-client';
 import { newApiKeyText, serviceTokenSource } from '@platform/auth';
 import { newId } from '@platform/ids';
 import { createMetrics, Health, listen, type Listening } from '@platform/service-kit';
-import { tokenFor } from '@platform/test-kit';
-import { FileUsageStore, UsageRecorder, usageByCaller, USAGE_METRIC_SERIES } from '@platform/usage';
+import { freePort, tokenFor } from '@platform/test-kit';
+import { FileUsageStore, RedisUsageStore, UsageRecorder, usageByCaller, USAGE_METRIC_SERIES } from '@platform/usage';
 import type { Deprecation } from '@platform/deprecations';
 import { createGatewayApp } from '../app';
 import { ApiKeyCheck } from '../auth/api-keys';
@@ -31,7 +32,7 @@ const registry: Deprecation[] = [
 let upstream: Listening;
 let gateway: Listening;
 let recorder: UsageRecorder;
-let stopGraph: () => Promise<void>;
+let stopGateway: () => Promise<void>;
 const seenByService: string[] = [];
 /** Issued API keys the fake users-service vouches for, by key text. */
 const issuedKeys = new Map<string, { id: string; ownerId: string }>();
@@ -63,10 +64,23 @@ beforeAll(async () => {
     res.json({ id: req.params.id, status: 'PENDING' });
   });
   upstream = await listen(service, 0, '127.0.0.1');
+  // The shared store as deployed: Redis (TEST_REDIS_URL, under a prefix of this test's own) or files.
+  const store = process.env.TEST_REDIS_URL ? RedisUsageStore.connect(process.env.TEST_REDIS_URL, `usage:test:${randomUUID()}`) : new FileUsageStore(mkdtempSync(path.join(tmpdir(), 'gateway-usage-')));
+  recorder = new UsageRecorder(store, { registry: new Registry() });
+  ({ gateway, stop: stopGateway } = await startGateway(recorder));
+});
+
+afterAll(async () => {
+  await stopGateway();
+  await upstream.server.close();
+  await recorder.store.close();
+});
+
+/** A gateway in front of the fake services, recording into `usage`'s store. */
+async function startGateway(usage: UsageRecorder): Promise<{ gateway: Listening; stop: () => Promise<void> }> {
   const url = `http://127.0.0.1:${upstream.port}`;
   const logger = pino({ level: 'silent' }, new Writable({ write: (_chunk, _enc, done) => done() }));
   const metrics = createMetrics('gateway-usage-test');
-  recorder = new UsageRecorder(new FileUsageStore(mkdtempSync(path.join(tmpdir(), 'gateway-usage-'))), { registry: new Registry() });
   const built = await createGatewayApp({
     config: { ...loadGatewayConfig({ NODE_ENV: 'test' }), jwtVerifySecrets: [JWT_SECRET], USERS_URL: url, ORDERS_URL: url, CATALOG_URL: url, INVENTORY_URL: url, TRUST_PROXY: ['loopback'], DEPRECATIONS_FILE: { file: 'test', entries: registry } },
     rateLimits: new RateLimits({ default: { points: 10_000, windowS: 60 }, tokens: { points: 100, windowS: 60 }, 'tokens-ip': { points: 100, windowS: 60 } }, { logger, registry: metrics.registry }),
@@ -78,17 +92,17 @@ beforeAll(async () => {
     supergraphPath: path.join(__dirname, '../graphql/supergraph.graphql'),
     openapiPath: path.join(__dirname, '../openapi/openapi.json'),
     trustedDocumentsPath: path.join(__dirname, '../graphql/trusted-documents.json'),
-    usage: recorder,
+    usage,
   });
-  stopGraph = built.stopGraph;
-  gateway = await listen(built.app, 0, '127.0.0.1');
-});
-
-afterAll(async () => {
-  await gateway.server.close();
-  await upstream.server.close();
-  await stopGraph();
-});
+  const listening = await listen(built.app, 0, '127.0.0.1');
+  return {
+    gateway: listening,
+    stop: async () => {
+      await listening.server.close();
+      await built.stopGraph();
+    },
+  };
+}
 
 const get = (pathAndQuery: string, headers: Record<string, string> = {}) => fetch(`http://127.0.0.1:${gateway.port}${pathAndQuery}`, { headers });
 const usesOf = async (caller: string) => {
@@ -234,6 +248,30 @@ describe('GET /v1/deprecations and /v1/me/deprecations', () => {
     expect(mine.items[0].callers.every((caller) => caller.contact === null)).toBe(true);
     const others = (await (await get('/v1/me/deprecations', { authorization: `Bearer ${other.token}` })).json()) as { items: unknown[] };
     expect(others.items).toEqual([]);
+  });
+});
+
+describe('the usage store down', () => {
+  it('answers GET /v1/deprecations and /v1/me/deprecations 503 with Retry-After in the error format, and still answers the API', async () => {
+    // Redis where nothing listens: every read of the store fails.
+    const down = new UsageRecorder(RedisUsageStore.connect(`redis://127.0.0.1:${await freePort()}`, 'usage:test:down'), { registry: new Registry() });
+    const { gateway: other, stop } = await startGateway(down);
+    try {
+      const admin = await tokenFor(JWT_SECRET, 'admin');
+      const user = await tokenFor(JWT_SECRET);
+      for (const [route, token] of [['/v1/deprecations', admin.token], ['/v1/me/deprecations', user.token]]) {
+        const answer = await fetch(`http://127.0.0.1:${other.port}${route}`, { headers: { authorization: `Bearer ${token}` } });
+        expect({ route, status: answer.status, retryAfter: answer.headers.get('retry-after') }).toEqual({ route, status: 503, retryAfter: expect.stringMatching(/^[1-9]\d*$/) });
+        expect(await answer.json()).toEqual({ code: 'SERVICE_UNAVAILABLE', message: expect.stringContaining('retry'), traceId: expect.any(String), errors: [] });
+      }
+      // A customer is still refused first: the store is not asked for a report they may not see.
+      expect((await fetch(`http://127.0.0.1:${other.port}/v1/deprecations`, { headers: { authorization: `Bearer ${user.token}` } })).status).toBe(403);
+      // Recording never waits on the store: the API answers as before.
+      expect((await fetch(`http://127.0.0.1:${other.port}/v1/products/p1/rating`, { headers: { authorization: `Bearer ${user.token}` } })).status).toBe(200);
+    } finally {
+      await stop();
+      await down.store.close();
+    }
   });
 });
 

@@ -63,12 +63,15 @@ it('refuses a deprecated RPC in its brownout with UNIMPLEMENTED, naming the repl
   expect(error.metadata.get('sunset')).toEqual(['Mon, 01 Jun 2099 00:00:00 GMT']);
   expect(await counted('proto:inventory.v1.Inventory.Release', 'brownout')).toBe(1);
   expect(logs.find((line) => line.msg === 'deprecated RPC refused (brownout)')).toMatchObject({ deprecation: { element: 'proto:inventory.v1.Inventory.Release' }, grpcMethod: '/inventory.v1.Inventory/Release' });
+  // Named as the usage records and GET /v1/deprecations name a calling service: its token's subject and its client name/version.
+  expect(logs.find((line) => line.msg === 'deprecated RPC refused (brownout)')).toMatchObject({ caller: 'service:orders-service', client: expect.stringMatching(/^grpc-node-js\/\d/) });
 });
 
 it('passes a dry-run call and counts it; refuses an RPC past its sunset', async () => {
   const { reply } = await unary<{ level: unknown }>('setStock', { sku: 'SKU-1', onHand: 3, requestId: 'r1' });
   expect(reply.level).toMatchObject({ sku: 'SKU-1' });
   expect(await counted('proto:inventory.v1.Inventory.SetStock', 'dry_run')).toBe(1);
+  expect(logs.find((line) => (line.deprecation as { outcome?: string } | undefined)?.outcome === 'dry_run')).toMatchObject({ caller: 'service:orders-service', client: expect.stringMatching(/^grpc-node-js\/\d/) });
   const error = await failure(unary('adjustStock', { sku: 'SKU-1', delta: 1, reason: 'x', requestId: 'r2' }));
   expect([error.code, error.details]).toEqual([status.UNIMPLEMENTED, 'inventory.v1.Inventory.AdjustStock was retired on 2021-01-01: use inventory.v1.Inventory.SetStock instead. See https://docs.example.com/changes/rpc.']);
 });

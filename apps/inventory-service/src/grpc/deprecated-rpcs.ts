@@ -11,7 +11,7 @@ import { Metadata, ServerInterceptingCall, type ServerInterceptor, status } from
 import { Counter, type Registry } from 'prom-client';
 import { deprecationHeaders, type Deprecation, goneMessage, phaseAt } from '@platform/deprecations';
 import type { Logger } from '@platform/service-kit';
-import { isDefault, methodUsageOf } from './usage';
+import { callingServiceOf, type FieldUsage, methodUsageOf, visitFieldsSent } from './usage';
 
 /** `/inventory.v1.Inventory/Reserve` → its entry; compiled once when the server is made. */
 function entriesByPath(entries: readonly Deprecation[]): Map<string, Deprecation> {
@@ -23,16 +23,24 @@ function entriesByPath(entries: readonly Deprecation[]): Map<string, Deprecation
   return byPath;
 }
 
-/** Each method's path → its request's deprecated fields: the decoded message's key and the entry. */
-function fieldEntriesByPath(entries: readonly Deprecation[]): Map<string, [key: string, entry: Deprecation][]> {
+/** Each method's path → its request's fields and the deprecated ones it can carry, at any depth (element → entry). */
+function fieldEntriesByPath(entries: readonly Deprecation[]): Map<string, { fields: FieldUsage[]; deprecated: Map<string, Deprecation> }> {
   const byElement = new Map(entries.map((entry) => [entry.element, entry]));
-  const byPath = new Map<string, [string, Deprecation][]>();
+  const byPath = new Map<string, { fields: FieldUsage[]; deprecated: Map<string, Deprecation> }>();
   for (const [path, method] of methodUsageOf()) {
-    const fields = method.fields.flatMap(([key, element]): [string, Deprecation][] => {
-      const entry = byElement.get(element);
-      return entry ? [[key, entry]] : [];
-    });
-    if (fields.length > 0) byPath.set(path, fields);
+    const deprecated = new Map<string, Deprecation>();
+    const seen = new Set<FieldUsage[]>();
+    const collect = (fields: FieldUsage[]) => {
+      if (seen.has(fields)) return; // a message that holds itself
+      seen.add(fields);
+      for (const field of fields) {
+        const entry = byElement.get(field.element);
+        if (entry) deprecated.set(field.element, entry);
+        if (field.fields) collect(field.fields);
+      }
+    };
+    collect(method.fields);
+    if (deprecated.size > 0) byPath.set(path, { fields: method.fields, deprecated });
   }
   return byPath;
 }
@@ -41,6 +49,12 @@ function metadataOf(...entries: Deprecation[]): Metadata {
   const metadata = new Metadata();
   for (const [name, value] of Object.entries(deprecationHeaders(entries))) metadata.set(name.toLowerCase(), value);
   return metadata;
+}
+
+/** Who a logged call came from, as the usage records and GET /v1/deprecations name a calling service, so an operator can reach its team. */
+function namedCaller(metadata: Metadata): { caller: string; client: string } {
+  const { caller, client } = callingServiceOf(metadata);
+  return { caller: caller ?? 'unidentified', client };
 }
 
 const outcomeOf = (entry: Deprecation) => {
@@ -70,7 +84,7 @@ export function deprecatedRpcs(entries: readonly Deprecation[], logger: Logger, 
           onReceiveMetadata(metadata, nextMetadata) {
             if (outcome !== 'warned') {
               logger.warn(
-                { deprecation: { element: entry.element, outcome, replacement: entry.replacement, sunset: entry.sunset }, caller: metadata.get('user-agent')[0]?.toString().split(' ')[0], grpcMethod: descriptor.path },
+                { deprecation: { element: entry.element, outcome, replacement: entry.replacement, sunset: entry.sunset }, ...namedCaller(metadata), grpcMethod: descriptor.path },
                 outcome === 'dry_run' ? 'deprecated RPC called during a dry-run brownout: this call would have been refused' : `deprecated RPC refused (${outcome})`,
               );
             }
@@ -90,30 +104,34 @@ export function deprecatedRpcs(entries: readonly Deprecation[], logger: Logger, 
   };
 
   /** A call of a method whose request has deprecated fields: the metadata when it carries one, the field cleared in a brownout or past the sunset. */
-  function deprecatedFields(call: Parameters<ServerInterceptor>[1], grpcMethod: string, fields: [string, Deprecation][]) {
+  function deprecatedFields(call: Parameters<ServerInterceptor>[1], grpcMethod: string, { fields, deprecated }: { fields: FieldUsage[]; deprecated: Map<string, Deprecation> }) {
     const used: Deprecation[] = [];
-    let caller: string | undefined;
+    let caller: { caller: string; client: string } | undefined;
     return new ServerInterceptingCall(call, {
       start(next) {
         next({
           onReceiveMetadata(metadata, nextMetadata) {
-            caller = metadata.get('user-agent')[0]?.toString().split(' ')[0];
+            caller = namedCaller(metadata);
             nextMetadata(metadata);
           },
           onReceiveMessage(message: unknown, nextMessage: (message: unknown) => void) {
-            const request = message as Record<string, unknown> | null;
-            for (const [key, entry] of fields) {
-              if (!request || typeof request !== 'object' || isDefault(request[key])) continue;
+            // Each entry counted and logged once per message, however many items of a repeated field carry it.
+            const seen = new Set<Deprecation>();
+            visitFieldsSent(fields, message, (field, holder) => {
+              const entry = deprecated.get(field.element);
+              if (!entry) return;
               const { phase, outcome } = outcomeOf(entry);
+              if (phase === 'brownout' || phase === 'sunset') delete holder[field.key];
+              if (seen.has(entry)) return;
+              seen.add(entry);
               calls.inc({ element: entry.element, outcome });
               if (!used.includes(entry)) used.push(entry);
-              if (outcome === 'warned') continue;
+              if (outcome === 'warned') return;
               logger.warn(
-                { deprecation: { element: entry.element, outcome, replacement: entry.replacement, sunset: entry.sunset }, caller, grpcMethod },
+                { deprecation: { element: entry.element, outcome, replacement: entry.replacement, sunset: entry.sunset }, ...caller, grpcMethod },
                 outcome === 'dry_run' ? 'deprecated field sent during a dry-run brownout: it would have been left out' : `deprecated field left out (${outcome})`,
               );
-              if (phase === 'brownout' || phase === 'sunset') delete request[key];
-            }
+            });
             nextMessage(message);
           },
         });
