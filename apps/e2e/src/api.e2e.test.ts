@@ -281,6 +281,25 @@ describe('the status codes the API answers with', () => {
     expect(Number(last.response.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(last.response.headers.get('ratelimit')).toMatch(/^"tokens";r=0;t=\d+$/);
   });
+
+  // The gateway counts sign-ins per e-mail by the rule users-service finds accounts by
+  // (emailKeyOf, @platform/auth): every form of the address that signs in to the account spends
+  // the account's one budget, never a fresh one.
+  it('counts every form of an address that signs in to one account against that account\'s one sign-in budget', async () => {
+    const tag = `${Date.now()}-${seq++}`;
+    const created = await anonymous.POST('/users', { body: { name: 'Kim Tricky', email: `Kim-${tag}@Example.COM`, password: 'e2e-password-1' } });
+    expect(created.response.status).toBe(201);
+    const forms = [`kim-${tag}@example.com`, `KIM-${tag}@EXAMPLE.COM`, ` \tKim-${tag}@Example.com\r\n`, `\u00a0kim-${tag}@example.com\ufeff`, `\u212aim-${tag}@example.com`];
+    const seen = [];
+    for (const email of forms) {
+      const signIn = await anonymous.POST('/tokens', { body: { email, password: 'e2e-password-1' } });
+      const me = signIn.data ? ok(await clientFor(signIn.data.accessToken).GET('/users/{id}', { params: { path: { id: 'me' } } })).id : undefined;
+      seen.push([JSON.stringify(email), signIn.response.status, me === ok(created).id, signIn.response.headers.get('ratelimit')?.replace(/;t=\d+$/, '')]);
+    }
+    expect(seen).toEqual(forms.map((email, at) => [JSON.stringify(email), 200, true, `"tokens";r=${forms.length - 1 - at}`]));
+    const spent = await anonymous.POST('/tokens', { body: { email: `kim-${tag}@example.com`, password: 'e2e-password-1' } });
+    expect([spent.response.status, failed(spent).error.code]).toEqual([429, 'RATE_LIMITED']);
+  });
 });
 
 describe('GraphQL through the gateway', () => {

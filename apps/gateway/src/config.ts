@@ -3,6 +3,7 @@ import express from 'express';
 import { registrySetting } from '@platform/deprecations';
 import { loadConfig, portSetting } from '@platform/service-kit';
 import { z } from '@platform/validation';
+import { rateLimitSettings } from './rate-limit/policies';
 
 /** A setting written as JSON, checked against `schema`. */
 function jsonSetting<T extends z.ZodType>(name: string, schema: T) {
@@ -76,13 +77,8 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env) {
       REDIS_COMMAND_TIMEOUT_MS: z.coerce.number().int().min(1).default(50),
       /** While Redis is out, how often the gateway sees whether it answers again. */
       REDIS_PROBE_INTERVAL_MS: z.coerce.number().int().min(10).default(1_000),
-      RATE_LIMIT_POINTS: z.coerce.number().int().min(1).default(100),
-      RATE_LIMIT_WINDOW_S: z.coerce.number().int().min(1).default(10),
-      /** Token requests per email (guessing one account's password). */
-      RATE_LIMIT_TOKENS_POINTS: z.coerce.number().int().min(1).default(10),
-      /** Token requests per client IP (spraying many accounts); higher, as offices share an IP. */
-      RATE_LIMIT_TOKENS_IP_POINTS: z.coerce.number().int().min(1).default(100),
-      RATE_LIMIT_TOKENS_WINDOW_S: z.coerce.number().int().min(1).default(60),
+      /** Each rate limit's points and window (RATE_LIMIT_POINTS, RATE_LIMIT_TOKENS_POINTS, …): named, with their defaults, in the policy table (rate-limit/policies.ts). */
+      ...rateLimitSettings,
       /** Express `trust proxy`: which peers' X-Forwarded-For is believed (the ingress): see trustProxySetting. */
       TRUST_PROXY: trustProxySetting.default(['loopback']),
       /**

@@ -645,6 +645,25 @@ describe('rate limits', () => {
     }
   });
 
+  // users-service signs every one of these forms in to the account stored as kim@example.com
+  // (users.test.ts, "signs in under every form of the address"): each must spend that one budget.
+  it('counts every form of an address users-service signs in to one account as one e-mail', async () => {
+    const limited = await startGateway(upstream.url, { tokensPoints: 4 });
+    const limitedCall = apiClient(() => limited.server.url);
+    try {
+      const statuses = [];
+      for (const email of ['KIM@EXAMPLE.COM', ' \tKim@Example.com\r\n', '\u00a0kim@example.com\ufeff', '\u212aim@example.com', 'kim@example.com']) {
+        statuses.push((await limitedCall('POST', '/v1/tokens', { body: { email, password: 'guess' } })).status);
+      }
+      expect(statuses).toEqual([401, 401, 401, 401, 429]);
+      // Full-width letters are another address to users-service (no NFKC), so another budget here.
+      const fullWidth = await limitedCall('POST', '/v1/tokens', { body: { email: 'ｋｉｍ@example.com', password: 'guess' } });
+      expect([fullWidth.status, fullWidth.headers.get('ratelimit')]).toEqual([401, '"tokens";r=3;t=60']);
+    } finally {
+      await limited.stop();
+    }
+  });
+
   describe('on Redis', () => {
     let redis: RedisServer;
 

@@ -10,7 +10,7 @@ import { ApiKeyCheck } from './auth/api-keys';
 import { CredentialCheck } from './auth/credentials';
 import { subscribeToRevocations } from './auth/revocation-feed';
 import { loadGatewayConfig } from './config';
-import { policiesOf } from './rate-limit/policies';
+import { limitsOf } from './rate-limit/policies';
 import { connectRedis, RateLimits, redisReady } from './rate-limit/rate-limits';
 
 const config = configOrExit('gateway', loadGatewayConfig);
@@ -31,7 +31,7 @@ runService({
     if (feedSubscribed === false) logger.warn('revocation feed: not subscribed yet; revocations reach this gateway within CREDENTIALS_CACHE_MS until it is');
     if (!redis) logger.warn('REDIS_URL is not set: rate limits live in this process only; with several replicas each keeps its own count');
     logger.info({ file: config.DEPRECATIONS_FILE.file, entries: config.DEPRECATIONS_FILE.entries.length }, 'deprecation registry read');
-    const rateLimits = new RateLimits(policiesOf(config), { redis, logger, registry: metrics.registry, probeIntervalMs: config.REDIS_PROBE_INTERVAL_MS });
+    const rateLimits = new RateLimits(limitsOf(config), { redis, logger, registry: metrics.registry, probeIntervalMs: config.REDIS_PROBE_INTERVAL_MS });
     // Each caller's use of the contracts, shared by every replica: Redis when configured, else files under DATA_DIR.
     const usage = config.USAGE_RECORDING === 'on'
       ? new UsageRecorder(openUsageStore({ redisUrl: config.REDIS_URL, dataDir: config.DATA_DIR, keyPrefix: config.USAGE_KEY_PREFIX }), { registry: metrics.registry, maxCallersPerDay: config.USAGE_MAX_CALLERS_PER_DAY, onError: (error) => logger.warn({ err: error }, 'usage flush failed; the counts are kept for the next one') }).start()

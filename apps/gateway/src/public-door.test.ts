@@ -15,7 +15,7 @@ import { serviceTokenSource } from '@platform/auth';
 import { createGatewayApp } from './app';
 import { ApiKeyCheck } from './auth/api-keys';
 import { loadGatewayConfig } from './config';
-import { policiesOf } from './rate-limit/policies';
+import { limitsOf } from './rate-limit/policies';
 import { connectRedis, RateLimits, redisReady } from './rate-limit/rate-limits';
 
 const JWT_SECRET = 'public-door-test-secret-public-door-test-01';
@@ -204,7 +204,7 @@ async function startGateway(upstreamUrl: string, env: Record<string, string> = {
   const redisUrl = testRedisUrl();
   const redis = redisUrl ? connectRedis(redisUrl, { commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS }, logger) : undefined;
   if (redis) expect(await redisReady(redis, 5_000)).toBe(true);
-  const rateLimits = new RateLimits(policiesOf(config), { redis, logger, registry: metrics.registry });
+  const rateLimits = new RateLimits(limitsOf(config), { redis, logger, registry: metrics.registry });
   const { app, stopGraph } = await createGatewayApp({ config, rateLimits, credentials: everyTokenCurrent, apiKeys: new ApiKeyCheck({ usersUrl: upstreamUrl, serviceToken: serviceTokenSource(JWT_SECRET, 'gateway'), jwtSecret: JWT_SECRET, cacheMs: 0, logger }), logger, health: new Health(), metrics, supergraphPath, openapiPath, trustedDocumentsPath });
   const server = await listen(app, 0, '127.0.0.1', { requestTimeoutMs: config.REQUEST_TIMEOUT_MS });
   return {

@@ -3,3 +3,4 @@ export { issueAccessToken, roles, serviceTokenSource, TokenVerifier, type Access
 export { adminOnly, assertOwnerOrAdmin, authenticate, isAdmin, principalOf, requireAdmin } from './access';
 export { publishRevocation, REVOCATIONS_CHANNEL, revocationOf, type ApiKeyRevocation, type Revocation, type RevocationBus } from './revocations';
 export { API_KEY_PREFIX, apiKeyIdOf, apiKeyScopes, looksLikeApiKey, newApiKeyText, scopeFor, type ApiKeyScope, type ScopedResource } from './api-keys';
+export { emailKeyOf } from './email-key';

@@ -1,84 +1,83 @@
-// The gateway's rate-limit policy, all of it: who is counted, under which key, how much they get.
+// The gateway's rate-limit policies, as data: `policyTable` below is the whole of them. A route
+// names its policy in the route table (routing/route-table.ts: `policy: 'sign-in'`; `default`
+// when it names none). Adding a policy is one row here, and naming it on its routes.
 //
-// - `default`: every route but the token route; 100 requests per 10 s (RATE_LIMIT_POINTS,
-//   RATE_LIMIT_WINDOW_S) per user when the token is valid, else per client IP.
-// - `tokens`: POST /v1/tokens, per email: 10 per 60 s (RATE_LIMIT_TOKENS_POINTS, ..._WINDOW_S),
-//   against guessing one account's password;
-// - `tokens-ip`: the same route, per client IP: 100 per 60 s (RATE_LIMIT_TOKENS_IP_POINTS),
-//   against spraying many accounts (higher, as offices share an address).
-// - In flight: at most MAX_IN_FLIGHT_PER_CALLER requests of one caller at once, so a few callers
-//   cannot hold every connection.
-// - GraphQL spends the `default` budget by the work asked, so no surface does more in a window than
-//   REST allows: each mutation field is one point, as its REST call would be (16 aliased
-//   createOrder are 16 points, and over MAX_MUTATION_FIELDS, 5, refused before any runs); a query
-//   costs one point per GRAPHQL_COST_PER_POINT (100) of its cost (extensions.cost.requested),
-//   rounded up, as Shopify's cost bucket charges by computed cost: `{ me { id name } }` (cost 4)
-//   is 1 point like GET /v1/users/me, `orders(first: 100)` with a few fields about 5, the largest
-//   query allowed (5,000) 50. The request's own point, taken by `rateLimit` like any call's, is
-//   the first of them; the rest are taken once the operation is validated, before it runs.
-// A route names its policy in the route table (`policy: 'tokens'`; `default` otherwise). How the
-// counts are kept (Redis shared by the replicas, memory as the fallback) is rate-limits.ts.
+// A row is the limits a request of its routes spends, and its cost rule. A limit is a count of
+// points per window, named in the RateLimit-Policy and RateLimit headers and in the metrics, kept
+// per key: the key extractor says whose count a request spends (its caller, its client address,
+// the e-mail it signs in with). A request spends every limit of its row whose key it has, and the
+// first limit that counted it reports its headers; past any one of them it is refused (429). Two
+// rows naming one limit share its count: GraphQL and REST spend the same `default` budget. A
+// limit's points and window are settings of the one config loader (config.ts reads them from the
+// environment, with the defaults written here), so a deployment changes a limit without code.
+//
+// - `default`: every route that names no other: 100 points per 10 s (RATE_LIMIT_POINTS,
+//   RATE_LIMIT_WINDOW_S) per caller: the API key, else the user when the token is valid, else
+//   the client IP. One point per request.
+// - `sign-in`: POST /v1/tokens, two limits: `tokens`, per sign-in e-mail (its key as users-service
+//   stores and finds it, emailKeyOf from @platform/auth), 10 per 60 s (RATE_LIMIT_TOKENS_POINTS,
+//   RATE_LIMIT_TOKENS_WINDOW_S), against guessing one account's password; and `tokens-ip`, per
+//   client IP, 100 per 60 s (RATE_LIMIT_TOKENS_IP_POINTS), against spraying many accounts (higher,
+//   as offices share an address). A request without an e-mail can never be granted a token and
+//   spends only its IP's points.
+// - `graphql`: /v1/graphql spends the `default` limit by the work asked, so no surface does more in
+//   a window than REST allows: each mutation field is one point, as its REST call would be (16
+//   aliased createOrder are 16 points, and over MAX_MUTATION_FIELDS, 5, refused before any runs);
+//   a query costs one point per GRAPHQL_COST_PER_POINT (100) of its cost (extensions.cost.requested),
+//   rounded up, as Shopify's cost bucket charges by computed cost: `{ me { id name } }` (cost 4) is
+//   1 point like GET /v1/users/me, `orders(first: 100)` with a few fields about 5, the largest
+//   query allowed (5,000) 50. The request's own point is taken at the door like any call's; the
+//   rest once the operation is validated, before it runs.
+// - `docs`: the reference pages (/docs and their assets, served before routing) spend the
+//   `default` limit per client address.
+// Besides the table: at most MAX_IN_FLIGHT_PER_CALLER requests of one caller at once
+// (limitInFlight), so a few callers cannot hold every connection.
+// How the counts are kept (Redis shared by the replicas, memory as the fallback) is rate-limits.ts.
 import type { Request, RequestHandler, Response } from 'express';
+import { emailKeyOf } from '@platform/auth';
 import { ApiError } from '@platform/errors';
 import type { OperationWork } from '@platform/graphql-kit';
 import { parseJsonBody } from '@platform/service-kit';
-import type { CompiledRoute } from '../routing/router';
-import type { Policy, RateLimits } from './rate-limits';
+import { z } from '@platform/validation';
+import type { LimitSize, RateLimits } from './rate-limits';
 
-/** What a route may name in the route table. */
-export type RoutePolicyName = 'default' | 'tokens';
-export type PolicyName = RoutePolicyName | 'tokens-ip';
+/** Whose count a request spends: a key, or undefined when the request has none (the limit does not count it). */
+export type KeyExtractor = (req: Request, res: Response) => string | undefined | Promise<string | undefined>;
 
-/** The policies the gateway enforces, from its settings: one place that says what each limit is. */
-export function policiesOf(config: {
-  RATE_LIMIT_POINTS: number;
-  RATE_LIMIT_WINDOW_S: number;
-  RATE_LIMIT_TOKENS_POINTS: number;
-  RATE_LIMIT_TOKENS_IP_POINTS: number;
-  RATE_LIMIT_TOKENS_WINDOW_S: number;
-}): Record<PolicyName, Policy> {
-  return {
-    default: { points: config.RATE_LIMIT_POINTS, windowS: config.RATE_LIMIT_WINDOW_S },
-    // Token requests per email: guessing one account's password.
-    tokens: { points: config.RATE_LIMIT_TOKENS_POINTS, windowS: config.RATE_LIMIT_TOKENS_WINDOW_S },
-    // Token requests per client IP: spraying many accounts (higher, as offices share an IP).
-    'tokens-ip': { points: config.RATE_LIMIT_TOKENS_IP_POINTS, windowS: config.RATE_LIMIT_TOKENS_WINDOW_S },
-  };
+/** A number the config loader reads from the environment variable `env`, `fallback` when unset. */
+interface Setting<Env extends string = string> {
+  env: Env;
+  fallback: number;
 }
 
-/** Whose budgets a request spends: the user's with a token, the client IP's without. */
-function callerOf(req: Request, res: Response): string {
-  const principal = res.locals.principal;
-  return (res.locals.caller ??= principal ? `user:${principal.userId}` : `ip:${req.ip}`);
+const setting = <Env extends string>(env: Env, fallback: number): Setting<Env> => ({ env, fallback });
+
+/** One count of points per window, kept per key. */
+export interface Limit {
+  /** In RateLimit-Policy and RateLimit, and the metrics' `policy` label. One name, one count: rows naming it share it. */
+  name: string;
+  key: KeyExtractor;
+  points: Setting;
+  windowS: Setting;
 }
 
-/** 429 past `maxPerCaller` requests in flight for one caller: a few callers cannot hold every connection. */
-export function limitInFlight(maxPerCaller: number): RequestHandler {
-  const inFlight = new Map<string, number>();
-  return (req, res, next) => {
-    const caller = callerOf(req, res);
-    const count = inFlight.get(caller) ?? 0;
-    if (count >= maxPerCaller) throw new ApiError('RATE_LIMITED', `At most ${maxPerCaller} requests at once; retry when one has been answered.`, { headers: { 'Retry-After': '1' } });
-    inFlight.set(caller, count + 1);
-    res.once('close', () => {
-      const left = (inFlight.get(caller) ?? 1) - 1;
-      if (left > 0) inFlight.set(caller, left);
-      else inFlight.delete(caller);
-    });
-    next();
-  };
+/** What a request of the policy's routes costs, in points of each of its limits. */
+export interface CostRule {
+  /** Taken when the request arrives, before authentication. */
+  request: number;
+  /** A GraphQL operation's points in all, its request's among them: the rest is taken once it is validated, before it runs. */
+  operation?: (work: OperationWork) => number;
 }
 
-/**
- * One point of the default policy per request, keyed by client address, for what the gateway
- * serves before routing (the /docs pages and their assets): bounded like any other request.
- */
-export function rateLimitByAddress(limits: RateLimits): RequestHandler {
-  return async (req, res, next) => {
-    for (const [name, value] of (await limits.consume('default', `ip:${req.ip}`)).headers) res.setHeader(name, value);
-    next();
-  };
+export interface PolicyRow {
+  limits: readonly Limit[];
+  cost: CostRule;
 }
+
+/** The API key's count (`key:<id>`, set by identifyCaller), else the user's with a valid token, else the client IP's. */
+export const byCaller = (req: Request, res: Response): string => (res.locals.caller ??= res.locals.principal ? `user:${res.locals.principal.userId}` : `ip:${req.ip}`);
+
+export const byAddress = (req: Request): string => `ip:${req.ip}`;
 
 /** Reads a token request as the users service will (any JSON media type), keeping its bytes to forward as they came. */
 const readTokenRequest = parseJsonBody({
@@ -87,25 +86,17 @@ const readTokenRequest = parseJsonBody({
   verify: (_req, res, body) => void ((res as Response).locals.forwardBody = body),
 });
 
-/** One point per request, keyed by user or client IP; the token route is limited per IP and per email. */
-export function rateLimit(limits: RateLimits): RequestHandler {
-  return async (req, res, next) => {
-    const route = res.locals.route as CompiledRoute; // routeRequest ran before
-    // A refusal is a 429 ApiError that carries its own RateLimit and Retry-After headers.
-    if (route.policy === 'tokens') {
-      // A body it cannot read is refused here (400 MALFORMED_JSON, 413, 415). One read without
-      // an email can never be granted a token, so it only spends its IP's points.
-      await new Promise<void>((resolve, reject) => readTokenRequest(req, res, (error?: unknown) => (error ? reject(error) : resolve())));
-      const email = typeof req.body?.email === 'string' ? req.body.email.trim().toLowerCase() : '';
-      const [byIp, byEmail] = await Promise.all([limits.consume('tokens-ip', `ip:${req.ip}`), email ? limits.consume('tokens', `email:${email}`) : undefined]);
-      for (const [name, value] of (byEmail ?? byIp).headers) res.setHeader(name, value);
-    } else {
-      for (const [name, value] of (await limits.consume(route.policy ?? 'default', callerOf(req, res))).headers) res.setHeader(name, value);
-    }
-    next();
-  };
-}
-
+/**
+ * The e-mail a token request signs in with, as users-service finds its account (emailKeyOf); none
+ * without one. Reads the body: one it cannot read is refused here (400 MALFORMED_JSON, 413, 415),
+ * before any limit counts it.
+ */
+export const bySignInEmail: KeyExtractor = async (req, res) => {
+  await new Promise<void>((resolve, reject) => readTokenRequest(req, res, (error?: unknown) => (error ? reject(error) : resolve())));
+  const email: unknown = req.body?.email;
+  const key = typeof email === 'string' ? emailKeyOf(email) : '';
+  return key ? `email:${key}` : undefined;
+};
 
 /** Cost units per rate-limit point for a GraphQL query (see the file's comment). */
 export const GRAPHQL_COST_PER_POINT = 100;
@@ -115,11 +106,112 @@ export function graphqlPointsOf(work: OperationWork): number {
   return Math.max(1, work.mutationFields, Math.ceil(work.cost / GRAPHQL_COST_PER_POINT));
 }
 
-/** Charges a validated GraphQL operation the points beyond its request's one; 429 when they are not left. */
+const ONE_POINT_PER_REQUEST: CostRule = { request: 1 };
+
+const perCaller = { name: 'default', key: byCaller, points: setting('RATE_LIMIT_POINTS', 100), windowS: setting('RATE_LIMIT_WINDOW_S', 10) } as const;
+
+/** Every policy: what a route may name (see the file's comment). */
+export const policyTable = {
+  default: { limits: [perCaller], cost: ONE_POINT_PER_REQUEST },
+  'sign-in': {
+    limits: [
+      // Guessing one account's password. First: its headers are the ones reported.
+      { name: 'tokens', key: bySignInEmail, points: setting('RATE_LIMIT_TOKENS_POINTS', 10), windowS: setting('RATE_LIMIT_TOKENS_WINDOW_S', 60) },
+      // Spraying many accounts from one address.
+      { name: 'tokens-ip', key: byAddress, points: setting('RATE_LIMIT_TOKENS_IP_POINTS', 100), windowS: setting('RATE_LIMIT_TOKENS_WINDOW_S', 60) },
+    ],
+    cost: ONE_POINT_PER_REQUEST,
+  },
+  graphql: { limits: [perCaller], cost: { request: 1, operation: graphqlPointsOf } },
+  docs: { limits: [{ ...perCaller, key: byAddress }], cost: ONE_POINT_PER_REQUEST },
+} as const satisfies Record<string, PolicyRow>;
+
+export type PolicyName = keyof typeof policyTable;
+
+type TableLimit = (typeof policyTable)[PolicyName]['limits'][number];
+/** The environment variables that size the limits. */
+export type RateLimitSetting = TableLimit['points']['env'] | TableLimit['windowS']['env'];
+
+const tableLimits: readonly Limit[] = Object.values(policyTable).flatMap((row: PolicyRow) => row.limits);
+
+/** Each limit once, by name; a name sized by two different settings is a mistake in the table. */
+const limitsByName = new Map<string, Limit>();
+for (const limit of tableLimits) {
+  const seen = limitsByName.get(limit.name);
+  if (seen && (seen.points.env !== limit.points.env || seen.windowS.env !== limit.windowS.env)) throw new Error(`rate limit "${limit.name}" is sized by two different settings`);
+  limitsByName.set(limit.name, limit);
+}
+
+const limitSetting = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
+
+/** The limits' settings, for the config loader (config.ts): one per variable, with the table's default. */
+export const rateLimitSettings = (() => {
+  const settings = new Map<string, Setting>();
+  for (const { env, fallback } of tableLimits.flatMap((limit) => [limit.points, limit.windowS])) {
+    if (settings.has(env) && settings.get(env)!.fallback !== fallback) throw new Error(`${env} has two defaults in the rate-limit table`);
+    settings.set(env, { env, fallback });
+  }
+  return Object.fromEntries([...settings.values()].map(({ env, fallback }) => [env, limitSetting(fallback)])) as Record<RateLimitSetting, ReturnType<typeof limitSetting>>;
+})();
+
+/** Each limit's points and window, by name, from the loaded settings. */
+export function limitsOf(config: Record<RateLimitSetting, number>): Record<string, LimitSize> {
+  const settings = config as Record<string, number>;
+  return Object.fromEntries([...limitsByName.values()].map((limit) => [limit.name, { points: settings[limit.points.env], windowS: settings[limit.windowS.env] }]));
+}
+
+/** Spends `points` of each limit of `policy` whose key the request has; the first limit counted sets the RateLimit headers. 429 past any. */
+async function spend(limits: RateLimits, policy: PolicyRow, req: Request, res: Response, points: number): Promise<void> {
+  // Keys first, in order: a key may read the body, and a body refused is refused before anything is counted.
+  const keys: (string | undefined)[] = [];
+  for (const limit of policy.limits) keys.push(await limit.key(req, res));
+  // A refusal is a 429 ApiError that carries its own RateLimit and Retry-After headers.
+  const decisions = await Promise.all(policy.limits.map((limit, at) => (keys[at] === undefined ? undefined : limits.consume(limit.name, keys[at], points))));
+  const reported = decisions.find((decision) => decision !== undefined);
+  for (const [name, value] of reported?.headers ?? []) res.setHeader(name, value);
+}
+
+const policyOfRoute = (res: Response): PolicyRow => policyTable[res.locals.route?.policy ?? 'default'];
+
+/** The cost rule's request points, of the policy the route names (routeRequest ran before). */
+export function rateLimit(limits: RateLimits): RequestHandler {
+  return async (req, res, next) => {
+    const policy = policyOfRoute(res);
+    await spend(limits, policy, req, res, policy.cost.request);
+    next();
+  };
+}
+
+/** The `docs` policy, for what the gateway serves before routing (the /docs pages and their assets): bounded like any other request. */
+export function rateLimitByAddress(limits: RateLimits): RequestHandler {
+  return async (req, res, next) => {
+    await spend(limits, policyTable.docs, req, res, policyTable.docs.cost.request);
+    next();
+  };
+}
+
+/** Charges a validated GraphQL operation its cost rule's points beyond its request's; 429 when they are not left. */
 export function chargeGraphQLOperation(limits: RateLimits): (req: Request, res: Response, work: OperationWork) => Promise<void> {
   return async (req, res, work) => {
-    const beyondTheRequest = graphqlPointsOf(work) - 1;
-    if (beyondTheRequest <= 0) return;
-    for (const [name, value] of (await limits.consume('default', callerOf(req, res), beyondTheRequest)).headers) res.setHeader(name, value);
+    const policy = policyOfRoute(res);
+    const beyondTheRequest = (policy.cost.operation?.(work) ?? 0) - policy.cost.request;
+    if (beyondTheRequest > 0) await spend(limits, policy, req, res, beyondTheRequest);
+  };
+}
+
+/** 429 past `maxPerCaller` requests in flight for one caller: a few callers cannot hold every connection. */
+export function limitInFlight(maxPerCaller: number): RequestHandler {
+  const inFlight = new Map<string, number>();
+  return (req, res, next) => {
+    const caller = byCaller(req, res);
+    const count = inFlight.get(caller) ?? 0;
+    if (count >= maxPerCaller) throw new ApiError('RATE_LIMITED', `At most ${maxPerCaller} requests at once; retry when one has been answered.`, { headers: { 'Retry-After': '1' } });
+    inFlight.set(caller, count + 1);
+    res.once('close', () => {
+      const left = (inFlight.get(caller) ?? 1) - 1;
+      if (left > 0) inFlight.set(caller, left);
+      else inFlight.delete(caller);
+    });
+    next();
   };
 }

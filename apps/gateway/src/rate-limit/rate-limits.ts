@@ -23,22 +23,22 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, RLWrapperTimeouts } from 'rate-limiter-flexible';
 import { ApiError } from '@platform/errors';
 import type { Logger } from '@platform/service-kit';
-import type { PolicyName } from './policies';
 import { RedisCircuit, type Store } from './redis-circuit';
 
-export interface Policy {
+/** A limit's size (policies.ts): `points` per `windowS` seconds, per key. */
+export interface LimitSize {
   points: number;
   windowS: number;
 }
 
 export interface Decision {
-  /** `RateLimit-Policy` and `RateLimit` header values. */
+  /** `RateLimit-Policy` and `RateLimit` header values (the IETF draft's quota policy is one limit). */
   headers: [string, string][];
 }
 
-function headersOf(name: string, policy: Policy, remaining: number, resetMs: number): [string, string][] {
+function headersOf(name: string, size: LimitSize, remaining: number, resetMs: number): [string, string][] {
   return [
-    ['RateLimit-Policy', `"${name}";q=${policy.points};w=${policy.windowS}`],
+    ['RateLimit-Policy', `"${name}";q=${size.points};w=${size.windowS}`],
     ['RateLimit', `"${name}";r=${Math.max(0, remaining)};t=${Math.max(0, Math.ceil(resetMs / 1000))}`],
   ];
 }
@@ -105,17 +105,18 @@ async function outcomeOf(consumed: Promise<RateLimiterRes>): Promise<Outcome> {
 
 
 export class RateLimits {
-  private readonly counters = {} as Record<PolicyName, Counters>;
+  private readonly counters = new Map<string, Counters>();
   private readonly circuit?: RedisCircuit;
   private readonly decisions: Counter<'policy' | 'decision'>;
 
   constructor(
-    private readonly policies: Record<PolicyName, Policy>,
+    /** Each limit's size, by its name (limitsOf). */
+    private readonly limits: Record<string, LimitSize>,
     options: RateLimitsOptions,
   ) {
     const store = new Gauge({ name: 'gateway_rate_limit_store', help: "Where rate limits are counted now: 1 for Redis (shared) or this replica's memory", labelNames: ['store'], registers: [options.registry] });
     const switches = new Counter({ name: 'gateway_rate_limit_store_switches_total', help: 'Switches of the rate-limit store, by the store switched to', labelNames: ['to'], registers: [options.registry] });
-    this.decisions = new Counter({ name: 'gateway_rate_limit_decisions_total', help: 'Rate-limit decisions by policy: allowed, or limited (429)', labelNames: ['policy', 'decision'], registers: [options.registry] });
+    this.decisions = new Counter({ name: 'gateway_rate_limit_decisions_total', help: 'Rate-limit decisions by limit (the label keeps its first name, policy): allowed, or limited (429)', labelNames: ['policy', 'decision'], registers: [options.registry] });
     const show = (current: Store) => {
       store.set({ store: 'redis' }, current === 'redis' ? 1 : 0);
       store.set({ store: 'memory' }, current === 'memory' ? 1 : 0);
@@ -136,35 +137,36 @@ export class RateLimits {
     // command waits, unsent and without its timer running, while the pipeline before it is still
     // out, so on a hung Redis the calls behind the first would wait two timeouts.
     const timeoutMs = options.redis?.options.commandTimeout ?? 50;
-    for (const name of Object.keys(policies) as (keyof typeof policies)[]) {
-      const shape = { points: policies[name].points, duration: policies[name].windowS, keyPrefix: `rl:${name}` };
-      this.counters[name] = {
+    for (const [name, size] of Object.entries(limits)) {
+      const shape = { points: size.points, duration: size.windowS, keyPrefix: `rl:${name}` };
+      this.counters.set(name, {
         memory: new RateLimiterMemory(shape),
         redis: options.redis && new RLWrapperTimeouts({ limiter: new RateLimiterRedis({ ...shape, storeClient: options.redis, rejectIfRedisNotReady: true }), timeoutMs }),
-      };
+      });
     }
   }
 
-  /** Takes `points` of `policy` for `key`; throws 429 RATE_LIMITED (with the headers) when they are not left. */
-  async consume(policyName: PolicyName, key: string, points = 1): Promise<Decision> {
-    const policy = this.policies[policyName];
-    const counters = this.counters[policyName];
+  /** Takes `points` of the limit `limitName` for `key`; throws 429 RATE_LIMITED (with the headers) when they are not left. */
+  async consume(limitName: string, key: string, points = 1): Promise<Decision> {
+    const size = this.limits[limitName];
+    const counters = this.counters.get(limitName);
+    if (!counters) throw new Error(`no rate limit named "${limitName}" is sized (limitsOf)`);
     const [inMemory, shared] = await Promise.all([outcomeOf(counters.memory.consume(key, points)), this.sharedOutcome(counters, key, points)]);
     const outcomes = shared ? [inMemory, shared] : [inMemory];
     const refusals = outcomes.filter((outcome) => !outcome.allowed);
-    this.decisions.inc({ policy: policyName, decision: refusals.length ? 'limited' : 'allowed' });
+    this.decisions.inc({ policy: limitName, decision: refusals.length ? 'limited' : 'allowed' });
     if (refusals.length) {
       // Not served: the count that allowed it does not keep the points (see the file's comment).
       if (inMemory.allowed) await counters.memory.reward(key, points);
       if (shared?.allowed) await this.sharedReward(counters, key, points);
       const msBeforeNext = Math.max(...refusals.map((refusal) => refusal.res.msBeforeNext));
-      const headers = headersOf(policyName, policy, 0, msBeforeNext);
+      const headers = headersOf(limitName, size, 0, msBeforeNext);
       throw new ApiError('RATE_LIMITED', `Too many requests; retry in ${Math.ceil(msBeforeNext / 1000)} s.`, {
         headers: { ...Object.fromEntries(headers), 'Retry-After': String(Math.max(1, Math.ceil(msBeforeNext / 1000))) },
       });
     }
     const strictest = outcomes.reduce((stricter, outcome) => (outcome.res.remainingPoints < stricter.res.remainingPoints ? outcome : stricter));
-    return { headers: headersOf(policyName, policy, strictest.res.remainingPoints, strictest.res.msBeforeNext) };
+    return { headers: headersOf(limitName, size, strictest.res.remainingPoints, strictest.res.msBeforeNext) };
   }
 
   /** Stops probing Redis (the process is stopping). */

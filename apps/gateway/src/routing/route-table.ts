@@ -6,7 +6,7 @@
 // unchanged (API spec, Versioning rule 5). docs/evolving-the-api.md: "Shipping /v2 of one resource".
 
 import type { ScopedResource } from '@platform/auth';
-import type { RoutePolicyName } from '../rate-limit/policies';
+import type { PolicyName } from '../rate-limit/policies';
 
 /** `usage`: the gateway's own deprecation reports, from the usage store (usage/routes.ts). */
 export type Upstream = 'users' | 'orders' | 'catalog' | 'inventory' | 'graphql' | 'openapi' | 'usage';
@@ -27,7 +27,8 @@ export interface RouteDefinition {
   upstream: Upstream;
   /** Public routes answer without a token; everything else needs one. */
   auth?: 'public' | 'required';
-  policy?: RoutePolicyName;
+  /** Its row of the rate-limit policy table (rate-limit/policies.ts); unset: `default`. */
+  policy?: PolicyName;
   /**
    * What an API key needs a scope of to call it (`<resource>:read` for GET and HEAD, `:write` for
    * the rest). `api-keys`, or none on a route that needs a credential: keys are refused (403).
@@ -43,7 +44,7 @@ export const routeTable: RouteDefinition[] = [
   { pattern: '/users', methods: ['POST'], upstream: 'users', auth: 'public' },
   { pattern: '/users', methods: ['GET'], upstream: 'users', resource: 'users' },
   { pattern: '/users/:id', methods: ['GET', 'PATCH', 'PUT', 'DELETE'], upstream: 'users', resource: 'users' },
-  { pattern: '/tokens', methods: ['POST'], upstream: 'users', auth: 'public', policy: 'tokens' },
+  { pattern: '/tokens', methods: ['POST'], upstream: 'users', auth: 'public', policy: 'sign-in' },
   { pattern: '/api-keys', methods: ['GET', 'POST'], upstream: 'users', resource: 'api-keys' },
   { pattern: '/api-keys/:id', methods: ['GET', 'DELETE'], upstream: 'users', resource: 'api-keys' },
   { pattern: '/api-keys/:id/rotation', methods: ['POST'], upstream: 'users', resource: 'api-keys' },
@@ -68,7 +69,7 @@ export const routeTable: RouteDefinition[] = [
   { pattern: '/stock-levels', methods: ['GET'], upstream: 'inventory', resource: 'inventory' },
   { pattern: '/stock-levels/:sku', methods: ['GET', 'PUT'], upstream: 'inventory', resource: 'inventory' },
   // GET for queries (a mutation over GET is 405), POST for both: the GraphQL-over-HTTP specification.
-  { pattern: '/graphql', methods: ['GET', 'POST'], upstream: 'graphql' },
+  { pattern: '/graphql', methods: ['GET', 'POST'], upstream: 'graphql', policy: 'graphql' },
   { pattern: '/deprecations', methods: ['GET'], upstream: 'usage' },
   { pattern: '/me/deprecations', methods: ['GET'], upstream: 'usage' },
   { pattern: '/openapi.json', methods: ['GET'], upstream: 'openapi', auth: 'public', cacheable: true },

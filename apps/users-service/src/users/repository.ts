@@ -1,4 +1,6 @@
 // Prisma queries of the users table. Callers get rows; rules live in service.ts.
+// Emails are unique and looked up by their key (emailKeyOf): the rule the gateway's sign-in limit counts by too.
+import { emailKeyOf } from '@platform/auth';
 import { type DomainEvent, recordEvent, unitOfWork } from '@platform/events';
 import { countMatching, escapeLike } from '@platform/db';
 import { findKeysetPage, type PageRequest, type RowsPage, type TotalCount } from '@platform/paging';
@@ -45,9 +47,6 @@ export interface UserFilters {
 
 /** Public sort names to columns: email sorts by its indexed lower-case key. */
 const sortColumns: Record<string, string> = { createdAt: 'createdAt', name: 'name', email: 'emailKey' };
-
-/** Emails are unique and looked up without regard to case or surrounding spaces. */
-const emailKeyOf = (email: string) => email.trim().toLowerCase();
 
 /**
  * The least string above every string that starts with `prefix`, in code point order (the C and

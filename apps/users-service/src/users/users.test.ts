@@ -2,7 +2,7 @@
 // (PostgreSQL when TEST_DATABASE_URL is set, PGlite otherwise).
 import path from 'node:path';
 import { SignJWT, UnsecuredJWT } from 'jose';
-import { serviceTokenSource } from '@platform/auth';
+import { emailKeyOf, serviceTokenSource } from '@platform/auth';
 import type { Database } from '@platform/db';
 import { openTestDatabase } from '@platform/db/testing';
 import { createLogger, createMetrics, Health, listen, type Listening } from '@platform/service-kit';
@@ -165,6 +165,33 @@ describe('POST /tokens', () => {
       expect(res.body.code).toBe('INVALID_CREDENTIALS');
     }
     expect(wrong.body.message).toBe(unknown.body.message);
+  });
+
+  // The gateway limits sign-in per `emailKeyOf(email)` (@platform/auth): every form of an address
+  // that signs in to an account must have that account's stored key as its key, or it would be
+  // guessed at on a budget of its own.
+  it('signs in under every form of the address whose key is the stored one, and under no other form', async () => {
+    const tag = Date.now();
+    const { user } = await signUp({ email: `Kim.Tricky-${tag}@Example.COM` });
+    const row = await database.prisma.user.findUnique({ where: { id: user.id } });
+    expect(row?.emailKey).toBe(`kim.tricky-${tag}@example.com`);
+    const sameAccount = [
+      `kim.tricky-${tag}@example.com`,
+      `KIM.TRICKY-${tag}@EXAMPLE.COM`,
+      ` \tKim.Tricky-${tag}@Example.com\r\n`,
+      `\u00a0kim.tricky-${tag}@example.com\ufeff`,
+      `\u212aim.tricky-${tag}@example.com`, // the Kelvin sign: its lower case is k
+    ];
+    for (const email of sameAccount) {
+      const res = await call('POST', '/tokens', { body: { email, password: 'correct-horse-1' } });
+      expect([JSON.stringify(email), res.status]).toEqual([JSON.stringify(email), 200]);
+      expect((await call('GET', '/users/me', { token: res.body.accessToken })).body.id).toBe(user.id);
+      expect(emailKeyOf(email)).toBe(row?.emailKey);
+    }
+    // Full-width letters are not folded (no NFKC), by the service or the gateway's key.
+    const fullWidth = `ｋｉｍ.tricky-${tag}@example.com`;
+    expect((await call('POST', '/tokens', { body: { email: fullWidth, password: 'correct-horse-1' } })).status).toBe(401);
+    expect(emailKeyOf(fullWidth)).not.toBe(row?.emailKey);
   });
 });
 
