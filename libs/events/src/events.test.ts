@@ -156,6 +156,14 @@ describe('events', () => {
       expect(fromCloudEventJson(created)).toMatchObject({ type: 'user.created', aggregateType: 'user', aggregateId: userId, sequence: 1, source: '/users-service' });
     });
 
+    it('publishes a batch in commit order past position 9 (positions are numbers, not text: "10" is not before "9")', async () => {
+      const transport = new RecordingTransport();
+      for (let version = 1; version <= 12; version++) await db.$transaction((tx) => recordEvent(tx, domainEvent('user.updated', userId, { ...user, version })));
+      expect(await new OutboxRelay(db, transport, logger, { service: 'users-service' }).publishBatch()).toBe(12);
+      expect(transport.published.map((event) => event.toJSON().aggregatesequence)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+      expect((await outboxRows()).map((row) => row.log_position)).toEqual(['1', '2', '3', '4', '5', '6', '7', '8', '9', '10', '11', '12']);
+    });
+
     it('reports the backlog and its age, and counts what it published', async () => {
       const registry = new Registry();
       const relay = new OutboxRelay(db, new RecordingTransport(), logger, { service: 'users-service' }, registry);
