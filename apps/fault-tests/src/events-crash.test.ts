@@ -1,12 +1,15 @@
 // Domain events under kill -9: customers place and cancel orders and delete their accounts
 // while the test SIGKILLs, at random moments, orders-service (it produces order events and
-// consumes user.deleted), catalog-service (a consumer of user.deleted) and the broker (a
+// consumes user.deleted), catalog-service (a consumer of user.deleted), users-service (it
+// produces user.deleted and consumes every service's events for webhooks) and the broker (a
 // nats-server of its own, JetStream on a temp store), each EVENTS_KILLS times. Afterwards:
 // - every committed change is one event at every consumer: a witness consumer (libs/events'
 //   EventConsumer over the same JetStream, its own database) handled each order event in the
-//   orders outbox exactly once, and orders-service and catalog-service each recorded every
-//   user.deleted of the users outbox in their processed_events;
-// - each order's events came in sequence order (1, 2, … without a gap);
+//   orders outbox exactly once, orders-service and catalog-service each recorded every
+//   user.deleted of the users outbox in their processed_events, and users-service logged every
+//   order event and every event of its own once (webhook_events, the log GET /v1/events reads);
+// - each order's events came in sequence order (1, 2, … without a gap), at the witness and in
+//   users-service's log;
 // - no uncommitted change produced one: every event handled is in a committed outbox, every
 //   order event is about an order in the orders table, and each canceled order has one
 //   order.canceled.
@@ -27,7 +30,7 @@ const FAULT_MS = Number(process.env.EVENTS_FAULT_MS ?? 10 * 60_000);
 /** After the load: every outbox published and every consumer caught up, within this. */
 const SETTLE_MS = 120_000;
 const SKUS = ['MS-WL-002', 'CB-USBC-005', 'MT-DESK-016', 'HB-USB-017'];
-const TARGETS = ['orders-service', 'catalog-service', 'nats-server'] as const;
+const TARGETS = ['orders-service', 'catalog-service', 'users-service', 'nats-server'] as const;
 type Target = (typeof TARGETS)[number];
 
 const logger = createLogger('events-witness', 'silent');
@@ -40,7 +43,7 @@ let witnessPool: Pool;
 let witnessTransport: NatsTransport;
 let witness: EventConsumer;
 const pools = new Map<string, Pool>();
-const kills: Record<Target, number> = { 'orders-service': 0, 'catalog-service': 0, 'nats-server': 0 };
+const kills: Record<Target, number> = { 'orders-service': 0, 'catalog-service': 0, 'users-service': 0, 'nats-server': 0 };
 const tally = { placed: 0, cancelRequested: 0, usersDeleted: 0, calls: 0, failedCalls: 0 };
 /** Orders of the customers who deleted their account: open when they did, so canceled by the user.deleted consumer. */
 const ordersOfDeletedUsers: string[] = [];
@@ -186,8 +189,13 @@ beforeAll(async () => {
     const deletions = Number((await rows<{ n: string }>(world.databases.DATABASE_URL_USERS, "SELECT count(*) AS n FROM outbox_events WHERE type = 'user.deleted'"))[0].n);
     const handledBy = async (url: string) => Number((await rows<{ n: string }>(url, "SELECT count(*) AS n FROM processed_events WHERE source = '/users-service' AND aggregate_type = 'user'"))[0].n);
     const [byOrders, byCatalog] = [await handledBy(world.databases.DATABASE_URL_ORDERS), await handledBy(world.databases.DATABASE_URL_CATALOG)];
-    state = `${witnessed}/${orderEvents} order events witnessed, user.deleted handled by orders ${byOrders}/${deletions} and catalog ${byCatalog}/${deletions}`;
-    return witnessed >= orderEvents && byOrders >= deletions && byCatalog >= deletions;
+    const userEvents = Number((await rows<{ n: string }>(world.databases.DATABASE_URL_USERS, 'SELECT count(*) AS n FROM outbox_events'))[0].n);
+    const loggedBy = async (source: string) => Number((await rows<{ n: string }>(world.databases.DATABASE_URL_USERS, 'SELECT count(*) AS n FROM webhook_events WHERE source = $1', [source]))[0].n);
+    const [ordersLogged, usersLogged] = [await loggedBy('orders-service'), await loggedBy('users-service')];
+    state =
+      `${witnessed}/${orderEvents} order events witnessed, user.deleted handled by orders ${byOrders}/${deletions} and catalog ${byCatalog}/${deletions}, ` +
+      `users-service logged ${ordersLogged}/${orderEvents} order and ${usersLogged}/${userEvents} user events`;
+    return witnessed >= orderEvents && byOrders >= deletions && byCatalog >= deletions && ordersLogged >= orderEvents && usersLogged >= userEvents;
   }).catch((error: Error) => {
     throw new Error(`${error.message}: ${state}`);
   });
@@ -214,10 +222,10 @@ interface WitnessedRow extends OutboxRow {
   handled: number;
 }
 
-it(`kills orders-service, catalog-service and the broker at least ${KILLS} times each, under load`, async () => {
+it(`kills orders-service, catalog-service, users-service and the broker at least ${KILLS} times each, under load`, async () => {
   const witnessed = (await witnessPool.query('SELECT count(*) AS n FROM witnessed')).rows[0].n;
   report(
-    `events: ${kills['orders-service']} kills of orders-service, ${kills['catalog-service']} of catalog-service, ${kills['nats-server']} of nats-server in ${Math.round(faultMs / 1000)} s; ` +
+    `events: ${kills['orders-service']} kills of orders-service, ${kills['catalog-service']} of catalog-service, ${kills['users-service']} of users-service, ${kills['nats-server']} of nats-server in ${Math.round(faultMs / 1000)} s; ` +
       `${tally.placed} orders placed, ${tally.cancelRequested} cancellations, ${tally.usersDeleted} accounts deleted (${tally.calls} calls, ${tally.failedCalls} answered 5xx/429 and retried); ` +
       `${witnessed} order events witnessed; settled ${settleMs} ms after the load`,
   );
@@ -266,4 +274,19 @@ it("records every user.deleted once at each consumer (orders-service and catalog
   const orders = await rows<{ id: string; status: string; user_id: string | null }>(world.databases.DATABASE_URL_ORDERS, 'SELECT id, status, user_id FROM orders WHERE id = ANY($1)', [ordersOfDeletedUsers]);
   expect(orders.filter((order) => order.status !== 'CANCELED' || order.user_id !== null)).toEqual([]);
   expect(orders).toHaveLength(ordersOfDeletedUsers.length);
+});
+
+it("users-service, consuming every service's events for webhooks, logs each committed order event and each of its own once, each order's in sequence order", async () => {
+  const orderOutbox = await rows<OutboxRow>(world.databases.DATABASE_URL_ORDERS, 'SELECT id, type, aggregate_id, sequence FROM outbox_events');
+  const userOutbox = await rows<{ id: string }>(world.databases.DATABASE_URL_USERS, 'SELECT id FROM outbox_events');
+  const logged = await rows<{ id: string; source: string; subject: string }>(world.databases.DATABASE_URL_USERS, "SELECT id, source, subject FROM webhook_events WHERE source IN ('orders-service', 'users-service') ORDER BY position");
+  // One row per event id (its key): every committed event there, nothing else.
+  const loggedFrom = (source: string) => logged.filter((row) => row.source === source).map((row) => row.id);
+  expect(loggedFrom('orders-service').sort()).toEqual(orderOutbox.map((row) => row.id).sort());
+  expect(loggedFrom('users-service').sort()).toEqual(userOutbox.map((row) => row.id).sort());
+  // In the order it logged them: each order's events 1, 2, … (what GET /v1/events and per-resource ordered webhooks show).
+  const sequenceOf = new Map(orderOutbox.map((row) => [row.id, row.sequence]));
+  const seen = new Map<string, number[]>();
+  for (const row of logged.filter((entry) => entry.source === 'orders-service')) seen.set(row.subject, [...(seen.get(row.subject) ?? []), sequenceOf.get(row.id) ?? -1]);
+  expect([...seen].filter(([, sequences]) => sequences.some((sequence, index) => sequence !== index + 1))).toEqual([]);
 });

@@ -4,6 +4,8 @@
 // log position) and keeps its cursors in its own database. No extra process, no extra server.
 // A read with nothing new waits (long poll, `wait`) until the producer's relay publishes, so an
 // event reaches its consumer within milliseconds of its commit without reads every few ms.
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import { authenticate, type TokenVerifier } from '@platform/auth';
 import type { Logger } from '@platform/service-kit';
 import { parseQuery, queryInt, z } from '@platform/validation';
@@ -71,19 +73,50 @@ async function publishedEventsWithin(db: SqlClient, after: string, limit: number
   }
 }
 
-/** Where each consumer has read each producer's log to, in the consumer's database. */
+/**
+ * Where each consumer has read each producer's log to, in the consumer's database, and which of
+ * its replicas reads it now. Several replicas of one consuming service share its database and so
+ * its cursors; each cursor row carries a lease (`leased_by`, `leased_until`, on the database's
+ * clock), and only the replica holding it reads that producer's log, so an event is not handled
+ * by two replicas at once. The holder renews it while it reads; a replica that stops gives it up;
+ * one that dies loses it when it runs out, and another replica takes the log over from the cursor.
+ */
 export function sqlCursorStore(db: SqlClient) {
   return {
+    /**
+     * Takes or renews `holder`'s lease on `source`'s cursor for `leaseMs`, and returns the cursor;
+     * undefined while another replica holds an unexpired lease.
+     */
+    async claim(source: string, holder: string, leaseMs: number): Promise<string | undefined> {
+      const [row] = await db.$queryRawUnsafe<{ position: string }[]>(
+        `INSERT INTO event_cursors (source, position, leased_by, leased_until) VALUES ($1, 0, $2, now() + $3::int * interval '1 millisecond')
+         ON CONFLICT (source) DO UPDATE SET leased_by = EXCLUDED.leased_by, leased_until = EXCLUDED.leased_until
+           WHERE event_cursors.leased_by IS NOT DISTINCT FROM EXCLUDED.leased_by OR event_cursors.leased_until IS NULL OR event_cursors.leased_until < now()
+         RETURNING position::text AS position`,
+        source,
+        holder,
+        Math.round(leaseMs),
+      );
+      return row?.position;
+    },
+    /** Moves the cursor up to `position` if `holder` still holds the lease; false when it lost it (another replica reads on from the cursor). */
+    async advance(source: string, holder: string, position: string): Promise<boolean> {
+      const updated = await db.$executeRawUnsafe(
+        `UPDATE event_cursors SET position = GREATEST(position, $3::bigint), updated_at = now() WHERE source = $1 AND leased_by = $2`,
+        source,
+        holder,
+        position,
+      );
+      return updated > 0;
+    },
+    /** Gives the lease up (a replica stopping), so another replica takes the log over at once. */
+    async release(source: string, holder: string): Promise<void> {
+      await db.$executeRawUnsafe(`UPDATE event_cursors SET leased_by = NULL, leased_until = NULL WHERE source = $1 AND leased_by = $2`, source, holder);
+    },
+    /** The cursor, read only (operators, tests). */
     async get(source: string): Promise<string> {
       const [row] = await db.$queryRawUnsafe<{ position: string }[]>(`SELECT position::text AS position FROM event_cursors WHERE source = $1`, source);
       return row?.position ?? '0';
-    },
-    async set(source: string, position: string): Promise<void> {
-      await db.$executeRawUnsafe(
-        `INSERT INTO event_cursors (source, position) VALUES ($1, $2::bigint) ON CONFLICT (source) DO UPDATE SET position = GREATEST(event_cursors.position, EXCLUDED.position), updated_at = now()`,
-        source,
-        position,
-      );
     },
   };
 }
@@ -103,6 +136,13 @@ export interface EmbeddedTransportSettings {
   /** How long a read with nothing new waits at the producer (long poll); 0 reads and returns. */
   waitMs?: number;
   pageSize?: number;
+  /**
+   * How long a replica's hold on a producer's log lasts unrenewed (default 10 s): after a replica
+   * died, another takes the log over within it. Renewed every third of it while reading.
+   */
+  leaseMs?: number;
+  /** This replica's name in the leases (default: host, process id and a random suffix). */
+  replica?: string;
 }
 
 /** Waits `ms`, or less when `signal` aborts; leaves no listener behind on the long-lived signal. */
@@ -135,8 +175,11 @@ async function getJsonWithin(url: string, init: RequestInit, signal: AbortSignal
 
 export class EmbeddedTransport implements EventTransport {
   readonly kind = 'embedded';
+  private readonly replica: string;
 
-  constructor(private readonly settings: EmbeddedTransportSettings) {}
+  constructor(private readonly settings: EmbeddedTransportSettings) {
+    this.replica = settings.replica ?? `${hostname()}-${process.pid}-${randomBytes(4).toString('hex')}`;
+  }
 
   /** The outbox rows are the log: once the relay marks them they are readable, so there is nothing to send. */
   publish(): Promise<void> {
@@ -160,54 +203,84 @@ export class EmbeddedTransport implements EventTransport {
     return Promise.resolve();
   }
 
-  /** Reads one producer's log from the stored cursor on, handing each event over in order until it is consumed. */
+  /**
+   * Reads one producer's log from the stored cursor on, handing each event over in order until it
+   * is consumed, while this replica holds the log's lease; otherwise waits for it.
+   */
   private async follow(source: string, cursors: CursorStore, handle: (delivery: Delivery) => Promise<void>, signal: AbortSignal): Promise<void> {
     const base = this.settings.producers[source];
     if (!base) throw new Error(`no address for event source ${source}`);
     const pollMs = this.settings.pollMs ?? 200;
     const pageSize = this.settings.pageSize ?? 100;
     const waitMs = Math.min(this.settings.waitMs ?? 2_000, MAX_WAIT_MS);
+    const leaseMs = Math.max(this.settings.leaseMs ?? 10_000, waitMs + 1_000);
+    const holder = this.replica;
     let failures = 0;
-    while (!signal.aborted) {
-      try {
-        const after = await cursors.get(source);
-        const asked = Date.now();
-        const page = (await getJsonWithin(
-          `${base}/internal/events?after=${after}&limit=${pageSize}&wait=${waitMs}`,
-          { headers: { authorization: `Bearer ${await this.settings.serviceToken()}`, accept: 'application/json' } },
-          signal,
-          waitMs + 10_000,
-        )) as EventLogPage;
-        // The cursor moves once a page (one write, not one an event): a crash mid-page hands the
-        // page's handled events over again, which consumers drop as duplicates.
-        let handledTo: string | undefined;
+    let holding = false;
+    try {
+      while (!signal.aborted) {
         try {
-          for (const entry of page.events) {
-            for (let attempt = 1; ; attempt++) {
-              if (signal.aborted) return;
-              try {
-                await handle({ event: entry.event, attempt });
-                break;
-              } catch {
-                // The consumer parks the event after its attempts; until then, back off and retry.
-                await sleep(Math.min(100 * 2 ** attempt, 5_000), signal);
-              }
-            }
-            handledTo = entry.position;
+          const after = await cursors.claim(source, holder, leaseMs);
+          if (after === undefined) {
+            // Another replica reads this log: look again within a third of its lease.
+            if (holding) this.settings.logger.info({ source, replica: holder }, 'another replica holds this event log now');
+            holding = false;
+            await sleep(leaseMs / 3, signal);
+            continue;
           }
-        } finally {
-          if (handledTo) await cursors.set(source, handledTo);
+          holding = true;
+          const asked = Date.now();
+          const page = (await getJsonWithin(
+            `${base}/internal/events?after=${after}&limit=${pageSize}&wait=${waitMs}`,
+            { headers: { authorization: `Bearer ${await this.settings.serviceToken()}`, accept: 'application/json' } },
+            signal,
+            waitMs + 10_000,
+          )) as EventLogPage;
+          // The lease is renewed while the page is handled (its handlers may take long); once it
+          // is lost, no further event of the page is handed over.
+          let lost = false;
+          const renewal = setInterval(() => {
+            cursors.claim(source, holder, leaseMs).then(
+              (position) => (lost ||= position === undefined),
+              () => undefined, // the next renewal or the cursor's advance tells
+            );
+          }, leaseMs / 3);
+          // The cursor moves once a page (one write, not one an event): a crash mid-page hands the
+          // page's handled events over again, which consumers drop as duplicates.
+          let handledTo: string | undefined;
+          try {
+            page: for (const entry of page.events) {
+              for (let attempt = 1; ; attempt++) {
+                if (signal.aborted) return;
+                if (lost) break page;
+                try {
+                  await handle({ event: entry.event, attempt });
+                  break;
+                } catch {
+                  // The consumer parks the event after its attempts; until then, back off and retry.
+                  await sleep(Math.min(100 * 2 ** attempt, 5_000), signal);
+                }
+              }
+              handledTo = entry.position;
+            }
+          } finally {
+            clearInterval(renewal);
+            if (handledTo && !(await cursors.advance(source, holder, handledTo))) holding = false;
+          }
+          failures = 0;
+          // A read that waited its time for nothing goes again at once; one answered empty sooner
+          // (no long poll asked for, or a producer of a version without it) pauses first.
+          if (!page.events.length && (waitMs === 0 || Date.now() - asked < waitMs)) await sleep(pollMs, signal);
+        } catch (error) {
+          if (signal.aborted) return;
+          failures++;
+          if (failures === 1 || failures % 50 === 0) this.settings.logger.warn({ err: error, source, failures }, 'reading an event log failed; trying again');
+          await sleep(Math.min(pollMs * 2 ** Math.min(failures, 5), 5_000), signal);
         }
-        failures = 0;
-        // A read that waited its time for nothing goes again at once; one answered empty sooner
-        // (no long poll asked for, or a producer of a version without it) pauses first.
-        if (!page.events.length && (waitMs === 0 || Date.now() - asked < waitMs)) await sleep(pollMs, signal);
-      } catch (error) {
-        if (signal.aborted) return;
-        failures++;
-        if (failures === 1 || failures % 50 === 0) this.settings.logger.warn({ err: error, source, failures }, 'reading an event log failed; trying again');
-        await sleep(Math.min(pollMs * 2 ** Math.min(failures, 5), 5_000), signal);
       }
+    } finally {
+      // Stopping: another replica takes the log over at once rather than when the lease ends.
+      if (holding) await cursors.release(source, holder).catch(() => undefined);
     }
   }
 }

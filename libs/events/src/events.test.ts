@@ -156,6 +156,14 @@ describe('events', () => {
       expect(fromCloudEventJson(created)).toMatchObject({ type: 'user.created', aggregateType: 'user', aggregateId: userId, sequence: 1, source: '/users-service' });
     });
 
+    it('publishes a batch in commit order past position 9 (positions are numbers, not text: "10" is not before "9")', async () => {
+      const transport = new RecordingTransport();
+      for (let version = 1; version <= 12; version++) await db.$transaction((tx) => recordEvent(tx, domainEvent('user.updated', userId, { ...user, version })));
+      expect(await new OutboxRelay(db, transport, logger, { service: 'users-service' }).publishBatch()).toBe(12);
+      expect(transport.published.map((event) => event.toJSON().aggregatesequence)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+      expect((await outboxRows()).map((row) => row.log_position)).toEqual(['1', '2', '3', '4', '5', '6', '7', '8', '9', '10', '11', '12']);
+    });
+
     it('reports the backlog and its age, and counts what it published', async () => {
       const registry = new Registry();
       const relay = new OutboxRelay(db, new RecordingTransport(), logger, { service: 'users-service' }, registry);
@@ -297,5 +305,74 @@ describe('events', () => {
     } finally {
       await server.close();
     }
+  });
+
+  describe('the embedded transport with several replicas of one consumer (one database, one cursor per producer)', () => {
+    const secret = 'events-test-secret-events-test-secret-012';
+    const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    const subscription = { consumer: 'orders-service', sources: ['users-service'], types: ['user.updated'] };
+    let server: Awaited<ReturnType<typeof listen>>;
+    beforeEach(async () => {
+      const app = express();
+      app.use(eventLogRoutes(db, 'users-service', new TokenVerifier([secret], { audience: 'internal' })));
+      server = await listen(app, 0, '127.0.0.1');
+    });
+    afterEach(() => server.close());
+
+    const replica = () => new EmbeddedTransport({ producers: { 'users-service': server.url }, serviceToken: serviceTokenSource(secret, 'orders-service'), cursors: sqlCursorStore(db), logger, pollMs: 20, waitMs: 200, leaseMs: 1_500 });
+    /** Commits and publishes the next versions of the user, `from` to `to`. */
+    const publishVersions = async (from: number, to: number) => {
+      for (let version = from; version <= to; version++) await db.$transaction((tx) => recordEvent(tx, domainEvent('user.updated', userId, { ...user, version })));
+      await new OutboxRelay(db, new RecordingTransport(), logger, { service: 'users-service' }).publishBatch();
+    };
+    const until = async (done: () => boolean) => {
+      for (const giveUpAt = Date.now() + 15_000; !done() && Date.now() < giveUpAt; ) await wait(20);
+    };
+
+    it('hands each event to one replica only, once and in order, and the other reads on from the cursor when that one stops', async () => {
+      // Every handling, by replica, with no dedupe of its own: what the transport hands over.
+      const handled: { replica: string; sequence: number }[] = [];
+      const record = (name: string) => async (delivery: Delivery) => void handled.push({ replica: name, sequence: Number(delivery.event.aggregatesequence) });
+      const consumptions = { a: await replica().consume(subscription, record('a')), b: await replica().consume(subscription, record('b')) };
+      try {
+        // Published in rounds while both replicas read, so both are there to take each page.
+        for (let round = 0; round < 4; round++) {
+          await publishVersions(round * 5 + 1, round * 5 + 5);
+          await wait(150);
+        }
+        await until(() => handled.length >= 20);
+        await wait(500); // time for a second replica to hand an event over again, were it reading too
+        expect(handled.map((entry) => entry.sequence)).toEqual(Array.from({ length: 20 }, (_, index) => index + 1));
+        const reader = handled[0].replica as 'a' | 'b';
+        expect(new Set(handled.map((entry) => entry.replica))).toEqual(new Set([reader]));
+
+        // The reading replica stops (a rollout): it gives the lease up, and the other reads on from the cursor.
+        await consumptions[reader].stop();
+        await publishVersions(21, 25);
+        await until(() => handled.length >= 25);
+        await wait(300);
+        expect(handled.map((entry) => entry.sequence)).toEqual(Array.from({ length: 25 }, (_, index) => index + 1));
+        expect(handled.slice(20).map((entry) => entry.replica)).toEqual(Array(5).fill(reader === 'a' ? 'b' : 'a'));
+      } finally {
+        await consumptions.a.stop();
+        await consumptions.b.stop();
+      }
+    });
+
+    it('a replica that died holding the lease keeps the log from the others only until its lease runs out', async () => {
+      await publishVersions(1, 3);
+      // A replica that read, then was killed: its lease stays behind, unrenewed, for 1.5 s.
+      expect(await sqlCursorStore(db).claim('users-service', 'killed-replica', 1_500)).toBe('0');
+      const handled: number[] = [];
+      const consumption = await replica().consume(subscription, async (delivery) => void handled.push(Number(delivery.event.aggregatesequence)));
+      try {
+        await wait(300);
+        expect(handled).toEqual([]); // the lease is still the killed replica's
+        await until(() => handled.length >= 3);
+        expect(handled).toEqual([1, 2, 3]);
+      } finally {
+        await consumption.stop();
+      }
+    });
   });
 });

@@ -158,6 +158,11 @@ export class NatsTransport implements EventTransport {
     // kills. A failed or expired pull here is simply followed by the next one; a broker that is
     // down when the consumer starts is waited for the same way.
     let stopping = false;
+    // Settled once the first attempt to reach the durable consumer is over (found or made, or
+    // failed): `consume` resolves then, so a caller (a service starting, a bench) does not begin
+    // its work while the durables are still being made, which held the first events back.
+    let firstAttemptOver: () => void = () => undefined;
+    const ready = new Promise<void>((resolve) => (firstAttemptOver = resolve));
     let wakeStop: () => void = () => undefined;
     const stopped = new Promise<null>((resolve) => (wakeStop = () => resolve(null)));
     const pause = (ms: number) => Promise.race([stopped, new Promise((resolve) => setTimeout(resolve, ms))]);
@@ -167,6 +172,7 @@ export class NatsTransport implements EventTransport {
         try {
           await ensureDurable();
           const consumer = await this.client.consumers.get(EVENTS_STREAM, durable);
+          firstAttemptOver();
           while (!stopping) {
             // Bounded by a timer of our own as well: a pull cut by a disconnect can be left
             // pending by the client for good (its heartbeat monitor stops on disconnect). An
@@ -187,11 +193,13 @@ export class NatsTransport implements EventTransport {
           }
         } catch (error) {
           failures++;
+          firstAttemptOver();
           if (failures === 1 || failures % 20 === 0) this.settings.logger.warn({ err: error, source, partition, failures }, 'pulling events from NATS failed; pulling again');
           await pause(Math.min(250 * failures, 2_000));
         }
       }
     })();
+    await ready;
     return {
       stop: async () => {
         stopping = true;

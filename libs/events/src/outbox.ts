@@ -81,7 +81,7 @@ const COLUMNS = `id::text AS id, type, aggregate_type, aggregate_id, sequence, d
 
 /** The oldest unpublished events, in the order they were written. */
 export async function unpublishedEvents(tx: SqlClient, limit: number): Promise<StoredEvent[]> {
-  const rows = await tx.$queryRawUnsafe<OutboxRow[]>(`SELECT position::text AS position, ${COLUMNS} FROM outbox_events WHERE published_at IS NULL ORDER BY position LIMIT $1`, limit);
+  const rows = await tx.$queryRawUnsafe<OutboxRow[]>(`SELECT position::text AS position, ${COLUMNS} FROM outbox_events WHERE published_at IS NULL ORDER BY outbox_events.position LIMIT $1`, limit);
   return rows.map(storedEventOf);
 }
 

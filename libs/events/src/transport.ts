@@ -30,7 +30,8 @@ export interface EventTransport {
   /**
    * Hands `subscription`'s events to `handle`, each aggregate's in its order, one at a time (the
    * events of different aggregates may be handled side by side). An event counts as consumed
-   * when `handle` resolves; when it rejects, the event comes again.
+   * when `handle` resolves; when it rejects, the event comes again. Resolves once it is reading
+   * (over NATS: its durable consumers exist), or has tried to and goes on trying.
    */
   consume(subscription: Subscription, handle: (delivery: Delivery) => Promise<void>): Promise<Consumption>;
   /** Events of `source` stored but not yet acknowledged by `consumer` (the broker knows; the embedded transport does not say). */
