@@ -471,7 +471,7 @@ function errorStatusesOf(route: RouteDefinition, path: string, operation: Operat
   const statuses = new Set<number>([400, 406, 429]);
   // A deprecated element of the operation answers 410 during a brownout and after its sunset.
   if (deprecated) statuses.add(410);
-  if (route.auth !== 'public' || route.policy === 'tokens') statuses.add(401);
+  if (route.auth !== 'public' || route.policy === 'sign-in') statuses.add(401);
   // An issued API key without the scope the route needs (or any key, on key management) is 403.
   if (operation.forbidden || route.auth !== 'public') statuses.add(403);
   if (path.includes('{')) statuses.add(404);

@@ -39,6 +39,7 @@ import { ApiError } from '@platform/errors';
 import type { OperationWork } from '@platform/graphql-kit';
 import { parseJsonBody } from '@platform/service-kit';
 import { z } from '@platform/validation';
+import type { CompiledRoute } from '../routing/router';
 import type { LimitSize, RateLimits } from './rate-limits';
 
 /** Whose count a request spends: a key, or undefined when the request has none (the limit does not count it). */
@@ -171,7 +172,7 @@ async function spend(limits: RateLimits, policy: PolicyRow, req: Request, res: R
   for (const [name, value] of reported?.headers ?? []) res.setHeader(name, value);
 }
 
-const policyOfRoute = (res: Response): PolicyRow => policyTable[res.locals.route?.policy ?? 'default'];
+const policyOfRoute = (res: Response): PolicyRow => policyTable[(res.locals.route as CompiledRoute | undefined)?.policy ?? 'default'];
 
 /** The cost rule's request points, of the policy the route names (routeRequest ran before). */
 export function rateLimit(limits: RateLimits): RequestHandler {
