@@ -6,7 +6,7 @@ import { errorHandler, notFoundHandler, requireAcceptableResponse } from '@platf
 import { deadLetterRoutes, deadLettersOf, type EventHandlers, eventLogRoutes } from '@platform/events';
 import { createSubgraphMiddleware } from '@platform/graphql-kit';
 import { type Health, jsonBody, type Logger, type Metrics, requestContext, requestLog } from '@platform/service-kit';
-import type { PrismaClient } from './generated/prisma/client';
+import type { DatabaseClient } from './database';
 import type { CatalogConfig } from './config';
 import { catalogResolvers, catalogTypeDefs } from './graphql/resolvers';
 import { ProductRepository } from './products/repository';
@@ -18,7 +18,7 @@ import { ReviewService } from './reviews/service';
 
 export interface CatalogAppDeps {
   config: Pick<CatalogConfig, 'jwtVerifySecrets' | 'cursorSecret' | 'REQUEST_TIMEOUT_MS' | 'NODE_ENV'>;
-  prisma: PrismaClient;
+  prisma: DatabaseClient;
   logger: Logger;
   health: Health;
   metrics: Metrics;

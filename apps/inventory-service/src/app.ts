@@ -7,7 +7,7 @@ import { errorHandler, notFoundHandler, requireAcceptableResponse } from '@platf
 import { eventLogRoutes } from '@platform/events';
 import { createSubgraphMiddleware } from '@platform/graphql-kit';
 import { type Health, jsonBody, type Logger, type Metrics, requestContext, requestLog } from '@platform/service-kit';
-import type { PrismaClient } from './generated/prisma/client';
+import type { DatabaseClient } from './database';
 import { inventoryResolvers, inventoryTypeDefs } from './graphql/resolvers';
 import type { UsageRecorder } from '@platform/usage';
 import { createInventoryGrpc, type InventoryCallers, INVENTORY_SERVICE_NAME, type StreamLimits } from './grpc/server';
@@ -18,7 +18,7 @@ import { StockService } from './stock/service';
 import { type Notifications, StockWatch } from './stock/watch';
 
 export interface InventoryAppDeps {
-  prisma: PrismaClient;
+  prisma: DatabaseClient;
   logger: Logger;
   health: Health;
   metrics: Metrics;

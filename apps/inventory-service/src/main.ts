@@ -2,20 +2,19 @@
 import './instrument'; // first: tracing must patch modules before they load
 import path from 'node:path';
 import { serviceTokenSource, TokenVerifier } from '@platform/auth';
-import { serviceDatabase } from '@platform/db';
 import { connectNatsIfConfigured, EmbeddedTransport, startOutboxRelay } from '@platform/events';
 import { configOrExit, runService } from '@platform/service-kit';
 import { openUsageStore, UsageRecorder } from '@platform/usage';
 import { createInventoryApp } from './app';
+import { inventoryDatabase } from './database';
 import { loadInventoryConfig, streamLimitsOf } from './config';
-import { PrismaClient } from './generated/prisma/client';
 
 const config = configOrExit('inventory-service', loadInventoryConfig);
 
 runService({
   name: 'inventory-service',
   config,
-  database: serviceDatabase({ migrationsDir: path.join(__dirname, 'migrations'), createClient: (adapter) => new PrismaClient({ adapter }) }),
+  database: inventoryDatabase(path.join(__dirname, 'migrations')),
   async build({ logger, health, metrics, database }) {
     if (!database) throw new Error('runService opens the database before build');
     // Committed outbox rows to the transport (the embedded one serves them at /internal/events).

@@ -13,7 +13,7 @@ import { cancellationRoutes } from './cancellations/routes';
 import { CancellationService } from './cancellations/service';
 import type { Catalog } from './catalog/client';
 import type { OrdersConfig } from './config';
-import type { PrismaClient } from './generated/prisma/client';
+import type { DatabaseClient } from './database';
 import { ordersResolvers, ordersTypeDefs } from './graphql/resolvers';
 import { IdempotencyStore } from './idempotency/store';
 import { ChangeOrder } from './orders/change-order';
@@ -31,7 +31,7 @@ import { DeletedUsers } from './users/deleted-users';
 
 export interface OrdersAppDeps {
   config: Pick<OrdersConfig, 'jwtVerifySecrets' | 'cursorSecret' | 'REQUEST_TIMEOUT_MS' | 'NODE_ENV'>;
-  prisma: PrismaClient;
+  prisma: DatabaseClient;
   catalog: Catalog;
   inventory: InventoryGateway;
   logger: Logger;

@@ -6,7 +6,7 @@ import { errorHandler, notFoundHandler, requireAcceptableResponse } from '@platf
 import { deadLetterRoutes, deadLettersOf, eventLogRoutes } from '@platform/events';
 import { createSubgraphMiddleware } from '@platform/graphql-kit';
 import { type Health, jsonBody, type Logger, type Metrics, requestContext, requestLog } from '@platform/service-kit';
-import type { PrismaClient } from './generated/prisma/client';
+import type { DatabaseClient } from './database';
 import { ApiKeyRepository } from './api-keys/repository';
 import { apiKeysRoutes, apiKeyVerificationRoutes } from './api-keys/routes';
 import { ApiKeyService } from './api-keys/service';
@@ -26,7 +26,7 @@ import { WebhookService } from './webhooks/service';
 
 export interface UsersAppDeps {
   config: Pick<UsersConfig, 'API_KEY_HASH_SECRET' | 'jwtSecret' | 'jwtVerifySecrets' | 'cursorSecret' | 'ACCESS_TOKEN_TTL_S' | 'REQUEST_TIMEOUT_MS' | 'NODE_ENV'> & Partial<Pick<UsersConfig, 'WEBHOOK_ALLOW_LOOPBACK'>>;
-  prisma: PrismaClient;
+  prisma: DatabaseClient;
   logger: Logger;
   health: Health;
   metrics: Metrics;
