@@ -6,7 +6,7 @@ import express from 'express';
 import './request-state';
 import { TokenVerifier } from '@platform/auth';
 import { errorHandler, MAX_BODY_BYTES, requireAcceptableResponse } from '@platform/errors';
-import { createFederatedGraph, type OperationWork } from '@platform/graphql-kit';
+import { createFederatedGraph, type OperationWork } from '@platform/graphql-gateway';
 import { type Health, type Logger, type Metrics, parseJsonBody, requestContext, requestLog, requireJsonBody } from '@platform/service-kit';
 import { DEVELOPMENT_ORIGINS, crossOrigin } from './browser/cross-origin';
 import { browserPages } from './browser/pages';

@@ -20,7 +20,7 @@
 // counts are kept (Redis shared by the replicas, memory as the fallback) is rate-limits.ts.
 import type { Request, RequestHandler, Response } from 'express';
 import { ApiError } from '@platform/errors';
-import type { OperationWork } from '@platform/graphql-kit';
+import type { OperationWork } from '@platform/graphql-gateway';
 import { parseJsonBody } from '@platform/service-kit';
 import type { CompiledRoute } from '../routing/router';
 import type { Policy, RateLimits } from './rate-limits';

@@ -1,6 +1,7 @@
-// The lint rule that keeps Prisma behind the repositories (eslint.config.cjs): a service, route
+// The lint rules that hold the boundaries (eslint.config.cjs). Prisma stays behind the repositories: a service, route
 // or representation importing the generated client or @prisma/* fails lint; a repository and
 // an app's database.ts may.
+// And gateway code stays in the gateway: @platform/graphql-gateway is scope:gateway, out of a service's reach.
 import path from 'node:path';
 import { ESLint } from 'eslint';
 
@@ -35,5 +36,12 @@ describe('Prisma types stay in repositories', () => {
     expect(await prismaViolations('apps/catalog-service/src/products/repository.ts', generatedModel)).toEqual([]);
     expect(await prismaViolations('apps/catalog-service/src/database.ts', "import { PrismaClient } from './generated/prisma/client';\nexport type DatabaseClient = PrismaClient;\n")).toEqual([]);
     expect(await prismaViolations('libs/db/src/errors.ts', prismaRuntime)).toEqual([]);
+  });
+});
+
+describe('gateway code stays in the gateway', () => {
+  it('fails a subgraph service that imports @platform/graphql-gateway', async () => {
+    const [result] = await eslint.lintText("import { createFederatedGraph } from '@platform/graphql-gateway';\nexport const graph = createFederatedGraph;\n", { filePath: path.join(root, 'apps/users-service/src/app.ts') });
+    expect(result.messages.filter((message) => message.ruleId === '@nx/enforce-module-boundaries').map((message) => message.message)).toEqual([expect.stringContaining('can only depend on libs tagged with "scope:users", "scope:shared"')]);
   });
 });
