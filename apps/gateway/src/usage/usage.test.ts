@@ -8,17 +8,14 @@ import { Writable } from 'node:stream';
 import express from 'express';
 import pino from 'pino';
 import { Registry } from 'prom-client';
-import { newApiKeyText, serviceTokenSource } from '@platform/auth';
+import { newApiKeyText } from '@platform/auth';
 import { newId } from '@platform/ids';
 import { createMetrics, Health, listen, type Listening } from '@platform/service-kit';
 import { tokenFor } from '@platform/test-kit';
 import { FileUsageStore, UsageRecorder, usageByCaller, USAGE_METRIC_SERIES } from '@platform/usage';
 import type { Deprecation } from '@platform/deprecations';
-import { createGatewayApp } from '../app';
-import { ApiKeyCheck } from '../auth/api-keys';
-import { CredentialCheck } from '../auth/credentials';
+import { createGateway } from '../app';
 import { loadGatewayConfig } from '../config';
-import { RateLimits } from '../rate-limit/rate-limits';
 
 const JWT_SECRET = 'gateway-usage-test-secret-0123456789abcdef';
 const today = new Date().toISOString().slice(0, 10);
@@ -31,7 +28,7 @@ const registry: Deprecation[] = [
 let upstream: Listening;
 let gateway: Listening;
 let recorder: UsageRecorder;
-let stopGraph: () => Promise<void>;
+let resources: (() => Promise<void>)[];
 const seenByService: string[] = [];
 /** Issued API keys the fake users-service vouches for, by key text. */
 const issuedKeys = new Map<string, { id: string; ownerId: string }>();
@@ -67,27 +64,29 @@ beforeAll(async () => {
   const logger = pino({ level: 'silent' }, new Writable({ write: (_chunk, _enc, done) => done() }));
   const metrics = createMetrics('gateway-usage-test');
   recorder = new UsageRecorder(new FileUsageStore(mkdtempSync(path.join(tmpdir(), 'gateway-usage-'))), { registry: new Registry() });
-  const built = await createGatewayApp({
-    config: { ...loadGatewayConfig({ NODE_ENV: 'test' }), jwtVerifySecrets: [JWT_SECRET], USERS_URL: url, ORDERS_URL: url, CATALOG_URL: url, INVENTORY_URL: url, TRUST_PROXY: ['loopback'], DEPRECATIONS_FILE: { file: 'test', entries: registry } },
-    rateLimits: new RateLimits({ default: { points: 10_000, windowS: 60 }, tokens: { points: 100, windowS: 60 }, 'tokens-ip': { points: 100, windowS: 60 } }, { logger, registry: metrics.registry }),
-    credentials: new CredentialCheck({ usersUrl: url, serviceToken: serviceTokenSource(JWT_SECRET, 'gateway'), cacheMs: 60_000, logger }),
-    apiKeys: new ApiKeyCheck({ usersUrl: url, serviceToken: serviceTokenSource(JWT_SECRET, 'gateway'), jwtSecret: JWT_SECRET, cacheMs: 0, logger }),
-    logger,
-    health: new Health(),
-    metrics,
-    supergraphPath: path.join(__dirname, '../graphql/supergraph.graphql'),
-    openapiPath: path.join(__dirname, '../openapi/openapi.json'),
-    trustedDocumentsPath: path.join(__dirname, '../graphql/trusted-documents.json'),
-    usage: recorder,
-  });
-  stopGraph = built.stopGraph;
+  const config = {
+    ...loadGatewayConfig({ NODE_ENV: 'test', JWT_SECRET, RATE_LIMIT_POINTS: '10000', RATE_LIMIT_WINDOW_S: '60', RATE_LIMIT_TOKENS_POINTS: '100', RATE_LIMIT_TOKENS_IP_POINTS: '100', CREDENTIALS_CACHE_MS: '60000', API_KEYS_CACHE_MS: '0' }),
+    USERS_URL: url,
+    ORDERS_URL: url,
+    CATALOG_URL: url,
+    INVENTORY_URL: url,
+    TRUST_PROXY: ['loopback'],
+    DEPRECATIONS_FILE: { file: 'test', entries: registry },
+  };
+  const built = await createGateway(
+    config,
+    { logger, health: new Health(), metrics },
+    { supergraphPath: path.join(__dirname, '../graphql/supergraph.graphql'), openapiPath: path.join(__dirname, '../openapi/openapi.json'), trustedDocumentsPath: path.join(__dirname, '../graphql/trusted-documents.json') },
+    { usage: recorder },
+  );
+  resources = built.resources;
   gateway = await listen(built.app, 0, '127.0.0.1');
 });
 
 afterAll(async () => {
   await gateway.server.close();
   await upstream.server.close();
-  await stopGraph();
+  for (const close of resources) await close();
 });
 
 const get = (pathAndQuery: string, headers: Record<string, string> = {}) => fetch(`http://127.0.0.1:${gateway.port}${pathAndQuery}`, { headers });
