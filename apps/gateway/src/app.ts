@@ -201,7 +201,7 @@ export async function createGateway(config: GatewayConfig, kit: { logger: Logger
   const { app, stopGraph } = await createGatewayApp({ config, rateLimits, credentials, apiKeys, logger, health: kit.health, metrics, usage, routes: overrides.routes, ...files });
   return {
     app,
-    resources: [stopGraph, async () => usage?.stop().then(() => usage.store.close()), async () => rateLimits.stop(), async () => revocations?.stop(), async () => void (await redis?.quit().catch(() => undefined))],
+    resources: [stopGraph, async () => usage?.stop().then(() => usage.store.close()), async () => rateLimits.stop(), async () => revocations?.stop(), async () => void (await redis?.quit().catch(() => redis.disconnect()))], // a Redis that is down refuses QUIT: stop reconnecting anyway
     ready: { sharedCounts, revocationFeed },
     redis,
   };
