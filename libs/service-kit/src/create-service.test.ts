@@ -63,7 +63,7 @@ describe('createService', () => {
     expect(await (await call('GET', '/things', { token: accessToken })).json()).toEqual({ principal: 'user-1' });
     const missing = await call('GET', '/nothing-here', { token: accessToken });
     expect(missing.status).toBe(404);
-    expect((await missing.json()).code).toBe('NOT_FOUND');
+    expect(((await missing.json()) as { code: string }).code).toBe('NOT_FOUND');
   });
 
   it("runs the service's outages before the one error renderer", async () => {
@@ -71,6 +71,6 @@ describe('createService', () => {
     const broken = await call('GET', '/broken', { token: accessToken });
     expect(broken.status).toBe(503);
     expect(broken.headers.get('retry-after')).toBe('2');
-    expect((await broken.json()).code).toBe('SERVICE_UNAVAILABLE');
+    expect(((await broken.json()) as { code: string }).code).toBe('SERVICE_UNAVAILABLE');
   });
 });
