@@ -49,6 +49,28 @@ module.exports = [
     },
   },
   {
+    // Prisma stays behind the repositories: services, routes, resolvers and representations see
+    // plain records (strings, numbers, Dates), never a generated model, `Decimal`, input type or
+    // client. Exempt: the repositories, each app's database.ts (opens the client main hands to
+    // them), libs/db (the client's setup), tests and their fixtures (they read rows to assert
+    // what was written), and the tools (benchmarks seed databases).
+    files: ['apps/**/*.ts', 'libs/**/*.ts'],
+    ignores: ['**/repository.ts', 'apps/*/src/database.ts', 'libs/db/**', '**/*.test.ts', '**/testing/**', 'apps/e2e/**', 'apps/fault-tests/**', 'apps/cluster-tests/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['@prisma/*', '**/generated/prisma', '**/generated/prisma/*'],
+              message: 'Prisma types stay in repository.ts (and database.ts): return and take plain records (docs/architecture.md, "Boundaries").',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['**/*.cjs', 'tools/**/*.js', 'tools/**/*.mjs'],
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },

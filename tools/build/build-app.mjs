@@ -2,7 +2,7 @@
 // Builds one app into dist/apps/<app>: main.js (workspace code bundled, npm packages left as
 // imports), its runtime files (migrations, GraphQL SDL), and a package.json that lists
 // only the npm packages the bundle imports, so an image installs nothing else.
-// Usage: node tools/build/build-app.mjs <app>
+// Usage: node tools/build/build-app.mjs <app> [out dir, default dist/apps/<app>]
 import { cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -13,11 +13,11 @@ import { build } from 'esbuild';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const app = process.argv[2];
 if (!app || !existsSync(path.join(root, 'apps', app, 'src/main.ts'))) {
-  console.error('usage: build-app.mjs <app with src/main.ts>');
+  console.error('usage: build-app.mjs <app with src/main.ts> [out dir]');
   process.exit(2);
 }
 const appDir = path.join(root, 'apps', app);
-const outDir = path.join(root, 'dist/apps', app);
+const outDir = process.argv[3] ? path.resolve(process.argv[3]) : path.join(root, 'dist/apps', app);
 await rm(outDir, { recursive: true, force: true });
 await mkdir(outDir, { recursive: true });
 
@@ -78,5 +78,5 @@ await writeFile(
   path.join(outDir, 'package.json'),
   JSON.stringify({ name: app, version: rootPackage.version, private: true, main: 'main.js', engines: rootPackage.engines, dependencies }, null, 2) + '\n',
 );
-console.log(`built dist/apps/${app} (${Object.keys(dependencies).length} runtime packages)`);
+console.log(`built ${path.relative(root, outDir)} (${Object.keys(dependencies).length} runtime packages)`);
 

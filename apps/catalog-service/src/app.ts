@@ -1,12 +1,10 @@
 // The catalog-service request pipeline, in the order a request meets it.
 import { databaseOutages } from '@platform/db';
-import express from 'express';
-import { authenticate, TokenVerifier } from '@platform/auth';
-import { errorHandler, notFoundHandler, requireAcceptableResponse } from '@platform/errors';
+import { TokenVerifier } from '@platform/auth';
 import { deadLetterRoutes, deadLettersOf, type EventHandlers, eventLogRoutes } from '@platform/events';
 import { createSubgraphMiddleware } from '@platform/graphql-kit';
-import { type Health, jsonBody, type Logger, type Metrics, requestContext, requestLog } from '@platform/service-kit';
-import type { PrismaClient } from './generated/prisma/client';
+import { createService, type Health, type Logger, type Metrics } from '@platform/service-kit';
+import type { DatabaseClient } from './database';
 import type { CatalogConfig } from './config';
 import { catalogResolvers, catalogTypeDefs } from './graphql/resolvers';
 import { ProductRepository } from './products/repository';
@@ -18,7 +16,7 @@ import { ReviewService } from './reviews/service';
 
 export interface CatalogAppDeps {
   config: Pick<CatalogConfig, 'jwtVerifySecrets' | 'cursorSecret' | 'REQUEST_TIMEOUT_MS' | 'NODE_ENV'>;
-  prisma: PrismaClient;
+  prisma: DatabaseClient;
   logger: Logger;
   health: Health;
   metrics: Metrics;
@@ -38,25 +36,26 @@ export async function createCatalogApp(deps: CatalogAppDeps) {
   };
   const graphql = createSubgraphMiddleware({ typeDefs: catalogTypeDefs, resolvers: catalogResolvers(products, reviews), verifier, introspection: config.NODE_ENV !== 'production' });
 
-  const app = express();
-  app.disable('x-powered-by');
-  app.set('etag', false);
-  app.use(requestContext(config.REQUEST_TIMEOUT_MS)); // trace id, X-Request-Id, deadline
-  app.use(requestLog(deps.logger)); // one JSON line per request
-  app.use(deps.metrics.middleware);
-  app.use(deps.health.router()); // /healthz, /readyz
-  app.get('/metrics', deps.metrics.handler);
-  app.use(requireAcceptableResponse); // 406
-  app.use(jsonBody()); // 415, 413, malformed JSON
-  app.use('/graphql', graphql); // subgraph; verifies the forwarded token itself
   const internalVerifier = new TokenVerifier(config.jwtVerifySecrets, { audience: 'internal' });
-  app.use(eventLogRoutes(deps.prisma, 'catalog-service', internalVerifier)); // GET /internal/events: this service's published events (service tokens only)
-  app.use(deadLetterRoutes(deadLettersOf(deps.prisma, eventHandlers, deps.logger), internalVerifier)); // /internal/dead-letters: events its consumer parked, to list and replay (service tokens only)
-  app.use(authenticate(verifier)); // everything below needs a bearer token
-  app.use(productsRoutes(products)); // /products, /products/:id, /products/:id/rating
-  app.use(reviewsRoutes(reviews)); // /products/:id/reviews
-  app.use(notFoundHandler);
-  app.use(databaseOutages); // an unreachable database: 503 + Retry-After, not 500
-  app.use(errorHandler);
+  // The pipeline, in the order a request meets it (service-kit createService): trace context and
+  // deadline, log line, metrics, /healthz and /readyz, /metrics, 406, JSON body (415, 413,
+  // malformed); then the parts below in this order; then 404, outages, the error renderer.
+  const app = createService({
+    logger: deps.logger,
+    health: deps.health,
+    metrics: deps.metrics,
+    requestTimeoutMs: config.REQUEST_TIMEOUT_MS,
+    graphql, // /graphql: the subgraph; verifies the forwarded token itself
+    internal: [
+      eventLogRoutes(deps.prisma, 'catalog-service', internalVerifier), // GET /internal/events: this service's published events (service tokens only)
+      deadLetterRoutes(deadLettersOf(deps.prisma, eventHandlers, deps.logger), internalVerifier), // /internal/dead-letters: events its consumer parked, to list and replay (service tokens only)
+    ],
+    verifier, // everything below needs a bearer token
+    resources: [
+      productsRoutes(products), // /products, /products/:id, /products/:id/rating
+      reviewsRoutes(reviews), // /products/:id/reviews
+    ],
+    outages: [databaseOutages], // an unreachable database: 503 + Retry-After, not 500
+  });
   return { app, products, eventHandlers };
 }

@@ -2,19 +2,18 @@
 import './instrument'; // first: tracing must patch modules before they load
 import path from 'node:path';
 import { serviceTokenSource } from '@platform/auth';
-import { serviceDatabase } from '@platform/db';
 import { connectNatsIfConfigured, EmbeddedTransport, EventConsumer, sqlCursorStore, startOutboxRelay } from '@platform/events';
 import { configOrExit, runService } from '@platform/service-kit';
 import { createCatalogApp } from './app';
+import { catalogDatabase } from './database';
 import { loadCatalogConfig } from './config';
-import { PrismaClient } from './generated/prisma/client';
 
 const config = configOrExit('catalog-service', loadCatalogConfig);
 
 runService({
   name: 'catalog-service',
   config,
-  database: serviceDatabase({ migrationsDir: path.join(__dirname, 'migrations'), createClient: (adapter) => new PrismaClient({ adapter }) }),
+  database: catalogDatabase(path.join(__dirname, 'migrations')),
   async build({ logger, health, metrics, database }) {
     if (!database) throw new Error('runService opens the database before build');
     // Committed outbox rows to the transport (the embedded one serves them at /internal/events).

@@ -4,9 +4,9 @@ import path from 'node:path';
 import compression from 'compression';
 import express from 'express';
 import './request-state';
-import { TokenVerifier } from '@platform/auth';
+import { serviceTokenSource, TokenVerifier } from '@platform/auth';
 import { errorHandler, MAX_BODY_BYTES, requireAcceptableResponse } from '@platform/errors';
-import { createFederatedGraph, type OperationWork } from '@platform/graphql-kit';
+import { createFederatedGraph, type OperationWork } from '@platform/graphql-gateway';
 import { type Health, type Logger, type Metrics, parseJsonBody, requestContext, requestLog, requireJsonBody } from '@platform/service-kit';
 import { DEVELOPMENT_ORIGINS, crossOrigin } from './browser/cross-origin';
 import { browserPages } from './browser/pages';
@@ -27,11 +27,12 @@ import {
   routeRequest,
   strictTransportSecurity,
 } from './pipeline';
-import { chargeGraphQLOperation, limitInFlight, rateLimit, rateLimitByAddress } from './rate-limit/policies';
+import { chargeGraphQLOperation, limitInFlight, limitsOf, rateLimit, rateLimitByAddress } from './rate-limit/policies';
 import { createUpstreamProxy } from './proxy/upstream-proxy';
-import { type ApiKeyCheck, assertGraphQLScopes } from './auth/api-keys';
-import type { CallerCredentials } from './auth/credentials';
-import type { RateLimits } from './rate-limit/rate-limits';
+import { ApiKeyCheck, assertGraphQLScopes } from './auth/api-keys';
+import { type CallerCredentials, CredentialCheck } from './auth/credentials';
+import { subscribeToRevocations } from './auth/revocation-feed';
+import { connectRedis, RateLimits, redisReady } from './rate-limit/rate-limits';
 import { DeprecationOutcomes } from './deprecations/deprecation-outcomes';
 import { graphqlDeprecations } from './deprecations/graphql-deprecations';
 import { enforceDeprecations } from './deprecations/rest-deprecations';
@@ -39,7 +40,7 @@ import { type RouteDefinition, routeTable } from './routing/route-table';
 import { callerIdentityOf } from './callers/caller-identity';
 import { operationUsageOf, recordRestUsage, type OpenApiDocument } from './usage/recording';
 import { deprecationReports } from './usage/routes';
-import { emptyUsageStore, type UsageRecorder } from '@platform/usage';
+import { emptyUsageStore, openUsageStore, UsageRecorder } from '@platform/usage';
 import { RouteTable } from './routing/router';
 
 /** Below this, compressing costs more CPU than the bytes it saves are worth. */
@@ -71,7 +72,8 @@ export interface GatewayAppDeps {
   pagesDir?: string;
 }
 
-export async function createGatewayApp(deps: GatewayAppDeps) {
+/** The pipeline, given its parts (built by `createGateway`). */
+async function createGatewayApp(deps: GatewayAppDeps) {
   const { config, usage } = deps;
   const deprecations = config.DEPRECATIONS_FILE.entries;
   const routes = new RouteTable(deps.routes ?? routeTable, deprecations); // each route compiles its own registry entries once
@@ -145,4 +147,62 @@ export async function createGatewayApp(deps: GatewayAppDeps) {
   ); // proxy over connections shared fairly between callers, with the remaining-deadline header; 502/503/504 in the error format
   app.use(errorHandler);
   return { app, stopGraph: graph.stop };
+}
+
+/** The generated files the gateway reads: beside main.js when built, in src/ for the tests. */
+export type GatewayFiles = Pick<GatewayAppDeps, 'supergraphPath' | 'openapiPath' | 'trustedDocumentsPath' | 'pagesDir'>;
+
+/** What a test may put in place of what the config would build. */
+export interface GatewayOverrides {
+  /** A credential check of the test's own: every token current, or users-service at another address (the revocation feed reaches it too). */
+  credentials?: CallerCredentials & Pick<CredentialCheck, 'revoked' | 'forgetAll'>;
+  /** A usage recorder of the test's own (USAGE_RECORDING opens the configured store otherwise). */
+  usage?: UsageRecorder;
+  /** Routes of the test's own, a /v2 route among them (routing/route-table.ts otherwise). */
+  routes?: RouteDefinition[];
+}
+
+export interface Gateway {
+  app: express.Express;
+  /** Closed in this order when the gateway stops. */
+  resources: (() => Promise<void>)[];
+  /** Whether Redis answered at start (rate limits shared) and the revocation feed subscribed; undefined without REDIS_URL. */
+  ready: { sharedCounts?: boolean; revocationFeed?: boolean };
+  /** The rate limits' Redis connection (REDIS_URL). */
+  redis?: ReturnType<typeof connectRedis>;
+}
+
+/**
+ * The gateway's process, wired from its config: Redis, the credential and API-key checks with
+ * users-service, the revocation feed, the rate limits, usage recording, then the pipeline above.
+ * main.ts runs it, and every gateway test builds its gateway through it.
+ */
+export async function createGateway(config: GatewayConfig, kit: { logger: Logger; health: Health; metrics: Metrics }, files: GatewayFiles, overrides: GatewayOverrides = {}): Promise<Gateway> {
+  const { logger, metrics } = kit;
+  const redis = config.REDIS_URL ? connectRedis(config.REDIS_URL, { commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS }, logger) : undefined;
+  const serviceToken = serviceTokenSource(config.jwtSecret, 'gateway');
+  const credentials = overrides.credentials ?? new CredentialCheck({ usersUrl: config.USERS_URL, serviceToken, cacheMs: config.CREDENTIALS_CACHE_MS, timeoutMs: config.CREDENTIALS_TIMEOUT_MS, logger });
+  const apiKeys = new ApiKeyCheck({ usersUrl: config.USERS_URL, serviceToken, jwtSecret: config.jwtSecret, cacheMs: config.API_KEYS_CACHE_MS, timeoutMs: config.CREDENTIALS_TIMEOUT_MS, logger });
+  // Revocations pushed by users-service reach this replica within a second (auth/revocation-feed.ts).
+  const revocations = config.REDIS_URL ? subscribeToRevocations(config.REDIS_URL, credentials, logger, apiKeys) : undefined;
+  // Both connections are awaited together: a Redis that is down costs the start 3 s, not twice that.
+  const [sharedCounts, revocationFeed] = await Promise.all([redis ? redisReady(redis, 3_000) : undefined, revocations?.ready(3_000)]);
+  if (sharedCounts === false) logger.warn("Redis did not answer at start: rate limits are counted in this replica's memory until it does");
+  if (revocationFeed === false) logger.warn('revocation feed: not subscribed yet; revocations reach this gateway within CREDENTIALS_CACHE_MS until it is');
+  if (!redis) logger.warn('REDIS_URL is not set: rate limits live in this process only; with several replicas each keeps its own count');
+  logger.info({ file: config.DEPRECATIONS_FILE.file, entries: config.DEPRECATIONS_FILE.entries.length }, 'deprecation registry read');
+  const rateLimits = new RateLimits(limitsOf(config), { redis, logger, registry: metrics.registry, probeIntervalMs: config.REDIS_PROBE_INTERVAL_MS });
+  // Each caller's use of the contracts, shared by every replica: Redis when configured, else files under DATA_DIR.
+  const usage =
+    overrides.usage ??
+    (config.USAGE_RECORDING === 'on'
+      ? new UsageRecorder(openUsageStore({ redisUrl: config.REDIS_URL, dataDir: config.DATA_DIR, keyPrefix: config.USAGE_KEY_PREFIX }), { registry: metrics.registry, maxCallersPerDay: config.USAGE_MAX_CALLERS_PER_DAY, onError: (error) => logger.warn({ err: error }, 'usage flush failed; the counts are kept for the next one') }).start()
+      : undefined);
+  const { app, stopGraph } = await createGatewayApp({ config, rateLimits, credentials, apiKeys, logger, health: kit.health, metrics, usage, routes: overrides.routes, ...files });
+  return {
+    app,
+    resources: [stopGraph, async () => usage?.stop().then(() => usage.store.close()), async () => rateLimits.stop(), async () => revocations?.stop(), async () => void (await redis?.quit().catch(() => redis.disconnect()))], // a Redis that is down refuses QUIT: stop reconnecting anyway
+    ready: { sharedCounts, revocationFeed },
+    redis,
+  };
 }

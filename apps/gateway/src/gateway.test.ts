@@ -17,12 +17,10 @@ import { MAX_BODY_BYTES } from '@platform/errors';
 import { issueAccessToken, publishRevocation, serviceTokenSource } from '@platform/auth';
 import { Redis } from 'ioredis';
 import type { Deprecation } from '@platform/deprecations';
-import { createGatewayApp } from './app';
-import { ApiKeyCheck } from './auth/api-keys';
+import { createGateway } from './app';
 import { CredentialCheck } from './auth/credentials';
 import { subscribeToRevocations } from './auth/revocation-feed';
-import { loadGatewayConfig } from './config';
-import { connectRedis, RateLimits, redisReady } from './rate-limit/rate-limits';
+import { type GatewayConfig, loadGatewayConfig } from './config';
 import { type RouteDefinition, routeTable } from './routing/route-table';
 
 const JWT_SECRET = 'gateway-test-secret-gateway-test-secret-01';
@@ -172,59 +170,52 @@ async function startGateway(
 ): Promise<Gateway> {
   const logs: string[] = [];
   const logger = pino({ level: 'info' }, new Writable({ write: (chunk, _enc, done) => (logs.push(String(chunk)), done()) }));
-  // Unless a test brings a Redis of its own: TEST_REDIS_URL's (CI) when set, as in production; otherwise memory.
-  const redisUrl = options.redisUrl ?? testRedisUrl();
-  const redis = redisUrl ? connectRedis(redisUrl, { commandTimeoutMs: options.redisTimeoutMs ?? 50 }, logger) : undefined;
-  if (redis) expect(await redisReady(redis, 5_000)).toBe(true);
+  const metrics = createMetrics('gateway-test');
+  // Unless a test brings a Redis of its own (for the rate limits, or the revocation feed): TEST_REDIS_URL's (CI) when set, as in production; otherwise memory.
+  const redisUrl = options.redisUrl ?? options.credentials?.feedRedisUrl ?? testRedisUrl();
+  const env: Record<string, string | undefined> = {
+    NODE_ENV: 'test',
+    JWT_SECRET,
+    CORS_ORIGINS: options.corsOrigins,
+    REDIS_URL: redisUrl,
+    REDIS_COMMAND_TIMEOUT_MS: String(options.redisTimeoutMs ?? 50),
+    REDIS_PROBE_INTERVAL_MS: options.redisProbeMs === undefined ? undefined : String(options.redisProbeMs),
+    RATE_LIMIT_POINTS: String(options.points ?? 1000),
+    RATE_LIMIT_WINDOW_S: String(options.windowS ?? 60),
+    RATE_LIMIT_TOKENS_POINTS: String(options.tokensPoints ?? 1000),
+    RATE_LIMIT_TOKENS_IP_POINTS: '1000',
+    CREDENTIALS_CACHE_MS: String(options.credentials?.cacheMs ?? 0),
+    CREDENTIALS_TIMEOUT_MS: options.credentials?.timeoutMs === undefined ? undefined : String(options.credentials.timeoutMs),
+    API_KEYS_CACHE_MS: '0',
+    USAGE_RECORDING: 'off',
+  };
+  const config: GatewayConfig = {
+    ...loadGatewayConfig(Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined))),
+    NODE_ENV: options.nodeEnv ?? 'test',
+    REQUEST_TIMEOUT_MS: options.timeoutMs ?? 5_000,
+    USERS_URL: upstream,
+    ORDERS_URL: options.ordersUrl ?? upstream,
+    CATALOG_URL: upstream,
+    TRUST_PROXY: ['loopback'],
+    DEPRECATIONS_FILE: { file: 'test', entries: options.deprecations ?? [] },
+    GRAPHQL_TRUSTED_DOCUMENTS: options.trustedDocuments ?? 'allow',
+  };
+  // users-service's credential answers from another address than the one requests go to.
+  const credentials = options.credentials?.usersUrl
+    ? new CredentialCheck({ usersUrl: options.credentials.usersUrl, serviceToken: serviceTokenSource(JWT_SECRET, 'gateway'), cacheMs: config.CREDENTIALS_CACHE_MS, timeoutMs: config.CREDENTIALS_TIMEOUT_MS, logger })
+    : undefined;
+  const gateway = await createGateway(config, { logger, health: new Health(), metrics }, { supergraphPath, openapiPath, trustedDocumentsPath }, { credentials, routes: options.routes });
+  if (redisUrl) expect(gateway.ready).toEqual({ sharedCounts: true, revocationFeed: true });
   let redisCommandsSent = 0;
-  if (redis) {
+  if (gateway.redis) {
     // Every command, pipelined or not, goes out through sendCommand.
-    const send = redis.sendCommand.bind(redis);
-    redis.sendCommand = (command, ...rest) => {
+    const send = gateway.redis.sendCommand.bind(gateway.redis);
+    gateway.redis.sendCommand = (command, ...rest) => {
       if (command.name !== 'ping') redisCommandsSent += 1;
       return send(command, ...rest);
     };
   }
-  const metrics = createMetrics('gateway-test');
-  const credentials = new CredentialCheck({
-    usersUrl: options.credentials?.usersUrl ?? upstream,
-    serviceToken: serviceTokenSource(JWT_SECRET, 'gateway'),
-    cacheMs: options.credentials?.cacheMs ?? 0,
-    timeoutMs: options.credentials?.timeoutMs,
-    logger,
-  });
-  const apiKeys = new ApiKeyCheck({ usersUrl: options.credentials?.usersUrl ?? upstream, serviceToken: serviceTokenSource(JWT_SECRET, 'gateway'), jwtSecret: JWT_SECRET, cacheMs: 0, logger });
-  const feed = options.credentials?.feedRedisUrl ? subscribeToRevocations(options.credentials.feedRedisUrl, credentials, logger, apiKeys) : undefined;
-  if (feed) expect(await feed.ready(5_000)).toBe(true);
-  const rateLimits = new RateLimits(
-    { default: { points: options.points ?? 1000, windowS: options.windowS ?? 60 }, tokens: { points: options.tokensPoints ?? 1000, windowS: 60 }, 'tokens-ip': { points: 1000, windowS: 60 } },
-    { redis, logger, registry: metrics.registry, probeIntervalMs: options.redisProbeMs },
-  );
-  const { app, stopGraph } = await createGatewayApp({
-    config: {
-      ...loadGatewayConfig({ NODE_ENV: 'test', ...(options.corsOrigins === undefined ? {} : { CORS_ORIGINS: options.corsOrigins }) }),
-      jwtVerifySecrets: [JWT_SECRET],
-      NODE_ENV: options.nodeEnv ?? 'test',
-      REQUEST_TIMEOUT_MS: options.timeoutMs ?? 5_000,
-      USERS_URL: upstream,
-      ORDERS_URL: options.ordersUrl ?? upstream,
-      CATALOG_URL: upstream,
-      TRUST_PROXY: ['loopback'],
-      DEPRECATIONS_FILE: { file: 'test', entries: options.deprecations ?? [] },
-      GRAPHQL_TRUSTED_DOCUMENTS: options.trustedDocuments ?? 'allow',
-    },
-    rateLimits,
-    credentials,
-    apiKeys,
-    logger,
-    health: new Health(),
-    metrics,
-    supergraphPath,
-    openapiPath,
-    trustedDocumentsPath,
-    routes: options.routes,
-  });
-  const server = await listen(app, 0, '127.0.0.1');
+  const server = await listen(gateway.app, 0, '127.0.0.1');
   return {
     server,
     metrics,
@@ -232,10 +223,7 @@ async function startGateway(
     redisCommandsSent: () => redisCommandsSent,
     stop: async () => {
       await server.close();
-      await stopGraph();
-      rateLimits.stop();
-      redis?.disconnect();
-      await feed?.stop();
+      for (const close of gateway.resources) await close();
     },
   };
 }

@@ -11,12 +11,8 @@ import pino from 'pino';
 import { errorHandler } from '@platform/errors';
 import { createMetrics, Health, jsonBody, listen, type Listening } from '@platform/service-kit';
 import { apiClient, testRedisUrl, tokenFor } from '@platform/test-kit';
-import { serviceTokenSource } from '@platform/auth';
-import { createGatewayApp } from './app';
-import { ApiKeyCheck } from './auth/api-keys';
+import { createGateway } from './app';
 import { loadGatewayConfig } from './config';
-import { limitsOf } from './rate-limit/policies';
-import { connectRedis, RateLimits, redisReady } from './rate-limit/rate-limits';
 
 const JWT_SECRET = 'public-door-test-secret-public-door-test-01';
 const supergraphPath = path.join(__dirname, 'graphql/supergraph.graphql');
@@ -187,7 +183,7 @@ async function garbageService(answer: string): Promise<{ url: string; server: Tc
 }
 
 /** These tests are about the door, not revocation (auth/credentials.test.ts): every token is current. */
-const everyTokenCurrent = { assertCurrent: async () => undefined, assertOwnerExists: async () => undefined, forget: () => undefined };
+const everyTokenCurrent = { assertCurrent: async () => undefined, assertOwnerExists: async () => undefined, forget: () => undefined, revoked: () => undefined, forgetAll: () => undefined };
 
 interface Gateway {
   server: Listening;
@@ -197,24 +193,20 @@ interface Gateway {
 
 /** The gateway as main.ts builds it, from its config loader (defaults unless `env` says). */
 async function startGateway(upstreamUrl: string, env: Record<string, string> = {}): Promise<Gateway> {
-  const config = loadGatewayConfig({ NODE_ENV: 'test', JWT_SECRET, USERS_URL: upstreamUrl, ORDERS_URL: upstreamUrl, CATALOG_URL: upstreamUrl, RATE_LIMIT_POINTS: '100000', ...env });
-  const metrics = createMetrics('gateway-test');
-  const logger = pino({ level: 'silent' });
   // TEST_REDIS_URL's Redis (CI) when set, as in production; otherwise memory.
   const redisUrl = testRedisUrl();
-  const redis = redisUrl ? connectRedis(redisUrl, { commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS }, logger) : undefined;
-  if (redis) expect(await redisReady(redis, 5_000)).toBe(true);
-  const rateLimits = new RateLimits(limitsOf(config), { redis, logger, registry: metrics.registry });
-  const { app, stopGraph } = await createGatewayApp({ config, rateLimits, credentials: everyTokenCurrent, apiKeys: new ApiKeyCheck({ usersUrl: upstreamUrl, serviceToken: serviceTokenSource(JWT_SECRET, 'gateway'), jwtSecret: JWT_SECRET, cacheMs: 0, logger }), logger, health: new Health(), metrics, supergraphPath, openapiPath, trustedDocumentsPath });
-  const server = await listen(app, 0, '127.0.0.1', { requestTimeoutMs: config.REQUEST_TIMEOUT_MS });
+  const config = loadGatewayConfig({ NODE_ENV: 'test', JWT_SECRET, USERS_URL: upstreamUrl, ORDERS_URL: upstreamUrl, CATALOG_URL: upstreamUrl, RATE_LIMIT_POINTS: '100000', API_KEYS_CACHE_MS: '0', USAGE_RECORDING: 'off', ...(redisUrl ? { REDIS_URL: redisUrl } : {}), ...env });
+  const metrics = createMetrics('gateway-test');
+  const logger = pino({ level: 'silent' });
+  const gateway = await createGateway(config, { logger, health: new Health(), metrics }, { supergraphPath, openapiPath, trustedDocumentsPath }, { credentials: everyTokenCurrent });
+  if (redisUrl) expect(gateway.ready.sharedCounts).toBe(true);
+  const server = await listen(gateway.app, 0, '127.0.0.1', { requestTimeoutMs: config.REQUEST_TIMEOUT_MS });
   return {
     server,
     metrics,
     stop: async () => {
       await server.close();
-      await stopGraph();
-      rateLimits.stop();
-      redis?.disconnect();
+      for (const close of gateway.resources) await close();
     },
   };
 }

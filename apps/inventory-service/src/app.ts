@@ -1,13 +1,11 @@
 // inventory-service: the gRPC server and its HTTP side (health, readiness, metrics, and the stock
 // levels people read and set through the gateway).
 import { databaseOutages } from '@platform/db';
-import express from 'express';
-import { authenticate, type TokenVerifier } from '@platform/auth';
-import { errorHandler, notFoundHandler, requireAcceptableResponse } from '@platform/errors';
+import type { TokenVerifier } from '@platform/auth';
 import { eventLogRoutes } from '@platform/events';
 import { createSubgraphMiddleware } from '@platform/graphql-kit';
-import { type Health, jsonBody, type Logger, type Metrics, requestContext, requestLog } from '@platform/service-kit';
-import type { PrismaClient } from './generated/prisma/client';
+import { createService, type Health, type Logger, type Metrics } from '@platform/service-kit';
+import type { DatabaseClient } from './database';
 import { inventoryResolvers, inventoryTypeDefs } from './graphql/resolvers';
 import type { UsageRecorder } from '@platform/usage';
 import { createInventoryGrpc, type InventoryCallers, INVENTORY_SERVICE_NAME, type StreamLimits } from './grpc/server';
@@ -18,7 +16,7 @@ import { StockService } from './stock/service';
 import { type Notifications, StockWatch } from './stock/watch';
 
 export interface InventoryAppDeps {
-  prisma: PrismaClient;
+  prisma: DatabaseClient;
   logger: Logger;
   health: Health;
   metrics: Metrics;
@@ -29,6 +27,8 @@ export interface InventoryAppDeps {
   /** People's tokens (REST /stock-levels), as every service verifies them. */
   verifier: TokenVerifier;
   cursorSecret: string;
+  /** A request's time budget when the caller sends none (REQUEST_TIMEOUT_MS, as in every app). */
+  requestTimeoutMs: number;
   /** The subgraph's introspection (off in production). */
   introspection: boolean;
   /** What gRPC callers may make this replica hold (the GRPC_* settings); unset: the defaults. */
@@ -50,22 +50,19 @@ export function createInventoryApp(deps: InventoryAppDeps) {
     grpc.health.setStatus(INVENTORY_SERVICE_NAME, 'NOT_SERVING');
   });
 
-  const app = express();
-  app.disable('x-powered-by');
-  app.set('etag', false); // ETags are versions we set (stock levels), never express's body hashes
-  app.use(requestContext(5_000));
-  app.use(requestLog(deps.logger));
-  app.use(deps.metrics.middleware);
-  app.use(deps.health.router()); // /healthz, /readyz
-  app.get('/metrics', deps.metrics.handler);
-  app.use(requireAcceptableResponse); // 406
-  app.use(jsonBody()); // 415, 413, malformed JSON
-  app.use('/graphql', createSubgraphMiddleware({ typeDefs: inventoryTypeDefs, resolvers: inventoryResolvers(stock), verifier: deps.verifier, introspection: deps.introspection })); // subgraph; verifies the forwarded token itself
-  app.use(eventLogRoutes(deps.prisma, 'inventory-service', deps.callers.verifier)); // GET /internal/events: this service's published events (service tokens only)
-  app.use(authenticate(deps.verifier)); // everything below needs a bearer token
-  app.use(stockLevelRoutes(stock, deps.cursorSecret)); // /stock-levels, /stock-levels/:sku
-  app.use(notFoundHandler);
-  app.use(databaseOutages); // an unreachable database: 503 + Retry-After, not 500
-  app.use(errorHandler);
+  // The pipeline, in the order a request meets it (service-kit createService): trace context and
+  // deadline, log line, metrics, /healthz and /readyz, /metrics, 406, JSON body (415, 413,
+  // malformed); then the parts below in this order; then 404, outages, the error renderer.
+  const app = createService({
+    logger: deps.logger,
+    health: deps.health,
+    metrics: deps.metrics,
+    requestTimeoutMs: deps.requestTimeoutMs,
+    graphql: createSubgraphMiddleware({ typeDefs: inventoryTypeDefs, resolvers: inventoryResolvers(stock), verifier: deps.verifier, introspection: deps.introspection }), // /graphql: the subgraph; verifies the forwarded token itself
+    internal: [eventLogRoutes(deps.prisma, 'inventory-service', deps.callers.verifier)], // GET /internal/events: this service's published events (service tokens only)
+    verifier: deps.verifier, // everything below needs a bearer token
+    resources: [stockLevelRoutes(stock, deps.cursorSecret)], // /stock-levels, /stock-levels/:sku
+    outages: [databaseOutages], // an unreachable database: 503 + Retry-After, not 500
+  });
   return { app, stock, grpc, watch };
 }

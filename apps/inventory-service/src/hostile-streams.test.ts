@@ -35,7 +35,7 @@ beforeAll(async () => {
   database = await openTestDatabase({ service: 'inventory_hostile', poolSize: 10, migrationsDir: path.join(__dirname, '../prisma/migrations'), createClient: (adapter) => new PrismaClient({ adapter }) });
   metrics = createMetrics('inventory-hostile');
   const callers = { verifier: new TokenVerifier(SECRET, { audience: 'internal' }), allowed: ['orders-service', 'catalog-service'] };
-  built = createInventoryApp({ prisma: database.prisma, notifications: database, logger: createLogger('inventory-hostile', 'silent'), health: new Health(), metrics, callers, verifier: new TokenVerifier(SECRET), cursorSecret: 'inventory-test-cursor-secret', introspection: true, streamLimits: LIMITS });
+  built = createInventoryApp({ prisma: database.prisma, notifications: database, logger: createLogger('inventory-hostile', 'silent'), health: new Health(), metrics, callers, verifier: new TokenVerifier(SECRET), cursorSecret: 'inventory-test-cursor-secret', requestTimeoutMs: 10_000, introspection: true, streamLimits: LIMITS });
   address = `127.0.0.1:${await built.grpc.listen(0, '127.0.0.1')}`;
   const client = async (service: string) =>
     new InventoryClient(address, credentials.createInsecure(), { interceptors: [bearing(await serviceTokenSource(SECRET, service)())], 'grpc.use_local_subchannel_pool': 1 });

@@ -33,7 +33,7 @@ beforeAll(async () => {
   database = await openTestDatabase({ service: 'inventory', poolSize: 20, migrationsDir: path.join(__dirname, '../prisma/migrations'), createClient: (adapter) => new PrismaClient({ adapter }) });
   health = new Health();
   metrics = createMetrics('inventory-test');
-  built = createInventoryApp({ prisma: database.prisma, notifications: database, logger: pino({ level: 'info' }, new Writable({ write: (chunk, _encoding, done) => (logLines.push(JSON.parse(String(chunk))), done()) })), health, metrics, callers, verifier: new TokenVerifier(SECRET), cursorSecret: 'inventory-test-cursor-secret', introspection: true });
+  built = createInventoryApp({ prisma: database.prisma, notifications: database, logger: pino({ level: 'info' }, new Writable({ write: (chunk, _encoding, done) => (logLines.push(JSON.parse(String(chunk))), done()) })), health, metrics, callers, verifier: new TokenVerifier(SECRET), cursorSecret: 'inventory-test-cursor-secret', requestTimeoutMs: 10_000, introspection: true });
   expect(await built.stock.seedDemoStock()).toBeGreaterThanOrEqual(20);
   address = `127.0.0.1:${await built.grpc.listen(0, '127.0.0.1')}`;
   client = new InventoryClient(address, credentials.createInsecure(), { interceptors: [bearing(await ordersToken())] });

@@ -2,20 +2,19 @@
 import './instrument'; // first: tracing must patch modules before they load
 import path from 'node:path';
 import { serviceTokenSource, TokenVerifier } from '@platform/auth';
-import { serviceDatabase } from '@platform/db';
 import { connectNatsIfConfigured, EmbeddedTransport, startOutboxRelay } from '@platform/events';
 import { configOrExit, runService } from '@platform/service-kit';
 import { openUsageStore, UsageRecorder } from '@platform/usage';
 import { createInventoryApp } from './app';
+import { inventoryDatabase } from './database';
 import { loadInventoryConfig, streamLimitsOf } from './config';
-import { PrismaClient } from './generated/prisma/client';
 
 const config = configOrExit('inventory-service', loadInventoryConfig);
 
 runService({
   name: 'inventory-service',
   config,
-  database: serviceDatabase({ migrationsDir: path.join(__dirname, 'migrations'), createClient: (adapter) => new PrismaClient({ adapter }) }),
+  database: inventoryDatabase(path.join(__dirname, 'migrations')),
   async build({ logger, health, metrics, database }) {
     if (!database) throw new Error('runService opens the database before build');
     // Committed outbox rows to the transport (the embedded one serves them at /internal/events).
@@ -26,7 +25,7 @@ runService({
     const verifier = new TokenVerifier(config.jwtVerifySecrets);
     // Each calling service's use of the RPCs, in the store the gateway records into.
     const usage = config.USAGE_RECORDING === 'on' ? new UsageRecorder(openUsageStore({ redisUrl: config.REDIS_URL, dataDir: config.DATA_DIR, keyPrefix: config.USAGE_KEY_PREFIX }), { registry: metrics.registry, onError: (error) => logger.warn({ err: error }, 'usage flush failed; the counts are kept for the next one') }).start() : undefined;
-    const { app, stock, grpc } = createInventoryApp({ usage, prisma: database.prisma, notifications: database, logger, health, metrics, callers, verifier, cursorSecret: config.cursorSecret, introspection: config.NODE_ENV !== 'production', streamLimits: streamLimitsOf(config), deprecations: config.DEPRECATIONS_FILE.entries });
+    const { app, stock, grpc } = createInventoryApp({ usage, prisma: database.prisma, notifications: database, logger, health, metrics, callers, verifier, cursorSecret: config.cursorSecret, requestTimeoutMs: config.REQUEST_TIMEOUT_MS, introspection: config.NODE_ENV !== 'production', streamLimits: streamLimitsOf(config), deprecations: config.DEPRECATIONS_FILE.entries });
     return {
       app,
       resources: [events.stop, () => transport.close(), async () => usage?.stop().then(() => usage.store.close())],

@@ -22,7 +22,7 @@ let client: InventoryClient;
 
 async function startReplica(name: string): Promise<Replica> {
   const metrics = createMetrics(name);
-  const built = createInventoryApp({ prisma: database.prisma, notifications: database, logger: createLogger(name, 'silent'), health: new Health(), metrics, callers, verifier: new TokenVerifier(SECRET), cursorSecret: 'inventory-test-cursor-secret', introspection: true });
+  const built = createInventoryApp({ prisma: database.prisma, notifications: database, logger: createLogger(name, 'silent'), health: new Health(), metrics, callers, verifier: new TokenVerifier(SECRET), cursorSecret: 'inventory-test-cursor-secret', requestTimeoutMs: 10_000, introspection: true });
   const address = `127.0.0.1:${await built.grpc.listen(0, '127.0.0.1')}`;
   return { ...built, metrics, address, client: new InventoryClient(address, credentials.createInsecure(), { interceptors: [bearing(await ordersToken())] }) };
 }

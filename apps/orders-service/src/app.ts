@@ -1,19 +1,17 @@
 // The orders-service request pipeline, in the order a request meets it.
 import { databaseOutages } from '@platform/db';
-import express from 'express';
-import { authenticate, TokenVerifier } from '@platform/auth';
-import { errorHandler, notFoundHandler, requireAcceptableResponse } from '@platform/errors';
+import { TokenVerifier } from '@platform/auth';
 import { deadLetterRoutes, deadLettersOf, type EventHandlers, eventLogRoutes } from '@platform/events';
 import { createSubgraphMiddleware } from '@platform/graphql-kit';
 import type { InventoryGateway } from '@platform/inventory-contract';
-import { type Health, jsonBody, type Logger, type Metrics, requestContext, requestLog } from '@platform/service-kit';
+import { createService, type Health, type Logger, type Metrics } from '@platform/service-kit';
 import { CancelOrder } from './cancellations/cancel-order';
 import { CancellationRepository } from './cancellations/repository';
 import { cancellationRoutes } from './cancellations/routes';
 import { CancellationService } from './cancellations/service';
 import type { Catalog } from './catalog/client';
 import type { OrdersConfig } from './config';
-import type { PrismaClient } from './generated/prisma/client';
+import type { DatabaseClient } from './database';
 import { ordersResolvers, ordersTypeDefs } from './graphql/resolvers';
 import { IdempotencyStore } from './idempotency/store';
 import { ChangeOrder } from './orders/change-order';
@@ -31,7 +29,7 @@ import { DeletedUsers } from './users/deleted-users';
 
 export interface OrdersAppDeps {
   config: Pick<OrdersConfig, 'jwtVerifySecrets' | 'cursorSecret' | 'REQUEST_TIMEOUT_MS' | 'NODE_ENV'>;
-  prisma: PrismaClient;
+  prisma: DatabaseClient;
   catalog: Catalog;
   inventory: InventoryGateway;
   logger: Logger;
@@ -85,26 +83,27 @@ export async function createOrdersApp(deps: OrdersAppDeps) {
   };
   const graphql = createSubgraphMiddleware({ typeDefs: ordersTypeDefs, resolvers: ordersResolvers(orders), verifier, introspection: config.NODE_ENV !== 'production' });
 
-  const app = express();
-  app.disable('x-powered-by');
-  app.set('etag', false);
-  app.use(requestContext(config.REQUEST_TIMEOUT_MS)); // trace id, X-Request-Id, deadline
-  app.use(requestLog(deps.logger)); // one JSON line per request
-  app.use(deps.metrics.middleware);
-  app.use(deps.health.router()); // /healthz, /readyz
-  app.get('/metrics', deps.metrics.handler);
-  app.use(requireAcceptableResponse); // 406
-  app.use(jsonBody()); // 415, 413, malformed JSON
-  app.use('/graphql', graphql); // subgraph; verifies the forwarded token itself
   const internalVerifier = new TokenVerifier(config.jwtVerifySecrets, { audience: 'internal' });
-  app.use(eventLogRoutes(deps.prisma, 'orders-service', internalVerifier)); // GET /internal/events: this service's published events (service tokens only)
-  app.use(deadLetterRoutes(deadLettersOf(deps.prisma, eventHandlers, deps.logger), internalVerifier)); // /internal/dead-letters: events its consumer parked, to list and replay (service tokens only)
-  app.use(authenticate(verifier)); // everything below needs a bearer token
-  app.use(ordersRoutes(orders.queries, orders.placeOrder, orders.changeOrder)); // /orders..., /order-items/:id
-  app.use(shipmentRoutes(orders.queries, orders.shipments)); // /orders/:id/shipment
-  app.use(cancellationRoutes(cancellations)); // /orders/:id/cancellation
-  app.use(notFoundHandler);
-  app.use(databaseOutages); // an unreachable database: 503 + Retry-After, not 500
-  app.use(errorHandler);
+  // The pipeline, in the order a request meets it (service-kit createService): trace context and
+  // deadline, log line, metrics, /healthz and /readyz, /metrics, 406, JSON body (415, 413,
+  // malformed); then the parts below in this order; then 404, outages, the error renderer.
+  const app = createService({
+    logger: deps.logger,
+    health: deps.health,
+    metrics: deps.metrics,
+    requestTimeoutMs: config.REQUEST_TIMEOUT_MS,
+    graphql, // /graphql: the subgraph; verifies the forwarded token itself
+    internal: [
+      eventLogRoutes(deps.prisma, 'orders-service', internalVerifier), // GET /internal/events: this service's published events (service tokens only)
+      deadLetterRoutes(deadLettersOf(deps.prisma, eventHandlers, deps.logger), internalVerifier), // /internal/dead-letters: events its consumer parked, to list and replay (service tokens only)
+    ],
+    verifier, // everything below needs a bearer token
+    resources: [
+      ordersRoutes(orders.queries, orders.placeOrder, orders.changeOrder), // /orders..., /order-items/:id
+      shipmentRoutes(orders.queries, orders.shipments), // /orders/:id/shipment
+      cancellationRoutes(cancellations), // /orders/:id/cancellation
+    ],
+    outages: [databaseOutages], // an unreachable database: 503 + Retry-After, not 500
+  });
   return { app, orders, cancellations, sweeper, eventHandlers };
 }

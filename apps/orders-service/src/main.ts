@@ -3,20 +3,19 @@ import './instrument'; // first: tracing must patch modules before they load
 import path from 'node:path';
 import { serviceTokenSource } from '@platform/auth';
 import { createInventoryClient } from '@platform/inventory-contract';
-import { serviceDatabase } from '@platform/db';
 import { connectNatsIfConfigured, EmbeddedTransport, EventConsumer, sqlCursorStore, startOutboxRelay } from '@platform/events';
 import { configOrExit, runService } from '@platform/service-kit';
 import { createOrdersApp } from './app';
+import { ordersDatabase } from './database';
 import { createCatalogClient } from './catalog/client';
 import { loadOrdersConfig } from './config';
-import { PrismaClient } from './generated/prisma/client';
 
 const config = configOrExit('orders-service', loadOrdersConfig);
 
 runService({
   name: 'orders-service',
   config,
-  database: serviceDatabase({ migrationsDir: path.join(__dirname, 'migrations'), createClient: (adapter) => new PrismaClient({ adapter }) }),
+  database: ordersDatabase(path.join(__dirname, 'migrations')),
   async build({ logger, health, metrics, database }) {
     if (!database) throw new Error('runService opens the database before build');
     // Committed outbox rows to the transport (the embedded one serves them at /internal/events).

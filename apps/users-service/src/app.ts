@@ -1,12 +1,10 @@
 // The users-service request pipeline, in the order a request meets it.
 import { databaseOutages } from '@platform/db';
-import express from 'express';
 import { authenticate, TokenVerifier } from '@platform/auth';
-import { errorHandler, notFoundHandler, requireAcceptableResponse } from '@platform/errors';
 import { deadLetterRoutes, deadLettersOf, eventLogRoutes } from '@platform/events';
 import { createSubgraphMiddleware } from '@platform/graphql-kit';
-import { type Health, jsonBody, type Logger, type Metrics, requestContext, requestLog } from '@platform/service-kit';
-import type { PrismaClient } from './generated/prisma/client';
+import { createService, type Health, type Logger, type Metrics } from '@platform/service-kit';
+import type { DatabaseClient } from './database';
 import { ApiKeyRepository } from './api-keys/repository';
 import { apiKeysRoutes, apiKeyVerificationRoutes } from './api-keys/routes';
 import { ApiKeyService } from './api-keys/service';
@@ -26,7 +24,7 @@ import { WebhookService } from './webhooks/service';
 
 export interface UsersAppDeps {
   config: Pick<UsersConfig, 'API_KEY_HASH_SECRET' | 'jwtSecret' | 'jwtVerifySecrets' | 'cursorSecret' | 'ACCESS_TOKEN_TTL_S' | 'REQUEST_TIMEOUT_MS' | 'NODE_ENV'> & Partial<Pick<UsersConfig, 'WEBHOOK_ALLOW_LOOPBACK'>>;
-  prisma: PrismaClient;
+  prisma: DatabaseClient;
   logger: Logger;
   health: Health;
   metrics: Metrics;
@@ -54,27 +52,28 @@ export async function createUsersApp(deps: UsersAppDeps) {
   const apiKeys = new ApiKeyService(new ApiKeyRepository(deps.prisma), { hashSecret: apiKeyHashSecretOf(config), cursorSecret: config.cursorSecret, revocations: deps.revocations });
   const graphql = createSubgraphMiddleware({ typeDefs: usersTypeDefs, resolvers: usersResolvers(users), verifier, introspection: config.NODE_ENV !== 'production' });
 
-  const app = express();
-  app.disable('x-powered-by');
-  app.set('etag', false);
-  app.use(requestContext(config.REQUEST_TIMEOUT_MS)); // trace id, X-Request-Id, deadline
-  app.use(requestLog(deps.logger)); // one JSON line per request
-  app.use(deps.metrics.middleware);
-  app.use(deps.health.router()); // /healthz, /readyz
-  app.get('/metrics', deps.metrics.handler);
-  app.use(requireAcceptableResponse); // 406
-  app.use(jsonBody()); // 415, 413, malformed JSON
-  app.use('/graphql', graphql); // subgraph; verifies the forwarded token itself
-  app.use('/internal', authenticate(internalVerifier), credentialsRoutes(users), apiKeyVerificationRoutes(apiKeys)); // the gateway's revocation and API key checks (service tokens only)
-  app.use(eventLogRoutes(deps.prisma, 'users-service', internalVerifier)); // GET /internal/events: this service's published events (service tokens only)
-  app.use(deadLetterRoutes(deadLettersOf(deps.prisma, eventHandlers, deps.logger), internalVerifier)); // /internal/dead-letters: events its consumer (webhooks) parked, to list and replay (service tokens only)
-  app.use(signInRoutes(users)); // POST /users (sign-up), POST /tokens: the calls without a token
-  app.use(authenticate(verifier)); // everything below needs a bearer token
-  app.use(usersRoutes(users)); // /users, /users/:id
-  app.use(webhookRoutes(webhooks)); // /webhook-endpoints, their deliveries, /events
-  app.use(apiKeysRoutes(apiKeys)); // /api-keys: the caller's issued keys
-  app.use(notFoundHandler);
-  app.use(databaseOutages); // an unreachable database: 503 + Retry-After, not 500
-  app.use(errorHandler);
+  // The pipeline, in the order a request meets it (service-kit createService): trace context and
+  // deadline, log line, metrics, /healthz and /readyz, /metrics, 406, JSON body (415, 413,
+  // malformed); then the parts below in this order; then 404, outages, the error renderer.
+  const app = createService({
+    logger: deps.logger,
+    health: deps.health,
+    metrics: deps.metrics,
+    requestTimeoutMs: config.REQUEST_TIMEOUT_MS,
+    graphql, // /graphql: the subgraph; verifies the forwarded token itself
+    internal: [
+      { path: '/internal', handlers: [authenticate(internalVerifier), credentialsRoutes(users), apiKeyVerificationRoutes(apiKeys)] }, // the gateway's revocation and API key checks (service tokens only)
+      eventLogRoutes(deps.prisma, 'users-service', internalVerifier), // GET /internal/events: this service's published events (service tokens only)
+      deadLetterRoutes(deadLettersOf(deps.prisma, eventHandlers, deps.logger), internalVerifier), // /internal/dead-letters: events its consumer (webhooks) parked, to list and replay (service tokens only)
+    ],
+    withoutToken: [signInRoutes(users)], // POST /users (sign-up), POST /tokens: the calls without a token
+    verifier, // everything below needs a bearer token
+    resources: [
+      usersRoutes(users), // /users, /users/:id
+      webhookRoutes(webhooks), // /webhook-endpoints, their deliveries, /events
+      apiKeysRoutes(apiKeys), // /api-keys: the caller's issued keys
+    ],
+    outages: [databaseOutages], // an unreachable database: 503 + Retry-After, not 500
+  });
   return { app, users, dispatcher, eventHandlers };
 }

@@ -2,13 +2,12 @@
 import './instrument'; // first: tracing must patch modules before they load
 import path from 'node:path';
 import { serviceTokenSource } from '@platform/auth';
-import { serviceDatabase } from '@platform/db';
 import { connectNatsIfConfigured, EmbeddedTransport, EventConsumer, sqlCursorStore, startOutboxRelay } from '@platform/events';
 import { configOrExit, runService } from '@platform/service-kit';
 import { createUsersApp } from './app';
+import { usersDatabase } from './database';
 import { redisRevocationPublisher } from './credentials/revocations';
 import { loadUsersConfig } from './config';
-import { PrismaClient } from './generated/prisma/client';
 import { EVENT_SOURCES } from './webhooks/intake';
 
 const config = configOrExit('users-service', loadUsersConfig);
@@ -16,7 +15,7 @@ const config = configOrExit('users-service', loadUsersConfig);
 runService({
   name: 'users-service',
   config,
-  database: serviceDatabase({ migrationsDir: path.join(__dirname, 'migrations'), createClient: (adapter) => new PrismaClient({ adapter }) }),
+  database: usersDatabase(path.join(__dirname, 'migrations')),
   async build({ logger, health, metrics, database }) {
     if (!database) throw new Error('runService opens the database before build');
     // With REDIS_URL, password changes and deletions reach every gateway within a second (libs/auth revocations.ts).

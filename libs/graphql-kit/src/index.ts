@@ -1,9 +1,9 @@
-import './request-state';
+// The subgraph side of GraphQL, what every service serving a subgraph loads: the subgraph
+// server, the scalars, and the pieces the gateway's library (@platform/graphql-gateway) shares
+// with it. Nothing here loads @apollo/gateway or graphql-armor.
 import './telemetry-off';
 export { createSubgraphMiddleware, requirePrincipal, type SubgraphContext, type SubgraphOptions } from './subgraph';
 export { default as gql } from 'graphql-tag';
-export { createFederatedGraph, type FederatedGraphOptions } from './federation';
 export { DateTime } from './date-time';
-export { type OperationWork } from './query-cost';
-export { type LeftOutField } from './left-out-fields';
-export { selectedElements } from './selected-elements';
+export { graphQLErrorOf } from './api-error';
+export { documentCache, type DocumentCache } from './document-cache';

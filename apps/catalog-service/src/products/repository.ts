@@ -2,9 +2,37 @@
 import { type DomainEvent, recordEvent, unitOfWork } from '@platform/events';
 import { countMatching, keywordLookup, nameFragmentsOf } from '@platform/db';
 import { findKeysetPage, type PageRequest, type RowsPage, type TotalCount } from '@platform/paging';
-import { Prisma, type PrismaClient, type Product } from '../generated/prisma/client';
+import type { Prisma, PrismaClient, Product } from '../generated/prisma/client';
 
-export type ProductRow = Product;
+/** A product as stored, with plain values: `rating` is a number (the column is numeric(3,2)). */
+export interface ProductRow {
+  id: string;
+  sku: string;
+  name: string;
+  description: string | null;
+  imageUrl: string | null;
+  /** In the smallest unit of `currency`. */
+  price: number;
+  currency: string;
+  /** Reviews per number of stars. */
+  stars1: number;
+  stars2: number;
+  stars3: number;
+  stars4: number;
+  stars5: number;
+  /** The average of the stars, two decimals; 0 before the first review. */
+  rating: number;
+  version: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** The record of a product's row: its numeric rating read as a number, the search column left out. */
+function toProductRow({ rating, nameFragments: _nameFragments, ...columns }: Product): ProductRow {
+  return { ...columns, rating: rating.toNumber() };
+}
+
+const toProductRowOrNull = (row: Product | null) => (row ? toProductRow(row) : null);
 
 export interface ProductFilters {
   nameContains?: string;
@@ -87,12 +115,12 @@ export class ProductRepository {
     return unitOfWork(this.prisma, (tx) => work(new ProductWrites(tx)));
   }
 
-  findById(id: string): Promise<ProductRow | null> {
-    return this.prisma.product.findUnique({ where: { id } });
+  async findById(id: string): Promise<ProductRow | null> {
+    return toProductRowOrNull(await this.prisma.product.findUnique({ where: { id } }));
   }
 
-  findByIds(ids: readonly string[]): Promise<ProductRow[]> {
-    return this.prisma.product.findMany({ where: { id: { in: [...ids] } } });
+  async findByIds(ids: readonly string[]): Promise<ProductRow[]> {
+    return (await this.prisma.product.findMany({ where: { id: { in: [...ids] } } })).map(toProductRow);
   }
 
   count(): Promise<number> {
@@ -109,7 +137,7 @@ export class ProductRepository {
     return findKeysetPage(page, {
       find: async (keyset) => {
         // The planner judges a trigram keyword's frequency well; a fragment's it does not.
-        if (!byFragments) return this.prisma.product.findMany({ where: { AND: [where, keyset.where] }, orderBy: keyset.orderBy, take: keyset.take, skip: keyset.skip });
+        if (!byFragments) return (await this.prisma.product.findMany({ where: { AND: [where, keyset.where] }, orderBy: keyset.orderBy, take: keyset.take, skip: keyset.skip })).map(toProductRow);
         const ids = await this.keywordPageIds(others, keyword, page);
         const byId = new Map((await this.findByIds(ids)).map((row) => [row.id, row]));
         return ids.flatMap((id) => byId.get(id) ?? []);
@@ -157,14 +185,14 @@ export class ProductRepository {
 export class ProductWrites {
   constructor(private readonly tx: Prisma.TransactionClient) {}
 
-  create(product: NewProduct): Promise<ProductRow> {
-    return this.tx.product.create({ data: withFragments(product) });
+  async create(product: NewProduct): Promise<ProductRow> {
+    return toProductRow(await this.tx.product.create({ data: withFragments(product) }));
   }
 
   /** Updates only at the expected version; null when the row moved on or is gone. */
   async updateVersioned(id: string, version: number, changes: ProductChanges): Promise<ProductRow | null> {
     const { count } = await this.tx.product.updateMany({ where: { id, version }, data: { ...withFragments(changes), version: { increment: 1 } } });
-    return count === 1 ? this.tx.product.findUnique({ where: { id } }) : null;
+    return count === 1 ? toProductRowOrNull(await this.tx.product.findUnique({ where: { id } })) : null;
   }
 
   async delete(id: string): Promise<boolean> {

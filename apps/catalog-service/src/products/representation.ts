@@ -43,7 +43,7 @@ export function toProductResponse(row: ProductRow): ProductResponse {
     imageUrl: row.imageUrl,
     price: row.price,
     currency: row.currency,
-    rating: row.rating.toNumber(),
+    rating: row.rating,
     reviewCount: reviewCountOf(row),
     createdAt: row.createdAt.toISOString(),
   };
@@ -52,7 +52,7 @@ export function toProductResponse(row: ProductRow): ProductResponse {
 export function toRatingResponse(row: ProductRow): RatingResponse {
   return {
     productId: row.id,
-    average: row.rating.toNumber(),
+    average: row.rating,
     count: reviewCountOf(row),
     reviewCount: reviewCountOf(row),
     distribution: { '1': row.stars1, '2': row.stars2, '3': row.stars3, '4': row.stars4, '5': row.stars5 },

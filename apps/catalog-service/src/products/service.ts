@@ -16,7 +16,8 @@ function skuTaken(): ApiError {
 }
 
 function sortValueOf(row: ProductRow, field: (typeof productSortFields)[number]): CursorValue {
-  if (field === 'rating') return row.rating.toString();
+  // The cursor keeps the rating as the text the numeric column was written as ("4.5", "0").
+  if (field === 'rating') return String(row.rating);
   return row[field];
 }
 

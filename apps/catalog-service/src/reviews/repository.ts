@@ -1,9 +1,23 @@
 // Prisma queries of reviews. A review and the product's rating counters change together.
 import { type DomainEvent, recordEvent, unitOfWork } from '@platform/events';
 import { findKeysetPage, type PageRequest } from '@platform/paging';
-import { Prisma, type PrismaClient, type Review } from '../generated/prisma/client';
+import type { PrismaClient } from '../generated/prisma/client';
 
-export type ReviewRow = Review;
+/** A review as stored. */
+export interface ReviewRow {
+  id: string;
+  productId: string;
+  /** Null once the author deleted their account. */
+  userId: string | null;
+  /** 1 to 5 stars. */
+  rating: number;
+  title: string | null;
+  body: string | null;
+  createdAt: Date;
+}
+
+/** A review to write; its time is the database's. */
+export type NewReview = Omit<ReviewRow, 'createdAt'>;
 
 export class ReviewRepository {
   constructor(private readonly prisma: PrismaClient) {}
@@ -14,7 +28,7 @@ export class ReviewRepository {
    * exactly. A second review by the same user fails on the unique index and rolls back whole.
    * The event `eventOf` makes of the review commits with it.
    */
-  createAndRate(data: Prisma.ReviewUncheckedCreateInput, eventOf: (review: ReviewRow) => DomainEvent): Promise<ReviewRow> {
+  createAndRate(data: NewReview, eventOf: (review: ReviewRow) => DomainEvent): Promise<ReviewRow> {
     return unitOfWork(this.prisma, async (tx) => {
       const review = await tx.review.create({ data });
       await recordEvent(tx, eventOf(review));

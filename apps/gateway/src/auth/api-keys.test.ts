@@ -6,17 +6,14 @@ import path from 'node:path';
 import express from 'express';
 import { buildASTSchema, parse } from 'graphql';
 import pino from 'pino';
-import { newApiKeyText, publishRevocation, serviceTokenSource, TokenVerifier } from '@platform/auth';
+import { newApiKeyText, publishRevocation, TokenVerifier } from '@platform/auth';
 import { newId } from '@platform/ids';
 import { createMetrics, Health, listen, type Listening } from '@platform/service-kit';
 import { apiClient, RedisServer, tokenFor } from '@platform/test-kit';
 import { Redis } from 'ioredis';
-import { createGatewayApp } from '../app';
+import { createGateway } from '../app';
 import { loadGatewayConfig } from '../config';
-import { RateLimits } from '../rate-limit/rate-limits';
-import { ApiKeyCheck, graphqlRootResources } from './api-keys';
-import { CredentialCheck } from './credentials';
-import { subscribeToRevocations } from './revocation-feed';
+import { graphqlRootResources } from './api-keys';
 
 const JWT_SECRET = 'api-keys-gateway-secret-api-keys-gateway-0';
 const generated = (file: string) => path.join(__dirname, '..', file);
@@ -89,33 +86,38 @@ interface Gateway {
 async function startGateway(usersUrl: string, options: { points?: number; cacheMs?: number; feedRedisUrl?: string } = {}): Promise<Gateway> {
   const logger = pino({ level: 'silent' });
   const metrics = createMetrics('api-keys-gateway-test');
-  const serviceToken = serviceTokenSource(JWT_SECRET, 'gateway');
-  const credentials = new CredentialCheck({ usersUrl, serviceToken, cacheMs: options.cacheMs ?? 0, logger });
-  const apiKeys = new ApiKeyCheck({ usersUrl, serviceToken, jwtSecret: JWT_SECRET, cacheMs: options.cacheMs ?? 0, timeoutMs: 300, logger });
-  const feed = options.feedRedisUrl ? subscribeToRevocations(options.feedRedisUrl, credentials, logger, apiKeys) : undefined;
-  if (feed) expect(await feed.ready(5_000)).toBe(true);
-  const rateLimits = new RateLimits({ default: { points: options.points ?? 1000, windowS: 60 }, tokens: { points: 1000, windowS: 60 }, 'tokens-ip': { points: 1000, windowS: 60 } }, { logger, registry: metrics.registry });
-  const config = { ...loadGatewayConfig({ NODE_ENV: 'test', JWT_SECRET }), USERS_URL: usersUrl, ORDERS_URL: usersUrl, CATALOG_URL: usersUrl, INVENTORY_URL: usersUrl };
-  const { app, stopGraph } = await createGatewayApp({
-    config,
-    rateLimits,
-    credentials,
-    apiKeys,
-    logger,
-    health: new Health(),
-    metrics,
+  const cacheMs = String(options.cacheMs ?? 0);
+  const config = {
+    ...loadGatewayConfig({
+      NODE_ENV: 'test',
+      JWT_SECRET,
+      ...(options.feedRedisUrl ? { REDIS_URL: options.feedRedisUrl } : {}),
+      RATE_LIMIT_POINTS: String(options.points ?? 1000),
+      RATE_LIMIT_WINDOW_S: '60',
+      RATE_LIMIT_TOKENS_POINTS: '1000',
+      RATE_LIMIT_TOKENS_IP_POINTS: '1000',
+      CREDENTIALS_CACHE_MS: cacheMs,
+      API_KEYS_CACHE_MS: cacheMs,
+      CREDENTIALS_TIMEOUT_MS: '300',
+      USAGE_RECORDING: 'off',
+    }),
+    USERS_URL: usersUrl,
+    ORDERS_URL: usersUrl,
+    CATALOG_URL: usersUrl,
+    INVENTORY_URL: usersUrl,
+  };
+  const gateway = await createGateway(config, { logger, health: new Health(), metrics }, {
     supergraphPath: generated('graphql/supergraph.graphql'),
     openapiPath: generated('openapi/openapi.json'),
     trustedDocumentsPath: generated('graphql/trusted-documents.json'),
   });
-  const server = await listen(app, 0, '127.0.0.1');
+  if (options.feedRedisUrl) expect(gateway.ready.revocationFeed).toBe(true);
+  const server = await listen(gateway.app, 0, '127.0.0.1');
   return {
     server,
     stop: async () => {
       await server.close();
-      await stopGraph();
-      rateLimits.stop();
-      await feed?.stop();
+      for (const close of gateway.resources) await close();
     },
   };
 }

@@ -8,7 +8,7 @@
 // libs/graphql-kit: 200 with `errors`). The schema itself says it with @deprecated(reason:).
 import type { Request, Response } from 'express';
 import type { ApiError } from '@platform/errors';
-import type { LeftOutField } from '@platform/graphql-kit';
+import type { LeftOutField } from '@platform/graphql-gateway';
 import { covers, deprecationHeaders, type Deprecation, goneMessage, phaseAt } from '@platform/deprecations';
 import type { DeprecationOutcomes } from './deprecation-outcomes';
 

@@ -36,7 +36,7 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { emailKeyOf } from '@platform/auth';
 import { ApiError } from '@platform/errors';
-import type { OperationWork } from '@platform/graphql-kit';
+import type { OperationWork } from '@platform/graphql-gateway';
 import { parseJsonBody } from '@platform/service-kit';
 import { z } from '@platform/validation';
 import type { CompiledRoute } from '../routing/router';

@@ -9,17 +9,14 @@ import { Writable } from 'node:stream';
 import express from 'express';
 import pino from 'pino';
 import { Registry } from 'prom-client';
-import { newApiKeyText, serviceTokenSource } from '@platform/auth';
+import { newApiKeyText } from '@platform/auth';
 import { newId } from '@platform/ids';
 import { createMetrics, Health, listen, type Listening } from '@platform/service-kit';
 import { freePort, tokenFor } from '@platform/test-kit';
 import { FileUsageStore, RedisUsageStore, UsageRecorder, usageByCaller, USAGE_METRIC_SERIES } from '@platform/usage';
 import type { Deprecation } from '@platform/deprecations';
-import { createGatewayApp } from '../app';
-import { ApiKeyCheck } from '../auth/api-keys';
-import { CredentialCheck } from '../auth/credentials';
+import { createGateway } from '../app';
 import { loadGatewayConfig } from '../config';
-import { RateLimits } from '../rate-limit/rate-limits';
 
 const JWT_SECRET = 'gateway-usage-test-secret-0123456789abcdef';
 const today = new Date().toISOString().slice(0, 10);
@@ -73,7 +70,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await stopGateway();
   await upstream.server.close();
-  await recorder.store.close();
 });
 
 /** A gateway in front of the fake services, recording into `usage`'s store. */
@@ -81,25 +77,28 @@ async function startGateway(usage: UsageRecorder): Promise<{ gateway: Listening;
   const url = `http://127.0.0.1:${upstream.port}`;
   const logger = pino({ level: 'silent' }, new Writable({ write: (_chunk, _enc, done) => done() }));
   const metrics = createMetrics('gateway-usage-test');
-  const built = await createGatewayApp({
-    config: { ...loadGatewayConfig({ NODE_ENV: 'test' }), jwtVerifySecrets: [JWT_SECRET], USERS_URL: url, ORDERS_URL: url, CATALOG_URL: url, INVENTORY_URL: url, TRUST_PROXY: ['loopback'], DEPRECATIONS_FILE: { file: 'test', entries: registry } },
-    rateLimits: new RateLimits({ default: { points: 10_000, windowS: 60 }, tokens: { points: 100, windowS: 60 }, 'tokens-ip': { points: 100, windowS: 60 } }, { logger, registry: metrics.registry }),
-    credentials: new CredentialCheck({ usersUrl: url, serviceToken: serviceTokenSource(JWT_SECRET, 'gateway'), cacheMs: 60_000, logger }),
-    apiKeys: new ApiKeyCheck({ usersUrl: url, serviceToken: serviceTokenSource(JWT_SECRET, 'gateway'), jwtSecret: JWT_SECRET, cacheMs: 0, logger }),
-    logger,
-    health: new Health(),
-    metrics,
-    supergraphPath: path.join(__dirname, '../graphql/supergraph.graphql'),
-    openapiPath: path.join(__dirname, '../openapi/openapi.json'),
-    trustedDocumentsPath: path.join(__dirname, '../graphql/trusted-documents.json'),
-    usage,
-  });
+  const config = {
+    ...loadGatewayConfig({ NODE_ENV: 'test', JWT_SECRET, RATE_LIMIT_POINTS: '10000', RATE_LIMIT_WINDOW_S: '60', RATE_LIMIT_TOKENS_POINTS: '100', RATE_LIMIT_TOKENS_IP_POINTS: '100', CREDENTIALS_CACHE_MS: '60000', API_KEYS_CACHE_MS: '0' }),
+    USERS_URL: url,
+    ORDERS_URL: url,
+    CATALOG_URL: url,
+    INVENTORY_URL: url,
+    TRUST_PROXY: ['loopback'],
+    DEPRECATIONS_FILE: { file: 'test', entries: registry },
+  };
+  const built = await createGateway(
+    config,
+    { logger, health: new Health(), metrics },
+    { supergraphPath: path.join(__dirname, '../graphql/supergraph.graphql'), openapiPath: path.join(__dirname, '../openapi/openapi.json'), trustedDocumentsPath: path.join(__dirname, '../graphql/trusted-documents.json') },
+    { usage },
+  );
   const listening = await listen(built.app, 0, '127.0.0.1');
   return {
     gateway: listening,
+    // The gateway's resources include the recorder: stopping them flushes it and closes its store.
     stop: async () => {
       await listening.server.close();
-      await built.stopGraph();
+      for (const close of built.resources) await close();
     },
   };
 }
@@ -270,7 +269,6 @@ describe('the usage store down', () => {
       expect((await fetch(`http://127.0.0.1:${other.port}/v1/products/p1/rating`, { headers: { authorization: `Bearer ${user.token}` } })).status).toBe(200);
     } finally {
       await stop();
-      await down.store.close();
     }
   });
 });

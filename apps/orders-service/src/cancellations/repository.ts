@@ -2,18 +2,30 @@
 import { type DomainEvent, recordEvent, unitOfWork } from '@platform/events';
 import type { PrismaClient } from '../generated/prisma/client';
 
+/** A cancellation request of an order, REQUESTED until the worker completes it. */
+export interface CancellationRow {
+  id: string;
+  orderId: string;
+  status: 'REQUESTED' | 'COMPLETED';
+  reason: string | null;
+  /** In the smallest unit of the order's currency. */
+  refundAmount: number;
+  createdAt: Date;
+  completedAt: Date | null;
+}
+
 export class CancellationRepository {
   constructor(private readonly prisma: PrismaClient) {}
 
-  create(data: { id: string; orderId: string; reason: string | null; refundAmount: number }) {
+  create(data: { id: string; orderId: string; reason: string | null; refundAmount: number }): Promise<CancellationRow> {
     return this.prisma.cancellation.create({ data });
   }
 
-  findByOrder(orderId: string) {
+  findByOrder(orderId: string): Promise<CancellationRow | null> {
     return this.prisma.cancellation.findUnique({ where: { orderId } });
   }
 
-  pending(limit: number) {
+  pending(limit: number): Promise<CancellationRow[]> {
     return this.prisma.cancellation.findMany({ where: { status: 'REQUESTED' }, orderBy: { createdAt: 'asc' }, take: limit });
   }
 
@@ -29,5 +41,3 @@ export class CancellationRepository {
     });
   }
 }
-
-export type CancellationRow = NonNullable<Awaited<ReturnType<CancellationRepository['findByOrder']>>>;

@@ -6,7 +6,8 @@ import { createHash } from 'node:crypto';
 import { isUniqueViolation } from '@platform/db';
 import { ApiError } from '@platform/errors';
 import { remainingMs } from '@platform/service-kit';
-import type { PrismaClient } from '../generated/prisma/client';
+import type { DatabaseClient } from '../database';
+import { IdempotencyKeyRepository } from './repository';
 
 const KEY_TTL_MS = 24 * 60 * 60 * 1000;
 /** A key still pending after this long belongs to a request that died; a retry may take it over. */
@@ -39,22 +40,26 @@ export function checkedIdempotencyKey(value: string | null | undefined, field: s
 const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export class IdempotencyStore {
-  constructor(private readonly prisma: PrismaClient) {}
+  private readonly keys: IdempotencyKeyRepository;
+
+  constructor(prisma: DatabaseClient) {
+    this.keys = new IdempotencyKeyRepository(prisma);
+  }
 
   async begin(userId: string, key: string, requestHash: string): Promise<IdempotencyBegin> {
     for (;;) {
       try {
-        await this.prisma.idempotencyKey.create({ data: { userId, key, requestHash, expiresAt: new Date(Date.now() + KEY_TTL_MS) } });
+        await this.keys.create(userId, key, requestHash, new Date(Date.now() + KEY_TTL_MS));
         return { kind: 'new' };
       } catch (error) {
         if (!isUniqueViolation(error)) throw error;
       }
-      const existing = await this.prisma.idempotencyKey.findUnique({ where: { userId_key: { userId, key } } });
+      const existing = await this.keys.find(userId, key);
       if (!existing) continue; // abandoned and removed meanwhile: claim it
       const expired = existing.expiresAt.getTime() <= Date.now();
       const abandoned = existing.responseStatus === null && Date.now() - existing.createdAt.getTime() > ABANDONED_AFTER_MS;
       if (expired || abandoned) {
-        await this.prisma.idempotencyKey.deleteMany({ where: { userId, key, createdAt: existing.createdAt } });
+        await this.keys.deleteCreatedAt(userId, key, existing.createdAt);
         continue;
       }
       if (existing.requestHash !== requestHash) {
@@ -68,14 +73,11 @@ export class IdempotencyStore {
 
   /** The request failed: forget the key so a retry runs again. */
   async abandon(userId: string, key: string): Promise<void> {
-    await this.prisma.idempotencyKey.deleteMany({ where: { userId, key, responseStatus: null } });
+    await this.keys.deleteUnanswered(userId, key);
   }
 
   /** Deletes up to `batch` keys past their expiry (oldest first), so one sweep stays short. */
   async purgeExpired(batch = 1_000, now = new Date()): Promise<number> {
-    const expired = await this.prisma.idempotencyKey.findMany({ where: { expiresAt: { lt: now } }, orderBy: { expiresAt: 'asc' }, take: batch, select: { userId: true, key: true } });
-    if (!expired.length) return 0;
-    const { count } = await this.prisma.idempotencyKey.deleteMany({ where: { OR: expired } });
-    return count;
+    return this.keys.deleteExpired(batch, now);
   }
 }

@@ -7,8 +7,57 @@ import { type OrderStatus, orderStatuses } from './status';
 
 const withChildren = { items: { orderBy: { id: 'asc' } }, shipment: true } as const satisfies Prisma.OrderInclude;
 
-export type OrderRow = Prisma.OrderGetPayload<{ include: typeof withChildren }>;
-export type OrderItemRow = Prisma.OrderItemGetPayload<object>;
+/** An order as stored, with its items (by id) and its shipment once there is one. */
+export interface OrderRow {
+  id: string;
+  /** Null once the customer deleted their account. */
+  userId: string | null;
+  status: OrderStatus;
+  /** In the smallest unit of `currency`: the sum of the items. */
+  amount: number;
+  currency: string;
+  couponCode: string | null;
+  /** The id inventory holds this order's stock under. */
+  reservationKey: string;
+  version: number;
+  createdAt: Date;
+  updatedAt: Date;
+  canceledAt: Date | null;
+  items: OrderItemRow[];
+  shipment: ShipmentRow | null;
+}
+
+export interface OrderItemRow {
+  id: string;
+  orderId: string;
+  productId: string;
+  sku: string;
+  /** The product's name when ordered. */
+  productName: string;
+  quantity: number;
+  /** In the smallest unit of the order's currency, as are amounts. */
+  unitPrice: number;
+  amount: number;
+}
+
+export interface ShipmentRow {
+  orderId: string;
+  status: 'PREPARING' | 'SHIPPED' | 'DELIVERED';
+  carrier: string | null;
+  trackingNumber: string | null;
+  shippedAt: Date | null;
+  updatedAt: Date;
+}
+
+/** A reservation inventory still has to give back. */
+export interface PendingReleaseRow {
+  reservationKey: string;
+  reason: string;
+  attempts: number;
+  createdAt: Date;
+  /** Set while an order is being placed under this key. */
+  placementDeadline: Date | null;
+}
 type Client = Prisma.TransactionClient | PrismaClient;
 
 export interface OrderFilters {
@@ -284,7 +333,7 @@ export class OrderRepository {
     return count;
   }
 
-  findItem(id: string) {
+  findItem(id: string): Promise<(OrderItemRow & { order: { userId: string | null } }) | null> {
     return this.prisma.orderItem.findUnique({ where: { id }, include: { order: { select: { userId: true } } } });
   }
 
@@ -316,7 +365,7 @@ export class OrderRepository {
     return queueRelease(this.prisma, reservationKey, reason);
   }
 
-  pendingReleases(limit: number, createdBefore: Date) {
+  pendingReleases(limit: number, createdBefore: Date): Promise<PendingReleaseRow[]> {
     return this.prisma.pendingRelease.findMany({ where: { placementDeadline: null, createdAt: { lt: createdBefore } }, orderBy: { createdAt: 'asc' }, take: limit });
   }
 

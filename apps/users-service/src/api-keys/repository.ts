@@ -1,8 +1,21 @@
 // Prisma queries of the api_keys table. Callers get rows; rules live in service.ts.
-import { findKeysetPage, type PageRequest } from '@platform/paging';
-import type { ApiKey, Prisma, PrismaClient, Role } from '../generated/prisma/client';
+import { findKeysetPage, type PageRequest, type RowsPage } from '@platform/paging';
+import type { Prisma, PrismaClient } from '../generated/prisma/client';
 
-export type ApiKeyRow = ApiKey;
+/** An issued API key as stored (only a keyed hash of the key itself). */
+export interface ApiKeyRow {
+  id: string;
+  userId: string;
+  name: string;
+  keyHash: string;
+  hint: string;
+  scopes: string[];
+  createdAt: Date;
+  expiresAt: Date | null;
+  revokedAt: Date | null;
+  lastUsedAt: Date | null;
+  rotatedFromId: string | null;
+}
 
 export interface NewApiKey {
   id: string;
@@ -16,7 +29,7 @@ export interface NewApiKey {
 }
 
 /** A key with what the gateway needs of its owner. */
-export type ApiKeyWithOwner = ApiKeyRow & { user: { role: Role; credentialVersion: number } };
+export type ApiKeyWithOwner = ApiKeyRow & { user: { role: 'customer' | 'admin'; credentialVersion: number } };
 
 /** Keys that still work at `now`: not revoked, not expired. */
 const activeAt = (now: Date): Prisma.ApiKeyWhereInput => ({ revokedAt: null, OR: [{ expiresAt: null }, { expiresAt: { gt: now } }] });
@@ -43,7 +56,7 @@ export class ApiKeyRepository {
     return this.prisma.apiKey.findUnique({ where: { id }, include: { user: { select: { role: true, credentialVersion: true } } } });
   }
 
-  list(userId: string, page: PageRequest) {
+  list(userId: string, page: PageRequest): Promise<RowsPage<ApiKeyRow>> {
     return findKeysetPage(page, {
       column: 'createdAt',
       find: (keyset) => this.prisma.apiKey.findMany({ where: { AND: [{ userId }, keyset.where] }, orderBy: keyset.orderBy, take: keyset.take, skip: keyset.skip }),

@@ -4,9 +4,30 @@ import { emailKeyOf } from '@platform/auth';
 import { type DomainEvent, recordEvent, unitOfWork } from '@platform/events';
 import { countMatching, escapeLike } from '@platform/db';
 import { findKeysetPage, type PageRequest, type RowsPage, type TotalCount } from '@platform/paging';
-import { Prisma, type PrismaClient, type User } from '../generated/prisma/client';
+import type { Prisma, PrismaClient } from '../generated/prisma/client';
 
-export type UserRow = User;
+/** A user as stored: plain values, no Prisma type (the address is three nullable columns). */
+export interface UserRow {
+  id: string;
+  name: string;
+  /** As the user typed it; shown back unchanged. */
+  email: string;
+  /** The lower-cased email: the unique key, and what `sort=email` orders by. */
+  emailKey: string;
+  phone: string | null;
+  addressZipCode: string | null;
+  addressLine1: string | null;
+  addressLine2: string | null;
+  nickname: string | null;
+  marketingAgreed: boolean;
+  role: 'customer' | 'admin';
+  passwordHash: string;
+  version: number;
+  credentialVersion: number;
+  createdAt: Date;
+  updatedAt: Date;
+  lastLoginAt: Date | null;
+}
 
 export interface UserAddress {
   zipCode: string;

@@ -3,12 +3,71 @@
 import { type DomainEvent, recordEvent, unitOfWork } from '@platform/events';
 import { newId } from '@platform/ids';
 import { findKeysetPage, type PageRequest, type RowsPage } from '@platform/paging';
-import type { Prisma, PrismaClient, WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookEvent } from '../generated/prisma/client';
+import type { Prisma, PrismaClient } from '../generated/prisma/client';
 
-export type EndpointRow = WebhookEndpoint;
-export type EventRow = WebhookEvent;
-export type DeliveryRow = WebhookDelivery;
-export type AttemptRow = WebhookAttempt;
+/** A URL a user registered to receive events at. */
+export interface EndpointRow {
+  id: string;
+  ownerId: string;
+  url: string;
+  description: string | null;
+  eventTypes: string[];
+  /** OWN or ALL. */
+  scope: string;
+  ordered: boolean;
+  /** ENABLED or DISABLED. */
+  status: string;
+  secret: string;
+  previousSecret: string | null;
+  previousSecretExpiresAt: Date | null;
+  failingSince: Date | null;
+  disabledAt: Date | null;
+  version: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** An event of any service as webhooks log it. */
+export interface EventRow {
+  /** Arrival order here. */
+  position: bigint;
+  id: string;
+  type: string;
+  source: string;
+  subject: string;
+  ownerId: string | null;
+  /** The event's data as it arrived (JSON). */
+  data: unknown;
+  occurredAt: Date;
+  receivedAt: Date;
+}
+
+/** One event to one endpoint. */
+export interface DeliveryRow {
+  id: string;
+  endpointId: string;
+  eventId: string;
+  eventPosition: bigint;
+  subject: string;
+  /** PENDING, SUCCEEDED or FAILED. */
+  status: string;
+  attemptCount: number;
+  nextAttemptAt: Date | null;
+  leasedUntil: Date | null;
+  createdAt: Date;
+}
+
+/** One try of a delivery. */
+export interface AttemptRow {
+  id: string;
+  deliveryId: string;
+  attemptedAt: Date;
+  outcome: string;
+  statusCode: number | null;
+  latencyMs: number;
+  responseBody: string | null;
+  error: string | null;
+}
 export type DeliveryWithAttempts = DeliveryRow & { attempts: AttemptRow[]; event: { type: string } };
 /** What a delivery needs to be sent: the event and the endpoint it goes to. */
 export type DeliveryToSend = DeliveryRow & { event: EventRow; endpoint: EndpointRow };

@@ -5,7 +5,8 @@
 // with `errors` (syntax, token limit, depth, aliases, cost, an operation type the graph lacks),
 // with `application/graphql-response+json` the specification's 4xx. Never a 5xx for what a client
 // sends. The caller's credential goes to every subgraph; every call is bounded by the time left.
-import './telemetry-off';
+// First: @platform/graphql-kit turns Apollo's telemetry off before @apollo/gateway loads.
+import { documentCache, graphQLErrorOf } from '@platform/graphql-kit';
 import { createHash } from 'node:crypto';
 import { ApolloGateway } from '@apollo/gateway';
 import { ApolloArmor } from '@escape.tech/graphql-armor';
@@ -16,9 +17,7 @@ import { ApiError, type ErrorCode } from '@platform/errors';
 import { nestsDeeperThan, tooDeeplyNested } from '@platform/service-kit';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { graphQLErrorOf } from './api-error';
 import { graphMetrics } from './operation-metrics';
-import { documentCache } from './document-cache';
 import { costOf, MutationFieldLimit, type OperationWork, QueryCostLimit, rootFieldsOf } from './query-cost';
 import { type LeftOutField, leaveOutFields } from './left-out-fields';
 import { selectedElements, selectedOutputFields } from './selected-elements';

@@ -1,0 +1,46 @@
+// Prisma queries of the idempotency_keys table. The rules (claiming, replaying, taking over an
+// abandoned key) live in store.ts.
+import type { PrismaClient } from '../generated/prisma/client';
+
+/** A client's key as stored: the first request's fingerprint and, once it finished, its response. */
+export interface IdempotencyKeyRow {
+  userId: string;
+  key: string;
+  requestHash: string;
+  /** Null while the first request is still running. */
+  responseStatus: number | null;
+  responseBody: unknown;
+  createdAt: Date;
+  expiresAt: Date;
+}
+
+export class IdempotencyKeyRepository {
+  constructor(private readonly prisma: PrismaClient) {}
+
+  /** Throws a unique violation when the user already holds `key`. */
+  async create(userId: string, key: string, requestHash: string, expiresAt: Date): Promise<void> {
+    await this.prisma.idempotencyKey.create({ data: { userId, key, requestHash, expiresAt } });
+  }
+
+  find(userId: string, key: string): Promise<IdempotencyKeyRow | null> {
+    return this.prisma.idempotencyKey.findUnique({ where: { userId_key: { userId, key } } });
+  }
+
+  /** Removes the key only if it is still the one created at `createdAt` (not one claimed since). */
+  async deleteCreatedAt(userId: string, key: string, createdAt: Date): Promise<void> {
+    await this.prisma.idempotencyKey.deleteMany({ where: { userId, key, createdAt } });
+  }
+
+  /** Removes the key while its request has no response stored yet. */
+  async deleteUnanswered(userId: string, key: string): Promise<void> {
+    await this.prisma.idempotencyKey.deleteMany({ where: { userId, key, responseStatus: null } });
+  }
+
+  /** Deletes up to `batch` keys expired before `now` (oldest first); answers how many. */
+  async deleteExpired(batch: number, now: Date): Promise<number> {
+    const expired = await this.prisma.idempotencyKey.findMany({ where: { expiresAt: { lt: now } }, orderBy: { expiresAt: 'asc' }, take: batch, select: { userId: true, key: true } });
+    if (!expired.length) return 0;
+    const { count } = await this.prisma.idempotencyKey.deleteMany({ where: { OR: expired } });
+    return count;
+  }
+}

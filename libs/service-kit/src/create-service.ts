@@ -1,0 +1,66 @@
+// One assembly for the HTTP side of every service behind the gateway (users, orders, catalog,
+// inventory): the stages in the order a request meets them, written once. Each app's app.ts
+// builds its resources and plugs them in here; main.ts and the tests both call that app.ts, so
+// what the tests run is what production runs.
+import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
+import { authenticate, type TokenVerifier } from '@platform/auth';
+import { errorHandler, notFoundHandler, requireAcceptableResponse } from '@platform/errors';
+import type { Health } from './health';
+import { jsonBody } from './json-body';
+import type { Logger } from './logger';
+import type { Metrics } from './metrics';
+import { requestContext } from './request-context';
+import { requestLog } from './request-log';
+
+/** Handlers mounted at `/` (a router), or under a path. */
+export type Mount = RequestHandler | { path: string; handlers: RequestHandler[] };
+
+export interface ServiceParts {
+  logger: Logger;
+  health: Health;
+  metrics: Metrics;
+  /** A request's time budget when the caller sends none (REQUEST_TIMEOUT_MS; the gateway sends its remaining one). */
+  requestTimeoutMs: number;
+  /** The service's subgraph, served at /graphql; it verifies the forwarded token itself. */
+  graphql: RequestHandler;
+  /** What other services call (service tokens only, each mount checks them): the event log, dead letters, /internal/…. */
+  internal: Mount[];
+  /** The calls that need no token (sign-up, sign-in), above the token check. */
+  withoutToken?: Mount[];
+  /** People's tokens, checked for every resource below. */
+  verifier: TokenVerifier;
+  /** The service's resources: only a request with a valid token reaches them. */
+  resources: Mount[];
+  /** Error middleware before the error renderer: the failures that are not the request's (a database outage: 503). */
+  outages: ErrorRequestHandler[];
+}
+
+/** The express app of a service: every stage in order, the service's own parts in their places. */
+export function createService(parts: ServiceParts): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false); // ETags are the versions resources set, never express's body hashes
+  app.use(requestContext(parts.requestTimeoutMs)); // trace id, X-Request-Id, deadline
+  app.use(requestLog(parts.logger)); // one JSON line per request
+  app.use(parts.metrics.middleware); // latency by route
+  app.use(parts.health.router()); // /healthz, /readyz
+  app.get('/metrics', parts.metrics.handler);
+  app.use(requireAcceptableResponse); // 406
+  app.use(jsonBody()); // 415, 413, malformed JSON
+  app.use('/graphql', parts.graphql); // the subgraph; verifies the forwarded token itself
+  mount(app, parts.internal); // service tokens only
+  mount(app, parts.withoutToken ?? []); // the calls without a token
+  app.use(authenticate(parts.verifier)); // everything below needs a bearer token; a route added below is protected by default
+  mount(app, parts.resources);
+  app.use(notFoundHandler); // 404: no route here
+  for (const outage of parts.outages) app.use(outage);
+  app.use(errorHandler); // every failure in the one error format
+  return app;
+}
+
+function mount(app: Express, mounts: readonly Mount[]): void {
+  for (const entry of mounts) {
+    if (typeof entry === 'function') app.use(entry);
+    else app.use(entry.path, ...entry.handlers);
+  }
+}
