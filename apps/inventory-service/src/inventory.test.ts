@@ -8,7 +8,7 @@ import { service as healthService } from 'grpc-health-check';
 import { issueAccessToken, serviceTokenSource, TokenVerifier } from '@platform/auth';
 import type { Database } from '@platform/db';
 import { openTestDatabase } from '@platform/db/testing';
-import { ApiError } from '@platform/errors';
+import { ApiError, asApiError, OutOfStock } from '@platform/errors';
 import { createInventoryClient, InventoryClient, ReserveReply, type ReleaseReply } from '@platform/inventory-contract';
 import { createLogger, createMetrics, Health, listen } from '@platform/service-kit';
 import { isId, newId } from '@platform/ids';
@@ -257,8 +257,10 @@ describe('the client other services use', () => {
     try {
       const sku = await stockedSku(1);
       await expect(inventory.reserve({ orderId: 'c1', sku, quantity: 1 })).resolves.toMatchObject({ remaining: 0 });
-      await expect(inventory.reserve({ orderId: 'c2', sku, quantity: 1 })).rejects.toMatchObject({ status: 409, code: 'OUT_OF_STOCK' });
-      await expect(inventory.reserve({ orderId: 'c3', sku: 'NOPE', quantity: 1 })).rejects.toMatchObject({ status: 409, code: 'OUT_OF_STOCK' });
+      // The client gives the domain error back (OutOfStock), which REST's mapping makes the 409.
+      const asRest = (refusal: Promise<unknown>) => refusal.catch((error: unknown) => Promise.reject(error instanceof OutOfStock ? asApiError(error) : error));
+      await expect(asRest(inventory.reserve({ orderId: 'c2', sku, quantity: 1 }))).rejects.toMatchObject({ status: 409, code: 'OUT_OF_STOCK' });
+      await expect(asRest(inventory.reserve({ orderId: 'c3', sku: 'NOPE', quantity: 1 }))).rejects.toMatchObject({ status: 409, code: 'OUT_OF_STOCK' });
       expect(await inventory.release('c1')).toBe(1);
     } finally {
       inventory.close();
@@ -448,6 +450,14 @@ describe('stock levels over REST (behind the gateway\'s /v1/stock-levels)', () =
     expect((await call('PUT', '/stock-levels/KB-MECH-001', { token: admin, body: { onHand: 1, extra: true } })).status).toBe(400);
     expect((await call('PUT', `/stock-levels/${'x'.repeat(65)}`, { token: admin, body: { onHand: 1 } })).body).toMatchObject({ code: 'VALIDATION_FAILED', errors: [{ field: 'sku' }] });
     expect((await call('DELETE', '/stock-levels/KB-MECH-001', { token: admin })).status).toBe(405);
+  });
+
+  it('names the parameter at fault from the refusal itself, not from its wording: sku, or the Idempotency-Key', async () => {
+    const longKey = await call('PUT', '/stock-levels/KB-MECH-001', { token: admin, body: { onHand: 1 }, headers: { 'idempotency-key': 'k'.repeat(101) } });
+    const sentence = 'Idempotency-Key is longer than 100 characters';
+    expect([longKey.status, longKey.body.code, longKey.body.message, longKey.body.errors]).toEqual([422, 'VALIDATION_FAILED', sentence, [{ field: 'Idempotency-Key', code: 'INVALID_FORMAT', message: sentence }]]);
+    const longSku = await call('PUT', `/stock-levels/${'x'.repeat(65)}`, { token: admin, body: { onHand: 1 } });
+    expect([longSku.status, longSku.body.message, longSku.body.errors]).toEqual([422, 'skus[0] is longer than 64 characters', [{ field: 'sku', code: 'INVALID_FORMAT', message: 'skus[0] is longer than 64 characters' }]]);
   });
 
   it('answers 422 in the error format, never a 5xx, for SKUs the database cannot hold: control characters, too many characters', async () => {

@@ -5,9 +5,10 @@
 import path from 'node:path';
 import { type CallOptions, type ClientReadableStream, credentials, Metadata, status, type ServiceError } from '@grpc/grpc-js';
 import { TokenVerifier } from '@platform/auth';
+import { NotFound, OutOfStock } from '@platform/errors';
 import type { Database } from '@platform/db';
 import { openTestDatabase } from '@platform/db/testing';
-import { InventoryClient, REFUSED_SKUS_METADATA, type ReserveOrderReply, type ReserveReply, type ReserveRequest, type StockLevel } from '@platform/inventory-contract';
+import { fromGrpcStatus, InventoryClient, REFUSED_SKUS_METADATA, type ReserveOrderReply, type ReserveReply, type ReserveRequest, type StockLevel } from '@platform/inventory-contract';
 import { createLogger, createMetrics, Health } from '@platform/service-kit';
 import { createInventoryApp } from './app';
 import { PrismaClient } from './generated/prisma/client';
@@ -282,12 +283,15 @@ describe('ReserveOrder', () => {
     ]));
     expect([error.code, error.details]).toEqual([status.FAILED_PRECONDITION, expect.stringMatching(/^OUT_OF_STOCK: .*nothing was reserved/)]);
     expect(JSON.parse((error.metadata.get(REFUSED_SKUS_METADATA)[0] as Buffer).toString())).toEqual([scarce]);
+    // The caller reads the same domain error back from the status, never from its text.
+    expect(fromGrpcStatus(error)).toEqual(new OutOfStock(error.details, [scarce]));
     expect([await stockOf(plenty), await stockOf(scarce)]).toEqual([{ available: 10, reserved: 0 }, { available: 1, reserved: 0 }]);
     expect(await database.prisma.reservation.count({ where: { orderId: 'ro-short' } })).toBe(0);
 
     const unknown = await failure(reserveOrder([{ orderId: 'ro-unknown', sku: plenty, quantity: 1 }, { orderId: 'ro-unknown', sku: 'NO-SUCH-SKU', quantity: 1 }]));
     expect(unknown.code).toBe(status.NOT_FOUND);
     expect(JSON.parse((unknown.metadata.get(REFUSED_SKUS_METADATA)[0] as Buffer).toString())).toEqual(['NO-SUCH-SKU']);
+    expect(fromGrpcStatus(unknown)).toEqual(new NotFound(unknown.details, ['NO-SUCH-SKU']));
     expect(await stockOf(plenty)).toEqual({ available: 10, reserved: 0 });
   });
 

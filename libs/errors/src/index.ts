@@ -1,5 +1,6 @@
 import './request-state';
 export { ApiError, MAX_BODY_BYTES } from './api-error';
+export { Conflict, type ConflictCode, DomainError, Forbidden, Invalid, NotFound, OutOfStock, Unauthenticated, VersionMismatch } from './domain';
 export { errorCatalog, fieldErrorCodes, type ErrorCode, type FieldError, type FieldErrorCode } from './codes';
 export { asApiError, errorBodySchema, PROBLEM_JSON, problemBodySchema, toErrorBody, toProblemBody, type ErrorBody, type ProblemBody } from './render';
 export {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ApiError } from './api-error';
 import { errorCatalog, fieldErrorCodes } from './codes';
+import { DomainError, Invalid } from './domain';
 
 export const PROBLEM_JSON = 'application/problem+json';
 
@@ -60,8 +61,20 @@ function clientErrorOf(error: unknown): ApiError | undefined {
   return new ApiError('MALFORMED_REQUEST', 'The request could not be read (its path or body is malformed).', { cause: error });
 }
 
+/**
+ * The REST mapping of the domain's errors, the only place one gets its HTTP status: the catalog's
+ * status for its code, except that Invalid is 422 (the request read as sent but broke a rule;
+ * unreadable requests are the validation library's 400), and UNAUTHENTICATED names the scheme.
+ */
+function restErrorOf(error: DomainError): ApiError {
+  const status = error instanceof Invalid ? 422 : errorCatalog[error.code].status;
+  const headers: Record<string, string> = error.code === 'UNAUTHENTICATED' ? { 'WWW-Authenticate': 'Bearer' } : {};
+  return new ApiError(error.code, error.message, { status, fieldErrors: [...error.fieldErrors], headers, cause: error });
+}
+
 /** Turns anything thrown into an ApiError; unknown errors become a bare 500 with no internals. */
 export function asApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
+  if (error instanceof DomainError) return restErrorOf(error);
   return clientErrorOf(error) ?? new ApiError('INTERNAL', 'An unexpected error occurred. Quote the traceId when reporting it.', { cause: error });
 }

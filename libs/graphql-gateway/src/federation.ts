@@ -6,7 +6,7 @@
 // with `application/graphql-response+json` the specification's 4xx. Never a 5xx for what a client
 // sends. The caller's credential goes to every subgraph; every call is bounded by the time left.
 // First: @platform/graphql-kit turns Apollo's telemetry off before @apollo/gateway loads.
-import { documentCache, graphQLErrorOf } from '@platform/graphql-kit';
+import { documentCache, formatGraphQLError, graphQLErrorOf } from '@platform/graphql-kit';
 import { createHash } from 'node:crypto';
 import { ApolloGateway } from '@apollo/gateway';
 import { ApolloArmor } from '@escape.tech/graphql-armor';
@@ -93,33 +93,6 @@ const KnownOperationTypes: ValidationRule = (context) => ({
   },
 });
 
-/** graphql-js's hint at names the schema has ("Did you mean "name"?"), in every form it takes. */
-const SUGGESTION = /\s*Did you mean [^?]*\?/g;
-
-/**
- * What a client may see of an error: our codes and messages; anything unexpected is INTERNAL.
- * With introspection off, no "Did you mean …?" either: a suggestion would name the fields and
- * values the schema hides.
- */
-function formatErrorWith(hideSuggestions: boolean) {
-  return (error: Readonly<GraphQLError | Error>): GraphQLError => {
-    const formatted = formatError(error);
-    const message = hideSuggestions ? formatted.message.replace(SUGGESTION, '') : formatted.message;
-    if (message === formatted.message) return formatted;
-    return new GraphQLError(message, { nodes: formatted.nodes, source: formatted.source, positions: formatted.positions, path: formatted.path, extensions: formatted.extensions });
-  };
-}
-
-function formatError(error: Readonly<GraphQLError | Error>): GraphQLError {
-  if (error instanceof ApiError) return graphQLErrorOf(error);
-  if (!(error instanceof GraphQLError)) return new GraphQLError('An unexpected error occurred.', { extensions: { code: 'INTERNAL' } });
-  const code = (error.extensions?.code as string | undefined) ?? (error.path ? 'INTERNAL' : 'GRAPHQL_VALIDATION_FAILED');
-  if (code === 'INTERNAL_SERVER_ERROR' || code === 'INTERNAL') return new GraphQLError('An unexpected error occurred.', { path: error.path, extensions: { code: 'INTERNAL' } });
-  // Apollo Gateway names the subgraph an error came from (`serviceName`): internal topology, not the client's business.
-  const { serviceName: _subgraph, ...extensions }: Record<string, unknown> = { ...error.extensions, code };
-  return new GraphQLError(error.message, { nodes: error.nodes, source: error.source, positions: error.positions, path: error.path, extensions });
-}
-
 export async function createFederatedGraph(options: FederatedGraphOptions): Promise<{ middleware: RequestHandler; stop: () => Promise<void> }> {
   const metrics = graphMetrics(options.registry, options.logger);
   const sources: SubgraphSource[] = [];
@@ -140,7 +113,7 @@ export async function createFederatedGraph(options: FederatedGraphOptions): Prom
     maxDirectives: { n: 20 },
     maxTokens: { enabled: false },
     costLimit: { enabled: false }, // ours (query-cost.ts): the same computation gives the limit and extensions.cost
-    blockFieldSuggestion: { enabled: false }, // an error-formatting plugin graphql-http does not run: formatErrorWith hides suggestions
+    blockFieldSuggestion: { enabled: false }, // an error-formatting plugin graphql-http does not run: formatGraphQLError hides suggestions
   });
   const limits = armor.protect().validationRules ?? [];
   const rules = [...specifiedRules, ...limits, QueryCostLimit, MutationFieldLimit, ...(options.introspection ? [] : [NoSchemaIntrospectionCustomRule])];
@@ -219,7 +192,7 @@ export async function createFederatedGraph(options: FederatedGraphOptions): Prom
       const operation = getOperationAST(args.document, args.operationName ?? undefined);
       metrics.ran(req.context.res, { operationName: args.operationName ?? operation?.name?.value, type: operation?.operation, errors: result.errors });
     },
-    formatError: formatErrorWith(!options.introspection),
+    formatError: formatGraphQLError({ hideSuggestions: !options.introspection }),
   });
   const trusted = options.trustedDocuments;
   // A Map: a hash like `constructor` or `__proto__` is no trusted document (an object would answer with its prototype's).

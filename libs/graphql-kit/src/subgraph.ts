@@ -9,9 +9,8 @@ import type { RequestHandler } from 'express';
 import { type DocumentNode, GraphQLError, NoSchemaIntrospectionCustomRule, specifiedRules } from 'graphql';
 import { createHandler } from 'graphql-http/lib/use/express';
 import { authenticate, type Principal, type TokenVerifier } from '@platform/auth';
-import { ApiError } from '@platform/errors';
 import { requireReadableBody } from '@platform/service-kit';
-import { graphQLErrorOf } from './api-error';
+import { formatGraphQLError } from './graphql-errors';
 import { documentCache } from './document-cache';
 
 export interface SubgraphContext {
@@ -35,20 +34,6 @@ export interface SubgraphOptions {
   introspection: boolean;
 }
 
-/**
- * The one mapping from what a resolver threw to what a client sees: an ApiError keeps its message
- * and REST code (`extensions.code`, with the per-field list in `extensions.errors`), GraphQL's own
- * errors keep theirs, and anything else is `INTERNAL` with nothing of its message.
- */
-function formatError(error: Readonly<GraphQLError | Error>): GraphQLError | Error {
-  if (!(error instanceof GraphQLError)) return new GraphQLError('An unexpected error occurred.', { extensions: { code: 'INTERNAL' } });
-  const original = error.originalError;
-  if (original instanceof ApiError) return graphQLErrorOf(original, error.path);
-  if (original && !(original instanceof GraphQLError)) return new GraphQLError('An unexpected error occurred.', { path: error.path, extensions: { code: 'INTERNAL' } });
-  const code = error.extensions?.code ?? (error.path ? 'INTERNAL' : 'GRAPHQL_VALIDATION_FAILED');
-  return new GraphQLError(error.message, { nodes: error.nodes, source: error.source, positions: error.positions, path: error.path, extensions: { ...error.extensions, code } });
-}
-
 /** The subgraph as express middleware for POST /graphql, with the caller's token verified. */
 export function createSubgraphMiddleware(options: SubgraphOptions): RequestHandler {
   const schema = buildSubgraphSchema({ typeDefs: options.typeDefs, resolvers: options.resolvers as GraphQLResolverMap<unknown> });
@@ -62,7 +47,8 @@ export function createSubgraphMiddleware(options: SubgraphOptions): RequestHandl
     parse: documents.parse,
     validate: documents.validate,
     context: (req) => ({ principal: req.context.res.locals.principal, authorization: req.raw.headers.authorization }),
-    formatError,
+    // Suggestions stay: only the gateway talks to a subgraph, and it hides them from clients.
+    formatError: formatGraphQLError({ hideSuggestions: false }),
   });
   // Only callers with a valid token reach the graph (the gateway always forwards the client's):
   // anyone else gets 401 in the error format, and never the subgraph's SDL (`_service { sdl }`).

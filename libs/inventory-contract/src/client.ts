@@ -1,12 +1,14 @@
 // The client other services use to call Inventory: every call carries a deadline derived from
-// the time left on the HTTP request that caused it, and gRPC failures become the HTTP error
-// format (409 OUT_OF_STOCK, 503, 504, 502). WatchStock and ReserveStream are for callers that
-// hold a stream open (InventoryClient itself); this gateway covers the request/response calls.
+// the time left on the HTTP request that caused it. A refusal comes back as the domain error
+// inventory raised (fromGrpcStatus: OutOfStock, NotFound...); a call that failed on its way
+// becomes the HTTP error format (503, 504, 502). WatchStock and ReserveStream are for callers
+// that hold a stream open (InventoryClient itself); this gateway covers the request/response calls.
 import { credentials, Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import type { Registry } from 'prom-client';
-import { ApiError } from '@platform/errors';
+import { ApiError, Forbidden, Invalid, NotFound, OutOfStock, Unauthenticated, VersionMismatch } from '@platform/errors';
 import { outgoingBudgetMs, outgoingTraceparent } from '@platform/service-kit';
 import { clientCallMetrics } from './call-metrics';
+import { fromGrpcStatus } from './grpc-errors';
 import {
   type AdjustStockReply,
   type AdjustStockRequest,
@@ -22,19 +24,10 @@ import {
   type StockLevel,
 } from './generated/inventory/v1/inventory';
 
-/**
- * Trailing metadata of a ReserveOrder refused with NOT_FOUND or FAILED_PRECONDITION: the JSON
- * array of the SKUs that were unknown or short of stock.
- */
-export const REFUSED_SKUS_METADATA = 'refused-skus-bin';
-
-/** ReserveOrder's answer: every line reserved, or (nothing reserved) the SKUs unknown or short of stock. */
-export type ReserveOrderResult = { kind: 'reserved'; reservations: ReserveReply[] } | { kind: 'refused'; skus: string[] };
-
 export interface InventoryGateway {
   reserve(request: Pick<ReserveRequest, 'orderId' | 'sku' | 'quantity'>): Promise<ReserveReply>;
-  /** Every line of one order or none; an unknown or short SKU is an answer, other failures throw. */
-  reserveOrder(orderId: string, lines: { sku: string; quantity: number }[]): Promise<ReserveOrderResult>;
+  /** Every line of one order or none: nothing reserved is OutOfStock, naming the SKUs short of stock or unknown. */
+  reserveOrder(orderId: string, lines: { sku: string; quantity: number }[]): Promise<ReserveReply[]>;
   release(orderId: string): Promise<number>;
   getStock(skus: string[]): Promise<StockLevel[]>;
   setStock(request: SetStockRequest): Promise<StockLevel>;
@@ -51,20 +44,33 @@ export interface InventoryClientOptions {
   registry?: Registry;
 }
 
-/** gRPC status → the HTTP error the caller's client sees. */
-export function toApiError(error: ServiceError): ApiError {
+/**
+ * What a failed call means to its caller. Inventory's refusal of what was asked is the domain
+ * error it raised; a refusal of the call itself (its fields, our service token) is our fault,
+ * not our client's; anything else failed on the way.
+ */
+export function failureOf(error: ServiceError): Error {
+  const refusal = fromGrpcStatus(error);
+  if (refusal instanceof Invalid) return new ApiError('INTERNAL', 'An unexpected error occurred.', { cause: error });
+  if (refusal instanceof Forbidden || refusal instanceof Unauthenticated || refusal instanceof VersionMismatch) return new ApiError('BAD_GATEWAY', 'Inventory answered with an error.', { cause: error });
+  return refusal ?? transportFailureOf(error);
+}
+
+/** To a caller reserving stock, a SKU inventory does not know is one it cannot have: OutOfStock, naming the same SKUs. */
+function reservationFailureOf(error: ServiceError): Error {
+  const failure = failureOf(error);
+  return failure instanceof NotFound ? new OutOfStock(failure.message, failure.keys) : failure;
+}
+
+/** gRPC status of a call that failed on its way → the HTTP error the caller's client sees. */
+function transportFailureOf(error: ServiceError): ApiError {
   switch (error.code) {
-    case status.FAILED_PRECONDITION:
-    case status.NOT_FOUND:
-      return new ApiError('OUT_OF_STOCK', error.details || 'Not enough stock for this order.');
     case status.DEADLINE_EXCEEDED:
       return new ApiError('GATEWAY_TIMEOUT', 'Inventory did not answer in time.', { cause: error });
     case status.UNAVAILABLE:
     case status.CANCELLED:
     case status.RESOURCE_EXHAUSTED:
       return new ApiError('SERVICE_UNAVAILABLE', 'Inventory is temporarily unavailable; retry shortly.', { headers: { 'Retry-After': '1' }, cause: error });
-    case status.INVALID_ARGUMENT:
-      return new ApiError('INTERNAL', 'An unexpected error occurred.', { cause: error });
     default:
       return new ApiError('BAD_GATEWAY', 'Inventory answered with an error.', { cause: error });
   }
@@ -88,29 +94,24 @@ export function createInventoryClient(address: string, options: InventoryClientO
     return { deadline: new Date(Date.now() + budget), metadata };
   }
 
-  async function unary<Req, Res>(method: (req: Req, metadata: Metadata, options: { deadline: Date }, callback: (error: ServiceError | null, response: Res) => void) => unknown, request: Req): Promise<Res> {
+  async function unary<Req, Res>(method: (req: Req, metadata: Metadata, options: { deadline: Date }, callback: (error: ServiceError | null, response: Res) => void) => unknown, request: Req, failure = failureOf): Promise<Res> {
     const { deadline, metadata } = await callOptions();
     return new Promise((resolve, reject) => {
-      method.call(client, request, metadata, { deadline }, (error, response) => (error ? reject(toApiError(error)) : resolve(response)));
+      method.call(client, request, metadata, { deadline }, (error, response) => (error ? reject(failure(error)) : resolve(response)));
     });
   }
 
-  async function reserveOrder(orderId: string, lines: { sku: string; quantity: number }[]): Promise<ReserveOrderResult> {
+  async function reserveOrder(orderId: string, lines: { sku: string; quantity: number }[]): Promise<ReserveReply[]> {
     const { deadline, metadata } = await callOptions();
     return new Promise((resolve, reject) => {
-      const call = client.reserveOrder(metadata, { deadline }, (error, reply: ReserveOrderReply) => {
-        if (!error) return resolve({ kind: 'reserved', reservations: reply.reservations });
-        const refused = error.metadata?.get(REFUSED_SKUS_METADATA)[0];
-        if ((error.code === status.FAILED_PRECONDITION || error.code === status.NOT_FOUND) && Buffer.isBuffer(refused)) return resolve({ kind: 'refused', skus: JSON.parse(refused.toString('utf8')) as string[] });
-        reject(toApiError(error));
-      });
+      const call = client.reserveOrder(metadata, { deadline }, (error, reply: ReserveOrderReply) => (error ? reject(reservationFailureOf(error)) : resolve(reply.reservations)));
       for (const line of lines) call.write({ orderId, ...line });
       call.end();
     });
   }
 
   return {
-    reserve: (request) => unary<ReserveRequest, ReserveReply>(client.reserve, request),
+    reserve: (request) => unary<ReserveRequest, ReserveReply>(client.reserve, request, reservationFailureOf),
     reserveOrder,
     release: async (orderId) => (await unary<{ orderId: string }, ReleaseReply>(client.release, { orderId })).releasedCount,
     getStock: async (skus) => (await unary<GetStockRequest, GetStockReply>(client.getStock, { skus })).levels,

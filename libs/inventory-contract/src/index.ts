@@ -18,5 +18,6 @@ export {
   WatchStockRequest,
   type InventoryServer,
 } from './generated/inventory/v1/inventory';
-export { createInventoryClient, REFUSED_SKUS_METADATA, toApiError, type InventoryClientOptions, type InventoryGateway, type ReserveOrderResult } from './client';
+export { createInventoryClient, failureOf, type InventoryClientOptions, type InventoryGateway } from './client';
+export { DOMAIN_ERROR_METADATA, fromGrpcStatus, REFUSED_SKUS_METADATA, toGrpcStatus } from './grpc-errors';
 export { fileDescriptorProtos } from './descriptors';

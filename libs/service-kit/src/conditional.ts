@@ -25,7 +25,7 @@ export async function updateAtVersion<T>(
   currentVersion: number,
   expected: number | undefined,
   write: (version: number) => Promise<T | null>,
-  options: { explainLostRace?: () => Promise<ApiError | undefined> } = {},
+  options: { explainLostRace?: () => Promise<Error | undefined> } = {},
 ): Promise<T> {
   if (expected !== undefined && expected !== currentVersion) throw ApiError.preconditionFailed();
   const updated = await write(currentVersion);

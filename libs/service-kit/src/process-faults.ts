@@ -3,7 +3,7 @@
 // one connection: it is logged, the request it belongs to is ended in the error format, and the
 // process serves on. Anything else is a programmer error: the process state can no longer be
 // trusted, so it is logged and the process exits for its supervisor to restart it.
-import { ApiError, sendError } from '@platform/errors';
+import { ApiError, DomainError, sendError } from '@platform/errors';
 import type { Logger } from 'pino';
 import { currentContext } from './request-context';
 
@@ -25,7 +25,7 @@ const OPERATIONAL_CODES = new Set([
 ]);
 
 export function isOperationalFault(error: unknown): boolean {
-  if (error instanceof ApiError) return true;
+  if (error instanceof ApiError || error instanceof DomainError) return true;
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'string' && (OPERATIONAL_CODES.has(code) || code.startsWith('HPE_'));
 }

@@ -1,6 +1,6 @@
 // The catalog subgraph: Product entities and Order.reviewCount, batched per request, and reviews
-// written through the same ReviewService as REST. Errors are thrown as they are: the subgraph's
-// formatError maps an ApiError to its REST code.
+// written through the same ReviewService as REST. Errors are thrown as they are: graphql-kit's
+// formatGraphQLError gives a domain error the code REST gives it.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import DataLoader from 'dataloader';

@@ -1,7 +1,7 @@
 // Rules of products: anyone signed in reads; only admins create, change or delete.
 import { type Principal, requireAdmin } from '@platform/auth';
 import { demoImageUrl, demoProducts } from '@platform/catalog-data';
-import { ApiError } from '@platform/errors';
+import { Conflict, Invalid, NotFound } from '@platform/errors';
 import { domainEvent } from '@platform/events';
 import { isId, newId } from '@platform/ids';
 import { type CursorValue, type ListEnvelope, parseSort, toListEnvelope, toPageRequest } from '@platform/paging';
@@ -11,8 +11,8 @@ import { productEvent } from './events';
 import type { NewProduct, ProductChanges, ProductRepository, ProductRow } from './repository';
 import { type CreateProductInput, type ListProductsQuery, type PatchProductInput, productSortFields } from './schemas';
 
-function skuTaken(): ApiError {
-  return new ApiError('SKU_TAKEN', 'Another product already has this SKU.', { fieldErrors: [{ field: 'sku', code: 'NOT_ALLOWED', message: 'This SKU is taken.' }] });
+function skuTaken(): Conflict {
+  return new Conflict('SKU_TAKEN', 'Another product already has this SKU.', [{ field: 'sku', code: 'NOT_ALLOWED', message: 'This SKU is taken.' }]);
 }
 
 function sortValueOf(row: ProductRow, field: (typeof productSortFields)[number]): CursorValue {
@@ -29,7 +29,7 @@ export class ProductService {
 
   async get(id: string): Promise<ProductRow> {
     const product = isId(id) ? await this.products.findById(id) : null;
-    if (!product) throw ApiError.notFound('Product');
+    if (!product) throw NotFound.of('Product');
     return product;
   }
 
@@ -43,7 +43,7 @@ export class ProductService {
   async list(query: ListProductsQuery): Promise<ListEnvelope<ProductRow>> {
     const { size, cursor, page, offset, limit, withTotal, sort: sortParam, ...filters } = query;
     if (filters.minPrice !== undefined && filters.maxPrice !== undefined && filters.minPrice > filters.maxPrice) {
-      throw ApiError.unprocessable('minPrice is above maxPrice.', [{ field: 'minPrice', code: 'OUT_OF_RANGE', message: 'minPrice must not exceed maxPrice.' }]);
+      throw new Invalid('minPrice is above maxPrice.', [{ field: 'minPrice', code: 'OUT_OF_RANGE', message: 'minPrice must not exceed maxPrice.' }]);
     }
     const sort = parseSort(sortParam, productSortFields, { field: 'createdAt', direction: 'desc' });
     const pageRequest = toPageRequest({ size, cursor, page, offset, limit, withTotal }, { list: 'products', sort, filters, secret: this.cursorSecret });
@@ -84,7 +84,7 @@ export class ProductService {
       await writes.recordEvent(domainEvent('product.deleted', product.id, { id: product.id, sku: product.sku }));
       return true;
     });
-    if (!deleted) throw ApiError.notFound('Product');
+    if (!deleted) throw NotFound.of('Product');
   }
 
   /** Seeds the demo catalog into an empty database; a database with products is left alone. */

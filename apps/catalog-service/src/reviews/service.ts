@@ -1,6 +1,6 @@
 // Rules of reviews: any signed-in user reviews a product once; everyone signed in reads them.
 import type { Principal } from '@platform/auth';
-import { ApiError } from '@platform/errors';
+import { Conflict, NotFound } from '@platform/errors';
 import { domainEvent } from '@platform/events';
 import { isId, newId } from '@platform/ids';
 import { type ListEnvelope, parseSort, toListEnvelope, toPageRequest } from '@platform/paging';
@@ -22,13 +22,13 @@ export class ReviewService {
       this.reviews.createAndRate({ id: newId(), productId: product.id, userId: principal.userId, rating: input.rating, title: input.title ?? null, body: input.body ?? null }, (review) =>
         domainEvent('review.created', review.id, { id: review.id, productId: review.productId, userId: principal.userId, rating: review.rating }),
       ),
-      () => new ApiError('REVIEW_EXISTS', 'You have already reviewed this product.'),
+      () => new Conflict('REVIEW_EXISTS', 'You have already reviewed this product.'),
     );
   }
 
   async get(productId: string, reviewId: string): Promise<ReviewRow> {
     const review = isId(productId) && isId(reviewId) ? await this.reviews.findById(productId, reviewId) : null;
-    if (!review) throw ApiError.notFound('Review');
+    if (!review) throw NotFound.of('Review');
     return review;
   }
 

@@ -25,7 +25,6 @@ import { HealthImplementation } from 'grpc-health-check';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import {
   fileDescriptorProtos,
-  REFUSED_SKUS_METADATA,
   InventoryService,
   type InventoryServer,
   type ReserveLine,
@@ -34,11 +33,13 @@ import {
   type ReserveRequest,
   type StockLevel,
   type WatchStockRequest,
+  toGrpcStatus,
 } from '@platform/inventory-contract';
+import { DomainError, Forbidden, Unauthenticated } from '@platform/errors';
 import type { TokenVerifier } from '@platform/auth';
 import type { Logger, Stoppable } from '@platform/service-kit';
 import type { UsageRecorder } from '@platform/usage';
-import { InventoryError, MAX_LINES, RefusedSkus, type StockService } from '../stock/service';
+import { MAX_LINES, type StockService, tooManyLines } from '../stock/service';
 import type { Deprecation } from '@platform/deprecations';
 import { logCalls } from './call-log';
 import { deprecatedRpcs } from './deprecated-rpcs';
@@ -109,24 +110,7 @@ class OpenCalls {
   }
 }
 
-const statusOf: Record<InventoryError['code'], status> = {
-  INVALID_ARGUMENT: status.INVALID_ARGUMENT,
-  NOT_FOUND: status.NOT_FOUND,
-  FAILED_PRECONDITION: status.FAILED_PRECONDITION,
-  ABORTED: status.ABORTED,
-};
-
 class DeadlineExceeded extends Error {}
-
-/** A call without a valid service token (UNAUTHENTICATED) or from a service not allowed (PERMISSION_DENIED). */
-class CallerRefused extends Error {
-  constructor(
-    readonly code: status.UNAUTHENTICATED | status.PERMISSION_DENIED,
-    message: string,
-  ) {
-    super(message);
-  }
-}
 
 export interface InventoryCallers {
   /** Verifies service tokens (the internal audience). */
@@ -141,9 +125,9 @@ async function authenticate(metadata: Metadata, callers: InventoryCallers): Prom
   try {
     caller = (await callers.verifier.verifyHeader(typeof header === 'string' ? header : undefined)).userId;
   } catch {
-    throw new CallerRefused(status.UNAUTHENTICATED, 'Send a valid service token: authorization: Bearer <token>.');
+    throw new Unauthenticated('Send a valid service token: authorization: Bearer <token>.');
   }
-  if (!callers.allowed.includes(caller)) throw new CallerRefused(status.PERMISSION_DENIED, `${caller} may not call inventory.`);
+  if (!callers.allowed.includes(caller)) throw new Forbidden(`${caller} may not call inventory.`);
   return caller;
 }
 
@@ -274,15 +258,10 @@ export function createInventoryGrpc(options: { stock: StockService; callers: Inv
 
   /** Refuses to answer `reason`: its status code and the details the caller sees. */
   function refusal(method: string, reason: unknown): { code: status; details: string; metadata?: Metadata } {
-    if (reason instanceof RefusedSkus) {
-      const metadata = new Metadata();
-      metadata.set(REFUSED_SKUS_METADATA, Buffer.from(JSON.stringify(reason.skus)));
-      return { code: statusOf[reason.code], details: reason.message, metadata };
-    }
-    if (reason instanceof InventoryError) return { code: statusOf[reason.code], details: reason.message };
-    if (reason instanceof CallerRefused) {
-      logger.warn({ method, code: status[reason.code] }, 'gRPC call refused: caller not authenticated or not allowed');
-      return { code: reason.code, details: reason.message };
+    if (reason instanceof DomainError) {
+      const refused = toGrpcStatus(reason);
+      if (reason instanceof Unauthenticated || reason instanceof Forbidden) logger.warn({ method, code: status[refused.code] }, 'gRPC call refused: caller not authenticated or not allowed');
+      return refused;
     }
     if (reason instanceof DeadlineExceeded) return { code: status.DEADLINE_EXCEEDED, details: `${method} did not finish before the caller's deadline.` };
     if (reason instanceof LimitReached) return { code: status.RESOURCE_EXHAUSTED, details: reason.message };
@@ -396,7 +375,7 @@ export function createInventoryGrpc(options: { stock: StockService; callers: Inv
       .then(() => {
         if (stream.isOver()) return undefined;
         stream.working();
-        if (tooMany) throw new InventoryError('INVALID_ARGUMENT', `an order has at most ${MAX_LINES} lines`);
+        if (tooMany) throw tooManyLines();
         return withinDeadline(call, limits.defaultDeadlineMs, () => stock.reserveOrder(lines));
       })
       .then(

@@ -2,31 +2,23 @@
 // reads them; an admin sets what is on hand. The rules are the gRPC calls' (StockService).
 import { Router } from 'express';
 import { adminOnly } from '@platform/auth';
-import { ApiError, methodNotAllowed } from '@platform/errors';
+import { Invalid, methodNotAllowed } from '@platform/errors';
 import { newId } from '@platform/ids';
 import { mapListItems, parseSort, toListEnvelope, toPageRequest } from '@platform/paging';
 import { expectedVersion } from '@platform/service-kit';
 import { noQueryParameters, parseBody, parseQuery } from '@platform/validation';
 import { etagOf, toStockLevelResponse } from './representation';
 import { listStockLevelsQuery, putStockLevelBody } from './schemas';
-import { InventoryError, type StockService } from './service';
+import type { StockService } from './service';
 
-/** A refusal of the stock rules, as the HTTP error format says it. */
-function asApiError(error: unknown, sku: string): unknown {
-  if (!(error instanceof InventoryError)) return error;
-  switch (error.code) {
-    case 'NOT_FOUND':
-      return ApiError.notFound(`Stock level for SKU ${sku}`);
-    case 'ABORTED':
-      return ApiError.preconditionFailed();
-    case 'FAILED_PRECONDITION':
-      return new ApiError('CONFLICT', error.message);
-    case 'INVALID_ARGUMENT': {
-      // The request_id of a PUT is its Idempotency-Key; everything else a PUT sends is checked by its schema.
-      const field = /request_id/.test(error.message) ? 'Idempotency-Key' : 'sku';
-      return ApiError.unprocessable(error.message.replaceAll('request_id', 'Idempotency-Key'), [{ field, code: 'INVALID_FORMAT', message: error.message }]);
-    }
-  }
+/** The use case's names for what a stock-level request sends, in this API's: `skus[0]` is the `sku` parameter. */
+function restFieldName(field: string): string {
+  return field === 'skus' || field.startsWith('skus[') ? 'sku' : field;
+}
+
+/** A refusal of invalid input, naming this API's parameters; any other error as it is. */
+function inRestNames(error: unknown): unknown {
+  return error instanceof Invalid ? error.withFieldNames(restFieldName) : error;
 }
 
 export function stockLevelRoutes(stock: StockService, cursorSecret: string): Router {
@@ -39,7 +31,7 @@ export function stockLevelRoutes(stock: StockService, cursorSecret: string): Rou
       const { sort: sortParam, ...pageParams } = paging;
       const sort = parseSort(sortParam, ['sku'] as const, { field: 'sku', direction: 'asc' });
       const page = toPageRequest(pageParams, { list: 'stock-levels', sort, filters: { sku }, secret: cursorSecret });
-      const { rows, total } = await stock.levels({ skus: sku }, page).catch((error: unknown) => Promise.reject(asApiError(error, sku?.join(',') ?? '')));
+      const { rows, total } = await stock.levels({ skus: sku }, page).catch((error: unknown) => Promise.reject(inRestNames(error)));
       res.json(mapListItems(toListEnvelope(rows.map((row) => ({ ...row, id: row.sku })), page, { secret: cursorSecret, sortValue: (row) => row.sku, totalCount: total }), toStockLevelResponse));
     })
     .all(methodNotAllowed);
@@ -49,8 +41,7 @@ export function stockLevelRoutes(stock: StockService, cursorSecret: string): Rou
     .get(async (req, res) => {
       parseQuery(noQueryParameters, req.query);
       const sku = req.params.sku as string;
-      // A SKU that could not be stored cannot exist: 404, as for any malformed id.
-      const row = await stock.level(sku).catch((error: unknown) => Promise.reject(error instanceof InventoryError ? ApiError.notFound(`Stock level for SKU ${sku}`) : error));
+      const row = await stock.level(sku);
       res.setHeader('ETag', etagOf(row)).json(toStockLevelResponse(row));
     })
     .put(adminOnly, async (req, res) => {
@@ -59,7 +50,7 @@ export function stockLevelRoutes(stock: StockService, cursorSecret: string): Rou
       // A retried PUT with the same Idempotency-Key applies once; without one, setting the same
       // count twice is harmless (PUT is idempotent by itself).
       const requestId = (req.headers['idempotency-key'] as string | undefined) ?? newId();
-      const { row, created } = await stock.putOnHand({ sku, onHand, requestId, expectedVersion: expectedVersion(req) }).catch((error: unknown) => Promise.reject(asApiError(error, sku)));
+      const { row, created } = await stock.putOnHand({ sku, onHand, requestId, expectedVersion: expectedVersion(req) }).catch((error: unknown) => Promise.reject(inRestNames(error)));
       if (created) res.status(201).location(`/v1/stock-levels/${encodeURIComponent(sku)}`);
       res.setHeader('ETag', etagOf(row)).json(toStockLevelResponse(row));
     })

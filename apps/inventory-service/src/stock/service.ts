@@ -1,5 +1,6 @@
 // Rules of stock: what a valid reservation request is and what each outcome means.
 import { demoProducts } from '@platform/catalog-data';
+import { Conflict, type FieldError, Invalid, NotFound, OutOfStock, VersionMismatch } from '@platform/errors';
 import { newId } from '@platform/ids';
 import { isDeadlock, isUniqueViolation } from '@platform/db';
 import type { PageRequest } from '@platform/paging';
@@ -7,19 +8,6 @@ import type { ReserveOrderOutcome, StockChangeOutcome, StockLevelRow, StockRepos
 import { type StockLevel, toStockLevel } from './representation';
 import { ReserveBatcher } from './reserve-batcher';
 import type { StockWatch } from './watch';
-
-/** gRPC's names for what went wrong; ABORTED is a REST PUT whose If-Match no longer holds. */
-export type InventoryErrorCode = 'INVALID_ARGUMENT' | 'NOT_FOUND' | 'FAILED_PRECONDITION' | 'ABORTED';
-
-/** A refusal the caller caused; the gRPC layer turns `code` into the status of the same name. */
-export class InventoryError extends Error {
-  constructor(
-    readonly code: InventoryErrorCode,
-    message: string,
-  ) {
-    super(message);
-  }
-}
 
 export interface Reservation {
   reservationId: string;
@@ -34,23 +22,17 @@ export interface OrderLine {
   quantity: number;
 }
 
-/** ReserveOrder refused for unknown SKUs (NOT_FOUND) or SKUs short of stock: which ones (the caller names them). */
-export class RefusedSkus extends InventoryError {
-  constructor(
-    code: 'NOT_FOUND' | 'FAILED_PRECONDITION',
-    readonly skus: string[],
-    message: string,
-  ) {
-    super(code, message);
-  }
-}
-
 const MAX_QUANTITY = 1_000_000;
 /** The most a SKU can have on hand: far below the int32 columns' limit. */
 export const MAX_ON_HAND = 1_000_000_000;
 /** SKUs per GetStock or WatchStock, lines per ReserveOrder. */
 export const MAX_SKUS = 100;
 export const MAX_LINES = 100;
+
+/** A ReserveOrder of more lines than MAX_LINES (the gRPC door stops reading past them and refuses with this). */
+export function tooManyLines(): Invalid {
+  return invalid([problem('lines', `an order has at most ${MAX_LINES} lines`)]);
+}
 const MAX_REQUEST_ID = 100;
 const MAX_REASON = 200;
 /** A ReserveOrder that lost a race (same order on another call, or a deadlock) runs again, this many times at most. */
@@ -59,31 +41,49 @@ const MAX_ATTEMPTS = 3;
 const MAX_ORDER_ID = 100;
 const MAX_SKU = 64;
 
+/** One field at fault; every message names its field, as the caller calls it. */
+function problem(field: string, message: string): FieldError {
+  return { field, code: 'INVALID_FORMAT', message };
+}
+
 /** What is wrong with a required text field, if anything: empty, too long, or holding control characters (NUL cannot be stored). */
-function textProblem(field: string, value: string, max: number): string | undefined {
-  if (!value) return `${field} is required`;
-  if (value.length > max) return `${field} is longer than ${max} characters`;
+function textProblem(field: string, value: string, max: number): FieldError | undefined {
+  if (!value) return problem(field, `${field} is required`);
+  if (value.length > max) return problem(field, `${field} is longer than ${max} characters`);
   // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f]/.test(value)) return `${field} must not contain control characters`;
+  if (/[\u0000-\u001f\u007f]/.test(value)) return problem(field, `${field} must not contain control characters`);
   return undefined;
 }
 
-function lineProblems(line: OrderLine, prefix = ''): string[] {
-  const problems = [textProblem(`${prefix}order_id`, line.orderId, MAX_ORDER_ID), textProblem(`${prefix}sku`, line.sku, MAX_SKU)].filter((problem) => problem !== undefined);
-  if (!Number.isInteger(line.quantity) || line.quantity <= 0) problems.push(`${prefix}quantity must be a positive integer`);
-  else if (line.quantity > MAX_QUANTITY) problems.push(`${prefix}quantity must be at most ${MAX_QUANTITY}`);
+/** A refusal naming every problem found at once. */
+function invalid(problems: readonly FieldError[]): Invalid {
+  return new Invalid(problems.map((found) => found.message).join('; '), problems);
+}
+
+/** Refuses the request if any problem was found. */
+function refuseInvalid(problems: readonly (FieldError | undefined)[]): void {
+  const found = problems.filter((found) => found !== undefined);
+  if (found.length) throw invalid(found);
+}
+
+function lineProblems(line: OrderLine, prefix = ''): (FieldError | undefined)[] {
+  const problems = [textProblem(`${prefix}order_id`, line.orderId, MAX_ORDER_ID), textProblem(`${prefix}sku`, line.sku, MAX_SKU)];
+  if (!Number.isInteger(line.quantity) || line.quantity <= 0) problems.push(problem(`${prefix}quantity`, `${prefix}quantity must be a positive integer`));
+  else if (line.quantity > MAX_QUANTITY) problems.push(problem(`${prefix}quantity`, `${prefix}quantity must be at most ${MAX_QUANTITY}`));
   return problems;
 }
 
 /** The SKUs of a GetStock or WatchStock, each once, in the order asked. */
 function skuList(skus: readonly string[]): string[] {
-  if (!skus.length) throw new InventoryError('INVALID_ARGUMENT', 'skus must name at least one SKU');
+  if (!skus.length) throw invalid([problem('skus', 'skus must name at least one SKU')]);
   const unique = [...new Set(skus)];
-  if (unique.length > MAX_SKUS) throw new InventoryError('INVALID_ARGUMENT', `skus must name at most ${MAX_SKUS} SKUs`);
-  const problems = unique.map((sku, index) => textProblem(`skus[${index}]`, sku, MAX_SKU)).filter((problem) => problem !== undefined);
-  if (problems.length) throw new InventoryError('INVALID_ARGUMENT', problems.join('; '));
+  if (unique.length > MAX_SKUS) throw invalid([problem('skus', `skus must name at most ${MAX_SKUS} SKUs`)]);
+  refuseInvalid(unique.map((sku, index) => textProblem(`skus[${index}]`, sku, MAX_SKU)));
   return unique;
 }
+
+/** The name of a change's request id in the caller's words: gRPC's field, or what a REST client sent it as. */
+type RequestIdName = 'request_id' | 'Idempotency-Key';
 
 export class StockService {
   private readonly batcher: ReserveBatcher;
@@ -96,8 +96,7 @@ export class StockService {
   }
 
   async reserve(request: { orderId: string; sku: string; quantity: number }): Promise<Reservation> {
-    const problems = lineProblems(request);
-    if (problems.length) throw new InventoryError('INVALID_ARGUMENT', problems.join('; '));
+    refuseInvalid(lineProblems(request));
 
     const outcome = await this.batcher.reserve(request.sku, { id: newId(), orderId: request.orderId, quantity: request.quantity });
     switch (outcome.kind) {
@@ -105,25 +104,25 @@ export class StockService {
       case 'existing':
         return { reservationId: outcome.reservationId, sku: request.sku, quantity: outcome.quantity, remaining: outcome.remaining };
       case 'unknown-sku':
-        throw new InventoryError('NOT_FOUND', `Unknown SKU ${request.sku}.`);
+        throw new NotFound(`Unknown SKU ${request.sku}.`, [request.sku]);
       case 'insufficient':
-        throw new InventoryError('FAILED_PRECONDITION', `OUT_OF_STOCK: ${request.sku} has ${outcome.available} available, ${request.quantity} requested.`);
+        throw new OutOfStock(`OUT_OF_STOCK: ${request.sku} has ${outcome.available} available, ${request.quantity} requested.`, [request.sku]);
     }
   }
 
   /** Every line of one order, or none (see the repository for how). */
   async reserveOrder(lines: readonly OrderLine[]): Promise<{ orderId: string; reservations: Reservation[] }> {
-    if (!lines.length) throw new InventoryError('INVALID_ARGUMENT', 'an order needs at least one line');
-    if (lines.length > MAX_LINES) throw new InventoryError('INVALID_ARGUMENT', `an order has at most ${MAX_LINES} lines`);
+    if (!lines.length) throw invalid([problem('lines', 'an order needs at least one line')]);
+    if (lines.length > MAX_LINES) throw tooManyLines();
     const problems = lines.flatMap((line, index) => lineProblems(line, `lines[${index}].`));
     const orderId = lines[0].orderId;
-    if (lines.some((line) => line.orderId !== orderId)) problems.push('every line must name the same order_id');
+    if (lines.some((line) => line.orderId !== orderId)) problems.push(problem('order_id', 'every line must name the same order_id'));
     const seen = new Set<string>();
     for (const [index, line] of lines.entries()) {
-      if (seen.has(line.sku)) problems.push(`lines[${index}].sku ${line.sku} is already on another line`);
+      if (seen.has(line.sku)) problems.push(problem(`lines[${index}].sku`, `lines[${index}].sku ${line.sku} is already on another line`));
       seen.add(line.sku);
     }
-    if (problems.length) throw new InventoryError('INVALID_ARGUMENT', problems.join('; '));
+    refuseInvalid(problems);
 
     const rows = lines.map((line) => ({ id: newId(), sku: line.sku, quantity: line.quantity }));
     let outcome: ReserveOrderOutcome;
@@ -139,12 +138,11 @@ export class StockService {
       case 'reserved':
         return { orderId, reservations: outcome.lines };
       case 'unknown-skus':
-        throw new RefusedSkus('NOT_FOUND', outcome.skus, `Unknown SKU ${outcome.skus.join(', ')}; nothing was reserved.`);
+        throw new NotFound(`Unknown SKU ${outcome.skus.join(', ')}; nothing was reserved.`, outcome.skus);
       case 'insufficient':
-        throw new RefusedSkus(
-          'FAILED_PRECONDITION',
-          outcome.lines.map((line) => line.sku),
+        throw new OutOfStock(
           `OUT_OF_STOCK: ${outcome.lines.map((line) => `${line.sku} has ${line.available} available, ${line.requested} requested`).join('; ')}; nothing was reserved.`,
+          outcome.lines.map((line) => line.sku),
         );
     }
   }
@@ -156,44 +154,47 @@ export class StockService {
     return wanted.flatMap((sku) => (found.has(sku) ? [found.get(sku)!] : []));
   }
 
-  setStock(request: { sku: string; onHand: number; requestId: string; expectedVersion?: number }): Promise<StockLevel> {
-    const problems = [textProblem('sku', request.sku, MAX_SKU), textProblem('request_id', request.requestId, MAX_REQUEST_ID)].filter((problem) => problem !== undefined);
-    if (!Number.isInteger(request.onHand) || request.onHand < 0 || request.onHand > MAX_ON_HAND) problems.push(`on_hand must be an integer from 0 to ${MAX_ON_HAND}`);
-    if (problems.length) throw new InventoryError('INVALID_ARGUMENT', problems.join('; '));
-    return this.change({ requestId: request.requestId, sku: request.sku, kind: 'SET', amount: request.onHand, reason: null, expectedVersion: request.expectedVersion });
+  setStock(request: { sku: string; onHand: number; requestId: string; expectedVersion?: number }, requestIdName: RequestIdName = 'request_id'): Promise<StockLevel> {
+    const problems = [textProblem('sku', request.sku, MAX_SKU), textProblem(requestIdName, request.requestId, MAX_REQUEST_ID)];
+    if (!Number.isInteger(request.onHand) || request.onHand < 0 || request.onHand > MAX_ON_HAND) problems.push(problem('on_hand', `on_hand must be an integer from 0 to ${MAX_ON_HAND}`));
+    refuseInvalid(problems);
+    return this.change({ requestId: request.requestId, sku: request.sku, kind: 'SET', amount: request.onHand, reason: null, expectedVersion: request.expectedVersion }, requestIdName);
   }
 
   adjustStock(request: { sku: string; delta: number; reason: string; requestId: string }): Promise<StockLevel> {
-    const problems = [textProblem('sku', request.sku, MAX_SKU), textProblem('request_id', request.requestId, MAX_REQUEST_ID)].filter((problem) => problem !== undefined);
-    if (request.reason) problems.push(...[textProblem('reason', request.reason, MAX_REASON)].filter((problem) => problem !== undefined));
-    if (!Number.isInteger(request.delta) || request.delta === 0 || Math.abs(request.delta) > MAX_ON_HAND) problems.push(`delta must be a non-zero integer from -${MAX_ON_HAND} to ${MAX_ON_HAND}`);
-    if (problems.length) throw new InventoryError('INVALID_ARGUMENT', problems.join('; '));
-    return this.change({ requestId: request.requestId, sku: request.sku, kind: 'ADJUST', amount: request.delta, reason: request.reason || null });
+    const problems = [textProblem('sku', request.sku, MAX_SKU), textProblem('request_id', request.requestId, MAX_REQUEST_ID)];
+    if (request.reason) problems.push(textProblem('reason', request.reason, MAX_REASON));
+    if (!Number.isInteger(request.delta) || request.delta === 0 || Math.abs(request.delta) > MAX_ON_HAND) problems.push(problem('delta', `delta must be a non-zero integer from -${MAX_ON_HAND} to ${MAX_ON_HAND}`));
+    refuseInvalid(problems);
+    return this.change({ requestId: request.requestId, sku: request.sku, kind: 'ADJUST', amount: request.delta, reason: request.reason || null }, 'request_id');
   }
 
-  private async change(request: Parameters<StockRepository['applyChange']>[0]): Promise<StockLevel> {
+  private async change(request: Parameters<StockRepository['applyChange']>[0], requestIdName: RequestIdName): Promise<StockLevel> {
     const outcome: StockChangeOutcome = await this.stock.applyChange(request, MAX_ON_HAND);
     switch (outcome.kind) {
       case 'applied':
       case 'repeat':
         return toStockLevel(outcome.level);
       case 'request-id-reused':
-        throw new InventoryError('INVALID_ARGUMENT', `request_id ${request.requestId} was already used for another change.`);
+        throw invalid([problem(requestIdName, `${requestIdName} ${request.requestId} was already used for another change.`)]);
       case 'unknown-sku':
-        throw new InventoryError('NOT_FOUND', `Unknown SKU ${request.sku}.`);
+        throw new NotFound(`Unknown SKU ${request.sku}.`, [request.sku]);
       case 'version-mismatch':
-        throw new InventoryError('ABORTED', `${request.sku} is not at the version the change expected.`);
+        throw new VersionMismatch();
       case 'out-of-bounds':
-        if (request.kind === 'SET') throw new InventoryError('FAILED_PRECONDITION', `${request.sku} has ${outcome.reserved} reserved; on_hand cannot be set below that.`);
-        if (request.amount < 0) throw new InventoryError('FAILED_PRECONDITION', `${request.sku} has ${outcome.available} available; ${-request.amount} cannot be taken.`);
-        throw new InventoryError('FAILED_PRECONDITION', `${request.sku} would have more than ${MAX_ON_HAND} on hand.`);
+        if (request.kind === 'SET') throw new Conflict('CONFLICT', `${request.sku} has ${outcome.reserved} reserved; on_hand cannot be set below that.`);
+        if (request.amount < 0) throw new Conflict('CONFLICT', `${request.sku} has ${outcome.available} available; ${-request.amount} cannot be taken.`);
+        throw new Conflict('CONFLICT', `${request.sku} would have more than ${MAX_ON_HAND} on hand.`);
     }
   }
 
-  /** One SKU's stock as stored (with its version and last change); NOT_FOUND when inventory does not know it. */
+  /** One SKU's stock as stored (with its version and last change); NotFound when inventory does not know it. */
   async level(sku: string): Promise<StockLevelRow> {
-    const [row] = await this.stock.findLevels(skuList([sku]));
-    if (!row) throw new InventoryError('NOT_FOUND', `Unknown SKU ${sku}.`);
+    const notFound = NotFound.of(`Stock level for SKU ${sku}`, [sku]);
+    // A SKU that could not be stored cannot exist: not found, as for any malformed id.
+    if (textProblem('sku', sku, MAX_SKU)) throw notFound;
+    const [row] = await this.stock.findLevels([sku]);
+    if (!row) throw notFound;
     return row;
   }
 
@@ -204,12 +205,12 @@ export class StockService {
 
   /**
    * What an operator counted: sets on hand for `sku`, creating it when new (SetStock's rules and
-   * idempotency). With `expectedVersion` (If-Match) only a row still at that version changes:
-   * ABORTED otherwise, and for a SKU that does not exist.
+   * idempotency; its request id is the client's Idempotency-Key). With `expectedVersion` (If-Match)
+   * only a row still at that version changes: VersionMismatch otherwise, and for a SKU that does not exist.
    */
   async putOnHand(request: { sku: string; onHand: number; requestId: string; expectedVersion?: number }): Promise<{ row: StockLevelRow; created: boolean }> {
     const existed = (await this.stock.findLevels(skuList([request.sku]))).length > 0;
-    await this.setStock(request);
+    await this.setStock(request, 'Idempotency-Key');
     return { row: await this.level(request.sku), created: !existed };
   }
 
@@ -220,8 +221,7 @@ export class StockService {
   }
 
   async release(orderId: string): Promise<number> {
-    const problem = textProblem('order_id', orderId, MAX_ORDER_ID);
-    if (problem) throw new InventoryError('INVALID_ARGUMENT', problem);
+    refuseInvalid([textProblem('order_id', orderId, MAX_ORDER_ID)]);
     return this.stock.release(orderId);
   }
 

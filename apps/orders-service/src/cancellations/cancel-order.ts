@@ -2,7 +2,7 @@
 // Release is queued in the same unit of work, so a crash right after the commit cannot lose it.
 // Two callers: a client's PATCH (now, at the version it read) and the cancellation worker.
 import type { Principal } from '@platform/auth';
-import { ApiError } from '@platform/errors';
+import { Conflict } from '@platform/errors';
 import { type Logger } from '@platform/service-kit';
 import { recordOrderEvent } from '../orders/events';
 import type { OrderQueries } from '../orders/queries';
@@ -30,7 +30,7 @@ export class CancelOrder {
     const order = await this.queries.get(principal, id);
     await updateOrderAtVersion(this.orders, order, options.expectedVersion, async (version) => {
       assertTransition(order.status, 'CANCELED');
-      if (options.couponCode !== undefined && order.status !== 'PENDING') throw new ApiError('ORDER_NOT_EDITABLE', 'The coupon can change only while the order is PENDING.');
+      if (options.couponCode !== undefined && order.status !== 'PENDING') throw new Conflict('ORDER_NOT_EDITABLE', 'The coupon can change only while the order is PENDING.');
       return (await this.cancelAt(order, version, options.couponCode)) ? true : null;
     });
     return this.queries.get(principal, id);

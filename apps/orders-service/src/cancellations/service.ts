@@ -1,7 +1,7 @@
 // Cancellation as its own resource: accepted at once (202), completed in the background by the
 // sweeper. Pending records live in the database, so a restart picks them up again.
 import type { Principal } from '@platform/auth';
-import { ApiError } from '@platform/errors';
+import { NotFound } from '@platform/errors';
 import { domainEvent } from '@platform/events';
 import { newId } from '@platform/ids';
 import type { Logger } from '@platform/service-kit';
@@ -41,7 +41,7 @@ export class CancellationService {
   async get(principal: Principal, orderId: string): Promise<CancellationRow> {
     const order = await this.queries.get(principal, orderId);
     const cancellation = await this.cancellations.findByOrder(order.id);
-    if (!cancellation) throw ApiError.notFound('Cancellation');
+    if (!cancellation) throw NotFound.of('Cancellation');
     return cancellation;
   }
 

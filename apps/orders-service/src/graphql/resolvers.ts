@@ -1,6 +1,6 @@
 // The orders subgraph: the same use cases as REST, so the same ownership, validation,
-// idempotency and stock rules. Errors are thrown as they are: the subgraph's formatError turns an
-// ApiError into a GraphQL error carrying the REST code.
+// idempotency and stock rules. Errors are thrown as they are: graphql-kit's formatGraphQLError gives a
+// domain error (or an ApiError) the code REST gives it.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import DataLoader from 'dataloader';

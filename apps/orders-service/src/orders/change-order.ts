@@ -2,7 +2,7 @@
 // stock is reserved before the old is given back), or deleting it. Every write is at the version
 // the client read (If-Match); canceling is the cancellations' story (CancelOrder).
 import { type Principal, requireAdmin } from '@platform/auth';
-import { ApiError } from '@platform/errors';
+import { Conflict } from '@platform/errors';
 import { domainEvent } from '@platform/events';
 import { newId } from '@platform/ids';
 import type { CancelOrder } from '../cancellations/cancel-order';
@@ -32,7 +32,7 @@ export class ChangeOrder {
         requireAdmin(principal);
         assertTransition(order.status, input.status);
       }
-      if (input.couponCode !== undefined && order.status !== 'PENDING') throw new ApiError('ORDER_NOT_EDITABLE', 'The coupon can change only while the order is PENDING.');
+      if (input.couponCode !== undefined && order.status !== 'PENDING') throw new Conflict('ORDER_NOT_EDITABLE', 'The coupon can change only while the order is PENDING.');
       const now = new Date();
       const status = input.status ?? order.status;
       return this.orders.unitOfWork(async (writes) => {
@@ -49,7 +49,7 @@ export class ChangeOrder {
   async replace(principal: Principal, id: string, input: ReplaceOrderInput, expectedVersion?: number): Promise<OrderRow> {
     const order = await this.queries.get(principal, id);
     await updateOrderAtVersion(this.orders, order, expectedVersion, async (version) => {
-      if (order.status !== 'PENDING') throw new ApiError('ORDER_NOT_EDITABLE', `The order is ${order.status}; only PENDING orders can be replaced.`);
+      if (order.status !== 'PENDING') throw new Conflict('ORDER_NOT_EDITABLE', `The order is ${order.status}; only PENDING orders can be replaced.`);
       const priced = await this.pricing.price(input.items);
       // Reserve the new items under a new key first, then swap, then free the old reservation.
       // A fresh key per attempt: a key whose release is still pending is never reserved again.

@@ -1,7 +1,7 @@
 // Placing an order, as a story: price it from the catalog, reserve its stock, write it; once per
 // Idempotency-Key. Stock reserved for an order that is not written goes back.
 import type { Principal } from '@platform/auth';
-import { ApiError } from '@platform/errors';
+import { Unauthenticated } from '@platform/errors';
 import { newId } from '@platform/ids';
 import { type IdempotencyStore, requestHashOf } from '../idempotency/store';
 import { placementTooLate, type StockReservations } from '../stock/reservations';
@@ -43,7 +43,7 @@ export class PlaceOrder {
       return await this.orders.unitOfWork(async (writes) => {
         // The account was deleted (user.deleted) while its token still works: its orders are
         // being canceled, so this one must not be written (its stock goes back below).
-        if (await writes.isDeletedUser(principal.userId)) throw ApiError.unauthenticated('The account of this access token no longer exists.');
+        if (await writes.isDeletedUser(principal.userId)) throw new Unauthenticated('The account of this access token no longer exists.');
         if (!(await writes.completePlacement(id))) throw placementTooLate();
         const order = await writes.create({ id, userId: principal.userId, amount: priced.amount, currency: priced.currency, couponCode: input.couponCode ?? null, reservationKey: id, items: priced.items });
         await writes.recordEvent(orderEvent('order.created', order));

@@ -1,7 +1,7 @@
 // Reading orders and their items: who sees which order (owner or admin), filters, paging. Rows
 // come back as rows (a list in its paging envelope); representation.ts maps them for clients.
 import { assertOwnerOrAdmin, isAdmin, type Principal } from '@platform/auth';
-import { ApiError } from '@platform/errors';
+import { Forbidden, Invalid, NotFound } from '@platform/errors';
 import { isId } from '@platform/ids';
 import { type ListEnvelope, parseSort, type PagingParams, toListEnvelope, toPageRequest } from '@platform/paging';
 import { type OrderFilters, type OrderItemRow, type OrderRepository, type OrderRow } from './repository';
@@ -18,7 +18,7 @@ export class OrderQueries {
   /** The order, if the principal may see it; someone else's order is 404. */
   async get(principal: Principal, id: string): Promise<OrderRow> {
     const order = isId(id) ? await this.orders.findById(id) : null;
-    if (!order) throw ApiError.notFound('Order');
+    if (!order) throw NotFound.of('Order');
     // An order whose customer deleted their account belongs to no one but the admins.
     assertOwnerOrAdmin(principal, order.userId ?? '', 'Order');
     return order;
@@ -33,7 +33,7 @@ export class OrderQueries {
   /** The page; its `totalCount` is flagged as an estimate when more than EXACT_COUNT_LIMIT orders match. */
   async list(principal: Principal, search: OrderSearch): Promise<ListEnvelope<OrderRow>> {
     const { size, cursor, page: pageNumber, offset, limit, withTotal, sort: sortParam, ...conditions } = search;
-    if (conditions.userId && !isAdmin(principal) && conditions.userId !== principal.userId) throw ApiError.forbidden("Customers can list only their own orders; leave out userId or send your own.");
+    if (conditions.userId && !isAdmin(principal) && conditions.userId !== principal.userId) throw new Forbidden("Customers can list only their own orders; leave out userId or send your own.");
     const filters = this.filtersOf(principal, conditions);
     const sort = parseSort(sortParam, orderSortFields, { field: 'createdAt', direction: 'desc' });
     const paging: PagingParams = { size, cursor, page: pageNumber, offset, limit, withTotal };
@@ -64,14 +64,14 @@ export class OrderQueries {
 
   async item(principal: Principal, itemId: string): Promise<OrderItemRow> {
     const item = isId(itemId) ? await this.orders.findItem(itemId) : null;
-    if (!item) throw ApiError.notFound('Order item');
+    if (!item) throw NotFound.of('Order item');
     assertOwnerOrAdmin(principal, item.order.userId ?? '', 'Order item');
     const { order: _order, ...row } = item;
     return row;
   }
 
   private filtersOf(principal: Principal, conditions: OrderConditions): OrderFilters {
-    if (conditions.from && conditions.to && conditions.from > conditions.to) throw ApiError.unprocessable('The date range is empty.', [{ field: 'from', code: 'OUT_OF_RANGE', message: 'from must not be after to.' }]);
+    if (conditions.from && conditions.to && conditions.from > conditions.to) throw new Invalid('The date range is empty.', [{ field: 'from', code: 'OUT_OF_RANGE', message: 'from must not be after to.' }]);
     const day = (date: string) => new Date(`${date}T00:00:00.000Z`);
     return {
       // A customer always sees only their own orders, whatever else they ask.

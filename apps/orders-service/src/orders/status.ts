@@ -1,6 +1,6 @@
 // The order state machine, in one table: which status may follow which.
 // PENDING → CONFIRMED → SHIPPED → DELIVERED; CANCELED from PENDING or CONFIRMED.
-import { ApiError } from '@platform/errors';
+import { Conflict } from '@platform/errors';
 import { updateAtVersion } from '@platform/service-kit';
 
 export const orderStatuses = ['PENDING', 'CONFIRMED', 'SHIPPED', 'DELIVERED', 'CANCELED'] as const;
@@ -22,13 +22,13 @@ export function canTransition(from: OrderStatus, to: OrderStatus): boolean {
 export function assertTransition(from: OrderStatus, to: OrderStatus): void {
   if (canTransition(from, to)) return;
   if (to === 'CANCELED' && from === 'CANCELED') throw alreadyCanceled();
-  if (to === 'CANCELED') throw new ApiError('ORDER_NOT_CANCELABLE', `The order is ${from}: shipping has begun, so it can no longer be canceled.`);
-  throw new ApiError('CONFLICT', `An order cannot move from ${from} to ${to}.`);
+  if (to === 'CANCELED') throw new Conflict('ORDER_NOT_CANCELABLE', `The order is ${from}: shipping has begun, so it can no longer be canceled.`);
+  throw new Conflict('CONFLICT', `An order cannot move from ${from} to ${to}.`);
 }
 
 
-function alreadyCanceled(): ApiError {
-  return new ApiError('ORDER_ALREADY_CANCELED', 'The order is already canceled.');
+function alreadyCanceled(): Conflict {
+  return new Conflict('ORDER_ALREADY_CANCELED', 'The order is already canceled.');
 }
 
 /**

@@ -1,7 +1,7 @@
 // Shipping an order (admin): the shipment is created or replaced, and SHIPPED or DELIVERED moves
 // the order along the status table in the same unit of work.
 import { type Principal, requireAdmin } from '@platform/auth';
-import { ApiError } from '@platform/errors';
+import { Conflict } from '@platform/errors';
 import { recordOrderEvent, statusEventOf } from '../orders/events';
 import type { OrderQueries } from '../orders/queries';
 import type { OrderRepository, OrderRow } from '../orders/repository';
@@ -18,7 +18,7 @@ export class ShipmentService {
     requireAdmin(principal);
     const order = await this.queries.get(principal, orderId);
     const target: OrderStatus | undefined = input.status === 'PREPARING' ? undefined : input.status;
-    if (order.status === 'CANCELED') throw new ApiError('CONFLICT', 'The order is canceled; it has no shipment to change.');
+    if (order.status === 'CANCELED') throw new Conflict('CONFLICT', 'The order is canceled; it has no shipment to change.');
     if (target && target !== order.status) assertTransition(order.status, target);
     const now = new Date();
     await updateOrderAtVersion(this.orders, order, undefined, (version) =>

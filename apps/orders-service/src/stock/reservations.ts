@@ -1,8 +1,8 @@
 // Stock an order holds in inventory: reserved all or nothing when an order is placed or its items
 // replaced, given back when it is canceled, replaced or never written. A Release inventory cannot
 // take now is queued and retried by the sweeper (`retryPendingReleases`), so no stock is lost.
-import { ApiError } from '@platform/errors';
-import type { InventoryGateway, ReserveOrderResult } from '@platform/inventory-contract';
+import { ApiError, OutOfStock } from '@platform/errors';
+import type { InventoryGateway } from '@platform/inventory-contract';
 import { type Logger, remainingMs } from '@platform/service-kit';
 import type { PricedOrder } from '../orders/pricing';
 import type { OrderRepository } from '../orders/repository';
@@ -35,23 +35,25 @@ export class StockReservations {
    */
   async reserve(reservationKey: string, items: CreateOrderInput['items'], priced: PricedOrder): Promise<void> {
     await this.orders.recordPlacement(reservationKey, new Date(Date.now() + remainingMs() + PLACEMENT_MARGIN_MS));
-    let result: ReserveOrderResult;
     try {
-      result = await this.inventory.reserveOrder(reservationKey, priced.items.map((item) => ({ sku: item.sku, quantity: item.quantity })));
+      await this.inventory.reserveOrder(reservationKey, priced.items.map((item) => ({ sku: item.sku, quantity: item.quantity })));
     } catch (error) {
+      if (error instanceof OutOfStock) {
+        // Refused: inventory took nothing under this key, so its placement has nothing to release.
+        await this.orders.releaseDone(reservationKey);
+        const refused = new Set(error.skus);
+        throw new OutOfStock(
+          'Not enough stock for some items; nothing was reserved.',
+          [...refused],
+          priced.items.flatMap((item, index) => (refused.has(item.sku) ? [{ field: `items[${index}].quantity`, code: 'OUT_OF_RANGE' as const, message: `Not enough stock of ${items[index].productId}.` }] : [])),
+        );
+      }
       // Timed out or unanswered: the reservation may still commit after this release, so the
       // sweeper releases again later (Release is idempotent).
       await this.release(reservationKey, 'the reservation failed; its outcome is unknown');
       await this.orders.queueRelease(reservationKey, 'a reservation timed out; its outcome is unknown');
       throw error;
     }
-    if (result.kind === 'reserved') return;
-    // Refused: inventory took nothing under this key, so its placement has nothing to release.
-    await this.orders.releaseDone(reservationKey);
-    const refused = new Set(result.skus);
-    throw new ApiError('OUT_OF_STOCK', 'Not enough stock for some items; nothing was reserved.', {
-      fieldErrors: priced.items.flatMap((item, index) => (refused.has(item.sku) ? [{ field: `items[${index}].quantity`, code: 'OUT_OF_RANGE' as const, message: `Not enough stock of ${items[index].productId}.` }] : [])),
-    });
   }
 
   /**

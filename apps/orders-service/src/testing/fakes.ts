@@ -1,13 +1,12 @@
 // Catalog and inventory as real servers on loopback, for the orders tests: the orders code talks
 // to them over HTTP and gRPC exactly as in production; and the app started over them.
-import { Metadata, Server, ServerCredentials, status, type sendUnaryData, type ServerReadableStream, type ServerUnaryCall } from '@grpc/grpc-js';
+import { Server, ServerCredentials, status, type sendUnaryData, type ServerReadableStream, type ServerUnaryCall } from '@grpc/grpc-js';
 import express from 'express';
 import { newId } from '@platform/ids';
 import {
   createInventoryClient,
   type InventoryGateway,
   InventoryService,
-  REFUSED_SKUS_METADATA,
   type InventoryServer,
   type ReleaseReply,
   type ReleaseRequest,
@@ -15,7 +14,9 @@ import {
   type ReserveOrderReply,
   type ReserveReply,
   type ReserveRequest,
+  toGrpcStatus,
 } from '@platform/inventory-contract';
+import { NotFound, OutOfStock } from '@platform/errors';
 import { createLogger, createMetrics, Health, listen, type Listening } from '@platform/service-kit';
 import { createOrdersApp } from '../app';
 import { type CatalogProduct, createCatalogClient } from '../catalog/client';
@@ -68,8 +69,8 @@ export class FakeInventory {
         const held = this.reservations.get(orderId)?.get(sku);
         const available = this.stock.get(sku);
         if (held !== undefined) return callback(null, { reservationId: `${orderId}/${sku}`, sku, quantity: held, remaining: available ?? 0, error: undefined });
-        if (available === undefined) return callback({ code: status.NOT_FOUND, details: `Unknown SKU ${sku}.` });
-        if (available < quantity) return callback({ code: status.FAILED_PRECONDITION, details: `OUT_OF_STOCK: ${sku}` });
+        if (available === undefined) return callback(toGrpcStatus(new NotFound(`Unknown SKU ${sku}.`, [sku])));
+        if (available < quantity) return callback(toGrpcStatus(new OutOfStock(`OUT_OF_STOCK: ${sku}`, [sku])));
         this.stock.set(sku, available - quantity);
         if (!this.reservations.has(orderId)) this.reservations.set(orderId, new Map());
         this.reservations.get(orderId)!.set(sku, quantity);
@@ -85,15 +86,11 @@ export class FakeInventory {
           const orderId = lines[0]?.orderId ?? '';
           const held = this.reservations.get(orderId) ?? new Map<string, number>();
           const fresh = lines.filter((line) => !held.has(line.sku));
-          const refuse = (code: status, skus: string[]) => {
-            const metadata = new Metadata();
-            metadata.set(REFUSED_SKUS_METADATA, Buffer.from(JSON.stringify(skus)));
-            callback({ code, details: `refused: ${skus.join(', ')}`, metadata });
-          };
+          // Refused as inventory refuses: its domain errors, through the contract's gRPC mapping.
           const unknown = fresh.filter((line) => !this.stock.has(line.sku)).map((line) => line.sku);
-          if (unknown.length) return refuse(status.NOT_FOUND, unknown);
+          if (unknown.length) return callback(toGrpcStatus(new NotFound(`refused: ${unknown.join(', ')}`, unknown)));
           const short = fresh.filter((line) => this.stock.get(line.sku)! < line.quantity).map((line) => line.sku);
-          if (short.length) return refuse(status.FAILED_PRECONDITION, short);
+          if (short.length) return callback(toGrpcStatus(new OutOfStock(`refused: ${short.join(', ')}`, short)));
           for (const line of fresh) {
             this.stock.set(line.sku, this.stock.get(line.sku)! - line.quantity);
             held.set(line.sku, line.quantity);

@@ -3,7 +3,7 @@
 // verification of a key it was sent.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { apiKeyIdOf, newApiKeyText, type Principal } from '@platform/auth';
-import { ApiError } from '@platform/errors';
+import { Conflict, Invalid, NotFound } from '@platform/errors';
 import { isId, newId } from '@platform/ids';
 import { type ListEnvelope, toListEnvelope, toPageRequest } from '@platform/paging';
 import type { RevocationPublisher } from '../credentials/revocations';
@@ -38,11 +38,11 @@ export class ApiKeyService {
   async create(principal: Principal, input: CreateApiKeyInput): Promise<{ row: ApiKeyRow; key: string }> {
     const now = new Date();
     const expiresAt = input.expiresAt ? new Date(input.expiresAt) : null;
-    if (expiresAt && expiresAt <= now) throw ApiError.unprocessable('expiresAt must be in the future.', [{ field: 'expiresAt', code: 'OUT_OF_RANGE', message: 'expiresAt must be in the future.' }]);
+    if (expiresAt && expiresAt <= now) throw new Invalid('expiresAt must be in the future.', [{ field: 'expiresAt', code: 'OUT_OF_RANGE', message: 'expiresAt must be in the future.' }]);
     return this.keys.ownerTransaction(principal.userId, async (writes) => {
       const active = await writes.countActive(principal.userId, now);
       if (active >= MAX_ACTIVE_KEYS_PER_USER) {
-        throw new ApiError('API_KEY_LIMIT_REACHED', `A user may hold at most ${MAX_ACTIVE_KEYS_PER_USER} active API keys; revoke one (DELETE /v1/api-keys/{id}) before creating another.`);
+        throw new Conflict('API_KEY_LIMIT_REACHED', `A user may hold at most ${MAX_ACTIVE_KEYS_PER_USER} active API keys; revoke one (DELETE /v1/api-keys/{id}) before creating another.`);
       }
       return this.issue(writes, { userId: principal.userId, name: input.name, scopes: input.scopes, expiresAt });
     });
@@ -58,16 +58,16 @@ export class ApiKeyService {
   /** The caller's key; anyone else's (admins' included: keys are personal) is 404 like an unknown one. */
   async get(principal: Principal, id: string): Promise<ApiKeyRow> {
     const row = isId(id) ? await this.keys.findOwned(principal.userId, id) : null;
-    if (!row) throw ApiError.notFound('API key');
+    if (!row) throw NotFound.of('API key');
     return row;
   }
 
   /** Revokes the key: every gateway refuses it within the push (a second) or at worst its cache bound. Repeating it changes nothing. */
   async revoke(principal: Principal, id: string): Promise<void> {
-    if (!isId(id)) throw ApiError.notFound('API key');
+    if (!isId(id)) throw NotFound.of('API key');
     const revoked = await this.keys.ownerTransaction(principal.userId, async (writes) => {
       const row = await writes.findOwned(principal.userId, id);
-      if (!row) throw ApiError.notFound('API key');
+      if (!row) throw NotFound.of('API key');
       if (row.revokedAt) return false;
       await writes.revoke(id, new Date());
       return true;
@@ -81,13 +81,13 @@ export class ApiKeyService {
    * before the old stops. An overlap of 0 stops the old key now.
    */
   async rotate(principal: Principal, id: string, input: RotateApiKeyInput): Promise<{ row: ApiKeyRow; key: string }> {
-    if (!isId(id)) throw ApiError.notFound('API key');
+    if (!isId(id)) throw NotFound.of('API key');
     const now = new Date();
     const issued = await this.keys.ownerTransaction(principal.userId, async (writes) => {
       const old = await writes.findOwned(principal.userId, id);
-      if (!old) throw ApiError.notFound('API key');
+      if (!old) throw NotFound.of('API key');
       const status = statusOf(old, now.getTime());
-      if (status !== 'ACTIVE') throw new ApiError('API_KEY_NOT_ACTIVE', `This API key is ${status.toLowerCase()}; only an active key can be rotated. Create a new key instead.`);
+      if (status !== 'ACTIVE') throw new Conflict('API_KEY_NOT_ACTIVE', `This API key is ${status.toLowerCase()}; only an active key can be rotated. Create a new key instead.`);
       const overlapEnd = new Date(now.getTime() + input.overlapSeconds * 1000);
       if (input.overlapSeconds === 0) await writes.revoke(old.id, now);
       else if (!old.expiresAt || old.expiresAt > overlapEnd) await writes.expire(old.id, overlapEnd);

@@ -1,5 +1,5 @@
 // The users subgraph: the same UserService as REST, so the same ownership and validation rules.
-// Errors are thrown as they are: the subgraph's formatError maps an ApiError to its REST code.
+// Errors are thrown as they are: graphql-kit's formatGraphQLError gives a domain error the code REST gives it.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import DataLoader from 'dataloader';

@@ -1,6 +1,6 @@
 // Rules of the users resource: sign-up, credentials, who may read or change whom.
 import { assertOwnerOrAdmin, issueAccessToken, type Principal, requireAdmin } from '@platform/auth';
-import { ApiError } from '@platform/errors';
+import { Conflict, NotFound, Unauthenticated } from '@platform/errors';
 import { domainEvent } from '@platform/events';
 import { isId, newId } from '@platform/ids';
 import { type ListEnvelope, parseSort, toListEnvelope, toPageRequest } from '@platform/paging';
@@ -21,10 +21,8 @@ export interface UserServiceSettings {
   revocations?: RevocationPublisher;
 }
 
-function emailTaken(): ApiError {
-  return new ApiError('EMAIL_TAKEN', 'An account with this email already exists.', {
-    fieldErrors: [{ field: 'email', code: 'NOT_ALLOWED', message: 'This email is already registered.' }],
-  });
+function emailTaken(): Conflict {
+  return new Conflict('EMAIL_TAKEN', 'An account with this email already exists.', [{ field: 'email', code: 'NOT_ALLOWED', message: 'This email is already registered.' }]);
 }
 
 /** A whole profile (sign-up, PUT): what is not sent is cleared. */
@@ -61,7 +59,7 @@ export class UserService {
   async issueToken(email: string, password: string): Promise<TokenResponse> {
     const user = await this.users.findByEmail(email);
     const valid = await verifyPassword(password, user?.passwordHash ?? (await decoyHash));
-    if (!user || !valid) throw new ApiError('INVALID_CREDENTIALS', 'The email or password is wrong.');
+    if (!user || !valid) throw new Unauthenticated('The email or password is wrong.', 'INVALID_CREDENTIALS');
     await this.users.touchLastLogin(user.id, new Date());
     return issueAccessToken(this.settings.jwtSecret, { userId: user.id, role: user.role, credentialVersion: user.credentialVersion }, this.settings.accessTokenTtlS);
   }
@@ -69,10 +67,10 @@ export class UserService {
   /** The user (`me`: the caller), if the principal may see it; a malformed id is 404 like an unknown one. */
   async get(principal: Principal, id: string): Promise<UserRow> {
     const userId = id === 'me' ? principal.userId : id;
-    if (!isId(userId)) throw ApiError.notFound('User');
+    if (!isId(userId)) throw NotFound.of('User');
     assertOwnerOrAdmin(principal, userId, 'User');
     const user = await this.users.findById(userId);
-    if (!user) throw ApiError.notFound('User');
+    if (!user) throw NotFound.of('User');
     return user;
   }
 
@@ -123,7 +121,7 @@ export class UserService {
       await writes.recordEvent(domainEvent('user.deleted', user.id, { id: user.id }));
       return true;
     });
-    if (!deleted) throw ApiError.notFound('User');
+    if (!deleted) throw NotFound.of('User');
     await this.settings.revocations?.publish({ userId: user.id, credentialVersion: null });
   }
 
@@ -139,7 +137,7 @@ export class UserService {
       await this.signUp({ name: 'Administrator', email, password }, 'admin');
       return 'created';
     } catch (error) {
-      if (error instanceof ApiError && error.code === 'EMAIL_TAKEN') return 'exists';
+      if (error instanceof Conflict && error.code === 'EMAIL_TAKEN') return 'exists';
       throw error;
     }
   }

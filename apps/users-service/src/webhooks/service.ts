@@ -1,7 +1,7 @@
 // Rules of webhook endpoints and the event log: who may register what, where a URL may point,
 // the secret shown once and rotated with a grace period, which events a caller may read.
 import { isAdmin, type Principal } from '@platform/auth';
-import { ApiError } from '@platform/errors';
+import { Conflict, Forbidden, Invalid, NotFound, VersionMismatch } from '@platform/errors';
 import { isId } from '@platform/ids';
 import { type ListEnvelope, parseSort, toListEnvelope, toPageRequest } from '@platform/paging';
 import { type AddressGuard, ForbiddenUrl } from './address-guard';
@@ -20,9 +20,9 @@ export interface WebhookServiceSettings {
 /** Endpoints one user may have: each event is sent once per endpoint, so this bounds what one account can make the platform send. */
 export const MAX_ENDPOINTS_PER_USER = 20;
 
-function forbiddenUrl(error: ForbiddenUrl): ApiError {
+function forbiddenUrl(error: ForbiddenUrl): Invalid {
   const message = error.unreachable ? `The URL cannot be reached: ${error.reason}.` : `The URL is not allowed: ${error.reason}.`;
-  return ApiError.unprocessable(message, [{ field: 'url', code: 'NOT_ALLOWED', message: error.reason }]);
+  return new Invalid(message, [{ field: 'url', code: 'NOT_ALLOWED', message: error.reason }]);
 }
 
 export class WebhookService {
@@ -40,7 +40,7 @@ export class WebhookService {
     const scope = input.scope ?? 'OWN';
     this.checkScope(principal, scope);
     if ((await this.webhooks.countEndpoints(principal.userId)) >= MAX_ENDPOINTS_PER_USER) {
-      throw ApiError.unprocessable(`An account may have at most ${MAX_ENDPOINTS_PER_USER} webhook endpoints; delete one first.`, [
+      throw new Invalid(`An account may have at most ${MAX_ENDPOINTS_PER_USER} webhook endpoints; delete one first.`, [
         { field: 'url', code: 'NOT_ALLOWED', message: `at most ${MAX_ENDPOINTS_PER_USER} endpoints per account` },
       ]);
     }
@@ -67,7 +67,7 @@ export class WebhookService {
   /** The caller's own endpoint; anyone else's (an admin's call included) is 404: endpoints are their owner's alone. */
   async get(principal: Principal, id: string): Promise<EndpointRow> {
     const endpoint = isId(id) ? await this.webhooks.findEndpoint(id) : null;
-    if (!endpoint || endpoint.ownerId !== principal.userId) throw ApiError.notFound('Webhook endpoint');
+    if (!endpoint || endpoint.ownerId !== principal.userId) throw NotFound.of('Webhook endpoint');
     return endpoint;
   }
 
@@ -88,15 +88,15 @@ export class WebhookService {
     }
     const updated = await this.webhooks.updateEndpoint(endpoint.id, changes, expectedVersion);
     if (!updated) {
-      if (expectedVersion !== undefined) throw ApiError.preconditionFailed();
-      throw ApiError.notFound('Webhook endpoint');
+      if (expectedVersion !== undefined) throw new VersionMismatch();
+      throw NotFound.of('Webhook endpoint');
     }
     return updated;
   }
 
   async delete(principal: Principal, id: string): Promise<void> {
     const endpoint = await this.get(principal, id);
-    if (!(await this.webhooks.deleteEndpoint(endpoint.id))) throw ApiError.notFound('Webhook endpoint');
+    if (!(await this.webhooks.deleteEndpoint(endpoint.id))) throw NotFound.of('Webhook endpoint');
   }
 
   /**
@@ -111,7 +111,7 @@ export class WebhookService {
       { secret: newSigningSecret(), previousSecret: endpoint.secret, previousSecretExpiresAt: new Date(this.clock().getTime() + PREVIOUS_SECRET_GRACE_MS) },
       endpoint.version,
     );
-    if (!rotated) throw new ApiError('CONFLICT', 'The endpoint changed meanwhile; rotate again.');
+    if (!rotated) throw new Conflict('CONFLICT', 'The endpoint changed meanwhile; rotate again.');
     return rotated;
   }
 
@@ -128,10 +128,10 @@ export class WebhookService {
   async retryDelivery(principal: Principal, endpointId: string, deliveryId: string): Promise<DeliveryWithAttempts> {
     const endpoint = await this.get(principal, endpointId);
     const delivery = isId(deliveryId) ? await this.webhooks.findDelivery(endpoint.id, deliveryId) : null;
-    if (!delivery) throw ApiError.notFound('Delivery');
-    if (endpoint.status !== 'ENABLED') throw new ApiError('CONFLICT', 'The endpoint is disabled: enable it (PATCH status ENABLED) before retrying its deliveries.');
+    if (!delivery) throw NotFound.of('Delivery');
+    if (endpoint.status !== 'ENABLED') throw new Conflict('CONFLICT', 'The endpoint is disabled: enable it (PATCH status ENABLED) before retrying its deliveries.');
     if (!(await this.webhooks.requeueDelivery(delivery.id, this.clock()))) {
-      throw new ApiError('CONFLICT', 'An attempt of this delivery is under way: see its outcome in the delivery log, and retry once it is recorded.');
+      throw new Conflict('CONFLICT', 'An attempt of this delivery is under way: see its outcome in the delivery log, and retry once it is recorded.');
     }
     this.settings.onDeliveriesDue?.();
     return (await this.webhooks.findDelivery(endpoint.id, delivery.id)) ?? delivery;
@@ -147,7 +147,7 @@ export class WebhookService {
   }
 
   private checkScope(principal: Principal, scope: 'OWN' | 'ALL'): void {
-    if (scope === 'ALL' && !isAdmin(principal)) throw ApiError.forbidden('Only admins may receive every event (scope ALL).');
+    if (scope === 'ALL' && !isAdmin(principal)) throw new Forbidden('Only admins may receive every event (scope ALL).');
   }
 
   private async checkUrl(url: string): Promise<void> {
