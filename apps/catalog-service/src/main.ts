@@ -4,6 +4,7 @@ import path from 'node:path';
 import { serviceTokenSource } from '@platform/auth';
 import { serviceDatabase } from '@platform/db';
 import { connectNatsIfConfigured, EmbeddedTransport, EventConsumer, sqlCursorStore, startOutboxRelay } from '@platform/events';
+import { createOutgoingCalls } from '@platform/outgoing-calls';
 import { configOrExit, runService } from '@platform/service-kit';
 import { createCatalogApp } from './app';
 import { loadCatalogConfig } from './config';
@@ -23,7 +24,8 @@ runService({
       (await connectNatsIfConfigured(config, { name: 'catalog-service', logger })) ??
       new EmbeddedTransport({
         producers: { 'users-service': config.USERS_URL },
-        serviceToken: serviceTokenSource(config.jwtSecret, 'catalog-service'),
+        // Its reads of other apps' logs are outgoing calls like any other (libs/outgoing-calls).
+        calls: createOutgoingCalls({ registry: metrics.registry, serviceToken: serviceTokenSource(config.jwtSecret, 'catalog-service') }),
         cursors: sqlCursorStore(database.prisma),
         pollMs: config.EVENTS_POLL_MS,
         logger,

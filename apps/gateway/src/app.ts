@@ -7,6 +7,7 @@ import './request-state';
 import { TokenVerifier } from '@platform/auth';
 import { errorHandler, MAX_BODY_BYTES, requireAcceptableResponse } from '@platform/errors';
 import { createFederatedGraph, type OperationWork } from '@platform/graphql-kit';
+import { createOutgoingCalls, type OutgoingCalls } from '@platform/outgoing-calls';
 import { type Health, type Logger, type Metrics, parseJsonBody, requestContext, requestLog, requireJsonBody } from '@platform/service-kit';
 import { DEVELOPMENT_ORIGINS, crossOrigin } from './browser/cross-origin';
 import { browserPages } from './browser/pages';
@@ -60,6 +61,8 @@ export interface GatewayAppDeps {
   logger: Logger;
   health: Health;
   metrics: Metrics;
+  /** Every call to a service (proxy, subgraphs, reports) is built by it; unset: one recording into `metrics` (tests). */
+  calls?: OutgoingCalls;
   /** The composed supergraph and the OpenAPI document (beside main.js when built). */
   supergraphPath: string;
   openapiPath: string;
@@ -77,7 +80,7 @@ export async function createGatewayApp(deps: GatewayAppDeps) {
   const routes = new RouteTable(deps.routes ?? routeTable, deprecations); // each route compiles its own registry entries once
   const deprecationOutcomes = new DeprecationOutcomes(deps.metrics.registry, deps.logger);
   const verifier = new TokenVerifier(config.jwtVerifySecrets);
-  const timeoutMs = config.REQUEST_TIMEOUT_MS;
+  const calls = deps.calls ?? createOutgoingCalls({ registry: deps.metrics.registry, defaultTimeoutMs: config.REQUEST_TIMEOUT_MS });
   const chargeOperation = chargeGraphQLOperation(deps.rateLimits); // each mutation field one point, a query by its cost (rate-limit/policies.ts)
   const admitGraphQLOperation = async (req: express.Request, res: express.Response, work: OperationWork) => {
     if (res.locals.apiKey) assertGraphQLScopes(res.locals.apiKey, work); // 403 FORBIDDEN for a root field the key's scopes do not cover
@@ -89,6 +92,7 @@ export async function createGatewayApp(deps: GatewayAppDeps) {
     introspection: config.NODE_ENV !== 'production',
     timeoutMs: config.REQUEST_TIMEOUT_MS,
     registry: deps.metrics.registry,
+    calls,
     logger: deps.logger,
     trustedDocuments: { mode: config.GRAPHQL_TRUSTED_DOCUMENTS, documents: JSON.parse(readFileSync(deps.trustedDocumentsPath, 'utf8')) as Record<string, string> },
     admit: admitGraphQLOperation, // an API key's scopes, then points by the work asked
@@ -134,12 +138,12 @@ export async function createGatewayApp(deps: GatewayAppDeps) {
   app.use(revokeApiKeysAfterWrite(deps.apiKeys)); // an API key revoked through this gateway: refused here from the next request
   app.use(
     dispatch({
-      users: createUpstreamProxy(config.USERS_URL, { timeoutMs, ...config.UPSTREAM_LIMITS.users }),
-      orders: createUpstreamProxy(config.ORDERS_URL, { timeoutMs, ...config.UPSTREAM_LIMITS.orders }),
-      catalog: createUpstreamProxy(config.CATALOG_URL, { timeoutMs, ...config.UPSTREAM_LIMITS.catalog }),
-      inventory: createUpstreamProxy(config.INVENTORY_URL, { timeoutMs, ...config.UPSTREAM_LIMITS.inventory }),
+      users: createUpstreamProxy(config.USERS_URL, { service: 'users', calls, ...config.UPSTREAM_LIMITS.users }),
+      orders: createUpstreamProxy(config.ORDERS_URL, { service: 'orders', calls, ...config.UPSTREAM_LIMITS.orders }),
+      catalog: createUpstreamProxy(config.CATALOG_URL, { service: 'catalog', calls, ...config.UPSTREAM_LIMITS.catalog }),
+      inventory: createUpstreamProxy(config.INVENTORY_URL, { service: 'inventory', calls, ...config.UPSTREAM_LIMITS.inventory }),
       graphql: [parseJsonBody({ limit: MAX_BODY_BYTES, type: 'application/json' }), graph.middleware],
-      usage: deprecationReports(usage?.store ?? emptyUsageStore, () => deprecations, config.USERS_URL),
+      usage: deprecationReports(usage?.store ?? emptyUsageStore, () => deprecations, calls.http('users', config.USERS_URL)),
       openapi: (req, res) => void res.type('application/json').send(req.path.endsWith('/event-schemas') ? eventSchemas : openapi),
     }),
   ); // proxy over connections shared fairly between callers, with the remaining-deadline header; 502/503/504 in the error format

@@ -3,6 +3,7 @@ import './instrument'; // first: tracing must patch modules before they load
 import path from 'node:path';
 import express from 'express';
 import { serviceTokenSource } from '@platform/auth';
+import { createOutgoingCalls } from '@platform/outgoing-calls';
 import { configOrExit, listen, runService, stoppableHttpServer } from '@platform/service-kit';
 import { openUsageStore, UsageRecorder } from '@platform/usage';
 import { createGatewayApp } from './app';
@@ -20,9 +21,10 @@ runService({
   config,
   async build({ logger, health, metrics }) {
     const redis = config.REDIS_URL ? connectRedis(config.REDIS_URL, { commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS }, logger) : undefined;
-    const serviceToken = serviceTokenSource(config.jwtSecret, 'gateway');
-    const credentials = new CredentialCheck({ usersUrl: config.USERS_URL, serviceToken, cacheMs: config.CREDENTIALS_CACHE_MS, timeoutMs: config.CREDENTIALS_TIMEOUT_MS, logger });
-    const apiKeys = new ApiKeyCheck({ usersUrl: config.USERS_URL, serviceToken, jwtSecret: config.jwtSecret, cacheMs: config.API_KEYS_CACHE_MS, timeoutMs: config.CREDENTIALS_TIMEOUT_MS, logger });
+    // Every call to a service (proxy, subgraphs, credential and API-key lookups, reports) is built by this one factory.
+    const calls = createOutgoingCalls({ registry: metrics.registry, serviceToken: serviceTokenSource(config.jwtSecret, 'gateway'), defaultTimeoutMs: config.REQUEST_TIMEOUT_MS });
+    const credentials = new CredentialCheck({ usersUrl: config.USERS_URL, calls, cacheMs: config.CREDENTIALS_CACHE_MS, timeoutMs: config.CREDENTIALS_TIMEOUT_MS, logger });
+    const apiKeys = new ApiKeyCheck({ usersUrl: config.USERS_URL, calls, jwtSecret: config.jwtSecret, cacheMs: config.API_KEYS_CACHE_MS, timeoutMs: config.CREDENTIALS_TIMEOUT_MS, logger });
     // Revocations pushed by users-service reach this replica within a second (auth/revocation-feed.ts).
     const revocations = config.REDIS_URL ? subscribeToRevocations(config.REDIS_URL, credentials, logger, apiKeys) : undefined;
     // Both connections are awaited together: a Redis that is down costs the start 3 s, not twice that.
@@ -36,7 +38,7 @@ runService({
     const usage = config.USAGE_RECORDING === 'on'
       ? new UsageRecorder(openUsageStore({ redisUrl: config.REDIS_URL, dataDir: config.DATA_DIR, keyPrefix: config.USAGE_KEY_PREFIX }), { registry: metrics.registry, maxCallersPerDay: config.USAGE_MAX_CALLERS_PER_DAY, onError: (error) => logger.warn({ err: error }, 'usage flush failed; the counts are kept for the next one') }).start()
       : undefined;
-    const { app, stopGraph } = await createGatewayApp({ config, rateLimits, credentials, apiKeys, logger, health, metrics, usage, supergraphPath: path.join(__dirname, 'supergraph.graphql'), openapiPath: path.join(__dirname, 'openapi.json'), trustedDocumentsPath: path.join(__dirname, 'trusted-documents.json'), pagesDir: path.join(__dirname, 'pages') });
+    const { app, stopGraph } = await createGatewayApp({ config, rateLimits, credentials, apiKeys, logger, health, metrics, calls, usage, supergraphPath: path.join(__dirname, 'supergraph.graphql'), openapiPath: path.join(__dirname, 'openapi.json'), trustedDocumentsPath: path.join(__dirname, 'trusted-documents.json'), pagesDir: path.join(__dirname, 'pages') });
     const metricsApp = express().get('/metrics', metrics.handler);
     const metricsServer = await listen(metricsApp, config.METRICS_PORT, config.LISTEN_HOST);
     logger.info({ port: metricsServer.port }, 'metrics listening');

@@ -12,7 +12,7 @@
 // HTTP and GraphQL fetches go over an undici pool per target app; gRPC clients are built here
 // with one interceptor doing the same; the gateway's streaming proxy keeps Node's http client but
 // takes its head (deadline, headers, timer) and its failures from here (`callHead`, the rule).
-import { type Client, InterceptingCall, type Interceptor, type ChannelOptions, credentials, type Metadata, status as grpcStatus } from '@grpc/grpc-js';
+import type { ChannelOptions, Client, ChannelCredentials, Interceptor, Metadata } from '@grpc/grpc-js';
 import type { Registry } from 'prom-client';
 import { Pool } from 'undici';
 import { ApiError } from '@platform/errors';
@@ -54,6 +54,11 @@ export interface HttpCall {
   headers?: Record<string, string>;
   body?: string;
   credential: CallCredential;
+  /**
+   * With credential `caller`: the caller's `Authorization` when it is no longer the one the request
+   * came with (the gateway forwards an API key's owner as a token of theirs).
+   */
+  authorization?: string;
   /** The longest this call may take, inside the request's budget; outside a request, its budget. */
   timeoutMs?: number;
   /** A deadline shared by several calls (one timer per request rather than per call); its abort is a timeout. */
@@ -82,11 +87,30 @@ export interface HttpTarget {
 
 export interface OutgoingCalls {
   /** The head of one call to `target`: its budget, headers and timer. Throws 504 when no time is left. */
-  callHead(target: string, operation: string, options: { credential: Exclude<CallCredential, 'service'>; timeoutMs?: number }): CallHead;
+  callHead(target: string, operation: string, options: { credential: Exclude<CallCredential, 'service'>; authorization?: string; timeoutMs?: number }): CallHead;
   /** HTTP calls to the app `target` (`users`, `catalog`) at `baseUrl`, over a pool of keep-alive connections. */
   http(target: string, baseUrl: string, options?: { connections?: number }): HttpTarget;
   /** A generated gRPC client for the app `target` at `address` whose every call goes through this factory. */
-  grpcClient<C extends Client>(ClientClass: new (address: string, creds: ReturnType<typeof credentials.createInsecure>, options?: ChannelOptions) => C, target: string, address: string, channelOptions?: ChannelOptions): C;
+  grpcClient<C extends Client>(ClientClass: new (address: string, creds: ChannelCredentials, options?: ChannelOptions) => C, target: string, address: string, channelOptions?: ChannelOptions): C;
+}
+
+/**
+ * A signal that aborts with either of two, whose listener on the long-lived one (a stop signal
+ * that outlives thousands of calls) is removed when the call ends: AbortSignal.any would keep it.
+ */
+function endedBy(deadline: AbortSignal, stop: AbortSignal): { signal: AbortSignal; release: () => void } {
+  const controller = new AbortController();
+  const abort = () => controller.abort(deadline.aborted ? deadline.reason : stop.reason);
+  if (deadline.aborted || stop.aborted) abort();
+  deadline.addEventListener('abort', abort, { once: true });
+  stop.addEventListener('abort', abort, { once: true });
+  return {
+    signal: controller.signal,
+    release: () => {
+      deadline.removeEventListener('abort', abort);
+      stop.removeEventListener('abort', abort);
+    },
+  };
 }
 
 /** The answer's outcome label: `ok` below 400, else its status. */
@@ -99,13 +123,13 @@ export function createOutgoingCalls(options: OutgoingCallsOptions = {}): Outgoin
   /** The call's budget: what the request has left (less the hop margin), within the call's own bound. */
   const budgetOf = (target: string, timeoutMs: number | undefined) => Math.min(outgoingBudgetMs(timeoutMs ?? defaultTimeoutMs, `the ${target} service`), timeoutMs ?? Infinity);
 
-  function callHead(target: string, operation: string, head: { credential: CallCredential; timeoutMs?: number }): CallHead {
+  function callHead(target: string, operation: string, head: { credential: CallCredential; authorization?: string; timeoutMs?: number }): CallHead {
     const budgetMs = budgetOf(target, head.timeoutMs);
     const headers: Record<string, string> = { [TIMEOUT_HEADER]: String(budgetMs) };
     const traceparent = outgoingTraceparent();
     if (traceparent) headers.traceparent = traceparent;
     if (head.credential === 'caller') {
-      const authorization = currentContext()?.authorization;
+      const authorization = head.authorization ?? currentContext()?.authorization;
       if (authorization) headers.authorization = authorization;
     }
     return { budgetMs, headers, finish: startCall(registry, target, operation) };
@@ -127,15 +151,17 @@ export function createOutgoingCalls(options: OutgoingCallsOptions = {}): Outgoin
         const headers = { ...call.headers, ...head.headers };
         if (call.credential === 'service') headers.authorization = await serviceAuthorization();
         const deadline = call.deadline ?? AbortSignal.timeout(head.budgetMs);
-        const signal = call.signal ? AbortSignal.any([deadline, call.signal]) : deadline;
+        const ended = call.signal ? endedBy(deadline, call.signal) : { signal: deadline, release: () => undefined };
         let answer: HttpAnswer;
         try {
-          const response = await pool.request({ path: `${base}${call.path}`, method: call.method ?? 'GET', headers, body: call.body, signal });
+          const response = await pool.request({ path: `${base}${call.path}` || '/', method: call.method ?? 'GET', headers, body: call.body, signal: ended.signal });
           answer = { status: response.statusCode, headers: response.headers, text: await response.body.text(), body: undefined };
         } catch (error) {
           const kind = httpFailureKind(error, deadline.aborted);
           head.finish(kind);
           throw failureError(target, kind, error);
+        } finally {
+          ended.release();
         }
         if (call.json && answer.status < 300) {
           try {
@@ -152,7 +178,9 @@ export function createOutgoingCalls(options: OutgoingCallsOptions = {}): Outgoin
     };
   }
 
-  function grpcClient<C extends Client>(ClientClass: new (address: string, creds: ReturnType<typeof credentials.createInsecure>, options?: ChannelOptions) => C, target: string, address: string, channelOptions: ChannelOptions = {}): C {
+  function grpcClient<C extends Client>(ClientClass: new (address: string, creds: ChannelCredentials, options?: ChannelOptions) => C, target: string, address: string, channelOptions: ChannelOptions = {}): C {
+    // Loaded by the apps that call over gRPC only (orders): the others never pay for grpc-js.
+    const { credentials, InterceptingCall, status: grpcStatus } = require('@grpc/grpc-js') as typeof import('@grpc/grpc-js');
     const interceptor: Interceptor = (callOptions, nextCall) => {
       const path = callOptions.method_definition.path;
       const finish = startCall(registry, target, path.slice(path.lastIndexOf('/') + 1));

@@ -16,6 +16,7 @@ import {
   type ReserveReply,
   type ReserveRequest,
 } from '@platform/inventory-contract';
+import { createOutgoingCalls } from '@platform/outgoing-calls';
 import { createLogger, createMetrics, Health, listen, type Listening } from '@platform/service-kit';
 import { createOrdersApp } from '../app';
 import { type CatalogProduct, createCatalogClient } from '../catalog/client';
@@ -162,7 +163,7 @@ export async function startOrdersWithFakes(prisma: PrismaClient, options: { jwtS
   const built = await createOrdersApp({
     config: { jwtVerifySecrets: [options.jwtSecret], cursorSecret: 'orders-cursor-secret', REQUEST_TIMEOUT_MS: 5_000, NODE_ENV: 'test' },
     prisma,
-    catalog: createCatalogClient(catalogUrl),
+    catalog: createCatalogClient(createOutgoingCalls().http('catalog', catalogUrl)),
     inventory: inventoryClient,
     logger: createLogger(options.name, 'silent'),
     health: new Health(),
