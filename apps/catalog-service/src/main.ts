@@ -3,6 +3,7 @@ import './instrument'; // first: tracing must patch modules before they load
 import path from 'node:path';
 import { serviceTokenSource } from '@platform/auth';
 import { connectNatsIfConfigured, EmbeddedTransport, EventConsumer, sqlCursorStore, startOutboxRelay } from '@platform/events';
+import { createOutgoingCalls } from '@platform/outgoing-calls';
 import { configOrExit, runService } from '@platform/service-kit';
 import { createCatalogApp } from './app';
 import { catalogDatabase } from './database';
@@ -22,7 +23,8 @@ runService({
       (await connectNatsIfConfigured(config, { name: 'catalog-service', logger })) ??
       new EmbeddedTransport({
         producers: { 'users-service': config.USERS_URL },
-        serviceToken: serviceTokenSource(config.jwtSecret, 'catalog-service'),
+        // Its reads of other apps' logs are outgoing calls like any other (libs/outgoing-calls).
+        calls: createOutgoingCalls({ registry: metrics.registry, serviceToken: serviceTokenSource(config.jwtSecret, 'catalog-service') }),
         cursors: sqlCursorStore(database.prisma),
         pollMs: config.EVENTS_POLL_MS,
         logger,

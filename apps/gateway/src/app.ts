@@ -7,6 +7,7 @@ import './request-state';
 import { serviceTokenSource, TokenVerifier } from '@platform/auth';
 import { errorHandler, MAX_BODY_BYTES, requireAcceptableResponse } from '@platform/errors';
 import { createFederatedGraph, type OperationWork } from '@platform/graphql-gateway';
+import { createOutgoingCalls, type OutgoingCalls } from '@platform/outgoing-calls';
 import { type Health, type Logger, type Metrics, parseJsonBody, requestContext, requestLog, requireJsonBody } from '@platform/service-kit';
 import { DEVELOPMENT_ORIGINS, crossOrigin } from './browser/cross-origin';
 import { browserPages } from './browser/pages';
@@ -61,6 +62,8 @@ export interface GatewayAppDeps {
   logger: Logger;
   health: Health;
   metrics: Metrics;
+  /** Every call to a service (proxy, subgraphs, reports) is built by it; unset: one recording into `metrics` (tests). */
+  calls?: OutgoingCalls;
   /** The composed supergraph and the OpenAPI document (beside main.js when built). */
   supergraphPath: string;
   openapiPath: string;
@@ -79,7 +82,7 @@ async function createGatewayApp(deps: GatewayAppDeps) {
   const routes = new RouteTable(deps.routes ?? routeTable, deprecations); // each route compiles its own registry entries once
   const deprecationOutcomes = new DeprecationOutcomes(deps.metrics.registry, deps.logger);
   const verifier = new TokenVerifier(config.jwtVerifySecrets);
-  const timeoutMs = config.REQUEST_TIMEOUT_MS;
+  const calls = deps.calls ?? createOutgoingCalls({ registry: deps.metrics.registry, defaultTimeoutMs: config.REQUEST_TIMEOUT_MS });
   const chargeOperation = chargeGraphQLOperation(deps.rateLimits); // each mutation field one point, a query by its cost (rate-limit/policies.ts)
   const admitGraphQLOperation = async (req: express.Request, res: express.Response, work: OperationWork) => {
     if (res.locals.apiKey) assertGraphQLScopes(res.locals.apiKey, work); // 403 FORBIDDEN for a root field the key's scopes do not cover
@@ -91,6 +94,7 @@ async function createGatewayApp(deps: GatewayAppDeps) {
     introspection: config.NODE_ENV !== 'production',
     timeoutMs: config.REQUEST_TIMEOUT_MS,
     registry: deps.metrics.registry,
+    calls,
     logger: deps.logger,
     trustedDocuments: { mode: config.GRAPHQL_TRUSTED_DOCUMENTS, documents: JSON.parse(readFileSync(deps.trustedDocumentsPath, 'utf8')) as Record<string, string> },
     admit: admitGraphQLOperation, // an API key's scopes, then points by the work asked
@@ -136,12 +140,12 @@ async function createGatewayApp(deps: GatewayAppDeps) {
   app.use(revokeApiKeysAfterWrite(deps.apiKeys)); // an API key revoked through this gateway: refused here from the next request
   app.use(
     dispatch({
-      users: createUpstreamProxy(config.USERS_URL, { timeoutMs, ...config.UPSTREAM_LIMITS.users }),
-      orders: createUpstreamProxy(config.ORDERS_URL, { timeoutMs, ...config.UPSTREAM_LIMITS.orders }),
-      catalog: createUpstreamProxy(config.CATALOG_URL, { timeoutMs, ...config.UPSTREAM_LIMITS.catalog }),
-      inventory: createUpstreamProxy(config.INVENTORY_URL, { timeoutMs, ...config.UPSTREAM_LIMITS.inventory }),
+      users: createUpstreamProxy(config.USERS_URL, { service: 'users', calls, ...config.UPSTREAM_LIMITS.users }),
+      orders: createUpstreamProxy(config.ORDERS_URL, { service: 'orders', calls, ...config.UPSTREAM_LIMITS.orders }),
+      catalog: createUpstreamProxy(config.CATALOG_URL, { service: 'catalog', calls, ...config.UPSTREAM_LIMITS.catalog }),
+      inventory: createUpstreamProxy(config.INVENTORY_URL, { service: 'inventory', calls, ...config.UPSTREAM_LIMITS.inventory }),
       graphql: [parseJsonBody({ limit: MAX_BODY_BYTES, type: 'application/json' }), graph.middleware],
-      usage: deprecationReports(usage?.store ?? emptyUsageStore, () => deprecations, config.USERS_URL),
+      usage: deprecationReports(usage?.store ?? emptyUsageStore, () => deprecations, calls.http('users', config.USERS_URL)),
       openapi: (req, res) => void res.type('application/json').send(req.path.endsWith('/event-schemas') ? eventSchemas : openapi),
     }),
   ); // proxy over connections shared fairly between callers, with the remaining-deadline header; 502/503/504 in the error format
@@ -180,9 +184,10 @@ export interface Gateway {
 export async function createGateway(config: GatewayConfig, kit: { logger: Logger; health: Health; metrics: Metrics }, files: GatewayFiles, overrides: GatewayOverrides = {}): Promise<Gateway> {
   const { logger, metrics } = kit;
   const redis = config.REDIS_URL ? connectRedis(config.REDIS_URL, { commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS }, logger) : undefined;
-  const serviceToken = serviceTokenSource(config.jwtSecret, 'gateway');
-  const credentials = overrides.credentials ?? new CredentialCheck({ usersUrl: config.USERS_URL, serviceToken, cacheMs: config.CREDENTIALS_CACHE_MS, timeoutMs: config.CREDENTIALS_TIMEOUT_MS, logger });
-  const apiKeys = new ApiKeyCheck({ usersUrl: config.USERS_URL, serviceToken, jwtSecret: config.jwtSecret, cacheMs: config.API_KEYS_CACHE_MS, timeoutMs: config.CREDENTIALS_TIMEOUT_MS, logger });
+  // Every call to a service (proxy, subgraphs, credential and API-key lookups, reports) is built by this one factory.
+  const calls = createOutgoingCalls({ registry: metrics.registry, serviceToken: serviceTokenSource(config.jwtSecret, 'gateway'), defaultTimeoutMs: config.REQUEST_TIMEOUT_MS });
+  const credentials = overrides.credentials ?? new CredentialCheck({ usersUrl: config.USERS_URL, calls, cacheMs: config.CREDENTIALS_CACHE_MS, timeoutMs: config.CREDENTIALS_TIMEOUT_MS, logger });
+  const apiKeys = new ApiKeyCheck({ usersUrl: config.USERS_URL, calls, jwtSecret: config.jwtSecret, cacheMs: config.API_KEYS_CACHE_MS, timeoutMs: config.CREDENTIALS_TIMEOUT_MS, logger });
   // Revocations pushed by users-service reach this replica within a second (auth/revocation-feed.ts).
   const revocations = config.REDIS_URL ? subscribeToRevocations(config.REDIS_URL, credentials, logger, apiKeys) : undefined;
   // Both connections are awaited together: a Redis that is down costs the start 3 s, not twice that.
@@ -198,7 +203,7 @@ export async function createGateway(config: GatewayConfig, kit: { logger: Logger
     (config.USAGE_RECORDING === 'on'
       ? new UsageRecorder(openUsageStore({ redisUrl: config.REDIS_URL, dataDir: config.DATA_DIR, keyPrefix: config.USAGE_KEY_PREFIX }), { registry: metrics.registry, maxCallersPerDay: config.USAGE_MAX_CALLERS_PER_DAY, onError: (error) => logger.warn({ err: error }, 'usage flush failed; the counts are kept for the next one') }).start()
       : undefined);
-  const { app, stopGraph } = await createGatewayApp({ config, rateLimits, credentials, apiKeys, logger, health: kit.health, metrics, usage, routes: overrides.routes, ...files });
+  const { app, stopGraph } = await createGatewayApp({ config, rateLimits, credentials, apiKeys, logger, health: kit.health, metrics, calls, usage, routes: overrides.routes, ...files });
   return {
     app,
     resources: [stopGraph, async () => usage?.stop().then(() => usage.store.close()), async () => rateLimits.stop(), async () => revocations?.stop(), async () => void (await redis?.quit().catch(() => redis.disconnect()))], // a Redis that is down refuses QUIT: stop reconnecting anyway

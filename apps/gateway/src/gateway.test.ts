@@ -834,8 +834,9 @@ describe('GraphQL at the gateway', () => {
     expect(res.body.errors.length).toBeGreaterThan(0);
     const operations = await gateway.metrics.registry.getSingleMetricAsString('graphql_operation_duration_seconds');
     expect(operations).toMatch(/graphql_operation_duration_seconds_count\{[^}]*operation="WhoAmI",type="query",outcome="error"[^}]*\} 1/);
-    const subgraphCalls = await gateway.metrics.registry.getSingleMetricAsString('graphql_subgraph_request_duration_seconds');
-    expect(subgraphCalls).toMatch(/graphql_subgraph_request_duration_seconds_count\{[^}]*subgraph="users",outcome="error"[^}]*\} [1-9]/);
+    // Subgraph calls are outgoing calls like any other (libs/outgoing-calls): the fake answered 404.
+    const subgraphCalls = await gateway.metrics.registry.getSingleMetricAsString('outgoing_call_duration_seconds');
+    expect(subgraphCalls).toMatch(/outgoing_call_duration_seconds_count\{[^}]*target="users",operation="subgraph",outcome="404"[^}]*\} [1-9]/);
     const line = gateway.logs.map((entry) => JSON.parse(entry) as Record<string, unknown>).find((entry) => entry.msg === 'graphql operation' && entry.operationName === 'WhoAmI');
     expect(line).toMatchObject({ operationType: 'query', traceId: res.headers.get('x-request-id'), durationMs: expect.any(Number), errorCodes: expect.any(Array) });
   });

@@ -9,6 +9,7 @@ import path from 'node:path';
 import express, { type Request, type Response } from 'express';
 import pino from 'pino';
 import { errorHandler } from '@platform/errors';
+import { RETRY_AFTER_SECONDS } from '@platform/outgoing-calls';
 import { createMetrics, Health, jsonBody, listen, type Listening } from '@platform/service-kit';
 import { apiClient, testRedisUrl, tokenFor } from '@platform/test-kit';
 import { createGateway } from './app';
@@ -676,6 +677,7 @@ describe('when a service is down or broken', () => {
       expect(res.status).toBe(503);
       expect(res.body).toMatchObject({ status: 503, code: 'SERVICE_UNAVAILABLE', instance: '/v1/products', traceId: expect.stringMatching(TRACE_ID) });
       expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(res.headers.get('retry-after')).toBe(String(RETRY_AFTER_SECONDS)); // the one policy of libs/outgoing-calls (the proxy said 5 before)
     } finally {
       await down.stop();
     }
@@ -686,6 +688,7 @@ describe('when a service is down or broken', () => {
     expect(res.status).toBe(503);
     expect(res.body).toMatchObject({ code: 'SERVICE_UNAVAILABLE', errors: [] });
     expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(res.headers.get('retry-after')).toBe(String(RETRY_AFTER_SECONDS));
   });
 
   it.each([

@@ -265,9 +265,10 @@ describe('the client other services use', () => {
     } finally {
       inventory.close();
     }
-    const timed = await callerMetrics.registry.getSingleMetricAsString('grpc_client_handling_seconds');
-    const countOf = (method: string, code: string) => Number(new RegExp(`_count\\{[^}]*grpc_method="${method}",grpc_code="${code}"[^}]*\\} (\\d+)`).exec(timed)?.[1]);
-    expect([countOf('Reserve', 'OK'), countOf('Reserve', 'FAILED_PRECONDITION'), countOf('Reserve', 'NOT_FOUND'), countOf('Release', 'OK')]).toEqual([1, 1, 1, 1]);
+    // The one outgoing-call family (libs/outgoing-calls): by target, the gRPC method, and the status the call ended with.
+    const timed = await callerMetrics.registry.getSingleMetricAsString('outgoing_call_duration_seconds');
+    const countOf = (method: string, code: string) => Number(new RegExp(`_count\\{[^}]*target="inventory",operation="${method}",outcome="${code}"[^}]*\\} (\\d+)`).exec(timed)?.[1]);
+    expect([countOf('Reserve', 'ok'), countOf('Reserve', 'FAILED_PRECONDITION'), countOf('Reserve', 'NOT_FOUND'), countOf('Release', 'ok')]).toEqual([1, 1, 1, 1]);
   });
 
   it('answers 503 when inventory is down and 504 when no time is left', async () => {

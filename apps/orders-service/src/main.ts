@@ -3,6 +3,7 @@ import './instrument'; // first: tracing must patch modules before they load
 import path from 'node:path';
 import { serviceTokenSource } from '@platform/auth';
 import { createInventoryClient } from '@platform/inventory-contract';
+import { createOutgoingCalls } from '@platform/outgoing-calls';
 import { connectNatsIfConfigured, EmbeddedTransport, EventConsumer, sqlCursorStore, startOutboxRelay } from '@platform/events';
 import { configOrExit, runService } from '@platform/service-kit';
 import { createOrdersApp } from './app';
@@ -18,24 +19,27 @@ runService({
   database: ordersDatabase(path.join(__dirname, 'migrations')),
   async build({ logger, health, metrics, database }) {
     if (!database) throw new Error('runService opens the database before build');
+    const serviceToken = serviceTokenSource(config.jwtSecret, 'orders-service');
+    // Every call to another app (catalog, inventory, users' event log) is built here.
+    const calls = createOutgoingCalls({ registry: metrics.registry, serviceToken });
     // Committed outbox rows to the transport (the embedded one serves them at /internal/events).
     // NATS JetStream when NATS_URL is set; otherwise the producers' logs over HTTP (no extra process).
     const transport =
       (await connectNatsIfConfigured(config, { name: 'orders-service', logger })) ??
       new EmbeddedTransport({
         producers: { 'users-service': config.USERS_URL },
-        serviceToken: serviceTokenSource(config.jwtSecret, 'orders-service'),
+        calls,
         cursors: sqlCursorStore(database.prisma),
         pollMs: config.EVENTS_POLL_MS,
         logger,
       });
     const events = await startOutboxRelay(database, transport, logger, { service: 'orders-service', pollMs: config.EVENTS_POLL_MS }, metrics.registry);
     // Inventory serves only callers it allow-lists, each call with a service token.
-    const inventory = createInventoryClient(config.INVENTORY_ADDRESS, { serviceToken: serviceTokenSource(config.jwtSecret, 'orders-service'), registry: metrics.registry });
+    const inventory = createInventoryClient(config.INVENTORY_ADDRESS, { calls });
     const { app, sweeper, eventHandlers } = await createOrdersApp({
       config,
       prisma: database.prisma,
-      catalog: createCatalogClient(config.CATALOG_URL),
+      catalog: createCatalogClient(calls.http('catalog', config.CATALOG_URL)),
       inventory,
       logger,
       health,

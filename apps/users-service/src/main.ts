@@ -3,6 +3,7 @@ import './instrument'; // first: tracing must patch modules before they load
 import path from 'node:path';
 import { serviceTokenSource } from '@platform/auth';
 import { connectNatsIfConfigured, EmbeddedTransport, EventConsumer, sqlCursorStore, startOutboxRelay } from '@platform/events';
+import { createOutgoingCalls } from '@platform/outgoing-calls';
 import { configOrExit, runService } from '@platform/service-kit';
 import { createUsersApp } from './app';
 import { usersDatabase } from './database';
@@ -27,7 +28,8 @@ runService({
       (await connectNatsIfConfigured(config, { name: 'users-service', logger })) ??
       new EmbeddedTransport({
         producers: { 'users-service': `http://127.0.0.1:${config.PORT}`, 'orders-service': config.ORDERS_URL, 'catalog-service': config.CATALOG_URL, 'inventory-service': config.INVENTORY_URL },
-        serviceToken: serviceTokenSource(config.jwtSecret, 'users-service'),
+        // Its reads of other apps' logs are outgoing calls like any other (libs/outgoing-calls).
+        calls: createOutgoingCalls({ registry: metrics.registry, serviceToken: serviceTokenSource(config.jwtSecret, 'users-service') }),
         cursors: sqlCursorStore(database.prisma),
         pollMs: config.EVENTS_POLL_MS,
         logger,

@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { authenticate, type TokenVerifier } from '@platform/auth';
+import { createOutgoingCalls, type HttpTarget, type OutgoingCalls } from '@platform/outgoing-calls';
 import type { Logger } from '@platform/service-kit';
 import { parseQuery, queryInt, z } from '@platform/validation';
 import { Router } from 'express';
@@ -126,8 +127,10 @@ export type CursorStore = ReturnType<typeof sqlCursorStore>;
 export interface EmbeddedTransportSettings {
   /** Base URLs of the producing services, by name (`users-service`). */
   producers: Record<string, string>;
-  /** A service token for the producers' /internal/events. */
-  serviceToken: () => Promise<string>;
+  /** The app's outgoing-call factory (libs/outgoing-calls), which reads the logs; without it, one is made with `serviceToken`. */
+  calls?: OutgoingCalls;
+  /** A service token for the producers' /internal/events, when no `calls` is given. */
+  serviceToken?: () => Promise<string>;
   /** Where consumed positions are kept (the consumer's database). */
   cursors?: CursorStore;
   logger: Logger;
@@ -157,28 +160,35 @@ const sleep = (ms: number, signal: AbortSignal) =>
     signal.addEventListener('abort', done, { once: true });
   });
 
-/** A GET whose JSON answer must arrive within `timeoutMs` (or before `signal` aborts), without adding to the signal's listeners for good. */
-async function getJsonWithin(url: string, init: RequestInit, signal: AbortSignal, timeoutMs: number): Promise<unknown> {
-  const request = new AbortController();
-  const abort = () => request.abort();
-  signal.addEventListener('abort', abort, { once: true });
-  const timer = setTimeout(abort, timeoutMs);
-  try {
-    const response = await fetch(url, { ...init, signal: request.signal });
-    if (!response.ok) throw new Error(`${url} answered ${response.status}`);
-    return await response.json();
-  } finally {
-    clearTimeout(timer);
-    signal.removeEventListener('abort', abort);
-  }
+/**
+ * One page of a producer's log, through the outgoing-call factory (service token, trace, metrics,
+ * the failure rule), within `timeoutMs` or until `signal` aborts (a stop).
+ */
+async function readLogPage(producer: HttpTarget, path: string, signal: AbortSignal, timeoutMs: number): Promise<EventLogPage> {
+  const answer = await producer.request({ operation: 'event-log', path, headers: { accept: 'application/json' }, credential: 'service', timeoutMs, signal, json: true });
+  if (answer.status >= 300) throw new Error(`${producer.target} answered ${answer.status} for its event log`);
+  return answer.body as EventLogPage;
 }
 
 export class EmbeddedTransport implements EventTransport {
   readonly kind = 'embedded';
   private readonly replica: string;
+  private readonly producers = new Map<string, HttpTarget>();
 
   constructor(private readonly settings: EmbeddedTransportSettings) {
     this.replica = settings.replica ?? `${hostname()}-${process.pid}-${randomBytes(4).toString('hex')}`;
+  }
+
+  /** The HTTP target of one producer (`users-service` is the target `users` in metrics and errors). */
+  private producer(source: string): HttpTarget | undefined {
+    const base = this.settings.producers[source];
+    if (!base) return undefined;
+    let producer = this.producers.get(source);
+    if (!producer) {
+      producer = (this.settings.calls ?? createOutgoingCalls({ serviceToken: this.settings.serviceToken })).http(source.replace(/-service$/, ''), base, { connections: 2 });
+      this.producers.set(source, producer);
+    }
+    return producer;
   }
 
   /** The outbox rows are the log: once the relay marks them they are readable, so there is nothing to send. */
@@ -199,8 +209,9 @@ export class EmbeddedTransport implements EventTransport {
     };
   }
 
-  close(): Promise<void> {
-    return Promise.resolve();
+  async close(): Promise<void> {
+    await Promise.all([...this.producers.values()].map((producer) => producer.close()));
+    this.producers.clear();
   }
 
   /**
@@ -208,8 +219,8 @@ export class EmbeddedTransport implements EventTransport {
    * is consumed, while this replica holds the log's lease; otherwise waits for it.
    */
   private async follow(source: string, cursors: CursorStore, handle: (delivery: Delivery) => Promise<void>, signal: AbortSignal): Promise<void> {
-    const base = this.settings.producers[source];
-    if (!base) throw new Error(`no address for event source ${source}`);
+    const producer = this.producer(source);
+    if (!producer) throw new Error(`no address for event source ${source}`);
     const pollMs = this.settings.pollMs ?? 200;
     const pageSize = this.settings.pageSize ?? 100;
     const waitMs = Math.min(this.settings.waitMs ?? 2_000, MAX_WAIT_MS);
@@ -230,12 +241,7 @@ export class EmbeddedTransport implements EventTransport {
           }
           holding = true;
           const asked = Date.now();
-          const page = (await getJsonWithin(
-            `${base}/internal/events?after=${after}&limit=${pageSize}&wait=${waitMs}`,
-            { headers: { authorization: `Bearer ${await this.settings.serviceToken()}`, accept: 'application/json' } },
-            signal,
-            waitMs + 10_000,
-          )) as EventLogPage;
+          const page = await readLogPage(producer, `/internal/events?after=${after}&limit=${pageSize}&wait=${waitMs}`, signal, waitMs + 10_000);
           // The lease is renewed while the page is handled (its handlers may take long); once it
           // is lost, no further event of the page is handed over.
           let lost = false;

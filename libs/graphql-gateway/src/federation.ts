@@ -17,6 +17,7 @@ import { ApiError, type ErrorCode } from '@platform/errors';
 import { nestsDeeperThan, tooDeeplyNested } from '@platform/service-kit';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import { createOutgoingCalls, type OutgoingCalls } from '@platform/outgoing-calls';
 import { graphMetrics } from './operation-metrics';
 import { costOf, MutationFieldLimit, type OperationWork, QueryCostLimit, rootFieldsOf } from './query-cost';
 import { type LeftOutField, leaveOutFields } from './left-out-fields';
@@ -33,8 +34,10 @@ export interface FederatedGraphOptions {
   introspection: boolean;
   /** Budget for a whole query when the request carries none. */
   timeoutMs: number;
-  /** Where operation and subgraph-call metrics go, and the one log line per operation. */
+  /** Where operation metrics go (and, without `calls`, the subgraph calls'), and the one log line per operation. */
   registry: Registry;
+  /** The app's outgoing-call factory (libs/outgoing-calls), which makes every subgraph call. */
+  calls?: OutgoingCalls;
   logger: Logger;
   /**
    * The operations the gateway knows by hash (SHA-256 of the text → the text). `allow`: clients
@@ -95,12 +98,13 @@ const KnownOperationTypes: ValidationRule = (context) => ({
 
 export async function createFederatedGraph(options: FederatedGraphOptions): Promise<{ middleware: RequestHandler; stop: () => Promise<void> }> {
   const metrics = graphMetrics(options.registry, options.logger);
+  const calls = options.calls ?? createOutgoingCalls({ registry: options.registry });
   const sources: SubgraphSource[] = [];
   const gateway = new ApolloGateway({
     supergraphSdl: options.supergraphSdl,
     // Every subgraph call carries the caller's credential and the time left; none outlives the client's request.
     buildService: ({ name }) => {
-      const source = new SubgraphSource({ name, url: options.subgraphUrls[name], timeoutMs: options.timeoutMs, metrics, logger: options.logger });
+      const source = new SubgraphSource({ name, url: options.subgraphUrls[name], timeoutMs: options.timeoutMs, calls, logger: options.logger });
       sources.push(source);
       return source;
     },

@@ -1,6 +1,7 @@
 // What operators see of GraphQL at the gateway: every operation counted and timed by its name
-// and type, with errors counted by code, one log line each; every subgraph call timed by
-// subgraph. HTTP metrics alone show one route, POST /v1/graphql, for everything.
+// and type, with errors counted by code, one log line each. HTTP metrics alone show one route,
+// POST /v1/graphql, for everything. Subgraph calls are outgoing calls like any other: timed in
+// outgoing_call_duration_seconds{target=<subgraph>,operation="subgraph"} (libs/outgoing-calls).
 import type { RequestHandler, Response } from 'express';
 import type { GraphQLError } from 'graphql';
 import type { Logger } from 'pino';
@@ -23,8 +24,6 @@ export interface GraphMetrics {
   observe(handler: RequestHandler): RequestHandler;
   /** Called by the handler once it has run an operation. */
   ran(res: Response, facts: OperationFacts): void;
-  /** Times one subgraph call; call the function it returns with the call's outcome. */
-  subgraphCall(subgraph: string): (outcome: 'ok' | 'error') => void;
 }
 
 export function graphMetrics(registry: Registry, logger: Logger): GraphMetrics {
@@ -36,7 +35,6 @@ export function graphMetrics(registry: Registry, logger: Logger): GraphMetrics {
     registers: [registry],
   });
   const errors = new Counter({ name: 'graphql_operation_errors_total', help: 'GraphQL errors in responses, by operation name, type and error code', labelNames: ['operation', 'type', 'code'], registers: [registry] });
-  const subgraphs = new Histogram({ name: 'graphql_subgraph_request_duration_seconds', help: 'Calls from the gateway to each subgraph, by outcome', labelNames: ['subgraph', 'outcome'], buckets: BUCKETS, registers: [registry] });
   const seen = new Set<string>();
   const boundedName = (name: string) => {
     if (seen.has(name)) return name;
@@ -62,10 +60,6 @@ export function graphMetrics(registry: Registry, logger: Logger): GraphMetrics {
     },
     ran: (res, facts) => {
       res.locals.graphqlOperation = facts;
-    },
-    subgraphCall: (subgraph) => {
-      const stop = subgraphs.startTimer({ subgraph });
-      return (outcome) => stop({ outcome });
     },
   };
 }

@@ -1,17 +1,18 @@
-// The gateway's calls to one subgraph: each fetch of a query plan as one JSON POST over undici's
-// keep-alive connection pool, with the caller's credential, the request's trace and the time it
-// has left. Apollo's RemoteGraphQLDataSource would build node-fetch Request and Headers objects
-// for every call (a query plan makes several per client request; docs/benchmarks.md has the
-// cost), and it hands a failed call to the client as it came: the subgraph's URL, status and body.
-// Here a failed call is an ApiError in our codes (formatError renders it like any other), and
-// nothing of the subgraph's address or answer reaches the client (the log has it).
+// The gateway's calls to one subgraph: each fetch of a query plan as one JSON POST, built by the
+// one outgoing-call factory (libs/outgoing-calls: undici's keep-alive pool, the time the request
+// has left, the trace, the caller's credential, the outgoing-call metrics, and the failure rule:
+// unreachable or reset 503, too slow 504, unreadable 502). Apollo's RemoteGraphQLDataSource would
+// build node-fetch Request and Headers objects for every call (a query plan makes several per
+// client request; docs/benchmarks.md has the cost), and it hands a failed call to the client as
+// it came: the subgraph's URL, status and body. Here a failed call is an ApiError in our codes
+// (formatError renders it like any other), and nothing of the subgraph's address or answer
+// reaches the client (the log has it).
 import type { GraphQLDataSource, GraphQLDataSourceProcessOptions } from '@apollo/gateway';
 import type { Logger } from 'pino';
 import type { GraphQLError } from 'graphql';
-import { Pool } from 'undici';
 import { ApiError, type ErrorCode } from '@platform/errors';
-import { outgoingBudgetMs, outgoingTraceparent, TIMEOUT_HEADER } from '@platform/service-kit';
-import type { GraphMetrics } from './operation-metrics';
+import { type HttpTarget, type OutgoingCalls } from '@platform/outgoing-calls';
+import { outgoingBudgetMs } from '@platform/service-kit';
 
 /** What the gateway keeps per client request for its subgraph calls. */
 export interface SubgraphCallContext {
@@ -40,54 +41,53 @@ export interface SubgraphSourceOptions {
   url: string;
   /** Budget for a whole query when the request carries none. */
   timeoutMs: number;
-  metrics: GraphMetrics;
+  calls: OutgoingCalls;
   logger: Logger;
 }
 
 export class SubgraphSource implements GraphQLDataSource<SubgraphCallContext> {
-  private readonly pool: Pool;
-  private readonly path: string;
+  private readonly subgraph: HttpTarget;
 
   constructor(private readonly options: SubgraphSourceOptions) {
-    const url = new URL(options.url);
-    this.pool = new Pool(url.origin, { connections: 256, pipelining: 1 });
-    this.path = `${url.pathname}${url.search}`;
+    this.subgraph = options.calls.http(options.name, options.url);
   }
 
   async process({ request, context }: GraphQLDataSourceProcessOptions<SubgraphCallContext>): Promise<GatewayResponse> {
     const { name } = this.options;
     const refused = (code: ErrorCode) => new ApiError(code, `The ${name} service could not answer this part of the query.`);
-    // No time left is GATEWAY_TIMEOUT before the call is made (an ApiError: formatError maps it).
-    const budget = outgoingBudgetMs(this.options.timeoutMs, `the ${name} subgraph`);
-    context.deadline ??= AbortSignal.timeout(budget);
-    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json', [TIMEOUT_HEADER]: String(budget) };
-    if (context.authorization) headers.authorization = context.authorization;
-    const traceparent = outgoingTraceparent();
-    if (traceparent) headers.traceparent = traceparent;
+    // One deadline for all of this request's subgraph calls (no time left: 504 before any is made).
+    context.deadline ??= AbortSignal.timeout(outgoingBudgetMs(this.options.timeoutMs, `the ${name} subgraph`));
     const body = JSON.stringify({ query: request.query, operationName: request.operationName, variables: request.variables });
-    const done = this.options.metrics.subgraphCall(name);
+    let answer;
     try {
-      const answer = await this.pool.request({ path: this.path, method: 'POST', headers, body, signal: context.deadline });
-      const json = /^application\/(graphql-response\+)?json/.test(String(answer.headers['content-type'] ?? ''));
-      if (answer.statusCode >= 300 || !json) {
-        const text = await answer.body.text().catch(() => '');
-        this.options.logger.warn({ subgraph: name, status: answer.statusCode, body: text.slice(0, 500), traceId: context.traceId }, 'subgraph call refused');
-        throw refused(CODE_OF_STATUS[answer.statusCode] ?? 'BAD_GATEWAY');
-      }
-      const result = (await answer.body.json().catch(() => undefined)) as GatewayResponse | undefined;
-      if (!result || typeof result !== 'object') throw refused('BAD_GATEWAY');
-      done('ok');
-      return result;
+      answer = await this.subgraph.request({
+        operation: 'subgraph',
+        method: 'POST',
+        path: '',
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body,
+        credential: 'caller',
+        authorization: context.authorization,
+        deadline: context.deadline,
+        json: true,
+      });
     } catch (error) {
-      done('error');
-      if (error instanceof ApiError) throw error;
-      this.options.logger.warn({ subgraph: name, err: (error as Error).message, traceId: context.traceId }, 'subgraph call failed');
-      if ((error as Error).name === 'TimeoutError' || context.deadline.aborted) throw new ApiError('GATEWAY_TIMEOUT', `The ${name} service did not answer in time.`);
-      throw new ApiError('SERVICE_UNAVAILABLE', `The ${name} service is unavailable; retry shortly.`);
+      this.options.logger.warn({ subgraph: name, err: (error as Error).message, cause: ((error as Error).cause as Error | undefined)?.message, traceId: context.traceId }, 'subgraph call failed');
+      // An unreadable answer is this part of the query failing, in the words the client sees for a refusal.
+      if (error instanceof ApiError && error.code === 'BAD_GATEWAY') throw refused('BAD_GATEWAY');
+      throw error;
     }
+    const json = /^application\/(graphql-response\+)?json/.test(String(answer.headers['content-type'] ?? ''));
+    if (answer.status >= 300 || !json) {
+      this.options.logger.warn({ subgraph: name, status: answer.status, body: answer.text.slice(0, 500), traceId: context.traceId }, 'subgraph call refused');
+      throw refused(CODE_OF_STATUS[answer.status] ?? 'BAD_GATEWAY');
+    }
+    const result = answer.body as GatewayResponse | undefined;
+    if (!result || typeof result !== 'object') throw refused('BAD_GATEWAY');
+    return result;
   }
 
   close(): Promise<void> {
-    return this.pool.close();
+    return this.subgraph.close();
   }
 }

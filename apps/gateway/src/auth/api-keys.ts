@@ -6,7 +6,8 @@
 // - Checked by users-service (POST /internal/api-key-verifications, with a service token), which
 //   holds the keyed hashes. Each answer, "valid" or not, is trusted `cacheMs` (API_KEYS_CACHE_MS,
 //   5 s); past that a request waits for a new one and, when users-service does not answer within
-//   `timeoutMs`, is refused with 503 (fail closed), as the credential check does (credentials.ts).
+//   `timeoutMs`, is refused with 503 and the one Retry-After (fail closed), as the credential check
+//   does (credentials.ts). The lookup is an outgoing call like any other (libs/outgoing-calls).
 // - Revoked: users-service pushes each revocation on the revocation feed (revocation-feed.ts), so
 //   every replica refuses the key within about a second; a lost push is covered by the cache bound.
 //   An expiry (including the end of a rotation's overlap) is held with the answer and enforced to the
@@ -18,6 +19,7 @@ import { createHash } from 'node:crypto';
 import type { Request } from 'express';
 import { apiKeyIdOf, issueAccessToken, looksLikeApiKey, type Role, scopeFor, type ScopedResource } from '@platform/auth';
 import { ApiError } from '@platform/errors';
+import { createOutgoingCalls, type HttpTarget, type OutgoingCalls, RETRY_AFTER_HEADER } from '@platform/outgoing-calls';
 import type { Logger } from '@platform/service-kit';
 
 /** A key users-service vouched for. */
@@ -35,7 +37,9 @@ type Answer = { key: VerifiedApiKey; checkedAt: number } | { refused: 'unknown' 
 
 export interface ApiKeyCheckOptions {
   usersUrl: string;
-  serviceToken: () => Promise<string>;
+  /** The gateway's outgoing-call factory; without it, one is made with `serviceToken`. */
+  calls?: OutgoingCalls;
+  serviceToken?: () => Promise<string>;
   /** JWT_SECRET: signs the owner's access token the services get instead of the key. */
   jwtSecret: string;
   /** How long an answer is trusted (the revocation bound when no push arrives). */
@@ -77,7 +81,11 @@ export class ApiKeyCheck {
   private readonly revokedIds = new Set<string>();
   private readonly forwardedTokens = new Map<string, { token: Promise<string>; renewAt: number }>();
 
-  constructor(private readonly options: ApiKeyCheckOptions) {}
+  private readonly users: HttpTarget;
+
+  constructor(private readonly options: ApiKeyCheckOptions) {
+    this.users = (options.calls ?? createOutgoingCalls({ serviceToken: options.serviceToken })).http('users', options.usersUrl);
+  }
 
   /** The key's owner and scopes; 401 for a malformed, unknown, revoked or expired key; 503 when no answer younger than the bound can be had. */
   async verify(text: string): Promise<VerifiedApiKey> {
@@ -87,10 +95,7 @@ export class ApiKeyCheck {
     const cacheKey = createHash('sha256').update(text).digest('base64url');
     let answer = this.answers.get(cacheKey);
     if (!answer || Date.now() - answer.checkedAt > this.options.cacheMs) answer = await this.lookUp(cacheKey, text);
-    if (!answer) {
-      const retryAfterS = Math.max(1, Math.ceil((this.options.timeoutMs ?? 1_000) / 1000));
-      throw new ApiError('SERVICE_UNAVAILABLE', 'Whether this API key is valid cannot be checked right now; retry shortly.', { headers: { 'Retry-After': String(retryAfterS) } });
-    }
+    if (!answer) throw new ApiError('SERVICE_UNAVAILABLE', 'Whether this API key is valid cannot be checked right now; retry shortly.', { headers: { ...RETRY_AFTER_HEADER } });
     if ('refused' in answer) throw ApiError.unauthenticated(REFUSALS[answer.refused]);
     // A push that came while the lookup was under way wins over its answer.
     if (this.revokedIds.has(answer.key.id)) throw ApiError.unauthenticated(REFUSALS.revoked);
@@ -144,14 +149,18 @@ export class ApiKeyCheck {
 
   private async fetchAnswer(key: string): Promise<Answer | undefined> {
     try {
-      const res = await fetch(`${this.options.usersUrl}/internal/api-key-verifications`, {
+      const res = await this.users.request({
+        operation: 'api-key-verification',
         method: 'POST',
-        headers: { authorization: `Bearer ${await this.options.serviceToken()}`, 'content-type': 'application/json' },
+        path: '/internal/api-key-verifications',
+        headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ key }),
-        signal: AbortSignal.timeout(this.options.timeoutMs ?? 1_000),
+        credential: 'service',
+        timeoutMs: this.options.timeoutMs ?? 1_000,
+        json: true,
       });
-      if (!res.ok) throw new Error(`users-service answered ${res.status}`);
-      const answer = (await res.json()) as { valid: true; id: string; ownerId: string; role: Role; credentialVersion: number; scopes: string[]; expiresAt: string | null } | { valid: false; reason: 'unknown' | 'revoked' | 'expired' };
+      if (res.status >= 300) throw new Error(`users-service answered ${res.status}`);
+      const answer = res.body as { valid: true; id: string; ownerId: string; role: Role; credentialVersion: number; scopes: string[]; expiresAt: string | null } | { valid: false; reason: 'unknown' | 'revoked' | 'expired' };
       const checkedAt = Date.now();
       if (!answer.valid) return { refused: answer.reason, checkedAt };
       return { key: { id: answer.id, ownerId: answer.ownerId, role: answer.role, credentialVersion: answer.credentialVersion, scopes: answer.scopes, expiresAt: answer.expiresAt ? Date.parse(answer.expiresAt) : null }, checkedAt };

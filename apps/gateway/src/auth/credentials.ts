@@ -20,6 +20,7 @@
 // cannot overwrite it, and a deletion is final (user ids are never reused).
 import { ApiError } from '@platform/errors';
 import type { Principal, Revocation } from '@platform/auth';
+import { createOutgoingCalls, type HttpTarget, type OutgoingCalls, RETRY_AFTER_HEADER } from '@platform/outgoing-calls';
 import type { Logger } from '@platform/service-kit';
 
 interface Known {
@@ -30,7 +31,9 @@ interface Known {
 
 export interface CredentialCheckOptions {
   usersUrl: string;
-  serviceToken: () => Promise<string>;
+  /** The gateway's outgoing-call factory; without it, one is made with `serviceToken`. */
+  calls?: OutgoingCalls;
+  serviceToken?: () => Promise<string>;
   /** How long an answer is trusted (the revocation bound when no push arrives). */
   cacheMs: number;
   logger: Logger;
@@ -51,8 +54,11 @@ export interface CallerCredentials {
 export class CredentialCheck implements CallerCredentials {
   private readonly known = new Map<string, Known>();
   private readonly pending = new Map<string, Promise<Known | undefined>>();
+  private readonly users: HttpTarget;
 
-  constructor(private readonly options: CredentialCheckOptions) {}
+  constructor(private readonly options: CredentialCheckOptions) {
+    this.users = (options.calls ?? createOutgoingCalls({ serviceToken: options.serviceToken })).http('users', options.usersUrl);
+  }
 
   /**
    * Throws 401 when the principal's token was issued before its password changed, or its user is
@@ -72,10 +78,7 @@ export class CredentialCheck implements CallerCredentials {
   private async currentAnswer(userId: string, what: string): Promise<Known> {
     let known = this.known.get(userId);
     if (!known || Date.now() - known.checkedAt > this.options.cacheMs) known = await this.lookUp(userId);
-    if (!known) {
-      const retryAfterS = Math.max(1, Math.ceil((this.options.timeoutMs ?? 1_000) / 1000));
-      throw new ApiError('SERVICE_UNAVAILABLE', `Whether ${what} is still valid cannot be checked right now; retry shortly.`, { headers: { 'Retry-After': String(retryAfterS) } });
-    }
+    if (!known) throw new ApiError('SERVICE_UNAVAILABLE', `Whether ${what} is still valid cannot be checked right now; retry shortly.`, { headers: { ...RETRY_AFTER_HEADER } });
     return known;
   }
 
@@ -122,12 +125,9 @@ export class CredentialCheck implements CallerCredentials {
 
   private async fetchVersion(userId: string): Promise<Known | undefined> {
     try {
-      const res = await fetch(`${this.options.usersUrl}/internal/credentials/${encodeURIComponent(userId)}`, {
-        headers: { authorization: `Bearer ${await this.options.serviceToken()}` },
-        signal: AbortSignal.timeout(this.options.timeoutMs ?? 1_000),
-      });
-      if (!res.ok) throw new Error(`users-service answered ${res.status}`);
-      const answer = (await res.json()) as { exists: boolean; credentialVersion: number | null };
+      const res = await this.users.request({ operation: 'credential-version', path: `/internal/credentials/${encodeURIComponent(userId)}`, credential: 'service', timeoutMs: this.options.timeoutMs ?? 1_000, json: true });
+      if (res.status >= 300) throw new Error(`users-service answered ${res.status}`);
+      const answer = res.body as { exists: boolean; credentialVersion: number | null };
       return { version: answer.exists ? answer.credentialVersion : null, checkedAt: Date.now() };
     } catch (error) {
       this.options.logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'credential check: users-service did not answer; requests of this user are refused (503) until it does');

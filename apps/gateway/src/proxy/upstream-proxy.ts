@@ -1,7 +1,13 @@
 // Forwards a request to its service, on Node's own HTTP client over a bounded pool of keep-alive
-// connections: at the path the service serves (the version prefix stripped for a v1 route, pipeline.ts routeRequest), the trace id and the remaining time budget passed on,
+// connections: at the path the service serves (the version prefix stripped for a v1 route, pipeline.ts routeRequest),
 // every failure turned into the error format. Bodies stream through untouched; 4xx answers pass
 // through as the service wrote them, 5xx answers are never passed through raw.
+//
+// The proxy keeps its own streaming client, but each forwarded request is an outgoing call like
+// any other (libs/outgoing-calls): its head (the remaining time budget as X-Request-Timeout-Ms, the
+// trace, its timer in outgoing_call_duration_seconds) comes from the factory's `callHead`, and a
+// failure before the answer by the one rule: refused or reset 503 with the one Retry-After, no
+// answer in time 504, an answer that is not HTTP 502.
 //
 // The gateway frames what it forwards itself: every body was read whole before (pipeline.ts
 // receiveBody) and goes on with its exact length, and a request without a body goes on without
@@ -12,7 +18,8 @@
 import { Agent, type ClientRequest, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import type { Request, RequestHandler, Response } from 'express';
 import { ApiError, errorCatalog, type ErrorCode, sendError } from '@platform/errors';
-import { outgoingBudgetMs, outgoingTraceparent, TIMEOUT_HEADER } from '@platform/service-kit';
+import { type CallHead, failureError, failureOf, httpFailureKind, malformed, type OutgoingCalls, RETRY_AFTER_SECONDS, timedOut, unavailable } from '@platform/outgoing-calls';
+import { TIMEOUT_HEADER } from '@platform/service-kit';
 import type { AnswerRewrite } from '../deprecations/rest-deprecations';
 import { FairShare } from './fair-share';
 
@@ -39,21 +46,20 @@ const NOT_FORWARDED = new Set([
 ]);
 const RESPONSE_HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'proxy-connection', 'upgrade', 'te', 'trailer']);
 const MAX_ERROR_BODY = 64 * 1024;
-/** Seconds a client is asked to wait: the pool is full for a moment; the service is down for longer. */
-const RETRY_AFTER_BUSY_S = '1';
-const RETRY_AFTER_UNREACHABLE_S = '5';
 
 export interface UpstreamOptions {
-  /** The request budget when the request context has none. */
-  timeoutMs: number;
+  /** The service's name in metrics and errors (`users`). */
+  service: string;
+  /** The gateway's outgoing-call factory. */
+  calls: OutgoingCalls;
   /** Connections to the service; past them requests wait for one, in turn by caller. */
   maxSockets: number;
   /** Requests that may wait for a connection; past them, 503 at once for the caller with the most waiting. */
   maxQueued: number;
 }
 
-/** What the gateway answers for an upstream 5xx: its own code when it is one of ours, else 502. */
-function upstreamFailure(status: number, body: string, retryAfter: string | undefined): ApiError {
+/** What the gateway answers for an upstream 5xx: its own code when it is one of ours (with the service's Retry-After, else the one policy), else 502. */
+function upstreamFailure(status: number, body: string, retryAfter = String(RETRY_AFTER_SECONDS)): ApiError {
   let code: string | undefined;
   let message: string | undefined;
   try {
@@ -63,17 +69,11 @@ function upstreamFailure(status: number, body: string, retryAfter: string | unde
   }
   const known = code && code in errorCatalog && errorCatalog[code as ErrorCode].status === status ? (code as ErrorCode) : undefined;
   if (known === 'SERVICE_UNAVAILABLE' || known === 'GATEWAY_TIMEOUT') {
-    return new ApiError(known, message ?? errorCatalog[known].title, { headers: { 'Retry-After': retryAfter ?? RETRY_AFTER_BUSY_S } });
+    return new ApiError(known, message ?? errorCatalog[known].title, { headers: { 'Retry-After': retryAfter } });
   }
-  if (status === 503) return new ApiError('SERVICE_UNAVAILABLE', 'The service is temporarily unavailable; retry shortly.', { headers: { 'Retry-After': retryAfter ?? RETRY_AFTER_BUSY_S } });
+  if (status === 503) return new ApiError('SERVICE_UNAVAILABLE', 'The service is temporarily unavailable; retry shortly.', { headers: { 'Retry-After': retryAfter } });
   if (status === 504) return new ApiError('GATEWAY_TIMEOUT', 'The service did not answer in time.');
   return new ApiError('BAD_GATEWAY', 'The service behind this endpoint failed; quote the traceId when reporting it.');
-}
-
-/** A failure before any answer: an answer that is not HTTP is 502; no connection (refused, reset, unreachable) is 503. */
-function connectionFailure(error: NodeJS.ErrnoException): ApiError {
-  if (error.code?.startsWith('HPE_')) return new ApiError('BAD_GATEWAY', 'The service sent an answer that is not valid HTTP.', { cause: error });
-  return new ApiError('SERVICE_UNAVAILABLE', 'The service cannot be reached right now; retry shortly.', { cause: error, headers: { 'Retry-After': RETRY_AFTER_UNREACHABLE_S } });
 }
 
 /**
@@ -93,7 +93,7 @@ function upstreamTargetOf(req: Request, res: Response): { path: string; prefix?:
 }
 
 /** The client's headers as the service gets them: this hop's own dropped, the gateway's added. */
-function forwardedHeaders(req: Request, prefix: string | undefined, budget: number): OutgoingHttpHeaders {
+function forwardedHeaders(req: Request, prefix: string | undefined, head: CallHead): OutgoingHttpHeaders {
   const incoming = req.headers;
   const headers: OutgoingHttpHeaders = {};
   for (const name in incoming) if (!NOT_FORWARDED.has(name)) headers[name] = incoming[name];
@@ -111,10 +111,8 @@ function forwardedHeaders(req: Request, prefix: string | undefined, budget: numb
   const host = incoming['x-forwarded-host'] ?? incoming.host;
   if (host !== undefined) headers['x-forwarded-host'] = host;
   if (prefix) headers['x-forwarded-prefix'] = prefix;
-  headers[TIMEOUT_HEADER] = String(budget);
-  // The trace goes on: with the tracing SDK its HTTP instrumentation writes this hop's span here.
-  const traceparent = outgoingTraceparent();
-  if (traceparent) headers.traceparent = traceparent;
+  // The call's head: X-Request-Timeout-Ms, and the trace (with the tracing SDK its HTTP instrumentation writes this hop's span instead).
+  Object.assign(headers, head.headers);
   return headers;
 }
 
@@ -139,13 +137,15 @@ function flushCompressed(res: Response): void {
 
 export function createUpstreamProxy(target: string, options: UpstreamOptions): RequestHandler {
   const { hostname, port } = new URL(target);
+  const { service, calls } = options;
   const agent = new Agent({ keepAlive: true, maxSockets: options.maxSockets, keepAliveMsecs: 1_000 });
   const share = new FairShare(options.maxSockets, options.maxQueued);
 
   return (req, res) => {
-    const budget = outgoingBudgetMs(options.timeoutMs, 'the service');
+    // The client's own Authorization goes on among its headers: no credential is added.
+    const head = calls.callHead(service, 'proxy', { credential: 'none' });
     const target = upstreamTargetOf(req, res);
-    const headers = forwardedHeaders(req, target.prefix, budget);
+    const headers = forwardedHeaders(req, target.prefix, head);
     // The body arrived whole before (receiveBody, or the token route's rate limit): it goes on
     // with its exact length; a request without one goes on without one.
     const body = res.locals.forwardBody;
@@ -156,9 +156,10 @@ export function createUpstreamProxy(target: string, options: UpstreamOptions): R
     let clientGone = false;
 
     /** Answers the client with `error` instead of the service; the connection to the service is destroyed. */
-    const refuse = (error: ApiError) => {
+    const refuse = (error: ApiError, outcome: string = failureOf(error) ?? 'error') => {
       if (settled) return;
       settled = true;
+      head.finish(outcome);
       proxyReq?.destroy();
       if (clientGone) return;
       if (res.headersSent) {
@@ -177,23 +178,24 @@ export function createUpstreamProxy(target: string, options: UpstreamOptions): R
       // answer's own stream reports a cut (below), and a late write error changes nothing.
       let answered = false;
       sent.on('error', (error: NodeJS.ErrnoException) => {
-        if (!answered) refuse(connectionFailure(error));
+        if (!answered) refuse(failureError(service, httpFailureKind(error), error));
       });
 
       sent.on('response', (proxyRes: IncomingMessage) => {
         answered = true;
         clearTimeout(timer);
-        // Cut mid-answer: the client sees the cut, never a second answer.
-        proxyRes.on('error', () => (res.headersSent ? res.destroy() : refuse(new ApiError('BAD_GATEWAY', 'The service closed the connection mid-answer.'))));
+        // Cut mid-answer: the client sees the cut, never a second answer; before its head was written, the rule's 503 (a reset).
+        proxyRes.on('error', (error) => (res.headersSent ? res.destroy() : refuse(failureError(service, httpFailureKind(error), error))));
         if (settled) {
           proxyRes.destroy();
           return;
         }
         const status = proxyRes.statusCode ?? 0;
         if (status < 200 || status > 599) {
-          refuse(new ApiError('BAD_GATEWAY', 'The service sent an answer that is not valid HTTP.'));
+          refuse(malformed(service));
           return;
         }
+        head.finish(status < 400 ? 'ok' : String(status));
         // A route with deprecated response fields (deprecations/rest-deprecations.ts): its JSON
         // success is read whole, so the fields can be named in Deprecated-Fields, or left out in
         // a brownout, before the head is written. Every other answer streams through untouched.
@@ -234,18 +236,20 @@ export function createUpstreamProxy(target: string, options: UpstreamOptions): R
     };
 
     // The request's budget covers its wait for a connection and the service's answer starting.
-    const timer = setTimeout(() => refuse(new ApiError('GATEWAY_TIMEOUT', 'The service did not answer in time.')), budget);
-    const busy = () => new ApiError('SERVICE_UNAVAILABLE', 'The service is at capacity; retry shortly.', { headers: { 'Retry-After': RETRY_AFTER_BUSY_S } });
+    const timer = setTimeout(() => refuse(timedOut(service)), head.budgetMs);
+    const busy = () => unavailable(service, undefined, `The ${service} service is at capacity; retry shortly.`);
     // Placed by caller: a caller with many requests waiting is refused before one with few.
-    const place = share.enter(res.locals.caller ?? `ip:${req.ip}`, send, () => refuse(busy()));
+    const place = share.enter(res.locals.caller ?? `ip:${req.ip}`, send, () => refuse(busy(), 'busy'));
     if (!place) {
       clearTimeout(timer);
+      head.finish('busy'); // never sent: no connection free and no room to wait for one
       throw busy();
     }
 
     res.once('close', () => {
       clientGone = !res.writableFinished;
       clearTimeout(timer);
+      if (clientGone) head.finish('cancelled'); // nothing if the call had ended already
       place.leave();
       // The client left mid-answer: never reuse that connection.
       if (clientGone) proxyReq?.destroy();

@@ -7,6 +7,7 @@ import type { RequestHandler } from 'express';
 import { principalOf, requireAdmin } from '@platform/auth';
 import { ApiError } from '@platform/errors';
 import { mayHaveUsed, type Deprecation } from '@platform/deprecations';
+import type { HttpTarget } from '@platform/outgoing-calls';
 import { dayOf, usageByCaller, type CallerUse, type UsageStore } from '@platform/usage';
 import { callerIdentityOf } from '../callers/caller-identity';
 
@@ -35,15 +36,15 @@ const userBehind = (caller: DeprecationUsage['callers'][number]): string | undef
  * (GET /users/{id}, their own token): a user gone or an answer that does not come leaves it null,
  * never fails the report.
  */
-async function addContacts(items: DeprecationUsage[], usersUrl: string, authorization: string | undefined): Promise<void> {
+async function addContacts(items: DeprecationUsage[], users: HttpTarget, authorization: string | undefined): Promise<void> {
   if (!authorization) return;
   const ids = [...new Set(items.flatMap((item) => item.callers.map(userBehind)).filter((id): id is string => id !== undefined))].slice(0, MAX_CONTACTS);
   const emails = new Map<string, string>();
   await Promise.all(
     ids.map(async (id) => {
       try {
-        const answer = await fetch(`${usersUrl}/users/${encodeURIComponent(id)}`, { headers: { authorization, accept: 'application/json' }, signal: AbortSignal.timeout(CONTACT_TIMEOUT_MS) });
-        const user = answer.ok ? ((await answer.json()) as { email?: unknown }) : undefined;
+        const answer = await users.request({ operation: 'user-contact', path: `/users/${encodeURIComponent(id)}`, headers: { accept: 'application/json' }, credential: 'caller', authorization, timeoutMs: CONTACT_TIMEOUT_MS, json: true });
+        const user = answer.status < 300 ? (answer.body as { email?: unknown }) : undefined;
         if (typeof user?.email === 'string') emails.set(id, user.email);
       } catch {
         // No answer in time: the report names the caller by id.
@@ -80,7 +81,7 @@ export async function deprecationUsage(store: UsageStore, registry: Deprecation[
 }
 
 /** The two routes' handler (upstream `usage` in the route table); `registry` is read per request so an edited file counts at once. */
-export function deprecationReports(store: UsageStore, registry: () => Deprecation[], usersUrl: string): RequestHandler {
+export function deprecationReports(store: UsageStore, registry: () => Deprecation[], users: HttpTarget): RequestHandler {
   return async (req, res) => {
     const today = dayOf(Date.now());
     let items: DeprecationUsage[];
@@ -89,7 +90,7 @@ export function deprecationReports(store: UsageStore, registry: () => Deprecatio
     } else {
       requireAdmin(principalOf(res));
       items = await deprecationUsage(store, registry(), { today });
-      await addContacts(items, usersUrl, req.headers.authorization);
+      await addContacts(items, users, req.headers.authorization);
     }
     res.json({ items, nextCursor: null, hasNext: false });
   };

@@ -1,7 +1,9 @@
-// Reads prices from catalog-service over HTTP with the caller's credential and the time the caller
-// has left, in the caller's trace. Catalog failures become 503 / 504 / 502 in the error format.
+// Reads prices from catalog-service with the caller's credential, through the one outgoing-call
+// factory (libs/outgoing-calls: deadline from the time the caller has left, the caller's trace,
+// metrics, and 503 / 504 / 502 for a catalog that cannot be reached, is too slow or answers
+// garbage). What is left here is what the catalog's answers mean.
 import { ApiError } from '@platform/errors';
-import { currentContext, outgoingBudgetMs, outgoingTraceparent, TIMEOUT_HEADER } from '@platform/service-kit';
+import { type HttpTarget, unavailable } from '@platform/outgoing-calls';
 
 export interface CatalogProduct {
   id: string;
@@ -16,26 +18,14 @@ export interface Catalog {
   productsByIds(ids: string[]): Promise<Map<string, CatalogProduct>>;
 }
 
-export function createCatalogClient(baseUrl: string, options: { defaultTimeoutMs?: number } = {}): Catalog {
+/** `catalog`: the factory's HTTP target for catalog-service (`calls.http('catalog', CATALOG_URL)`). */
+export function createCatalogClient(catalog: HttpTarget): Catalog {
   return {
     async productsByIds(ids) {
-      const context = currentContext();
-      const budget = outgoingBudgetMs(options.defaultTimeoutMs ?? 5_000, 'the catalog');
-      const headers: Record<string, string> = { accept: 'application/json', [TIMEOUT_HEADER]: String(budget) };
-      if (context?.authorization) headers.authorization = context.authorization;
-      const traceparent = outgoingTraceparent();
-      if (traceparent) headers.traceparent = traceparent;
-      const url = `${baseUrl}/products?ids=${ids.map(encodeURIComponent).join(',')}&size=100`;
-      let response: Response;
-      try {
-        response = await fetch(url, { headers, signal: AbortSignal.timeout(budget) });
-      } catch (error) {
-        if ((error as Error).name === 'TimeoutError') throw new ApiError('GATEWAY_TIMEOUT', 'The catalog did not answer in time.', { cause: error });
-        throw new ApiError('SERVICE_UNAVAILABLE', 'The catalog is unavailable; retry shortly.', { headers: { 'Retry-After': '1' }, cause: error });
-      }
-      if (response.status >= 500) throw new ApiError(response.status === 503 ? 'SERVICE_UNAVAILABLE' : 'BAD_GATEWAY', 'The catalog could not answer.', { headers: { 'Retry-After': '1' } });
-      if (!response.ok) throw new ApiError('BAD_GATEWAY', `The catalog refused the price lookup (${response.status}).`);
-      const body = (await response.json()) as { items: CatalogProduct[] };
+      const answer = await catalog.request({ operation: 'products-by-ids', path: `/products?ids=${ids.map(encodeURIComponent).join(',')}&size=100`, headers: { accept: 'application/json' }, credential: 'caller', json: true });
+      if (answer.status === 503) throw unavailable(catalog.target);
+      if (answer.status >= 300) throw new ApiError('BAD_GATEWAY', `The catalog refused the price lookup (${answer.status}).`);
+      const body = answer.body as { items: CatalogProduct[] };
       return new Map(body.items.map((product) => [product.id, product]));
     },
   };

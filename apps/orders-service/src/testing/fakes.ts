@@ -17,6 +17,7 @@ import {
   toGrpcStatus,
 } from '@platform/inventory-contract';
 import { NotFound, OutOfStock } from '@platform/errors';
+import { createOutgoingCalls } from '@platform/outgoing-calls';
 import { createLogger, createMetrics, Health, listen, type Listening } from '@platform/service-kit';
 import { createOrdersApp } from '../app';
 import { type CatalogProduct, createCatalogClient } from '../catalog/client';
@@ -159,7 +160,7 @@ export async function startOrdersWithFakes(prisma: PrismaClient, options: { jwtS
   const built = await createOrdersApp({
     config: { jwtVerifySecrets: [options.jwtSecret], cursorSecret: 'orders-cursor-secret', REQUEST_TIMEOUT_MS: 5_000, NODE_ENV: 'test' },
     prisma,
-    catalog: createCatalogClient(catalogUrl),
+    catalog: createCatalogClient(createOutgoingCalls().http('catalog', catalogUrl)),
     inventory: inventoryClient,
     logger: createLogger(options.name, 'silent'),
     health: new Health(),
