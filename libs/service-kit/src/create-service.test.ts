@@ -20,14 +20,16 @@ beforeAll(async () => {
     requestTimeoutMs: 10_000,
     graphql: (_req, res) => void res.json({ data: { served: 'graphql' } }),
     internal: [{ path: '/internal', handlers: [Router().get('/ping', (_req, res) => void res.json({ internal: true }))] }],
-    withoutToken: [Router().post('/tokens', (req, res) => void res.status(201).json({ received: req.body }))],
     verifier: new TokenVerifier([SECRET]),
     resources: [
-      Router()
-        .get('/things', (_req, res) => void res.json({ principal: res.locals.principal?.userId }))
-        .get('/broken', () => {
-          throw new Error('database unreachable');
-        }),
+      {
+        withoutToken: Router().post('/tokens', (req, res) => void res.status(201).json({ received: req.body })),
+        withToken: Router()
+          .get('/things', (_req, res) => void res.json({ principal: res.locals.principal?.userId }))
+          .get('/broken', () => {
+            throw new Error('database unreachable');
+          }),
+      },
     ],
     outages: [((error, _req, _res, next) => next(error instanceof Error && error.message === 'database unreachable' ? new ApiError('SERVICE_UNAVAILABLE', 'Retry shortly.', { headers: { 'Retry-After': '2' } }) : error)) as ErrorRequestHandler],
   });

@@ -15,6 +15,12 @@ import { requestLog } from './request-log';
 /** Handlers mounted at `/` (a router), or under a path. */
 export type Mount = RequestHandler | { path: string; handlers: RequestHandler[] };
 
+/** A group of endpoints' routes (libs/endpoints `EndpointRoutes`): those without a token and those with one. */
+export interface ResourceRoutes {
+  withoutToken: RequestHandler;
+  withToken: RequestHandler;
+}
+
 export interface ServiceParts {
   logger: Logger;
   health: Health;
@@ -25,12 +31,13 @@ export interface ServiceParts {
   graphql: RequestHandler;
   /** What other services call (service tokens only, each mount checks them): the event log, dead letters, /internal/…. */
   internal: Mount[];
-  /** The calls that need no token (sign-up, sign-in), above the token check. */
-  withoutToken?: Mount[];
-  /** People's tokens, checked for every resource below. */
+  /** People's tokens, checked for every resource route below. */
   verifier: TokenVerifier;
-  /** The service's resources: only a request with a valid token reaches them. */
-  resources: Mount[];
+  /**
+   * The service's public API (libs/endpoints: each group's routes from its declarations): the
+   * endpoints declared `public` are mounted above the token check, all the others below it.
+   */
+  resources: ResourceRoutes[];
   /** Error middleware before the error renderer: the failures that are not the request's (a database outage: 503). */
   outages: ErrorRequestHandler[];
 }
@@ -49,9 +56,9 @@ export function createService(parts: ServiceParts): Express {
   app.use(jsonBody()); // 415, 413, malformed JSON
   app.use('/graphql', parts.graphql); // the subgraph; verifies the forwarded token itself
   mount(app, parts.internal); // service tokens only
-  mount(app, parts.withoutToken ?? []); // the calls without a token
+  for (const routes of parts.resources) app.use(routes.withoutToken); // the endpoints declared public (sign-up, sign-in)
   app.use(authenticate(parts.verifier)); // everything below needs a bearer token; a route added below is protected by default
-  mount(app, parts.resources);
+  for (const routes of parts.resources) app.use(routes.withToken);
   app.use(notFoundHandler); // 404: no route here
   for (const outage of parts.outages) app.use(outage);
   app.use(errorHandler); // every failure in the one error format
