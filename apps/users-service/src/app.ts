@@ -13,7 +13,7 @@ import type { RevocationPublisher } from './credentials/revocations';
 import { credentialsRoutes } from './credentials/routes';
 import { usersResolvers, usersTypeDefs } from './graphql/resolvers';
 import { UserRepository } from './users/repository';
-import { signInRoutes, usersRoutes } from './users/routes';
+import { usersRoutes } from './users/routes';
 import { UserService } from './users/service';
 import { AddressGuard, type HostResolver } from './webhooks/address-guard';
 import { WebhookDispatcher } from './webhooks/dispatcher';
@@ -66,10 +66,9 @@ export async function createUsersApp(deps: UsersAppDeps) {
       eventLogRoutes(deps.prisma, 'users-service', internalVerifier), // GET /internal/events: this service's published events (service tokens only)
       deadLetterRoutes(deadLettersOf(deps.prisma, eventHandlers, deps.logger), internalVerifier), // /internal/dead-letters: events its consumer (webhooks) parked, to list and replay (service tokens only)
     ],
-    withoutToken: [signInRoutes(users)], // POST /users (sign-up), POST /tokens: the calls without a token
     verifier, // everything below needs a bearer token
     resources: [
-      usersRoutes(users), // /users, /users/:id
+      usersRoutes(users), // /users, /users/:id; POST /users (sign-up) and POST /tokens need no token
       webhookRoutes(webhooks), // /webhook-endpoints, their deliveries, /events
       apiKeysRoutes(apiKeys), // /api-keys: the caller's issued keys
     ],

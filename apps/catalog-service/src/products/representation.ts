@@ -1,9 +1,13 @@
 // The public shapes of a product and its rating. The schemas are what the OpenAPI document
 // publishes; the mappers are typed by them, so they agree.
+import { component } from '@platform/endpoints';
+import { listEnvelopeSchema } from '@platform/paging';
 import { idField, z } from '@platform/validation';
 import type { ProductRow } from './repository';
 
-export const productRepresentation = z.object({
+export const productRepresentation = component(
+  'Product',
+  z.object({
   id: idField(),
   sku: z.string(),
   name: z.string(),
@@ -14,19 +18,25 @@ export const productRepresentation = z.object({
   rating: z.number().min(0).max(5).meta({ description: 'Average stars; 0 before the first review.' }),
   reviewCount: z.number().int().min(0),
   createdAt: z.iso.datetime(),
-});
+  }),
+);
+
+export const productPageRepresentation = component('ProductPage', listEnvelopeSchema(productRepresentation));
 
 export type ProductResponse = z.infer<typeof productRepresentation>;
 
 const starCount = z.number().int().min(0);
 
-export const ratingRepresentation = z.object({
+export const ratingRepresentation = component(
+  'Rating',
+  z.object({
   productId: idField(),
   average: z.number().min(0).max(5),
   count: z.number().int().min(0).meta({ description: 'How many reviews the product has (the same as reviewCount, its clearer name).' }),
   reviewCount: z.number().int().min(0).meta({ description: 'How many reviews the product has.' }),
   distribution: z.object({ '1': starCount, '2': starCount, '3': starCount, '4': starCount, '5': starCount }).meta({ description: 'Reviews per number of stars.' }),
-});
+  }),
+);
 
 export type RatingResponse = z.infer<typeof ratingRepresentation>;
 

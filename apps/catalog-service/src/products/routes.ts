@@ -1,57 +1,77 @@
-// HTTP in and out for products and their rating.
-import { Router } from 'express';
-import { adminOnly, principalOf } from '@platform/auth';
-import { methodNotAllowed } from '@platform/errors';
+// HTTP in and out for products and their rating: each endpoint declared once (what it takes,
+// answers, who may call it), its handler beside it.
+import { defineEndpoints, publicPath } from '@platform/endpoints';
 import { mapListItems, pageHeaders } from '@platform/paging';
-import { expectedVersion } from '@platform/service-kit';
-import { noQueryParameters, parseBody, parseQuery } from '@platform/validation';
-import { etagOf, toProductResponse, toRatingResponse } from './representation';
-import { createProductBody, listProductsQuery, patchProductBody, replaceProductBody } from './schemas';
+import { noQueryParameters } from '@platform/validation';
+import { etagOf, productPageRepresentation, productRepresentation, ratingRepresentation, toProductResponse, toRatingResponse } from './representation';
+import { createProductBody, listProductsQuery, patchProductBody, productSortFields, replaceProductBody } from './schemas';
 import type { ProductService } from './service';
 
-export function productsRoutes(products: ProductService): Router {
-  const router = Router();
+export const productEndpoints = defineEndpoints('catalog', {
+  listProducts: {
+    method: 'GET', path: '/products', summary: 'List products', access: 'signed-in', scope: 'products',
+    query: listProductsQuery, sortFields: productSortFields,
+    responses: { 200: { description: 'A page of products', body: productPageRepresentation } },
+  },
+  createProduct: {
+    method: 'POST', path: '/products', summary: 'Create a product (admin)', access: 'admin', scope: 'products',
+    body: createProductBody, conflicts: ['SKU_TAKEN'],
+    responses: { 201: { description: 'The product', body: productRepresentation, headers: ['Location', 'ETag'] } },
+  },
+  getProduct: {
+    method: 'GET', path: '/products/:id', summary: 'Read a product', access: 'signed-in', scope: 'products',
+    query: noQueryParameters,
+    responses: { 200: { description: 'The product', body: productRepresentation, headers: ['ETag'] } },
+  },
+  updateProduct: {
+    method: 'PATCH', path: '/products/:id', summary: 'Change a product (admin)', access: 'admin', scope: 'products',
+    body: patchProductBody, ifMatch: true, conflicts: ['SKU_TAKEN', 'CONFLICT'],
+    responses: { 200: { description: 'The product', body: productRepresentation, headers: ['ETag'] } },
+  },
+  replaceProduct: {
+    method: 'PUT', path: '/products/:id', summary: 'Replace a product (admin)', access: 'admin', scope: 'products',
+    body: replaceProductBody, ifMatch: true, conflicts: ['SKU_TAKEN', 'CONFLICT'],
+    responses: { 200: { description: 'The product', body: productRepresentation, headers: ['ETag'] } },
+  },
+  deleteProduct: {
+    method: 'DELETE', path: '/products/:id', summary: 'Delete a product (admin)', access: 'admin', scope: 'products',
+    responses: { 204: { description: 'Deleted' } },
+  },
+  getProductRating: {
+    method: 'GET', path: '/products/:id/rating', summary: "Read a product's rating", access: 'signed-in', scope: 'products',
+    query: noQueryParameters,
+    responses: { 200: { description: 'The rating', body: ratingRepresentation } },
+  },
+});
 
-  router
-    .route('/products')
-    .get(async (req, res) => {
-      const page = await products.list(parseQuery(listProductsQuery, req.query));
+export function productsRoutes(products: ProductService) {
+  return productEndpoints.routes({
+    listProducts: async ({ query, res }) => {
+      const page = await products.list(query);
       res.set(pageHeaders(page)).json(mapListItems(page, toProductResponse));
-    })
-    .post(adminOnly, async (req, res) => {
-      const product = await products.create(principalOf(res), parseBody(createProductBody, req.body));
-      res.status(201).location(`/v1/products/${product.id}`).setHeader('ETag', etagOf(product)).json(toProductResponse(product));
-    })
-    .all(methodNotAllowed);
-
-  router
-    .route('/products/:id')
-    .get(async (req, res) => {
-      parseQuery(noQueryParameters, req.query);
-      const product = await products.get(req.params.id as string);
+    },
+    createProduct: async ({ principal, body, res }) => {
+      const product = await products.create(principal, body);
+      res.status(201).location(publicPath('products', product.id)).setHeader('ETag', etagOf(product)).json(toProductResponse(product));
+    },
+    getProduct: async ({ params, res }) => {
+      const product = await products.get(params.id);
       res.setHeader('ETag', etagOf(product)).json(toProductResponse(product));
-    })
-    .patch(adminOnly, async (req, res) => {
-      const product = await products.patch(principalOf(res), req.params.id as string, parseBody(patchProductBody, req.body), expectedVersion(req));
+    },
+    updateProduct: async ({ principal, params, body, expectedVersion, res }) => {
+      const product = await products.patch(principal, params.id, body, expectedVersion);
       res.setHeader('ETag', etagOf(product)).json(toProductResponse(product));
-    })
-    .put(adminOnly, async (req, res) => {
-      const product = await products.replace(principalOf(res), req.params.id as string, parseBody(replaceProductBody, req.body), expectedVersion(req));
+    },
+    replaceProduct: async ({ principal, params, body, expectedVersion, res }) => {
+      const product = await products.replace(principal, params.id, body, expectedVersion);
       res.setHeader('ETag', etagOf(product)).json(toProductResponse(product));
-    })
-    .delete(adminOnly, async (req, res) => {
-      await products.delete(principalOf(res), req.params.id as string);
+    },
+    deleteProduct: async ({ principal, params, res }) => {
+      await products.delete(principal, params.id);
       res.status(204).end();
-    })
-    .all(methodNotAllowed);
-
-  router
-    .route('/products/:id/rating')
-    .get(async (req, res) => {
-      parseQuery(noQueryParameters, req.query);
-      res.json(toRatingResponse(await products.get(req.params.id as string)));
-    })
-    .all(methodNotAllowed);
-
-  return router;
+    },
+    getProductRating: async ({ params, res }) => {
+      res.json(toRatingResponse(await products.get(params.id)));
+    },
+  });
 }

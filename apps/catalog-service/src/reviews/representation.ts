@@ -1,9 +1,13 @@
 // The public shape of a review. The schema is what the OpenAPI document publishes; the mapper is
 // typed by it, so they agree.
+import { component } from '@platform/endpoints';
+import { listEnvelopeSchema } from '@platform/paging';
 import { idField, z } from '@platform/validation';
 import type { ReviewRow } from './repository';
 
-export const reviewRepresentation = z.object({
+export const reviewRepresentation = component(
+  'Review',
+  z.object({
   id: idField(),
   productId: idField(),
   userId: idField().nullable().meta({ description: "The reviewer's id; null once they deleted their account (the review and its rating stay)." }),
@@ -11,7 +15,10 @@ export const reviewRepresentation = z.object({
   title: z.string().nullable(),
   body: z.string().nullable(),
   createdAt: z.iso.datetime(),
-});
+  }),
+);
+
+export const reviewPageRepresentation = component('ReviewPage', listEnvelopeSchema(reviewRepresentation));
 
 export type ReviewResponse = z.infer<typeof reviewRepresentation>;
 

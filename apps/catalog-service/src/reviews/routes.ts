@@ -1,34 +1,40 @@
-// HTTP in and out for reviews of a product.
-import { Router } from 'express';
-import { principalOf } from '@platform/auth';
-import { methodNotAllowed } from '@platform/errors';
+// HTTP in and out for reviews of a product: each endpoint declared once, its handler beside it.
+import { defineEndpoints, publicPath } from '@platform/endpoints';
 import { mapListItems } from '@platform/paging';
-import { noQueryParameters, parseBody, parseQuery } from '@platform/validation';
-import { toReviewResponse } from './representation';
-import { createReviewBody, listReviewsQuery } from './schemas';
+import { noQueryParameters } from '@platform/validation';
+import { reviewPageRepresentation, reviewRepresentation, toReviewResponse } from './representation';
+import { createReviewBody, listReviewsQuery, reviewSortFields } from './schemas';
 import type { ReviewService } from './service';
 
-export function reviewsRoutes(reviews: ReviewService): Router {
-  const router = Router();
+export const reviewEndpoints = defineEndpoints('catalog', {
+  listProductReviews: {
+    method: 'GET', path: '/products/:id/reviews', summary: "List a product's reviews", access: 'signed-in', scope: 'products',
+    query: listReviewsQuery, sortFields: reviewSortFields,
+    responses: { 200: { description: 'A page of reviews', body: reviewPageRepresentation } },
+  },
+  createProductReview: {
+    method: 'POST', path: '/products/:id/reviews', summary: 'Review a product (once per user)', access: 'signed-in', scope: 'products',
+    body: createReviewBody, conflicts: ['REVIEW_EXISTS'],
+    responses: { 201: { description: 'The review', body: reviewRepresentation, headers: ['Location'] } },
+  },
+  getProductReview: {
+    method: 'GET', path: '/products/:id/reviews/:reviewId', summary: 'Read a review', access: 'signed-in', scope: 'products',
+    query: noQueryParameters,
+    responses: { 200: { description: 'The review', body: reviewRepresentation } },
+  },
+});
 
-  router
-    .route('/products/:id/reviews')
-    .get(async (req, res) => {
-      res.json(mapListItems(await reviews.list(req.params.id as string, parseQuery(listReviewsQuery, req.query)), toReviewResponse));
-    })
-    .post(async (req, res) => {
-      const review = await reviews.create(principalOf(res), req.params.id as string, parseBody(createReviewBody, req.body));
-      res.status(201).location(`/v1/products/${review.productId}/reviews/${review.id}`).json(toReviewResponse(review));
-    })
-    .all(methodNotAllowed);
-
-  router
-    .route('/products/:id/reviews/:reviewId')
-    .get(async (req, res) => {
-      parseQuery(noQueryParameters, req.query);
-      res.json(toReviewResponse(await reviews.get(req.params.id as string, req.params.reviewId as string)));
-    })
-    .all(methodNotAllowed);
-
-  return router;
+export function reviewsRoutes(reviews: ReviewService) {
+  return reviewEndpoints.routes({
+    listProductReviews: async ({ params, query, res }) => {
+      res.json(mapListItems(await reviews.list(params.id, query), toReviewResponse));
+    },
+    createProductReview: async ({ principal, params, body, res }) => {
+      const review = await reviews.create(principal, params.id, body);
+      res.status(201).location(publicPath('products', review.productId, 'reviews', review.id)).json(toReviewResponse(review));
+    },
+    getProductReview: async ({ params, res }) => {
+      res.json(toReviewResponse(await reviews.get(params.id, params.reviewId)));
+    },
+  });
 }

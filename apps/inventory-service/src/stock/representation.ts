@@ -1,14 +1,18 @@
 // The shapes of a stock level callers see (gRPC and REST). on_hand is available plus reserved.
+import { component } from '@platform/endpoints';
+import { listEnvelopeSchema } from '@platform/paging';
 import { z } from '@platform/validation';
 import type { StockLevelRow } from './repository';
 
-export const stockLevelRepresentation = z.object({
+export const stockLevelRepresentation = component('StockLevel', z.object({
   sku: z.string(),
   onHand: z.number().int().min(0).meta({ description: 'Units in the warehouse: available plus reserved.' }),
   reserved: z.number().int().min(0).meta({ description: 'Held by orders not yet shipped or released.' }),
   available: z.number().int().min(0).meta({ description: 'Free to order.' }),
   updatedAt: z.iso.datetime(),
-});
+}));
+
+export const stockLevelPageRepresentation = component('StockLevelPage', listEnvelopeSchema(stockLevelRepresentation));
 
 export type StockLevelResponse = z.infer<typeof stockLevelRepresentation>;
 

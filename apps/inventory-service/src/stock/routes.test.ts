@@ -14,7 +14,12 @@ let refusal: Invalid;
 beforeAll(async () => {
   const stock = { levels: async () => Promise.reject(refusal) } as unknown as StockService;
   const app = express();
-  app.use(stockLevelRoutes(stock, 'routes-test-cursor-secret'));
+  // A signed-in caller, as the app's token check leaves it.
+  app.use((_req, res, next) => {
+    res.locals.principal = { userId: 'routes-test', role: 'customer', expiresAt: Math.floor(Date.now() / 1000) + 60 };
+    next();
+  });
+  app.use(stockLevelRoutes(stock, 'routes-test-cursor-secret').withToken);
   app.use(errorHandler);
   server = app.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));

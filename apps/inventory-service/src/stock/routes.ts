@@ -1,13 +1,12 @@
 // HTTP in and out for stock levels, behind the gateway's /v1/stock-levels: any signed-in caller
-// reads them; an admin sets what is on hand. The rules are the gRPC calls' (StockService).
-import { Router } from 'express';
-import { adminOnly } from '@platform/auth';
-import { Invalid, methodNotAllowed } from '@platform/errors';
+// reads them; an admin sets what is on hand. The rules are the gRPC calls' (StockService). Each
+// endpoint is declared once, its handler beside it.
+import { defineEndpoints, publicPath } from '@platform/endpoints';
+import { Invalid } from '@platform/errors';
 import { newId } from '@platform/ids';
 import { mapListItems, parseSort, toListEnvelope, toPageRequest } from '@platform/paging';
-import { expectedVersion } from '@platform/service-kit';
-import { noQueryParameters, parseBody, parseQuery } from '@platform/validation';
-import { etagOf, toStockLevelResponse } from './representation';
+import { noQueryParameters } from '@platform/validation';
+import { etagOf, stockLevelPageRepresentation, stockLevelRepresentation, toStockLevelResponse } from './representation';
 import { listStockLevelsQuery, putStockLevelBody } from './schemas';
 import type { StockService } from './service';
 
@@ -21,40 +20,49 @@ function inRestNames(error: unknown): unknown {
   return error instanceof Invalid ? error.withFieldNames(restFieldName) : error;
 }
 
-export function stockLevelRoutes(stock: StockService, cursorSecret: string): Router {
-  const router = Router();
+export const stockLevelEndpoints = defineEndpoints('inventory', {
+  listStockLevels: {
+    method: 'GET', path: '/stock-levels', summary: 'List stock levels in SKU order, or only the SKUs named', access: 'signed-in', scope: 'inventory',
+    query: listStockLevelsQuery, sortFields: ['sku'],
+    responses: { 200: { description: 'A page of stock levels', body: stockLevelPageRepresentation } },
+  },
+  getStockLevel: {
+    method: 'GET', path: '/stock-levels/:sku', summary: "Read a SKU's stock level", access: 'signed-in', scope: 'inventory',
+    query: noQueryParameters,
+    responses: { 200: { description: 'The stock level', body: stockLevelRepresentation, headers: ['ETag'] } },
+  },
+  setStockLevel: {
+    method: 'PUT', path: '/stock-levels/:sku', summary: 'Set what is on hand (admin); creates the SKU when new (201)', access: 'admin', scope: 'inventory',
+    body: putStockLevelBody, ifMatch: true, idempotencyKey: true, conflicts: ['CONFLICT'],
+    responses: {
+      200: { description: 'The stock level, replaced', body: stockLevelRepresentation, headers: ['ETag'] },
+      201: { description: 'The stock level of a SKU inventory did not know', body: stockLevelRepresentation, headers: ['ETag', 'Location'] },
+    },
+  },
+});
 
-  router
-    .route('/stock-levels')
-    .get(async (req, res) => {
-      const { sku, ...paging } = parseQuery(listStockLevelsQuery, req.query);
+export function stockLevelRoutes(stock: StockService, cursorSecret: string) {
+  return stockLevelEndpoints.routes({
+    listStockLevels: async ({ query, res }) => {
+      const { sku, ...paging } = query;
       const { sort: sortParam, ...pageParams } = paging;
       const sort = parseSort(sortParam, ['sku'] as const, { field: 'sku', direction: 'asc' });
       const page = toPageRequest(pageParams, { list: 'stock-levels', sort, filters: { sku }, secret: cursorSecret });
       const { rows, total } = await stock.levels({ skus: sku }, page).catch((error: unknown) => Promise.reject(inRestNames(error)));
       res.json(mapListItems(toListEnvelope(rows.map((row) => ({ ...row, id: row.sku })), page, { secret: cursorSecret, sortValue: (row) => row.sku, totalCount: total }), toStockLevelResponse));
-    })
-    .all(methodNotAllowed);
-
-  router
-    .route('/stock-levels/:sku')
-    .get(async (req, res) => {
-      parseQuery(noQueryParameters, req.query);
-      const sku = req.params.sku as string;
-      const row = await stock.level(sku);
+    },
+    getStockLevel: async ({ params, res }) => {
+      const row = await stock.level(params.sku);
       res.setHeader('ETag', etagOf(row)).json(toStockLevelResponse(row));
-    })
-    .put(adminOnly, async (req, res) => {
-      const sku = req.params.sku as string;
-      const { onHand } = parseBody(putStockLevelBody, req.body);
+    },
+    setStockLevel: async ({ params, body, expectedVersion, req, res }) => {
+      const { sku } = params;
       // A retried PUT with the same Idempotency-Key applies once; without one, setting the same
       // count twice is harmless (PUT is idempotent by itself).
       const requestId = (req.headers['idempotency-key'] as string | undefined) ?? newId();
-      const { row, created } = await stock.putOnHand({ sku, onHand, requestId, expectedVersion: expectedVersion(req) }).catch((error: unknown) => Promise.reject(inRestNames(error)));
-      if (created) res.status(201).location(`/v1/stock-levels/${encodeURIComponent(sku)}`);
+      const { row, created } = await stock.putOnHand({ sku, onHand: body.onHand, requestId, expectedVersion }).catch((error: unknown) => Promise.reject(inRestNames(error)));
+      if (created) res.status(201).location(publicPath('stock-levels', sku));
       res.setHeader('ETag', etagOf(row)).json(toStockLevelResponse(row));
-    })
-    .all(methodNotAllowed);
-
-  return router;
+    },
+  });
 }

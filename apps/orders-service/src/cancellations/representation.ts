@@ -1,8 +1,9 @@
 // The public shape of a cancellation: the schema the OpenAPI document publishes and its mapper.
+import { component } from '@platform/endpoints';
 import { idField, z } from '@platform/validation';
 import type { CancellationRow } from './repository';
 
-export const cancellationRepresentation = z.object({
+export const cancellationRepresentation = component('Cancellation', z.object({
   id: idField(),
   orderId: idField(),
   status: z.enum(['REQUESTED', 'COMPLETED']),
@@ -10,7 +11,7 @@ export const cancellationRepresentation = z.object({
   refundAmount: z.number().int().min(0).meta({ description: 'In the smallest unit of the order\'s currency.' }),
   createdAt: z.iso.datetime(),
   completedAt: z.iso.datetime().nullable(),
-});
+}));
 
 export type CancellationResponse = z.infer<typeof cancellationRepresentation>;
 

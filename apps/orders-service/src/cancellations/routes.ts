@@ -1,28 +1,32 @@
-// HTTP in and out for an order's cancellation.
-import { Router } from 'express';
-import { principalOf } from '@platform/auth';
-import { methodNotAllowed } from '@platform/errors';
-import { noQueryParameters, parseBody, parseQuery } from '@platform/validation';
+// HTTP in and out for an order's cancellation: each endpoint declared once, its handler beside it.
+import { defineEndpoints, publicPath } from '@platform/endpoints';
+import { noQueryParameters } from '@platform/validation';
 import { cancellationBody } from '../orders/schemas';
-import { toCancellationResponse } from './representation';
+import { cancellationRepresentation, toCancellationResponse } from './representation';
 import type { CancellationService } from './service';
 
-export function cancellationRoutes(cancellations: CancellationService): Router {
-  const router = Router();
+export const cancellationEndpoints = defineEndpoints('orders', {
+  getCancellation: {
+    method: 'GET', path: '/orders/:id/cancellation', summary: 'Read the cancellation record', access: 'signed-in', scope: 'orders',
+    query: noQueryParameters,
+    responses: { 200: { description: 'The cancellation', body: cancellationRepresentation } },
+  },
+  cancelOrder: {
+    method: 'POST', path: '/orders/:id/cancellation', summary: 'Request cancellation; completes asynchronously', access: 'signed-in', scope: 'orders',
+    body: cancellationBody, conflicts: ['ORDER_ALREADY_CANCELED', 'ORDER_NOT_CANCELABLE', 'CONFLICT'],
+    responses: { 202: { description: 'The cancellation, REQUESTED (or the one already requested)', body: cancellationRepresentation, headers: ['Location'] } },
+  },
+});
 
-  router
-    .route('/orders/:id/cancellation')
-    .post(async (req, res) => {
-      const { reason } = parseBody(cancellationBody, req.body);
-      const cancellation = await cancellations.request(principalOf(res), req.params.id as string, reason);
+export function cancellationRoutes(cancellations: CancellationService) {
+  return cancellationEndpoints.routes({
+    getCancellation: async ({ principal, params, res }) => {
+      res.json(toCancellationResponse(await cancellations.get(principal, params.id)));
+    },
+    cancelOrder: async ({ principal, params, body, res }) => {
+      const cancellation = await cancellations.request(principal, params.id, body.reason);
       // 202: accepted; the Location tells where to watch it complete.
-      res.status(202).location(`/v1/orders/${cancellation.orderId}/cancellation`).json(toCancellationResponse(cancellation));
-    })
-    .get(async (req, res) => {
-      parseQuery(noQueryParameters, req.query);
-      res.json(toCancellationResponse(await cancellations.get(principalOf(res), req.params.id as string)));
-    })
-    .all(methodNotAllowed);
-
-  return router;
+      res.status(202).location(publicPath('orders', cancellation.orderId, 'cancellation')).json(toCancellationResponse(cancellation));
+    },
+  });
 }

@@ -1,6 +1,8 @@
 // The public shapes of orders, items and shipments, and every mapping from rows to them (REST
 // and GraphQL). The schemas are what the OpenAPI document publishes; the mappers are typed by
 // them, so they agree.
+import { component } from '@platform/endpoints';
+import { listEnvelopeSchema } from '@platform/paging';
 import { idField, z } from '@platform/validation';
 import type { PlacedOrder } from './place-order';
 import type { OrderItemRow, OrderRow } from './repository';
@@ -8,7 +10,7 @@ import { orderStatuses } from './status';
 
 const money = z.number().int().min(0).meta({ description: 'In the smallest unit of the currency.' });
 
-export const orderItemRepresentation = z.object({
+export const orderItemRepresentation = component('OrderItem', z.object({
   id: idField(),
   orderId: idField(),
   productId: idField(),
@@ -17,11 +19,13 @@ export const orderItemRepresentation = z.object({
   quantity: z.number().int().min(1),
   unitPrice: money,
   amount: money,
-});
+}));
+
+export const orderItemPageRepresentation = component('OrderItemPage', listEnvelopeSchema(orderItemRepresentation));
 
 export type OrderItemResponse = z.infer<typeof orderItemRepresentation>;
 
-export const orderRepresentation = z.object({
+export const orderRepresentation = component('Order', z.object({
   id: idField(),
   orderId: idField().meta({ description: 'The same as `id`, kept for clients of the first version.' }),
   userId: idField().nullable().meta({ description: 'Who placed it; null once they deleted their account (the order stays, a financial record, without the link to them).' }),
@@ -39,19 +43,21 @@ export const orderRepresentation = z.object({
     .object({ supply: money, vat: money, total: money })
     .optional()
     .meta({ description: 'VAT-inclusive split of `amount`; only with `include=amountDetail`.' }),
-});
+}));
+
+export const orderPageRepresentation = component('OrderPage', listEnvelopeSchema(orderRepresentation));
 
 export type OrderResponse = z.infer<typeof orderRepresentation>;
 
 export const shipmentStatuses = ['PREPARING', 'SHIPPED', 'DELIVERED'] as const;
 
-export const shipmentRepresentation = z.object({
+export const shipmentRepresentation = component('Shipment', z.object({
   orderId: idField(),
   status: z.enum(shipmentStatuses),
   carrier: z.string().nullable(),
   trackingNumber: z.string().nullable(),
   shippedAt: z.iso.datetime().nullable(),
-});
+}));
 
 export type ShipmentResponse = z.infer<typeof shipmentRepresentation>;
 

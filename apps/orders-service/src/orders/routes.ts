@@ -1,82 +1,104 @@
-// HTTP in and out for orders and their items (shipments and cancellations have routes of their own).
-import { type Response, Router } from 'express';
-import { principalOf } from '@platform/auth';
-import { methodNotAllowed } from '@platform/errors';
+// HTTP in and out for orders and their items (shipments and cancellations have routes of their
+// own): each endpoint declared once, its handler beside it.
+import type { Response } from 'express';
+import { defineEndpoints, publicPath } from '@platform/endpoints';
 import { type ListEnvelope, mapListItems, pageHeaders } from '@platform/paging';
-import { expectedVersion } from '@platform/service-kit';
-import { noQueryParameters, parseBody, parseQuery } from '@platform/validation';
+import { noQueryParameters } from '@platform/validation';
 import { checkedIdempotencyKey } from '../idempotency/store';
 import type { ChangeOrder } from './change-order';
 import type { PlaceOrder } from './place-order';
 import type { OrderQueries } from './queries';
 import type { OrderRow } from './repository';
-import { etagOf, toOrderItemResponse, toOrderResponse, toPlacedOrderResponse } from './representation';
-import { createOrderBody, getOrderQuery, listItemsQuery, listOrdersQuery, patchOrderBody, replaceOrderBody, searchOrdersBody } from './schemas';
+import { etagOf, orderItemPageRepresentation, orderItemRepresentation, orderPageRepresentation, orderRepresentation, toOrderItemResponse, toOrderResponse, toPlacedOrderResponse } from './representation';
+import { createOrderBody, getOrderQuery, listItemsQuery, listOrdersQuery, orderSortFields, patchOrderBody, replaceOrderBody, searchOrdersBody } from './schemas';
 
 /** A page of orders; an estimated `totalCount` is flagged by a header (docs/api.md, "Totals"). */
 function sendOrderPage(res: Response, page: ListEnvelope<OrderRow>): void {
   res.set(pageHeaders(page)).json(mapListItems(page, toOrderResponse));
 }
 
-export function ordersRoutes(queries: OrderQueries, placeOrder: PlaceOrder, changeOrder: ChangeOrder): Router {
-  const router = Router();
+export const orderEndpoints = defineEndpoints('orders', {
+  listOrders: {
+    method: 'GET', path: '/orders', summary: "List orders (a customer's own; all for admins)", access: 'signed-in', scope: 'orders',
+    query: listOrdersQuery, sortFields: orderSortFields, forbidden: true,
+    responses: { 200: { description: 'A page of orders', body: orderPageRepresentation } },
+  },
+  createOrder: {
+    method: 'POST', path: '/orders', summary: 'Place an order (priced by the server; honours Idempotency-Key)', access: 'signed-in', scope: 'orders',
+    body: createOrderBody, idempotencyKey: true, conflicts: ['OUT_OF_STOCK', 'CONFLICT'],
+    responses: { 201: { description: 'The order (or, for a repeated Idempotency-Key, the first response again)', body: orderRepresentation, headers: ['Location', 'ETag'] } },
+  },
+  searchOrders: {
+    method: 'POST', path: '/orders/search', summary: 'List orders with conditions in the body', access: 'signed-in', scope: 'orders', readsOnly: true,
+    body: searchOrdersBody, forbidden: true,
+    responses: { 200: { description: 'A page of orders', body: orderPageRepresentation } },
+  },
+  getOrder: {
+    method: 'GET', path: '/orders/:id', summary: 'Read an order', access: 'signed-in', scope: 'orders',
+    query: getOrderQuery,
+    responses: { 200: { description: 'The order', body: orderRepresentation, headers: ['ETag'] } },
+  },
+  updateOrder: {
+    method: 'PATCH', path: '/orders/:id', summary: 'Change status (cancel; other moves are for admins) or coupon', access: 'signed-in', scope: 'orders',
+    body: patchOrderBody, forbidden: true, ifMatch: true, conflicts: ['ORDER_ALREADY_CANCELED', 'ORDER_NOT_CANCELABLE', 'ORDER_NOT_EDITABLE', 'CONFLICT'],
+    responses: { 200: { description: 'The order', body: orderRepresentation, headers: ['ETag'] } },
+  },
+  replaceOrder: {
+    method: 'PUT', path: '/orders/:id', summary: 'Replace items and coupon while PENDING', access: 'signed-in', scope: 'orders',
+    body: replaceOrderBody, ifMatch: true, conflicts: ['ORDER_NOT_EDITABLE', 'OUT_OF_STOCK', 'CONFLICT'],
+    responses: { 200: { description: 'The order', body: orderRepresentation, headers: ['ETag'] } },
+  },
+  deleteOrder: {
+    method: 'DELETE', path: '/orders/:id', summary: 'Delete an order (its stock is returned)', access: 'signed-in', scope: 'orders',
+    ifMatch: true, conflicts: ['CONFLICT'],
+    responses: { 204: { description: 'Deleted' } },
+  },
+  listOrderItems: {
+    method: 'GET', path: '/orders/:id/items', summary: "List an order's items", access: 'signed-in', scope: 'orders',
+    query: listItemsQuery,
+    responses: { 200: { description: 'A page of order items', body: orderItemPageRepresentation } },
+  },
+  getOrderItem: {
+    method: 'GET', path: '/order-items/:id', summary: 'Read an order item', access: 'signed-in', scope: 'orders',
+    query: noQueryParameters,
+    responses: { 200: { description: 'The order item', body: orderItemRepresentation } },
+  },
+});
 
-  router
-    .route('/orders')
-    .get(async (req, res) => {
-      const query = parseQuery(listOrdersQuery, req.query);
-      sendOrderPage(res, await queries.list(principalOf(res), query));
-    })
-    .post(async (req, res) => {
-      const input = parseBody(createOrderBody, req.body);
-      const placed = await placeOrder.place(principalOf(res), input, checkedIdempotencyKey(req.header('idempotency-key'), 'Idempotency-Key'));
-      const { body, etag } = toPlacedOrderResponse(placed);
-      res.status(201).location(`/v1/orders/${body.id}`).setHeader('ETag', etag).json(body);
-    })
-    .all(methodNotAllowed);
-
-  router
-    .route('/orders/search')
-    .post(async (req, res) => {
-      sendOrderPage(res, await queries.list(principalOf(res), parseBody(searchOrdersBody, req.body)));
-    })
-    .all(methodNotAllowed);
-
-  router
-    .route('/orders/:id')
-    .get(async (req, res) => {
-      const { include } = parseQuery(getOrderQuery, req.query);
-      const order = await queries.get(principalOf(res), req.params.id as string);
-      res.setHeader('ETag', etagOf(order)).json(toOrderResponse(order, { amountDetail: include?.includes('amountDetail') }));
-    })
-    .patch(async (req, res) => {
-      const order = await changeOrder.patch(principalOf(res), req.params.id as string, parseBody(patchOrderBody, req.body), expectedVersion(req));
+export function ordersRoutes(queries: OrderQueries, placeOrder: PlaceOrder, changeOrder: ChangeOrder) {
+  return orderEndpoints.routes({
+    listOrders: async ({ principal, query, res }) => {
+      sendOrderPage(res, await queries.list(principal, query));
+    },
+    createOrder: async ({ principal, body, req, res }) => {
+      const placed = await placeOrder.place(principal, body, checkedIdempotencyKey(req.header('idempotency-key'), 'Idempotency-Key'));
+      const { body: answer, etag } = toPlacedOrderResponse(placed);
+      res.status(201).location(publicPath('orders', answer.id)).setHeader('ETag', etag).json(answer);
+    },
+    searchOrders: async ({ principal, body, res }) => {
+      sendOrderPage(res, await queries.list(principal, body));
+    },
+    getOrder: async ({ principal, params, query, res }) => {
+      const order = await queries.get(principal, params.id);
+      res.setHeader('ETag', etagOf(order)).json(toOrderResponse(order, { amountDetail: query.include?.includes('amountDetail') }));
+    },
+    updateOrder: async ({ principal, params, body, expectedVersion, res }) => {
+      const order = await changeOrder.patch(principal, params.id, body, expectedVersion);
       res.setHeader('ETag', etagOf(order)).json(toOrderResponse(order));
-    })
-    .put(async (req, res) => {
-      const order = await changeOrder.replace(principalOf(res), req.params.id as string, parseBody(replaceOrderBody, req.body), expectedVersion(req));
+    },
+    replaceOrder: async ({ principal, params, body, expectedVersion, res }) => {
+      const order = await changeOrder.replace(principal, params.id, body, expectedVersion);
       res.setHeader('ETag', etagOf(order)).json(toOrderResponse(order));
-    })
-    .delete(async (req, res) => {
-      await changeOrder.delete(principalOf(res), req.params.id as string, expectedVersion(req));
+    },
+    deleteOrder: async ({ principal, params, expectedVersion, res }) => {
+      await changeOrder.delete(principal, params.id, expectedVersion);
       res.status(204).end();
-    })
-    .all(methodNotAllowed);
-
-  router
-    .route('/orders/:id/items')
-    .get(async (req, res) => {
-      res.json(mapListItems(await queries.items(principalOf(res), req.params.id as string, parseQuery(listItemsQuery, req.query)), toOrderItemResponse));
-    })
-    .all(methodNotAllowed);
-
-  router
-    .route('/order-items/:id')
-    .get(async (req, res) => {
-      parseQuery(noQueryParameters, req.query);
-      res.json(toOrderItemResponse(await queries.item(principalOf(res), req.params.id as string)));
-    })
-    .all(methodNotAllowed);
-
-  return router;
+    },
+    listOrderItems: async ({ principal, params, query, res }) => {
+      res.json(mapListItems(await queries.items(principal, params.id, query), toOrderItemResponse));
+    },
+    getOrderItem: async ({ principal, params, res }) => {
+      res.json(toOrderItemResponse(await queries.item(principal, params.id)));
+    },
+  });
 }

@@ -1,28 +1,33 @@
-// HTTP in and out for an order's shipment.
-import { Router } from 'express';
-import { adminOnly, principalOf } from '@platform/auth';
-import { methodNotAllowed } from '@platform/errors';
-import { noQueryParameters, parseBody, parseQuery } from '@platform/validation';
+// HTTP in and out for an order's shipment: each endpoint declared once, its handler beside it.
+import { defineEndpoints } from '@platform/endpoints';
+import { noQueryParameters } from '@platform/validation';
 import type { OrderQueries } from '../orders/queries';
-import { toShipmentResponse } from '../orders/representation';
+import { shipmentRepresentation, toShipmentResponse } from '../orders/representation';
 import { shipmentBody } from '../orders/schemas';
 import type { ShipmentService } from './service';
 
-export function shipmentRoutes(queries: OrderQueries, shipments: ShipmentService): Router {
-  const router = Router();
+export const shipmentEndpoints = defineEndpoints('orders', {
+  getShipment: {
+    method: 'GET', path: '/orders/:id/shipment', summary: "Read an order's shipment", access: 'signed-in', scope: 'orders',
+    query: noQueryParameters,
+    responses: { 200: { description: 'The shipment', body: shipmentRepresentation } },
+  },
+  putShipment: {
+    method: 'PUT', path: '/orders/:id/shipment', summary: 'Create or replace the shipment (admin)', access: 'admin', scope: 'orders',
+    body: shipmentBody, conflicts: ['CONFLICT'],
+    responses: { 200: { description: 'The shipment', body: shipmentRepresentation } },
+  },
+});
 
-  router
-    .route('/orders/:id/shipment')
-    .get(async (req, res) => {
-      parseQuery(noQueryParameters, req.query);
-      const order = await queries.get(principalOf(res), req.params.id as string);
+export function shipmentRoutes(queries: OrderQueries, shipments: ShipmentService) {
+  return shipmentEndpoints.routes({
+    getShipment: async ({ principal, params, res }) => {
+      const order = await queries.get(principal, params.id);
       res.json(toShipmentResponse(order.id, order.shipment));
-    })
-    .put(adminOnly, async (req, res) => {
-      const order = await shipments.put(principalOf(res), req.params.id as string, parseBody(shipmentBody, req.body));
+    },
+    putShipment: async ({ principal, params, body, res }) => {
+      const order = await shipments.put(principal, params.id, body);
       res.json(toShipmentResponse(order.id, order.shipment));
-    })
-    .all(methodNotAllowed);
-
-  return router;
+    },
+  });
 }

@@ -1,12 +1,14 @@
 // The public shape of an API key. The key's hash never leaves this module; the key itself exists
 // only in the answer that creates it.
 import { apiKeyScopes } from '@platform/auth';
+import { component } from '@platform/endpoints';
+import { listEnvelopeSchema } from '@platform/paging';
 import { idField, z } from '@platform/validation';
 import type { ApiKeyRow } from './repository';
 
 export const apiKeyStatuses = ['ACTIVE', 'EXPIRED', 'REVOKED'] as const;
 
-export const apiKeyRepresentation = z.object({
+export const apiKeyRepresentation = component('ApiKey', z.object({
   id: idField(),
   name: z.string(),
   scopes: z.array(z.enum(apiKeyScopes)),
@@ -17,12 +19,14 @@ export const apiKeyRepresentation = z.object({
   revokedAt: z.iso.datetime().nullable(),
   lastUsedAt: z.iso.datetime().nullable().meta({ description: 'The last call made with the key, to the minute (written at most once a minute).' }),
   rotatedFromId: idField().nullable().meta({ description: 'The key this one replaced by rotation.' }),
-});
+}));
+
+export const apiKeyPageRepresentation = component('ApiKeyPage', listEnvelopeSchema(apiKeyRepresentation));
 
 /** POST /api-keys and a rotation: the key with its secret, shown this once. */
-export const issuedApiKeyRepresentation = apiKeyRepresentation.extend({
+export const issuedApiKeyRepresentation = component('IssuedApiKey', apiKeyRepresentation.extend({
   key: z.string().meta({ description: 'The key: send it as `Authorization: Bearer <key>` or `X-Api-Key: <key>`. Shown only in this answer; store it now.' }),
-});
+}));
 
 export type ApiKeyResponse = z.infer<typeof apiKeyRepresentation>;
 export type IssuedApiKeyResponse = z.infer<typeof issuedApiKeyRepresentation>;

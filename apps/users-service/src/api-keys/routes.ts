@@ -1,50 +1,65 @@
-// HTTP in and out for /api-keys (the caller's own keys), and the gateway's internal check of a
-// key it was sent (mounted under /internal, service tokens only).
+// HTTP in and out for /api-keys (the caller's own keys: each endpoint declared once, its handler
+// beside it), and the gateway's internal check of a key it was sent (mounted under /internal,
+// service tokens only).
 import { Router } from 'express';
 import { principalOf } from '@platform/auth';
+import { defineEndpoints, publicPath } from '@platform/endpoints';
 import { ApiError, methodNotAllowed } from '@platform/errors';
 import { mapListItems } from '@platform/paging';
-import { noQueryParameters, parseBody, parseQuery } from '@platform/validation';
+import { noQueryParameters, parseBody } from '@platform/validation';
 import { CREDENTIAL_CHECKERS } from '../credentials/routes';
-import { toApiKeyResponse, toIssuedApiKeyResponse } from './representation';
+import { apiKeyPageRepresentation, apiKeyRepresentation, issuedApiKeyRepresentation, toApiKeyResponse, toIssuedApiKeyResponse } from './representation';
 import { createApiKeyBody, listApiKeysQuery, rotateApiKeyBody, verifyApiKeyBody } from './schemas';
 import type { ApiKeyService } from './service';
 
-export function apiKeysRoutes(keys: ApiKeyService): Router {
-  const router = Router();
+export const apiKeyEndpoints = defineEndpoints('users', {
+  listApiKeys: {
+    method: 'GET', path: '/api-keys', summary: "List the caller's API keys, newest first (never their secrets)", access: 'signed-in', scope: 'api-keys',
+    query: listApiKeysQuery,
+    responses: { 200: { description: 'A page of API keys', body: apiKeyPageRepresentation } },
+  },
+  createApiKey: {
+    method: 'POST', path: '/api-keys', summary: 'Issue an API key for a machine caller; the key is in this answer only', access: 'signed-in', scope: 'api-keys',
+    body: createApiKeyBody, conflicts: ['API_KEY_LIMIT_REACHED'],
+    responses: { 201: { description: 'The key, with its secret (shown once)', body: issuedApiKeyRepresentation, headers: ['Location'] } },
+  },
+  getApiKey: {
+    method: 'GET', path: '/api-keys/:id', summary: "Read one of the caller's API keys", access: 'signed-in', scope: 'api-keys',
+    query: noQueryParameters,
+    responses: { 200: { description: 'The key (without its secret)', body: apiKeyRepresentation } },
+  },
+  revokeApiKey: {
+    method: 'DELETE', path: '/api-keys/:id', summary: 'Revoke an API key: every gateway refuses it within 5 s', access: 'signed-in', scope: 'api-keys',
+    responses: { 204: { description: 'Revoked' } },
+  },
+  rotateApiKey: {
+    method: 'POST', path: '/api-keys/:id/rotation', summary: 'Replace an API key: a new key (shown once), the old one working for the overlap chosen (at most 7 days)', access: 'signed-in', scope: 'api-keys',
+    body: rotateApiKeyBody, conflicts: ['API_KEY_NOT_ACTIVE'],
+    responses: { 201: { description: 'The new key, with its secret (shown once)', body: issuedApiKeyRepresentation, headers: ['Location'] } },
+  },
+});
 
-  router
-    .route('/api-keys')
-    .get(async (req, res) => {
-      res.json(mapListItems(await keys.list(principalOf(res), parseQuery(listApiKeysQuery, req.query)), toApiKeyResponse));
-    })
-    .post(async (req, res) => {
-      const { row, key } = await keys.create(principalOf(res), parseBody(createApiKeyBody, req.body));
-      res.status(201).location(`/v1/api-keys/${row.id}`).setHeader('Cache-Control', 'no-store').json(toIssuedApiKeyResponse(row, key));
-    })
-    .all(methodNotAllowed);
-
-  router
-    .route('/api-keys/:id')
-    .get(async (req, res) => {
-      parseQuery(noQueryParameters, req.query);
-      res.json(toApiKeyResponse(await keys.get(principalOf(res), req.params.id as string)));
-    })
-    .delete(async (req, res) => {
-      await keys.revoke(principalOf(res), req.params.id as string);
+export function apiKeysRoutes(keys: ApiKeyService) {
+  return apiKeyEndpoints.routes({
+    listApiKeys: async ({ principal, query, res }) => {
+      res.json(mapListItems(await keys.list(principal, query), toApiKeyResponse));
+    },
+    createApiKey: async ({ principal, body, res }) => {
+      const { row, key } = await keys.create(principal, body);
+      res.status(201).location(publicPath('api-keys', row.id)).setHeader('Cache-Control', 'no-store').json(toIssuedApiKeyResponse(row, key));
+    },
+    getApiKey: async ({ principal, params, res }) => {
+      res.json(toApiKeyResponse(await keys.get(principal, params.id)));
+    },
+    revokeApiKey: async ({ principal, params, res }) => {
+      await keys.revoke(principal, params.id);
       res.status(204).end();
-    })
-    .all(methodNotAllowed);
-
-  router
-    .route('/api-keys/:id/rotation')
-    .post(async (req, res) => {
-      const { row, key } = await keys.rotate(principalOf(res), req.params.id as string, parseBody(rotateApiKeyBody, req.body));
-      res.status(201).location(`/v1/api-keys/${row.id}`).setHeader('Cache-Control', 'no-store').json(toIssuedApiKeyResponse(row, key));
-    })
-    .all(methodNotAllowed);
-
-  return router;
+    },
+    rotateApiKey: async ({ principal, params, body, res }) => {
+      const { row, key } = await keys.rotate(principal, params.id, body);
+      res.status(201).location(publicPath('api-keys', row.id)).setHeader('Cache-Control', 'no-store').json(toIssuedApiKeyResponse(row, key));
+    },
+  });
 }
 
 /** POST /internal/api-key-verifications {key}: the gateway's check. Always 200 with `valid`, so a refusal is never confused with a missing route. */

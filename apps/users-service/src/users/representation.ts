@@ -1,10 +1,12 @@
 // The public shape of a user (REST and GraphQL). The password hash never leaves this module.
 // The schema is what the OpenAPI document publishes; the mapper is typed by it, so they agree.
 import { roles } from '@platform/auth';
+import { component } from '@platform/endpoints';
+import { listEnvelopeSchema } from '@platform/paging';
 import { idField, z } from '@platform/validation';
 import type { UserRow } from './repository';
 
-export const userRepresentation = z.object({
+export const userRepresentation = component('User', z.object({
   id: idField(),
   name: z.string(),
   email: z.email(),
@@ -15,16 +17,18 @@ export const userRepresentation = z.object({
   role: z.enum(roles),
   createdAt: z.iso.datetime(),
   lastLoginAt: z.iso.datetime().nullable(),
-});
+}));
+
+export const userPageRepresentation = component('UserPage', listEnvelopeSchema(userRepresentation));
 
 export type UserResponse = z.infer<typeof userRepresentation>;
 
 /** POST /tokens: a bearer token for the Authorization header. */
-export const tokenRepresentation = z.object({
+export const tokenRepresentation = component('Token', z.object({
   accessToken: z.string(),
   tokenType: z.literal('Bearer'),
   expiresIn: z.number().int().min(1).meta({ description: 'Seconds until the token expires.' }),
-});
+}));
 
 export type TokenResponse = z.infer<typeof tokenRepresentation>;
 

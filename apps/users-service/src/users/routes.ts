@@ -1,68 +1,78 @@
-// HTTP in and out for users and tokens: the two calls that need no token (sign-up and sign-in)
-// in one router, mounted above the app's authentication middleware; everything else below it.
-import { Router } from 'express';
-import { adminOnly, principalOf } from '@platform/auth';
-import { methodNotAllowed } from '@platform/errors';
+// HTTP in and out for users and tokens: each endpoint declared once, its handler beside it. The
+// two that need no token (sign-up and sign-in) are declared `public`, so they are mounted above
+// the app's token check; everything else below it.
+import { defineEndpoints, publicPath } from '@platform/endpoints';
 import { mapListItems, pageHeaders } from '@platform/paging';
-import { expectedVersion } from '@platform/service-kit';
-import { noQueryParameters, parseBody, parseQuery } from '@platform/validation';
-import { etagOf, toUserResponse } from './representation';
-import { listUsersQuery, patchUserBody, replaceUserBody, signUpBody, tokenBody } from './schemas';
+import { noQueryParameters } from '@platform/validation';
+import { etagOf, tokenRepresentation, toUserResponse, userPageRepresentation, userRepresentation } from './representation';
+import { listUsersQuery, patchUserBody, replaceUserBody, signUpBody, tokenBody, userSortFields } from './schemas';
 import type { UserService } from './service';
 
-/** POST /users (sign-up) and POST /tokens (sign-in). */
-export function signInRoutes(users: UserService): Router {
-  const router = Router();
+export const userEndpoints = defineEndpoints('users', {
+  signUp: {
+    method: 'POST', path: '/users', summary: 'Sign up (public)', access: 'public',
+    body: signUpBody, conflicts: ['EMAIL_TAKEN'],
+    responses: { 201: { description: 'The created user', body: userRepresentation, headers: ['Location', 'ETag'] } },
+  },
+  listUsers: {
+    method: 'GET', path: '/users', summary: 'List users (admin)', access: 'admin', scope: 'users',
+    query: listUsersQuery, sortFields: userSortFields,
+    responses: { 200: { description: 'A page of users', body: userPageRepresentation } },
+  },
+  getUser: {
+    method: 'GET', path: '/users/:id', summary: 'Read a user (`me` for the caller)', access: 'signed-in', scope: 'users',
+    query: noQueryParameters,
+    responses: { 200: { description: 'The user', body: userRepresentation, headers: ['ETag'] } },
+  },
+  updateUser: {
+    method: 'PATCH', path: '/users/:id', summary: 'Change the fields sent', access: 'signed-in', scope: 'users',
+    body: patchUserBody, ifMatch: true, conflicts: ['EMAIL_TAKEN', 'CONFLICT'],
+    responses: { 200: { description: 'The user', body: userRepresentation, headers: ['ETag'] } },
+  },
+  replaceUser: {
+    method: 'PUT', path: '/users/:id', summary: 'Replace the user; fields not sent are cleared', access: 'signed-in', scope: 'users',
+    body: replaceUserBody, ifMatch: true, conflicts: ['EMAIL_TAKEN', 'CONFLICT'],
+    responses: { 200: { description: 'The user', body: userRepresentation, headers: ['ETag'] } },
+  },
+  deleteUser: {
+    method: 'DELETE', path: '/users/:id', summary: 'Delete a user', access: 'signed-in', scope: 'users',
+    responses: { 204: { description: 'Deleted' } },
+  },
+  createToken: {
+    method: 'POST', path: '/tokens', summary: 'Exchange email and password for an access token (public)', access: 'public', policy: 'sign-in',
+    body: tokenBody,
+    responses: { 200: { description: 'A bearer token', body: tokenRepresentation } },
+  },
+});
 
-  // Other methods on /users go on to the authenticated routes below.
-  router.post('/users', async (req, res) => {
-    const user = await users.signUp(parseBody(signUpBody, req.body));
-    res.status(201).location(`/v1/users/${user.id}`).setHeader('ETag', etagOf(user)).json(toUserResponse(user));
-  });
-
-  router
-    .route('/tokens')
-    .post(async (req, res) => {
-      const { email, password } = parseBody(tokenBody, req.body);
-      res.setHeader('Cache-Control', 'no-store').json(await users.issueToken(email, password));
-    })
-    .all(methodNotAllowed);
-
-  return router;
-}
-
-/** /users and /users/:id, for a caller the authentication middleware has identified. */
-export function usersRoutes(users: UserService): Router {
-  const router = Router();
-
-  router
-    .route('/users')
-    .get(adminOnly, async (req, res) => {
-      const page = await users.list(principalOf(res), parseQuery(listUsersQuery, req.query));
+export function usersRoutes(users: UserService) {
+  return userEndpoints.routes({
+    signUp: async ({ body, res }) => {
+      const user = await users.signUp(body);
+      res.status(201).location(publicPath('users', user.id)).setHeader('ETag', etagOf(user)).json(toUserResponse(user));
+    },
+    listUsers: async ({ principal, query, res }) => {
+      const page = await users.list(principal, query);
       res.set(pageHeaders(page)).json(mapListItems(page, toUserResponse));
-    })
-    .all(methodNotAllowed);
-
-  router
-    .route('/users/:id')
-    .get(async (req, res) => {
-      parseQuery(noQueryParameters, req.query);
-      const user = await users.get(principalOf(res), req.params.id as string);
+    },
+    getUser: async ({ principal, params, res }) => {
+      const user = await users.get(principal, params.id);
       res.setHeader('ETag', etagOf(user)).json(toUserResponse(user));
-    })
-    .patch(async (req, res) => {
-      const user = await users.patch(principalOf(res), req.params.id as string, parseBody(patchUserBody, req.body), expectedVersion(req));
+    },
+    updateUser: async ({ principal, params, body, expectedVersion, res }) => {
+      const user = await users.patch(principal, params.id, body, expectedVersion);
       res.setHeader('ETag', etagOf(user)).json(toUserResponse(user));
-    })
-    .put(async (req, res) => {
-      const user = await users.replace(principalOf(res), req.params.id as string, parseBody(replaceUserBody, req.body), expectedVersion(req));
+    },
+    replaceUser: async ({ principal, params, body, expectedVersion, res }) => {
+      const user = await users.replace(principal, params.id, body, expectedVersion);
       res.setHeader('ETag', etagOf(user)).json(toUserResponse(user));
-    })
-    .delete(async (req, res) => {
-      await users.delete(principalOf(res), req.params.id as string);
+    },
+    deleteUser: async ({ principal, params, res }) => {
+      await users.delete(principal, params.id);
       res.status(204).end();
-    })
-    .all(methodNotAllowed);
-
-  return router;
+    },
+    createToken: async ({ body, res }) => {
+      res.setHeader('Cache-Control', 'no-store').json(await users.issueToken(body.email, body.password));
+    },
+  });
 }

@@ -1,13 +1,15 @@
 // The public shapes of webhook endpoints, deliveries and events (REST and the OpenAPI
 // document). The signing secret appears in one shape only, the answer to a create or a rotation.
 import { eventTypes } from '@platform/events';
+import { component } from '@platform/endpoints';
+import { listEnvelopeSchema } from '@platform/paging';
 import { idField, z } from '@platform/validation';
 import type { AttemptRow, DeliveryRow, EndpointRow, EventRow } from './repository';
 import { endpointScopes, endpointStatuses } from './schemas';
 
 const timestamp = z.iso.datetime();
 
-export const webhookEndpointRepresentation = z.object({
+export const webhookEndpointRepresentation = component('WebhookEndpoint', z.object({
   id: idField(),
   url: z.url(),
   description: z.string().nullable(),
@@ -19,24 +21,26 @@ export const webhookEndpointRepresentation = z.object({
   failingSince: timestamp.nullable().meta({ description: 'The first failed attempt since the last success; null while deliveries succeed.' }),
   createdAt: timestamp,
   updatedAt: timestamp,
-});
+}));
+
+export const webhookEndpointPageRepresentation = component('WebhookEndpointPage', listEnvelopeSchema(webhookEndpointRepresentation));
 
 /** A create or a rotation: the endpoint and its secret, shown this once. */
-export const webhookEndpointWithSecretRepresentation = webhookEndpointRepresentation.extend({
+export const webhookEndpointWithSecretRepresentation = component('WebhookEndpointWithSecret', webhookEndpointRepresentation.extend({
   secret: z.string().regex(/^whsec_[A-Za-z0-9+/=]+$/).meta({ description: 'The signing secret (Standard Webhooks). Shown only in this answer: store it now.' }),
   previousSecretExpiresAt: timestamp.nullable().meta({ description: 'After a rotation: until when the previous secret signs deliveries too.' }),
-});
+}));
 
-export const webhookAttemptRepresentation = z.object({
+export const webhookAttemptRepresentation = component('WebhookAttempt', z.object({
   attemptedAt: timestamp,
   outcome: z.enum(['SUCCEEDED', 'HTTP_ERROR', 'TIMEOUT', 'NETWORK_ERROR', 'FORBIDDEN_ADDRESS']),
   statusCode: z.number().int().min(100).max(599).nullable(),
   latencyMs: z.number().int().min(0),
   responseBody: z.string().nullable().meta({ description: 'The first characters of the answer (at most 1024).' }),
   error: z.string().nullable(),
-});
+}));
 
-export const webhookDeliveryRepresentation = z.object({
+export const webhookDeliveryRepresentation = component('WebhookDelivery', z.object({
   id: idField(),
   endpointId: idField(),
   eventId: idField(),
@@ -47,16 +51,20 @@ export const webhookDeliveryRepresentation = z.object({
   nextAttemptAt: timestamp.nullable(),
   createdAt: timestamp,
   attempts: z.array(webhookAttemptRepresentation),
-});
+}));
+
+export const webhookDeliveryPageRepresentation = component('WebhookDeliveryPage', listEnvelopeSchema(webhookDeliveryRepresentation));
 
 /** An event as GET /events lists it and as a webhook's body carries it. */
-export const webhookEventRepresentation = z.object({
+export const webhookEventRepresentation = component('Event', z.object({
   id: idField().meta({ description: 'The event id; also the `webhook-id` of its deliveries, the key to deduplicate on.' }),
   type: z.string(),
   timestamp,
   subject: z.string().meta({ description: '`<resource type>/<id>`: what the event is about.' }),
   data: z.record(z.string(), z.unknown()),
-});
+}));
+
+export const webhookEventPageRepresentation = component('EventPage', listEnvelopeSchema(webhookEventRepresentation));
 
 export type WebhookEndpointResponse = z.infer<typeof webhookEndpointRepresentation>;
 export type WebhookEventResponse = z.infer<typeof webhookEventRepresentation>;

@@ -1,77 +1,106 @@
-// HTTP in and out for webhook endpoints, their deliveries and the event log.
-import { Router } from 'express';
-import { principalOf } from '@platform/auth';
-import { methodNotAllowed } from '@platform/errors';
+// HTTP in and out for webhook endpoints, their deliveries and the event log: each endpoint
+// declared once, its handler beside it.
+import { defineEndpoints, publicPath } from '@platform/endpoints';
 import { mapListItems } from '@platform/paging';
-import { expectedVersion } from '@platform/service-kit';
-import { noQueryParameters, parseBody, parseQuery } from '@platform/validation';
-import { toDeliveryResponse, toEndpointResponse, toEndpointWithSecretResponse, toEventResponse } from './representation';
-import { createEndpointBody, listDeliveriesQuery, listEndpointsQuery, listEventsQuery, patchEndpointBody } from './schemas';
+import { noQueryParameters } from '@platform/validation';
+import {
+  toDeliveryResponse,
+  toEndpointResponse,
+  toEndpointWithSecretResponse,
+  toEventResponse,
+  webhookDeliveryPageRepresentation,
+  webhookDeliveryRepresentation,
+  webhookEndpointPageRepresentation,
+  webhookEndpointRepresentation,
+  webhookEndpointWithSecretRepresentation,
+  webhookEventPageRepresentation,
+} from './representation';
+import { createEndpointBody, endpointSortFields, eventSortFields, listDeliveriesQuery, listEndpointsQuery, listEventsQuery, patchEndpointBody } from './schemas';
 import type { WebhookService } from './service';
 
 const etagOf = (endpoint: { version: number }) => `"${endpoint.version}"`;
 
-export function webhookRoutes(webhooks: WebhookService): Router {
-  const router = Router();
+export const webhookEndpoints = defineEndpoints('users', {
+  createWebhookEndpoint: {
+    method: 'POST', path: '/webhook-endpoints', summary: 'Register a URL to receive events at; the signing secret is in this answer only', access: 'signed-in',
+    body: createEndpointBody, forbidden: true,
+    responses: { 201: { description: 'The endpoint and its signing secret (shown once)', body: webhookEndpointWithSecretRepresentation, headers: ['Location', 'ETag'] } },
+  },
+  listWebhookEndpoints: {
+    method: 'GET', path: '/webhook-endpoints', summary: "List the caller's webhook endpoints", access: 'signed-in',
+    query: listEndpointsQuery, sortFields: endpointSortFields,
+    responses: { 200: { description: 'A page of webhook endpoints', body: webhookEndpointPageRepresentation } },
+  },
+  getWebhookEndpoint: {
+    method: 'GET', path: '/webhook-endpoints/:id', summary: 'Read a webhook endpoint (never its secret)', access: 'signed-in',
+    query: noQueryParameters,
+    responses: { 200: { description: 'The endpoint', body: webhookEndpointRepresentation, headers: ['ETag'] } },
+  },
+  updateWebhookEndpoint: {
+    method: 'PATCH', path: '/webhook-endpoints/:id', summary: 'Change the fields sent; status ENABLED or DISABLED', access: 'signed-in',
+    body: patchEndpointBody, forbidden: true, ifMatch: true,
+    responses: { 200: { description: 'The endpoint', body: webhookEndpointRepresentation, headers: ['ETag'] } },
+  },
+  deleteWebhookEndpoint: {
+    method: 'DELETE', path: '/webhook-endpoints/:id', summary: 'Delete a webhook endpoint and its deliveries', access: 'signed-in',
+    responses: { 204: { description: 'Deleted' } },
+  },
+  rotateWebhookSecret: {
+    method: 'POST', path: '/webhook-endpoints/:id/secret/rotation', summary: 'A new signing secret, shown once; the previous one keeps signing for 24 hours', access: 'signed-in',
+    conflicts: ['CONFLICT'],
+    responses: { 200: { description: 'The endpoint and its new secret', body: webhookEndpointWithSecretRepresentation, headers: ['ETag'] } },
+  },
+  listWebhookDeliveries: {
+    method: 'GET', path: '/webhook-endpoints/:id/deliveries', summary: "List an endpoint's deliveries with their attempts, status codes and latency", access: 'signed-in',
+    query: listDeliveriesQuery, sortFields: endpointSortFields,
+    responses: { 200: { description: 'A page of deliveries', body: webhookDeliveryPageRepresentation } },
+  },
+  retryWebhookDelivery: {
+    method: 'POST', path: '/webhook-endpoints/:id/deliveries/:deliveryId/retry', summary: 'Send a delivery again now', access: 'signed-in',
+    conflicts: ['CONFLICT'],
+    responses: { 202: { description: 'The delivery, due now', body: webhookDeliveryRepresentation } },
+  },
+  listEvents: {
+    method: 'GET', path: '/events', summary: 'List events about your resources (every event for admins), newest first; kept 30 days', access: 'signed-in',
+    query: listEventsQuery, sortFields: eventSortFields,
+    responses: { 200: { description: 'A page of events', body: webhookEventPageRepresentation } },
+  },
+});
 
-  router
-    .route('/webhook-endpoints')
-    .post(async (req, res) => {
-      const endpoint = await webhooks.create(principalOf(res), parseBody(createEndpointBody, req.body));
+export function webhookRoutes(webhooks: WebhookService) {
+  return webhookEndpoints.routes({
+    createWebhookEndpoint: async ({ principal, body, res }) => {
+      const endpoint = await webhooks.create(principal, body);
       // The secret is in this answer only: nothing may keep a copy of it.
-      res.status(201).location(`/v1/webhook-endpoints/${endpoint.id}`).setHeader('ETag', etagOf(endpoint)).setHeader('Cache-Control', 'no-store').json(toEndpointWithSecretResponse(endpoint));
-    })
-    .get(async (req, res) => {
-      res.json(mapListItems(await webhooks.list(principalOf(res), parseQuery(listEndpointsQuery, req.query)), toEndpointResponse));
-    })
-    .all(methodNotAllowed);
-
-  router
-    .route('/webhook-endpoints/:id')
-    .get(async (req, res) => {
-      parseQuery(noQueryParameters, req.query);
-      const endpoint = await webhooks.get(principalOf(res), req.params.id as string);
+      res.status(201).location(publicPath('webhook-endpoints', endpoint.id)).setHeader('ETag', etagOf(endpoint)).setHeader('Cache-Control', 'no-store').json(toEndpointWithSecretResponse(endpoint));
+    },
+    listWebhookEndpoints: async ({ principal, query, res }) => {
+      res.json(mapListItems(await webhooks.list(principal, query), toEndpointResponse));
+    },
+    getWebhookEndpoint: async ({ principal, params, res }) => {
+      const endpoint = await webhooks.get(principal, params.id);
       res.setHeader('ETag', etagOf(endpoint)).json(toEndpointResponse(endpoint));
-    })
-    .patch(async (req, res) => {
-      const endpoint = await webhooks.patch(principalOf(res), req.params.id as string, parseBody(patchEndpointBody, req.body), expectedVersion(req));
+    },
+    updateWebhookEndpoint: async ({ principal, params, body, expectedVersion, res }) => {
+      const endpoint = await webhooks.patch(principal, params.id, body, expectedVersion);
       res.setHeader('ETag', etagOf(endpoint)).json(toEndpointResponse(endpoint));
-    })
-    .delete(async (req, res) => {
-      await webhooks.delete(principalOf(res), req.params.id as string);
+    },
+    deleteWebhookEndpoint: async ({ principal, params, res }) => {
+      await webhooks.delete(principal, params.id);
       res.status(204).end();
-    })
-    .all(methodNotAllowed);
-
-  router
-    .route('/webhook-endpoints/:id/secret/rotation')
-    .post(async (req, res) => {
-      const endpoint = await webhooks.rotateSecret(principalOf(res), req.params.id as string);
+    },
+    rotateWebhookSecret: async ({ principal, params, res }) => {
+      const endpoint = await webhooks.rotateSecret(principal, params.id);
       res.setHeader('ETag', etagOf(endpoint)).setHeader('Cache-Control', 'no-store').json(toEndpointWithSecretResponse(endpoint));
-    })
-    .all(methodNotAllowed);
-
-  router
-    .route('/webhook-endpoints/:id/deliveries')
-    .get(async (req, res) => {
-      res.json(mapListItems(await webhooks.listDeliveries(principalOf(res), req.params.id as string, parseQuery(listDeliveriesQuery, req.query)), toDeliveryResponse));
-    })
-    .all(methodNotAllowed);
-
-  router
-    .route('/webhook-endpoints/:id/deliveries/:deliveryId/retry')
-    .post(async (req, res) => {
-      const delivery = await webhooks.retryDelivery(principalOf(res), req.params.id as string, req.params.deliveryId as string);
-      res.status(202).json(toDeliveryResponse(delivery));
-    })
-    .all(methodNotAllowed);
-
-  router
-    .route('/events')
-    .get(async (req, res) => {
-      res.json(mapListItems(await webhooks.listEvents(principalOf(res), parseQuery(listEventsQuery, req.query)), toEventResponse));
-    })
-    .all(methodNotAllowed);
-
-  return router;
+    },
+    listWebhookDeliveries: async ({ principal, params, query, res }) => {
+      res.json(mapListItems(await webhooks.listDeliveries(principal, params.id, query), toDeliveryResponse));
+    },
+    retryWebhookDelivery: async ({ principal, params, res }) => {
+      res.status(202).json(toDeliveryResponse(await webhooks.retryDelivery(principal, params.id, params.deliveryId)));
+    },
+    listEvents: async ({ principal, query, res }) => {
+      res.json(mapListItems(await webhooks.listEvents(principal, query), toEventResponse));
+    },
+  });
 }
