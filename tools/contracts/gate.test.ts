@@ -8,11 +8,10 @@ import { change, specRule } from './changes';
 import { runCheck, zeroUseWindow } from './check';
 import { judge, type UsageExport } from './gate';
 import { repositoryRoot } from './layout';
-// The route table and the operations' descriptions the document is generated from: a /v2 route is declared here as a team would.
-/* eslint-disable @nx/enforce-module-boundaries */
-import { type RouteDefinition, routeTable } from '../../apps/gateway/src/routing/route-table';
-/* eslint-enable @nx/enforce-module-boundaries */
-import { type ApiSurface, buildDocument, operations } from '../openapi/document';
+// The endpoint declarations the document is generated from: a /v2 endpoint is declared here as a team would.
+import type { Endpoint } from '@platform/endpoints';
+import { buildDocument } from '../openapi/document';
+import { apiEndpoints } from '../openapi/endpoints';
 
 const supergraph = 'apps/gateway/src/graphql/supergraph.graphql';
 const ordersSubgraph = 'apps/orders-service/src/graphql/schema.graphql';
@@ -511,14 +510,14 @@ describe('contract:check', () => {
   });
 
   describe('a /v2 of one resource next to /v1', () => {
-    const v2Route: RouteDefinition = { pattern: '/products/:id', version: 'v2', methods: ['GET'], upstream: 'catalog', resource: 'products' };
+    const getProduct = apiEndpoints.find((endpoint) => endpoint.operationId === 'getProduct')!;
     // The product's read without its ETag: a removal, breaking for a client that reads it.
-    const withoutETag = { ...operations['GET /products/{id}'], headers: [] };
-    /** The committed document regenerated from `surface`, as `node tools/openapi/generate.mjs` would write it. */
-    const generate = (surface: ApiSurface): void => writeFileSync(path.join(root, openapi), `${JSON.stringify(buildDocument(path.join(root, 'contracts/deprecations.yaml'), surface), null, 2)}\n`);
+    const withoutETag: Endpoint = { ...getProduct, responses: { 200: { ...getProduct.responses[200]!, headers: [] } } };
+    /** The committed document regenerated from `endpoints`, as `node tools/openapi/generate.mjs` would write it. */
+    const generate = (endpoints: Endpoint[]): void => writeFileSync(path.join(root, openapi), `${JSON.stringify(buildDocument(path.join(root, 'contracts/deprecations.yaml'), endpoints), null, 2)}\n`);
 
     it('passes a removal in /v2, /v1 unchanged, as the new major version', async () => {
-      generate({ routes: [...routeTable, v2Route], operations: { ...operations, 'GET /v2/products/{id}': { ...withoutETag, operationId: 'getProductV2' } } });
+      generate([...apiEndpoints, { ...withoutETag, version: 'v2', operationId: 'getProductV2' }]);
       const result = await runCheck({ root, today, zeroUseDays: 14 });
       expect(result.text).toContain('SAFE      rest:GET /v2/products/{id}\n          major-version-added: operation added in the new major version v2');
       expect(result.text).toContain(
@@ -529,7 +528,7 @@ describe('contract:check', () => {
     });
 
     it('refuses the same removal made to /v1', async () => {
-      generate({ routes: routeTable, operations: { ...operations, 'GET /products/{id}': withoutETag } });
+      generate(apiEndpoints.map((endpoint) => (endpoint === getProduct ? withoutETag : endpoint)));
       const result = await runCheck({ root, today, zeroUseDays: 14 });
       expect(result.text).toContain('BREAKING  rest:GET /v1/products/{id} response.200.header.ETag\n          response-header-removed: header ETag no longer sent');
       expect(result.passed).toBe(false);

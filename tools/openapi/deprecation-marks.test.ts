@@ -4,9 +4,8 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-// eslint-disable-next-line @nx/enforce-module-boundaries -- the route table the document is generated from
-import { routeTable } from '../../apps/gateway/src/routing/route-table';
-import { buildDocument, operations } from './document';
+import { buildDocument } from './document';
+import { apiEndpoints } from './endpoints';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -64,11 +63,9 @@ describe('the OpenAPI document marked from the deprecation registry', () => {
   });
 
   it("lists a later major's route at its full path, and marks each major's operation by its own element", () => {
-    const surface = {
-      routes: [...routeTable, { pattern: '/products/:id', version: 'v2' as const, methods: ['GET'], upstream: 'catalog' as const, resource: 'products' as const }],
-      operations: { ...operations, 'GET /v2/products/{id}': { ...operations['GET /products/{id}'], operationId: 'getProductV2' } },
-    };
-    const versioned = buildDocument(registry([['rest:GET /v1/products/{id}', 'rest:GET /v2/products/{id}'], ['rest:GET /v2/products/{id} path.id', 'none']]), surface) as Json;
+    const getProduct = apiEndpoints.find((endpoint) => endpoint.operationId === 'getProduct')!;
+    const endpoints = [...apiEndpoints, { ...getProduct, version: 'v2' as const, operationId: 'getProductV2' }];
+    const versioned = buildDocument(registry([['rest:GET /v1/products/{id}', 'rest:GET /v2/products/{id}'], ['rest:GET /v2/products/{id} path.id', 'none']]), endpoints) as Json;
     expect(versioned.servers).toEqual([{ url: '/v1', description: 'This gateway' }]);
     expect(versioned.paths['/v2/products/{id}'].servers).toEqual([{ url: '/', description: 'This gateway, API version v2' }]);
     expect(versioned.paths['/v2/products/{id}'].get.operationId).toBe('getProductV2');

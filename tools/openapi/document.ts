@@ -1,256 +1,28 @@
-// The OpenAPI 3.1 document of the public API, built from the gateway's route table (paths and
-// methods) and the services' own zod schemas (request bodies, query parameters and the
-// representations their mappers are typed with), so nothing is written twice by hand.
+// The OpenAPI 3.1 document of the public API. The operations come from the endpoint declarations
+// beside their handlers (libs/endpoints; every app's endpoints.ts lists them, ./endpoints.ts
+// gathers them) and the representations they answer, named where they are defined
+// (`component(...)`); this file keeps what belongs to the document as a whole: its info, tags,
+// security schemes, the headers and error responses every operation shares, and the webhooks.
 // tools/openapi/generate.mjs bundles and runs this file.
 import { z } from 'zod';
+import { component, type Endpoint, namedComponents, type SuccessHeader } from '@platform/endpoints';
 import { errorBodySchema, errorCatalog, problemBodySchema, type ErrorCode } from '@platform/errors';
 import { eventCatalog, eventJsonSchemas, eventTypes } from '@platform/events';
-import { listEnvelopeSchema } from '@platform/paging';
 import { loadDeprecations } from '@platform/deprecations';
 import { markDeprecations } from './deprecation-marks';
-// Apps have no import path (nothing may import an app); this generator alone reads their schemas.
+import { apiEndpoints } from './endpoints';
+
+export { serviceRoutesModule } from './endpoints';
+// Apps have no import path (nothing may import an app); the generator alone reads them.
 /* eslint-disable @nx/enforce-module-boundaries */
-import { routeTable, type RouteDefinition } from '../../apps/gateway/src/routing/route-table';
-import * as users from '../../apps/users-service/src/users/schemas';
-import * as userShapes from '../../apps/users-service/src/users/representation';
-import * as webhooks from '../../apps/users-service/src/webhooks/schemas';
-import * as webhookShapes from '../../apps/users-service/src/webhooks/representation';
 import { MAX_ATTEMPTS, RETRY_DELAYS_MS } from '../../apps/users-service/src/webhooks/retry-schedule';
-import * as apiKeys from '../../apps/users-service/src/api-keys/schemas';
-import * as apiKeyShapes from '../../apps/users-service/src/api-keys/representation';
-import * as products from '../../apps/catalog-service/src/products/schemas';
-import * as productShapes from '../../apps/catalog-service/src/products/representation';
-import * as reviews from '../../apps/catalog-service/src/reviews/schemas';
-import { reviewRepresentation } from '../../apps/catalog-service/src/reviews/representation';
-import * as orders from '../../apps/orders-service/src/orders/schemas';
-import * as orderShapes from '../../apps/orders-service/src/orders/representation';
-import { cancellationRepresentation } from '../../apps/orders-service/src/cancellations/representation';
-import * as stock from '../../apps/inventory-service/src/stock/schemas';
-import { stockLevelRepresentation } from '../../apps/inventory-service/src/stock/representation';
-import { deprecationUsageRepresentation } from '../../apps/gateway/src/usage/representation';
 /* eslint-enable @nx/enforce-module-boundaries */
 
 type Schema = z.ZodType;
 
-/** A GraphQL-over-HTTP exchange: what the federated graph takes and answers (errors come with 200). */
-const graphqlRequest = z.object({
-  query: z.string().min(1).optional().meta({ description: 'The document. Optional when extensions.persistedQuery names a trusted document.' }),
-  extensions: z.record(z.string(), z.unknown()).optional(),
-  variables: z.record(z.string(), z.unknown()).nullable().optional(),
-  operationName: z.string().nullable().optional(),
-});
-const graphqlQueryParameters = z.strictObject({
-  query: z.string().min(1).optional().meta({ description: 'The document; a query (mutations only over POST). Optional when extensions names a trusted document.' }),
-  variables: z.string().optional().meta({ description: 'JSON object of the variables.' }),
-  operationName: z.string().optional(),
-  extensions: z.string().optional().meta({ description: 'JSON object, e.g. {"persistedQuery":{"version":1,"sha256Hash":"<hex>"}} for a trusted document.' }),
-});
-const graphqlResponse = z.object({
-  data: z.record(z.string(), z.unknown()).nullable().optional(),
-  extensions: z
-    .object({ cost: z.object({ requested: z.number().int().min(0), limit: z.number().int().min(1) }).optional() })
-    .optional()
-    .meta({ description: '`cost`: what the operation cost and the limit (a scalar field 1, an object 2 plus its fields, a list its selection times first).' }),
-  errors: z
-    .array(z.looseObject({ message: z.string(), path: z.array(z.union([z.string(), z.number().int()])).optional(), extensions: z.record(z.string(), z.unknown()).optional() }))
-    .optional()
-    .meta({ description: '`extensions.code` carries the same codes as the REST error format.' }),
-});
-const openApiSection = z.record(z.string(), z.unknown());
-const openapiDocument = z.object({
-  openapi: z.string(),
-  info: openApiSection,
-  servers: z.array(openApiSection),
-  security: z.array(openApiSection),
-  tags: z.array(openApiSection),
-  paths: openApiSection,
-  webhooks: openApiSection,
-  components: openApiSection,
-});
-
-/** Every named schema of the document; representations refer to each other by these names. */
-const components: [string, Schema][] = [
-  ['User', userShapes.userRepresentation],
-  ['Token', userShapes.tokenRepresentation],
-  ['ApiKey', apiKeyShapes.apiKeyRepresentation],
-  ['IssuedApiKey', apiKeyShapes.issuedApiKeyRepresentation],
-  ['ApiKeyPage', listEnvelopeSchema(apiKeyShapes.apiKeyRepresentation)],
-  ['OrderItem', orderShapes.orderItemRepresentation],
-  ['Order', orderShapes.orderRepresentation],
-  ['Shipment', orderShapes.shipmentRepresentation],
-  ['Cancellation', cancellationRepresentation],
-  ['Product', productShapes.productRepresentation],
-  ['Rating', productShapes.ratingRepresentation],
-  ['Review', reviewRepresentation],
-  ['UserPage', listEnvelopeSchema(userShapes.userRepresentation)],
-  ['OrderPage', listEnvelopeSchema(orderShapes.orderRepresentation)],
-  ['OrderItemPage', listEnvelopeSchema(orderShapes.orderItemRepresentation)],
-  ['ProductPage', listEnvelopeSchema(productShapes.productRepresentation)],
-  ['ReviewPage', listEnvelopeSchema(reviewRepresentation)],
-  ['StockLevel', stockLevelRepresentation],
-  ['StockLevelPage', listEnvelopeSchema(stockLevelRepresentation)],
-  ['WebhookEndpoint', webhookShapes.webhookEndpointRepresentation],
-  ['WebhookEndpointWithSecret', webhookShapes.webhookEndpointWithSecretRepresentation],
-  ['WebhookEndpointPage', listEnvelopeSchema(webhookShapes.webhookEndpointRepresentation)],
-  ['WebhookAttempt', webhookShapes.webhookAttemptRepresentation],
-  ['WebhookDelivery', webhookShapes.webhookDeliveryRepresentation],
-  ['WebhookDeliveryPage', listEnvelopeSchema(webhookShapes.webhookDeliveryRepresentation)],
-  ['Event', webhookShapes.webhookEventRepresentation],
-  ['EventPage', listEnvelopeSchema(webhookShapes.webhookEventRepresentation)],
-  ['DeprecationUsagePage', listEnvelopeSchema(deprecationUsageRepresentation)],
-  ['GraphQLResponse', graphqlResponse],
-  ['OpenApiDocument', openapiDocument],
-  ['EventSchemasDocument', z.object({ $schema: z.string(), $id: z.string(), title: z.string(), description: z.string(), $defs: z.record(z.string(), z.record(z.string(), z.unknown())) })],
-  ['Error', errorBodySchema],
-  ['Problem', problemBodySchema],
-];
-type ComponentName = (typeof components)[number][0];
-
-export interface Operation {
-  /** A verb phrase: what a generated client names the call. */
-  operationId: string;
-  summary: string;
-  body?: Schema;
-  /** Whether the body may be left out; unset, it may when the schema takes `{}`, as parseBody reads a missing body. */
-  bodyRequired?: boolean;
-  query?: z.ZodObject;
-  /** The fields `sort` accepts (the service's own list). */
-  sortFields?: readonly string[];
-  /** Success status, its description and the schema it returns (none for 204). */
-  success: [number, string, ComponentName?];
-  /** Headers of the success response besides those every response carries. */
-  headers?: (keyof typeof successHeaders)[];
-  /** Answers 403 (admin only, or a filter naming someone else). */
-  forbidden?: boolean;
-  /** Takes If-Match (optimistic concurrency): 412 on a stale ETag. */
-  ifMatch?: boolean;
-  /** The 409 codes it can answer. */
-  conflicts?: ErrorCode[];
-  /** A GraphQL document it cannot run (syntax, depth, cost) is a 400 in GraphQL's own format. */
-  graphqlErrors?: boolean;
-  /** GraphQL over GET: a mutation is 405 (GET must not change anything). */
-  queriesOnly?: boolean;
-  /** A PUT that creates what did not exist answers 201 (with Location) and this description. */
-  created?: string;
-  /** Takes Idempotency-Key: a retry with the same key applies once. */
-  idempotencyKey?: boolean;
-}
-
-// What each route takes and answers: the schemas are the services' own validators. A route of a
-// later major version is described under its prefixed path (`GET /v2/products/{id}`).
-export const operations: Record<string, Operation> = {
-  'POST /users': { operationId: 'signUp', summary: 'Sign up (public)', body: users.signUpBody, success: [201, 'The created user', 'User'], headers: ['Location', 'ETag'], conflicts: ['EMAIL_TAKEN'] },
-  'GET /users': { operationId: 'listUsers', summary: 'List users (admin)', query: users.listUsersQuery, sortFields: users.userSortFields, success: [200, 'A page of users', 'UserPage'], forbidden: true },
-  'GET /users/{id}': { operationId: 'getUser', summary: 'Read a user (`me` for the caller)', success: [200, 'The user', 'User'], headers: ['ETag'] },
-  'PATCH /users/{id}': { operationId: 'updateUser', summary: 'Change the fields sent', body: users.patchUserBody, success: [200, 'The user', 'User'], headers: ['ETag'], ifMatch: true, conflicts: ['EMAIL_TAKEN', 'CONFLICT'] },
-  'PUT /users/{id}': { operationId: 'replaceUser', summary: 'Replace the user; fields not sent are cleared', body: users.replaceUserBody, success: [200, 'The user', 'User'], headers: ['ETag'], ifMatch: true, conflicts: ['EMAIL_TAKEN', 'CONFLICT'] },
-  'DELETE /users/{id}': { operationId: 'deleteUser', summary: 'Delete a user', success: [204, 'Deleted'] },
-  'POST /tokens': { operationId: 'createToken', summary: 'Exchange email and password for an access token (public)', body: users.tokenBody, success: [200, 'A bearer token', 'Token'] },
-  'POST /webhook-endpoints': {
-    operationId: 'createWebhookEndpoint',
-    summary: 'Register a URL to receive events at; the signing secret is in this answer only',
-    body: webhooks.createEndpointBody,
-    success: [201, 'The endpoint and its signing secret (shown once)', 'WebhookEndpointWithSecret'],
-    headers: ['Location', 'ETag'],
-    forbidden: true,
-  },
-  'GET /webhook-endpoints': { operationId: 'listWebhookEndpoints', summary: "List the caller's webhook endpoints", query: webhooks.listEndpointsQuery, sortFields: webhooks.endpointSortFields, success: [200, 'A page of webhook endpoints', 'WebhookEndpointPage'] },
-  'GET /webhook-endpoints/{id}': { operationId: 'getWebhookEndpoint', summary: 'Read a webhook endpoint (never its secret)', success: [200, 'The endpoint', 'WebhookEndpoint'], headers: ['ETag'] },
-  'PATCH /webhook-endpoints/{id}': { operationId: 'updateWebhookEndpoint', summary: 'Change the fields sent; status ENABLED or DISABLED', body: webhooks.patchEndpointBody, success: [200, 'The endpoint', 'WebhookEndpoint'], headers: ['ETag'], forbidden: true, ifMatch: true },
-  'DELETE /webhook-endpoints/{id}': { operationId: 'deleteWebhookEndpoint', summary: 'Delete a webhook endpoint and its deliveries', success: [204, 'Deleted'] },
-  'POST /webhook-endpoints/{id}/secret/rotation': {
-    operationId: 'rotateWebhookSecret',
-    summary: 'A new signing secret, shown once; the previous one keeps signing for 24 hours',
-    success: [200, 'The endpoint and its new secret', 'WebhookEndpointWithSecret'],
-    headers: ['ETag'],
-    conflicts: ['CONFLICT'],
-  },
-  'GET /webhook-endpoints/{id}/deliveries': { operationId: 'listWebhookDeliveries', summary: "List an endpoint's deliveries with their attempts, status codes and latency", query: webhooks.listDeliveriesQuery, sortFields: webhooks.endpointSortFields, success: [200, 'A page of deliveries', 'WebhookDeliveryPage'] },
-  'POST /webhook-endpoints/{id}/deliveries/{deliveryId}/retry': { operationId: 'retryWebhookDelivery', summary: 'Send a delivery again now', success: [202, 'The delivery, due now', 'WebhookDelivery'], conflicts: ['CONFLICT'] },
-  'GET /events': { operationId: 'listEvents', summary: 'List events about your resources (every event for admins), newest first; kept 30 days', query: webhooks.listEventsQuery, sortFields: webhooks.eventSortFields, success: [200, 'A page of events', 'EventPage'] },
-  'GET /api-keys': { operationId: 'listApiKeys', summary: "List the caller's API keys, newest first (never their secrets)", query: apiKeys.listApiKeysQuery, success: [200, 'A page of API keys', 'ApiKeyPage'] },
-  'POST /api-keys': {
-    operationId: 'createApiKey',
-    summary: 'Issue an API key for a machine caller; the key is in this answer only',
-    body: apiKeys.createApiKeyBody,
-    success: [201, 'The key, with its secret (shown once)', 'IssuedApiKey'],
-    headers: ['Location'],
-    conflicts: ['API_KEY_LIMIT_REACHED'],
-  },
-  'GET /api-keys/{id}': { operationId: 'getApiKey', summary: "Read one of the caller's API keys", success: [200, 'The key (without its secret)', 'ApiKey'] },
-  'DELETE /api-keys/{id}': { operationId: 'revokeApiKey', summary: 'Revoke an API key: every gateway refuses it within 5 s', success: [204, 'Revoked'] },
-  'POST /api-keys/{id}/rotation': {
-    operationId: 'rotateApiKey',
-    summary: 'Replace an API key: a new key (shown once), the old one working for the overlap chosen (at most 7 days)',
-    body: apiKeys.rotateApiKeyBody,
-    success: [201, 'The new key, with its secret (shown once)', 'IssuedApiKey'],
-    headers: ['Location'],
-    conflicts: ['API_KEY_NOT_ACTIVE'],
-  },
-  'GET /orders': { operationId: 'listOrders', summary: "List orders (a customer's own; all for admins)", query: orders.listOrdersQuery, sortFields: orders.orderSortFields, success: [200, 'A page of orders', 'OrderPage'], forbidden: true },
-  'POST /orders': {
-    operationId: 'createOrder',
-    summary: 'Place an order (priced by the server; honours Idempotency-Key)',
-    body: orders.createOrderBody, idempotencyKey: true,
-    success: [201, 'The order (or, for a repeated Idempotency-Key, the first response again)', 'Order'],
-    headers: ['Location', 'ETag'],
-    conflicts: ['OUT_OF_STOCK', 'CONFLICT'],
-  },
-  'POST /orders/search': { operationId: 'searchOrders', summary: 'List orders with conditions in the body', body: orders.searchOrdersBody, success: [200, 'A page of orders', 'OrderPage'], forbidden: true },
-  'GET /orders/{id}': { operationId: 'getOrder', summary: 'Read an order', query: orders.getOrderQuery, success: [200, 'The order', 'Order'], headers: ['ETag'] },
-  'PATCH /orders/{id}': {
-    operationId: 'updateOrder',
-    summary: 'Change status (cancel; other moves are for admins) or coupon',
-    body: orders.patchOrderBody,
-    success: [200, 'The order', 'Order'],
-    headers: ['ETag'],
-    forbidden: true,
-    ifMatch: true,
-    conflicts: ['ORDER_ALREADY_CANCELED', 'ORDER_NOT_CANCELABLE', 'ORDER_NOT_EDITABLE', 'CONFLICT'],
-  },
-  'PUT /orders/{id}': {
-    operationId: 'replaceOrder',
-    summary: 'Replace items and coupon while PENDING',
-    body: orders.replaceOrderBody,
-    success: [200, 'The order', 'Order'],
-    headers: ['ETag'],
-    ifMatch: true,
-    conflicts: ['ORDER_NOT_EDITABLE', 'OUT_OF_STOCK', 'CONFLICT'],
-  },
-  'DELETE /orders/{id}': { operationId: 'deleteOrder', summary: 'Delete an order (its stock is returned)', success: [204, 'Deleted'], ifMatch: true, conflicts: ['CONFLICT'] },
-  'GET /orders/{id}/items': { operationId: 'listOrderItems', summary: "List an order's items", query: orders.listItemsQuery, success: [200, 'A page of order items', 'OrderItemPage'] },
-  'GET /orders/{id}/shipment': { operationId: 'getShipment', summary: "Read an order's shipment", success: [200, 'The shipment', 'Shipment'] },
-  'PUT /orders/{id}/shipment': { operationId: 'putShipment', summary: 'Create or replace the shipment (admin)', body: orders.shipmentBody, success: [200, 'The shipment', 'Shipment'], forbidden: true, conflicts: ['CONFLICT'] },
-  'GET /orders/{id}/cancellation': { operationId: 'getCancellation', summary: 'Read the cancellation record', success: [200, 'The cancellation', 'Cancellation'] },
-  'POST /orders/{id}/cancellation': {
-    operationId: 'cancelOrder',
-    summary: 'Request cancellation; completes asynchronously',
-    body: orders.cancellationBody,
-    success: [202, 'The cancellation, REQUESTED (or the one already requested)', 'Cancellation'],
-    headers: ['Location'],
-    conflicts: ['ORDER_ALREADY_CANCELED', 'ORDER_NOT_CANCELABLE', 'CONFLICT'],
-  },
-  'GET /order-items/{id}': { operationId: 'getOrderItem', summary: 'Read an order item', success: [200, 'The order item', 'OrderItem'] },
-  'GET /products': { operationId: 'listProducts', summary: 'List products', query: products.listProductsQuery, sortFields: products.productSortFields, success: [200, 'A page of products', 'ProductPage'] },
-  'POST /products': { operationId: 'createProduct', summary: 'Create a product (admin)', body: products.createProductBody, success: [201, 'The product', 'Product'], headers: ['Location', 'ETag'], forbidden: true, conflicts: ['SKU_TAKEN'] },
-  'GET /products/{id}': { operationId: 'getProduct', summary: 'Read a product', success: [200, 'The product', 'Product'], headers: ['ETag'] },
-  'PATCH /products/{id}': { operationId: 'updateProduct', summary: 'Change a product (admin)', body: products.patchProductBody, success: [200, 'The product', 'Product'], headers: ['ETag'], forbidden: true, ifMatch: true, conflicts: ['SKU_TAKEN', 'CONFLICT'] },
-  'PUT /products/{id}': { operationId: 'replaceProduct', summary: 'Replace a product (admin)', body: products.replaceProductBody, success: [200, 'The product', 'Product'], headers: ['ETag'], forbidden: true, ifMatch: true, conflicts: ['SKU_TAKEN', 'CONFLICT'] },
-  'DELETE /products/{id}': { operationId: 'deleteProduct', summary: 'Delete a product (admin)', success: [204, 'Deleted'], forbidden: true },
-  'GET /products/{id}/rating': { operationId: 'getProductRating', summary: "Read a product's rating", success: [200, 'The rating', 'Rating'] },
-  'GET /products/{id}/reviews': { operationId: 'listProductReviews', summary: "List a product's reviews", query: reviews.listReviewsQuery, sortFields: reviews.reviewSortFields, success: [200, 'A page of reviews', 'ReviewPage'] },
-  'POST /products/{id}/reviews': { operationId: 'createProductReview', summary: 'Review a product (once per user)', body: reviews.createReviewBody, success: [201, 'The review', 'Review'], headers: ['Location'], conflicts: ['REVIEW_EXISTS'] },
-  'GET /products/{id}/reviews/{reviewId}': { operationId: 'getProductReview', summary: 'Read a review', success: [200, 'The review', 'Review'] },
-  'GET /stock-levels': { operationId: 'listStockLevels', summary: 'List stock levels in SKU order, or only the SKUs named', query: stock.listStockLevelsQuery, sortFields: ['sku'], success: [200, 'A page of stock levels', 'StockLevelPage'] },
-  'GET /stock-levels/{sku}': { operationId: 'getStockLevel', summary: "Read a SKU's stock level", success: [200, 'The stock level', 'StockLevel'], headers: ['ETag'] },
-  'PUT /stock-levels/{sku}': { operationId: 'setStockLevel', summary: 'Set what is on hand (admin); creates the SKU when new (201)', body: stock.putStockLevelBody, success: [200, 'The stock level, replaced', 'StockLevel'], created: 'The stock level of a SKU inventory did not know', headers: ['ETag'], forbidden: true, ifMatch: true, idempotencyKey: true, conflicts: ['CONFLICT'] },
-  'GET /graphql': { operationId: 'queryGraphqlOverGet', summary: 'Run a GraphQL query given as parameters (a mutation over GET is 405); with Accept: application/json errors come with HTTP 200', query: graphqlQueryParameters, success: [200, 'GraphQL response with data and/or errors', 'GraphQLResponse'], graphqlErrors: true, queriesOnly: true },
-  'POST /graphql': { operationId: 'queryGraphql', summary: 'Run a GraphQL query or mutation (federated); with Accept: application/json errors come with HTTP 200', body: graphqlRequest, bodyRequired: true, success: [200, 'GraphQL response with data and/or errors', 'GraphQLResponse'], graphqlErrors: true },
-  'GET /deprecations': { operationId: 'listDeprecations', summary: 'Every deprecated element with its dates and who still uses it (admin)', success: [200, 'The deprecation registry with callers and calls in the last 1, 7 and 30 days', 'DeprecationUsagePage'], forbidden: true },
-  'GET /me/deprecations': { operationId: 'listMyDeprecations', summary: 'The deprecated elements the caller used in the last 30 days', success: [200, 'The deprecated elements the caller used', 'DeprecationUsagePage'] },
-  'GET /openapi.json': { operationId: 'getOpenApiDocument', summary: 'This document (public)', success: [200, 'OpenAPI 3.1 document', 'OpenApiDocument'] },
-  'GET /event-schemas': { operationId: 'getEventSchemas', summary: "The JSON Schema (2020-12) of every domain event's data, by event type (public)", success: [200, 'JSON Schema document', 'EventSchemasDocument'] },
-};
+// The error bodies every operation may answer, named like the representations.
+component('Error', errorBodySchema);
+component('Problem', problemBodySchema);
 
 /**
  * The JSON Schema document published beside this one: every event type's data schema under
@@ -368,7 +140,7 @@ const requestSchema = (schema: Schema) =>
  */
 function componentSchemas(): Record<string, Record<string, unknown>> {
   const registry = z.registry<{ id: string }>();
-  for (const [id, schema] of components) registry.add(schema, { id });
+  for (const [id, schema] of namedComponents()) registry.add(schema, { id });
   const { schemas } = z.toJSONSchema(registry, {
     io: 'output',
     unrepresentable: 'any',
@@ -467,20 +239,20 @@ function errorResponse(name: ErrorResponseName, codes?: ErrorCode[]) {
 }
 
 /** The statuses an operation can answer, from what it does: token, body, path ids, If-Match, upstream. */
-function errorStatusesOf(route: RouteDefinition, path: string, operation: Operation, deprecated: boolean): number[] {
+function errorStatusesOf(endpoint: Endpoint, path: string, deprecated: boolean): number[] {
   const statuses = new Set<number>([400, 406, 429]);
   // A deprecated element of the operation answers 410 during a brownout and after its sunset.
   if (deprecated) statuses.add(410);
-  if (route.auth !== 'public' || route.policy === 'sign-in') statuses.add(401);
+  if (endpoint.access !== 'public' || endpoint.policy === 'sign-in') statuses.add(401);
   // An issued API key without the scope the route needs (or any key, on key management) is 403.
-  if (operation.forbidden || route.auth !== 'public') statuses.add(403);
+  if (endpoint.forbidden || endpoint.access !== 'public') statuses.add(403);
   if (path.includes('{')) statuses.add(404);
-  if (operation.body) [408, 413, 415, 422].forEach((status) => statuses.add(status));
-  if (operation.query && 'size' in operation.query.shape) statuses.add(422);
-  if (operation.conflicts?.length) statuses.add(409);
-  if (operation.ifMatch) statuses.add(412);
-  if (operation.queriesOnly) statuses.add(405);
-  if (route.upstream !== 'openapi') [502, 503, 504].forEach((status) => statuses.add(status));
+  if (endpoint.body) [408, 413, 415, 422].forEach((status) => statuses.add(status));
+  if (endpoint.query && 'size' in endpoint.query.shape) statuses.add(422);
+  if (endpoint.conflicts?.length) statuses.add(409);
+  if (endpoint.ifMatch) statuses.add(412);
+  if (endpoint.queriesOnly) statuses.add(405);
+  if (endpoint.upstream !== 'openapi') [502, 503, 504].forEach((status) => statuses.add(status));
   return [...statuses].sort((a, b) => a - b);
 }
 
@@ -512,9 +284,11 @@ function unwrapOptional(schema: Schema): Schema {
   return schema instanceof z.ZodOptional ? unwrapOptional(schema.unwrap() as Schema) : schema;
 }
 
-function responseNameOf(operation: Operation, status: number): string {
-  if (status === 409) return `Conflict${operation.operationId[0].toUpperCase()}${operation.operationId.slice(1)}`;
-  if (status === 400 && operation.graphqlErrors) return 'GraphQLBadRequest';
+const conflictResponseName = (endpoint: Endpoint) => `Conflict${endpoint.operationId[0].toUpperCase()}${endpoint.operationId.slice(1)}`;
+
+function responseNameOf(endpoint: Endpoint, status: number): string {
+  if (status === 409) return conflictResponseName(endpoint);
+  if (status === 400 && endpoint.graphqlErrors) return 'GraphQLBadRequest';
   return errorResponseOf[status];
 }
 
@@ -535,74 +309,73 @@ function graphqlBadRequest() {
   };
 }
 
-/** The routes a document describes and what each operation takes and answers; tests give their own. */
-export interface ApiSurface {
-  routes: RouteDefinition[];
-  operations: Record<string, Operation>;
+/** The name a representation is published under: given where it is defined, with `component()`. */
+function componentOf(endpoint: Endpoint, schema: Schema): string {
+  const name = namedComponents().find(([, named]) => named === schema)?.[0];
+  if (!name) throw new Error(`${endpoint.operationId} answers a schema with no component name: name it where it is defined, with component() from @platform/endpoints`);
+  return name;
 }
 
 /**
  * `registryFile`: contracts/deprecations.yaml, whose REST elements the document marks deprecated.
- * One document for every major version: v1's operations under the server `/v1`; a route declared
- * for a later major at its full path (`/v2/products/{id}`), its path item naming the server `/`
- * (OpenAPI's path-level servers), which is how the contract gate tells a new major from a change
- * to v1 (tools/contracts/openapi-diff.ts). A later major serves every operation it does not list
- * as the earlier one does.
+ * `endpoints`: every endpoint the gateway serves (tests add their own, a /v2 one among them).
+ * One document for every major version: v1's operations under the server `/v1`; an endpoint
+ * declared for a later major at its full path (`/v2/products/{id}`), its path item naming the
+ * server `/` (OpenAPI's path-level servers), which is how the contract gate tells a new major from
+ * a change to v1 (tools/contracts/openapi-diff.ts). A later major serves every operation it does
+ * not list as the earlier one does.
  */
-export function buildDocument(registryFile?: string, surface: ApiSurface = { routes: routeTable, operations }): Record<string, unknown> {
+export function buildDocument(registryFile?: string, endpoints: readonly Endpoint[] = apiEndpoints): Record<string, unknown> {
   const deprecations = registryFile ? loadDeprecations(registryFile) : [];
   const deprecatedOperations = new Set(deprecations.map((entry) => /^rest:([A-Z]+ \S+)/.exec(entry.element)?.[1]).filter(Boolean));
   const paths: Record<string, Record<string, unknown>> = {};
-  for (const route of surface.routes) {
-    const path = route.pattern.replace(/:([A-Za-z]+)/g, '{$1}');
-    const major = route.version ?? 'v1';
+  for (const endpoint of endpoints) {
+    const { method } = endpoint;
+    const path = endpoint.path.replace(/:([A-Za-z]+)/g, '{$1}');
+    const major = endpoint.version ?? 'v1';
     const documented = major === 'v1' ? path : `/${major}${path}`;
-    for (const method of route.methods) {
-      const key = `${method} ${documented}`;
-      const operation = surface.operations[key];
-      if (!operation) throw new Error(`No OpenAPI description for ${key}: add it to tools/openapi/document.ts`);
-      const parameters: Record<string, unknown>[] = [...path.matchAll(/\{(\w+)\}/g)].map(([, name]) => ({
-        name,
-        in: 'path',
-        required: true,
-        ...(path.startsWith('/users/') && name === 'id' ? { description: 'A user id, or `me` for the caller.' } : {}),
-        schema: path.startsWith('/users/') && name === 'id' ? { type: 'string' } : name === 'sku' ? { type: 'string', minLength: 1, maxLength: 64 } : { type: 'string', format: 'uuid' },
-      }));
-      if (operation.query) parameters.push(...queryParameters(operation.query, operation.sortFields));
-      // Every representation-returning operation takes `fields` (the gateway's: usage/recording.ts).
-      if (operation.success[2] && !['graphql', 'openapi', 'usage'].includes(route.upstream)) parameters.push(ref('parameters', 'fields'));
-      if (operation.idempotencyKey) parameters.push(ref('parameters', 'Idempotency-Key'));
-      if (operation.ifMatch) parameters.push(ref('parameters', 'If-Match'));
-      parameters.push(ref('parameters', 'traceparent'));
-      const [status, description, schemaName] = operation.success;
-      const success: Record<string, unknown> = { description, headers: headerRefs(commonHeaders) };
-      if (schemaName) success.content = Object.fromEntries((operation.graphqlErrors ? graphqlMediaTypes : ['application/json']).map((type) => [type, { schema: ref('schemas', schemaName) }]));
-      for (const name of operation.headers ?? []) (success.headers as Record<string, unknown>)[name] = successHeaders[name];
-      paths[documented] ??= major === 'v1' ? {} : { servers: [{ url: '/', description: `This gateway, API version ${major}` }] };
-      paths[documented][method.toLowerCase()] = {
-        operationId: operation.operationId,
-        summary: operation.summary,
-        tags: [route.upstream],
-        ...(route.auth === 'public' ? { security: [] } : {}),
-        parameters,
-        // The services read a missing body as {} (parseBody), so a body whose every field is
-        // optional may be left out, and the document must say so or generated clients send {}.
-        // GraphQL over HTTP is not parsed that way: a POST must carry its request (bodyRequired).
-        ...(operation.body ? { requestBody: { required: operation.bodyRequired ?? !operation.body.safeParse({}).success, content: { 'application/json': { schema: requestSchema(operation.body) } } } } : {}),
-        responses: {
-          [String(status)]: success,
-          ...(operation.created ? { '201': { ...success, description: operation.created, headers: { ...(success.headers as Record<string, unknown>), Location: successHeaders.Location } } } : {}),
-          ...Object.fromEntries(errorStatusesOf(route, path, operation, deprecatedOperations.has(`${method} /${major}${path}`)).map((code) => [String(code), ref('responses', responseNameOf(operation, code))])),
-          default: ref('responses', 'Error'),
-        },
-      };
-    }
+    if (paths[documented]?.[method.toLowerCase()]) throw new Error(`${method} ${documented} is declared twice`);
+    const parameters: Record<string, unknown>[] = [...path.matchAll(/\{(\w+)\}/g)].map(([, name]) => ({
+      name,
+      in: 'path',
+      required: true,
+      ...(path.startsWith('/users/') && name === 'id' ? { description: 'A user id, or `me` for the caller.' } : {}),
+      schema: path.startsWith('/users/') && name === 'id' ? { type: 'string' } : name === 'sku' ? { type: 'string', minLength: 1, maxLength: 64 } : { type: 'string', format: 'uuid' },
+    }));
+    if (endpoint.query) parameters.push(...queryParameters(endpoint.query, endpoint.sortFields));
+    const answers = Object.entries(endpoint.responses).map(([status, response]) => [Number(status), response!] as const);
+    // Every representation-returning operation takes `fields` (the gateway's: usage/recording.ts).
+    if (answers.some(([, response]) => response.body) && !['graphql', 'openapi', 'usage'].includes(endpoint.upstream)) parameters.push(ref('parameters', 'fields'));
+    if (endpoint.idempotencyKey) parameters.push(ref('parameters', 'Idempotency-Key'));
+    if (endpoint.ifMatch) parameters.push(ref('parameters', 'If-Match'));
+    parameters.push(ref('parameters', 'traceparent'));
+    const successes = Object.fromEntries(
+      answers.map(([status, response]) => {
+        const success: Record<string, unknown> = { description: response.description, headers: headerRefs(commonHeaders) };
+        if (response.body) success.content = Object.fromEntries((endpoint.graphqlErrors ? graphqlMediaTypes : ['application/json']).map((type) => [type, { schema: ref('schemas', componentOf(endpoint, response.body!)) }]));
+        for (const name of response.headers ?? ([] as SuccessHeader[])) (success.headers as Record<string, unknown>)[name] = successHeaders[name];
+        return [String(status), success];
+      }),
+    );
+    paths[documented] ??= major === 'v1' ? {} : { servers: [{ url: '/', description: `This gateway, API version ${major}` }] };
+    paths[documented][method.toLowerCase()] = {
+      operationId: endpoint.operationId,
+      summary: endpoint.summary,
+      tags: [endpoint.upstream],
+      ...(endpoint.access === 'public' ? { security: [] } : {}),
+      parameters,
+      // The services read a missing body as {} (parseBody), so a body whose every field is
+      // optional may be left out, and the document must say so or generated clients send {}.
+      // GraphQL over HTTP is not parsed that way: a POST must carry its request (bodyRequired).
+      ...(endpoint.body ? { requestBody: { required: endpoint.bodyRequired ?? !endpoint.body.safeParse({}).success, content: { 'application/json': { schema: requestSchema(endpoint.body) } } } } : {}),
+      responses: {
+        ...successes,
+        ...Object.fromEntries(errorStatusesOf(endpoint, path, deprecatedOperations.has(`${method} /${major}${path}`)).map((code) => [String(code), ref('responses', responseNameOf(endpoint, code))])),
+        default: ref('responses', 'Error'),
+      },
+    };
   }
-  const conflictResponses = Object.fromEntries(
-    Object.values(surface.operations)
-      .filter((operation) => operation.conflicts?.length)
-      .map((operation) => [`Conflict${operation.operationId[0].toUpperCase()}${operation.operationId.slice(1)}`, errorResponse('Conflict', operation.conflicts)]),
-  );
+  const conflictResponses = Object.fromEntries(endpoints.filter((endpoint) => endpoint.conflicts?.length).map((endpoint) => [conflictResponseName(endpoint), errorResponse('Conflict', endpoint.conflicts)]));
   const document = {
     openapi: '3.1.0',
     info: {

@@ -286,6 +286,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/order-items/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read an order item */
+        get: operations["getOrderItem"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/orders/{id}/shipment": {
         parameters: {
             query?: never;
@@ -316,23 +333,6 @@ export interface paths {
         put?: never;
         /** Request cancellation; completes asynchronously */
         post: operations["cancelOrder"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/order-items/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Read an order item */
-        get: operations["getOrderItem"];
-        put?: never;
-        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -895,39 +895,6 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
-        User: {
-            /** Format: uuid */
-            id: string;
-            name: string;
-            /** Format: email */
-            email: string;
-            phone: string | null;
-            address: {
-                zipCode: string | null;
-                line1: string | null;
-                line2: string | null;
-            } | null;
-            nickname: string | null;
-            marketingAgreed: boolean;
-            /** @enum {string} */
-            role: "customer" | "admin";
-            /**
-             * Format: date-time
-             * @example 2026-11-21T09:30:00.000Z
-             */
-            createdAt: string;
-            lastLoginAt: string | null;
-        };
-        Token: {
-            accessToken: string;
-            /** @constant */
-            tokenType: "Bearer";
-            /**
-             * Format: int64
-             * @description Seconds until the token expires.
-             */
-            expiresIn: number;
-        };
         ApiKey: {
             /** Format: uuid */
             id: string;
@@ -948,6 +915,17 @@ export interface components {
             lastUsedAt: string | null;
             /** @description The key this one replaced by rotation. */
             rotatedFromId: string | null;
+        };
+        ApiKeyPage: {
+            items: components["schemas"]["ApiKey"][];
+            /** @description Send it back as `cursor` for the next page; null on the last page. */
+            nextCursor: string | null;
+            hasNext: boolean;
+            /**
+             * Format: int64
+             * @description Rows matching the filters; only with `withTotal=true`.
+             */
+            totalCount?: number;
         };
         IssuedApiKey: {
             /** Format: uuid */
@@ -972,196 +950,28 @@ export interface components {
             /** @description The key: send it as `Authorization: Bearer <key>` or `X-Api-Key: <key>`. Shown only in this answer; store it now. */
             key: string;
         };
-        ApiKeyPage: {
-            items: components["schemas"]["ApiKey"][];
-            /** @description Send it back as `cursor` for the next page; null on the last page. */
-            nextCursor: string | null;
-            hasNext: boolean;
-            /**
-             * Format: int64
-             * @description Rows matching the filters; only with `withTotal=true`.
-             */
-            totalCount?: number;
-        };
-        OrderItem: {
+        User: {
             /** Format: uuid */
             id: string;
-            /** Format: uuid */
-            orderId: string;
-            /** Format: uuid */
-            productId: string;
-            sku: string;
-            /** @description The product's name when the order was placed; it stays when the product is renamed or deleted from the catalog. */
-            productName: string;
-            /** Format: int64 */
-            quantity: number;
-            /**
-             * Format: int64
-             * @description In the smallest unit of the currency.
-             */
-            unitPrice: number;
-            /**
-             * Format: int64
-             * @description In the smallest unit of the currency.
-             */
-            amount: number;
-        };
-        Order: {
-            /** Format: uuid */
-            id: string;
-            /**
-             * Format: uuid
-             * @description The same as `id`, kept for clients of the first version.
-             */
-            orderId: string;
-            /** @description Who placed it; null once they deleted their account (the order stays, a financial record, without the link to them). */
-            userId: string | null;
-            /** @enum {string} */
-            status: "PENDING" | "CONFIRMED" | "SHIPPED" | "DELIVERED" | "CANCELED";
-            /**
-             * Format: int64
-             * @description In the smallest unit of the currency.
-             */
-            amount: number;
-            /** @description ISO 4217 code. */
-            currency: string;
-            /** @description The first item's product. */
-            productId: string | null;
-            couponCode: string | null;
-            hasCoupon: boolean;
-            items: components["schemas"]["OrderItem"][];
-            /**
-             * Format: date-time
-             * @example 2026-11-21T09:30:00.000Z
-             */
-            createdAt: string;
-            /**
-             * Format: date-time
-             * @example 2026-11-21T09:30:00.000Z
-             */
-            updatedAt: string;
-            canceledAt: string | null;
-            /** @description VAT-inclusive split of `amount`; only with `include=amountDetail`. */
-            amountDetail?: {
-                /**
-                 * Format: int64
-                 * @description In the smallest unit of the currency.
-                 */
-                supply: number;
-                /**
-                 * Format: int64
-                 * @description In the smallest unit of the currency.
-                 */
-                vat: number;
-                /**
-                 * Format: int64
-                 * @description In the smallest unit of the currency.
-                 */
-                total: number;
-            };
-        };
-        Shipment: {
-            /** Format: uuid */
-            orderId: string;
-            /** @enum {string} */
-            status: "PREPARING" | "SHIPPED" | "DELIVERED";
-            carrier: string | null;
-            trackingNumber: string | null;
-            shippedAt: string | null;
-        };
-        Cancellation: {
-            /** Format: uuid */
-            id: string;
-            /** Format: uuid */
-            orderId: string;
-            /** @enum {string} */
-            status: "REQUESTED" | "COMPLETED";
-            reason: string | null;
-            /**
-             * Format: int64
-             * @description In the smallest unit of the order's currency.
-             */
-            refundAmount: number;
-            /**
-             * Format: date-time
-             * @example 2026-11-21T09:30:00.000Z
-             */
-            createdAt: string;
-            completedAt: string | null;
-        };
-        Product: {
-            /** Format: uuid */
-            id: string;
-            sku: string;
             name: string;
-            description: string | null;
-            imageUrl: string | null;
-            /**
-             * Format: int64
-             * @description In the smallest unit of `currency`.
-             */
-            price: number;
-            /** @description ISO 4217 code. */
-            currency: string;
-            /**
-             * Format: double
-             * @description Average stars; 0 before the first review.
-             */
-            rating: number;
-            /** Format: int64 */
-            reviewCount: number;
+            /** Format: email */
+            email: string;
+            phone: string | null;
+            address: {
+                zipCode: string | null;
+                line1: string | null;
+                line2: string | null;
+            } | null;
+            nickname: string | null;
+            marketingAgreed: boolean;
+            /** @enum {string} */
+            role: "customer" | "admin";
             /**
              * Format: date-time
              * @example 2026-11-21T09:30:00.000Z
              */
             createdAt: string;
-        };
-        Rating: {
-            /** Format: uuid */
-            productId: string;
-            /** Format: double */
-            average: number;
-            /**
-             * Format: int64
-             * @deprecated
-             * @description How many reviews the product has (the same as reviewCount, its clearer name).
-             */
-            count: number;
-            /**
-             * Format: int64
-             * @description How many reviews the product has.
-             */
-            reviewCount: number;
-            /** @description Reviews per number of stars. */
-            distribution: {
-                /** Format: int64 */
-                1: number;
-                /** Format: int64 */
-                2: number;
-                /** Format: int64 */
-                3: number;
-                /** Format: int64 */
-                4: number;
-                /** Format: int64 */
-                5: number;
-            };
-        };
-        Review: {
-            /** Format: uuid */
-            id: string;
-            /** Format: uuid */
-            productId: string;
-            /** @description The reviewer's id; null once they deleted their account (the review and its rating stay). */
-            userId: string | null;
-            /** Format: int32 */
-            rating: number;
-            title: string | null;
-            body: string | null;
-            /**
-             * Format: date-time
-             * @example 2026-11-21T09:30:00.000Z
-             */
-            createdAt: string;
+            lastLoginAt: string | null;
         };
         UserPage: {
             items: components["schemas"]["User"][];
@@ -1174,83 +984,15 @@ export interface components {
              */
             totalCount?: number;
         };
-        OrderPage: {
-            items: components["schemas"]["Order"][];
-            /** @description Send it back as `cursor` for the next page; null on the last page. */
-            nextCursor: string | null;
-            hasNext: boolean;
+        Token: {
+            accessToken: string;
+            /** @constant */
+            tokenType: "Bearer";
             /**
              * Format: int64
-             * @description Rows matching the filters; only with `withTotal=true`.
+             * @description Seconds until the token expires.
              */
-            totalCount?: number;
-        };
-        OrderItemPage: {
-            items: components["schemas"]["OrderItem"][];
-            /** @description Send it back as `cursor` for the next page; null on the last page. */
-            nextCursor: string | null;
-            hasNext: boolean;
-            /**
-             * Format: int64
-             * @description Rows matching the filters; only with `withTotal=true`.
-             */
-            totalCount?: number;
-        };
-        ProductPage: {
-            items: components["schemas"]["Product"][];
-            /** @description Send it back as `cursor` for the next page; null on the last page. */
-            nextCursor: string | null;
-            hasNext: boolean;
-            /**
-             * Format: int64
-             * @description Rows matching the filters; only with `withTotal=true`.
-             */
-            totalCount?: number;
-        };
-        ReviewPage: {
-            items: components["schemas"]["Review"][];
-            /** @description Send it back as `cursor` for the next page; null on the last page. */
-            nextCursor: string | null;
-            hasNext: boolean;
-            /**
-             * Format: int64
-             * @description Rows matching the filters; only with `withTotal=true`.
-             */
-            totalCount?: number;
-        };
-        StockLevel: {
-            sku: string;
-            /**
-             * Format: int64
-             * @description Units in the warehouse: available plus reserved.
-             */
-            onHand: number;
-            /**
-             * Format: int64
-             * @description Held by orders not yet shipped or released.
-             */
-            reserved: number;
-            /**
-             * Format: int64
-             * @description Free to order.
-             */
-            available: number;
-            /**
-             * Format: date-time
-             * @example 2026-11-21T09:30:00.000Z
-             */
-            updatedAt: string;
-        };
-        StockLevelPage: {
-            items: components["schemas"]["StockLevel"][];
-            /** @description Send it back as `cursor` for the next page; null on the last page. */
-            nextCursor: string | null;
-            hasNext: boolean;
-            /**
-             * Format: int64
-             * @description Rows matching the filters; only with `withTotal=true`.
-             */
-            totalCount?: number;
+            expiresIn: number;
         };
         WebhookEndpoint: {
             /** Format: uuid */
@@ -1278,6 +1020,17 @@ export interface components {
              * @example 2026-11-21T09:30:00.000Z
              */
             updatedAt: string;
+        };
+        WebhookEndpointPage: {
+            items: components["schemas"]["WebhookEndpoint"][];
+            /** @description Send it back as `cursor` for the next page; null on the last page. */
+            nextCursor: string | null;
+            hasNext: boolean;
+            /**
+             * Format: int64
+             * @description Rows matching the filters; only with `withTotal=true`.
+             */
+            totalCount?: number;
         };
         WebhookEndpointWithSecret: {
             /** Format: uuid */
@@ -1309,17 +1062,6 @@ export interface components {
             secret: string;
             /** @description After a rotation: until when the previous secret signs deliveries too. */
             previousSecretExpiresAt: string | null;
-        };
-        WebhookEndpointPage: {
-            items: components["schemas"]["WebhookEndpoint"][];
-            /** @description Send it back as `cursor` for the next page; null on the last page. */
-            nextCursor: string | null;
-            hasNext: boolean;
-            /**
-             * Format: int64
-             * @description Rows matching the filters; only with `withTotal=true`.
-             */
-            totalCount?: number;
         };
         WebhookAttempt: {
             /**
@@ -1397,55 +1139,255 @@ export interface components {
              */
             totalCount?: number;
         };
-        DeprecationUsagePage: {
-            items: {
-                /** @description The deprecated element, e.g. `rest:GET /v1/orders query.offset`, `graphql:Shipment.trackingNumber`. */
-                element: string;
-                replacement: string;
+        Cancellation: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            orderId: string;
+            /** @enum {string} */
+            status: "REQUESTED" | "COMPLETED";
+            reason: string | null;
+            /**
+             * Format: int64
+             * @description In the smallest unit of the order's currency.
+             */
+            refundAmount: number;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T09:30:00.000Z
+             */
+            createdAt: string;
+            completedAt: string | null;
+        };
+        OrderItem: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            orderId: string;
+            /** Format: uuid */
+            productId: string;
+            sku: string;
+            /** @description The product's name when the order was placed; it stays when the product is renamed or deleted from the catalog. */
+            productName: string;
+            /** Format: int64 */
+            quantity: number;
+            /**
+             * Format: int64
+             * @description In the smallest unit of the currency.
+             */
+            unitPrice: number;
+            /**
+             * Format: int64
+             * @description In the smallest unit of the currency.
+             */
+            amount: number;
+        };
+        OrderItemPage: {
+            items: components["schemas"]["OrderItem"][];
+            /** @description Send it back as `cursor` for the next page; null on the last page. */
+            nextCursor: string | null;
+            hasNext: boolean;
+            /**
+             * Format: int64
+             * @description Rows matching the filters; only with `withTotal=true`.
+             */
+            totalCount?: number;
+        };
+        Order: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uuid
+             * @description The same as `id`, kept for clients of the first version.
+             */
+            orderId: string;
+            /** @description Who placed it; null once they deleted their account (the order stays, a financial record, without the link to them). */
+            userId: string | null;
+            /** @enum {string} */
+            status: "PENDING" | "CONFIRMED" | "SHIPPED" | "DELIVERED" | "CANCELED";
+            /**
+             * Format: int64
+             * @description In the smallest unit of the currency.
+             */
+            amount: number;
+            /** @description ISO 4217 code. */
+            currency: string;
+            /** @description The first item's product. */
+            productId: string | null;
+            couponCode: string | null;
+            hasCoupon: boolean;
+            items: components["schemas"]["OrderItem"][];
+            /**
+             * Format: date-time
+             * @example 2026-11-21T09:30:00.000Z
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T09:30:00.000Z
+             */
+            updatedAt: string;
+            canceledAt: string | null;
+            /** @description VAT-inclusive split of `amount`; only with `include=amountDetail`. */
+            amountDetail?: {
                 /**
-                 * Format: date
-                 * @example 2026-11-21
+                 * Format: int64
+                 * @description In the smallest unit of the currency.
                  */
-                announced: string;
+                supply: number;
                 /**
-                 * Format: date
-                 * @example 2026-11-21
+                 * Format: int64
+                 * @description In the smallest unit of the currency.
                  */
-                sunset: string;
-                notice: string;
-                callers: {
-                    /** @description The element used: the registry entry's, or one it covers (an operation covers its parameters and fields). */
-                    element: string;
-                    /** @description `key:<id>`, `user:<id>`, `client:<name>/<version>`, `other` (past the daily cap of distinct callers) or `unidentified`. */
-                    caller: string;
-                    /** @description The client name/version (X-Client-Name/X-Client-Version, else User-Agent), or `unknown`. */
-                    client: string;
-                    /** @description For a key: its owner, `user:<id>` (the contact is that user's email). */
-                    owner: string | null;
-                    /** @description The email of the user behind the caller (a key's owner, or the user itself) in the admin report; null for other callers, in a caller's own report, or when users-service could not say. */
-                    contact: string | null;
-                    /**
-                     * Format: int64
-                     * @description Calls today (UTC).
-                     */
-                    calls1d: number;
-                    /**
-                     * Format: int64
-                     * @description Calls today and the 6 days before.
-                     */
-                    calls7d: number;
-                    /**
-                     * Format: int64
-                     * @description Calls today and the 29 days before.
-                     */
-                    calls30d: number;
-                    /**
-                     * Format: date-time
-                     * @example 2026-11-21T09:30:00.000Z
-                     */
-                    lastSeen: string;
-                }[];
-            }[];
+                vat: number;
+                /**
+                 * Format: int64
+                 * @description In the smallest unit of the currency.
+                 */
+                total: number;
+            };
+        };
+        OrderPage: {
+            items: components["schemas"]["Order"][];
+            /** @description Send it back as `cursor` for the next page; null on the last page. */
+            nextCursor: string | null;
+            hasNext: boolean;
+            /**
+             * Format: int64
+             * @description Rows matching the filters; only with `withTotal=true`.
+             */
+            totalCount?: number;
+        };
+        Shipment: {
+            /** Format: uuid */
+            orderId: string;
+            /** @enum {string} */
+            status: "PREPARING" | "SHIPPED" | "DELIVERED";
+            carrier: string | null;
+            trackingNumber: string | null;
+            shippedAt: string | null;
+        };
+        Product: {
+            /** Format: uuid */
+            id: string;
+            sku: string;
+            name: string;
+            description: string | null;
+            imageUrl: string | null;
+            /**
+             * Format: int64
+             * @description In the smallest unit of `currency`.
+             */
+            price: number;
+            /** @description ISO 4217 code. */
+            currency: string;
+            /**
+             * Format: double
+             * @description Average stars; 0 before the first review.
+             */
+            rating: number;
+            /** Format: int64 */
+            reviewCount: number;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T09:30:00.000Z
+             */
+            createdAt: string;
+        };
+        ProductPage: {
+            items: components["schemas"]["Product"][];
+            /** @description Send it back as `cursor` for the next page; null on the last page. */
+            nextCursor: string | null;
+            hasNext: boolean;
+            /**
+             * Format: int64
+             * @description Rows matching the filters; only with `withTotal=true`.
+             */
+            totalCount?: number;
+        };
+        Rating: {
+            /** Format: uuid */
+            productId: string;
+            /** Format: double */
+            average: number;
+            /**
+             * Format: int64
+             * @deprecated
+             * @description How many reviews the product has (the same as reviewCount, its clearer name).
+             */
+            count: number;
+            /**
+             * Format: int64
+             * @description How many reviews the product has.
+             */
+            reviewCount: number;
+            /** @description Reviews per number of stars. */
+            distribution: {
+                /** Format: int64 */
+                1: number;
+                /** Format: int64 */
+                2: number;
+                /** Format: int64 */
+                3: number;
+                /** Format: int64 */
+                4: number;
+                /** Format: int64 */
+                5: number;
+            };
+        };
+        Review: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            productId: string;
+            /** @description The reviewer's id; null once they deleted their account (the review and its rating stay). */
+            userId: string | null;
+            /** Format: int32 */
+            rating: number;
+            title: string | null;
+            body: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T09:30:00.000Z
+             */
+            createdAt: string;
+        };
+        ReviewPage: {
+            items: components["schemas"]["Review"][];
+            /** @description Send it back as `cursor` for the next page; null on the last page. */
+            nextCursor: string | null;
+            hasNext: boolean;
+            /**
+             * Format: int64
+             * @description Rows matching the filters; only with `withTotal=true`.
+             */
+            totalCount?: number;
+        };
+        StockLevel: {
+            sku: string;
+            /**
+             * Format: int64
+             * @description Units in the warehouse: available plus reserved.
+             */
+            onHand: number;
+            /**
+             * Format: int64
+             * @description Held by orders not yet shipped or released.
+             */
+            reserved: number;
+            /**
+             * Format: int64
+             * @description Free to order.
+             */
+            available: number;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T09:30:00.000Z
+             */
+            updatedAt: string;
+        };
+        StockLevelPage: {
+            items: components["schemas"]["StockLevel"][];
             /** @description Send it back as `cursor` for the next page; null on the last page. */
             nextCursor: string | null;
             hasNext: boolean;
@@ -1513,6 +1455,64 @@ export interface components {
                     [key: string]: unknown;
                 };
             };
+        };
+        DeprecationUsagePage: {
+            items: {
+                /** @description The deprecated element, e.g. `rest:GET /v1/orders query.offset`, `graphql:Shipment.trackingNumber`. */
+                element: string;
+                replacement: string;
+                /**
+                 * Format: date
+                 * @example 2026-11-21
+                 */
+                announced: string;
+                /**
+                 * Format: date
+                 * @example 2026-11-21
+                 */
+                sunset: string;
+                notice: string;
+                callers: {
+                    /** @description The element used: the registry entry's, or one it covers (an operation covers its parameters and fields). */
+                    element: string;
+                    /** @description `key:<id>`, `user:<id>`, `client:<name>/<version>`, `other` (past the daily cap of distinct callers) or `unidentified`. */
+                    caller: string;
+                    /** @description The client name/version (X-Client-Name/X-Client-Version, else User-Agent), or `unknown`. */
+                    client: string;
+                    /** @description For a key: its owner, `user:<id>` (the contact is that user's email). */
+                    owner: string | null;
+                    /** @description The email of the user behind the caller (a key's owner, or the user itself) in the admin report; null for other callers, in a caller's own report, or when users-service could not say. */
+                    contact: string | null;
+                    /**
+                     * Format: int64
+                     * @description Calls today (UTC).
+                     */
+                    calls1d: number;
+                    /**
+                     * Format: int64
+                     * @description Calls today and the 6 days before.
+                     */
+                    calls7d: number;
+                    /**
+                     * Format: int64
+                     * @description Calls today and the 29 days before.
+                     */
+                    calls30d: number;
+                    /**
+                     * Format: date-time
+                     * @example 2026-11-21T09:30:00.000Z
+                     */
+                    lastSeen: string;
+                }[];
+            }[];
+            /** @description Send it back as `cursor` for the next page; null on the last page. */
+            nextCursor: string | null;
+            hasNext: boolean;
+            /**
+             * Format: int64
+             * @description Rows matching the filters; only with `withTotal=true`.
+             */
+            totalCount?: number;
         };
         Error: {
             /**
@@ -2493,40 +2493,6 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The request conflicts with the current state. `code`: CONFLICT. */
-        ConflictRotateWebhookSecret: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                RateLimit: components["headers"]["RateLimit"];
-                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                Deprecation: components["headers"]["Deprecation"];
-                Sunset: components["headers"]["Sunset"];
-                Link: components["headers"]["Link"];
-                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["Error"];
-                "application/problem+json": components["schemas"]["Problem"];
-            };
-        };
-        /** @description The request conflicts with the current state. `code`: CONFLICT. */
-        ConflictRetryWebhookDelivery: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                RateLimit: components["headers"]["RateLimit"];
-                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                Deprecation: components["headers"]["Deprecation"];
-                Sunset: components["headers"]["Sunset"];
-                Link: components["headers"]["Link"];
-                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["Error"];
-                "application/problem+json": components["schemas"]["Problem"];
-            };
-        };
         /** @description The request conflicts with the current state. `code`: API_KEY_LIMIT_REACHED. */
         ConflictCreateApiKey: {
             headers: {
@@ -2546,6 +2512,40 @@ export interface components {
         };
         /** @description The request conflicts with the current state. `code`: API_KEY_NOT_ACTIVE. */
         ConflictRotateApiKey: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                Deprecation: components["headers"]["Deprecation"];
+                Sunset: components["headers"]["Sunset"];
+                Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The request conflicts with the current state. `code`: CONFLICT. */
+        ConflictRotateWebhookSecret: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                Deprecation: components["headers"]["Deprecation"];
+                Sunset: components["headers"]["Sunset"];
+                Link: components["headers"]["Link"];
+                "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The request conflicts with the current state. `code`: CONFLICT. */
+        ConflictRetryWebhookDelivery: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 RateLimit: components["headers"]["RateLimit"];
@@ -4436,6 +4436,51 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
+    getOrderItem: {
+        parameters: {
+            query?: {
+                /** @description The top-level fields the client reads (of each item, for a list), comma-separated. The answer stays whole; the gateway records that this client uses only these fields, so it is not counted as a user of the others when they are deprecated. Without it, every field of the answer counts as used. An unknown name is 400 VALIDATION_FAILED. */
+                fields?: components["parameters"]["fields"];
+            };
+            header?: {
+                /** @description W3C Trace Context: continues the caller's trace; its trace id becomes X-Request-Id. */
+                traceparent?: components["parameters"]["traceparent"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The order item */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["Link"];
+                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrderItem"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["TooManyRequests"];
+            502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+            default: components["responses"]["Error"];
+        };
+    };
     getShipment: {
         parameters: {
             query?: {
@@ -4636,51 +4681,6 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableContent"];
-            429: components["responses"]["TooManyRequests"];
-            502: components["responses"]["BadGateway"];
-            503: components["responses"]["ServiceUnavailable"];
-            504: components["responses"]["GatewayTimeout"];
-            default: components["responses"]["Error"];
-        };
-    };
-    getOrderItem: {
-        parameters: {
-            query?: {
-                /** @description The top-level fields the client reads (of each item, for a list), comma-separated. The answer stays whole; the gateway records that this client uses only these fields, so it is not counted as a user of the others when they are deprecated. Without it, every field of the answer counts as used. An unknown name is 400 VALIDATION_FAILED. */
-                fields?: components["parameters"]["fields"];
-            };
-            header?: {
-                /** @description W3C Trace Context: continues the caller's trace; its trace id becomes X-Request-Id. */
-                traceparent?: components["parameters"]["traceparent"];
-            };
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The order item */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    Link: components["headers"]["Link"];
-                    "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["OrderItem"];
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            406: components["responses"]["NotAcceptable"];
             429: components["responses"]["TooManyRequests"];
             502: components["responses"]["BadGateway"];
             503: components["responses"]["ServiceUnavailable"];

@@ -5,6 +5,7 @@
 import { ApiError } from '@platform/errors';
 import type { Deprecation } from '@platform/deprecations';
 import { compileRouteDeprecations, type RouteDeprecations } from '../deprecations/rest-deprecations';
+import type { HttpMethod } from '@platform/endpoints';
 import type { ApiVersion, RouteDefinition } from './route-table';
 
 export interface CompiledRoute extends RouteDefinition {
@@ -76,7 +77,7 @@ export class RouteTable {
   match(version: string, method: string, path: string): CompiledRoute {
     const routes = this.byVersion.get(version as ApiVersion);
     if (!routes) throw new ApiError('UNSUPPORTED_VERSION', `API version ${version} does not exist; the versions served are ${this.versions.join(', ')}.`);
-    const wanted = method === 'HEAD' ? 'GET' : method;
+    const wanted = (method === 'HEAD' ? 'GET' : method) as HttpMethod;
     const allow = new Set<string>();
     for (const route of routes) {
       if (!route.regex.test(path)) continue;
