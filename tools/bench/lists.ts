@@ -13,6 +13,7 @@ import { issueAccessToken } from '@platform/auth';
 import { encodeCursor, toPageRequest } from '@platform/paging';
 import { Client } from 'pg';
 import { createDatabases, PORT_OFFSET, startStack, table } from './stack.mjs';
+import { medianAndP95 } from './latency';
 
 const CURSOR_SECRET = 'bench-cursor-secret-0123';
 const USERS = 10_000;
@@ -114,11 +115,6 @@ async function timeRequest(shape: Shape): Promise<number> {
   return Number(process.hrtime.bigint() - started) / 1e6;
 }
 
-function stats(samples: number[]) {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return { median: sorted[Math.floor(sorted.length / 2)], p95: sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.95))] };
-}
-
 export async function main(): Promise<void> {
   const total = Number(process.argv[2] ?? 1_000_000);
   const repeats = Number(process.argv[3] ?? 9);
@@ -199,7 +195,7 @@ export async function main(): Promise<void> {
     for (const shape of shapes) {
       const samples = [];
       for (let i = 0; i < repeats; i++) samples.push(await timeRequest(shape));
-      measured.push({ shape, ...stats(samples) });
+      measured.push({ shape, ...medianAndP95(samples) });
     }
     console.log(`\n${total.toLocaleString('en')} orders, ${DIRECTORY_ROWS.toLocaleString('en')} users and products ${reused ? 'reused (vacuumed' : 'loaded'} in ${loadSeconds.toFixed(0)} s${reused ? ')' : ''}; ${repeats} requests per shape, default size 20, ${new Date().toISOString()}\n`);
     const baseOf = (shape: Shape) => measured.find((row) => row.shape.list === shape.list && row.shape.base && pageSizeOf(row.shape) === pageSizeOf(shape))?.median ?? NaN;

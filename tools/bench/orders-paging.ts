@@ -5,6 +5,7 @@ import { issueAccessToken } from '@platform/auth';
 import { encodeCursor, toPageRequest } from '@platform/paging';
 import { Client } from 'pg';
 import { createDatabases, port, startStack, table } from './stack.mjs';
+import { medianAndP95 } from './latency';
 
 const SIZE = 100;
 const FAR_PAGE = 10_000;
@@ -15,11 +16,6 @@ async function timeRequest(url: string, token: string): Promise<number> {
   const body = (await res.json()) as { items?: unknown[] };
   if (res.status !== 200 || body.items?.length !== SIZE) throw new Error(`${url}: ${res.status} ${JSON.stringify(body).slice(0, 200)}`);
   return Number(process.hrtime.bigint() - started) / 1e6;
-}
-
-function stats(samples: number[]) {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return { median: sorted[Math.floor(sorted.length / 2)], p95: sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.95))] };
 }
 
 export async function main(): Promise<void> {
@@ -61,7 +57,7 @@ export async function main(): Promise<void> {
     for (const [name, url] of cases) {
       const samples = [];
       for (let i = 0; i < repeats; i++) samples.push(await timeRequest(url, accessToken));
-      results[name] = stats(samples);
+      results[name] = medianAndP95(samples);
     }
     console.log(`\n${total.toLocaleString('en')} orders loaded in ${loadSeconds.toFixed(0)} s; ${repeats} requests per case, size ${SIZE}, ${new Date().toISOString()}\n`);
     console.log(table(Object.entries(results).map(([name, { median, p95 }]) => ({ case: name, 'median ms': median.toFixed(1), 'p95 ms': p95.toFixed(1) }))));
