@@ -1,1 +1,1 @@
-module.exports = { ...require('../jest.preset.cjs'), displayName: 'tools', rootDir: __dirname, testMatch: ['<rootDir>/contracts/**/*.test.ts', '<rootDir>/openapi/**/*.test.ts', '<rootDir>/lint/**/*.test.ts', '<rootDir>/build/**/*.test.ts'] };
+module.exports = { ...require('../jest.preset.cjs'), displayName: 'tools', rootDir: __dirname, testMatch: ['<rootDir>/contracts/**/*.test.ts', '<rootDir>/openapi/**/*.test.ts', '<rootDir>/lint/**/*.test.ts', '<rootDir>/build/**/*.test.ts', '<rootDir>/guides/**/*.test.ts'] };
