@@ -129,7 +129,8 @@ beforeAll(() => {
   for (const base of ['apps', 'libs']) {
     for (const project of readdirSync(path.join(root, base))) {
       const generated = path.join(root, base, project, 'src/generated');
-      if (existsSync(generated)) execFileSync('cp', ['-al', generated, path.join(scratch, base, project, 'src/generated')]);
+      const copy = path.join(scratch, base, project, 'src/generated');
+      if (existsSync(generated) && spawnSync('cp', ['-al', generated, copy]).status !== 0) execFileSync('cp', ['-a', generated, copy]); // hard links need one file system
     }
   }
 });
