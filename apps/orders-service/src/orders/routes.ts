@@ -5,20 +5,20 @@ import { methodNotAllowed } from '@platform/errors';
 import { type ListEnvelope, mapListItems, pageHeaders } from '@platform/paging';
 import { expectedVersion } from '@platform/service-kit';
 import { noQueryParameters, parseBody, parseQuery } from '@platform/validation';
+import type { IdempotentUseCase } from '../idempotency/idempotent';
 import { checkedIdempotencyKey } from '../idempotency/store';
 import type { ChangeOrder } from './change-order';
-import type { PlaceOrder } from './place-order';
 import type { OrderQueries } from './queries';
 import type { OrderRow } from './repository';
 import { etagOf, toOrderItemResponse, toOrderResponse, toPlacedOrderResponse } from './representation';
-import { createOrderBody, getOrderQuery, listItemsQuery, listOrdersQuery, patchOrderBody, replaceOrderBody, searchOrdersBody } from './schemas';
+import { type CreateOrderInput, createOrderBody, getOrderQuery, listItemsQuery, listOrdersQuery, patchOrderBody, replaceOrderBody, searchOrdersBody } from './schemas';
 
 /** A page of orders; an estimated `totalCount` is flagged by a header (docs/api.md, "Totals"). */
 function sendOrderPage(res: Response, page: ListEnvelope<OrderRow>): void {
   res.set(pageHeaders(page)).json(mapListItems(page, toOrderResponse));
 }
 
-export function ordersRoutes(queries: OrderQueries, placeOrder: PlaceOrder, changeOrder: ChangeOrder): Router {
+export function ordersRoutes(queries: OrderQueries, placeOrder: IdempotentUseCase<CreateOrderInput, OrderRow>, changeOrder: ChangeOrder): Router {
   const router = Router();
 
   router
@@ -29,7 +29,7 @@ export function ordersRoutes(queries: OrderQueries, placeOrder: PlaceOrder, chan
     })
     .post(async (req, res) => {
       const input = parseBody(createOrderBody, req.body);
-      const placed = await placeOrder.place(principalOf(res), input, checkedIdempotencyKey(req.header('idempotency-key'), 'Idempotency-Key'));
+      const placed = await placeOrder(principalOf(res), input, checkedIdempotencyKey(req.header('idempotency-key'), 'Idempotency-Key'));
       const { body, etag } = toPlacedOrderResponse(placed);
       res.status(201).location(`/v1/orders/${body.id}`).setHeader('ETag', etag).json(body);
     })
