@@ -56,6 +56,30 @@ export const shipmentRepresentation = z.object({
 
 export type ShipmentResponse = z.infer<typeof shipmentRepresentation>;
 
+/**
+ * Fields of the record the order's representation leaves out on purpose, each for a reason:
+ * `reservationKey` is inventory's handle, no client's business; `version` is answered as the ETag
+ * (and GraphQL's `version`); `shipment` is a resource of its own (/orders/{id}/shipment, and
+ * GraphQL's `shipment`). Any other field of `OrderRow` must be in the representation, or the
+ * check below fails to compile, naming it (docs/adding-a-field.md, step 3).
+ */
+/** Compiles only when `Names` is empty; otherwise the error names them ("Type '"giftMessage"' does not satisfy the constraint 'never'"). */
+type NoneMissing<Names extends never> = Names;
+
+/**
+ * Fields of the record the order's representation leaves out on purpose, each for a reason:
+ * `reservationKey` is inventory's handle, no client's business; `version` is answered as the ETag
+ * (and GraphQL's `version`); `shipment` is a resource of its own (/orders/{id}/shipment, and
+ * GraphQL's `shipment`). Any other field of `OrderRow` (and every field of `OrderItemRow`) must
+ * be in the representation, or the checks below fail to compile, naming it
+ * (docs/adding-a-field.md, step 3). They are exported only so that they count as used.
+ */
+type OrderFieldsNotAnswered = 'reservationKey' | 'version' | 'shipment';
+type OrderFieldsUnanswered = Exclude<keyof OrderRow, keyof OrderResponse | OrderFieldsNotAnswered>;
+export type EveryOrderFieldIsAnswered = NoneMissing<OrderFieldsUnanswered>;
+type ItemFieldsUnanswered = Exclude<keyof OrderItemRow, keyof OrderItemResponse>;
+export type EveryItemFieldIsAnswered = NoneMissing<ItemFieldsUnanswered>;
+
 export function toOrderItemResponse(item: OrderItemRow): OrderItemResponse {
   return { id: item.id, orderId: item.orderId, productId: item.productId, sku: item.sku, productName: item.productName, quantity: item.quantity, unitPrice: item.unitPrice, amount: item.amount };
 }
