@@ -13,16 +13,20 @@ import type { Catalog } from './catalog/client';
 import type { OrdersConfig } from './config';
 import type { DatabaseClient } from './database';
 import { ordersResolvers, ordersTypeDefs } from './graphql/resolvers';
+import { idempotent } from './idempotency/idempotent';
 import { IdempotencyStore } from './idempotency/store';
 import { ChangeOrder } from './orders/change-order';
 import { PlaceOrder } from './orders/place-order';
 import { Pricing } from './orders/pricing';
 import { OrderQueries } from './orders/queries';
+import type { CreateOrderInput } from './orders/schemas';
 import { OrderRepository } from './orders/repository';
+import { toPlacedOrderAnswer } from './orders/representation';
 import { ordersRoutes } from './orders/routes';
 import { ShipmentService } from './shipments/service';
 import { shipmentRoutes } from './shipments/routes';
 import { pendingStockReleasesGauge } from './stock/pending-releases-gauge';
+import { ReservationLedger } from './stock/repository';
 import { StockReservations } from './stock/reservations';
 import { Sweeper } from './sweeper';
 import { DeletedUsers } from './users/deleted-users';
@@ -39,6 +43,7 @@ export interface OrdersAppDeps {
 
 export interface OrderUseCaseDeps {
   orders: OrderRepository;
+  reservations: ReservationLedger;
   catalog: Catalog;
   inventory: InventoryGateway;
   idempotency: IdempotencyStore;
@@ -50,11 +55,13 @@ export interface OrderUseCaseDeps {
 export function createOrderUseCases(deps: OrderUseCaseDeps) {
   const queries = new OrderQueries(deps.orders, deps.cursorSecret);
   const pricing = new Pricing(deps.catalog);
-  const stock = new StockReservations(deps.orders, deps.inventory, deps.logger);
+  const stock = new StockReservations(deps.reservations, deps.inventory, deps.logger);
   const cancelOrder = new CancelOrder(deps.orders, queries, stock, deps.logger);
+  const placing = new PlaceOrder(deps.orders, pricing, stock);
   return {
     queries,
-    placeOrder: new PlaceOrder(deps.orders, pricing, stock, deps.idempotency),
+    // Once per Idempotency-Key: the key's answer (POST /orders's 201 and body) commits with the order.
+    placeOrder: idempotent(deps.idempotency, (principal, input: CreateOrderInput, alongside) => placing.place(principal, input, alongside), toPlacedOrderAnswer),
     changeOrder: new ChangeOrder(deps.orders, queries, pricing, stock, cancelOrder),
     cancelOrder,
     shipments: new ShipmentService(deps.orders, queries),
@@ -68,9 +75,10 @@ export async function createOrdersApp(deps: OrdersAppDeps) {
   const { config } = deps;
   const verifier = new TokenVerifier(config.jwtVerifySecrets);
   const orderRows = new OrderRepository(deps.prisma);
-  pendingStockReleasesGauge(orderRows, deps.metrics.registry);
+  const reservations = new ReservationLedger(deps.prisma);
+  pendingStockReleasesGauge(reservations, deps.metrics.registry);
   const idempotency = new IdempotencyStore(deps.prisma);
-  const orders = createOrderUseCases({ orders: orderRows, catalog: deps.catalog, inventory: deps.inventory, idempotency, cursorSecret: config.cursorSecret, logger: deps.logger });
+  const orders = createOrderUseCases({ orders: orderRows, reservations, catalog: deps.catalog, inventory: deps.inventory, idempotency, cursorSecret: config.cursorSecret, logger: deps.logger });
   // A new request wakes the worker at once rather than at its next interval.
   const cancellations = new CancellationService(new CancellationRepository(deps.prisma), orders.queries, orders.cancelOrder, deps.logger, () => setImmediate(() => void sweeper.sweep()));
   const sweeper = new Sweeper({ cancellations, stock: orders.stock, idempotency }, deps.logger);

@@ -30,12 +30,11 @@ function contendedOrder(losses: number) {
       attempts.push(version);
       return attempts.length > losses;
     },
-    queueRelease: async () => undefined,
     findById: async () => order,
     recordEvent: async (event: { type: string }) => void recorded.push(event.type),
   } as unknown as OrderWrites;
   const orders = { findById: async () => order, unitOfWork: <T>(work: (w: OrderWrites) => Promise<T>) => work(writes) } as unknown as OrderRepository;
-  const stock = { release: async (key: string) => void released.push(key) } as unknown as StockReservations;
+  const stock = { release: async (key: string) => void released.push(key), releaseAfterCommit: async () => undefined } as unknown as StockReservations;
   const cancelOrder = new CancelOrder(orders, {} as OrderQueries, stock, createLogger('cancel-test', 'silent'));
   return { cancelOrder, attempts, released, recorded };
 }

@@ -57,7 +57,7 @@ export class CancelOrder {
   private async cancelAt(order: OrderRow, version: number, couponCode?: string | null): Promise<boolean> {
     const canceled = await this.orders.unitOfWork(async (writes) => {
       if (!(await writes.updateAtVersion(order.id, version, { status: 'CANCELED', couponCode, canceledAt: new Date() }))) return false;
-      await writes.queueRelease(order.reservationKey, 'order canceled');
+      await this.stock.releaseAfterCommit(writes, order.reservationKey, 'order canceled');
       await recordOrderEvent(writes, 'order.canceled', order.id);
       return true;
     });

@@ -1,6 +1,6 @@
 // Prisma queries of the idempotency_keys table. The rules (claiming, replaying, taking over an
-// abandoned key) live in store.ts.
-import type { PrismaClient } from '../generated/prisma/client';
+// abandoned key) live in store.ts, the wrapping of a use case in idempotent.ts.
+import type { Prisma, PrismaClient } from '../generated/prisma/client';
 
 /** A client's key as stored: the first request's fingerprint and, once it finished, its response. */
 export interface IdempotencyKeyRow {
@@ -14,8 +14,9 @@ export interface IdempotencyKeyRow {
   expiresAt: Date;
 }
 
+/** On the database, or inside a unit of work (`OrderWrites.idempotencyKeys`) to answer a key with the change it made. */
 export class IdempotencyKeyRepository {
-  constructor(private readonly prisma: PrismaClient) {}
+  constructor(private readonly prisma: PrismaClient | Prisma.TransactionClient) {}
 
   /** Throws a unique violation when the user already holds `key`. */
   async create(userId: string, key: string, requestHash: string, expiresAt: Date): Promise<void> {
@@ -24,6 +25,11 @@ export class IdempotencyKeyRepository {
 
   find(userId: string, key: string): Promise<IdempotencyKeyRow | null> {
     return this.prisma.idempotencyKey.findUnique({ where: { userId_key: { userId, key } } });
+  }
+
+  /** The key's answer, stored by the unit of work that made the change it describes, so both exist or neither does. */
+  async answer(userId: string, key: string, status: number, body: unknown): Promise<void> {
+    await this.prisma.idempotencyKey.update({ where: { userId_key: { userId, key } }, data: { responseStatus: status, responseBody: body as Prisma.InputJsonValue } });
   }
 
   /** Removes the key only if it is still the one created at `createdAt` (not one claimed since). */

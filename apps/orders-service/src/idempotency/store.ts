@@ -1,7 +1,7 @@
 // Idempotency-Key: the first request with a key runs; a retry with the same key and body gets
 // the stored response; the same key with another body is refused. Concurrent duplicates wait
 // for the first to finish and then replay it, so one key never creates two orders. The response
-// is stored by the unit of work that writes the order (`OrderWrites.storeIdempotentResponse`).
+// is stored by the unit of work of the use case the key wraps (idempotent.ts).
 import { createHash } from 'node:crypto';
 import { isUniqueViolation } from '@platform/db';
 import { ApiError } from '@platform/errors';

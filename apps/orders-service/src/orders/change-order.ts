@@ -6,7 +6,7 @@ import { Conflict } from '@platform/errors';
 import { domainEvent } from '@platform/events';
 import { newId } from '@platform/ids';
 import type { CancelOrder } from '../cancellations/cancel-order';
-import { placementTooLate, type StockReservations } from '../stock/reservations';
+import type { StockReservations } from '../stock/reservations';
 import { recordOrderEvent, statusEventOf } from './events';
 import type { Pricing } from './pricing';
 import type { OrderQueries } from './queries';
@@ -60,9 +60,9 @@ export class ChangeOrder {
         swapped = await this.orders.unitOfWork(async (writes) => {
           // Lost to another write: nothing is written yet, and the new reservation goes back below.
           if (!(await writes.updateAtVersion(order.id, version, { amount: priced.amount, currency: priced.currency, couponCode: input.couponCode ?? null, reservationKey }))) return false;
-          if (!(await writes.completePlacement(reservationKey))) throw placementTooLate();
+          await this.stock.keep(writes, reservationKey);
           await writes.replaceItems(order.id, priced.items);
-          await writes.queueRelease(order.reservationKey, 'replaced items');
+          await this.stock.releaseAfterCommit(writes, order.reservationKey, 'replaced items');
           await recordOrderEvent(writes, 'order.updated', order.id);
           return true;
         });

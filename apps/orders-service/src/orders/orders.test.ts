@@ -12,6 +12,7 @@ import { PrismaClient } from '../generated/prisma/client';
 import { FakeCatalog, type FakeInventory, type OrdersWithFakes, startOrdersWithFakes } from '../testing/fakes';
 import { IdempotencyStore } from '../idempotency/store';
 import { OrderRepository, type OrderWrites } from './repository';
+import { ReservationLedger } from '../stock/repository';
 import { PLACEMENT_MARGIN_MS } from '../stock/reservations';
 import { Sweeper } from '../sweeper';
 import type { OrderStatus } from './status';
@@ -226,6 +227,34 @@ describe('Idempotency-Key', () => {
     expect(other.body.code).toBe('IDEMPOTENCY_KEY_REUSED');
     // Keys belong to their user: bob's same key is a new request.
     expect((await placeOrder(bob.token, body, { 'idempotency-key': 'key-replay-1' })).body.id).not.toBe(first.body.id);
+  });
+
+  it('replays the first response byte for byte, status, ETag and Location included, after the order changed', async () => {
+    const product = stocked(10);
+    const body = { items: [{ productId: product.id, quantity: 1 }] };
+    const first = await placeOrder(alice.token, body, { 'idempotency-key': 'key-bytes-1' });
+    expect([first.status, first.headers.get('etag')]).toEqual([201, '"1"']);
+    expect((await call('PATCH', `/orders/${first.body.id}`, { token: alice.token, body: { couponCode: 'LATER-1' } })).headers.get('etag')).toBe('"2"');
+    const again = await placeOrder(alice.token, body, { 'idempotency-key': 'key-bytes-1' });
+    expect([again.status, again.headers.get('etag'), again.headers.get('location'), again.text]).toEqual([201, '"1"', first.headers.get('location'), first.text]);
+  });
+
+  it('are shared by GraphQL createOrder: the same key and input return the order placed once, another input is IDEMPOTENCY_KEY_REUSED', async () => {
+    const product = stocked(10);
+    const createOrder = 'mutation($input: CreateOrderInput!, $key: String) { createOrder(input: $input, idempotencyKey: $key) { id status version } }';
+    const graphql = (variables: Record<string, unknown>) => call('POST', '/graphql', { token: alice.token, body: { query: createOrder, variables } });
+    const input = { items: [{ productId: product.id, quantity: 2 }] };
+    const first = await graphql({ input, key: 'gql-key-1' });
+    expect(first.body.data.createOrder).toEqual({ id: expect.any(String), status: 'PENDING', version: 1 });
+    const again = await graphql({ input, key: 'gql-key-1' });
+    expect(again.body).toEqual(first.body);
+    expect(inventory.stock.get(product.sku)).toBe(8);
+    // The key is the user's, whichever transport sent it: REST replays the order the graph placed.
+    const rest = await placeOrder(alice.token, input, { 'idempotency-key': 'gql-key-1' });
+    expect([rest.status, rest.body.id, rest.headers.get('etag')]).toEqual([201, first.body.data.createOrder.id, '"1"']);
+    const reused = await graphql({ input: { items: [{ productId: product.id, quantity: 1 }] }, key: 'gql-key-1' });
+    expect(reused.body).toEqual({ data: { createOrder: null }, errors: [{ message: expect.any(String), path: ['createOrder'], extensions: { code: 'IDEMPOTENCY_KEY_REUSED' } }] });
+    expect(await database.prisma.order.count({ where: { items: { some: { productId: product.id } } } })).toBe(1);
   });
 
   it('creates exactly one order for 100 concurrent POSTs with one key', async () => {
@@ -639,8 +668,8 @@ describe('a placement that dies between Reserve and writing its order', () => {
 
   it('gets its stock back once its deadline has passed, and not while it is live', async () => {
     const product = stocked(10);
-    const crashing = createOrderUseCases({ orders: new CrashBeforeCommit(database.prisma), catalog: catalogOf(), inventory: inventoryClient, idempotency: new IdempotencyStore(database.prisma), cursorSecret: 'orders-cursor-secret', logger: createLogger('crash', 'silent') });
-    void crashing.placeOrder.place({ userId: alice.userId, role: 'customer', expiresAt: Math.floor(Date.now() / 1000) + 60 }, { items: [{ productId: product.id, quantity: 4 }] });
+    const crashing = createOrderUseCases({ orders: new CrashBeforeCommit(database.prisma), reservations: new ReservationLedger(database.prisma), catalog: catalogOf(), inventory: inventoryClient, idempotency: new IdempotencyStore(database.prisma), cursorSecret: 'orders-cursor-secret', logger: createLogger('crash', 'silent') });
+    void crashing.placeOrder({ userId: alice.userId, role: 'customer', expiresAt: Math.floor(Date.now() / 1000) + 60 }, { items: [{ productId: product.id, quantity: 4 }] });
     await until(() => inventory.held(product.sku) > 0);
     expect(inventory.held(product.sku)).toBe(4);
 
@@ -660,7 +689,7 @@ describe('a placement that dies between Reserve and writing its order', () => {
     const { order, product } = await newOrder(alice.token, 2);
     // The process dies between the cancel's commit and its Release: that call never returns.
     const dying: InventoryGateway = { ...inventoryClient, release: () => new Promise<number>(() => undefined) };
-    const crashing = createOrderUseCases({ orders: new OrderRepository(database.prisma), catalog: catalogOf(), inventory: dying, idempotency: new IdempotencyStore(database.prisma), cursorSecret: 'orders-cursor-secret', logger: createLogger('crash', 'silent') });
+    const crashing = createOrderUseCases({ orders: new OrderRepository(database.prisma), reservations: new ReservationLedger(database.prisma), catalog: catalogOf(), inventory: dying, idempotency: new IdempotencyStore(database.prisma), cursorSecret: 'orders-cursor-secret', logger: createLogger('crash', 'silent') });
     void crashing.changeOrder.patch({ userId: alice.userId, role: 'customer', expiresAt: Math.floor(Date.now() / 1000) + 60 }, order.id, { status: 'CANCELED' });
     await until(async () => (await database.prisma.order.findUnique({ where: { id: order.id } }))?.status === 'CANCELED');
     expect(inventory.held(product.sku)).toBe(2);
@@ -683,13 +712,14 @@ describe('a placement that dies between Reserve and writing its order', () => {
           return super.unitOfWork(work);
         }
       })(database.prisma),
+      reservations: new ReservationLedger(database.prisma),
       catalog: catalogOf(),
       inventory: inventoryClient,
       idempotency: new IdempotencyStore(database.prisma),
       cursorSecret: 'orders-cursor-secret',
       logger: createLogger('late', 'silent'),
     });
-    await expect(late.placeOrder.place({ userId: alice.userId, role: 'customer', expiresAt: Math.floor(Date.now() / 1000) + 60 }, { items: [{ productId: product.id, quantity: 3 }] }, undefined)).rejects.toMatchObject({ status: 503, code: 'SERVICE_UNAVAILABLE' });
+    await expect(late.placeOrder({ userId: alice.userId, role: 'customer', expiresAt: Math.floor(Date.now() / 1000) + 60 }, { items: [{ productId: product.id, quantity: 3 }] }, undefined)).rejects.toMatchObject({ status: 503, code: 'SERVICE_UNAVAILABLE' });
     expect(inventory.stock.get(product.sku)).toBe(9);
     expect(await database.prisma.order.count({ where: { items: { some: { productId: product.id } } } })).toBe(1);
   });

@@ -1,10 +1,11 @@
-// The public shapes of orders, items and shipments, and every mapping from rows to them (REST
-// and GraphQL). The schemas are what the OpenAPI document publishes; the mappers are typed by
-// them, so they agree.
+// The public shapes of orders, items and shipments, and every mapping from rows to them: REST
+// answers them, and the GraphQL resolvers answer the same objects (graphql/resolvers.ts adds only
+// the references and the version). The schemas are what the OpenAPI document publishes; the
+// mappers are typed by them, so they agree.
 import { component } from '@platform/endpoints';
 import { listEnvelopeSchema } from '@platform/paging';
 import { idField, z } from '@platform/validation';
-import type { PlacedOrder } from './place-order';
+import type { IdempotentAnswer, Once } from '../idempotency/idempotent';
 import type { OrderItemRow, OrderRow } from './repository';
 import { orderStatuses } from './status';
 
@@ -61,6 +62,30 @@ export const shipmentRepresentation = component('Shipment', z.object({
 
 export type ShipmentResponse = z.infer<typeof shipmentRepresentation>;
 
+/**
+ * Fields of the record the order's representation leaves out on purpose, each for a reason:
+ * `reservationKey` is inventory's handle, no client's business; `version` is answered as the ETag
+ * (and GraphQL's `version`); `shipment` is a resource of its own (/orders/{id}/shipment, and
+ * GraphQL's `shipment`). Any other field of `OrderRow` must be in the representation, or the
+ * check below fails to compile, naming it (docs/adding-a-field.md, step 3).
+ */
+/** Compiles only when `Names` is empty; otherwise the error names them ("Type '"giftMessage"' does not satisfy the constraint 'never'"). */
+type NoneMissing<Names extends never> = Names;
+
+/**
+ * Fields of the record the order's representation leaves out on purpose, each for a reason:
+ * `reservationKey` is inventory's handle, no client's business; `version` is answered as the ETag
+ * (and GraphQL's `version`); `shipment` is a resource of its own (/orders/{id}/shipment, and
+ * GraphQL's `shipment`). Any other field of `OrderRow` (and every field of `OrderItemRow`) must
+ * be in the representation, or the checks below fail to compile, naming it
+ * (docs/adding-a-field.md, step 3). They are exported only so that they count as used.
+ */
+type OrderFieldsNotAnswered = 'reservationKey' | 'version' | 'shipment';
+type OrderFieldsUnanswered = Exclude<keyof OrderRow, keyof OrderResponse | OrderFieldsNotAnswered>;
+export type EveryOrderFieldIsAnswered = NoneMissing<OrderFieldsUnanswered>;
+type ItemFieldsUnanswered = Exclude<keyof OrderItemRow, keyof OrderItemResponse>;
+export type EveryItemFieldIsAnswered = NoneMissing<ItemFieldsUnanswered>;
+
 export function toOrderItemResponse(item: OrderItemRow): OrderItemResponse {
   return { id: item.id, orderId: item.orderId, productId: item.productId, sku: item.sku, productName: item.productName, quantity: item.quantity, unitPrice: item.unitPrice, amount: item.amount };
 }
@@ -107,30 +132,22 @@ export function etagOf(order: Pick<OrderRow, 'version'>): string {
   return `"${order.version}"`;
 }
 
+/** What an Idempotency-Key stores for a placed order: POST /orders's status and body. */
+export function toPlacedOrderAnswer(order: OrderRow): IdempotentAnswer {
+  return { status: 201, body: toOrderResponse(order) };
+}
+
 /**
  * The response to POST /orders: a new order as it is, or a replay's stored body with the ETag of
  * the order as placed (so an If-Match with it fails once the order changed).
  */
-export function toPlacedOrderResponse(placed: PlacedOrder): { body: OrderResponse; etag: string } {
-  if (placed.kind === 'replayed') return { body: placed.response, etag: etagOf({ version: PLACED_VERSION }) };
-  return { body: toOrderResponse(placed.order), etag: etagOf(placed.order) };
-}
-
-/** An order as the orders subgraph resolves it; the user is a reference the users subgraph resolves. */
-export function toGraphOrder(order: OrderRow) {
-  const productId = order.items[0]?.productId ?? null;
-  return {
-    id: order.id,
-    amount: order.amount,
-    currency: order.currency,
-    status: order.status,
-    createdAt: order.createdAt.toISOString(),
-    productId,
-    // null, not an error, once the customer deleted their account (the schema says so).
-    user: order.userId ? { __typename: 'User', id: order.userId } : null,
-    shipment: { status: order.shipment?.status ?? 'PREPARING', carrier: order.shipment?.carrier ?? null, trackingNumber: order.shipment?.trackingNumber ?? null },
-    // A Product reference per line: the gateway fetches all of a response's products from the catalog at once.
-    items: order.items.map((item) => ({ id: item.id, product: { __typename: 'Product', id: item.productId }, productName: item.productName, quantity: item.quantity, unitPrice: item.unitPrice, amount: item.amount })),
-    version: order.version,
-  };
+export function toPlacedOrderResponse(placed: Once<OrderRow>): { body: OrderResponse; etag: string } {
+  if (placed.kind === 'replayed') {
+    // jsonb keeps no key order: the stored body goes back into the representation's order (the
+    // mapper's), so the replay is byte for byte the first answer. A body stored under an older
+    // representation that no longer parses is answered as stored.
+    const stored = orderRepresentation.safeParse(placed.answer.body);
+    return { body: stored.success ? stored.data : (placed.answer.body as OrderResponse), etag: etagOf({ version: PLACED_VERSION }) };
+  }
+  return { body: toOrderResponse(placed.result), etag: etagOf(placed.result) };
 }

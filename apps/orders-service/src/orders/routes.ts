@@ -4,13 +4,13 @@ import type { Response } from 'express';
 import { defineEndpoints, publicPath } from '@platform/endpoints';
 import { type ListEnvelope, mapListItems, pageHeaders } from '@platform/paging';
 import { noQueryParameters } from '@platform/validation';
+import type { IdempotentUseCase } from '../idempotency/idempotent';
 import { checkedIdempotencyKey } from '../idempotency/store';
 import type { ChangeOrder } from './change-order';
-import type { PlaceOrder } from './place-order';
 import type { OrderQueries } from './queries';
 import type { OrderRow } from './repository';
 import { etagOf, orderItemPageRepresentation, orderItemRepresentation, orderPageRepresentation, orderRepresentation, toOrderItemResponse, toOrderResponse, toPlacedOrderResponse } from './representation';
-import { createOrderBody, getOrderQuery, listItemsQuery, listOrdersQuery, orderSortFields, patchOrderBody, replaceOrderBody, searchOrdersBody } from './schemas';
+import { type CreateOrderInput, createOrderBody, getOrderQuery, listItemsQuery, listOrdersQuery, orderSortFields, patchOrderBody, replaceOrderBody, searchOrdersBody } from './schemas';
 
 /** A page of orders; an estimated `totalCount` is flagged by a header (docs/api.md, "Totals"). */
 function sendOrderPage(res: Response, page: ListEnvelope<OrderRow>): void {
@@ -65,13 +65,13 @@ export const orderEndpoints = defineEndpoints('orders', {
   },
 });
 
-export function ordersRoutes(queries: OrderQueries, placeOrder: PlaceOrder, changeOrder: ChangeOrder) {
+export function ordersRoutes(queries: OrderQueries, placeOrder: IdempotentUseCase<CreateOrderInput, OrderRow>, changeOrder: ChangeOrder) {
   return orderEndpoints.routes({
     listOrders: async ({ principal, query, res }) => {
       sendOrderPage(res, await queries.list(principal, query));
     },
     createOrder: async ({ principal, body, req, res }) => {
-      const placed = await placeOrder.place(principal, body, checkedIdempotencyKey(req.header('idempotency-key'), 'Idempotency-Key'));
+      const placed = await placeOrder(principal, body, checkedIdempotencyKey(req.header('idempotency-key'), 'Idempotency-Key'));
       const { body: answer, etag } = toPlacedOrderResponse(placed);
       res.status(201).location(publicPath('orders', answer.id)).setHeader('ETag', etag).json(answer);
     },

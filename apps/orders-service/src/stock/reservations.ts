@@ -1,12 +1,18 @@
 // Stock an order holds in inventory: reserved all or nothing when an order is placed or its items
 // replaced, given back when it is canceled, replaced or never written. A Release inventory cannot
 // take now is queued and retried by the sweeper (`retryPendingReleases`), so no stock is lost.
+// Its bookkeeping (placements under way, releases to make) is the ledger's (repository.ts).
 import { ApiError, OutOfStock } from '@platform/errors';
 import type { InventoryGateway } from '@platform/inventory-contract';
 import { type Logger, remainingMs } from '@platform/service-kit';
 import type { PricedOrder } from '../orders/pricing';
-import type { OrderRepository } from '../orders/repository';
 import type { CreateOrderInput } from '../orders/schemas';
+import type { ReservationLedger } from './repository';
+
+/** The writes of a unit of work that can keep the ledger (`OrderWrites` is one). */
+export interface WritesWithReservations {
+  readonly reservations: ReservationLedger;
+}
 
 /**
  * How long after its request's deadline a placement's stock stays reserved with no order written.
@@ -16,13 +22,13 @@ import type { CreateOrderInput } from '../orders/schemas';
 export const PLACEMENT_MARGIN_MS = 5_000;
 
 /** The unit of work that writes the order found its placement taken over by the sweeper. */
-export function placementTooLate(): ApiError {
+function placementTooLate(): ApiError {
   return new ApiError('SERVICE_UNAVAILABLE', 'Placing the order took too long; its stock was released. Retry the request.', { headers: { 'Retry-After': '1' } });
 }
 
 export class StockReservations {
   constructor(
-    private readonly orders: OrderRepository,
+    private readonly ledger: ReservationLedger,
     private readonly inventory: InventoryGateway,
     private readonly logger: Logger,
   ) {}
@@ -30,17 +36,17 @@ export class StockReservations {
   /**
    * Records the placement (so the sweeper frees the stock if the order is never written), then
    * reserves every item under `reservationKey` in one ReserveOrder call: inventory takes all of
-   * them or none, so a refusal leaves nothing to give back. The caller completes the placement
-   * in the unit of work that writes the order (`OrderWrites.completePlacement`).
+   * them or none, so a refusal leaves nothing to give back. The caller keeps the stock in the
+   * unit of work that writes the order (`keep`), or gives it back (`release`).
    */
   async reserve(reservationKey: string, items: CreateOrderInput['items'], priced: PricedOrder): Promise<void> {
-    await this.orders.recordPlacement(reservationKey, new Date(Date.now() + remainingMs() + PLACEMENT_MARGIN_MS));
+    await this.ledger.recordPlacement(reservationKey, new Date(Date.now() + remainingMs() + PLACEMENT_MARGIN_MS));
     try {
       await this.inventory.reserveOrder(reservationKey, priced.items.map((item) => ({ sku: item.sku, quantity: item.quantity })));
     } catch (error) {
       if (error instanceof OutOfStock) {
         // Refused: inventory took nothing under this key, so its placement has nothing to release.
-        await this.orders.releaseDone(reservationKey);
+        await this.ledger.releaseDone(reservationKey);
         const refused = new Set(error.skus);
         throw new OutOfStock(
           'Not enough stock for some items; nothing was reserved.',
@@ -51,9 +57,27 @@ export class StockReservations {
       // Timed out or unanswered: the reservation may still commit after this release, so the
       // sweeper releases again later (Release is idempotent).
       await this.release(reservationKey, 'the reservation failed; its outcome is unknown');
-      await this.orders.queueRelease(reservationKey, 'a reservation timed out; its outcome is unknown');
+      await this.ledger.queueRelease(reservationKey, 'a reservation timed out; its outcome is unknown');
       throw error;
     }
+  }
+
+  /**
+   * In the unit of work that writes the order: the stock reserved under `reservationKey` now
+   * belongs to it. Refused (503, retry) when the sweeper took the placement over because its
+   * deadline passed: the stock went back, so the order must not be written.
+   */
+  async keep(writes: WritesWithReservations, reservationKey: string): Promise<void> {
+    if (!(await writes.reservations.completePlacement(reservationKey))) throw placementTooLate();
+  }
+
+  /**
+   * In the unit of work that cancels or replaces an order: the Release about to be made, queued
+   * with the change, so that a crash right after the commit cannot lose it (`release` then
+   * clears it, or the sweeper makes it).
+   */
+  async releaseAfterCommit(writes: WritesWithReservations, reservationKey: string, why: string): Promise<void> {
+    await writes.reservations.queueRelease(reservationKey, why);
   }
 
   /**
@@ -63,10 +87,10 @@ export class StockReservations {
   async release(reservationKey: string, why: string): Promise<void> {
     try {
       await this.inventory.release(reservationKey);
-      await this.orders.releaseDone(reservationKey);
+      await this.ledger.releaseDone(reservationKey);
     } catch (error) {
       this.logger.warn({ err: error, reservationKey, why }, 'stock release failed; queued for retry');
-      await this.orders.queueRelease(reservationKey, why);
+      await this.ledger.queueRelease(reservationKey, why);
     }
   }
 
@@ -82,16 +106,16 @@ export class StockReservations {
    */
   async retryPendingReleases(options: { limit?: number; graceMs?: number; now?: Date } = {}): Promise<number> {
     const now = options.now ?? new Date();
-    const dead = await this.orders.expirePlacements(now);
+    const dead = await this.ledger.expirePlacements(now);
     if (dead) this.logger.warn({ placements: dead }, 'order placements died before writing their order; releasing their stock');
     let released = 0;
-    for (const pending of await this.orders.pendingReleases(options.limit ?? 50, new Date(now.getTime() - (options.graceMs ?? 5_000)))) {
+    for (const pending of await this.ledger.pendingReleases(options.limit ?? 50, new Date(now.getTime() - (options.graceMs ?? 5_000)))) {
       try {
         await this.inventory.release(pending.reservationKey);
-        await this.orders.releaseDone(pending.reservationKey);
+        await this.ledger.releaseDone(pending.reservationKey);
         released += 1;
       } catch {
-        await this.orders.queueRelease(pending.reservationKey, pending.reason); // counts the attempt
+        await this.ledger.queueRelease(pending.reservationKey, pending.reason); // counts the attempt
         break; // inventory is still away; the next sweep tries again
       }
     }
