@@ -6,9 +6,9 @@ import { Invalid, methodNotAllowed } from '@platform/errors';
 import { newId } from '@platform/ids';
 import { mapListItems, parseSort, toListEnvelope, toPageRequest } from '@platform/paging';
 import { expectedVersion } from '@platform/service-kit';
-import { noQueryParameters, parseBody, parseQuery } from '@platform/validation';
+import { noQueryParameters, parseBody, parseParts, parseQuery } from '@platform/validation';
 import { etagOf, toStockLevelResponse } from './representation';
-import { listStockLevelsQuery, putStockLevelBody } from './schemas';
+import { listStockLevelsQuery, putStockLevelBody, setStockRequest } from './schemas';
 import type { StockService } from './service';
 
 /** The use case's names for what a stock-level request sends, in this API's: `skus[0]` is the `sku` parameter. */
@@ -50,7 +50,8 @@ export function stockLevelRoutes(stock: StockService, cursorSecret: string): Rou
       // A retried PUT with the same Idempotency-Key applies once; without one, setting the same
       // count twice is harmless (PUT is idempotent by itself).
       const requestId = (req.headers['idempotency-key'] as string | undefined) ?? newId();
-      const { row, created } = await stock.putOnHand({ sku, onHand, requestId, expectedVersion: expectedVersion(req) }).catch((error: unknown) => Promise.reject(inRestNames(error)));
+      const change = parseParts(setStockRequest, { sku, onHand, requestId, expectedVersion: expectedVersion(req) }, { requestId: 'Idempotency-Key', expectedVersion: 'If-Match' });
+      const { row, created } = await stock.putOnHand(change).catch((error: unknown) => Promise.reject(inRestNames(error)));
       if (created) res.status(201).location(`/v1/stock-levels/${encodeURIComponent(sku)}`);
       res.setHeader('ETag', etagOf(row)).json(toStockLevelResponse(row));
     })
