@@ -9,7 +9,7 @@ import { issueAccessToken, serviceTokenSource, TokenVerifier } from '@platform/a
 import type { Database } from '@platform/db';
 import { openTestDatabase } from '@platform/db/testing';
 import { ApiError, asApiError, OutOfStock } from '@platform/errors';
-import { createInventoryClient, InventoryClient, ReserveReply, type ReleaseReply } from '@platform/inventory-contract';
+import { createInventoryClient, fromGrpcStatus, InventoryClient, ReserveReply, type ReleaseReply } from '@platform/inventory-contract';
 import { createLogger, createMetrics, Health, listen } from '@platform/service-kit';
 import { isId, newId } from '@platform/ids';
 import { apiClient, tokenFor } from '@platform/test-kit';
@@ -453,12 +453,35 @@ describe('stock levels over REST (behind the gateway\'s /v1/stock-levels)', () =
     expect((await call('DELETE', '/stock-levels/KB-MECH-001', { token: admin })).status).toBe(405);
   });
 
+  // Changed: PUT's refusals were worded by the use case's hand check ("skus[0] is longer than 64
+  // characters", naming a field the client never sent, INVALID_FORMAT), GET's by the validation
+  // library (TOO_LONG). Both now come from the one schema and library, as every other 422 does.
   it('names the parameter at fault from the refusal itself, not from its wording: sku, or the Idempotency-Key', async () => {
     const longKey = await call('PUT', '/stock-levels/KB-MECH-001', { token: admin, body: { onHand: 1 }, headers: { 'idempotency-key': 'k'.repeat(101) } });
-    const sentence = 'Idempotency-Key is longer than 100 characters';
-    expect([longKey.status, longKey.body.code, longKey.body.message, longKey.body.errors]).toEqual([422, 'VALIDATION_FAILED', sentence, [{ field: 'Idempotency-Key', code: 'INVALID_FORMAT', message: sentence }]]);
+    const brokenRule = 'Some fields break a rule; correct them and resend.';
+    expect([longKey.status, longKey.body.code, longKey.body.message, longKey.body.errors]).toEqual([422, 'VALIDATION_FAILED', brokenRule, [{ field: 'Idempotency-Key', code: 'TOO_LONG', message: 'Idempotency-Key must have at most 100 characters.' }]]);
     const longSku = await call('PUT', `/stock-levels/${'x'.repeat(65)}`, { token: admin, body: { onHand: 1 } });
-    expect([longSku.status, longSku.body.message, longSku.body.errors]).toEqual([422, 'skus[0] is longer than 64 characters', [{ field: 'sku', code: 'INVALID_FORMAT', message: 'skus[0] is longer than 64 characters' }]]);
+    expect([longSku.status, longSku.body.message, longSku.body.errors]).toEqual([422, brokenRule, [{ field: 'sku', code: 'TOO_LONG', message: 'sku must have at most 64 characters.' }]]);
+  });
+
+  it('refuses a SKU by one rule whichever door it comes through: GET and PUT over REST, GetStock and SetStock over gRPC', async () => {
+    const grpcRefusal = async (work: (callback: (error: ServiceError | null) => void) => unknown) => {
+      const error = await failure(new Promise((resolve, reject) => work((e) => (e ? reject(e) : resolve(undefined)))));
+      return [error.code, fromGrpcStatus(error)?.fieldErrors];
+    };
+    // The field's name, as each door calls it, stripped from the message: what remains is the rule's own words.
+    const ruleOf = (errors: { field: string; code: string; message: string }[], field: string) => errors.map((error) => [error.field, error.code, error.message.replace(field, '<field>')]);
+    for (const sku of ['x'.repeat(65), 'A\u0001B', '😀'.repeat(33)]) {
+      const listed = await call('GET', `/stock-levels?sku=${encodeURIComponent(sku)}`, { token: customer });
+      const put = await call('PUT', `/stock-levels/${encodeURIComponent(sku)}`, { token: admin, body: { onHand: 1 } });
+      const [getCode, getErrors] = await grpcRefusal((callback) => client.getStock({ skus: ['KB-MECH-001', sku] }, callback));
+      const [setCode, setErrors] = await grpcRefusal((callback) => client.setStock({ sku, onHand: 1, requestId: newId() }, callback));
+      const rule = ruleOf(listed.body.errors, 'sku[0]').map(([, code, message]) => [code, message]);
+      expect([sku, listed.status, put.status, getCode, setCode]).toEqual([sku, 422, 422, status.INVALID_ARGUMENT, status.INVALID_ARGUMENT]);
+      expect(ruleOf(put.body.errors, 'sku')).toEqual(rule.map((entry) => ['sku', ...entry]));
+      expect(ruleOf(getErrors as never, 'skus[1]')).toEqual(rule.map((entry) => ['skus[1]', ...entry]));
+      expect(ruleOf(setErrors as never, 'sku')).toEqual(rule.map((entry) => ['sku', ...entry]));
+    }
   });
 
   it('answers 422 in the error format, never a 5xx, for SKUs the database cannot hold: control characters, too many characters', async () => {

@@ -380,6 +380,32 @@ describe('ReserveStream', () => {
   });
 });
 
+describe('the fields a refusal names', () => {
+  /** The fields of an INVALID_ARGUMENT, as the domain error in its trailing metadata names them (sorted: the order is not the contract). */
+  const fieldsOf = async (call: Promise<unknown>) => {
+    const error = await failure(call);
+    expect(error.code).toBe(status.INVALID_ARGUMENT);
+    return (fromGrpcStatus(error)?.fieldErrors ?? []).map((entry) => entry.field).sort();
+  };
+
+  it('are the .proto\'s names, in every call', async () => {
+    const sku = await stockedSku(5);
+    expect(await fieldsOf(unary(client.reserve, { orderId: '', sku: 'x'.repeat(65), quantity: 0 }))).toEqual(['order_id', 'quantity', 'sku']);
+    expect(await fieldsOf(unary(client.release, { orderId: 'o'.repeat(101) }))).toEqual(['order_id']);
+    expect(await fieldsOf(getStock([sku, sku, 'A', 'B', 'x'.repeat(65)]))).toEqual(['skus[3]']);
+    expect(await fieldsOf(getStock([]))).toEqual(['skus']);
+    expect(await fieldsOf(setStock(sku, -1, 'r'.repeat(101)))).toEqual(['on_hand', 'request_id']);
+    expect(await fieldsOf(adjustStock(sku, 0, 'adj', 'r'.repeat(201)))).toEqual(['delta', 'reason']);
+    const lines = [
+      { orderId: 'n-1', sku: '', quantity: 1 },
+      { orderId: 'n-2', sku, quantity: 1 },
+      { orderId: 'n-1', sku, quantity: 0 },
+    ];
+    expect(await fieldsOf(reserveOrder(lines))).toEqual(['lines[0].sku', 'lines[2].quantity', 'lines[2].sku', 'order_id']);
+    expect(await fieldsOf(reserveOrder(Array.from({ length: 101 }, (_, i) => ({ orderId: 'many', sku: `S-${i}`, quantity: 1 }))))).toEqual(['lines']);
+  });
+});
+
 describe('metrics per method', () => {
   it('times every call by method, shape and status code', async () => {
     const text = await replicas[0].metrics.registry.getSingleMetricAsString('grpc_server_handling_seconds');

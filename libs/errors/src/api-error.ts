@@ -36,14 +36,6 @@ export class ApiError extends Error {
     return new ApiError('UNAUTHENTICATED', message, { headers: { 'WWW-Authenticate': 'Bearer' } });
   }
 
-  /**
-   * VALIDATION_FAILED for a request that reads as sent but breaks a rule (a range, a product that
-   * does not exist): 422. Unreadable requests (missing, unknown or mistyped fields) keep the 400.
-   */
-  static unprocessable(message: string, fieldErrors: FieldError[]): ApiError {
-    return new ApiError('VALIDATION_FAILED', message, { status: 422, fieldErrors });
-  }
-
   static payloadTooLarge(limit: number = MAX_BODY_BYTES): ApiError {
     return new ApiError('PAYLOAD_TOO_LARGE', `The request body is larger than ${limit} bytes.`);
   }

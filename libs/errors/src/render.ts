@@ -63,8 +63,8 @@ function clientErrorOf(error: unknown): ApiError | undefined {
 
 /**
  * The REST mapping of the domain's errors, the only place one gets its HTTP status: the catalog's
- * status for its code, except that Invalid is 422 (the request read as sent but broke a rule;
- * unreadable requests are the validation library's 400), and UNAUTHENTICATED names the scheme.
+ * status for its code, except that Invalid is 422 (which requests are Invalid and which are
+ * refused unread, 400, the validation library decides: `refusalOf`), and UNAUTHENTICATED names the scheme.
  */
 function restErrorOf(error: DomainError): ApiError {
   const status = error instanceof Invalid ? 422 : errorCatalog[error.code].status;

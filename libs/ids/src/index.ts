@@ -6,7 +6,7 @@ export function newId(): string {
   return uuidv7();
 }
 
-/** True for a canonical UUID string; path ids that fail this are answered 404 without a query. */
+/** True for a canonical UUID string; a path id that fails this is answered 404 without a query (`pathId`, libs/validation). */
 export function isId(value: unknown): value is string {
   return typeof value === 'string' && validate(value) && value === value.toLowerCase() && version(value) === 7;
 }

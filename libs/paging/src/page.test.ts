@@ -1,4 +1,4 @@
-import { ApiError } from '@platform/errors';
+import { ApiError, asApiError } from '@platform/errors';
 import { encodeCursor } from './cursor';
 import { findKeysetPage, keysetQuery, mapListItems, toListEnvelope, toPageRequest } from './page';
 import { parseSort } from './sort';
@@ -7,11 +7,12 @@ const secret = 'test-cursor-secret';
 const sort = { field: 'createdAt', direction: 'desc' } as const;
 const rows = Array.from({ length: 6 }, (_, i) => ({ id: `id-${i}`, createdAt: new Date(Date.UTC(2026, 0, 10 - i)) }));
 
+/** The refusal as a REST client receives it (a broken rule is the domain's Invalid, rendered 422). */
 function errorOf(fn: () => unknown): ApiError {
   try {
     fn();
   } catch (error) {
-    return error as ApiError;
+    return asApiError(error);
   }
   throw new Error('expected an error');
 }

@@ -1,7 +1,7 @@
 // One paging implementation for every list: cursor (keyset, the default), page+size, or
 // offset+limit. Whatever the style, the response carries a keyset `nextCursor`.
 import { ApiError } from '@platform/errors';
-import { int32, queryBoolean, queryInt, z } from '@platform/validation';
+import { int32, queryBoolean, queryInt, refusalOf, z } from '@platform/validation';
 import { type CursorValue, decodeCursor, encodeCursor, scopeOf } from './cursor';
 import type { Sort } from './sort';
 import { TOTAL_ESTIMATED_HEADER, type TotalCount } from './total';
@@ -72,8 +72,9 @@ export function listEnvelopeSchema<T extends z.ZodType>(item: T) {
   });
 }
 
-function fieldError(field: string, code: 'OUT_OF_RANGE' | 'NOT_ALLOWED', message: string, status: number): ApiError {
-  return new ApiError('VALIDATION_FAILED', message, { status, fieldErrors: [{ field, code, message }] });
+/** A paging parameter at fault; `unreadable` when the parameters cannot be read together (two styles). */
+function fieldError(field: string, code: 'OUT_OF_RANGE' | 'NOT_ALLOWED', message: string, unreadable = false) {
+  return refusalOf([{ field, code, message }], { message, unreadable });
 }
 
 /**
@@ -86,12 +87,12 @@ export function toPageRequest<F extends string>(
 ): PageRequest<F> {
   const styles = [params.cursor !== undefined && 'cursor', params.page !== undefined && 'page', (params.offset !== undefined || params.limit !== undefined) && 'offset/limit'].filter(Boolean);
   if (styles.length > 1 || (params.limit !== undefined && params.size !== undefined)) {
-    throw fieldError(String(styles[1] ?? 'limit'), 'NOT_ALLOWED', `Use one paging style: cursor, page+size or offset+limit (got ${styles.join(' and ') || 'limit and size'}).`, 400);
+    throw fieldError(String(styles[1] ?? 'limit'), 'NOT_ALLOWED', `Use one paging style: cursor, page+size or offset+limit (got ${styles.join(' and ') || 'limit and size'}).`, true);
   }
   const requested = params.limit ?? params.size ?? DEFAULT_PAGE_SIZE;
-  if (requested < 1) throw fieldError(params.limit !== undefined ? 'limit' : 'size', 'OUT_OF_RANGE', 'Page size must be at least 1.', 422);
-  if (params.page !== undefined && params.page < 1) throw fieldError('page', 'OUT_OF_RANGE', 'page starts at 1.', 422);
-  if (params.offset !== undefined && params.offset < 0) throw fieldError('offset', 'OUT_OF_RANGE', 'offset must be 0 or more.', 422);
+  if (requested < 1) throw fieldError(params.limit !== undefined ? 'limit' : 'size', 'OUT_OF_RANGE', 'Page size must be at least 1.');
+  if (params.page !== undefined && params.page < 1) throw fieldError('page', 'OUT_OF_RANGE', 'page starts at 1.');
+  if (params.offset !== undefined && params.offset < 0) throw fieldError('offset', 'OUT_OF_RANGE', 'offset must be 0 or more.');
   const take = Math.min(requested, MAX_PAGE_SIZE);
   const scope = scopeOf([options.list, options.sort.field, options.sort.direction, options.filters ?? null]);
   const request: PageRequest<F> = {

@@ -1,4 +1,4 @@
-import { ApiError } from '@platform/errors';
+import { refusalOf } from '@platform/validation';
 
 export type SortDirection = 'asc' | 'desc';
 export interface Sort<F extends string = string> {
@@ -32,9 +32,7 @@ export function parseSort<F extends string>(value: string | undefined, allowed: 
   return { field: field as F, direction };
 }
 
-function sortError(message: string): ApiError {
-  return new ApiError('VALIDATION_FAILED', 'The sort parameter is not allowed.', {
-    status: 400,
-    fieldErrors: [{ field: 'sort', code: 'NOT_ALLOWED', message }],
-  });
+/** A sort the list does not offer: unreadable as sent, like an unknown parameter. */
+function sortError(message: string) {
+  return refusalOf([{ field: 'sort', code: 'NOT_ALLOWED', message }], { message: 'The sort parameter is not allowed.', unreadable: true });
 }

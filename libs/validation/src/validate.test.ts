@@ -1,7 +1,9 @@
-import { ApiError } from '@platform/errors';
+import { ApiError, asApiError, Invalid, NotFound } from '@platform/errors';
 import { z } from 'zod';
 import { commaList, queryBoolean, queryInt } from './query-fields';
-import { parseBody, parseQuery } from './validate';
+import { idField, pathId, pathKey } from './id-field';
+import { MAX_SKU_LENGTH, productSkuField, skuField } from './text-fields';
+import { parseBody, parseMessage, parseParts, parseQuery, refusalOf } from './validate';
 
 const signUp = z.strictObject({
   name: z.string().min(1).max(10),
@@ -11,11 +13,12 @@ const signUp = z.strictObject({
   address: z.strictObject({ zipCode: z.string() }).optional(),
 });
 
+/** The refusal as a REST client receives it (a broken rule is the domain's Invalid, rendered 422). */
 function failure(fn: () => unknown): ApiError {
   try {
     fn();
   } catch (error) {
-    if (error instanceof ApiError) return error;
+    if (error instanceof ApiError || error instanceof Invalid) return asApiError(error);
     throw error;
   }
   throw new Error('expected a validation failure');
@@ -97,14 +100,7 @@ describe('parseQuery', () => {
 describe('NUL characters (PostgreSQL text cannot hold them)', () => {
   it('are refused in any string of a body or a query, every such field at once', () => {
     const schema = z.strictObject({ name: z.string(), tags: z.array(z.string()), address: z.strictObject({ line1: z.string() }) });
-    const error = (() => {
-      try {
-        parseBody(schema, { name: 'a\u0000b', tags: ['ok', '\u0000'], address: { line1: 'x\u0000' } });
-      } catch (thrown) {
-        return thrown as ApiError;
-      }
-      throw new Error('expected a refusal');
-    })();
+    const error = failure(() => parseBody(schema, { name: 'a\u0000b', tags: ['ok', '\u0000'], address: { line1: 'x\u0000' } }));
     expect(error.status).toBe(422);
     expect(error.fieldErrors.map(({ field, code }) => [field, code])).toEqual([
       ['name', 'INVALID_FORMAT'],
@@ -112,5 +108,100 @@ describe('NUL characters (PostgreSQL text cannot hold them)', () => {
       ['address.line1', 'INVALID_FORMAT'],
     ]);
     expect(() => parseQuery(z.strictObject({ q: z.string() }), { q: '\u0000' })).toThrow(expect.objectContaining({ code: 'VALIDATION_FAILED' }));
+  });
+});
+
+describe('refusalOf: the one place that tells 400 from 422', () => {
+  const field = (code: 'REQUIRED' | 'OUT_OF_RANGE' | 'NOT_ALLOWED') => ({ field: 'f', code, message: 'f is wrong.' });
+
+  it('refuses a request it cannot read as the transport (ApiError 400), one that breaks a rule as the domain (Invalid, 422 in REST)', () => {
+    const unread = refusalOf([field('REQUIRED'), field('OUT_OF_RANGE')]);
+    expect([unread instanceof ApiError, asApiError(unread).status]).toEqual([true, 400]);
+    const broken = refusalOf([field('OUT_OF_RANGE')]);
+    expect([broken instanceof Invalid, asApiError(broken).status, asApiError(broken).code]).toEqual([true, 422, 'VALIDATION_FAILED']);
+  });
+
+  it('takes the caller\'s word that parameters cannot be read together, and its message', () => {
+    const error = asApiError(refusalOf([field('NOT_ALLOWED')], { unreadable: true, message: 'Use one paging style.' }));
+    expect([error.status, error.message, error.fieldErrors]).toEqual([400, 'Use one paging style.', [field('NOT_ALLOWED')]]);
+  });
+});
+
+describe('parseMessage (gRPC)', () => {
+  const reserve = z.object({ orderId: z.string().min(1), lines: z.array(z.object({ sku: z.string().max(3), onHand: z.number().int().min(0) })) });
+
+  it('refuses with Invalid, fields named as the .proto names them, the message naming each', () => {
+    let refusal: unknown;
+    try {
+      parseMessage(reserve, { orderId: '', lines: [{ sku: 'ok', onHand: 1 }, { sku: 'long', onHand: -1 }] });
+    } catch (error) {
+      refusal = error;
+    }
+    expect(refusal).toBeInstanceOf(Invalid);
+    const { message, fieldErrors } = refusal as Invalid;
+    expect(fieldErrors.map(({ field, code }) => [field, code])).toEqual([
+      ['order_id', 'TOO_SHORT'],
+      ['lines[1].sku', 'TOO_LONG'],
+      ['lines[1].on_hand', 'OUT_OF_RANGE'],
+    ]);
+    expect(message).toMatch(/^order_id .*lines\[1\]\.sku .*lines\[1\]\.on_hand /);
+  });
+
+  it('returns the checked message', () => {
+    expect(parseMessage(reserve, { orderId: 'o', lines: [] })).toEqual({ orderId: 'o', lines: [] });
+  });
+});
+
+describe('parseParts (a REST request checked with another transport\'s schema)', () => {
+  it('names each field as the client sent it, and decides 400 or 422 as for a body', () => {
+    const change = z.object({ sku: z.string().max(3), requestId: z.string().max(3), onHand: z.number() });
+    const broken = failure(() => parseParts(change, { sku: 'long', requestId: 'long', onHand: 1 }, { requestId: 'Idempotency-Key' }));
+    expect([broken.status, broken.fieldErrors.map(({ field }) => field)]).toEqual([422, ['sku', 'Idempotency-Key']]);
+    expect(failure(() => parseParts(change, { sku: 'a', requestId: 'b' })).status).toBe(400);
+  });
+});
+
+describe('pathId and pathKey: what a path names', () => {
+  const caught = (fn: () => unknown) => {
+    try {
+      fn();
+    } catch (error) {
+      return error;
+    }
+    throw new Error('expected a refusal');
+  };
+
+  it('answers a value that is no id as the resource not found (404), never as invalid input', () => {
+    const error = caught(() => pathId('not-a-uuid', 'Order'));
+    expect(error).toBeInstanceOf(NotFound);
+    expect([asApiError(error).status, (error as NotFound).message]).toEqual([404, 'Order not found.']);
+    const id = '01890a5d-ac96-774b-bcce-b302099a8057';
+    expect(pathId(id, 'Order')).toBe(id);
+  });
+
+  it('does the same for a key with its own rule, naming the key', () => {
+    const error = caught(() => pathKey(skuField(), 'x'.repeat(MAX_SKU_LENGTH + 1), 'Stock level', ['x']));
+    expect([asApiError(error).status, (error as NotFound).keys]).toEqual([404, ['x']]);
+    expect(pathKey(skuField(), 'KB-1', 'Stock level')).toBe('KB-1');
+  });
+
+  it('leaves ids in bodies and queries to idField: 422 INVALID_FORMAT', () => {
+    expect(failure(() => parseBody(z.strictObject({ id: idField() }), { id: 'nope' })).status).toBe(422);
+  });
+});
+
+describe('the SKU rule, written once', () => {
+  it('holds MAX_SKU_LENGTH characters in the catalog\'s pattern and in any SKU a request names', () => {
+    const longest = `A${'B'.repeat(MAX_SKU_LENGTH - 1)}`;
+    expect([productSkuField().safeParse(longest).success, productSkuField().safeParse(`${longest}C`).success]).toEqual([true, false]);
+    expect([skuField().safeParse(longest).success, skuField().safeParse(`${longest}C`).success]).toEqual([true, false]);
+  });
+
+  it('gives products upper-case letters, digits and dashes; a request may name any SKU a column holds', () => {
+    expect(productSkuField().safeParse('kb-1').success).toBe(false);
+    expect(skuField().safeParse('kb-1').success).toBe(true);
+    for (const bad of ['', 'A\u0001B', 'A\tB', 'A\u007fB']) expect(skuField().safeParse(bad).success).toBe(false);
+    // 33 emoji are 66 UTF-16 code units: too long, though zod's own max would count 33.
+    expect([skuField().safeParse('😀'.repeat(32)).success, skuField().safeParse('😀'.repeat(33)).success]).toEqual([true, false]);
   });
 });

@@ -1,17 +1,45 @@
-// The one way request bodies and query strings are checked: zod schemas, with every zod issue
-// mapped to the contract's field codes, all reported at once.
-import { ApiError, type FieldError, type FieldErrorCode } from '@platform/errors';
+// The one way request bodies, query strings, GraphQL arguments and gRPC messages are checked: zod
+// schemas, with every zod issue mapped to the contract's field codes, all reported at once, and the
+// one place that tells a request that cannot be read from one that breaks a rule (`refusalOf`).
+import { ApiError, type FieldError, type FieldErrorCode, Invalid } from '@platform/errors';
 import { z } from 'zod';
 
-/** Where the checked value came from: the body, the query string, or a named GraphQL argument. */
-type Source = 'body' | 'query' | { argument: string };
+/**
+ * Where the checked value came from: the body, the query string, a named GraphQL argument, a gRPC
+ * message (fields named as the .proto names them, `order_id`), or the parts of a REST request
+ * checked together with a schema another transport shares (`parts`: the name a client sent each
+ * top-level field as, `requestId` is the `Idempotency-Key` header).
+ */
+type Source = 'body' | 'query' | 'message' | { argument: string } | { parts: Readonly<Record<string, string>> };
 
-/** Codes that mean "cannot be read as sent" (400); everything else is a broken rule (422). */
-const unreadable = new Set<FieldErrorCode>(['REQUIRED', 'INVALID_TYPE', 'UNKNOWN_FIELD', 'UNKNOWN_PARAMETER']);
+/** Codes that mean "cannot be read as sent"; everything else is a broken rule. */
+const unreadableCodes = new Set<FieldErrorCode>(['REQUIRED', 'INVALID_TYPE', 'UNKNOWN_FIELD', 'UNKNOWN_PARAMETER']);
+
+/**
+ * The refusal of a request's fields, and the one place that decides what kind it is. A request
+ * that cannot be read as sent (a field missing, unknown or of the wrong type, or what the caller
+ * says is unreadable: two paging styles at once) is the transport's refusal, a 400 ApiError. One
+ * that reads but breaks a rule is the domain's `Invalid`, which each transport maps once (REST:
+ * 422, gRPC: INVALID_ARGUMENT, GraphQL: VALIDATION_FAILED), as it maps the use cases' own.
+ */
+export function refusalOf(fieldErrors: FieldError[], options: { message?: string; unreadable?: boolean } = {}): ApiError | Invalid {
+  const unreadable = options.unreadable ?? fieldErrors.some((error) => unreadableCodes.has(error.code));
+  if (unreadable) return new ApiError('VALIDATION_FAILED', options.message ?? 'The request has missing, unknown or wrongly typed fields.', { status: 400, fieldErrors });
+  return new Invalid(options.message ?? 'Some fields break a rule; correct them and resend.', fieldErrors);
+}
+
+/** A protobuf field's name in the .proto (`order_id`) from its name in the generated code (`orderId`). */
+function protoName(key: PropertyKey): PropertyKey {
+  return typeof key === 'string' ? key.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`) : key;
+}
 
 function fieldPath(relative: PropertyKey[], source: Source): string {
-  const path = typeof source === 'object' ? [source.argument, ...relative] : relative;
-  if (path.length === 0) return source as string;
+  const path =
+    source === 'message' ? relative.map(protoName)
+    : typeof source !== 'object' ? relative
+    : 'argument' in source ? [source.argument, ...relative]
+    : relative.map((key, index) => (index === 0 && typeof key === 'string' ? (source.parts[key] ?? key) : key));
+  if (path.length === 0) return typeof source === 'string' ? source : 'request';
   return path.reduce<string>((joined, key) => (typeof key === 'number' ? `${joined}[${key}]` : joined ? `${joined}.${String(key)}` : String(key)), '');
 }
 
@@ -92,15 +120,19 @@ function nulCharacterErrors(input: unknown, source: Source): FieldError[] {
   return errors.reverse();
 }
 
-function parse<S extends z.ZodType>(schema: S, input: unknown, source: Source): z.output<S> {
+/** The input's field errors, NUL characters first; none when it passes. */
+function check<S extends z.ZodType>(schema: S, input: unknown, source: Source): { data: z.output<S>; fieldErrors?: undefined } | { fieldErrors: FieldError[] } {
   const nulErrors = nulCharacterErrors(input, source);
   const result = schema.safeParse(input, { reportInput: true });
-  if (result.success && !nulErrors.length) return result.data;
+  if (result.success && !nulErrors.length) return { data: result.data };
   const schemaErrors = result.success ? [] : result.error.issues.flatMap((issue) => toFieldErrors(issue, source));
-  const fieldErrors = [...nulErrors, ...schemaErrors.filter((error) => !nulErrors.some((nul) => nul.field === error.field))];
-  const status = fieldErrors.some((error) => unreadable.has(error.code)) ? 400 : 422;
-  const message = status === 400 ? 'The request has missing, unknown or wrongly typed fields.' : 'Some fields break a rule; correct them and resend.';
-  throw new ApiError('VALIDATION_FAILED', message, { status, fieldErrors });
+  return { fieldErrors: [...nulErrors, ...schemaErrors.filter((error) => !nulErrors.some((nul) => nul.field === error.field))] };
+}
+
+function parse<S extends z.ZodType>(schema: S, input: unknown, source: Source): z.output<S> {
+  const checked = check(schema, input, source);
+  if (checked.fieldErrors) throw refusalOf(checked.fieldErrors);
+  return checked.data;
 }
 
 /** Checks a JSON body. Use `z.strictObject` so unknown fields are refused. */
@@ -119,4 +151,25 @@ export function parseArgument<S extends z.ZodType>(schema: S, value: unknown, ar
 /** Checks a query string. Use `z.strictObject` so unknown parameters are refused. */
 export function parseQuery<S extends z.ZodType>(schema: S, query: unknown): z.output<S> {
   return parse(schema, query ?? {}, 'query');
+}
+
+/**
+ * Checks a gRPC request with the schema REST shares. A gRPC message is always readable (its
+ * decoder typed every field), so any refusal is `Invalid` (INVALID_ARGUMENT), its fields named as
+ * the .proto names them (`lines[0].order_id`) and its message listing each, for the status details
+ * are the only text gRPC tooling shows.
+ */
+export function parseMessage<S extends z.ZodType>(schema: S, message: unknown): z.output<S> {
+  const checked = check(schema, message ?? {}, 'message');
+  if (checked.fieldErrors) throw new Invalid(checked.fieldErrors.map((error) => error.message).join(' '), checked.fieldErrors);
+  return checked.data;
+}
+
+/**
+ * Checks values a REST request sends in its path, headers and body together, with the schema of
+ * the message another transport sends them in (inventory's SetStock is PUT /stock-levels/{sku}).
+ * `names` gives a top-level field the name the client sent it as (`{ requestId: 'Idempotency-Key' }`).
+ */
+export function parseParts<S extends z.ZodType>(schema: S, parts: unknown, names: Readonly<Record<string, string>> = {}): z.output<S> {
+  return parse(schema, parts, { parts: names });
 }

@@ -1,8 +1,8 @@
 // Request shapes of products. Unknown fields and parameters are refused.
 import { pagingQueryShape } from '@platform/paging';
-import { idField, int32, queryInt, z } from '@platform/validation';
+import { idField, int32, productSkuField, queryInt, z } from '@platform/validation';
 
-const sku = z.string().regex(/^[A-Z0-9][A-Z0-9-]{1,63}$/, { error: 'sku is upper-case letters, digits and dashes' });
+const sku = productSkuField();
 const name = z.string().trim().min(1).max(200);
 /** Prices are integers in the smallest currency unit, far inside the column's 32-bit range. */
 const MAX_PRICE = 1_000_000_000;

@@ -7,6 +7,7 @@ import { isId, newId } from '@platform/ids';
 import { type CursorValue, type ListEnvelope, parseSort, toListEnvelope, toPageRequest } from '@platform/paging';
 import { updateAtVersion } from '@platform/service-kit';
 import { whenUniqueViolated } from '@platform/db';
+import { pathId } from '@platform/validation';
 import { productEvent } from './events';
 import type { NewProduct, ProductChanges, ProductRepository, ProductRow } from './repository';
 import { type CreateProductInput, type ListProductsQuery, type PatchProductInput, productSortFields } from './schemas';
@@ -28,7 +29,7 @@ export class ProductService {
   ) {}
 
   async get(id: string): Promise<ProductRow> {
-    const product = isId(id) ? await this.products.findById(id) : null;
+    const product = await this.products.findById(pathId(id, 'Product'));
     if (!product) throw NotFound.of('Product');
     return product;
   }

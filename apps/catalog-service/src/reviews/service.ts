@@ -2,10 +2,11 @@
 import type { Principal } from '@platform/auth';
 import { Conflict, NotFound } from '@platform/errors';
 import { domainEvent } from '@platform/events';
-import { isId, newId } from '@platform/ids';
+import { newId } from '@platform/ids';
 import { type ListEnvelope, parseSort, toListEnvelope, toPageRequest } from '@platform/paging';
 import type { ProductService } from '../products/service';
 import { whenUniqueViolated } from '@platform/db';
+import { pathId } from '@platform/validation';
 import type { ReviewRepository, ReviewRow } from './repository';
 import { type CreateReviewInput, type ListReviewsQuery, reviewSortFields } from './schemas';
 
@@ -27,7 +28,7 @@ export class ReviewService {
   }
 
   async get(productId: string, reviewId: string): Promise<ReviewRow> {
-    const review = isId(productId) && isId(reviewId) ? await this.reviews.findById(productId, reviewId) : null;
+    const review = await this.reviews.findById(pathId(productId, 'Review'), pathId(reviewId, 'Review'));
     if (!review) throw NotFound.of('Review');
     return review;
   }

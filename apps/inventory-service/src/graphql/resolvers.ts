@@ -4,6 +4,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import DataLoader from 'dataloader';
 import { gql, requirePrincipal, type SubgraphContext } from '@platform/graphql-kit';
+import { parseMessage } from '@platform/validation';
+import { getStockRequest } from '../stock/schemas';
 import type { StockService } from '../stock/service';
 
 export const inventoryTypeDefs = gql(readFileSync(path.join(__dirname, 'schema.graphql'), 'utf8'));
@@ -15,7 +17,8 @@ interface InventoryContext extends SubgraphContext {
 /** Available units per SKU for every product of the request, in one GetStock. */
 function availableLoaderOf(context: InventoryContext, stock: StockService) {
   context.availableLoader ??= new DataLoader(async (skus: readonly string[]) => {
-    const levels = new Map((await stock.getStock(skus)).map((level) => [level.sku, level.available]));
+    // The batch is checked as a GetStock is (at most 100 SKUs, each one a SKU column holds).
+    const levels = new Map((await stock.getStock(parseMessage(getStockRequest, { skus }).skus)).map((level) => [level.sku, level.available]));
     return skus.map((sku) => levels.get(sku) ?? 0);
   });
   return context.availableLoader;

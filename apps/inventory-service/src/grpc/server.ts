@@ -39,7 +39,9 @@ import { DomainError, Forbidden, Unauthenticated } from '@platform/errors';
 import type { TokenVerifier } from '@platform/auth';
 import type { Logger, Stoppable } from '@platform/service-kit';
 import type { UsageRecorder } from '@platform/usage';
-import { MAX_LINES, type StockService, tooManyLines } from '../stock/service';
+import { parseMessage } from '@platform/validation';
+import { adjustStockRequest, getStockRequest, MAX_LINES, releaseRequest, reserveOrderRequest, reserveRequest, setStockRequest, watchStockRequest } from '../stock/schemas';
+import type { StockService } from '../stock/service';
 import type { Deprecation } from '@platform/deprecations';
 import { logCalls } from './call-log';
 import { deprecatedRpcs } from './deprecated-rpcs';
@@ -327,7 +329,7 @@ export function createInventoryGrpc(options: { stock: StockService; callers: Inv
       .then((caller) => {
         if (stream.isOver()) return () => undefined;
         giveBack = openWatchers.take(caller);
-        return stock.watch(call.request.skus, send, () => end(status.UNAVAILABLE, 'Inventory is stopping; watch again.'));
+        return stock.watch(parseMessage(watchStockRequest, call.request).skus, send, () => end(status.UNAVAILABLE, 'Inventory is stopping; watch again.'));
       })
       .then(
         (stop) => {
@@ -346,7 +348,6 @@ export function createInventoryGrpc(options: { stock: StockService; callers: Inv
   function reserveOrder(call: ServerReadableStream<ReserveLine, ReserveOrderReply>, callback: sendUnaryData<ReserveOrderReply>): void {
     const finish = track('ReserveOrder', 'client_stream');
     let lines: ReserveLine[] = [];
-    let tooMany = false;
     let giveBack: (() => void) | undefined;
     const stream = watchStream(call, limits, { unread: () => false, quietIsFine: false }, (why) => {
       lines = [];
@@ -366,8 +367,8 @@ export function createInventoryGrpc(options: { stock: StockService; callers: Inv
     call.on('data', (line: ReserveLine) => {
       messages.inc({ grpc_method: 'ReserveOrder', direction: 'received' });
       stream.moved();
-      if (lines.length < MAX_LINES) lines.push(line);
-      else tooMany = true;
+      // One line past the limit is kept for the schema to refuse the order; the rest are not held.
+      if (lines.length <= MAX_LINES) lines.push(line);
     });
     const halfClosed = new Promise<void>((resolve) => call.on('end', resolve));
     authenticated
@@ -375,8 +376,7 @@ export function createInventoryGrpc(options: { stock: StockService; callers: Inv
       .then(() => {
         if (stream.isOver()) return undefined;
         stream.working();
-        if (tooMany) throw tooManyLines();
-        return withinDeadline(call, limits.defaultDeadlineMs, () => stock.reserveOrder(lines));
+        return withinDeadline(call, limits.defaultDeadlineMs, async () => stock.reserveOrder(parseMessage(reserveOrderRequest, { lines })));
       })
       .then(
         (reply) => reply && answer(null, { orderId: reply.orderId, reservations: reply.reservations.map((reservation) => ({ ...reservation, error: undefined })) }),
@@ -422,7 +422,7 @@ export function createInventoryGrpc(options: { stock: StockService; callers: Inv
       pace();
     });
     const replyTo = (request: ReserveRequest): Promise<ReserveReply> =>
-      stock.reserve(request).then(
+      Promise.resolve(request).then((sent) => stock.reserve(parseMessage(reserveRequest, sent))).then(
         (reservation) => ({ ...reservation, error: undefined }),
         (reason: unknown) => {
           const { code, details } = refusal('ReserveStream', reason);
@@ -465,13 +465,14 @@ export function createInventoryGrpc(options: { stock: StockService; callers: Inv
   }
 
   const implementation: InventoryServer = {
-    reserve: unary<ReserveRequest, ReserveReply>('Reserve', async (request) => ({ ...(await stock.reserve(request)), error: undefined })),
-    release: unary('Release', async (request: { orderId: string }) => ({ releasedCount: await stock.release(request.orderId) })),
-    getStock: unary('GetStock', async (request: { skus: string[] }) => ({ levels: await stock.getStock(request.skus) })),
-    setStock: unary('SetStock', async (request: { sku: string; onHand: number; requestId: string }) => ({ level: await stock.setStock(request) })),
-    // change_reason replaces the deprecated reason (contracts/deprecations.yaml); either is kept, the new one first.
-    adjustStock: unary('AdjustStock', async (request: { sku: string; delta: number; reason: string; changeReason: string; requestId: string }) => ({
-      level: await stock.adjustStock({ sku: request.sku, delta: request.delta, requestId: request.requestId, reason: request.changeReason || request.reason }),
+    reserve: unary<ReserveRequest, ReserveReply>('Reserve', async (request) => ({ ...(await stock.reserve(parseMessage(reserveRequest, request))), error: undefined })),
+    release: unary('Release', async (request: { orderId: string }) => ({ releasedCount: await stock.release(parseMessage(releaseRequest, request).orderId) })),
+    getStock: unary('GetStock', async (request: { skus: string[] }) => ({ levels: await stock.getStock(parseMessage(getStockRequest, request).skus) })),
+    setStock: unary('SetStock', async (request: { sku: string; onHand: number; requestId: string }) => ({ level: await stock.setStock(parseMessage(setStockRequest, request)) })),
+    // change_reason replaces the deprecated reason (contracts/deprecations.yaml); either is kept, the new one first,
+    // and none is empty (a brownout clears the old one before the handler sees it).
+    adjustStock: unary('AdjustStock', async (request: { sku: string; delta: number; reason?: string; changeReason?: string; requestId: string }) => ({
+      level: await stock.adjustStock(parseMessage(adjustStockRequest, { sku: request.sku, delta: request.delta, requestId: request.requestId, reason: request.changeReason || request.reason || '' })),
     })),
     watchStock,
     reserveOrder,

@@ -5,9 +5,9 @@ import { defineEndpoints, publicPath } from '@platform/endpoints';
 import { Invalid } from '@platform/errors';
 import { newId } from '@platform/ids';
 import { mapListItems, parseSort, toListEnvelope, toPageRequest } from '@platform/paging';
-import { noQueryParameters } from '@platform/validation';
+import { noQueryParameters, parseParts } from '@platform/validation';
 import { etagOf, stockLevelPageRepresentation, stockLevelRepresentation, toStockLevelResponse } from './representation';
-import { listStockLevelsQuery, putStockLevelBody } from './schemas';
+import { listStockLevelsQuery, putStockLevelBody, setStockRequest } from './schemas';
 import type { StockService } from './service';
 
 /** The use case's names for what a stock-level request sends, in this API's: `skus[0]` is the `sku` parameter. */
@@ -60,7 +60,9 @@ export function stockLevelRoutes(stock: StockService, cursorSecret: string) {
       // A retried PUT with the same Idempotency-Key applies once; without one, setting the same
       // count twice is harmless (PUT is idempotent by itself).
       const requestId = (req.headers['idempotency-key'] as string | undefined) ?? newId();
-      const { row, created } = await stock.putOnHand({ sku, onHand: body.onHand, requestId, expectedVersion }).catch((error: unknown) => Promise.reject(inRestNames(error)));
+      // The path, body and headers together are SetStock's message: checked by the rule gRPC's SetStock is.
+      const change = parseParts(setStockRequest, { sku, onHand: body.onHand, requestId, expectedVersion }, { requestId: 'Idempotency-Key', expectedVersion: 'If-Match' });
+      const { row, created } = await stock.putOnHand(change).catch((error: unknown) => Promise.reject(inRestNames(error)));
       if (created) res.status(201).location(publicPath('stock-levels', sku));
       res.setHeader('ETag', etagOf(row)).json(toStockLevelResponse(row));
     },

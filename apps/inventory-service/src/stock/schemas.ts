@@ -1,16 +1,70 @@
-// What a REST client may send about stock levels (the gateway's /v1/stock-levels).
+// What a caller may send about stock, one schema per message, for both doors: the gRPC handlers
+// check each request with these (`parseMessage`: fields named as the .proto names them,
+// `lines[0].order_id`), and the REST routes check theirs with the same (the gateway's
+// /v1/stock-levels: `parseQuery`, `parseParts`). The use cases receive what passed and check
+// nothing again.
 import { pagingQueryShape } from '@platform/paging';
-import { int32, z } from '@platform/validation';
+import { int32, plainText, skuField, z } from '@platform/validation';
 
-/** A SKU as the stock table and the gRPC calls take it: at most 64 characters, no control characters. */
-const sku = z
-  .string()
-  .max(64)
-  // eslint-disable-next-line no-control-regex
-  .refine((text) => !/[\u0000-\u001f\u007f]/.test(text), { message: 'must not contain control characters', params: { code: 'INVALID_FORMAT' } });
+/** The most a SKU can have on hand (SetStock's limit, PUT's too): far below the int32 columns' limit. */
+export const MAX_ON_HAND = 1_000_000_000;
+/** The most one reservation may hold. */
+const MAX_QUANTITY = 1_000_000;
+/** SKUs per GetStock, WatchStock or list of stock levels. */
+const MAX_SKUS = 100;
+/** Lines per ReserveOrder (the gRPC door stops keeping lines past one more than this). */
+export const MAX_LINES = 100;
+/** The columns' widths: longer values would fail in the database, not as the caller's mistake. */
+const MAX_ORDER_ID = 100;
+const MAX_REQUEST_ID = 100;
+const MAX_REASON = 200;
 
-/** The most a warehouse can hold of one SKU (SetStock's limit too). */
-const MAX_ON_HAND = 1_000_000_000;
+const sku = skuField();
+const orderId = plainText({ min: 1, max: MAX_ORDER_ID });
+/** Chosen by the caller, unique per change; a retry sends the same one (REST: the Idempotency-Key). */
+const requestId = plainText({ min: 1, max: MAX_REQUEST_ID });
+const quantity = int32({ min: 1, max: MAX_QUANTITY });
+const onHand = int32({ min: 0, max: MAX_ON_HAND });
+
+/** SKUs asked about: each once, in the order asked (repeats are dropped before they are counted). */
+const skuList = z
+  .array(z.string())
+  .transform((skus) => [...new Set(skus)])
+  .pipe(z.array(sku).min(1).max(MAX_SKUS));
+
+export const reserveRequest = z.object({ orderId, sku, quantity });
+
+/** The lines of one order, reserved all or none: one order, each SKU once. */
+export const reserveOrderRequest = z
+  .object({ lines: z.array(z.object({ orderId, sku, quantity })).min(1).max(MAX_LINES) })
+  .superRefine(({ lines }, context) => {
+    if (lines.some((line) => line.orderId !== lines[0].orderId)) {
+      context.addIssue({ code: 'custom', path: ['orderId'], message: 'must be the same on every line', params: { code: 'NOT_ALLOWED' } });
+    }
+    const seen = new Set<string>();
+    for (const [index, line] of lines.entries()) {
+      if (seen.has(line.sku)) context.addIssue({ code: 'custom', path: ['lines', index, 'sku'], message: 'is already on another line', params: { code: 'NOT_ALLOWED' } });
+      seen.add(line.sku);
+    }
+  });
+
+export const releaseRequest = z.object({ orderId });
+
+export const getStockRequest = z.object({ skus: skuList });
+
+/** WatchStock names its SKUs as GetStock does. */
+export const watchStockRequest = getStockRequest;
+
+/** SetStock; PUT /stock-levels/{sku} sends the same change (its request id is the Idempotency-Key, its expected version the If-Match). */
+export const setStockRequest = z.object({ sku, onHand, requestId, expectedVersion: z.number().int().optional() });
+
+export const adjustStockRequest = z.object({
+  sku,
+  delta: int32({ min: -MAX_ON_HAND, max: MAX_ON_HAND }).refine((delta) => delta !== 0, { message: 'must not be 0', params: { code: 'OUT_OF_RANGE' } }),
+  /** Empty when the caller gives none. */
+  reason: plainText({ max: MAX_REASON }),
+  requestId,
+});
 
 export const listStockLevelsQuery = z.strictObject({
   ...pagingQueryShape,
@@ -18,12 +72,16 @@ export const listStockLevelsQuery = z.strictObject({
   sku: z
     .string()
     .transform((text) => text.split(',').map((sku) => sku.trim()).filter(Boolean))
-    .pipe(z.array(sku).min(1).max(100))
+    .pipe(skuList)
     .optional(),
 });
 
 export const putStockLevelBody = z.strictObject({
-  onHand: int32({ min: 0, max: MAX_ON_HAND }).meta({ description: 'Units in the warehouse, reserved ones included; available becomes onHand less what orders hold.' }),
+  onHand: onHand.meta({ description: 'Units in the warehouse, reserved ones included; available becomes onHand less what orders hold.' }),
 });
 
 export type ListStockLevelsQuery = z.output<typeof listStockLevelsQuery>;
+export type ReserveRequest = z.output<typeof reserveRequest>;
+export type ReserveOrderRequest = z.output<typeof reserveOrderRequest>;
+export type SetStockRequest = z.output<typeof setStockRequest>;
+export type AdjustStockRequest = z.output<typeof adjustStockRequest>;

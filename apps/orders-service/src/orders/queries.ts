@@ -4,6 +4,7 @@ import { assertOwnerOrAdmin, isAdmin, type Principal } from '@platform/auth';
 import { Forbidden, Invalid, NotFound } from '@platform/errors';
 import { isId } from '@platform/ids';
 import { type ListEnvelope, parseSort, type PagingParams, toListEnvelope, toPageRequest } from '@platform/paging';
+import { pathId } from '@platform/validation';
 import { type OrderFilters, type OrderItemRow, type OrderRepository, type OrderRow } from './repository';
 import { type OrderSearch, orderSortFields } from './schemas';
 
@@ -17,7 +18,7 @@ export class OrderQueries {
 
   /** The order, if the principal may see it; someone else's order is 404. */
   async get(principal: Principal, id: string): Promise<OrderRow> {
-    const order = isId(id) ? await this.orders.findById(id) : null;
+    const order = await this.orders.findById(pathId(id, 'Order'));
     if (!order) throw NotFound.of('Order');
     // An order whose customer deleted their account belongs to no one but the admins.
     assertOwnerOrAdmin(principal, order.userId ?? '', 'Order');
@@ -63,7 +64,7 @@ export class OrderQueries {
   }
 
   async item(principal: Principal, itemId: string): Promise<OrderItemRow> {
-    const item = isId(itemId) ? await this.orders.findItem(itemId) : null;
+    const item = await this.orders.findItem(pathId(itemId, 'Order item'));
     if (!item) throw NotFound.of('Order item');
     assertOwnerOrAdmin(principal, item.order.userId ?? '', 'Order item');
     const { order: _order, ...row } = item;

@@ -4,8 +4,9 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { apiKeyIdOf, newApiKeyText, type Principal } from '@platform/auth';
 import { Conflict, Invalid, NotFound } from '@platform/errors';
-import { isId, newId } from '@platform/ids';
+import { newId } from '@platform/ids';
 import { type ListEnvelope, toListEnvelope, toPageRequest } from '@platform/paging';
+import { pathId } from '@platform/validation';
 import type { RevocationPublisher } from '../credentials/revocations';
 import type { ApiKeyRepository, ApiKeyRow } from './repository';
 import { statusOf } from './representation';
@@ -57,14 +58,14 @@ export class ApiKeyService {
 
   /** The caller's key; anyone else's (admins' included: keys are personal) is 404 like an unknown one. */
   async get(principal: Principal, id: string): Promise<ApiKeyRow> {
-    const row = isId(id) ? await this.keys.findOwned(principal.userId, id) : null;
+    const row = await this.keys.findOwned(principal.userId, pathId(id, 'API key'));
     if (!row) throw NotFound.of('API key');
     return row;
   }
 
   /** Revokes the key: every gateway refuses it within the push (a second) or at worst its cache bound. Repeating it changes nothing. */
-  async revoke(principal: Principal, id: string): Promise<void> {
-    if (!isId(id)) throw NotFound.of('API key');
+  async revoke(principal: Principal, requestedId: string): Promise<void> {
+    const id = pathId(requestedId, 'API key');
     const revoked = await this.keys.ownerTransaction(principal.userId, async (writes) => {
       const row = await writes.findOwned(principal.userId, id);
       if (!row) throw NotFound.of('API key');
@@ -80,8 +81,8 @@ export class ApiKeyService {
    * more (its expiry moves to then, never later than it was), so a caller can deploy the new key
    * before the old stops. An overlap of 0 stops the old key now.
    */
-  async rotate(principal: Principal, id: string, input: RotateApiKeyInput): Promise<{ row: ApiKeyRow; key: string }> {
-    if (!isId(id)) throw NotFound.of('API key');
+  async rotate(principal: Principal, requestedId: string, input: RotateApiKeyInput): Promise<{ row: ApiKeyRow; key: string }> {
+    const id = pathId(requestedId, 'API key');
     const now = new Date();
     const issued = await this.keys.ownerTransaction(principal.userId, async (writes) => {
       const old = await writes.findOwned(principal.userId, id);

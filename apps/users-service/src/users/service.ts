@@ -8,6 +8,7 @@ import { updateAtVersion } from '@platform/service-kit';
 import type { RevocationPublisher } from '../credentials/revocations';
 import { decoyHash, hashPassword, verifyPassword } from './password';
 import { whenUniqueViolated } from '@platform/db';
+import { pathId } from '@platform/validation';
 import { userEvent } from './events';
 import { type UserChanges, type UserProfile, type UserRepository, UserRepository as Repo, type UserRow } from './repository';
 import type { TokenResponse } from './representation';
@@ -66,8 +67,7 @@ export class UserService {
 
   /** The user (`me`: the caller), if the principal may see it; a malformed id is 404 like an unknown one. */
   async get(principal: Principal, id: string): Promise<UserRow> {
-    const userId = id === 'me' ? principal.userId : id;
-    if (!isId(userId)) throw NotFound.of('User');
+    const userId = pathId(id === 'me' ? principal.userId : id, 'User');
     assertOwnerOrAdmin(principal, userId, 'User');
     const user = await this.users.findById(userId);
     if (!user) throw NotFound.of('User');

@@ -2,8 +2,8 @@
 // the secret shown once and rotated with a grace period, which events a caller may read.
 import { isAdmin, type Principal } from '@platform/auth';
 import { Conflict, Forbidden, Invalid, NotFound, VersionMismatch } from '@platform/errors';
-import { isId } from '@platform/ids';
 import { type ListEnvelope, parseSort, toListEnvelope, toPageRequest } from '@platform/paging';
+import { pathId } from '@platform/validation';
 import { type AddressGuard, ForbiddenUrl } from './address-guard';
 import type { DeliveryWithAttempts, EndpointChanges, EndpointRow, EventRow, WebhookRepository } from './repository';
 import { PREVIOUS_SECRET_GRACE_MS } from './retry-schedule';
@@ -66,7 +66,7 @@ export class WebhookService {
 
   /** The caller's own endpoint; anyone else's (an admin's call included) is 404: endpoints are their owner's alone. */
   async get(principal: Principal, id: string): Promise<EndpointRow> {
-    const endpoint = isId(id) ? await this.webhooks.findEndpoint(id) : null;
+    const endpoint = await this.webhooks.findEndpoint(pathId(id, 'Webhook endpoint'));
     if (!endpoint || endpoint.ownerId !== principal.userId) throw NotFound.of('Webhook endpoint');
     return endpoint;
   }
@@ -127,7 +127,7 @@ export class WebhookService {
   /** Sends a delivery again now, whatever its state (succeeded ones too: a receiver lost it), but not beside an attempt under way. */
   async retryDelivery(principal: Principal, endpointId: string, deliveryId: string): Promise<DeliveryWithAttempts> {
     const endpoint = await this.get(principal, endpointId);
-    const delivery = isId(deliveryId) ? await this.webhooks.findDelivery(endpoint.id, deliveryId) : null;
+    const delivery = await this.webhooks.findDelivery(endpoint.id, pathId(deliveryId, 'Delivery'));
     if (!delivery) throw NotFound.of('Delivery');
     if (endpoint.status !== 'ENABLED') throw new Conflict('CONFLICT', 'The endpoint is disabled: enable it (PATCH status ENABLED) before retrying its deliveries.');
     if (!(await this.webhooks.requeueDelivery(delivery.id, this.clock()))) {
