@@ -147,6 +147,30 @@ describe.each([
   });
 });
 
+describe('a gRPC call whose HTTP/2 peer answers, but not in gRPC', () => {
+  /** An HTTP/2 server answering every stream with `status`, `contentType` and a body of its kind. */
+  async function http2Peer(status: number, contentType: string, body: string): Promise<string> {
+    const server = createHttp2Server();
+    server.on('stream', (stream) => {
+      stream.on('error', () => undefined);
+      stream.respond({ ':status': status, 'content-type': contentType });
+      stream.end(body);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    peers.push({ server });
+    return `127.0.0.1:${(server.address() as { port: number }).port}`;
+  }
+
+  it('is 502 BAD_GATEWAY by its content-type: a JSON API, a web page not found', async () => {
+    expect(await seenThrough(viaGrpc(await http2Peer(200, 'application/json', '{"ok":true}')))).toMatchObject(expected.garbage);
+    expect(await seenThrough(viaGrpc(await http2Peer(404, 'text/html', '<h1>Not Found</h1>')))).toMatchObject(expected.garbage);
+  });
+
+  it("is 503 SERVICE_UNAVAILABLE when it is a proxy's 503: the callee is away, not garbled", async () => {
+    expect(await seenThrough(viaGrpc(await http2Peer(503, 'text/html', '<h1>Service Unavailable</h1>')))).toMatchObject(expected.refused);
+  });
+});
+
 describe('what every call carries', () => {
   it('HTTP: the budget left, the trace, the service token; and one metric line by target, operation and outcome', async () => {
     const seen: Record<string, string | undefined>[] = [];

@@ -18,7 +18,7 @@ import { Pool } from 'undici';
 import { ApiError } from '@platform/errors';
 import { currentContext, outgoingBudgetMs, outgoingTraceparent, TIMEOUT_HEADER } from '@platform/service-kit';
 import { type FinishCall, startCall } from './call-metrics';
-import { failureError, grpcFailureKind, httpFailureKind, malformed } from './failure-rule';
+import { failureError, grpcFailureKind, httpFailureKind, isGrpcContentType, malformed, NOT_GRPC_ANSWER } from './failure-rule';
 
 /**
  * Whose credential a call carries: `service`, this app's service token (calls the app makes on its
@@ -196,9 +196,19 @@ export function createOutgoingCalls(options: OutgoingCallsOptions = {}): Outgoin
       return new InterceptingCall(nextCall({ ...callOptions, deadline: asked }), {
         start(metadata: Metadata, _listener, next) {
           if (head?.headers.traceparent) metadata.set('traceparent', head.headers.traceparent);
+          // Whether the peer answered in gRPC, by the content-type of its response headers (or,
+          // for an answer of headers alone, of the status's): the failure rule reads the mark.
+          let notGrpc = false;
           const send = () =>
             next(metadata, {
+              onReceiveMetadata(headers, nextMetadata) {
+                notGrpc = !isGrpcContentType(headers.get('content-type')[0]);
+                nextMetadata(headers);
+              },
               onReceiveStatus(outcome, nextStatus) {
+                const contentType = outcome.metadata.get('content-type')[0];
+                outcome.metadata.remove(NOT_GRPC_ANSWER);
+                if (outcome.code !== grpcStatus.OK && (notGrpc || (contentType !== undefined && !isGrpcContentType(contentType)))) outcome.metadata.set(NOT_GRPC_ANSWER, 'true');
                 finish(outcome.code === grpcStatus.OK ? 'ok' : (grpcFailureKind(outcome) ?? grpcStatus[outcome.code]));
                 nextStatus(outcome);
               },
