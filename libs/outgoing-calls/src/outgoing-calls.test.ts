@@ -230,6 +230,26 @@ describe('what every call carries', () => {
     expect(Number(amount) / (unit === 'u' ? 1_000 : 1)).toBeLessThanOrEqual(250);
   });
 
+  it('gRPC: each call is timed once, under its method', async () => {
+    const server = createHttp2Server();
+    server.on('stream', (stream) => {
+      stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
+      stream.on('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '0' }));
+      stream.end(Buffer.from([0, 0, 0, 0, 2, 0x6f, 0x6b]));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    peers.push({ server });
+    const counted = new Registry();
+    const client = createOutgoingCalls({ registry: counted }).grpcClient(PingClient, 'counted', `127.0.0.1:${(server.address() as { port: number }).port}`) as PingClientType;
+    try {
+      for (let call = 0; call < 5; call++) await new Promise((resolve, reject) => client.ping(Buffer.from('hi'), new Metadata(), (error, reply) => (error ? reject(error) : resolve(reply))));
+    } finally {
+      client.close();
+    }
+    const counts = [...(await counted.getSingleMetricAsString(OUTGOING_CALL_METRIC)).matchAll(/_count\{([^}]*)\} (\d+)/g)].map(([, labels, count]) => `${labels} ${count}`);
+    expect(counts).toEqual(['target="counted",operation="Ping",outcome="ok" 5']);
+  });
+
   it('no time left is 504 before anything is sent', async () => {
     let called = false;
     const server = await listen(express().get('/things', (_req, res) => void ((called = true), res.json({}))), 0, '127.0.0.1');

@@ -123,7 +123,8 @@ export function createOutgoingCalls(options: OutgoingCallsOptions = {}): Outgoin
   /** The call's budget: what the request has left (less the hop margin), within the call's own bound. */
   const budgetOf = (target: string, timeoutMs: number | undefined) => Math.min(outgoingBudgetMs(timeoutMs ?? defaultTimeoutMs, `the ${target} service`), timeoutMs ?? Infinity);
 
-  function callHead(target: string, operation: string, head: { credential: CallCredential; authorization?: string; timeoutMs?: number }): CallHead {
+  /** A call's budget and headers, without its timer (the gRPC interceptor times the call itself, by method). */
+  function budgetAndHeaders(target: string, head: { credential: CallCredential; authorization?: string; timeoutMs?: number }): Omit<CallHead, 'finish'> {
     const budgetMs = budgetOf(target, head.timeoutMs);
     const headers: Record<string, string> = { [TIMEOUT_HEADER]: String(budgetMs) };
     const traceparent = outgoingTraceparent();
@@ -132,7 +133,11 @@ export function createOutgoingCalls(options: OutgoingCallsOptions = {}): Outgoin
       const authorization = head.authorization ?? currentContext()?.authorization;
       if (authorization) headers.authorization = authorization;
     }
-    return { budgetMs, headers, finish: startCall(registry, target, operation) };
+    return { budgetMs, headers };
+  }
+
+  function callHead(target: string, operation: string, head: { credential: CallCredential; authorization?: string; timeoutMs?: number }): CallHead {
+    return { ...budgetAndHeaders(target, head), finish: startCall(registry, target, operation) };
   }
 
   async function serviceAuthorization(): Promise<string> {
@@ -185,9 +190,9 @@ export function createOutgoingCalls(options: OutgoingCallsOptions = {}): Outgoin
       const path = callOptions.method_definition.path;
       const finish = startCall(registry, target, path.slice(path.lastIndexOf('/') + 1));
       // No time left: a deadline already past, so the call ends DEADLINE_EXCEEDED (504) without being sent.
-      let head: CallHead | undefined;
+      let head: Omit<CallHead, 'finish'> | undefined;
       try {
-        head = callHead(target, 'grpc', { credential: 'none' });
+        head = budgetAndHeaders(target, { credential: 'none' });
       } catch (error) {
         if (!(error instanceof ApiError)) throw error;
       }
