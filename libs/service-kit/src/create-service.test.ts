@@ -90,8 +90,9 @@ async function rawGet(target: string): Promise<{ status: number; body: unknown }
 }
 
 describe('the query string', () => {
-  it('is read as node reads it: repeated names a list, + a space, escapes decoded', async () => {
+  it('is read as node reads it: repeated names a list, + a space, escapes decoded; none is no parameter', async () => {
     expect(await rawGet('/query?q=a+b%20c&size=1&size=2&empty')).toEqual({ status: 200, body: { q: 'a b c', size: ['1', '2'], empty: '' } });
+    expect(await rawGet('/query')).toEqual({ status: 200, body: {} });
   });
 
   it('with a malformed %-escape, in a value or a name, is 400 VALIDATION_FAILED naming each parameter', async () => {

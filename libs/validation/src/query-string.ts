@@ -19,7 +19,8 @@ function decoded(encoded: string): string | undefined {
  * value has a malformed %-encoding (INVALID_FORMAT; a name that does not decode is named as sent).
  * A string without `%` cannot hold one, so the common case costs one scan.
  */
-export function readQueryString(raw: string): ParsedUrlQuery {
+export function readQueryString(raw: string | null | undefined): ParsedUrlQuery {
+  if (!raw) return parse(''); // express hands null for a URL without `?`
   if (raw.includes('%')) {
     const fieldErrors: FieldError[] = [];
     for (const pair of raw.split('&')) {
