@@ -1,7 +1,7 @@
 // The catalog-service request pipeline, in the order a request meets it.
 import { databaseOutages } from '@platform/db';
 import { TokenVerifier } from '@platform/auth';
-import { deadLetterRoutes, deadLettersOf, type EventHandlers, eventLogRoutes } from '@platform/events';
+import { type EventHandlers, eventRoutes } from '@platform/events';
 import { createSubgraphMiddleware } from '@platform/graphql-kit';
 import { createService, type Health, type Logger, type Metrics } from '@platform/service-kit';
 import type { DatabaseClient } from './database';
@@ -46,10 +46,7 @@ export async function createCatalogApp(deps: CatalogAppDeps) {
     metrics: deps.metrics,
     requestTimeoutMs: config.REQUEST_TIMEOUT_MS,
     graphql, // /graphql: the subgraph; verifies the forwarded token itself
-    internal: [
-      eventLogRoutes(deps.prisma, 'catalog-service', internalVerifier), // GET /internal/events: this service's published events (service tokens only)
-      deadLetterRoutes(deadLettersOf(deps.prisma, eventHandlers, deps.logger), internalVerifier), // /internal/dead-letters: events its consumer parked, to list and replay (service tokens only)
-    ],
+    internal: [eventRoutes({ db: deps.prisma, service: 'catalog-service', internalVerifier, consumer: { handlers: eventHandlers, logger: deps.logger } })], // /internal/events: its published events; /internal/dead-letters: what its consumer parked (service tokens only)
     verifier, // everything below needs a bearer token
     resources: [
       productsRoutes(products), // /products, /products/:id, /products/:id/rating

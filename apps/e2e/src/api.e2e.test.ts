@@ -5,6 +5,7 @@
 // response of both is checked against the published contract.
 import { type ApiClient, createApiClient, type Schemas } from '@platform/sdk';
 import { apiClient } from '@platform/test-kit';
+import { answersIn, rawExchange } from './campaign/fuzz';
 import { useContract } from './contract';
 import { ADMIN, gatewayUrl } from './stack';
 
@@ -247,6 +248,18 @@ describe('the status codes the API answers with', () => {
     expect(failed(await api.GET('/orders', { params: { query: { cursor: 'forged.cursor' } } })).error.code).toBe('INVALID_CURSOR');
     expect(failed(await api.GET('/orders', { params: { query: { size: 0 } } })).status).toBe(422);
     expect((await call('GET', '/v1/orders?bogus=1', { token })).body.errors[0].code).toBe('UNKNOWN_PARAMETER');
+  });
+
+  it('400 for a malformed %-escape in the query (VALIDATION_FAILED naming the parameter), as in the path (MALFORMED_REQUEST)', async () => {
+    const { token } = await signUp();
+    const base = new URL(gatewayUrl);
+    // On a raw socket: the target goes out byte for byte, as no URL-building client would send it.
+    const get = async (target: string) =>
+      answersIn(await rawExchange(base.hostname, Number(base.port), `GET ${target} HTTP/1.1\r\nHost: ${base.host}\r\nAuthorization: Bearer ${token}\r\nConnection: close\r\n\r\n`))[0];
+    const query = await get('/v1/products?q=%E0%A4%A');
+    expect([query.status, JSON.parse(query.body)]).toEqual([400, { code: 'VALIDATION_FAILED', message: expect.any(String), traceId: expect.any(String), errors: [{ field: 'q', code: 'INVALID_FORMAT', message: expect.any(String) }] }]);
+    const path = await get('/v1/products/%E0%A4%A');
+    expect([path.status, JSON.parse(path.body).code]).toEqual([400, 'MALFORMED_REQUEST']);
   });
 
   it('401, 404 (unknown path, unknown version), 405, 406, 413, 415, and problem+json on request', async () => {

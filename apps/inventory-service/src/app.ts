@@ -2,7 +2,7 @@
 // levels people read and set through the gateway).
 import { databaseOutages } from '@platform/db';
 import type { TokenVerifier } from '@platform/auth';
-import { eventLogRoutes } from '@platform/events';
+import { eventRoutes } from '@platform/events';
 import { createSubgraphMiddleware } from '@platform/graphql-kit';
 import { createService, type Health, type Logger, type Metrics } from '@platform/service-kit';
 import type { DatabaseClient } from './database';
@@ -59,7 +59,7 @@ export function createInventoryApp(deps: InventoryAppDeps) {
     metrics: deps.metrics,
     requestTimeoutMs: deps.requestTimeoutMs,
     graphql: createSubgraphMiddleware({ typeDefs: inventoryTypeDefs, resolvers: inventoryResolvers(stock), verifier: deps.verifier, introspection: deps.introspection }), // /graphql: the subgraph; verifies the forwarded token itself
-    internal: [eventLogRoutes(deps.prisma, 'inventory-service', deps.callers.verifier)], // GET /internal/events: this service's published events (service tokens only)
+    internal: [eventRoutes({ db: deps.prisma, service: 'inventory-service', internalVerifier: deps.callers.verifier })], // /internal/events: its published events (service tokens only; it consumes none)
     verifier: deps.verifier, // everything below needs a bearer token
     resources: [stockLevelRoutes(stock, deps.cursorSecret)], // /stock-levels, /stock-levels/:sku
     outages: [databaseOutages], // an unreachable database: 503 + Retry-After, not 500

@@ -363,12 +363,35 @@ describe('what operators see of each call', () => {
     expect((await failure(reserve({ orderId: 'logged-order-2', sku, quantity: 99 }))).code).toBe(status.FAILED_PRECONDITION);
     const lines = logLines.filter((line) => line.msg === 'grpc call' && line.grpcMethod === '/inventory.v1.Inventory/Reserve');
     expect(lines.slice(-2)).toEqual([
-      expect.objectContaining({ traceId: '0af7651916cd43dd8448eb211c80319c', grpcCode: 'OK', durationMs: expect.any(Number) }),
-      expect.objectContaining({ grpcCode: 'FAILED_PRECONDITION', durationMs: expect.any(Number) }),
+      expect.objectContaining({ traceId: '0af7651916cd43dd8448eb211c80319c', grpcCode: 'OK', durationMs: expect.any(Number), caller: 'service:orders-service' }),
+      expect.objectContaining({ grpcCode: 'FAILED_PRECONDITION', durationMs: expect.any(Number), caller: 'service:orders-service' }),
     ]);
     const timed = await metrics.registry.getSingleMetricAsString('grpc_server_handling_seconds');
     expect(timed).toMatch(/grpc_server_handling_seconds_count\{[^}]*grpc_method="Reserve",grpc_type="unary",grpc_code="OK"[^}]*\} [1-9]/);
     expect(timed).toMatch(/grpc_server_handling_seconds_count\{[^}]*grpc_method="Reserve",grpc_type="unary",grpc_code="FAILED_PRECONDITION"[^}]*\} [1-9]/);
+  });
+});
+
+describe('who the log says called', () => {
+  /** The log line of one Release call made with `interceptors`. */
+  async function loggedRelease(interceptors: Interceptor[]): Promise<Record<string, unknown> | undefined> {
+    const orderId = `logged-${newId()}`;
+    const caller = new InventoryClient(address, credentials.createInsecure(), { interceptors });
+    try {
+      await new Promise((resolve) => caller.release({ orderId }, resolve));
+    } finally {
+      caller.close();
+    }
+    return logLines.filter((line) => line.msg === 'grpc call' && line.grpcMethod === '/inventory.v1.Inventory/Release').at(-1);
+  }
+
+  it('names the service its verified token names, as REST names a caller; else the client by its User-Agent', async () => {
+    expect(await loggedRelease([bearing(await ordersToken())])).toMatchObject({ grpcCode: 'OK', caller: 'service:orders-service' });
+    // Verified, though not allowed: named, and refused.
+    expect(await loggedRelease([bearing(await serviceTokenSource(SECRET, 'users-service')())])).toMatchObject({ grpcCode: 'PERMISSION_DENIED', caller: 'service:users-service' });
+    // A token that claims orders-service under another key names no service: the client instead.
+    const forged = await loggedRelease([bearing(await serviceTokenSource('another-secret-another-secret-another!!', 'orders-service')())]);
+    expect(forged).toMatchObject({ grpcCode: 'UNAUTHENTICATED', caller: expect.stringMatching(/^client:grpc-node-js\/\d/) });
   });
 });
 

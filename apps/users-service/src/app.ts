@@ -1,7 +1,7 @@
 // The users-service request pipeline, in the order a request meets it.
 import { databaseOutages } from '@platform/db';
 import { authenticate, TokenVerifier } from '@platform/auth';
-import { deadLetterRoutes, deadLettersOf, eventLogRoutes } from '@platform/events';
+import { eventRoutes } from '@platform/events';
 import { createSubgraphMiddleware } from '@platform/graphql-kit';
 import { createService, type Health, type Logger, type Metrics } from '@platform/service-kit';
 import type { DatabaseClient } from './database';
@@ -63,8 +63,7 @@ export async function createUsersApp(deps: UsersAppDeps) {
     graphql, // /graphql: the subgraph; verifies the forwarded token itself
     internal: [
       { path: '/internal', handlers: [authenticate(internalVerifier), credentialsRoutes(users), apiKeyVerificationRoutes(apiKeys)] }, // the gateway's revocation and API key checks (service tokens only)
-      eventLogRoutes(deps.prisma, 'users-service', internalVerifier), // GET /internal/events: this service's published events (service tokens only)
-      deadLetterRoutes(deadLettersOf(deps.prisma, eventHandlers, deps.logger), internalVerifier), // /internal/dead-letters: events its consumer (webhooks) parked, to list and replay (service tokens only)
+      eventRoutes({ db: deps.prisma, service: 'users-service', internalVerifier, consumer: { handlers: eventHandlers, logger: deps.logger } }), // /internal/events: its published events; /internal/dead-letters: what its consumer (webhooks) parked (service tokens only)
     ],
     verifier, // everything below needs a bearer token
     resources: [

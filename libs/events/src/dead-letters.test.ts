@@ -13,10 +13,10 @@ import { apiClient } from '@platform/test-kit';
 import express from 'express';
 import { domainEvent } from './catalog';
 import { EventConsumer } from './consumer';
-import { deadLetterRoutes } from './dead-letters';
-import { EmbeddedTransport, eventLogRoutes, sqlCursorStore } from './embedded-transport';
+import { EmbeddedTransport, sqlCursorStore } from './embedded-transport';
 import type { ReceivedEvent } from './envelope';
 import { recordEvent, type SqlClient, type SqlDatabase } from './outbox';
+import { eventRoutes } from './internal-routes';
 import { unitOfWork } from './outbox-signals';
 import { startOutboxRelay } from './relay';
 
@@ -34,7 +34,6 @@ function sqlClientOf(db: PGlite | Transaction): SqlClient {
 let pglite: PGlite;
 let db: SqlDatabase;
 let server: Listening;
-let consumer: EventConsumer;
 /** Aggregates whose user.deleted the handler refuses (the poison), and what it handled, in order. */
 const poisoned = new Set<string>();
 const handled: string[] = [];
@@ -65,14 +64,8 @@ beforeAll(async () => {
   // One process plays both sides: the producer's event log and the consumer's dead-letter door.
   const internal = new TokenVerifier([SECRET], { audience: 'internal' });
   const app = express();
-  app.use(eventLogRoutes(db, 'users-service', internal));
-  consumer = new EventConsumer(
-    db,
-    new EmbeddedTransport({ producers: {}, serviceToken: serviceTokenSource(SECRET, 'orders-service'), cursors: sqlCursorStore(db), logger }),
-    logger,
-    { consumer: 'orders-service', sources: ['users-service'], handlers, maxAttempts: 3 },
-  );
-  app.use(deadLetterRoutes(consumer.deadLetterStore, internal));
+  // Both doors as a service mounts them (a replay runs the same handlers as the consumer's).
+  app.use(eventRoutes({ db, service: 'users-service', internalVerifier: internal, consumer: { handlers, logger } }));
   app.use(errorHandler);
   server = await listen(app, 0, '127.0.0.1');
 }, 180_000); // generous: the embedded PostgreSQL and its migrations start slowly on a loaded machine
@@ -169,3 +162,19 @@ it('the event log waits for new events (long poll) and answers as soon as the re
   expect(tooLong.status).toBe(422);
   expect(tooLong.body.errors[0]).toMatchObject({ field: 'wait', code: 'OUT_OF_RANGE' });
 }, 120_000);
+
+it('a service that consumes no events serves its event log and no dead-letter door', async () => {
+  const app = express();
+  app.use(eventRoutes({ db, service: 'inventory-service', internalVerifier: new TokenVerifier([SECRET], { audience: 'internal' }) }));
+  app.use(errorHandler);
+  const producer = await listen(app, 0, '127.0.0.1');
+  try {
+    const service = await serviceTokenSource(SECRET, 'orders-service')();
+    const producerCall = apiClient(() => producer.url);
+    expect((await producerCall('GET', '/internal/events?limit=1')).status).toBe(401);
+    expect((await producerCall('GET', '/internal/events?limit=1', { token: service })).status).toBe(200);
+    expect((await producerCall('GET', '/internal/dead-letters', { token: service })).status).toBe(404);
+  } finally {
+    await producer.close();
+  }
+});

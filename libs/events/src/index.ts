@@ -6,6 +6,7 @@ export { OUTBOX_CHANNEL, OutboxRelay, startOutboxRelay, type OutboxDatabase, typ
 export { deadLettersOf, EventConsumer, HandlerTimeout, type ConsumerSettings, type HandleOutcome } from './consumer';
 export { deadLetterRoutes, DeadLetters, type DeadLetter, type DeadLetterState, type EventHandlers, type ReplayOutcome } from './dead-letters';
 export { EmbeddedTransport, eventLogRoutes, sqlCursorStore, type CursorStore, type EmbeddedTransportSettings } from './embedded-transport';
+export { eventRoutes, type EventRoutesOptions } from './internal-routes';
 export type { Consumption, Delivery, EventTransport, Subscription } from './transport';
 export { eventsConfigShape } from './config';
 export { connectNatsIfConfigured, EVENTS_STREAM, NatsTransport, PARTITIONS, partitionOf, type NatsTransportSettings } from './nats-transport';

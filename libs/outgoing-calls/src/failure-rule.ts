@@ -16,7 +16,7 @@ import { ApiError } from '@platform/errors';
  * The gRPC status codes the rule reads (fixed by the gRPC spec), named here so that an app that
  * makes no gRPC call does not load grpc-js (about 12 MB resident) for its constants.
  */
-const grpcStatus = { CANCELLED: 1, UNKNOWN: 2, DEADLINE_EXCEEDED: 4, RESOURCE_EXHAUSTED: 8, INTERNAL: 13, UNAVAILABLE: 14 } as const;
+const grpcStatus = { CANCELLED: 1, DEADLINE_EXCEEDED: 4, RESOURCE_EXHAUSTED: 8, INTERNAL: 13, UNAVAILABLE: 14 } as const;
 
 /**
  * Seconds a client is asked to wait after a 503 from an unreachable or busy app. One second:
@@ -75,31 +75,54 @@ export function httpFailureKind(error: unknown, timedOut = false): TransportFail
   return 'unavailable';
 }
 
-/** grpc-js's words for a peer that does not speak gRPC over HTTP/2, or sent a message it cannot read. */
-const GRPC_UNREADABLE = /Protocol error|Parse Error|Failed to parse server response|Received message larger than max|Received RST_STREAM with code 1\b|Response message parsing error/i;
+/**
+ * The key under which this app's gRPC interceptor (outgoing-calls.ts) marks, in the metadata of
+ * the status it hands on, an answer whose `content-type` was not gRPC: an HTTP/2 peer that
+ * answered, but not in gRPC (a web server, a proxy's error page). The interceptor removes the key
+ * from whatever a peer sent, so only it sets the mark.
+ */
+export const NOT_GRPC_ANSWER = 'outgoing-call-not-grpc';
+
+/** True for a `content-type` of gRPC: `application/grpc`, or with a `+proto`-like suffix or parameters. */
+export function isGrpcContentType(contentType: unknown): boolean {
+  return typeof contentType === 'string' && /^application\/grpc(?:[+;]|$)/i.test(contentType);
+}
+
+/**
+ * Unreadable answers grpc-js reports with no field of their own, only a status code and its
+ * details text, matched here and nowhere else, each whole or by the exact prefix grpc-js writes
+ * (grpc-js 1.14, build/src):
+ * - a peer that does not speak HTTP/2 at all: the session fails with Node's "Protocol error",
+ *   which transport.js keeps as text only (`errorHandler`, `errorMessage = error.message`) and
+ *   load-balancer-pick-first.js reports as UNAVAILABLE "No connection established. Last error:
+ *   Protocol error (<time>)...";
+ * - a gRPC peer whose message is garbage: subchannel-call.js cancels with RESOURCE_EXHAUSTED and
+ *   the decoder's "Received message larger than max (...)" (stream-decoder.js), or
+ *   client-interceptors.js with INTERNAL "Response message parsing error: ...";
+ * - a peer that reset the stream with PROTOCOL_ERROR: INTERNAL "Received RST_STREAM with code 1"
+ *   (subchannel-call.js, the stream's `close`; its `rstCode` does not reach the interceptors).
+ * An HTTP/2 peer that answers but not in gRPC is recognised by its content-type instead (above).
+ */
+const NOT_HTTP2_PEER = /^No connection established\. Last error: Protocol error \(/;
+const UNREADABLE_MESSAGE: ReadonlyArray<{ code: number; details: RegExp }> = [
+  { code: grpcStatus.RESOURCE_EXHAUSTED, details: /^Received message larger than max \(/ },
+  { code: grpcStatus.INTERNAL, details: /^Response message parsing error: / },
+  { code: grpcStatus.INTERNAL, details: /^Received RST_STREAM with code 1$/ },
+];
 
 /**
  * A gRPC status by the rule, or undefined when it is the callee's own answer (NOT_FOUND,
- * FAILED_PRECONDITION, INVALID_ARGUMENT, …), which the client maps itself. grpc-js reports a
- * peer that is not gRPC as UNAVAILABLE or INTERNAL with a protocol message: that is 502.
+ * FAILED_PRECONDITION, INVALID_ARGUMENT, …), which the client maps itself. An answer that was
+ * not gRPC is 502, unless grpc-js read it as UNAVAILABLE (a proxy's 502, 503, 504 or 429: the
+ * callee is away, not garbled).
  */
-export function grpcFailureKind(error: Pick<ServiceError, 'code' | 'details'>): TransportFailure | undefined {
-  const details = error.details ?? '';
-  switch (error.code) {
-    case grpcStatus.DEADLINE_EXCEEDED:
-      return 'timeout';
-    case grpcStatus.UNAVAILABLE:
-    case grpcStatus.RESOURCE_EXHAUSTED:
-    case grpcStatus.INTERNAL:
-    case grpcStatus.UNKNOWN:
-      if (GRPC_UNREADABLE.test(details)) return 'malformed';
-      return error.code === grpcStatus.UNAVAILABLE || error.code === grpcStatus.RESOURCE_EXHAUSTED ? 'unavailable' : undefined;
-    case grpcStatus.CANCELLED:
-      // The channel shut down under the call (a stop) or the peer cancelled it: not an answer.
-      return 'unavailable';
-    default:
-      return undefined;
-  }
+export function grpcFailureKind(error: Pick<ServiceError, 'code' | 'details' | 'metadata'>): TransportFailure | undefined {
+  if (error.code === grpcStatus.DEADLINE_EXCEEDED) return 'timeout';
+  if (error.code === grpcStatus.CANCELLED) return 'unavailable'; // the channel shut down under the call (a stop), or the peer cancelled it: not an answer
+  if (error.code === grpcStatus.UNAVAILABLE) return NOT_HTTP2_PEER.test(error.details ?? '') ? 'malformed' : 'unavailable';
+  if (error.metadata?.get(NOT_GRPC_ANSWER).length) return 'malformed';
+  if (UNREADABLE_MESSAGE.some((unreadable) => unreadable.code === error.code && unreadable.details.test(error.details ?? ''))) return 'malformed';
+  return error.code === grpcStatus.RESOURCE_EXHAUSTED ? 'unavailable' : undefined;
 }
 
 /** The ApiError for a failed gRPC call by the rule, or undefined when the status is the callee's answer. */

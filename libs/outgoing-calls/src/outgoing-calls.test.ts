@@ -147,6 +147,30 @@ describe.each([
   });
 });
 
+describe('a gRPC call whose HTTP/2 peer answers, but not in gRPC', () => {
+  /** An HTTP/2 server answering every stream with `status`, `contentType` and a body of its kind. */
+  async function http2Peer(status: number, contentType: string, body: string): Promise<string> {
+    const server = createHttp2Server();
+    server.on('stream', (stream) => {
+      stream.on('error', () => undefined);
+      stream.respond({ ':status': status, 'content-type': contentType });
+      stream.end(body);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    peers.push({ server });
+    return `127.0.0.1:${(server.address() as { port: number }).port}`;
+  }
+
+  it('is 502 BAD_GATEWAY by its content-type: a JSON API, a web page not found', async () => {
+    expect(await seenThrough(viaGrpc(await http2Peer(200, 'application/json', '{"ok":true}')))).toMatchObject(expected.garbage);
+    expect(await seenThrough(viaGrpc(await http2Peer(404, 'text/html', '<h1>Not Found</h1>')))).toMatchObject(expected.garbage);
+  });
+
+  it("is 503 SERVICE_UNAVAILABLE when it is a proxy's 503: the callee is away, not garbled", async () => {
+    expect(await seenThrough(viaGrpc(await http2Peer(503, 'text/html', '<h1>Service Unavailable</h1>')))).toMatchObject(expected.refused);
+  });
+});
+
 describe('what every call carries', () => {
   it('HTTP: the budget left, the trace, the service token; and one metric line by target, operation and outcome', async () => {
     const seen: Record<string, string | undefined>[] = [];
@@ -204,6 +228,26 @@ describe('what every call carries', () => {
     expect(seen).toEqual([{ deadline: expect.stringMatching(/^\d+[mu]$/), traceparent, authorization: 'Bearer service-token' }]);
     const [, amount, unit] = /^(\d+)([mu])$/.exec(seen[0].deadline!)!;
     expect(Number(amount) / (unit === 'u' ? 1_000 : 1)).toBeLessThanOrEqual(250);
+  });
+
+  it('gRPC: each call is timed once, under its method', async () => {
+    const server = createHttp2Server();
+    server.on('stream', (stream) => {
+      stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
+      stream.on('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '0' }));
+      stream.end(Buffer.from([0, 0, 0, 0, 2, 0x6f, 0x6b]));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    peers.push({ server });
+    const counted = new Registry();
+    const client = createOutgoingCalls({ registry: counted }).grpcClient(PingClient, 'counted', `127.0.0.1:${(server.address() as { port: number }).port}`) as PingClientType;
+    try {
+      for (let call = 0; call < 5; call++) await new Promise((resolve, reject) => client.ping(Buffer.from('hi'), new Metadata(), (error, reply) => (error ? reject(error) : resolve(reply))));
+    } finally {
+      client.close();
+    }
+    const counts = [...(await counted.getSingleMetricAsString(OUTGOING_CALL_METRIC)).matchAll(/_count\{([^}]*)\} (\d+)/g)].map(([, labels, count]) => `${labels} ${count}`);
+    expect(counts).toEqual(['target="counted",operation="Ping",outcome="ok" 5']);
   });
 
   it('no time left is 504 before anything is sent', async () => {

@@ -18,7 +18,7 @@ import { Pool } from 'undici';
 import { ApiError } from '@platform/errors';
 import { currentContext, outgoingBudgetMs, outgoingTraceparent, TIMEOUT_HEADER } from '@platform/service-kit';
 import { type FinishCall, startCall } from './call-metrics';
-import { failureError, grpcFailureKind, httpFailureKind, malformed } from './failure-rule';
+import { failureError, grpcFailureKind, httpFailureKind, isGrpcContentType, malformed, NOT_GRPC_ANSWER } from './failure-rule';
 
 /**
  * Whose credential a call carries: `service`, this app's service token (calls the app makes on its
@@ -123,7 +123,8 @@ export function createOutgoingCalls(options: OutgoingCallsOptions = {}): Outgoin
   /** The call's budget: what the request has left (less the hop margin), within the call's own bound. */
   const budgetOf = (target: string, timeoutMs: number | undefined) => Math.min(outgoingBudgetMs(timeoutMs ?? defaultTimeoutMs, `the ${target} service`), timeoutMs ?? Infinity);
 
-  function callHead(target: string, operation: string, head: { credential: CallCredential; authorization?: string; timeoutMs?: number }): CallHead {
+  /** A call's budget and headers, without its timer (the gRPC interceptor times the call itself, by method). */
+  function budgetAndHeaders(target: string, head: { credential: CallCredential; authorization?: string; timeoutMs?: number }): Omit<CallHead, 'finish'> {
     const budgetMs = budgetOf(target, head.timeoutMs);
     const headers: Record<string, string> = { [TIMEOUT_HEADER]: String(budgetMs) };
     const traceparent = outgoingTraceparent();
@@ -132,7 +133,11 @@ export function createOutgoingCalls(options: OutgoingCallsOptions = {}): Outgoin
       const authorization = head.authorization ?? currentContext()?.authorization;
       if (authorization) headers.authorization = authorization;
     }
-    return { budgetMs, headers, finish: startCall(registry, target, operation) };
+    return { budgetMs, headers };
+  }
+
+  function callHead(target: string, operation: string, head: { credential: CallCredential; authorization?: string; timeoutMs?: number }): CallHead {
+    return { ...budgetAndHeaders(target, head), finish: startCall(registry, target, operation) };
   }
 
   async function serviceAuthorization(): Promise<string> {
@@ -185,9 +190,9 @@ export function createOutgoingCalls(options: OutgoingCallsOptions = {}): Outgoin
       const path = callOptions.method_definition.path;
       const finish = startCall(registry, target, path.slice(path.lastIndexOf('/') + 1));
       // No time left: a deadline already past, so the call ends DEADLINE_EXCEEDED (504) without being sent.
-      let head: CallHead | undefined;
+      let head: Omit<CallHead, 'finish'> | undefined;
       try {
-        head = callHead(target, 'grpc', { credential: 'none' });
+        head = budgetAndHeaders(target, { credential: 'none' });
       } catch (error) {
         if (!(error instanceof ApiError)) throw error;
       }
@@ -196,9 +201,19 @@ export function createOutgoingCalls(options: OutgoingCallsOptions = {}): Outgoin
       return new InterceptingCall(nextCall({ ...callOptions, deadline: asked }), {
         start(metadata: Metadata, _listener, next) {
           if (head?.headers.traceparent) metadata.set('traceparent', head.headers.traceparent);
+          // Whether the peer answered in gRPC, by the content-type of its response headers (or,
+          // for an answer of headers alone, of the status's): the failure rule reads the mark.
+          let notGrpc = false;
           const send = () =>
             next(metadata, {
+              onReceiveMetadata(headers, nextMetadata) {
+                notGrpc = !isGrpcContentType(headers.get('content-type')[0]);
+                nextMetadata(headers);
+              },
               onReceiveStatus(outcome, nextStatus) {
+                const contentType = outcome.metadata.get('content-type')[0];
+                outcome.metadata.remove(NOT_GRPC_ANSWER);
+                if (outcome.code !== grpcStatus.OK && (notGrpc || (contentType !== undefined && !isGrpcContentType(contentType)))) outcome.metadata.set(NOT_GRPC_ANSWER, 'true');
                 finish(outcome.code === grpcStatus.OK ? 'ok' : (grpcFailureKind(outcome) ?? grpcStatus[outcome.code]));
                 nextStatus(outcome);
               },

@@ -1,5 +1,7 @@
 // createService: the stages in order, the service's parts in their places (what every service's
 // app.ts relies on).
+import { once } from 'node:events';
+import { connect } from 'node:net';
 import { Router, type ErrorRequestHandler } from 'express';
 import { issueAccessToken, TokenVerifier } from '@platform/auth';
 import { ApiError } from '@platform/errors';
@@ -23,7 +25,7 @@ beforeAll(async () => {
     verifier: new TokenVerifier([SECRET]),
     resources: [
       {
-        withoutToken: Router().post('/tokens', (req, res) => void res.status(201).json({ received: req.body })),
+        withoutToken: Router().post('/tokens', (req, res) => void res.status(201).json({ received: req.body })).get('/query', (req, res) => void res.json(req.query)),
         withToken: Router()
           .get('/things', (_req, res) => void res.json({ principal: res.locals.principal?.userId }))
           .get('/broken', () => {
@@ -74,5 +76,39 @@ describe('createService', () => {
     expect(broken.status).toBe(503);
     expect(broken.headers.get('retry-after')).toBe('2');
     expect(((await broken.json()) as { code: string }).code).toBe('SERVICE_UNAVAILABLE');
+  });
+});
+
+/** Sends `target` on a raw socket, exactly as written (no client normalises it), and reads the whole answer. */
+async function rawGet(target: string): Promise<{ status: number; body: unknown }> {
+  const socket = connect(server.port, '127.0.0.1');
+  await once(socket, 'connect');
+  socket.write(`GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+  const chunks: Buffer[] = [];
+  socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+  await once(socket, 'close');
+  const [head, body] = Buffer.concat(chunks).toString('utf8').split('\r\n\r\n');
+  return { status: Number(head.split(' ')[1]), body: JSON.parse(body) };
+}
+
+describe('the query string', () => {
+  it('is read as node reads it: repeated names a list, + a space, escapes decoded; none is no parameter', async () => {
+    expect(await rawGet('/query?q=a+b%20c&size=1&size=2&empty')).toEqual({ status: 200, body: { q: 'a b c', size: ['1', '2'], empty: '' } });
+    expect(await rawGet('/query')).toEqual({ status: 200, body: {} });
+  });
+
+  it('with a malformed %-escape, in a value or a name, is 400 VALIDATION_FAILED naming each parameter', async () => {
+    const res = await rawGet('/query?q=%E0%A4%A&size=1&sort=%zz&%FFname=x');
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({
+      code: 'VALIDATION_FAILED',
+      message: expect.any(String),
+      traceId: expect.stringMatching(/^[\da-f]{32}$/),
+      errors: [
+        { field: 'q', code: 'INVALID_FORMAT', message: 'q has a malformed %-encoding.' },
+        { field: 'sort', code: 'INVALID_FORMAT', message: 'sort has a malformed %-encoding.' },
+        { field: '%FFname', code: 'INVALID_FORMAT', message: '%FFname has a malformed %-encoding.' },
+      ],
+    });
   });
 });

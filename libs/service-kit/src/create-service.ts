@@ -5,6 +5,7 @@
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
 import { authenticate, type TokenVerifier } from '@platform/auth';
 import { errorHandler, notFoundHandler, requireAcceptableResponse } from '@platform/errors';
+import { readQueryString } from '@platform/validation';
 import type { Health } from './health';
 import { jsonBody } from './json-body';
 import type { Logger } from './logger';
@@ -47,6 +48,7 @@ export function createService(parts: ServiceParts): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false); // ETags are the versions resources set, never express's body hashes
+  app.set('query parser', readQueryString); // a broken %-escape in the query is the client's 400, as in the path
   app.use(requestContext(parts.requestTimeoutMs)); // trace id, X-Request-Id, deadline
   app.use(requestLog(parts.logger)); // one JSON line per request
   app.use(parts.metrics.middleware); // latency by route

@@ -11,7 +11,8 @@ import { Metadata, ServerInterceptingCall, type ServerInterceptor, status } from
 import { Counter, type Registry } from 'prom-client';
 import { deprecationHeaders, type Deprecation, goneMessage, phaseAt } from '@platform/deprecations';
 import type { Logger } from '@platform/service-kit';
-import { callingServiceOf, type FieldUsage, methodUsageOf, visitFieldsSent } from './usage';
+import { claimedCallerOf } from './caller';
+import { type FieldUsage, methodUsageOf, visitFieldsSent } from './usage';
 
 /** `/inventory.v1.Inventory/Reserve` → its entry; compiled once when the server is made. */
 function entriesByPath(entries: readonly Deprecation[]): Map<string, Deprecation> {
@@ -51,12 +52,6 @@ function metadataOf(...entries: Deprecation[]): Metadata {
   return metadata;
 }
 
-/** Who a logged call came from, as the usage records and GET /v1/deprecations name a calling service, so an operator can reach its team. */
-function namedCaller(metadata: Metadata): { caller: string; client: string } {
-  const { caller, client } = callingServiceOf(metadata);
-  return { caller: caller ?? 'unidentified', client };
-}
-
 const outcomeOf = (entry: Deprecation) => {
   const phase = phaseAt(entry);
   return { phase, outcome: phase === 'deprecated' ? 'warned' : phase === 'dry-run' ? 'dry_run' : phase };
@@ -84,7 +79,7 @@ export function deprecatedRpcs(entries: readonly Deprecation[], logger: Logger, 
           onReceiveMetadata(metadata, nextMetadata) {
             if (outcome !== 'warned') {
               logger.warn(
-                { deprecation: { element: entry.element, outcome, replacement: entry.replacement, sunset: entry.sunset }, ...namedCaller(metadata), grpcMethod: descriptor.path },
+                { deprecation: { element: entry.element, outcome, replacement: entry.replacement, sunset: entry.sunset }, ...claimedCallerOf(metadata), grpcMethod: descriptor.path },
                 outcome === 'dry_run' ? 'deprecated RPC called during a dry-run brownout: this call would have been refused' : `deprecated RPC refused (${outcome})`,
               );
             }
@@ -111,7 +106,7 @@ export function deprecatedRpcs(entries: readonly Deprecation[], logger: Logger, 
       start(next) {
         next({
           onReceiveMetadata(metadata, nextMetadata) {
-            caller = namedCaller(metadata);
+            caller = claimedCallerOf(metadata);
             nextMetadata(metadata);
           },
           onReceiveMessage(message: unknown, nextMessage: (message: unknown) => void) {

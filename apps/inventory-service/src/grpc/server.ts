@@ -36,7 +36,6 @@ import {
   toGrpcStatus,
 } from '@platform/inventory-contract';
 import { DomainError, Forbidden, Unauthenticated } from '@platform/errors';
-import type { TokenVerifier } from '@platform/auth';
 import type { Logger, Stoppable } from '@platform/service-kit';
 import type { UsageRecorder } from '@platform/usage';
 import { parseMessage } from '@platform/validation';
@@ -44,6 +43,7 @@ import { adjustStockRequest, getStockRequest, MAX_LINES, releaseRequest, reserve
 import type { StockService } from '../stock/service';
 import type { Deprecation } from '@platform/deprecations';
 import { logCalls } from './call-log';
+import { authenticateCall, type InventoryCallers } from './caller';
 import { deprecatedRpcs } from './deprecated-rpcs';
 import { recordRpcUsage } from './usage';
 
@@ -114,24 +114,7 @@ class OpenCalls {
 
 class DeadlineExceeded extends Error {}
 
-export interface InventoryCallers {
-  /** Verifies service tokens (the internal audience). */
-  verifier: TokenVerifier;
-  /** Service names allowed to call Inventory. */
-  allowed: readonly string[];
-}
-
-async function authenticate(metadata: Metadata, callers: InventoryCallers): Promise<string> {
-  const header = metadata.get('authorization')[0];
-  let caller: string;
-  try {
-    caller = (await callers.verifier.verifyHeader(typeof header === 'string' ? header : undefined)).userId;
-  } catch {
-    throw new Unauthenticated('Send a valid service token: authorization: Bearer <token>.');
-  }
-  if (!callers.allowed.includes(caller)) throw new Forbidden(`${caller} may not call inventory.`);
-  return caller;
-}
+export type { InventoryCallers };
 
 type AnyCall = { getDeadline(): ReturnType<ServerUnaryCall<unknown, unknown>['getDeadline']> };
 
@@ -274,7 +257,7 @@ export function createInventoryGrpc(options: { stock: StockService; callers: Inv
   function unary<Req, Res>(method: string, work: (request: Req) => Promise<Res>) {
     return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>) => {
       const finish = track(method, 'unary');
-      authenticate(call.metadata, options.callers)
+      authenticateCall(call.metadata, options.callers)
         .then(() => withinDeadline(call, limits.defaultDeadlineMs, () => work(call.request)))
         .then(
           (reply) => {
@@ -325,7 +308,7 @@ export function createInventoryGrpc(options: { stock: StockService; callers: Inv
       messages.inc({ grpc_method: 'WatchStock', direction: 'sent' });
       if (call.write(level)) stream.moved();
     };
-    authenticate(call.metadata, options.callers)
+    authenticateCall(call.metadata, options.callers)
       .then((caller) => {
         if (stream.isOver()) return () => undefined;
         giveBack = openWatchers.take(caller);
@@ -361,7 +344,7 @@ export function createInventoryGrpc(options: { stock: StockService; callers: Inv
       finish(error ? error.code : status.OK);
       callback(error, reply);
     };
-    const authenticated = authenticate(call.metadata, options.callers).then((caller) => {
+    const authenticated = authenticateCall(call.metadata, options.callers).then((caller) => {
       if (!stream.isOver()) giveBack = openStreams.take(caller);
     });
     call.on('data', (line: ReserveLine) => {
@@ -393,7 +376,7 @@ export function createInventoryGrpc(options: { stock: StockService; callers: Inv
   function reserveStream(call: ServerDuplexStream<ReserveRequest, ReserveReply>): void {
     const finish = track('ReserveStream', 'bidi_stream');
     let giveBack: (() => void) | undefined;
-    const authenticated = authenticate(call.metadata, options.callers).then((caller) => {
+    const authenticated = authenticateCall(call.metadata, options.callers).then((caller) => {
       if (!stream.isOver()) giveBack = openStreams.take(caller);
     });
     // A refused caller gets no replies: the stream ends with its status (below).

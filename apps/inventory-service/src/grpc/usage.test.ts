@@ -16,6 +16,7 @@ import { createMetrics } from '@platform/service-kit';
 import { FileUsageStore, RedisUsageStore, UsageRecorder, usageByCaller, type UsageStore } from '@platform/usage';
 import type { StockService } from '../stock/service';
 import { bearing, callers, ordersToken } from '../testing/callers';
+import { authenticateCall } from './caller';
 import { createInventoryGrpc } from './server';
 import { methodUsageOf, recordRpcUsage } from './usage';
 
@@ -90,7 +91,10 @@ describe('nested messages', () => {
 
   async function place(request: unknown): Promise<void> {
     const server = new Server({ interceptors: [recordRpcUsage(recorder, methodUsageOf([file]))] });
-    server.addService(definition, { Place: (_call: unknown, callback: (error: null, reply: object) => void) => callback(null, {}) } as UntypedServiceImplementation);
+    // Its handler verifies the caller's token first, as every Inventory handler does.
+    server.addService(definition, {
+      Place: (call: { metadata: Metadata }, callback: (error: null, reply: object) => void) => void authenticateCall(call.metadata, callers).then(() => callback(null, {})),
+    } as UntypedServiceImplementation);
     const port = await new Promise<number>((resolve, reject) => server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound))));
     const Client = makeGenericClientConstructor(definition, 'Orders');
     const client = new Client(`127.0.0.1:${port}`, credentials.createInsecure()) as unknown as { Place(request: unknown, metadata: Metadata, callback: (error: Error | null) => void): void; close(): void };

@@ -6,13 +6,15 @@
 // Fields of nested messages count too, at any depth and in every item of a repeated field, each
 // named by its own message as the registry and the gate name it
 // (`proto:<package>.<Message>.<field>`), as the gateway records a REST body's nested fields.
-// The caller is the service token's subject, recorded only once the call was not refused for
-// its credentials: the handler verified that same token.
+// The caller is named as the access log names it (caller.ts): the service token's subject once
+// the handler verified it, else the client by its User-Agent; a call refused for its credentials
+// is not recorded.
 import { type Metadata, ServerInterceptingCall, type ServerInterceptor, status } from '@grpc/grpc-js';
 import { fromBinary } from '@bufbuild/protobuf';
 import { type DescriptorProto, type FileDescriptorProto, FieldDescriptorProto_Type, FileDescriptorProtoSchema } from '@bufbuild/protobuf/wkt';
 import { fileDescriptorProtos } from '@platform/inventory-contract';
 import type { UsageRecorder } from '@platform/usage';
+import { clientOf, verifiedCallerOf } from './caller';
 
 /** One field of a message: the decoded object's key, its element, and a message-typed field's own fields. */
 export interface FieldUsage {
@@ -82,41 +84,17 @@ export function visitFieldsSent(fields: readonly FieldUsage[], message: unknown,
   }
 }
 
-/** The service token's subject, read without checking: it is recorded only after the handler verified the token. */
-function subjectOf(authorization: string | undefined): string | undefined {
-  const payload = authorization?.replace(/^Bearer\s+/i, '').split('.')[1];
-  if (!payload) return undefined;
-  try {
-    const subject = (JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { sub?: unknown }).sub;
-    return typeof subject === 'string' && /^[\w.-]{1,64}$/.test(subject) ? subject : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * The calling service as the usage records and the deprecation reports name it: `service:<token
- * subject>` (read without checking: recorded only once the handler verified it; a log line names
- * it either way) and its client name/version from User-Agent.
- */
-export function callingServiceOf(metadata: Metadata): { caller?: string; client: string } {
-  const subject = subjectOf(metadata.get('authorization')[0]?.toString());
-  const agent = /^([A-Za-z][\w.-]{0,39})\/(\d{1,6}(?:\.\d{1,6}){0,3})/.exec(metadata.get('user-agent')[0]?.toString() ?? '');
-  return { ...(subject ? { caller: `service:${subject}` } : {}), client: agent ? `${agent[1]}/${agent[2]}` : 'unknown' };
-}
-
 export function recordRpcUsage(recorder: UsageRecorder, methods: Map<string, MethodUsage> = methodUsageOf()): ServerInterceptor {
   return (descriptor, call) => {
     const method = methods.get(descriptor.path);
     if (!method) return new ServerInterceptingCall(call);
-    let caller: string | undefined;
-    let client = 'unknown';
+    let received: Metadata | undefined;
     const used = new Set<string>([method.element]);
     return new ServerInterceptingCall(call, {
       start(next) {
         next({
           onReceiveMetadata(metadata: Metadata, nextMetadata: (metadata: Metadata) => void) {
-            ({ caller, client } = callingServiceOf(metadata));
+            received = metadata;
             nextMetadata(metadata);
           },
           onReceiveMessage(message: unknown, nextMessage: (message: unknown) => void) {
@@ -126,7 +104,8 @@ export function recordRpcUsage(recorder: UsageRecorder, methods: Map<string, Met
         });
       },
       sendStatus(outcome, next) {
-        if (caller && outcome.code !== status.UNAUTHENTICATED && outcome.code !== status.PERMISSION_DENIED) recorder.record({ caller, client }, [...used]);
+        const caller = received && verifiedCallerOf(received);
+        if (received && caller && outcome.code !== status.UNAUTHENTICATED && outcome.code !== status.PERMISSION_DENIED) recorder.record({ caller, client: clientOf(received) }, [...used]);
         next(outcome);
       },
     });

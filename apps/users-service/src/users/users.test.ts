@@ -283,9 +283,11 @@ describe('GET /users (admin list)', () => {
     expect(await names(`${tag} a_`)).toMatchObject({ totalCount: 1, items: [{ name: `${tag} a_b` }] });
     expect((await names(`${tag} %`)).totalCount).toBe(0);
     expect(await names(`${tag} z\u{10FFFF}`)).toMatchObject({ totalCount: 1, items: [{ name: `${tag} z\u{10FFFF}` }] });
-    // A prefix ending just below the surrogates, or in a lone one (a client's broken text): 200, never a 5xx.
+    // A prefix ending just below the surrogates: 200. One ending in a lone surrogate's bytes (a
+    // client's broken text, not UTF-8) cannot be read as sent: 400 naming `name`, never a 5xx.
     expect((await call('GET', `/users?name=${encodeURIComponent(`${tag} \u{D7FF}`)}`, { token: adminToken })).status).toBe(200);
-    expect((await call('GET', `/users?name=${tag}%20%ED%A0%80`, { token: adminToken })).status).toBe(200);
+    const broken = await call('GET', `/users?name=${tag}%20%ED%A0%80`, { token: adminToken });
+    expect([broken.status, broken.body.code, broken.body.errors]).toEqual([400, 'VALIDATION_FAILED', [expect.objectContaining({ field: 'name', code: 'INVALID_FORMAT' })]]);
   });
 
   it('counts exactly up to 1,000 users and, past that, answers an estimate flagged by Total-Count-Estimated', async () => {
