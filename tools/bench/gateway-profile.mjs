@@ -41,6 +41,7 @@ const packageStage = new Map(Object.entries(PACKAGE_STAGES).flatMap(([stage, pac
 
 /** Workspace sources, by file (and, where one file holds several stages, by the exported function a line falls in). */
 const FILE_STAGES = [
+  [/libs\/service-kit\/src\/listen\.ts$/, 'Node HTTP server and sockets (no stage above)'],
   [/libs\/service-kit\/src\/(request-context|request-log|logger|request-state)\.ts$/, 'request context and logging'],
   [/libs\/service-kit\/src\/metrics\.ts$|apps\/gateway\/src\/callers\//, 'metrics and caller metrics'],
   [/libs\/service-kit\/src\/(health|json-body)\.ts$/, 'request checks (health, well-formed, size, accept, JSON)'],
@@ -77,6 +78,9 @@ const PIPELINE_STEPS = {
 const NODE_IO = 'Node HTTP server and sockets (no stage above)';
 /** Stages whose code wraps Node's (res.write and res.end, http.request): Node's work under them goes to what called them, else here. */
 const WRAPPERS = { compression: NODE_IO, tracing: 'tracing' };
+/** Node's functions those wrappers stand in front of: http.request, res.end…, and the stream and HTTP listeners a bound emitter calls. */
+const WRAPPED = new Set(['request', 'get', 'end', 'write', 'writeHead', '_implicitHeader', 'flushHeaders', 'emit']);
+const handsOn = ({ url, functionName }) => url.startsWith('node:') && (WRAPPED.has(functionName) || /^node:(internal\/streams\/|_http_|net$)/.test(url));
 
 function workspaceStage(source, line, sourcesText) {
   if (source.endsWith('apps/gateway/src/pipeline.ts')) {
@@ -136,12 +140,17 @@ export function stagesOf(profile, { from = -Infinity, to = Infinity, bundle } = 
     const leaf = node.callFrame.url;
     // Node's own work (a socket write, a ClientRequest) under a wrapper of compression or tracing
     // is the work of what called the wrapper: the proxy's call, the answer's write.
-    const nodeWork = (leaf.startsWith('node:') || leaf === '') && leaf !== 'node:async_hooks' && !node.callFrame.functionName.startsWith('(');
+    // Only Node's own functions the wrapper hands on to (http.request, res.end…): the wrapper's
+    // own calls into Node (the instrumentation parsing a URL) stay the wrapper's.
+    const nodeWork = (leaf.startsWith('node:') || leaf === '') && !node.callFrame.functionName.startsWith('(');
     let wrapper;
-    for (let at = node; at && !stage; at = nodes.get(parent.get(at.id))) {
+    const passed = new Set();
+    let callee;
+    for (let at = node; at && !stage; callee = at, at = nodes.get(parent.get(at.id))) {
       stage = frameStage(at);
-      if (nodeWork && stage in WRAPPERS) {
+      if (nodeWork && stage in WRAPPERS && (passed.has(stage) || (callee && handsOn(callee.callFrame)))) {
         wrapper ??= stage;
+        passed.add(stage);
         stage = undefined;
       }
     }
@@ -174,7 +183,9 @@ function report({ totals, leaves }, requests, title) {
 
 if (given) {
   const profile = JSON.parse(readFileSync(given, 'utf8'));
-  report(stagesOf(profile, { bundle: path.join(root, 'dist/apps/gateway/main.js') }), Number(process.env.REQUESTS ?? 1), `${given}: µs per ${process.env.REQUESTS ?? 1} requests`);
+  // WINDOW=from,to (µs, printed by a run) keeps the samples of the measured load alone.
+  const [from, to] = (process.env.WINDOW ?? '-Infinity,Infinity').split(',').map(Number);
+  report(stagesOf(profile, { from, to, bundle: path.join(root, 'dist/apps/gateway/main.js') }), Number(process.env.REQUESTS ?? 1), `${given}: µs per ${process.env.REQUESTS ?? 1} requests`);
   process.exit(0);
 }
 
@@ -226,6 +237,7 @@ try {
   const profile = JSON.parse(readFileSync(file, 'utf8'));
   const stages = stagesOf(profile, { from, to, bundle: path.join(root, 'dist/apps/gateway/main.js') });
   report(stages, result.requests.total, `${mode === 'graphql' ? 'GraphQL order(id)' : 'GET /v1/products/{id}'} through the gateway, 50 connections, ${seconds} s, ${result.requests.total} requests (${Math.round(result.requests.average)} req/s), profile ${file}, ${new Date().toISOString()}`);
+  console.log(`\nREQUESTS=${result.requests.total} WINDOW=${from},${to} to analyse it again`);
   console.log(`\nCPU-busy share of the window: ${((stages.counted - (stages.totals.get('idle') ?? 0)) / (to - from) * 100).toFixed(0)} % (of one core)`);
 } finally {
   gateway?.kill('SIGTERM');
