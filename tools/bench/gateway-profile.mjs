@@ -13,6 +13,7 @@ import { createServer } from 'node:http';
 import { SourceMap } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
 import { createDatabases, port, redisUrl, root, startStack, table } from './stack.mjs';
 
@@ -166,7 +167,7 @@ export function stagesOf(profile, { from = -Infinity, to = Infinity, bundle } = 
   return { totals, counted, leaves };
 }
 
-function report({ totals, leaves }, requests, title) {
+export function report({ totals, leaves }, requests, title) {
   const busy = [...totals].filter(([stage]) => stage !== 'idle');
   const total = busy.reduce((sum, [, us]) => sum + us, 0);
   const rows = busy
@@ -175,73 +176,77 @@ function report({ totals, leaves }, requests, title) {
   rows.push({ stage: 'all (CPU busy)', 'µs per request': (total / requests).toFixed(1), share: '100 %' });
   console.log(`\n${title}\n\n${table(rows)}`);
   const detail = Number(process.env.PROFILE_DETAIL ?? 0);
-  for (const [stage] of busy.slice(0, detail)) {
+  // PROFILE_STAGE=<text>: the leaves of the stages whose name contains it, whatever their rank.
+  const shown = process.env.PROFILE_STAGE ? busy.filter(([stage]) => stage.includes(process.env.PROFILE_STAGE)) : busy.slice(0, detail);
+  for (const [stage] of shown) {
     const top = [...leaves.get(stage)].sort((a, b) => b[1] - a[1]).slice(0, 12);
     console.log(`\n${stage}:\n${top.map(([leaf, us]) => `  ${(us / requests).toFixed(1).padStart(7)} µs  ${leaf}`).join('\n')}`);
   }
 }
 
-if (given) {
-  const profile = JSON.parse(readFileSync(given, 'utf8'));
-  // WINDOW=from,to (µs, printed by a run) keeps the samples of the measured load alone.
-  const [from, to] = (process.env.WINDOW ?? '-Infinity,Infinity').split(',').map(Number);
-  report(stagesOf(profile, { from, to, bundle: path.join(root, 'dist/apps/gateway/main.js') }), Number(process.env.REQUESTS ?? 1), `${given}: µs per ${process.env.REQUESTS ?? 1} requests`);
-  process.exit(0);
-}
-
-const databases = await createDatabases(['users', 'orders', 'catalog', 'inventory']);
-let stack;
-let gateway;
-const otlp = createServer((req, res) => req.resume().on('end', () => res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end()));
-try {
-  await new Promise((resolve) => otlp.listen(port(4318), '127.0.0.1', resolve));
-  const tracingEnv = { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port(4318)}`, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' };
-  stack = await startStack({ apps: ['inventory-service', 'catalog-service', 'users-service', 'orders-service'], databases: databases.urls, env: { LOG_LEVEL: 'info', ...tracingEnv } });
-  const profileDir = mkdtempSync(path.join(tmpdir(), 'gateway-profile-'));
-  const upstream = (base) => `http://127.0.0.1:${port(base)}`;
-  gateway = spawn(process.execPath, [...JSON.parse(readFileSync(path.join(root, 'tools/start/node-flags.json'), 'utf8')), '--cpu-prof', `--cpu-prof-dir=${profileDir}`, path.join(root, 'dist/apps/gateway/main.js')], {
-    cwd: root,
-    env: { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'info', JWT_SECRET: stack.jwtSecret, REDIS_URL: redisUrl, RATE_LIMIT_POINTS: '100000000', RATE_LIMIT_TOKENS_IP_POINTS: '100000', PORT: String(port(8080)), METRICS_PORT: String(port(9464)), USERS_URL: upstream(3001), ORDERS_URL: upstream(3002), CATALOG_URL: upstream(3003), INVENTORY_URL: upstream(3004), USAGE_KEY_PREFIX: `usage:bench:${process.pid}`, ...tracingEnv },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  // Request logs are read as a log shipper would, and dropped.
-  gateway.stdout.resume();
-  const base = `http://127.0.0.1:${port(8080)}`;
-  for (let tries = 0; ; tries++) {
-    const ready = await fetch(`${base}/readyz`).then((res) => res.ok, () => false);
-    if (ready) break;
-    if (tries > 100) throw new Error('the gateway did not become ready');
-    await new Promise((resolve) => setTimeout(resolve, 200));
+// Run as a script (service-pipeline.mjs imports stagesOf and report).
+if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+  if (given) {
+    const profile = JSON.parse(readFileSync(given, 'utf8'));
+    // WINDOW=from,to (µs, printed by a run) keeps the samples of the measured load alone.
+    const [from, to] = (process.env.WINDOW ?? '-Infinity,Infinity').split(',').map(Number);
+    report(stagesOf(profile, { from, to, bundle: path.join(root, 'dist/apps/gateway/main.js') }), Number(process.env.REQUESTS ?? 1), `${given}: µs per ${process.env.REQUESTS ?? 1} requests`);
+  } else {
+    const databases = await createDatabases(['users', 'orders', 'catalog', 'inventory']);
+    let stack;
+    let gateway;
+    const otlp = createServer((req, res) => req.resume().on('end', () => res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end()));
+    try {
+      await new Promise((resolve) => otlp.listen(port(4318), '127.0.0.1', resolve));
+      const tracingEnv = { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port(4318)}`, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' };
+      stack = await startStack({ apps: ['inventory-service', 'catalog-service', 'users-service', 'orders-service'], databases: databases.urls, env: { LOG_LEVEL: 'info', ...tracingEnv } });
+      const profileDir = mkdtempSync(path.join(tmpdir(), 'gateway-profile-'));
+      const upstream = (base) => `http://127.0.0.1:${port(base)}`;
+      gateway = spawn(process.execPath, [...JSON.parse(readFileSync(path.join(root, 'tools/start/node-flags.json'), 'utf8')), '--cpu-prof', `--cpu-prof-dir=${profileDir}`, path.join(root, 'dist/apps/gateway/main.js')], {
+        cwd: root,
+        env: { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'info', JWT_SECRET: stack.jwtSecret, REDIS_URL: redisUrl, RATE_LIMIT_POINTS: '100000000', RATE_LIMIT_TOKENS_IP_POINTS: '100000', PORT: String(port(8080)), METRICS_PORT: String(port(9464)), USERS_URL: upstream(3001), ORDERS_URL: upstream(3002), CATALOG_URL: upstream(3003), INVENTORY_URL: upstream(3004), USAGE_KEY_PREFIX: `usage:bench:${process.pid}`, ...tracingEnv },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      // Request logs are read as a log shipper would, and dropped.
+      gateway.stdout.resume();
+      const base = `http://127.0.0.1:${port(8080)}`;
+      for (let tries = 0; ; tries++) {
+        const ready = await fetch(`${base}/readyz`).then((res) => res.ok, () => false);
+        if (ready) break;
+        if (tries > 100) throw new Error('the gateway did not become ready');
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      const json = async (url, init = {}) => (await fetch(url, { ...init, headers: { 'content-type': 'application/json', ...init.headers } })).json();
+      const { accessToken } = await json(`${base}/v1/tokens`, { method: 'POST', body: JSON.stringify({ email: 'admin@example.com', password: 'admin-password' }) });
+      const auth = { authorization: `Bearer ${accessToken}` };
+      const product = (await json(`${base}/v1/products?size=1`, { headers: auth })).items[0];
+      const order = await json(`${base}/v1/orders`, { method: 'POST', headers: auth, body: JSON.stringify({ items: [{ productId: product.id, quantity: 1 }] }) });
+      const request =
+        mode === 'graphql'
+          ? { url: `${base}/v1/graphql`, method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ query: `{ order(id: "${order.id}") { id amount user { name } product { name imageUrl rating } shipment { status } reviewCount } }` }) }
+          : { url: `${base}/v1/products/${product.id}`, headers: auth };
+      await autocannon({ ...request, connections: 50, duration: WARM_UP_SECONDS });
+      // Both processes read CLOCK_MONOTONIC: V8's profile clock and hrtime agree (µs).
+      const from = Number(process.hrtime.bigint() / 1000n);
+      const result = await autocannon({ ...request, connections: 50, duration: seconds });
+      const to = Number(process.hrtime.bigint() / 1000n);
+      if (result.non2xx || result.errors) throw new Error(`${result.non2xx} non-2xx, ${result.errors} errors`);
+      await new Promise((resolve) => {
+        gateway.once('exit', resolve);
+        gateway.kill('SIGTERM');
+      });
+      gateway = undefined;
+      const file = path.join(profileDir, readdirSync(profileDir).find((name) => name.endsWith('.cpuprofile')));
+      const profile = JSON.parse(readFileSync(file, 'utf8'));
+      const stages = stagesOf(profile, { from, to, bundle: path.join(root, 'dist/apps/gateway/main.js') });
+      report(stages, result.requests.total, `${mode === 'graphql' ? 'GraphQL order(id)' : 'GET /v1/products/{id}'} through the gateway, 50 connections, ${seconds} s, ${result.requests.total} requests (${Math.round(result.requests.average)} req/s), profile ${file}, ${new Date().toISOString()}`);
+      console.log(`\nREQUESTS=${result.requests.total} WINDOW=${from},${to} to analyse it again`);
+      console.log(`\nCPU-busy share of the window: ${((stages.counted - (stages.totals.get('idle') ?? 0)) / (to - from) * 100).toFixed(0)} % (of one core)`);
+    } finally {
+      gateway?.kill('SIGTERM');
+      otlp.close();
+      await stack?.stop();
+      await databases.drop();
+    }
   }
-  const json = async (url, init = {}) => (await fetch(url, { ...init, headers: { 'content-type': 'application/json', ...init.headers } })).json();
-  const { accessToken } = await json(`${base}/v1/tokens`, { method: 'POST', body: JSON.stringify({ email: 'admin@example.com', password: 'admin-password' }) });
-  const auth = { authorization: `Bearer ${accessToken}` };
-  const product = (await json(`${base}/v1/products?size=1`, { headers: auth })).items[0];
-  const order = await json(`${base}/v1/orders`, { method: 'POST', headers: auth, body: JSON.stringify({ items: [{ productId: product.id, quantity: 1 }] }) });
-  const request =
-    mode === 'graphql'
-      ? { url: `${base}/v1/graphql`, method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ query: `{ order(id: "${order.id}") { id amount user { name } product { name imageUrl rating } shipment { status } reviewCount } }` }) }
-      : { url: `${base}/v1/products/${product.id}`, headers: auth };
-  await autocannon({ ...request, connections: 50, duration: WARM_UP_SECONDS });
-  // Both processes read CLOCK_MONOTONIC: V8's profile clock and hrtime agree (µs).
-  const from = Number(process.hrtime.bigint() / 1000n);
-  const result = await autocannon({ ...request, connections: 50, duration: seconds });
-  const to = Number(process.hrtime.bigint() / 1000n);
-  if (result.non2xx || result.errors) throw new Error(`${result.non2xx} non-2xx, ${result.errors} errors`);
-  await new Promise((resolve) => {
-    gateway.once('exit', resolve);
-    gateway.kill('SIGTERM');
-  });
-  gateway = undefined;
-  const file = path.join(profileDir, readdirSync(profileDir).find((name) => name.endsWith('.cpuprofile')));
-  const profile = JSON.parse(readFileSync(file, 'utf8'));
-  const stages = stagesOf(profile, { from, to, bundle: path.join(root, 'dist/apps/gateway/main.js') });
-  report(stages, result.requests.total, `${mode === 'graphql' ? 'GraphQL order(id)' : 'GET /v1/products/{id}'} through the gateway, 50 connections, ${seconds} s, ${result.requests.total} requests (${Math.round(result.requests.average)} req/s), profile ${file}, ${new Date().toISOString()}`);
-  console.log(`\nREQUESTS=${result.requests.total} WINDOW=${from},${to} to analyse it again`);
-  console.log(`\nCPU-busy share of the window: ${((stages.counted - (stages.totals.get('idle') ?? 0)) / (to - from) * 100).toFixed(0)} % (of one core)`);
-} finally {
-  gateway?.kill('SIGTERM');
-  otlp.close();
-  await stack?.stop();
-  await databases.drop();
 }
