@@ -77,8 +77,8 @@ const PIPELINE_STEPS = {
 };
 
 const NODE_IO = 'Node HTTP server and sockets (no stage above)';
-/** Stages whose code wraps Node's (res.write and res.end, http.request): Node's work under them goes to what called them, else here. */
-const WRAPPERS = { compression: NODE_IO, tracing: 'tracing' };
+/** Stages whose code wraps Node's (res.write and res.end, http.request, express's res.send): Node's work under them goes to what called them, else here. */
+const WRAPPERS = { compression: NODE_IO, tracing: 'tracing', 'express chain (router, req/res helpers)': NODE_IO };
 /** Node's functions those wrappers stand in front of: http.request, res.end…, and the stream and HTTP listeners a bound emitter calls. */
 const WRAPPED = new Set(['request', 'get', 'end', 'write', 'writeHead', '_implicitHeader', 'flushHeaders', 'emit']);
 const handsOn = ({ url, functionName }) => url.startsWith('node:') && (WRAPPED.has(functionName) || /^node:(internal\/streams\/|_http_|net$)/.test(url));
