@@ -25,7 +25,7 @@ const WARM_UP_SECONDS = 5;
 
 /** Packages, by the stage their code serves (the first segment of the path below node_modules). */
 const PACKAGE_STAGES = {
-  'request context and logging': ['pino', 'sonic-boom', 'fast-redact', 'thread-stream', 'quick-format-unescaped', 'atomic-sleep', 'on-exit-leak-free', 'safe-stable-stringify', 'fast-safe-stringify'],
+  'request context and logging': ['pino', '@pinojs/redact', 'sonic-boom', 'fast-redact', 'thread-stream', 'quick-format-unescaped', 'atomic-sleep', 'on-exit-leak-free', 'safe-stable-stringify', 'fast-safe-stringify'],
   'metrics and caller metrics': ['prom-client', 'tdigest', 'bintrees'],
   CORS: ['cors', 'vary'],
   'credentials and revocation': ['jose'],
@@ -136,7 +136,7 @@ export function stagesOf(profile, { from = -Infinity, to = Infinity, bundle } = 
     time += profile.timeDeltas[index];
     if (time < from || time > to) continue;
     const delta = profile.timeDeltas[index + 1] ?? 0;
-    let node = nodes.get(id);
+    const node = nodes.get(id);
     let stage;
     const leaf = node.callFrame.url;
     // Node's own work (a socket write, a ClientRequest) under a wrapper of compression or tracing
