@@ -11,7 +11,8 @@ import pg from 'pg';
 // import.meta is not available.
 export const root = process.cwd();
 if (!existsSync(path.join(root, 'tools/start/start.js'))) throw new Error('Run benchmarks from the repository root.');
-export const PORT_OFFSET = 5_000;
+/** Where a bench's stack listens: BENCH_PORT_OFFSET moves it (several people benchmarking on one host). */
+export const PORT_OFFSET = Number(process.env.BENCH_PORT_OFFSET ?? 5_000);
 export const port = (base) => base + PORT_OFFSET;
 export const postgresUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 export const redisUrl = process.env.BENCH_REDIS_URL ?? process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';

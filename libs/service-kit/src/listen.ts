@@ -2,6 +2,7 @@ import { createServer, IncomingMessage, type RequestListener, type Server, type 
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { ApiError, type ErrorCode, MAX_BODY_BYTES, toErrorBody } from '@platform/errors';
+import { sampledRequestsOnly } from '@platform/tracing';
 import { traceIdFrom } from './request-context';
 
 export interface Listening {
@@ -139,6 +140,8 @@ export async function listen(handler: RequestListener, port: number, host = '0.0
       handler(req, res);
     },
   );
+  // With tracing on, a request the sampler leaves out skips the HTTP instrumentation (libs/tracing).
+  sampledRequestsOnly(server);
   server.on('clientError', answerParserRefusal);
   // `Expect: 100-continue`: Node would say "continue" to every such request before the app sees
   // it, so a client would send a body the app then refuses, and meet a closed connection. A body

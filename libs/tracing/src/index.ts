@@ -19,14 +19,16 @@
 // The trace SDK alone, not @opentelemetry/sdk-node: that one loads metrics and logs SDKs and
 // every exporter kind whether used or not, about 50 MiB resident per process for nothing here
 // (metrics are Prometheus's, logs are stdout's).
-import { type Span, trace } from '@opentelemetry/api';
+import { EventEmitter } from 'node:events';
+import type { IncomingMessage, Server } from 'node:http';
+import { context, propagation, ROOT_CONTEXT, type Sampler as ApiSampler, SamplingDecision, type Span, SpanKind, trace, TraceFlags } from '@opentelemetry/api';
 import { registerInstrumentations } from '@opentelemetry/instrumentation';
 import { GrpcInstrumentation } from '@opentelemetry/instrumentation-grpc';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici';
 import { detectResources, envDetector, hostDetector, processDetector, resourceFromAttributes } from '@opentelemetry/resources';
-import { BatchSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base';
+import { AlwaysOffSampler, AlwaysOnSampler, BatchSpanProcessor, ParentBasedSampler, RandomIdGenerator, type Sampler, type SpanExporter, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 
 export type { Span };
@@ -34,7 +36,38 @@ export type { Span };
 /** Paths probes and scrapers call every few seconds: no trace of their own. */
 const UNTRACED_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
 
-let running: { provider: NodeTracerProvider; unpatch: () => void } | undefined;
+let running: { provider: NodeTracerProvider; unpatch: () => void; sampler?: Sampler } | undefined;
+
+/**
+ * The sampler OTEL_TRACES_SAMPLER names, built here rather than by the SDK when it is one whose
+ * decision can be taken before the HTTP instrumentation runs (sampledRequestsOnly): it depends on
+ * the caller's `traceparent` and the trace id alone. Undefined for any other (the SDK builds it).
+ */
+function headSampler(env: NodeJS.ProcessEnv): Sampler | undefined {
+  const argument = Number(env.OTEL_TRACES_SAMPLER_ARG ?? 1);
+  // As the SDK reads it: a missing or unreadable ratio is 1, and it is kept within [0, 1].
+  const ratio = () => new TraceIdRatioBasedSampler(Number.isFinite(argument) ? Math.min(1, Math.max(0, argument)) : 1);
+  switch (env.OTEL_TRACES_SAMPLER ?? 'parentbased_always_on') {
+    case 'always_on':
+      return new AlwaysOnSampler();
+    case 'always_off':
+      return new AlwaysOffSampler();
+    case 'traceidratio':
+      return ratio();
+    case 'parentbased_always_on':
+      return new ParentBasedSampler({ root: new AlwaysOnSampler() });
+    case 'parentbased_always_off':
+      return new ParentBasedSampler({ root: new AlwaysOffSampler() });
+    case 'parentbased_traceidratio':
+      return new ParentBasedSampler({ root: ratio() });
+    default:
+      return undefined;
+  }
+}
+
+const randomIds = new RandomIdGenerator();
+/** The trace id sampledRequestsOnly drew and sampled for a request that starts a trace: its server span takes it. */
+let drawnTraceId: string | undefined;
 
 /** Whether spans leave the process (an OTLP endpoint is set). */
 export function exportingSpans(env: NodeJS.ProcessEnv = process.env): boolean {
@@ -56,9 +89,20 @@ export function tracingActive(): boolean {
 
 export function startTracing(service: string): void {
   if (running || !exportingSpans()) return;
+  const sampler = headSampler(process.env);
   const provider = new NodeTracerProvider({
     resource: resourceFromAttributes({ 'service.name': service }).merge(detectResources({ detectors: [envDetector, processDetector, hostDetector] })),
     // The OTEL_TRACES_SAMPLER variables decide what is recorded.
+    ...(sampler ? { sampler } : {}),
+    // A new trace's id is the one its request was sampled by (sampledRequestsOnly), taken once, synchronously.
+    idGenerator: {
+      generateTraceId: () => {
+        const drawn = drawnTraceId;
+        drawnTraceId = undefined;
+        return drawn ?? randomIds.generateTraceId();
+      },
+      generateSpanId: () => randomIds.generateSpanId(),
+    },
     spanProcessors: [new BatchSpanProcessor(otlpExporter(process.env))],
   });
   // The W3C trace-context and baggage propagators, and async-hooks context.
@@ -74,7 +118,67 @@ export function startTracing(service: string): void {
       new PgInstrumentation({ requireParentSpan: true, ignoreConnectSpans: true }),
     ],
   });
-  running = { provider, unpatch };
+  running = { provider, unpatch, sampler };
+}
+
+/**
+ * Serves the requests the sampler will not record without the HTTP instrumentation's work for
+ * them. The instrumentation wraps every request: it reads its attributes (the URL parsed, the
+ * peer, the headers), starts a span, watches the answer to end it, and does the same for every
+ * outgoing call; for a request that is not sampled all of that records nothing, and with 10 %
+ * sampling it is most of tracing's cost (docs/benchmarks.md). Here the sampler's decision is taken
+ * first, as the SDK would take it (the same sampler, the caller's `traceparent`, the trace id): a
+ * sampled request goes through the instrumentation as before, its new trace keeping the id it
+ * was sampled by; any other is served in the context the instrumentation would have given it, a
+ * non-recording span of the trace (the caller's, or a new one), bound to its request and answer
+ * as the instrumentation binds them. So every hop still carries and logs the trace id, calls from
+ * the request still pass `traceparent` on (not sampled), and what is exported does not change.
+ * With a sampler it cannot decide for ahead (OTEL_TRACES_SAMPLER jaeger_remote, xray…) or
+ * without the SDK, the server is left as it is.
+ */
+export function sampledRequestsOnly(server: Server): void {
+  const sampler: ApiSampler | undefined = running?.sampler;
+  if (!sampler) return;
+  type Emit = (this: Server, event: string | symbol, ...args: unknown[]) => boolean;
+  const instrumented = server.emit as Emit;
+  const uninstrumented = EventEmitter.prototype.emit as Emit;
+  server.emit = function emit(this: Server, event: string | symbol, ...args: unknown[]): boolean {
+    if (event !== 'request' || !running) return instrumented.call(this, event, ...args);
+    const [req, res] = args as [IncomingMessage, EventEmitter];
+    // Probes and scrapes: the instrumentation's own rule (ignoreIncomingRequestHook).
+    if (UNTRACED_PATHS.has((req.url ?? '').split('?')[0])) return instrumented.call(this, event, ...args);
+    const parent = propagation.extract(ROOT_CONTEXT, req.headers);
+    const parentSpan = trace.getSpanContext(parent);
+    const continues = parentSpan !== undefined && trace.isSpanContextValid(parentSpan);
+    const traceId = continues ? parentSpan.traceId : randomIds.generateTraceId();
+    const decision = sampler.shouldSample(parent, traceId, req.method ?? 'GET', SpanKind.SERVER, {}, []);
+    if (decision.decision !== SamplingDecision.NOT_RECORD) {
+      drawnTraceId = continues ? undefined : traceId;
+      try {
+        return instrumented.call(this, event, ...args);
+      } finally {
+        drawnTraceId = undefined;
+      }
+    }
+    const unsampled = trace.setSpan(parent, trace.wrapSpanContext({ traceId, spanId: randomIds.generateSpanId(), traceFlags: TraceFlags.NONE, traceState: decision.traceState ?? parentSpan?.traceState }));
+    return context.with(unsampled, () => {
+      context.bind(unsampled, req);
+      context.bind(unsampled, res);
+      return uninstrumented.call(this, event, ...args);
+    });
+  } as Server['emit'];
+}
+
+/**
+ * The `traceparent` for a call the current request makes around the instrumentation (the
+ * gateway's proxy, for a request not sampled): this hop's trace, not sampled. Undefined when the
+ * instrumentation writes it (a recording span) or there is no trace.
+ */
+export function unsampledTraceparent(): string | undefined {
+  const span = trace.getActiveSpan();
+  if (!span || span.isRecording()) return undefined;
+  const { traceId, spanId, traceFlags } = span.spanContext();
+  return trace.isSpanContextValid(span.spanContext()) ? `00-${traceId}-${spanId}-0${traceFlags & TraceFlags.SAMPLED}` : undefined;
 }
 
 /** Sends the spans still buffered; part of a graceful stop. */

@@ -1,5 +1,7 @@
-import { context, propagation, trace } from '@opentelemetry/api';
-import { exportingSpans, startTracing, stopTracing, tracingActive } from './index';
+import { createServer, type IncomingMessage, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { context, propagation, SpanKind, trace } from '@opentelemetry/api';
+import { exportingSpans, sampledRequestsOnly, startTracing, stopTracing, tracingActive, unsampledTraceparent } from './index';
 
 afterEach(async () => {
   await stopTracing();
@@ -46,4 +48,84 @@ it('refuses an OTLP protocol it cannot speak, naming the variable', () => {
     delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
     delete process.env.OTEL_EXPORTER_OTLP_PROTOCOL;
   }
+});
+
+describe('sampledRequestsOnly: the sampler decides before the HTTP instrumentation runs', () => {
+  /** A server whose instrumented `emit` is a spy, serving with the gate in front of it; answers what each request's handler saw. */
+  async function serve(requests: { traceparent?: string }[]) {
+    const seen: { instrumented: boolean; recording?: boolean; traceId?: string; outgoing?: string; afterBody?: string }[] = [];
+    let instrumented = false;
+    const server = createServer((req, res) => {
+      const span = trace.getActiveSpan();
+      const entry = { instrumented, recording: span?.isRecording(), traceId: span?.spanContext().traceId, outgoing: unsampledTraceparent() };
+      seen.push(entry);
+      // After the body, in a listener of the request, as the gateway's receiveBody continues: the trace is still there.
+      req.on('end', () => {
+        (entry as { afterBody?: string }).afterBody = trace.getActiveSpan()?.spanContext().traceId;
+        res.end();
+      });
+      req.resume();
+    });
+    const prototypeEmit = server.emit as (this: Server, event: string | symbol, ...args: unknown[]) => boolean;
+    server.emit = function (this: Server, event: string | symbol, ...args: unknown[]) {
+      if (event !== 'request') return prototypeEmit.call(this, event, ...args);
+      // Standing in for the instrumentation: it starts the server span, in the request's context, and binds the request to it.
+      instrumented = true;
+      const span = trace.getTracer('http').startSpan('GET', { kind: SpanKind.SERVER }, propagation.extract(context.active(), (args[0] as IncomingMessage).headers));
+      try {
+        const spanContext = trace.setSpan(context.active(), span);
+        return context.with(spanContext, () => {
+          context.bind(spanContext, args[0] as IncomingMessage);
+          return prototypeEmit.call(this, event, ...args);
+        });
+      } finally {
+        instrumented = false;
+        span.end();
+      }
+    } as Server['emit'];
+    sampledRequestsOnly(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    // node:http, not fetch: the undici instrumentation would add a traceparent of the test's own to the caller's.
+    const send = (traceparent?: string) =>
+      new Promise<void>((resolve, reject) => {
+        const sent = request({ host: '127.0.0.1', port, path: '/things', method: 'POST', headers: traceparent ? { traceparent } : {} }, (res) => res.resume().on('end', resolve));
+        sent.on('error', reject).end('x');
+      });
+    for (const { traceparent } of requests) await send(traceparent);
+    await new Promise((resolve) => server.close(resolve));
+    return seen;
+  }
+
+  beforeEach(() => {
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = 'http://127.0.0.1:4318';
+    process.env.OTEL_TRACES_SAMPLER = 'parentbased_traceidratio';
+    process.env.OTEL_TRACES_SAMPLER_ARG = '0.5';
+    startTracing('tracing-test');
+  });
+  afterEach(() => {
+    for (const name of ['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_TRACES_SAMPLER', 'OTEL_TRACES_SAMPLER_ARG']) delete process.env[name];
+  });
+
+  it("a caller's sampled trace goes through the instrumentation and is recorded", async () => {
+    const [seen] = await serve([{ traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' }]);
+    expect(seen).toEqual({ instrumented: true, recording: true, traceId: '4bf92f3577b34da6a3ce929d0e0e4736', outgoing: undefined, afterBody: '4bf92f3577b34da6a3ce929d0e0e4736' });
+  });
+
+  it("a caller's trace not sampled is served around it, in its trace, and passed on not sampled", async () => {
+    const [seen] = await serve([{ traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00' }]);
+    expect(seen).toEqual({ instrumented: false, recording: false, traceId: '4bf92f3577b34da6a3ce929d0e0e4736', outgoing: expect.stringMatching(/^00-4bf92f3577b34da6a3ce929d0e0e4736-[\da-f]{16}-00$/), afterBody: '4bf92f3577b34da6a3ce929d0e0e4736' });
+    expect(seen.outgoing).not.toContain('00f067aa0ba902b7'); // this hop's own span id, as the SDK gives a span it does not record
+  });
+
+  it('a new trace is sampled by the id it then carries: every request the gate lets through is recorded, the others are not', async () => {
+    const seen = await serve(Array.from({ length: 40 }, () => ({})));
+    const through = seen.filter((entry) => entry.instrumented);
+    const around = seen.filter((entry) => !entry.instrumented);
+    // At 0.5, both happen in 40 requests (a chance of 2 in a trillion that one does not).
+    expect([through.length > 0, around.length > 0]).toEqual([true, true]);
+    expect(through.every((entry) => entry.recording === true && entry.outgoing === undefined)).toBe(true);
+    expect(around.every((entry) => entry.recording === false && entry.outgoing === `00-${entry.traceId}-${entry.outgoing?.slice(36, 52)}-00`)).toBe(true);
+    expect(seen.every((entry) => /^[\da-f]{32}$/.test(entry.traceId ?? '') && entry.afterBody === entry.traceId)).toBe(true);
+  });
 });

@@ -15,11 +15,12 @@
 // arrived, and the connections are shared fairly between callers (fair-share.ts). Every header is
 // fixed when the request is created, so nothing is set after it is sent. A connection whose
 // answer the client left mid-way is destroyed, never given to the next request.
-import { Agent, type ClientRequest, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
+import { Agent, ClientRequest, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import type { Request, RequestHandler, Response } from 'express';
 import { ApiError, errorCatalog, type ErrorCode, sendError } from '@platform/errors';
 import { type CallHead, failureError, failureOf, httpFailureKind, malformed, type OutgoingCalls, RETRY_AFTER_SECONDS, timedOut, unavailable } from '@platform/outgoing-calls';
 import { TIMEOUT_HEADER } from '@platform/service-kit';
+import { unsampledTraceparent } from '@platform/tracing';
 import type { AnswerRewrite } from '../deprecations/rest-deprecations';
 import { FairShare } from './fair-share';
 
@@ -171,7 +172,12 @@ export function createUpstreamProxy(target: string, options: UpstreamOptions): R
 
     const send = () => {
       if (settled || clientGone) return;
-      const sent = httpRequest({ hostname, port, method: req.method, path: target.path, headers, agent, insecureHTTPParser: false });
+      const options = { hostname, port, method: req.method, path: target.path, headers, agent, insecureHTTPParser: false };
+      // A request the tracing sampler left out (libs/tracing's sampledRequestsOnly): its call goes
+      // around the HTTP instrumentation, which would only record nothing at some cost, carrying
+      // this hop's trace itself. A recorded one goes through it, which writes this hop's span.
+      const traceparent = unsampledTraceparent();
+      const sent = traceparent ? new ClientRequest({ ...options, headers: { ...headers, traceparent } }) : httpRequest(options);
       proxyReq = sent;
 
       // Before the answer begins, a failure of the exchange is the client's answer; after, the
