@@ -3,9 +3,15 @@
 // service-kit's listen as every service is. Started by tools/bench/service-pipeline.mjs.
 import './instrument';
 import { issueAccessToken, TokenVerifier } from '@platform/auth';
+import { defineEndpoints } from '@platform/endpoints';
 import { createLogger, createMetrics, createService, Health, listen } from '@platform/service-kit';
 
 const secret = process.env.JWT_SECRET ?? 'service-pipeline-bench-secret-0123456789';
+
+/** One endpoint declared as a service declares its own, with nothing to do: the pipeline's cost alone. */
+const emptyEndpoints = defineEndpoints('catalog', {
+  getEmpty: { method: 'GET', path: '/empty', summary: 'Answers {}', access: 'signed-in', responses: { 200: { description: 'Nothing' } } },
+});
 
 async function main() {
   const app = createService({
@@ -16,7 +22,7 @@ async function main() {
     graphql: (_req, res) => void res.status(404).end(),
     internal: [],
     verifier: new TokenVerifier(secret),
-    resources: [(req, res, next) => (req.method === 'GET' && req.path === '/empty' ? void res.json({}) : next())],
+    resources: [emptyEndpoints.routes({ getEmpty: ({ res }) => void res.json({}) })],
     outages: [],
   });
   const server = await listen(app, Number(process.env.PORT ?? 0), '127.0.0.1');
