@@ -5,7 +5,8 @@
 // response of both is checked against the published contract.
 import { type ApiClient, createApiClient, type Schemas } from '@platform/sdk';
 import { apiClient } from '@platform/test-kit';
-import { answersIn, rawExchange } from './campaign/fuzz';
+import { connect } from 'node:net';
+import { answersIn } from './campaign/fuzz';
 import { useContract } from './contract';
 import { ADMIN, gatewayUrl } from './stack';
 
@@ -254,8 +255,18 @@ describe('the status codes the API answers with', () => {
     const { token } = await signUp();
     const base = new URL(gatewayUrl);
     // On a raw socket: the target goes out byte for byte, as no URL-building client would send it.
-    const get = async (target: string) =>
-      answersIn(await rawExchange(base.hostname, Number(base.port), `GET ${target} HTTP/1.1\r\nHost: ${base.host}\r\nAuthorization: Bearer ${token}\r\nConnection: close\r\n\r\n`))[0];
+    // The socket stays open for the answer (a half-closed one is closed unanswered by the server
+    // once its request needs a round trip), and `Connection: close` ends it after the answer.
+    const get = (target: string) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const socket = connect(Number(base.port), base.hostname);
+        const chunks: Buffer[] = [];
+        socket.setTimeout(10_000, () => socket.destroy(new Error(`no answer to GET ${target}`)));
+        socket.on('data', (chunk) => chunks.push(chunk));
+        socket.on('error', reject);
+        socket.on('close', () => resolve(answersIn(Buffer.concat(chunks).toString('latin1'))[0]));
+        socket.write(`GET ${target} HTTP/1.1\r\nHost: ${base.host}\r\nAuthorization: Bearer ${token}\r\nConnection: close\r\n\r\n`);
+      });
     const query = await get('/v1/products?q=%E0%A4%A');
     expect([query.status, JSON.parse(query.body)]).toEqual([400, { code: 'VALIDATION_FAILED', message: expect.any(String), traceId: expect.any(String), errors: [{ field: 'q', code: 'INVALID_FORMAT', message: expect.any(String) }] }]);
     const path = await get('/v1/products/%E0%A4%A');
