@@ -2,13 +2,34 @@ import type { ErrorRequestHandler } from 'express';
 import { PrismaClientInitializationError, PrismaClientKnownRequestError } from '@prisma/client/runtime/client';
 import { ApiError } from '@platform/errors';
 
-/**
- * True when a write broke a unique index. Model queries report it as P2002; raw SQL reports the
- * driver's error (SQLSTATE 23505) wrapped in another code, so both are recognised.
- */
+// Every database error is recognised by structured facts, never by its message: Prisma's code
+// (P2002, P1001, ...) and, under it, what the driver adapter reported in
+// `meta.driverAdapterError.cause`: its `kind` and the SQLSTATE PostgreSQL sent (`originalCode`).
+// Both adapters fill these the same way (@prisma/adapter-pg and pglite-prisma-adapter,
+// `convertDriverError`); they differ in the kinds they name (pg maps 40P01 to
+// TransactionWriteConflict, PGlite leaves it `postgres`), so SQLSTATEs are read, not kinds,
+// wherever PostgreSQL sent one. Model queries carry the mapped code; raw SQL carries P2010 with
+// the same cause.
+
+/** What the driver adapter said under a Prisma error, when it said anything. */
+interface AdapterCause {
+  kind?: string;
+  /** The SQLSTATE, for an error PostgreSQL sent (absent for a socket that failed). */
+  originalCode?: string;
+}
+
+function adapterCause(error: PrismaClientKnownRequestError): AdapterCause {
+  const cause = (error.meta as { driverAdapterError?: { cause?: unknown } } | undefined)?.driverAdapterError?.cause;
+  return typeof cause === 'object' && cause !== null ? (cause as AdapterCause) : {};
+}
+
+const UNIQUE_VIOLATION = '23505';
+const DEADLOCK_DETECTED = '40P01';
+
+/** True when a write broke a unique index: P2002 from model queries, SQLSTATE 23505 under raw SQL's P2010. */
 export function isUniqueViolation(error: unknown): boolean {
   if (!(error instanceof PrismaClientKnownRequestError)) return false;
-  return error.code === 'P2002' || /23505|UniqueConstraintViolation/.test(JSON.stringify(error.meta ?? {}) + error.message);
+  return error.code === 'P2002' || adapterCause(error).originalCode === UNIQUE_VIOLATION;
 }
 
 /**
@@ -16,8 +37,7 @@ export function isUniqueViolation(error: unknown): boolean {
  * did was kept, so running it again is safe.
  */
 export function isDeadlock(error: unknown): boolean {
-  if (!(error instanceof PrismaClientKnownRequestError)) return false;
-  return /40P01|deadlock detected/i.test(JSON.stringify(error.meta ?? {}) + error.message);
+  return error instanceof PrismaClientKnownRequestError && adapterCause(error).originalCode === DEADLOCK_DETECTED;
 }
 
 /**
@@ -34,18 +54,35 @@ export async function whenUniqueViolated<T>(write: Promise<T>, clientError: () =
   }
 }
 
-/** Prisma's codes for "the database cannot be reached or answered in time", not a bad query. */
-const UNREACHABLE_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024']);
-/** Driver adapter error kinds and SQLSTATE classes with the same meaning (08: connection exception, 57P: shutdown, 53300: too many connections). */
-const UNREACHABLE_KINDS = /"kind":"(DatabaseNotReachable|ConnectionClosed|SocketTimeout|TooManyConnections|DatabaseUnavailable)"|"originalCode":"(08\w{3}|57P\d\d|53300)"/;
-const UNREACHABLE_SOCKET = /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|Connection terminated|connection timeout|Connection ended/i;
+/** Prisma's codes for "the database cannot be reached or answered in time", as Prisma 7 maps the adapters' kinds (DatabaseNotReachable, SocketTimeout, ConnectionClosed, TooManyConnections). */
+const UNREACHABLE_CODES = new Set(['P1001', 'P1008', 'P1017', 'P2037']);
+/** The same kinds under raw SQL, whose errors all carry P2010. */
+const UNREACHABLE_KINDS = new Set(['DatabaseNotReachable', 'SocketTimeout', 'ConnectionClosed', 'TooManyConnections']);
+/** SQLSTATEs with that meaning: class 08 (connection exception), 57P01-57P03 (the server is shutting down or starting), 53300 (too many connections). */
+const unreachableState = (state: string) => state.startsWith('08') || state === '57P01' || state === '57P02' || state === '57P03' || state === '53300';
+/** Node's codes for a socket that could not connect or was cut (an error that reached the handler without Prisma). */
+const UNREACHABLE_SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EPIPE']);
+/**
+ * The one error recognised by its text, because its library gives nothing else: node-postgres
+ * rejects the queries of a connection that ended without an error message from the server (a
+ * network cut, a crashed server, an idle connection the server closed during a shutdown) with
+ * `new Error('Connection terminated unexpectedly')`, no code (pg 8, lib/client.js, the
+ * `con.once('end')` handler); @prisma/adapter-pg's `convertDriverError` passes it through
+ * unwrapped because it has no code. Compared whole, never searched for.
+ */
+const PG_CONNECTION_LOST = 'Connection terminated unexpectedly';
 
 /** True when `error` says the database is down or unreachable right now (worth a retry later). */
 export function isDatabaseUnavailable(error: unknown): boolean {
   if (error instanceof PrismaClientInitializationError) return true;
-  if (error instanceof PrismaClientKnownRequestError) return UNREACHABLE_CODES.has(error.code) || UNREACHABLE_KINDS.test(JSON.stringify(error.meta ?? {}));
-  const code = (error as { code?: unknown } | null)?.code;
-  return error instanceof Error && ((typeof code === 'string' && UNREACHABLE_SOCKET.test(code)) || UNREACHABLE_SOCKET.test(error.message));
+  if (error instanceof PrismaClientKnownRequestError) {
+    const { kind, originalCode } = adapterCause(error);
+    return UNREACHABLE_CODES.has(error.code) || (kind !== undefined && UNREACHABLE_KINDS.has(kind)) || (originalCode !== undefined && unreachableState(originalCode));
+  }
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string') return UNREACHABLE_SOCKET_CODES.has(code);
+  return error.constructor === Error && error.message === PG_CONNECTION_LOST;
 }
 
 /**
