@@ -59,6 +59,9 @@ describe('isDatabaseUnavailable', () => {
     expect(isDatabaseUnavailable(adapterError({ kind: 'postgres', originalCode: '08006' }))).toBe(true);
     expect(isDatabaseUnavailable(Object.assign(new Error('connect failed'), { code: 'ECONNREFUSED' }))).toBe(true);
     expect(isDatabaseUnavailable(new Error('Connection terminated unexpectedly'))).toBe(true); // node-postgres gives nothing else
+    // A transaction's next query on a client that met a connection error (PostgreSQL restarting under a sign-up).
+    expect(isDatabaseUnavailable(new Error('Client has encountered a connection error and is not queryable'))).toBe(true);
+    expect(isDatabaseUnavailable(new Error('Client was closed and is not queryable'))).toBe(true);
   });
 
   it('refuses other errors whatever their message says', () => {

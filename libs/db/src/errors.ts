@@ -54,23 +54,26 @@ export async function whenUniqueViolated<T>(write: Promise<T>, clientError: () =
   }
 }
 
-/** Prisma's codes for "the database cannot be reached or answered in time", as Prisma 7 maps the adapters' kinds (DatabaseNotReachable, SocketTimeout, ConnectionClosed, TooManyConnections). */
-const UNREACHABLE_CODES = new Set(['P1001', 'P1008', 'P1017', 'P2037']);
+/** Prisma's codes for "the database cannot be reached or answered in time", as Prisma 7 maps the adapters' kinds (DatabaseNotReachable, SocketTimeout, ConnectionClosed, TooManyConnections), and the pool's timeout (P2024). */
+const UNREACHABLE_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024', 'P2037']);
 /** The same kinds under raw SQL, whose errors all carry P2010. */
-const UNREACHABLE_KINDS = new Set(['DatabaseNotReachable', 'SocketTimeout', 'ConnectionClosed', 'TooManyConnections']);
+const UNREACHABLE_KINDS = new Set(['DatabaseNotReachable', 'DatabaseUnavailable', 'SocketTimeout', 'ConnectionClosed', 'TooManyConnections']);
 /** SQLSTATEs with that meaning: class 08 (connection exception), 57P01-57P03 (the server is shutting down or starting), 53300 (too many connections). */
 const unreachableState = (state: string) => state.startsWith('08') || state === '57P01' || state === '57P02' || state === '57P03' || state === '53300';
 /** Node's codes for a socket that could not connect or was cut (an error that reached the handler without Prisma). */
 const UNREACHABLE_SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EPIPE']);
 /**
- * The one error recognised by its text, because its library gives nothing else: node-postgres
- * rejects the queries of a connection that ended without an error message from the server (a
- * network cut, a crashed server, an idle connection the server closed during a shutdown) with
- * `new Error('Connection terminated unexpectedly')`, no code (pg 8, lib/client.js, the
- * `con.once('end')` handler); @prisma/adapter-pg's `convertDriverError` passes it through
- * unwrapped because it has no code. Compared whole, never searched for.
+ * The errors recognised by their text, because their library gives nothing else: node-postgres
+ * (pg 8, lib/client.js) rejects with a bare `new Error(...)`, no code, a query
+ * - of a connection that ended without an error message from the server (a network cut, a crashed
+ *   server, an idle connection the server closed during a shutdown): the `con.once('end')` handler;
+ * - sent on a client that already met a connection error, or was closed, while a transaction
+ *   still held it (`query()`'s `_queryable` and `_ending` checks): what a write in flight meets
+ *   when PostgreSQL restarts under it (the PostgreSQL-restart fault test caught the first).
+ * @prisma/adapter-pg's `convertDriverError` passes them through unwrapped because they have no
+ * code. Compared whole, never searched for.
  */
-const PG_CONNECTION_LOST = 'Connection terminated unexpectedly';
+const PG_CONNECTION_LOST = new Set(['Connection terminated unexpectedly', 'Client has encountered a connection error and is not queryable', 'Client was closed and is not queryable']);
 
 /** True when `error` says the database is down or unreachable right now (worth a retry later). */
 export function isDatabaseUnavailable(error: unknown): boolean {
@@ -82,7 +85,7 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'string') return UNREACHABLE_SOCKET_CODES.has(code);
-  return error.constructor === Error && error.message === PG_CONNECTION_LOST;
+  return error.constructor === Error && PG_CONNECTION_LOST.has(error.message);
 }
 
 /**
