@@ -3,7 +3,8 @@
 // not decode is the client's 400 rather than a value with U+FFFD or the raw escape in it
 // (querystring keeps both silently, and the request went on as if the client had sent that).
 import { parse, type ParsedUrlQuery } from 'node:querystring';
-import { ApiError, type FieldError } from '@platform/errors';
+import type { FieldError } from '@platform/errors';
+import { refusalOf } from './validate';
 
 /** The text `encoded` stands for (`+` a space, as in a form), or undefined when its %-encoding is broken. */
 function decoded(encoded: string): string | undefined {
@@ -31,7 +32,8 @@ export function readQueryString(raw: string | null | undefined): ParsedUrlQuery 
       if (field !== undefined && (at < 0 || decoded(pair.slice(at + 1)) !== undefined)) continue;
       fieldErrors.push({ field: field ?? name, code: 'INVALID_FORMAT', message: `${field ?? name} has a malformed %-encoding.` });
     }
-    if (fieldErrors.length) throw new ApiError('VALIDATION_FAILED', 'The query string has a malformed %-encoding.', { status: 400, fieldErrors });
+    // Unreadable as sent (400), whatever the field code: refusalOf is where that is decided.
+    if (fieldErrors.length) throw refusalOf(fieldErrors, { message: 'The query string has a malformed %-encoding.', unreadable: true });
   }
   return parse(raw);
 }
