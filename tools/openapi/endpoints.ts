@@ -17,16 +17,8 @@ export const serviceEndpoints: Endpoint[] = [...usersEndpoints, ...ordersEndpoin
 /** Everything the gateway serves at `/v1/...`: the services' endpoints, then its own. */
 export const apiEndpoints: Endpoint[] = [...serviceEndpoints, ...gatewayEndpoints];
 
-/** The gateway's rows for the services' endpoints, as the generated module declares them. */
+/** The gateway's rows for the services' endpoints, one JSON row a line, as the generated module declares them. */
 export function serviceRoutesModule(endpoints: readonly Endpoint[] = serviceEndpoints): string {
   const rows: GatewayRoute[] = gatewayRoutesOf(endpoints);
-  return [
-    "import type { GatewayRoute } from '@platform/endpoints';",
-    '',
-    '/** The services\' endpoints as the gateway routes them (see route-table.ts). */',
-    'export const serviceRoutes: GatewayRoute[] = [',
-    ...rows.map((row) => `  ${JSON.stringify(row).replace(/"([A-Za-z]+)":/g, '$1: ').replace(/"/g, "'").replace(/,(?=[a-z]+: )/g, ', ').replace(/^\{/, '{ ').replace(/\}$/, ' }')},`),
-    '];',
-    '',
-  ].join('\n');
+  return `import type { GatewayRoute } from '@platform/endpoints';\n\n/** The services' endpoints as the gateway routes them (see route-table.ts). */\nexport const serviceRoutes: GatewayRoute[] = [\n${rows.map((row) => `  ${JSON.stringify(row)},\n`).join('')}];\n`;
 }
