@@ -166,7 +166,7 @@ describe('docs/adding-an-endpoint.md, followed as written', () => {
     });
     expect(document.components.schemas.SimilarProducts).toBeDefined();
     expect(readFileSync(path.join(scratch, 'apps/gateway/src/routing/service-routes.generated.ts'), 'utf8')).toContain(
-      "{ pattern: '/products/:id/similar', methods: ['GET'], upstream: 'catalog', resource: 'products' },",
+      JSON.stringify({ pattern: '/products/:id/similar', methods: ['GET'], upstream: 'catalog', resource: 'products' }),
     );
   });
 
