@@ -675,6 +675,41 @@ describe('rate limits', () => {
       }
     });
 
+    // A busy caller's calls are counted in leases taken from Redis (rate-limit/redis-leases.ts):
+    // one budget across replicas, never exceeded, at worst 1/16 of it per other replica refused
+    // early; and most calls ask Redis nothing.
+    it('holds a busy caller spread over two replicas to one budget, asking Redis for a small fraction of its calls', async () => {
+      const POINTS = 800;
+      const [a, b] = await Promise.all([0, 1].map(() => startGateway(upstream.url, { redisUrl: redis.url, points: POINTS })));
+      try {
+        const caller = (await tokenFor(JWT_SECRET)).token;
+        // On one replica the count it reports stays exact, leases and all.
+        const first = await runBounded(100, 1, () => timedGet(a, caller));
+        expect(first.map((call) => [call.status, remainingOf(call)])).toEqual(first.map((_, at) => [200, POINTS - 1 - at]));
+        // Then the caller goes on through both at once, well past its limit.
+        const sentBefore = a.redisCommandsSent() + b.redisCommandsSent();
+        const rest = await runBounded(POINTS, 8, (i) => timedGet(i % 2 ? b : a, caller));
+        const sent = a.redisCommandsSent() + b.redisCommandsSent() - sentBefore;
+        expect(rest.filter((call) => call.status !== 200 && call.status !== 429)).toEqual([]);
+        const served = first.length + rest.filter((call) => call.status === 200).length;
+        console.info(`busy caller over two replicas: ${served} of ${POINTS} points served, ${sent} Redis commands for ${rest.length} calls`);
+        expect(served).toBeLessThanOrEqual(POINTS);
+        expect(served).toBeGreaterThanOrEqual(POINTS - Math.ceil(POINTS / 16));
+        expect(sent).toBeLessThan(rest.length / 4);
+        // Refused until the window ends, without asking Redis again.
+        const sentAfter = a.redisCommandsSent() + b.redisCommandsSent();
+        const refused = await runBounded(20, 2, (i) => timedGet(i % 2 ? b : a, caller));
+        expect(refused.map((call) => call.status)).toEqual(Array(20).fill(429));
+        expect(a.redisCommandsSent() + b.redisCommandsSent()).toBeLessThanOrEqual(sentAfter + 2);
+        // Another caller's budget is whole, and counted exactly across replicas while it calls little.
+        const other = (await tokenFor(JWT_SECRET)).token;
+        for (let i = 0; i < 3; i++) await timedGet(a, other);
+        expect(remainingOf(await timedGet(b, other))).toBe(POINTS - 4);
+      } finally {
+        await Promise.all([a.stop(), b.stop()]);
+      }
+    });
+
     it('keeps answering on its insurance limiter when Redis dies, and says so once', async () => {
       const shared = await startGateway(upstream.url, { redisUrl: redis.url, points: 1000 });
       const sharedCall = apiClient(() => shared.server.url);

@@ -1,5 +1,6 @@
-// Call-rate limits with rate-limiter-flexible. Every call is counted in this replica's memory
-// and, while Redis answers, in Redis too (shared by every gateway replica); the stricter of the
+// Call-rate limits. Every call is counted in this replica's memory (rate-limiter-flexible) and,
+// while Redis answers, in Redis too (shared by every gateway replica, taken in leases so that a
+// busy caller's calls do not each wait for a round trip: redis-leases.ts); the stricter of the
 // two counts decides. Redis commands give up after a few tens of milliseconds, and the first
 // failure opens a circuit (redis-circuit.ts): calls stop asking Redis at once until a background
 // probe sees it answer again, so a hung or dead Redis never holds a request up. In memory only
@@ -20,10 +21,11 @@
 // its policy allows 3 every 2 s) instead of getting its budget back when a window ends.
 import { Redis } from 'ioredis';
 import { Counter, Gauge, type Registry } from 'prom-client';
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, RLWrapperTimeouts } from 'rate-limiter-flexible';
+import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { ApiError } from '@platform/errors';
 import type { Logger } from '@platform/service-kit';
 import { RedisCircuit, type Store } from './redis-circuit';
+import { RedisLeases, type SharedAnswer } from './redis-leases';
 
 /** A limit's size (policies.ts): `points` per `windowS` seconds, per key. */
 export interface LimitSize {
@@ -85,20 +87,18 @@ export interface RateLimitsOptions {
 
 interface Counters {
   memory: RateLimiterMemory;
-  redis?: RLWrapperTimeouts;
+  redis?: RedisLeases;
 }
 
-interface Outcome {
-  allowed: boolean;
-  res: RateLimiterRes;
-}
+type Outcome = SharedAnswer;
 
-/** A limiter's answer, a refusal included; errors (Redis failures) still throw. */
+/** The memory count's answer, a refusal included. */
 async function outcomeOf(consumed: Promise<RateLimiterRes>): Promise<Outcome> {
   try {
-    return { allowed: true, res: await consumed };
+    const res = await consumed;
+    return { allowed: true, remaining: res.remainingPoints, msBeforeNext: res.msBeforeNext };
   } catch (rejection) {
-    if (rejection instanceof RateLimiterRes) return { allowed: false, res: rejection };
+    if (rejection instanceof RateLimiterRes) return { allowed: false, remaining: rejection.remainingPoints, msBeforeNext: rejection.msBeforeNext };
     throw rejection;
   }
 }
@@ -127,6 +127,8 @@ export class RateLimits {
         onSwitch: (to, cause) => {
           switches.inc({ to });
           show(to);
+          // Leases held when Redis went out may name counts it has lost since, or windows that ended.
+          for (const counters of this.counters.values()) counters.redis?.clear();
           if (to === 'memory') options.logger.warn({ err: cause?.message }, "Redis unavailable: rate limits are counted in this replica's memory until it answers again");
           else options.logger.info('Redis is back: rate limits are shared again');
         },
@@ -138,10 +140,10 @@ export class RateLimits {
     // out, so on a hung Redis the calls behind the first would wait two timeouts.
     const timeoutMs = options.redis?.options.commandTimeout ?? 50;
     for (const [name, size] of Object.entries(limits)) {
-      const shape = { points: size.points, duration: size.windowS, keyPrefix: `rl:${name}` };
+      const prefix = `rl:${name}`;
       this.counters.set(name, {
-        memory: new RateLimiterMemory(shape),
-        redis: options.redis && new RLWrapperTimeouts({ limiter: new RateLimiterRedis({ ...shape, storeClient: options.redis, rejectIfRedisNotReady: true }), timeoutMs }),
+        memory: new RateLimiterMemory({ points: size.points, duration: size.windowS, keyPrefix: prefix }),
+        redis: options.redis && new RedisLeases(options.redis, prefix, size, timeoutMs),
       });
     }
   }
@@ -158,37 +160,28 @@ export class RateLimits {
     if (refusals.length) {
       // Not served: the count that allowed it does not keep the points (see the file's comment).
       if (inMemory.allowed) await counters.memory.reward(key, points);
-      if (shared?.allowed) await this.sharedReward(counters, key, points);
-      const msBeforeNext = Math.max(...refusals.map((refusal) => refusal.res.msBeforeNext));
+      if (shared?.allowed) counters.redis?.giveBack(key, points);
+      const msBeforeNext = Math.max(...refusals.map((refusal) => refusal.msBeforeNext));
       const headers = headersOf(limitName, size, 0, msBeforeNext);
       throw new ApiError('RATE_LIMITED', `Too many requests; retry in ${Math.ceil(msBeforeNext / 1000)} s.`, {
         headers: { ...Object.fromEntries(headers), 'Retry-After': String(Math.max(1, Math.ceil(msBeforeNext / 1000))) },
       });
     }
-    const strictest = outcomes.reduce((stricter, outcome) => (outcome.res.remainingPoints < stricter.res.remainingPoints ? outcome : stricter));
-    return { headers: headersOf(limitName, size, strictest.res.remainingPoints, strictest.res.msBeforeNext) };
+    const strictest = outcomes.reduce((stricter, outcome) => (outcome.remaining < stricter.remaining ? outcome : stricter));
+    return { headers: headersOf(limitName, size, strictest.remaining, strictest.msBeforeNext) };
   }
 
   /** Stops probing Redis (the process is stopping). */
   stop(): void {
     this.circuit?.stop();
-  }
-
-  /** Gives points back to Redis's count; a failure opens the circuit like any other. */
-  private async sharedReward(counters: Counters, key: string, points: number): Promise<void> {
-    if (!counters.redis || this.circuit?.store !== 'redis') return;
-    try {
-      await counters.redis.reward(key, points);
-    } catch (error) {
-      this.circuit.failed(error instanceof Error ? error : new Error(String(error)));
-    }
+    for (const counters of this.counters.values()) counters.redis?.stop();
   }
 
   /** Redis's count, unless Redis is out; a failure opens the circuit and leaves memory to decide. */
   private async sharedOutcome(counters: Counters, key: string, points: number): Promise<Outcome | undefined> {
     if (!counters.redis || this.circuit?.store !== 'redis') return undefined;
     try {
-      return await outcomeOf(counters.redis.consume(key, points));
+      return await counters.redis.take(key, points);
     } catch (error) {
       this.circuit.failed(error instanceof Error ? error : new Error(String(error)));
       return undefined;
