@@ -4,13 +4,14 @@
 // assertions are what that app's client sees: status, error code, Retry-After. And what every
 // call carries: the deadline, the trace, the service token, and its line in the metrics.
 import { createServer as createHttp2Server, type Http2Server } from 'node:http2';
-import { createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
+import { connect, createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
 import { makeGenericClientConstructor, Metadata, type ServiceError } from '@grpc/grpc-js';
 import express from 'express';
 import { Registry } from 'prom-client';
 import { errorHandler } from '@platform/errors';
 import { listen, type Listening, requestContext } from '@platform/service-kit';
 import { apiClient } from '@platform/test-kit';
+import { startTracing, stopTracing } from '@platform/tracing';
 import { createOutgoingCalls, grpcFailure, OUTGOING_CALL_METRIC, RETRY_AFTER_SECONDS } from './index';
 
 const bytes = { serialize: (value: Buffer) => value, deserialize: (value: Buffer) => value };
@@ -196,6 +197,32 @@ describe('what every call carries', () => {
     expect(metric).toMatch(/_count\{target="probe",operation="probe",outcome="timeout"\} 1/);
     expect(metric).toMatch(/_count\{target="probe",operation="probe",outcome="malformed"\} 1/);
     expect(metric).toMatch(/_count\{target="probe",operation="Ping",outcome="timeout"\} 1/);
+  });
+
+  it('HTTP with the tracing SDK, for a request it does not sample: the trace passed on, not sampled, once', async () => {
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = 'http://127.0.0.1:4318';
+    process.env.OTEL_TRACES_SAMPLER = 'parentbased_always_off';
+    startTracing('outgoing-calls-test');
+    const seen: (string | undefined)[] = [];
+    const callee = await listen(express().get('/things', (req, res) => void (seen.push(req.headers.traceparent as string | undefined), res.json({}))), 0, '127.0.0.1');
+    const target = calls.http('carrier', callee.url);
+    const app = await callingApp(() => target.request({ operation: 'things', path: '/things', credential: 'none' }).then(() => 'called'));
+    try {
+      // Written on a socket: the client in this process would be instrumented too.
+      const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+      const answer = await new Promise<string>((resolve, reject) => {
+        const socket = connect(Number(new URL(app.url).port), '127.0.0.1', () => socket.write(`GET /call HTTP/1.1\r\nhost: x\r\ntraceparent: 00-${traceId}-00f067aa0ba902b7-00\r\nconnection: close\r\n\r\n`));
+        let text = '';
+        socket.on('data', (chunk) => (text += chunk)).on('end', () => resolve(text)).on('error', reject);
+      });
+      expect(answer).toMatch(/^HTTP\/1.1 200 /);
+      expect(seen).toEqual([expect.stringMatching(new RegExp(`^00-${traceId}-[\\da-f]{16}-00$`))]);
+    } finally {
+      await Promise.all([app.close(), target.close(), callee.close()]);
+      await stopTracing();
+      delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
+      delete process.env.OTEL_TRACES_SAMPLER;
+    }
   });
 
   it("HTTP with the caller's credential: the request's own Authorization, as it came", async () => {

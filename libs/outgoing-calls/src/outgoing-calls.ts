@@ -2,8 +2,9 @@
 // - gets its deadline from the time the current request has left (service-kit's request context,
 //   less one hop margin; a fallback outside a request), sent on as `X-Request-Timeout-Ms` or as
 //   the gRPC deadline; no time left is 504 before anything is sent;
-// - carries the trace: the request's `traceparent` when no tracing SDK runs, else the SDK's
-//   http/undici/grpc instrumentations write this hop's span (service-kit's outgoingTraceparent);
+// - carries the trace: the request's `traceparent` when no tracing SDK runs; with the SDK, the
+//   http/undici/grpc instrumentations write this hop's span for a sampled request, and for one
+//   not sampled (served around them) this hop's trace, not sampled (service-kit's outgoingTraceparent);
 // - carries a credential: this app's service token, the caller's own `Authorization`, or none
 //   (the proxy forwards the client's headers as they came);
 // - is timed in one metric family (call-metrics.ts);

@@ -8,7 +8,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import type { RequestHandler, Response } from 'express';
 import { ApiError } from '@platform/errors';
-import { activeSpan, activeTraceId, tracingActive } from '@platform/tracing';
+import { activeSpan, activeTraceId, tracingActive, unsampledTraceparent } from '@platform/tracing';
 
 export interface RequestContext {
   traceId: string;
@@ -54,10 +54,12 @@ function traceparentFor(incoming: string | undefined, traceId: string): string {
 
 /**
  * The `traceparent` an outgoing call of the current request carries, or undefined: outside a
- * request, or when the tracing SDK runs (its instrumentations write the header on every call).
+ * request, or when the tracing SDK records the request (its instrumentations write the header).
+ * A request the SDK does not sample is served around the instrumentations (libs/tracing
+ * `sampledRequestsOnly`): its calls carry its trace, not sampled, from here.
  */
 export function outgoingTraceparent(): string | undefined {
-  return tracingActive() ? undefined : storage.getStore()?.traceparent;
+  return tracingActive() ? unsampledTraceparent() : storage.getStore()?.traceparent;
 }
 
 export function currentContext(): RequestContext | undefined {

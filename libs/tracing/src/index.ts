@@ -111,7 +111,10 @@ export function startTracing(service: string): void {
     tracerProvider: provider,
     instrumentations: [
       new HttpInstrumentation({ ignoreIncomingRequestHook: (req) => UNTRACED_PATHS.has((req.url ?? '').split('?')[0]) }),
-      new UndiciInstrumentation(), // fetch
+      // fetch and undici pools (outgoing-calls). A call from a request that is not sampled skips it:
+      // its span would record nothing, and outgoing-calls writes the call's `traceparent` itself
+      // (service-kit's outgoingTraceparent), as the gateway's proxy does around the HTTP instrumentation.
+      new UndiciInstrumentation({ ignoreRequestHook: () => unsampledTraceparent() !== undefined }),
       new GrpcInstrumentation(),
       // Queries inside a request's trace only: the background sweeps would each start a trace of their own.
       // No span per pool checkout: it doubles the spans of a request and says little.

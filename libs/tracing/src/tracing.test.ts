@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { context, propagation, SpanKind, trace } from '@opentelemetry/api';
+import { context, propagation, ROOT_CONTEXT, SpanKind, trace, TraceFlags } from '@opentelemetry/api';
 import { exportingSpans, sampledRequestsOnly, startTracing, stopTracing, tracingActive, unsampledTraceparent } from './index';
 
 afterEach(async () => {
@@ -36,6 +36,35 @@ it("with an endpoint runs the SDK: a request's span continues the client's trace
     expect(outgoing.traceparent).toMatch(/^00-4bf92f3577b34da6a3ce929d0e0e4736-[\da-f]{16}-01$/);
   } finally {
     delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  }
+});
+
+it("leaves a fetch of a request it does not sample to the caller: the undici instrumentation's span would record nothing", async () => {
+  process.env.OTEL_EXPORTER_OTLP_ENDPOINT = 'http://127.0.0.1:4318';
+  const seen: (string | undefined)[] = [];
+  const server = createServer((req, res) => {
+    seen.push(req.headers.traceparent as string | undefined);
+    res.end();
+  });
+  try {
+    startTracing('tracing-test');
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    // Not sampled: served around the instrumentations (sampledRequestsOnly); outgoing-calls writes its header (unsampledTraceparent).
+    const unsampled = trace.setSpan(ROOT_CONTEXT, trace.wrapSpanContext({ traceId, spanId: '00f067aa0ba902b7', traceFlags: TraceFlags.NONE }));
+    await context.with(unsampled, async () => {
+      expect(unsampledTraceparent()).toBe(`00-${traceId}-00f067aa0ba902b7-00`);
+      await (await fetch(url)).arrayBuffer();
+    });
+    // Sampled: the instrumentation records the call and writes its span into the header.
+    const sampled = trace.getTracer('test').startSpan('request', undefined, propagation.extract(ROOT_CONTEXT, { traceparent: `00-${traceId}-00f067aa0ba902b7-01` }));
+    await context.with(trace.setSpan(ROOT_CONTEXT, sampled), async () => (await fetch(url)).arrayBuffer());
+    sampled.end();
+    expect(seen).toEqual([undefined, expect.stringMatching(new RegExp(`^00-${traceId}-(?!00f067aa0ba902b7)[\\da-f]{16}-01$`))]);
+  } finally {
+    delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
+    await new Promise((resolve) => server.close(resolve));
   }
 });
 
