@@ -5,7 +5,7 @@
 // security schemes, the headers and error responses every operation shares, and the webhooks.
 // tools/openapi/generate.mjs bundles and runs this file.
 import { z } from 'zod';
-import { component, type Endpoint, namedComponents, type SuccessHeader } from '@platform/endpoints';
+import { component, type Endpoint, namedComponents, pathParameterNames, type SuccessHeader } from '@platform/endpoints';
 import { errorBodySchema, errorCatalog, problemBodySchema, type ErrorCode } from '@platform/errors';
 import { eventCatalog, eventJsonSchemas, eventTypes } from '@platform/events';
 import { loadDeprecations } from '@platform/deprecations';
@@ -256,6 +256,14 @@ function errorStatusesOf(endpoint: Endpoint, path: string, deprecated: boolean):
   return [...statuses].sort((a, b) => a - b);
 }
 
+/** Each path parameter as its endpoint declares it (defineEndpoints saw that every one is declared); its description said once, on the parameter. */
+function pathParameters(endpoint: Endpoint): Record<string, unknown>[] {
+  return pathParameterNames(endpoint.path).map((name) => {
+    const { description, ...schema } = requestSchema(endpoint.params![name].rule);
+    return { name, in: 'path', required: true, ...(typeof description === 'string' ? { description } : {}), schema };
+  });
+}
+
 function queryParameters(query: z.ZodObject, sortFields?: readonly string[]): Record<string, unknown>[] {
   const shape = requestSchema(query) as { properties?: Record<string, Record<string, unknown>>; required?: string[] };
   return Object.entries(shape.properties ?? {}).map(([name, schema]) => {
@@ -331,17 +339,11 @@ export function buildDocument(registryFile?: string, endpoints: readonly Endpoin
   const paths: Record<string, Record<string, unknown>> = {};
   for (const endpoint of endpoints) {
     const { method } = endpoint;
-    const path = endpoint.path.replace(/:([A-Za-z]+)/g, '{$1}');
+    const path = endpoint.path.replace(/:([A-Za-z]\w*)/g, '{$1}');
     const major = endpoint.version ?? 'v1';
     const documented = major === 'v1' ? path : `/${major}${path}`;
     if (paths[documented]?.[method.toLowerCase()]) throw new Error(`${method} ${documented} is declared twice`);
-    const parameters: Record<string, unknown>[] = [...path.matchAll(/\{(\w+)\}/g)].map(([, name]) => ({
-      name,
-      in: 'path',
-      required: true,
-      ...(path.startsWith('/users/') && name === 'id' ? { description: 'A user id, or `me` for the caller.' } : {}),
-      schema: path.startsWith('/users/') && name === 'id' ? { type: 'string' } : name === 'sku' ? { type: 'string', minLength: 1, maxLength: 64 } : { type: 'string', format: 'uuid' },
-    }));
+    const parameters = pathParameters(endpoint);
     if (endpoint.query) parameters.push(...queryParameters(endpoint.query, endpoint.sortFields));
     const answers = Object.entries(endpoint.responses).map(([status, response]) => [Number(status), response!] as const);
     // Every representation-returning operation takes `fields` (the gateway's: usage/recording.ts).

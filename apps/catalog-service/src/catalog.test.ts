@@ -185,6 +185,15 @@ describe('product writes', () => {
 });
 
 describe('reviews and rating', () => {
+  it('answers a review path whose ids are no ids as an unknown review: 404, Review not found.', async () => {
+    const product = await createProduct();
+    for (const path of [`/products/${product.id}/reviews/not-an-id`, `/products/not-an-id/reviews/${product.id}`]) {
+      const res = await call('GET', path, { token: customer });
+      expect([res.status, res.body.code, res.body.message]).toEqual([404, 'NOT_FOUND', 'Review not found.']);
+    }
+    expect((await call('GET', '/products/not-an-id/reviews', { token: customer })).body.message).toBe('Product not found.');
+  });
+
   it('records a review, refuses a second one by the same user, and updates the rating', async () => {
     const product = await createProduct();
     const alice = await tokenFor(JWT_SECRET);

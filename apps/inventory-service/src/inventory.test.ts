@@ -476,6 +476,12 @@ describe('stock levels over REST (behind the gateway\'s /v1/stock-levels)', () =
     expect((await call('DELETE', '/stock-levels/KB-MECH-001', { token: admin })).status).toBe(405);
   });
 
+  it('answers a SKU in a GET path that no column can hold as that stock level not found (404), naming the SKU', async () => {
+    const sku = 'x'.repeat(65);
+    const res = await call('GET', `/stock-levels/${sku}`, { token: customer });
+    expect([res.status, res.body.code, res.body.message]).toEqual([404, 'NOT_FOUND', `Stock level for SKU ${sku} not found.`]);
+  });
+
   // Changed: PUT's refusals were worded by the use case's hand check ("skus[0] is longer than 64
   // characters", naming a field the client never sent, INVALID_FORMAT), GET's by the validation
   // library (TOO_LONG). Both now come from the one schema and library, as every other 422 does.

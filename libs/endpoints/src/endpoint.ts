@@ -1,11 +1,12 @@
 // What a public REST operation is, declared once beside its handler: method and path, who may
-// call it, its rate-limit policy, what it takes (query, body, headers) and what it answers. The
-// service's Express routing and request checks (router.ts), the OpenAPI document
+// call it, its rate-limit policy, what it takes (path parameters, query, body, headers) and what
+// it answers. The service's Express routing and request checks (group.ts), the OpenAPI document
 // (tools/openapi) and the gateway's route table (generated from these declarations into
 // apps/gateway/src/routing/service-routes.generated.ts) are all derived from it.
 import type { z } from 'zod';
 import type { ScopedResource } from '@platform/auth';
 import type { ErrorCode } from '@platform/errors';
+import type { PathParameter } from '@platform/validation';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -32,6 +33,9 @@ export interface SuccessResponse {
   headers?: SuccessHeader[];
 }
 
+/** The `:name`s of an Express path, in their order: `/products/:id/reviews/:reviewId` → id, reviewId. */
+export const pathParameterNames = (path: string): string[] => [...path.matchAll(/:([A-Za-z]\w*)/g)].map(([, name]) => name);
+
 export interface EndpointDeclaration {
   method: HttpMethod;
   /** Express syntax, after the version prefix: `/products/:id`. */
@@ -53,6 +57,13 @@ export interface EndpointDeclaration {
   policy?: string;
   /** Shared caches may keep its answers (documents with nothing personal); everything else is `no-store`. */
   cacheable?: boolean;
+  /**
+   * The path's parameters, each `:name` of `path` in its order, and none else (defineEndpoints
+   * refuses a declaration that names others): what each must be (`resourceId('Order')`,
+   * `resourceKey(rule, what)`), so that one that names nothing is 404 before the handler runs,
+   * or a key the request writes (`writtenKey(rule)`). The document publishes each rule.
+   */
+  params?: Readonly<Record<string, PathParameter>>;
   /** The query string's schema (`z.strictObject`: unknown parameters are refused); unset: not read. */
   query?: z.ZodObject;
   /** The fields `sort` accepts. */

@@ -2,7 +2,7 @@
 // real pipeline (service-kit createService): what a client sees at each declared check.
 import { issueAccessToken, TokenVerifier } from '@platform/auth';
 import { createLogger, createMetrics, createService, Health, listen, type Listening } from '@platform/service-kit';
-import { z } from '@platform/validation';
+import { resourceId, resourceKey, z } from '@platform/validation';
 import { component, componentNameOf, defineEndpoints, gatewayRoutesOf, publicPath } from './index';
 
 const SECRET = 'endpoints-test-secret-endpoints-test-secret';
@@ -21,10 +21,21 @@ const notes = defineEndpoints('catalog', {
   },
   replaceNote: {
     method: 'PUT', path: '/notes/:id', summary: 'Replace a note (admin)', access: 'admin', scope: 'products',
+    params: { id: resourceKey(z.string().regex(/^\d+$/), 'Note') },
     body: z.strictObject({ text: z.string() }), ifMatch: true,
     responses: { 200: { description: 'The note', body: note } },
   },
 });
+
+// Ids that are UUIDs, as the services' are: a path naming none is answered before the handler runs.
+const authors = defineEndpoints('catalog', {
+  getNoteAuthor: {
+    method: 'GET', path: '/notes/:id/authors/:authorId', summary: "Read a note's author", access: 'signed-in', scope: 'products',
+    params: { id: resourceId('Note'), authorId: resourceId('Author') },
+    responses: { 200: { description: 'The author', body: note } },
+  },
+});
+const handled: string[] = [];
 
 let server: Listening;
 let customer: string;
@@ -44,6 +55,12 @@ beforeAll(async () => {
         createNote: ({ body, principal, res }) => void res.status(201).location(publicPath('notes', 'n 1')).json({ id: 'n1', text: body.text, caller: principal ?? null }),
         listNotes: ({ query, principal, res }) => void res.json({ q: query.q ?? null, caller: principal.userId }),
         replaceNote: ({ params, body, expectedVersion, res }) => void res.json({ id: params.id, text: body.text, expectedVersion: expectedVersion ?? null }),
+      }),
+      authors.routes({
+        getNoteAuthor: ({ params, res }) => {
+          handled.push(`${params.id} ${params.authorId}`);
+          res.json({ id: params.id, author: params.authorId });
+        },
       }),
     ],
     outages: [],
@@ -93,6 +110,36 @@ describe('an endpoint group served by a service', () => {
     expect([res.status, res.headers.get('allow')]).toEqual([405, 'GET, POST, HEAD']);
     const other = await json('DELETE', '/notes/7', { token: customer });
     expect([other.status, other.headers.get('allow')]).toEqual([405, 'PUT']);
+  });
+});
+
+describe("the path's parameters, declared with the endpoint", () => {
+  const noteId = '01890a5d-ac96-774b-bcce-b302099a8057';
+  const authorId = '01890a5d-ac96-774b-bcce-b302099a8058';
+
+  it('answers a path value that names nothing 404 in the error format, as an unknown one, before the handler runs', async () => {
+    handled.length = 0;
+    const malformed = await json('GET', `/notes/${noteId}/authors/not-an-id`, { token: customer });
+    expect([malformed.status, malformed.body.code, malformed.body.message, malformed.body.errors]).toEqual([404, 'NOT_FOUND', 'Author not found.', []]);
+    expect((await json('GET', `/notes/nonsense/authors/${authorId}`, { token: customer })).body.message).toBe('Note not found.');
+    expect(handled).toEqual([]);
+    expect(await json('GET', `/notes/${noteId}/authors/${authorId}`, { token: customer })).toMatchObject({ status: 200, body: { id: noteId, author: authorId } });
+    expect(handled).toEqual([`${noteId} ${authorId}`]);
+  });
+
+  it("checks the path after the request's other parts: an unreadable body is still its 400 on a path that names nothing", async () => {
+    expect(await json('PUT', '/notes/seven', { token: admin, body: { text: 'x' } })).toMatchObject({ status: 404, body: { code: 'NOT_FOUND', message: 'Note not found.' } });
+    expect((await json('PUT', '/notes/seven', { token: admin, body: { text: 7 } })).status).toBe(400);
+  });
+
+  it("refuses a declaration whose params are not its path's parameters, in their order", () => {
+    const declare = (path: string, params?: Record<string, ReturnType<typeof resourceId>>) =>
+      () => defineEndpoints('catalog', { readThing: { method: 'GET', path, summary: 'Read a thing', access: 'public', ...(params ? { params } : {}), responses: { 200: { description: 'The thing' } } } });
+    expect(declare('/things/:id')).toThrow('readThing: params must declare id (the parameters of /things/:id, in order); it declares none');
+    expect(declare('/things/:id', { thingId: resourceId('Thing') })).toThrow('it declares thingId');
+    expect(declare('/things/:id/parts/:partId', { partId: resourceId('Part'), id: resourceId('Thing') })).toThrow('must declare id, partId');
+    expect(declare('/things', { id: resourceId('Thing') })).toThrow('params must declare nothing');
+    expect(declare('/things/:id', { id: resourceId('Thing') })).not.toThrow();
   });
 });
 

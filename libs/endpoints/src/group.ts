@@ -1,22 +1,25 @@
 // A resource's endpoints, declared in one object keyed by operation id, and the Express routing
-// derived from them: each handler gets its input already checked (query, body, If-Match) and
-// its caller; a path's other methods answer 405. The handlers are given by name, so a declared
+// derived from them: each handler gets its input already checked (query, body, If-Match, then
+// the path's parameters) and its caller; a path's other methods answer 405. The handlers are given by name, so a declared
 // endpoint without a handler (or a handler without a declaration) does not compile.
 import { type Request, type RequestHandler, type Response, Router } from 'express';
 import type { z } from 'zod';
 import { adminOnly, principalOf, type Principal } from '@platform/auth';
 import { methodNotAllowed } from '@platform/errors';
 import { expectedVersion } from '@platform/service-kit';
-import { parseBody, parseQuery } from '@platform/validation';
-import type { Endpoint, EndpointDeclaration, Upstream } from './endpoint';
+import { parseBody, parsePath, parseQuery } from '@platform/validation';
+import { type Endpoint, type EndpointDeclaration, pathParameterNames, type Upstream } from './endpoint';
 
+// Without `params` there are none: a handler reading one does not compile (nor does the declaration load).
+type ParamsOf<D> = D extends { params: infer P extends Record<string, unknown> } ? { readonly [K in keyof P]: string } : Readonly<Record<never, string>>;
 type QueryOf<D> = D extends { query: infer Q extends z.ZodType } ? z.output<Q> : undefined;
 type BodyOf<D> = D extends { body: infer B extends z.ZodType } ? z.output<B> : undefined;
 type CallerOf<D> = D extends { access: 'public' } ? undefined : Principal;
 
 /** What a handler is given: the request's parts, checked against the declaration. */
 export interface EndpointCall<D extends EndpointDeclaration> {
-  params: Record<string, string>;
+  /** The path's parameters, each one that names a resource checked (one that names nothing was answered 404). */
+  params: ParamsOf<D>;
   query: QueryOf<D>;
   body: BodyOf<D>;
   /** Who calls (a person, or a person's API key); `undefined` on a public endpoint. */
@@ -45,9 +48,20 @@ export interface EndpointGroup<T extends Record<string, EndpointDeclaration>> {
   routes(handlers: { [K in keyof T]: EndpointHandler<T[K]> }): EndpointRoutes;
 }
 
-/** Declares `upstream`'s endpoints; each key is its endpoint's operation id. */
+/**
+ * Declares `upstream`'s endpoints; each key is its endpoint's operation id. A declaration whose
+ * `params` are not its path's parameters, in the path's order, is refused here: nothing about a
+ * path parameter is left for the routing or the document to guess.
+ */
 export function defineEndpoints<const T extends Record<string, EndpointDeclaration>>(upstream: Upstream, declarations: T): EndpointGroup<T> {
-  const endpoints = Object.entries(declarations).map(([operationId, declaration]): Endpoint => ({ ...declaration, operationId, upstream }));
+  const endpoints = Object.entries(declarations).map(([operationId, declaration]): Endpoint => {
+    const inPath = pathParameterNames(declaration.path);
+    const declared = Object.keys(declaration.params ?? {});
+    if (declared.join() !== inPath.join()) {
+      throw new Error(`${operationId}: params must declare ${inPath.length ? inPath.join(', ') : 'nothing'} (the parameters of ${declaration.path}, in order); it declares ${declared.length ? declared.join(', ') : 'none'}`);
+    }
+    return { ...declaration, operationId, upstream };
+  });
   return {
     endpoints,
     routes: (handlers) => routesOf(endpoints, handlers as Record<string, EndpointHandler<EndpointDeclaration>>),
@@ -84,7 +98,9 @@ function stagesOf(endpoint: Endpoint, handler: EndpointHandler<EndpointDeclarati
     const query = endpoint.query ? parseQuery(endpoint.query, req.query) : undefined;
     const body = endpoint.body ? parseBody(endpoint.body, req.body) : undefined;
     const version = endpoint.ifMatch ? expectedVersion(req) : undefined;
-    await handler({ params: req.params as Record<string, string>, query, body, principal, expectedVersion: version, req, res } as EndpointCall<EndpointDeclaration>);
+    // Last, where the services looked their ids up: a refused body is still refused so on a path that names nothing.
+    const params = parsePath(endpoint.params ?? {}, req.params as Record<string, string>);
+    await handler({ params, query, body, principal, expectedVersion: version, req, res } as EndpointCall<EndpointDeclaration>);
   };
   return endpoint.access === 'admin' ? [adminOnly, call] : [call];
 }

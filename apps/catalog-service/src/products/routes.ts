@@ -4,7 +4,7 @@ import { defineEndpoints, publicPath } from '@platform/endpoints';
 import { mapListItems, pageHeaders } from '@platform/paging';
 import { noQueryParameters } from '@platform/validation';
 import { etagOf, productPageRepresentation, productRepresentation, ratingRepresentation, toProductResponse, toRatingResponse } from './representation';
-import { createProductBody, listProductsQuery, patchProductBody, productSortFields, replaceProductBody } from './schemas';
+import { createProductBody, listProductsQuery, patchProductBody, productInPath, productSortFields, replaceProductBody } from './schemas';
 import type { ProductService } from './service';
 
 export const productEndpoints = defineEndpoints('catalog', {
@@ -20,25 +20,30 @@ export const productEndpoints = defineEndpoints('catalog', {
   },
   getProduct: {
     method: 'GET', path: '/products/:id', summary: 'Read a product', access: 'signed-in', scope: 'products',
+    params: { id: productInPath },
     query: noQueryParameters,
     responses: { 200: { description: 'The product', body: productRepresentation, headers: ['ETag'] } },
   },
   updateProduct: {
     method: 'PATCH', path: '/products/:id', summary: 'Change a product (admin)', access: 'admin', scope: 'products',
+    params: { id: productInPath },
     body: patchProductBody, ifMatch: true, conflicts: ['SKU_TAKEN', 'CONFLICT'],
     responses: { 200: { description: 'The product', body: productRepresentation, headers: ['ETag'] } },
   },
   replaceProduct: {
     method: 'PUT', path: '/products/:id', summary: 'Replace a product (admin)', access: 'admin', scope: 'products',
+    params: { id: productInPath },
     body: replaceProductBody, ifMatch: true, conflicts: ['SKU_TAKEN', 'CONFLICT'],
     responses: { 200: { description: 'The product', body: productRepresentation, headers: ['ETag'] } },
   },
   deleteProduct: {
     method: 'DELETE', path: '/products/:id', summary: 'Delete a product (admin)', access: 'admin', scope: 'products',
+    params: { id: productInPath },
     responses: { 204: { description: 'Deleted' } },
   },
   getProductRating: {
     method: 'GET', path: '/products/:id/rating', summary: "Read a product's rating", access: 'signed-in', scope: 'products',
+    params: { id: productInPath },
     query: noQueryParameters,
     responses: { 200: { description: 'The rating', body: ratingRepresentation } },
   },

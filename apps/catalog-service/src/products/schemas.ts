@@ -1,6 +1,9 @@
 // Request shapes of products. Unknown fields and parameters are refused.
 import { pagingQueryShape } from '@platform/paging';
-import { idField, int32, productSkuField, queryInt, z } from '@platform/validation';
+import { idField, int32, productSkuField, queryInt, resourceId, z } from '@platform/validation';
+
+/** The product a path names: /products/{id} and what hangs under it (rating, reviews). */
+export const productInPath = resourceId('Product');
 
 const sku = productSkuField();
 const name = z.string().trim().min(1).max(200);

@@ -28,6 +28,7 @@ export class ProductService {
     private readonly cursorSecret: string,
   ) {}
 
+  /** GraphQL (`product(id:)`, `createReview(productId:)`) sends ids unchecked, so a malformed one is answered here too (404). */
   async get(id: string): Promise<ProductRow> {
     const product = await this.products.findById(pathId(id, 'Product'));
     if (!product) throw NotFound.of('Product');

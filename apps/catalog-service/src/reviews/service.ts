@@ -6,7 +6,6 @@ import { newId } from '@platform/ids';
 import { type ListEnvelope, parseSort, toListEnvelope, toPageRequest } from '@platform/paging';
 import type { ProductService } from '../products/service';
 import { whenUniqueViolated } from '@platform/db';
-import { pathId } from '@platform/validation';
 import type { ReviewRepository, ReviewRow } from './repository';
 import { type CreateReviewInput, type ListReviewsQuery, reviewSortFields } from './schemas';
 
@@ -27,8 +26,9 @@ export class ReviewService {
     );
   }
 
+  /** The review, its ids as GET /products/{id}/reviews/{reviewId} checked them (ids that are no UUIDs were answered 404 there). */
   async get(productId: string, reviewId: string): Promise<ReviewRow> {
-    const review = await this.reviews.findById(pathId(productId, 'Review'), pathId(reviewId, 'Review'));
+    const review = await this.reviews.findById(productId, reviewId);
     if (!review) throw NotFound.of('Review');
     return review;
   }

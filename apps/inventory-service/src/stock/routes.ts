@@ -5,9 +5,9 @@ import { defineEndpoints, publicPath } from '@platform/endpoints';
 import { Invalid } from '@platform/errors';
 import { newId } from '@platform/ids';
 import { mapListItems, parseSort, toListEnvelope, toPageRequest } from '@platform/paging';
-import { noQueryParameters, parseParts } from '@platform/validation';
+import { noQueryParameters, parseParts, writtenKey } from '@platform/validation';
 import { etagOf, stockLevelPageRepresentation, stockLevelRepresentation, toStockLevelResponse } from './representation';
-import { listStockLevelsQuery, putStockLevelBody, setStockRequest } from './schemas';
+import { listStockLevelsQuery, putStockLevelBody, setStockRequest, skuInPath, stockLevelInPath } from './schemas';
 import type { StockService } from './service';
 
 /** The use case's names for what a stock-level request sends, in this API's: `skus[0]` is the `sku` parameter. */
@@ -28,11 +28,13 @@ export const stockLevelEndpoints = defineEndpoints('inventory', {
   },
   getStockLevel: {
     method: 'GET', path: '/stock-levels/:sku', summary: "Read a SKU's stock level", access: 'signed-in', scope: 'inventory',
+    params: { sku: stockLevelInPath },
     query: noQueryParameters,
     responses: { 200: { description: 'The stock level', body: stockLevelRepresentation, headers: ['ETag'] } },
   },
   setStockLevel: {
     method: 'PUT', path: '/stock-levels/:sku', summary: 'Set what is on hand (admin); creates the SKU when new (201)', access: 'admin', scope: 'inventory',
+    params: { sku: writtenKey(skuInPath) },
     body: putStockLevelBody, ifMatch: true, idempotencyKey: true, conflicts: ['CONFLICT'],
     responses: {
       200: { description: 'The stock level, replaced', body: stockLevelRepresentation, headers: ['ETag'] },

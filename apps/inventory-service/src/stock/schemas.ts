@@ -4,7 +4,8 @@
 // /v1/stock-levels: `parseQuery`, `parseParts`). The use cases receive what passed and check
 // nothing again.
 import { pagingQueryShape } from '@platform/paging';
-import { int32, plainText, skuField, z } from '@platform/validation';
+import { NotFound } from '@platform/errors';
+import { int32, MAX_SKU_LENGTH, plainText, resourceKey, skuField, z } from '@platform/validation';
 
 /** The most a SKU can have on hand (SetStock's limit, PUT's too): far below the int32 columns' limit. */
 export const MAX_ON_HAND = 1_000_000_000;
@@ -85,3 +86,12 @@ export type ReserveRequest = z.output<typeof reserveRequest>;
 export type ReserveOrderRequest = z.output<typeof reserveOrderRequest>;
 export type SetStockRequest = z.output<typeof setStockRequest>;
 export type AdjustStockRequest = z.output<typeof adjustStockRequest>;
+
+/**
+ * The SKU in /stock-levels/{sku}. Its length is counted by a refinement JSON Schema cannot show,
+ * so the bound is stated for the document.
+ */
+export const skuInPath = skuField().meta({ maxLength: MAX_SKU_LENGTH });
+
+/** GET /stock-levels/{sku}: a SKU no column can hold names no stock level, and is answered as an unknown one. */
+export const stockLevelInPath = resourceKey(skuInPath, (sku) => NotFound.of(`Stock level for SKU ${sku}`, [sku]));

@@ -6,7 +6,6 @@ import { Conflict, Invalid, NotFound, OutOfStock, VersionMismatch } from '@platf
 import { newId } from '@platform/ids';
 import { isDeadlock, isUniqueViolation } from '@platform/db';
 import type { PageRequest } from '@platform/paging';
-import { pathKey, skuField } from '@platform/validation';
 import type { ReserveOrderOutcome, StockChangeOutcome, StockLevelRow, StockRepository } from './repository';
 import { type StockLevel, toStockLevel } from './representation';
 import { ReserveBatcher } from './reserve-batcher';
@@ -19,9 +18,6 @@ export interface Reservation {
   quantity: number;
   remaining: number;
 }
-
-/** What a SKU in a path must be to name anything (GET /stock-levels/{sku}). */
-const aSku = skuField();
 
 /** A ReserveOrder that lost a race (same order on another call, or a deadlock) runs again, this many times at most. */
 const MAX_ATTEMPTS = 3;
@@ -113,9 +109,9 @@ export class StockService {
     }
   }
 
-  /** One SKU's stock as stored (with its version and last change), the SKU as a path names it: NotFound when inventory does not know it, or when no SKU can be so named. */
+  /** One SKU's stock as stored (with its version and last change): NotFound when inventory does not know it. `sku` comes checked (GET /stock-levels/{sku}'s route, SetStock's schema). */
   async level(sku: string): Promise<StockLevelRow> {
-    const [row] = await this.stock.findLevels([pathKey(aSku, sku, `Stock level for SKU ${sku}`, [sku])]);
+    const [row] = await this.stock.findLevels([sku]);
     if (!row) throw NotFound.of(`Stock level for SKU ${sku}`, [sku]);
     return row;
   }

@@ -1,18 +1,20 @@
 // HTTP in and out for an order's cancellation: each endpoint declared once, its handler beside it.
 import { defineEndpoints, publicPath } from '@platform/endpoints';
 import { noQueryParameters } from '@platform/validation';
-import { cancellationBody } from '../orders/schemas';
+import { cancellationBody, orderInPath } from '../orders/schemas';
 import { cancellationRepresentation, toCancellationResponse } from './representation';
 import type { CancellationService } from './service';
 
 export const cancellationEndpoints = defineEndpoints('orders', {
   getCancellation: {
     method: 'GET', path: '/orders/:id/cancellation', summary: 'Read the cancellation record', access: 'signed-in', scope: 'orders',
+    params: { id: orderInPath },
     query: noQueryParameters,
     responses: { 200: { description: 'The cancellation', body: cancellationRepresentation } },
   },
   cancelOrder: {
     method: 'POST', path: '/orders/:id/cancellation', summary: 'Request cancellation; completes asynchronously', access: 'signed-in', scope: 'orders',
+    params: { id: orderInPath },
     body: cancellationBody, conflicts: ['ORDER_ALREADY_CANCELED', 'ORDER_NOT_CANCELABLE', 'CONFLICT'],
     responses: { 202: { description: 'The cancellation, REQUESTED (or the one already requested)', body: cancellationRepresentation, headers: ['Location'] } },
   },

@@ -280,6 +280,12 @@ describe('GET /orders/{id}', () => {
     expect(detailed.body.amountDetail).toEqual({ supply: 10_909, vat: 1_091, total: 12_000 });
   });
 
+  it('answers a path id that is no id as the order or item not found (404)', async () => {
+    const item = await call('GET', '/order-items/not-an-id', { token: alice.token });
+    expect([item.status, item.body.code, item.body.message]).toEqual([404, 'NOT_FOUND', 'Order item not found.']);
+    expect((await call('GET', '/orders/not-an-id/items', { token: alice.token })).body.message).toBe('Order not found.');
+  });
+
   it("hides another customer's order, items, shipment and cancellation behind 404; admins see them", async () => {
     const { order } = await newOrder(alice.token);
     for (const suffix of ['', '/items', '/shipment', '/cancellation']) {

@@ -16,7 +16,7 @@ export class OrderQueries {
     private readonly cursorSecret: string,
   ) {}
 
-  /** The order, if the principal may see it; someone else's order is 404. */
+  /** The order, if the principal may see it; someone else's order is 404. GraphQL (`order(id:)`, `orders(after:)`) sends ids unchecked, so a malformed one is answered here too. */
   async get(principal: Principal, id: string): Promise<OrderRow> {
     const order = await this.orders.findById(pathId(id, 'Order'));
     if (!order) throw NotFound.of('Order');
@@ -63,8 +63,9 @@ export class OrderQueries {
     return toListEnvelope(rows, page, { secret: this.cursorSecret, sortValue: (row) => row.id, totalCount: total });
   }
 
+  /** The item, its id as GET /order-items/{id} checked it (one that is no UUID was answered 404 there). */
   async item(principal: Principal, itemId: string): Promise<OrderItemRow> {
-    const item = await this.orders.findItem(pathId(itemId, 'Order item'));
+    const item = await this.orders.findItem(itemId);
     if (!item) throw NotFound.of('Order item');
     assertOwnerOrAdmin(principal, item.order.userId ?? '', 'Order item');
     const { order: _order, ...row } = item;

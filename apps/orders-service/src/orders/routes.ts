@@ -3,14 +3,14 @@
 import type { Response } from 'express';
 import { defineEndpoints, publicPath } from '@platform/endpoints';
 import { type ListEnvelope, mapListItems, pageHeaders } from '@platform/paging';
-import { noQueryParameters } from '@platform/validation';
+import { noQueryParameters, resourceId } from '@platform/validation';
 import type { IdempotentUseCase } from '../idempotency/idempotent';
 import { checkedIdempotencyKey } from '../idempotency/store';
 import type { ChangeOrder } from './change-order';
 import type { OrderQueries } from './queries';
 import type { OrderRow } from './repository';
 import { etagOf, orderItemPageRepresentation, orderItemRepresentation, orderPageRepresentation, orderRepresentation, toOrderItemResponse, toOrderResponse, toPlacedOrderResponse } from './representation';
-import { type CreateOrderInput, createOrderBody, getOrderQuery, listItemsQuery, listOrdersQuery, orderSortFields, patchOrderBody, replaceOrderBody, searchOrdersBody } from './schemas';
+import { type CreateOrderInput, createOrderBody, getOrderQuery, listItemsQuery, listOrdersQuery, orderInPath, orderSortFields, patchOrderBody, replaceOrderBody, searchOrdersBody } from './schemas';
 
 /** A page of orders; an estimated `totalCount` is flagged by a header (docs/api.md, "Totals"). */
 function sendOrderPage(res: Response, page: ListEnvelope<OrderRow>): void {
@@ -35,31 +35,37 @@ export const orderEndpoints = defineEndpoints('orders', {
   },
   getOrder: {
     method: 'GET', path: '/orders/:id', summary: 'Read an order', access: 'signed-in', scope: 'orders',
+    params: { id: orderInPath },
     query: getOrderQuery,
     responses: { 200: { description: 'The order', body: orderRepresentation, headers: ['ETag'] } },
   },
   updateOrder: {
     method: 'PATCH', path: '/orders/:id', summary: 'Change status (cancel; other moves are for admins) or coupon', access: 'signed-in', scope: 'orders',
+    params: { id: orderInPath },
     body: patchOrderBody, forbidden: true, ifMatch: true, conflicts: ['ORDER_ALREADY_CANCELED', 'ORDER_NOT_CANCELABLE', 'ORDER_NOT_EDITABLE', 'CONFLICT'],
     responses: { 200: { description: 'The order', body: orderRepresentation, headers: ['ETag'] } },
   },
   replaceOrder: {
     method: 'PUT', path: '/orders/:id', summary: 'Replace items and coupon while PENDING', access: 'signed-in', scope: 'orders',
+    params: { id: orderInPath },
     body: replaceOrderBody, ifMatch: true, conflicts: ['ORDER_NOT_EDITABLE', 'OUT_OF_STOCK', 'CONFLICT'],
     responses: { 200: { description: 'The order', body: orderRepresentation, headers: ['ETag'] } },
   },
   deleteOrder: {
     method: 'DELETE', path: '/orders/:id', summary: 'Delete an order (its stock is returned)', access: 'signed-in', scope: 'orders',
+    params: { id: orderInPath },
     ifMatch: true, conflicts: ['CONFLICT'],
     responses: { 204: { description: 'Deleted' } },
   },
   listOrderItems: {
     method: 'GET', path: '/orders/:id/items', summary: "List an order's items", access: 'signed-in', scope: 'orders',
+    params: { id: orderInPath },
     query: listItemsQuery,
     responses: { 200: { description: 'A page of order items', body: orderItemPageRepresentation } },
   },
   getOrderItem: {
     method: 'GET', path: '/order-items/:id', summary: 'Read an order item', access: 'signed-in', scope: 'orders',
+    params: { id: resourceId('Order item') },
     query: noQueryParameters,
     responses: { 200: { description: 'The order item', body: orderItemRepresentation } },
   },

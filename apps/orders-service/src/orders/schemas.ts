@@ -1,8 +1,11 @@
 // Request shapes of orders. Unknown fields and parameters are refused; a client-sent amount is
 // an unknown field (the server prices orders).
 import { pagingBodyShape, pagingQueryShape } from '@platform/paging';
-import { commaList, idField, int32, isoDate, queryBoolean, queryInt, z } from '@platform/validation';
+import { commaList, idField, int32, isoDate, queryBoolean, queryInt, resourceId, z } from '@platform/validation';
 import { orderStatuses } from './status';
+
+/** The order a path names: /orders/{id} and what hangs under it (items, shipment, cancellation). */
+export const orderInPath = resourceId('Order');
 
 const item = z.strictObject({ productId: idField(), quantity: z.number().int().min(1).max(1000) });
 const couponCode = z.string().regex(/^[A-Z0-9-]{3,32}$/, { error: 'couponCode is 3 to 32 upper-case letters, digits or dashes' });

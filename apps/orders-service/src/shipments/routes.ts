@@ -3,17 +3,19 @@ import { defineEndpoints } from '@platform/endpoints';
 import { noQueryParameters } from '@platform/validation';
 import type { OrderQueries } from '../orders/queries';
 import { shipmentRepresentation, toShipmentResponse } from '../orders/representation';
-import { shipmentBody } from '../orders/schemas';
+import { orderInPath, shipmentBody } from '../orders/schemas';
 import type { ShipmentService } from './service';
 
 export const shipmentEndpoints = defineEndpoints('orders', {
   getShipment: {
     method: 'GET', path: '/orders/:id/shipment', summary: "Read an order's shipment", access: 'signed-in', scope: 'orders',
+    params: { id: orderInPath },
     query: noQueryParameters,
     responses: { 200: { description: 'The shipment', body: shipmentRepresentation } },
   },
   putShipment: {
     method: 'PUT', path: '/orders/:id/shipment', summary: 'Create or replace the shipment (admin)', access: 'admin', scope: 'orders',
+    params: { id: orderInPath },
     body: shipmentBody, conflicts: ['CONFLICT'],
     responses: { 200: { description: 'The shipment', body: shipmentRepresentation } },
   },

@@ -6,11 +6,13 @@ import { principalOf } from '@platform/auth';
 import { defineEndpoints, publicPath } from '@platform/endpoints';
 import { ApiError, methodNotAllowed } from '@platform/errors';
 import { mapListItems } from '@platform/paging';
-import { noQueryParameters, parseBody } from '@platform/validation';
+import { noQueryParameters, parseBody, resourceId } from '@platform/validation';
 import { CREDENTIAL_CHECKERS } from '../credentials/routes';
 import { apiKeyPageRepresentation, apiKeyRepresentation, issuedApiKeyRepresentation, toApiKeyResponse, toIssuedApiKeyResponse } from './representation';
 import { createApiKeyBody, listApiKeysQuery, rotateApiKeyBody, verifyApiKeyBody } from './schemas';
 import type { ApiKeyService } from './service';
+
+const apiKeyInPath = resourceId('API key');
 
 export const apiKeyEndpoints = defineEndpoints('users', {
   listApiKeys: {
@@ -25,15 +27,18 @@ export const apiKeyEndpoints = defineEndpoints('users', {
   },
   getApiKey: {
     method: 'GET', path: '/api-keys/:id', summary: "Read one of the caller's API keys", access: 'signed-in', scope: 'api-keys',
+    params: { id: apiKeyInPath },
     query: noQueryParameters,
     responses: { 200: { description: 'The key (without its secret)', body: apiKeyRepresentation } },
   },
   revokeApiKey: {
     method: 'DELETE', path: '/api-keys/:id', summary: 'Revoke an API key: every gateway refuses it within 5 s', access: 'signed-in', scope: 'api-keys',
+    params: { id: apiKeyInPath },
     responses: { 204: { description: 'Revoked' } },
   },
   rotateApiKey: {
     method: 'POST', path: '/api-keys/:id/rotation', summary: 'Replace an API key: a new key (shown once), the old one working for the overlap chosen (at most 7 days)', access: 'signed-in', scope: 'api-keys',
+    params: { id: apiKeyInPath },
     body: rotateApiKeyBody, conflicts: ['API_KEY_NOT_ACTIVE'],
     responses: { 201: { description: 'The new key, with its secret (shown once)', body: issuedApiKeyRepresentation, headers: ['Location'] } },
   },

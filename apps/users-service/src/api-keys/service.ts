@@ -6,7 +6,6 @@ import { apiKeyIdOf, newApiKeyText, type Principal } from '@platform/auth';
 import { Conflict, Invalid, NotFound } from '@platform/errors';
 import { newId } from '@platform/ids';
 import { type ListEnvelope, toListEnvelope, toPageRequest } from '@platform/paging';
-import { pathId } from '@platform/validation';
 import type { RevocationPublisher } from '../credentials/revocations';
 import type { ApiKeyRepository, ApiKeyRow } from './repository';
 import { statusOf } from './representation';
@@ -56,16 +55,19 @@ export class ApiKeyService {
     return toListEnvelope(rows, page, { secret: this.settings.cursorSecret, sortValue: (row) => row.createdAt });
   }
 
-  /** The caller's key; anyone else's (admins' included: keys are personal) is 404 like an unknown one. */
+  /**
+   * The caller's key; anyone else's (admins' included: keys are personal) is 404 like an unknown
+   * one. Here and below, `id` is as /api-keys/{id} checked it (one that is no UUID was answered
+   * 404 there); nothing but those routes calls these.
+   */
   async get(principal: Principal, id: string): Promise<ApiKeyRow> {
-    const row = await this.keys.findOwned(principal.userId, pathId(id, 'API key'));
+    const row = await this.keys.findOwned(principal.userId, id);
     if (!row) throw NotFound.of('API key');
     return row;
   }
 
   /** Revokes the key: every gateway refuses it within the push (a second) or at worst its cache bound. Repeating it changes nothing. */
-  async revoke(principal: Principal, requestedId: string): Promise<void> {
-    const id = pathId(requestedId, 'API key');
+  async revoke(principal: Principal, id: string): Promise<void> {
     const revoked = await this.keys.ownerTransaction(principal.userId, async (writes) => {
       const row = await writes.findOwned(principal.userId, id);
       if (!row) throw NotFound.of('API key');
@@ -81,8 +83,7 @@ export class ApiKeyService {
    * more (its expiry moves to then, never later than it was), so a caller can deploy the new key
    * before the old stops. An overlap of 0 stops the old key now.
    */
-  async rotate(principal: Principal, requestedId: string, input: RotateApiKeyInput): Promise<{ row: ApiKeyRow; key: string }> {
-    const id = pathId(requestedId, 'API key');
+  async rotate(principal: Principal, id: string, input: RotateApiKeyInput): Promise<{ row: ApiKeyRow; key: string }> {
     const now = new Date();
     const issued = await this.keys.ownerTransaction(principal.userId, async (writes) => {
       const old = await writes.findOwned(principal.userId, id);

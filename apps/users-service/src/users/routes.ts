@@ -5,7 +5,7 @@ import { defineEndpoints, publicPath } from '@platform/endpoints';
 import { mapListItems, pageHeaders } from '@platform/paging';
 import { noQueryParameters } from '@platform/validation';
 import { etagOf, tokenRepresentation, toUserResponse, userPageRepresentation, userRepresentation } from './representation';
-import { listUsersQuery, patchUserBody, replaceUserBody, signUpBody, tokenBody, userSortFields } from './schemas';
+import { listUsersQuery, patchUserBody, replaceUserBody, signUpBody, tokenBody, userInPath, userSortFields } from './schemas';
 import type { UserService } from './service';
 
 export const userEndpoints = defineEndpoints('users', {
@@ -21,21 +21,25 @@ export const userEndpoints = defineEndpoints('users', {
   },
   getUser: {
     method: 'GET', path: '/users/:id', summary: 'Read a user (`me` for the caller)', access: 'signed-in', scope: 'users',
+    params: { id: userInPath },
     query: noQueryParameters,
     responses: { 200: { description: 'The user', body: userRepresentation, headers: ['ETag'] } },
   },
   updateUser: {
     method: 'PATCH', path: '/users/:id', summary: 'Change the fields sent', access: 'signed-in', scope: 'users',
+    params: { id: userInPath },
     body: patchUserBody, ifMatch: true, conflicts: ['EMAIL_TAKEN', 'CONFLICT'],
     responses: { 200: { description: 'The user', body: userRepresentation, headers: ['ETag'] } },
   },
   replaceUser: {
     method: 'PUT', path: '/users/:id', summary: 'Replace the user; fields not sent are cleared', access: 'signed-in', scope: 'users',
+    params: { id: userInPath },
     body: replaceUserBody, ifMatch: true, conflicts: ['EMAIL_TAKEN', 'CONFLICT'],
     responses: { 200: { description: 'The user', body: userRepresentation, headers: ['ETag'] } },
   },
   deleteUser: {
     method: 'DELETE', path: '/users/:id', summary: 'Delete a user', access: 'signed-in', scope: 'users',
+    params: { id: userInPath },
     responses: { 204: { description: 'Deleted' } },
   },
   createToken: {

@@ -1,6 +1,10 @@
 // Request shapes of the users resource. Unknown fields and parameters are refused.
 import { pagingQueryShape } from '@platform/paging';
-import { isoDate, queryBoolean, z } from '@platform/validation';
+import { isId } from '@platform/ids';
+import { isoDate, queryBoolean, resourceKey, z } from '@platform/validation';
+
+/** The user a path names: an id, or `me` for the caller (the service reads `me` as the caller's id). */
+export const userInPath = resourceKey(z.string().refine((id) => id === 'me' || isId(id)).meta({ description: 'A user id, or `me` for the caller.' }), 'User');
 
 const name = z.string().trim().min(1).max(100);
 const email = z.email().max(254);

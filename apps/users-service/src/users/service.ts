@@ -65,7 +65,7 @@ export class UserService {
     return issueAccessToken(this.settings.jwtSecret, { userId: user.id, role: user.role, credentialVersion: user.credentialVersion }, this.settings.accessTokenTtlS);
   }
 
-  /** The user (`me`: the caller), if the principal may see it; a malformed id is 404 like an unknown one. */
+  /** The user (`me`: the caller), if the principal may see it; a malformed id is 404 like an unknown one (GraphQL's `user(id:)` sends it unchecked). */
   async get(principal: Principal, id: string): Promise<UserRow> {
     const userId = pathId(id === 'me' ? principal.userId : id, 'User');
     assertOwnerOrAdmin(principal, userId, 'User');

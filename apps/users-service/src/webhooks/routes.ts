@@ -2,7 +2,7 @@
 // declared once, its handler beside it.
 import { defineEndpoints, publicPath } from '@platform/endpoints';
 import { mapListItems } from '@platform/paging';
-import { noQueryParameters } from '@platform/validation';
+import { noQueryParameters, resourceId } from '@platform/validation';
 import {
   toDeliveryResponse,
   toEndpointResponse,
@@ -20,6 +20,8 @@ import type { WebhookService } from './service';
 
 const etagOf = (endpoint: { version: number }) => `"${endpoint.version}"`;
 
+const webhookEndpointInPath = resourceId('Webhook endpoint');
+
 export const webhookEndpoints = defineEndpoints('users', {
   createWebhookEndpoint: {
     method: 'POST', path: '/webhook-endpoints', summary: 'Register a URL to receive events at; the signing secret is in this answer only', access: 'signed-in',
@@ -33,30 +35,36 @@ export const webhookEndpoints = defineEndpoints('users', {
   },
   getWebhookEndpoint: {
     method: 'GET', path: '/webhook-endpoints/:id', summary: 'Read a webhook endpoint (never its secret)', access: 'signed-in',
+    params: { id: webhookEndpointInPath },
     query: noQueryParameters,
     responses: { 200: { description: 'The endpoint', body: webhookEndpointRepresentation, headers: ['ETag'] } },
   },
   updateWebhookEndpoint: {
     method: 'PATCH', path: '/webhook-endpoints/:id', summary: 'Change the fields sent; status ENABLED or DISABLED', access: 'signed-in',
+    params: { id: webhookEndpointInPath },
     body: patchEndpointBody, forbidden: true, ifMatch: true,
     responses: { 200: { description: 'The endpoint', body: webhookEndpointRepresentation, headers: ['ETag'] } },
   },
   deleteWebhookEndpoint: {
     method: 'DELETE', path: '/webhook-endpoints/:id', summary: 'Delete a webhook endpoint and its deliveries', access: 'signed-in',
+    params: { id: webhookEndpointInPath },
     responses: { 204: { description: 'Deleted' } },
   },
   rotateWebhookSecret: {
     method: 'POST', path: '/webhook-endpoints/:id/secret/rotation', summary: 'A new signing secret, shown once; the previous one keeps signing for 24 hours', access: 'signed-in',
+    params: { id: webhookEndpointInPath },
     conflicts: ['CONFLICT'],
     responses: { 200: { description: 'The endpoint and its new secret', body: webhookEndpointWithSecretRepresentation, headers: ['ETag'] } },
   },
   listWebhookDeliveries: {
     method: 'GET', path: '/webhook-endpoints/:id/deliveries', summary: "List an endpoint's deliveries with their attempts, status codes and latency", access: 'signed-in',
+    params: { id: webhookEndpointInPath },
     query: listDeliveriesQuery, sortFields: endpointSortFields,
     responses: { 200: { description: 'A page of deliveries', body: webhookDeliveryPageRepresentation } },
   },
   retryWebhookDelivery: {
     method: 'POST', path: '/webhook-endpoints/:id/deliveries/:deliveryId/retry', summary: 'Send a delivery again now', access: 'signed-in',
+    params: { id: webhookEndpointInPath, deliveryId: resourceId('Delivery') },
     conflicts: ['CONFLICT'],
     responses: { 202: { description: 'The delivery, due now', body: webhookDeliveryRepresentation } },
   },

@@ -3,7 +3,6 @@
 import { isAdmin, type Principal } from '@platform/auth';
 import { Conflict, Forbidden, Invalid, NotFound, VersionMismatch } from '@platform/errors';
 import { type ListEnvelope, parseSort, toListEnvelope, toPageRequest } from '@platform/paging';
-import { pathId } from '@platform/validation';
 import { type AddressGuard, ForbiddenUrl } from './address-guard';
 import type { DeliveryWithAttempts, EndpointChanges, EndpointRow, EventRow, WebhookRepository } from './repository';
 import { PREVIOUS_SECRET_GRACE_MS } from './retry-schedule';
@@ -64,9 +63,13 @@ export class WebhookService {
     return toListEnvelope(rows, request, { secret: this.settings.cursorSecret, sortValue: (row) => row.createdAt, totalCount: total });
   }
 
-  /** The caller's own endpoint; anyone else's (an admin's call included) is 404: endpoints are their owner's alone. */
+  /**
+   * The caller's own endpoint; anyone else's (an admin's call included) is 404: endpoints are
+   * their owner's alone. Here and below, ids are as the /webhook-endpoints/{id} routes checked
+   * them (one that is no UUID was answered 404 there); nothing but those routes calls these.
+   */
   async get(principal: Principal, id: string): Promise<EndpointRow> {
-    const endpoint = await this.webhooks.findEndpoint(pathId(id, 'Webhook endpoint'));
+    const endpoint = await this.webhooks.findEndpoint(id);
     if (!endpoint || endpoint.ownerId !== principal.userId) throw NotFound.of('Webhook endpoint');
     return endpoint;
   }
@@ -127,7 +130,7 @@ export class WebhookService {
   /** Sends a delivery again now, whatever its state (succeeded ones too: a receiver lost it), but not beside an attempt under way. */
   async retryDelivery(principal: Principal, endpointId: string, deliveryId: string): Promise<DeliveryWithAttempts> {
     const endpoint = await this.get(principal, endpointId);
-    const delivery = await this.webhooks.findDelivery(endpoint.id, pathId(deliveryId, 'Delivery'));
+    const delivery = await this.webhooks.findDelivery(endpoint.id, deliveryId);
     if (!delivery) throw NotFound.of('Delivery');
     if (endpoint.status !== 'ENABLED') throw new Conflict('CONFLICT', 'The endpoint is disabled: enable it (PATCH status ENABLED) before retrying its deliveries.');
     if (!(await this.webhooks.requeueDelivery(delivery.id, this.clock()))) {
