@@ -1,6 +1,7 @@
 // The gateway's own pipeline steps, in the order app.ts runs them. Proxied requests are never
 // body-parsed (the token route's body excepted): a body is read whole, as bytes, before its
 // request takes a connection to a service, and forwarded as it came.
+import { AsyncResource } from 'node:async_hooks';
 import type { Request, RequestHandler } from 'express';
 import type { TokenVerifier } from '@platform/auth';
 import { ApiError, MAX_BODY_BYTES } from '@platform/errors';
@@ -104,7 +105,10 @@ export function receiveBody(options: BodyReceiving): RequestHandler {
     const started = Date.now();
     // What this request holds is given back when its exchange is over, forwarded or not.
     res.once('close', () => (buffered -= received));
-    const settle = (error?: ApiError) => {
+    // Called from the body's events, which Node emits in the connection's async context, not the
+    // request's: bound to the request's, so what runs next (the proxy) still has its deadline and
+    // trace (service-kit's request context, OpenTelemetry's), as raw-body does for body-parser.
+    const settle = AsyncResource.bind((error?: ApiError) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
@@ -117,7 +121,7 @@ export function receiveBody(options: BodyReceiving): RequestHandler {
       req.pause();
       res.shouldKeepAlive = false;
       next(error);
-    };
+    });
     const onData = (chunk: Buffer) => {
       received += chunk.length;
       buffered += chunk.length;

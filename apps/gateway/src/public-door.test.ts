@@ -440,6 +440,23 @@ describe('slow bodies and floods', () => {
     }
   });
 
+  // What continues the request once its body has come in (the proxy) is still inside the request:
+  // its deadline, as the client's time runs, not a fresh budget.
+  it("gives the service only what is left of the request's time once a slow body has arrived", async () => {
+    const strict = await startGateway(upstream.server.url, { CLIENT_BODY_TIMEOUT_MS: '500', CLIENT_BODY_MIN_RATE: '1024', REQUEST_TIMEOUT_MS: '10000' });
+    try {
+      const body = `{"a":"${'x'.repeat(3_000)}"}`;
+      const head = `PATCH /v1/users/echo?client=budget HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`;
+      const { res, elapsedMs } = await trickled(strict.server.port, head, body, 200, 100);
+      expect(res?.status).toBe(200);
+      expect(elapsedMs).toBeGreaterThan(1_000);
+      // 10 s from the head, less the body's time and the hop margin (50 ms).
+      expect(Number(JSON.parse(res?.body ?? '').headers['x-request-timeout-ms'])).toBeLessThanOrEqual(10_000 - 1_000 - 50);
+    } finally {
+      await strict.stop();
+    }
+  });
+
   it('bounds in-flight requests per caller: the excess answers 429 RATE_LIMITED with Retry-After', async () => {
     const bounded = await startGateway(upstream.server.url, { MAX_IN_FLIGHT_PER_CALLER: '3' });
     const boundedCall = apiClient(() => bounded.server.url);
