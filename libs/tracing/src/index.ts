@@ -133,9 +133,15 @@ export function startTracing(service: string): void {
  * first, as the SDK would take it (the same sampler, the caller's `traceparent`, the trace id): a
  * sampled request goes through the instrumentation as before, its new trace keeping the id it
  * was sampled by; any other is served in the context the instrumentation would have given it, a
- * non-recording span of the trace (the caller's, or a new one), bound to its request and answer
- * as the instrumentation binds them. So every hop still carries and logs the trace id, calls from
- * the request still pass `traceparent` on (not sampled), and what is exported does not change.
+ * non-recording span of the trace (the caller's, or a new one). So every hop still carries and
+ * logs the trace id, calls from the request still pass `traceparent` on (not sampled), and what
+ * is exported does not change.
+ * Unlike the instrumentation, the request and its answer are not bound to that context (the
+ * context manager would wrap every listener added to them, about half of what tracing cost such a
+ * request, docs/benchmarks.md). Listeners run in the context of whatever emits their event; the
+ * code that continues a request from one binds itself to the request's context: the gateway's
+ * receiveBody and body-parser's raw-body (AsyncResource.bind). What else listens on a request or
+ * its answer (logs, metrics, usage) reads what it needs from `res.locals`.
  * With a sampler it cannot decide for ahead (OTEL_TRACES_SAMPLER jaeger_remote, xray…) or
  * without the SDK, the server is left as it is.
  */
@@ -147,7 +153,7 @@ export function sampledRequestsOnly(server: Server): void {
   const uninstrumented = EventEmitter.prototype.emit as Emit;
   server.emit = function emit(this: Server, event: string | symbol, ...args: unknown[]): boolean {
     if (event !== 'request' || !running) return instrumented.call(this, event, ...args);
-    const [req, res] = args as [IncomingMessage, EventEmitter];
+    const req = args[0] as IncomingMessage;
     // Probes and scrapes: the instrumentation's own rule (ignoreIncomingRequestHook).
     if (UNTRACED_PATHS.has((req.url ?? '').split('?')[0])) return instrumented.call(this, event, ...args);
     const parent = propagation.extract(ROOT_CONTEXT, req.headers);
@@ -164,11 +170,7 @@ export function sampledRequestsOnly(server: Server): void {
       }
     }
     const unsampled = trace.setSpan(parent, trace.wrapSpanContext({ traceId, spanId: randomIds.generateSpanId(), traceFlags: TraceFlags.NONE, traceState: decision.traceState ?? parentSpan?.traceState }));
-    return context.with(unsampled, () => {
-      context.bind(unsampled, req);
-      context.bind(unsampled, res);
-      return uninstrumented.call(this, event, ...args);
-    });
+    return context.with(unsampled, () => uninstrumented.call(this, event, ...args));
   } as Server['emit'];
 }
 

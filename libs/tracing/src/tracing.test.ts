@@ -1,3 +1,4 @@
+import { AsyncResource } from 'node:async_hooks';
 import { createServer, type IncomingMessage, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { context, propagation, ROOT_CONTEXT, SpanKind, trace, TraceFlags } from '@opentelemetry/api';
@@ -41,6 +42,7 @@ it("with an endpoint runs the SDK: a request's span continues the client's trace
 
 it("leaves a fetch of a request it does not sample to the caller: the undici instrumentation's span would record nothing", async () => {
   process.env.OTEL_EXPORTER_OTLP_ENDPOINT = 'http://127.0.0.1:4318';
+  process.env.OTEL_EXPORTER_OTLP_TIMEOUT = '200'; // nothing listens there: the sampled call's span is given up on at once when tracing stops
   const seen: (string | undefined)[] = [];
   const server = createServer((req, res) => {
     seen.push(req.headers.traceparent as string | undefined);
@@ -64,6 +66,7 @@ it("leaves a fetch of a request it does not sample to the caller: the undici ins
     expect(seen).toEqual([undefined, expect.stringMatching(new RegExp(`^00-${traceId}-(?!00f067aa0ba902b7)[\\da-f]{16}-01$`))]);
   } finally {
     delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
+    delete process.env.OTEL_EXPORTER_OTLP_TIMEOUT;
     await new Promise((resolve) => server.close(resolve));
   }
 });
@@ -88,11 +91,15 @@ describe('sampledRequestsOnly: the sampler decides before the HTTP instrumentati
       const span = trace.getActiveSpan();
       const entry = { instrumented, recording: span?.isRecording(), traceId: span?.spanContext().traceId, outgoing: unsampledTraceparent() };
       seen.push(entry);
-      // After the body, in a listener of the request, as the gateway's receiveBody continues: the trace is still there.
-      req.on('end', () => {
-        (entry as { afterBody?: string }).afterBody = trace.getActiveSpan()?.spanContext().traceId;
-        res.end();
-      });
+      // After the body, continuing as the gateway's receiveBody (and raw-body) do, from a listener
+      // bound to the request's context: the trace is still there though the body came later.
+      req.on(
+        'end',
+        AsyncResource.bind(() => {
+          (entry as { afterBody?: string }).afterBody = trace.getActiveSpan()?.spanContext().traceId;
+          res.end();
+        }),
+      );
       req.resume();
     });
     const prototypeEmit = server.emit as (this: Server, event: string | symbol, ...args: unknown[]) => boolean;
@@ -118,8 +125,10 @@ describe('sampledRequestsOnly: the sampler decides before the HTTP instrumentati
     // node:http, not fetch: the undici instrumentation would add a traceparent of the test's own to the caller's.
     const send = (traceparent?: string) =>
       new Promise<void>((resolve, reject) => {
-        const sent = request({ host: '127.0.0.1', port, path: '/things', method: 'POST', headers: traceparent ? { traceparent } : {} }, (res) => res.resume().on('end', resolve));
-        sent.on('error', reject).end('x');
+        const sent = request({ host: '127.0.0.1', port, path: '/things', method: 'POST', headers: traceparent ? { traceparent, 'content-length': '1' } : { 'content-length': '1' } }, (res) => res.resume().on('end', resolve));
+        sent.on('error', reject).flushHeaders();
+        // The body in a packet of its own, once the request is being served.
+        setTimeout(() => sent.end('x'), 5);
       });
     for (const { traceparent } of requests) await send(traceparent);
     await new Promise((resolve) => server.close(resolve));
