@@ -74,6 +74,36 @@ it('follows POST /v1/orders through every hop in one trace, each span the child 
   }
 });
 
+// A client that did not sample its trace: every hop serves it without recording (the sampler is
+// parent-based), around the instrumentations (libs/tracing sampledRequestsOnly), and still passes
+// the trace on, over HTTP (orders → catalog, through outgoing-calls) and gRPC (orders → inventory).
+it("passes a trace its client did not sample through every hop unrecorded: each service logs the request under the client's trace id, and no span of it is exported", async () => {
+  const email = `unsampled-${Date.now()}@example.com`;
+  await call('POST', '/v1/users', { body: { name: 'Unsampled', email, password: 'unsampled-password-1' } });
+  const token = (await call('POST', '/v1/tokens', { body: { email, password: 'unsampled-password-1' } })).body.accessToken as string;
+  const productId = (await call('GET', STOCKED_PRODUCTS, { token })).body.items[0].id as string;
+
+  const traceId = randomBytes(16).toString('hex');
+  const placed = await call('POST', '/v1/orders', { token, body: { items: [{ productId, quantity: 1 }] }, headers: { traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-00` } });
+  expect([placed.status, placed.headers.get('x-request-id')]).toEqual([201, traceId]);
+
+  const services = ['gateway', 'orders-service', 'catalog-service', 'inventory-service'];
+  const loggedBy = () =>
+    new Set(
+      readFileSync(stackState().logFile, 'utf8')
+        .split('\n')
+        .filter((line) => line.includes(traceId))
+        // Each app's lines, prefixed with its name by the starter: the JSON line follows.
+        .map((line) => (JSON.parse(line.slice(line.indexOf('{'))) as { service?: string }).service),
+    );
+  const deadline = Date.now() + 10_000;
+  while (!services.every((service) => loggedBy().has(service)) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+  expect([...loggedBy()].sort()).toEqual([...services].sort());
+  // Spans leave in batches every 200 ms here (global-setup.ts): a second is five of them.
+  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  expect(spansOf(traceId)).toEqual([]);
+});
+
 it('puts the trace id of the request in its error body and X-Request-Id', async () => {
   const traceId = randomBytes(16).toString('hex');
   const missing = await call('GET', '/v1/orders/no-such-order', { headers: { traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` } });
