@@ -32,11 +32,17 @@ async function traceWith(traceId: string, services: string[]): Promise<ReceivedS
   }
 }
 
+/** A new customer's token, and a product in stock to order. */
+async function customerWithProduct(name: string): Promise<{ token: string; productId: string }> {
+  const email = `${name}-${Date.now()}@example.com`;
+  const password = `${name}-password-1`;
+  await call('POST', '/v1/users', { body: { name, email, password } });
+  const token = (await call('POST', '/v1/tokens', { body: { email, password } })).body.accessToken as string;
+  return { token, productId: (await call('GET', STOCKED_PRODUCTS, { token })).body.items[0].id as string };
+}
+
 it('follows POST /v1/orders through every hop in one trace, each span the child of the call that caused it', async () => {
-  const email = `traced-${Date.now()}@example.com`;
-  await call('POST', '/v1/users', { body: { name: 'Traced', email, password: 'traced-password-1' } });
-  const token = (await call('POST', '/v1/tokens', { body: { email, password: 'traced-password-1' } })).body.accessToken as string;
-  const productId = (await call('GET', STOCKED_PRODUCTS, { token })).body.items[0].id as string;
+  const { token, productId } = await customerWithProduct('traced');
 
   const traceId = randomBytes(16).toString('hex');
   const clientSpanId = randomBytes(8).toString('hex');
@@ -78,10 +84,7 @@ it('follows POST /v1/orders through every hop in one trace, each span the child 
 // parent-based), around the instrumentations (libs/tracing sampledRequestsOnly), and still passes
 // the trace on, over HTTP (orders → catalog, through outgoing-calls) and gRPC (orders → inventory).
 it("passes a trace its client did not sample through every hop unrecorded: each service logs the request under the client's trace id, and no span of it is exported", async () => {
-  const email = `unsampled-${Date.now()}@example.com`;
-  await call('POST', '/v1/users', { body: { name: 'Unsampled', email, password: 'unsampled-password-1' } });
-  const token = (await call('POST', '/v1/tokens', { body: { email, password: 'unsampled-password-1' } })).body.accessToken as string;
-  const productId = (await call('GET', STOCKED_PRODUCTS, { token })).body.items[0].id as string;
+  const { token, productId } = await customerWithProduct('unsampled');
 
   const traceId = randomBytes(16).toString('hex');
   const placed = await call('POST', '/v1/orders', { token, body: { items: [{ productId, quantity: 1 }] }, headers: { traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-00` } });

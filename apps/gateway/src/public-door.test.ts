@@ -425,7 +425,9 @@ describe('slow bodies and floods', () => {
     }
   });
 
-  it('forwards a body that keeps the minimum rate, even when it takes longer than CLIENT_BODY_TIMEOUT_MS', async () => {
+  // What continues the request once its body has come in (the proxy) is still inside the request:
+  // the service gets what is left of the client's time, not a fresh budget.
+  it("forwards a body that keeps the minimum rate, even when it takes longer than CLIENT_BODY_TIMEOUT_MS, with what is left of the request's time", async () => {
     const strict = await startGateway(upstream.server.url, { CLIENT_BODY_TIMEOUT_MS: '500', CLIENT_BODY_MIN_RATE: '1024', REQUEST_TIMEOUT_MS: '10000' });
     try {
       const body = `{"a":"${'x'.repeat(3_000)}"}`;
@@ -434,21 +436,6 @@ describe('slow bodies and floods', () => {
       const { res, elapsedMs } = await trickled(strict.server.port, head, body, 200, 100);
       expect(res?.status).toBe(200);
       expect(JSON.parse(res?.body ?? '').body).toBe(body);
-      expect(elapsedMs).toBeGreaterThan(1_000);
-    } finally {
-      await strict.stop();
-    }
-  });
-
-  // What continues the request once its body has come in (the proxy) is still inside the request:
-  // its deadline, as the client's time runs, not a fresh budget.
-  it("gives the service only what is left of the request's time once a slow body has arrived", async () => {
-    const strict = await startGateway(upstream.server.url, { CLIENT_BODY_TIMEOUT_MS: '500', CLIENT_BODY_MIN_RATE: '1024', REQUEST_TIMEOUT_MS: '10000' });
-    try {
-      const body = `{"a":"${'x'.repeat(3_000)}"}`;
-      const head = `PATCH /v1/users/echo?client=budget HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`;
-      const { res, elapsedMs } = await trickled(strict.server.port, head, body, 200, 100);
-      expect(res?.status).toBe(200);
       expect(elapsedMs).toBeGreaterThan(1_000);
       // 10 s from the head, less the body's time and the hop margin (50 ms).
       expect(Number(JSON.parse(res?.body ?? '').headers['x-request-timeout-ms'])).toBeLessThanOrEqual(10_000 - 1_000 - 50);
