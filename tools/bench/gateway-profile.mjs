@@ -43,6 +43,7 @@ const packageStage = new Map(Object.entries(PACKAGE_STAGES).flatMap(([stage, pac
 /** Workspace sources, by file (and, where one file holds several stages, by the exported function a line falls in). */
 const FILE_STAGES = [
   [/libs\/service-kit\/src\/listen\.ts$/, 'Node HTTP server and sockets (no stage above)'],
+  [/libs\/service-kit\/src\/in-order\.ts$/, 'express chain (router, req/res helpers)'],
   [/libs\/service-kit\/src\/(request-context|request-log|logger|request-state)\.ts$/, 'request context and logging'],
   [/libs\/service-kit\/src\/metrics\.ts$|apps\/gateway\/src\/callers\//, 'metrics and caller metrics'],
   [/libs\/service-kit\/src\/(health|json-body)\.ts$/, 'request checks (health, well-formed, size, accept, JSON)'],

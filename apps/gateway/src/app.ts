@@ -8,7 +8,7 @@ import { serviceTokenSource, TokenVerifier } from '@platform/auth';
 import { errorHandler, MAX_BODY_BYTES, requireAcceptableResponse } from '@platform/errors';
 import { createFederatedGraph, type OperationWork } from '@platform/graphql-gateway';
 import { createOutgoingCalls, type OutgoingCalls } from '@platform/outgoing-calls';
-import { type Health, type Logger, type Metrics, parseJsonBody, requestContext, requestLog, requireJsonBody } from '@platform/service-kit';
+import { type Health, inOrder, type Logger, type Metrics, parseJsonBody, requestContext, requestLog, requireJsonBody } from '@platform/service-kit';
 import { DEVELOPMENT_ORIGINS, crossOrigin } from './browser/cross-origin';
 import { browserPages } from './browser/pages';
 import { callerMetrics } from './callers/caller-metrics';
@@ -111,44 +111,51 @@ async function createGatewayApp(deps: GatewayAppDeps) {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('trust proxy', config.TRUST_PROXY);
-  app.use(dropInternalHeaders(app.get('trust proxy fn'))); // a client's X-Request-Timeout-Ms, X-Forwarded-Prefix (and X-Forwarded-* unless a trusted proxy's) are dropped
-  app.use(strictTransportSecurity); // HSTS when the request came over HTTPS (per a trusted proxy's X-Forwarded-Proto)
-  app.use(requestContext(config.REQUEST_TIMEOUT_MS)); // trace id (traceparent in, X-Request-Id out), deadline
-  app.use(requestLog(deps.logger)); // one JSON line per request
-  app.use(deps.metrics.middleware); // latency by route
-  app.use(callerMetrics(deps.metrics.registry)); // who calls which version and route
-  app.use(deps.health.router()); // /healthz, /readyz (unversioned, public)
-  app.use(compression({ threshold: COMPRESS_FROM_BYTES })); // gzip or br for answers of 1 KiB and more, proxied ones too, as they stream
-  app.use(crossOrigin(corsOrigins)); // CORS: preflights answered here, before routing and tokens; other origins get no CORS header
+  // The steps that run on every path go in groups, each group one express layer (inOrder): express's router costs about 1.5 µs a layer.
+  app.use(
+    inOrder([
+      dropInternalHeaders(app.get('trust proxy fn')), // a client's X-Request-Timeout-Ms, X-Forwarded-Prefix (and X-Forwarded-* unless a trusted proxy's) are dropped
+      strictTransportSecurity, // HSTS when the request came over HTTPS (per a trusted proxy's X-Forwarded-Proto)
+      requestContext(config.REQUEST_TIMEOUT_MS), // trace id (traceparent in, X-Request-Id out), deadline
+      requestLog(deps.logger), // one JSON line per request
+      deps.metrics.middleware, // latency by route
+      callerMetrics(deps.metrics.registry), // who calls which version and route
+      deps.health.router(), // /healthz, /readyz (unversioned, public)
+      compression({ threshold: COMPRESS_FROM_BYTES }), // gzip or br for answers of 1 KiB and more, proxied ones too, as they stream
+      crossOrigin(corsOrigins), // CORS: preflights answered here, before routing and tokens; other origins get no CORS header
+    ]),
+  );
   app.use('/docs', rateLimitByAddress(deps.rateLimits)); // the reference pages and their assets count against the client address's budget
   app.use(browserPages({ assetsDir: deps.pagesDir, graphqlIde: config.NODE_ENV !== 'production' })); // GET /docs (API reference), GET /v1/graphql for a browser (GraphiQL, not in production)
-  app.use(requireWellFormedRequest); // 400 for a transfer coding other than chunked or a broken %-encoded path
-  app.use(limitBodySize); // 413 over 1 MiB, from Content-Length
-  app.use(requireAcceptableResponse); // 406 unless JSON is acceptable
-  app.use(requireJsonBody({ refuseContentCoding: true })); // 415 for a body that is not JSON, or has a content coding
-  app.use(routeRequest(routes)); // /v1, /v2… → that version's routes: 404 UNSUPPORTED_VERSION / 404 / 405 + Cache-Control
-  app.use(identifyCaller(verifier, deps.credentials, deps.apiKeys)); // principal from the bearer token (cached until expiry) or the API key's owner; revoked tokens and keys refused
-  app.use(limitInFlight(config.MAX_IN_FLIGHT_PER_CALLER)); // 429 RATE_LIMITED past the requests one caller may have in flight
-  app.use(rateLimit(deps.rateLimits)); // RateLimit headers; 429 RATE_LIMITED
-  app.use(requireAuthentication); // 401 unless the route is public
-  app.use(requireApiKeyScope); // 403 when an API key's scopes do not cover the route
-  app.use(receiveBody({ timeoutMs: config.CLIENT_BODY_TIMEOUT_MS, minBytesPerS: config.CLIENT_BODY_MIN_RATE, maxBufferedBytes: config.MAX_BUFFERED_BODY_BYTES })); // the whole body, at a minimum rate, before any connection to a service is taken: 408 too slow, 413 over 1 MiB
-  app.use(keepAccountsFromApiKeys); // 403 for an API key deleting its owner or changing the password
-  app.use(recordRestUsage(usage, operationUsage)); // `fields` checked (400) and stripped; once answered, the operation, parameters, body fields and response fields used are counted for the caller
-  app.use(enforceDeprecations(deprecationOutcomes)); // a deprecated operation, query parameter or body field used: Deprecation, Sunset, Link; 410 GONE in a brownout or past the sunset; response fields named in Deprecated-Fields (left out in a brownout)
-  app.use(forgetCredentialsAfterUserWrite(deps.credentials)); // a password change or deletion that succeeds here: that user's credential answer is asked again
-  app.use(revokeApiKeysAfterWrite(deps.apiKeys)); // an API key revoked through this gateway: refused here from the next request
   app.use(
-    dispatch({
-      users: createUpstreamProxy(config.USERS_URL, { service: 'users', calls, ...config.UPSTREAM_LIMITS.users }),
-      orders: createUpstreamProxy(config.ORDERS_URL, { service: 'orders', calls, ...config.UPSTREAM_LIMITS.orders }),
-      catalog: createUpstreamProxy(config.CATALOG_URL, { service: 'catalog', calls, ...config.UPSTREAM_LIMITS.catalog }),
-      inventory: createUpstreamProxy(config.INVENTORY_URL, { service: 'inventory', calls, ...config.UPSTREAM_LIMITS.inventory }),
-      graphql: [parseJsonBody({ limit: MAX_BODY_BYTES, type: 'application/json' }), graph.middleware],
-      usage: deprecationReports(usage?.store ?? emptyUsageStore, () => deprecations, calls.http('users', config.USERS_URL)),
-      openapi: (req, res) => void res.type('application/json').send(req.path.endsWith('/event-schemas') ? eventSchemas : openapi),
-    }),
-  ); // proxy over connections shared fairly between callers, with the remaining-deadline header; 502/503/504 in the error format
+    inOrder([
+      requireWellFormedRequest, // 400 for a transfer coding other than chunked or a broken %-encoded path
+      limitBodySize, // 413 over 1 MiB, from Content-Length
+      requireAcceptableResponse, // 406 unless JSON is acceptable
+      requireJsonBody({ refuseContentCoding: true }), // 415 for a body that is not JSON, or has a content coding
+      routeRequest(routes), // /v1, /v2… → that version's routes: 404 UNSUPPORTED_VERSION / 404 / 405 + Cache-Control
+      identifyCaller(verifier, deps.credentials, deps.apiKeys), // principal from the bearer token (cached until expiry) or the API key's owner; revoked tokens and keys refused
+      limitInFlight(config.MAX_IN_FLIGHT_PER_CALLER), // 429 RATE_LIMITED past the requests one caller may have in flight
+      rateLimit(deps.rateLimits), // RateLimit headers; 429 RATE_LIMITED
+      requireAuthentication, // 401 unless the route is public
+      requireApiKeyScope, // 403 when an API key's scopes do not cover the route
+      receiveBody({ timeoutMs: config.CLIENT_BODY_TIMEOUT_MS, minBytesPerS: config.CLIENT_BODY_MIN_RATE, maxBufferedBytes: config.MAX_BUFFERED_BODY_BYTES }), // the whole body, at a minimum rate, before any connection to a service is taken: 408 too slow, 413 over 1 MiB
+      keepAccountsFromApiKeys, // 403 for an API key deleting its owner or changing the password
+      recordRestUsage(usage, operationUsage), // `fields` checked (400) and stripped; once answered, the operation, parameters, body fields and response fields used are counted for the caller
+      enforceDeprecations(deprecationOutcomes), // a deprecated operation, query parameter or body field used: Deprecation, Sunset, Link; 410 GONE in a brownout or past the sunset; response fields named in Deprecated-Fields (left out in a brownout)
+      forgetCredentialsAfterUserWrite(deps.credentials), // a password change or deletion that succeeds here: that user's credential answer is asked again
+      revokeApiKeysAfterWrite(deps.apiKeys), // an API key revoked through this gateway: refused here from the next request
+      dispatch({
+        users: createUpstreamProxy(config.USERS_URL, { service: 'users', calls, ...config.UPSTREAM_LIMITS.users }),
+        orders: createUpstreamProxy(config.ORDERS_URL, { service: 'orders', calls, ...config.UPSTREAM_LIMITS.orders }),
+        catalog: createUpstreamProxy(config.CATALOG_URL, { service: 'catalog', calls, ...config.UPSTREAM_LIMITS.catalog }),
+        inventory: createUpstreamProxy(config.INVENTORY_URL, { service: 'inventory', calls, ...config.UPSTREAM_LIMITS.inventory }),
+        graphql: [parseJsonBody({ limit: MAX_BODY_BYTES, type: 'application/json' }), graph.middleware],
+        usage: deprecationReports(usage?.store ?? emptyUsageStore, () => deprecations, calls.http('users', config.USERS_URL)),
+        openapi: (req, res) => void res.type('application/json').send(req.path.endsWith('/event-schemas') ? eventSchemas : openapi),
+      }), // proxy over connections shared fairly between callers, with the remaining-deadline header; 502/503/504 in the error format
+    ]),
+  );
   app.use(errorHandler);
   return { app, stopGraph: graph.stop };
 }

@@ -5,7 +5,7 @@ import { AsyncResource } from 'node:async_hooks';
 import type { Request, RequestHandler } from 'express';
 import type { TokenVerifier } from '@platform/auth';
 import { ApiError, MAX_BODY_BYTES } from '@platform/errors';
-import { TIMEOUT_HEADER } from '@platform/service-kit';
+import { inOrder, TIMEOUT_HEADER } from '@platform/service-kit';
 import { type ApiKeyCheck, apiKeyOf, assertRouteScope } from './auth/api-keys';
 import type { CallerCredentials } from './auth/credentials';
 import type { CompiledRoute, RouteTable } from './routing/router';
@@ -285,16 +285,9 @@ export function revokeApiKeysAfterWrite(apiKeys: Pick<ApiKeyCheck, 'revoked'>): 
 
 /** Hands the request to what serves its route. */
 export function dispatch(handlers: Record<CompiledRoute['upstream'], RequestHandler | RequestHandler[]>): RequestHandler {
+  const handlerOf = Object.fromEntries(Object.entries(handlers).map(([upstream, handler]) => [upstream, Array.isArray(handler) ? inOrder(handler) : handler]));
   return (req, res, next) => {
-    const handler = handlers[(res.locals.route as CompiledRoute).upstream];
-    const chain = Array.isArray(handler) ? handler : [handler];
-    let index = 0;
-    const step = (error?: unknown): void => {
-      if (error) return next(error);
-      const current = chain[index++];
-      if (!current) return next();
-      Promise.resolve(current(req, res, step)).catch(next);
-    };
-    step();
+    const handler = handlerOf[(res.locals.route as CompiledRoute).upstream];
+    return handler ? handler(req, res, next) : next();
   };
 }

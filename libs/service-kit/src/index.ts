@@ -12,6 +12,7 @@ export {
   type RequestContext,
 } from './request-context';
 export { requestLog, routeOf } from './request-log';
+export { inOrder } from './in-order';
 export { createMetrics, type Metrics } from './metrics';
 export { Health, type ReadinessCheck } from './health';
 export { createStopper, stopOnSignals, stoppableHttpServer, type GracefulStopOptions, type Stoppable } from './graceful-stop';
