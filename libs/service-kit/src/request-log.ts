@@ -17,6 +17,10 @@ export function requestLog(logger: Logger, options: { quietPaths?: string[] } = 
   // Machine polling, not client requests: probes, scrapes, and the event consumers reading a
   // producer's outbox (libs/events' embedded transport, several times a second per consumer).
   const quiet = new Set(options.quietPaths ?? ['/healthz', '/readyz', '/metrics', '/internal/events']);
+  // The request line's fields are the few named below, none of them a credential (the path
+  // without its query), so its line skips the redaction every other line goes through: about
+  // 8 µs a request (docs/benchmarks.md). A failed request's line carries the error: redacted.
+  const lines = logger.child({}, { redact: [] });
   return (req, res, next) => {
     const started = process.hrtime.bigint();
     res.on('finish', () => {
@@ -34,7 +38,7 @@ export function requestLog(logger: Logger, options: { quietPaths?: string[] } = 
         userId: (res.locals.principal as { userId?: string } | undefined)?.userId,
       };
       if (res.statusCode >= 500) logger.error({ ...entry, err: res.locals.errorCause }, 'request failed');
-      else logger.info(entry, 'request');
+      else lines.info(entry, 'request');
     });
     next();
   };
