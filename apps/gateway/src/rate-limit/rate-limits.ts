@@ -1,4 +1,4 @@
-// Call-rate limits. Every call is counted in this replica's memory (rate-limiter-flexible) and,
+// Call-rate limits. Every call is counted in this replica's memory (memory-windows.ts) and,
 // while Redis answers, in Redis too (shared by every gateway replica, taken in leases so that a
 // busy caller's calls do not each wait for a round trip: redis-leases.ts); the stricter of the
 // two counts decides. Redis commands give up after a few tens of milliseconds, and the first
@@ -21,9 +21,9 @@
 // its policy allows 3 every 2 s) instead of getting its budget back when a window ends.
 import { Redis } from 'ioredis';
 import { Counter, Gauge, type Registry } from 'prom-client';
-import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { ApiError } from '@platform/errors';
 import type { Logger } from '@platform/service-kit';
+import { MemoryWindows } from './memory-windows';
 import { RedisCircuit, type Store } from './redis-circuit';
 import { RedisLeases, type SharedAnswer } from './redis-leases';
 
@@ -86,23 +86,9 @@ export interface RateLimitsOptions {
 }
 
 interface Counters {
-  memory: RateLimiterMemory;
+  memory: MemoryWindows;
   redis?: RedisLeases;
 }
-
-type Outcome = SharedAnswer;
-
-/** The memory count's answer, a refusal included. */
-async function outcomeOf(consumed: Promise<RateLimiterRes>): Promise<Outcome> {
-  try {
-    const res = await consumed;
-    return { allowed: true, remaining: res.remainingPoints, msBeforeNext: res.msBeforeNext };
-  } catch (rejection) {
-    if (rejection instanceof RateLimiterRes) return { allowed: false, remaining: rejection.remainingPoints, msBeforeNext: rejection.msBeforeNext };
-    throw rejection;
-  }
-}
-
 
 export class RateLimits {
   private readonly counters = new Map<string, Counters>();
@@ -142,7 +128,7 @@ export class RateLimits {
     for (const [name, size] of Object.entries(limits)) {
       const prefix = `rl:${name}`;
       this.counters.set(name, {
-        memory: new RateLimiterMemory({ points: size.points, duration: size.windowS, keyPrefix: prefix }),
+        memory: new MemoryWindows(size.points, size.windowS),
         redis: options.redis && new RedisLeases(options.redis, prefix, size, timeoutMs),
       });
     }
@@ -153,13 +139,14 @@ export class RateLimits {
     const size = this.limits[limitName];
     const counters = this.counters.get(limitName);
     if (!counters) throw new Error(`no rate limit named "${limitName}" is sized (limitsOf)`);
-    const [inMemory, shared] = await Promise.all([outcomeOf(counters.memory.consume(key, points)), this.sharedOutcome(counters, key, points)]);
+    const inMemory = counters.memory.take(key, points);
+    const shared = await this.sharedOutcome(counters, key, points);
     const outcomes = shared ? [inMemory, shared] : [inMemory];
     const refusals = outcomes.filter((outcome) => !outcome.allowed);
     this.decisions.inc({ policy: limitName, decision: refusals.length ? 'limited' : 'allowed' });
     if (refusals.length) {
       // Not served: the count that allowed it does not keep the points (see the file's comment).
-      if (inMemory.allowed) await counters.memory.reward(key, points);
+      if (inMemory.allowed) counters.memory.giveBack(key, points);
       if (shared?.allowed) counters.redis?.giveBack(key, points);
       const msBeforeNext = Math.max(...refusals.map((refusal) => refusal.msBeforeNext));
       const headers = headersOf(limitName, size, 0, msBeforeNext);
@@ -174,11 +161,14 @@ export class RateLimits {
   /** Stops probing Redis (the process is stopping). */
   stop(): void {
     this.circuit?.stop();
-    for (const counters of this.counters.values()) counters.redis?.stop();
+    for (const counters of this.counters.values()) {
+      counters.memory.stop();
+      counters.redis?.stop();
+    }
   }
 
   /** Redis's count, unless Redis is out; a failure opens the circuit and leaves memory to decide. */
-  private async sharedOutcome(counters: Counters, key: string, points: number): Promise<Outcome | undefined> {
+  private async sharedOutcome(counters: Counters, key: string, points: number): Promise<SharedAnswer | undefined> {
     if (!counters.redis || this.circuit?.store !== 'redis') return undefined;
     try {
       return await counters.redis.take(key, points);
