@@ -29,7 +29,7 @@ const PACKAGE_STAGES = {
   'metrics and caller metrics': ['prom-client', 'tdigest', 'bintrees'],
   CORS: ['cors', 'vary'],
   'credentials and revocation': ['jose'],
-  'rate limiting (Redis)': ['rate-limiter-flexible', 'ioredis', 'redis-parser', 'denque', 'cluster-key-slot', 'standard-as-callback', 'redis-errors', '@ioredis'],
+  'rate limiting (Redis)': ['ioredis', 'redis-parser', 'denque', 'cluster-key-slot', 'standard-as-callback', 'redis-errors', '@ioredis'],
   compression: ['compression', 'compressible', 'negotiator', 'accepts', 'bytes', 'safe-buffer', 'on-headers'],
   tracing: ['@opentelemetry', 'protobufjs', 'shimmer', 'require-in-the-middle', 'import-in-the-middle', '@protobufjs', 'long'],
   'GraphQL (planning, execution)': ['@apollo', 'graphql', '@graphql-tools', 'graphql-tag', 'lodash.sortby', '@whatwg-node', 'dataloader', 'lru-cache'],
