@@ -5,7 +5,9 @@
 // connections call it for the given seconds after a warm-up, and the samples taken while they did
 // are grouped by the stage of the innermost frame that belongs to one (a frame of Node's own
 // internals or of express's chain is charged to the stage that called it). Loopback only.
-// Usage: node tools/bench/gateway-profile.mjs [seconds, default 20] [rest|graphql, default rest] [profile.cpuprofile to analyse only]
+// `minimal` profiles the bench's minimal proxy (gateway.mjs's floor of a hop) instead, in front of the
+// same catalog: the CPU a bare hop costs on this host, for the same table.
+// Usage: node tools/bench/gateway-profile.mjs [seconds, default 20] [rest|graphql|minimal, default rest] [profile.cpuprofile to analyse only]
 // BENCH_PORT_OFFSET moves the stack's ports (default that of stack.mjs).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
@@ -15,7 +17,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
-import { createDatabases, port, redisUrl, root, startStack, table } from './stack.mjs';
+import { createDatabases, port, redisUrl, root, startMinimalProxy, startStack, table } from './stack.mjs';
 
 process.env.APOLLO_TELEMETRY_DISABLED = 'true';
 const seconds = Number(process.argv[2] ?? 20);
@@ -196,6 +198,7 @@ if (import.meta.url === pathToFileURL(process.argv[1]).href) {
     const databases = await createDatabases(['users', 'orders', 'catalog', 'inventory']);
     let stack;
     let gateway;
+    let minimal;
     const otlp = createServer((req, res) => req.resume().on('end', () => res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end()));
     try {
       await new Promise((resolve) => otlp.listen(port(4318), '127.0.0.1', resolve));
@@ -203,7 +206,8 @@ if (import.meta.url === pathToFileURL(process.argv[1]).href) {
       stack = await startStack({ apps: ['inventory-service', 'catalog-service', 'users-service', 'orders-service'], databases: databases.urls, env: { LOG_LEVEL: 'info', ...tracingEnv } });
       const profileDir = mkdtempSync(path.join(tmpdir(), 'gateway-profile-'));
       const upstream = (base) => `http://127.0.0.1:${port(base)}`;
-      gateway = spawn(process.execPath, [...JSON.parse(readFileSync(path.join(root, 'tools/start/node-flags.json'), 'utf8')), '--cpu-prof', `--cpu-prof-dir=${profileDir}`, path.join(root, 'dist/apps/gateway/main.js')], {
+      const profiling = ['--cpu-prof', `--cpu-prof-dir=${profileDir}`];
+      gateway = spawn(process.execPath, [...JSON.parse(readFileSync(path.join(root, 'tools/start/node-flags.json'), 'utf8')), ...(mode === 'minimal' ? [] : profiling), path.join(root, 'dist/apps/gateway/main.js')], {
         cwd: root,
         env: { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'info', JWT_SECRET: stack.jwtSecret, REDIS_URL: redisUrl, RATE_LIMIT_POINTS: '100000000', RATE_LIMIT_TOKENS_IP_POINTS: '100000', PORT: String(port(8080)), METRICS_PORT: String(port(9464)), USERS_URL: upstream(3001), ORDERS_URL: upstream(3002), CATALOG_URL: upstream(3003), INVENTORY_URL: upstream(3004), USAGE_KEY_PREFIX: `usage:bench:${process.pid}`, ...tracingEnv },
         stdio: ['ignore', 'pipe', 'inherit'],
@@ -222,29 +226,35 @@ if (import.meta.url === pathToFileURL(process.argv[1]).href) {
       const auth = { authorization: `Bearer ${accessToken}` };
       const product = (await json(`${base}/v1/products?size=1`, { headers: auth })).items[0];
       const order = await json(`${base}/v1/orders`, { method: 'POST', headers: auth, body: JSON.stringify({ items: [{ productId: product.id, quantity: 1 }] }) });
+      if (mode === 'minimal') minimal = await startMinimalProxy(port(9001), port(3003), profiling);
       const request =
         mode === 'graphql'
           ? { url: `${base}/v1/graphql`, method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ query: `{ order(id: "${order.id}") { id amount user { name } product { name imageUrl rating } shipment { status } reviewCount } }` }) }
-          : { url: `${base}/v1/products/${product.id}`, headers: auth };
+          : mode === 'minimal'
+            ? { url: `http://127.0.0.1:${port(9001)}/products/${product.id}`, headers: auth }
+            : { url: `${base}/v1/products/${product.id}`, headers: auth };
       await autocannon({ ...request, connections: 50, duration: WARM_UP_SECONDS });
       // Both processes read CLOCK_MONOTONIC: V8's profile clock and hrtime agree (µs).
       const from = Number(process.hrtime.bigint() / 1000n);
       const result = await autocannon({ ...request, connections: 50, duration: seconds });
       const to = Number(process.hrtime.bigint() / 1000n);
       if (result.non2xx || result.errors) throw new Error(`${result.non2xx} non-2xx, ${result.errors} errors`);
+      const profiled = minimal ?? gateway;
       await new Promise((resolve) => {
-        gateway.once('exit', resolve);
-        gateway.kill('SIGTERM');
+        profiled.once('exit', resolve);
+        profiled.kill('SIGTERM');
       });
-      gateway = undefined;
+      if (minimal) minimal = undefined;
+      else gateway = undefined;
       const file = path.join(profileDir, readdirSync(profileDir).find((name) => name.endsWith('.cpuprofile')));
       const profile = JSON.parse(readFileSync(file, 'utf8'));
-      const stages = stagesOf(profile, { from, to, bundle: path.join(root, 'dist/apps/gateway/main.js') });
-      report(stages, result.requests.total, `${mode === 'graphql' ? 'GraphQL order(id)' : 'GET /v1/products/{id}'} through the gateway, 50 connections, ${seconds} s, ${result.requests.total} requests (${Math.round(result.requests.average)} req/s), profile ${file}, ${new Date().toISOString()}`);
+      const stages = stagesOf(profile, { from, to, bundle: mode === 'minimal' ? undefined : path.join(root, 'dist/apps/gateway/main.js') });
+      report(stages, result.requests.total, `${{ graphql: 'GraphQL order(id) through the gateway', minimal: 'GET /products/{id} through the minimal proxy' }[mode] ?? 'GET /v1/products/{id} through the gateway'}, 50 connections, ${seconds} s, ${result.requests.total} requests (${Math.round(result.requests.average)} req/s), profile ${file}, ${new Date().toISOString()}`);
       console.log(`\nREQUESTS=${result.requests.total} WINDOW=${from},${to} to analyse it again`);
       console.log(`\nCPU-busy share of the window: ${((stages.counted - (stages.totals.get('idle') ?? 0)) / (to - from) * 100).toFixed(0)} % (of one core)`);
     } finally {
       gateway?.kill('SIGTERM');
+      minimal?.kill('SIGTERM');
       otlp.close();
       await stack?.stop();
       await databases.drop();

@@ -23,10 +23,9 @@
 // each caller's use of the contract (libs/usage) and one with USAGE_RECORDING=off, side by side;
 // `usage-control` the same with recording off in both.
 process.env.APOLLO_TELEMETRY_DISABLED = 'true';
-import { spawn } from 'node:child_process';
 import { Agent, createServer, request as httpRequest } from 'node:http';
 import autocannon from 'autocannon';
-import { cpuMsOf, createDatabases, port, PORT_OFFSET, startStack, table } from './stack.mjs';
+import { cpuMsOf, createDatabases, port, PORT_OFFSET, startMinimalProxy, startStack, table } from './stack.mjs';
 
 const seconds = Number(process.argv[2] ?? 10);
 const rounds = Number(process.argv[3] ?? 3);
@@ -164,31 +163,6 @@ async function pacedLatencies(request, rate, seconds) {
   const failure = outcomes.find((outcome) => outcome.error);
   if (failure) throw failure.error;
   return percentiles(outcomes.map((outcome) => outcome.ms));
-}
-
-/**
- * The floor of any hop on this host: a minimal Node `http` proxy (keep-alive agent, request
- * piped in, answer piped out, no checks) in its own process, in front of the same catalog.
- */
-function startMinimalProxy(listenPort, target) {
-  const source = `
-    const http = require('node:http');
-    const agent = new http.Agent({ keepAlive: true, maxSockets: 512 });
-    http.createServer((req, res) => {
-      const upstream = http.request({ host: '127.0.0.1', port: ${target}, path: req.url, method: req.method, headers: req.headers, agent }, (answer) => {
-        res.writeHead(answer.statusCode, answer.headers);
-        answer.pipe(res);
-      });
-      upstream.on('error', () => res.writeHead(502).end());
-      req.pipe(upstream);
-    }).listen(${listenPort}, '127.0.0.1', () => console.log('listening'));`;
-  const child = spawn(process.execPath, ['-e', source], { stdio: ['ignore', 'pipe', 'inherit'] });
-  // A child that dies before listening (its port taken, say by one an interrupted run left) fails
-  // the run: waiting for its 'listening' alone would wait for ever.
-  return new Promise((resolve, reject) => {
-    child.stdout.once('data', () => resolve(child));
-    child.once('exit', (code) => reject(new Error(`the minimal proxy exited (${code}) before listening on ${listenPort}`)));
-  });
 }
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];

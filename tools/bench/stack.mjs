@@ -110,3 +110,30 @@ export function table(rows) {
   const line = (cells) => `| ${cells.map((cell, i) => String(cell).padEnd(widths[i])).join(' | ')} |`;
   return [line(Object.keys(rows[0])), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map((row) => line(Object.values(row)))].join('\n');
 }
+
+/**
+ * The floor of any hop on this host: a minimal Node `http` proxy (keep-alive agent, request
+ * piped in, answer piped out, no checks) in its own process, in front of the same catalog.
+ * `nodeFlags` go to its node (gateway-profile.mjs runs it under --cpu-prof); it exits on SIGTERM.
+ */
+export function startMinimalProxy(listenPort, target, nodeFlags = []) {
+  const source = `
+    const http = require('node:http');
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 512 });
+    http.createServer((req, res) => {
+      const upstream = http.request({ host: '127.0.0.1', port: ${target}, path: req.url, method: req.method, headers: req.headers, agent }, (answer) => {
+        res.writeHead(answer.statusCode, answer.headers);
+        answer.pipe(res);
+      });
+      upstream.on('error', () => res.writeHead(502).end());
+      req.pipe(upstream);
+    }).listen(${listenPort}, '127.0.0.1', () => console.log('listening'));
+    process.on('SIGTERM', () => process.exit(0));`;
+  const child = spawn(process.execPath, [...nodeFlags, '-e', source], { stdio: ['ignore', 'pipe', 'inherit'] });
+  // A child that dies before listening (its port taken, say by one an interrupted run left) fails
+  // the run: waiting for its 'listening' alone would wait for ever.
+  return new Promise((resolve, reject) => {
+    child.stdout.once('data', () => resolve(child));
+    child.once('exit', (code) => reject(new Error(`the minimal proxy exited (${code}) before listening on ${listenPort}`)));
+  });
+}
