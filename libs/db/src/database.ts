@@ -14,6 +14,7 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import type { SqlDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import { Client, Pool } from 'pg';
 import type { Registry } from 'prom-client';
+import { instrumentedOnlyWhenRecording } from '@platform/tracing';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { applyMigrations, type MigrationResult, missingMigrations, type SqlRunner } from './migrate';
 import { observePool } from './pool-metrics';
@@ -201,6 +202,9 @@ export async function openDatabase<P extends PrismaLike>(options: DatabaseOption
   if (options.databaseUrl) {
     const migrations = options.migrate ? await migratePostgres(options.databaseUrl, options.migrationsDir) : undefined;
     const pool = new Pool({ connectionString: options.databaseUrl, max: options.poolSize ?? 10 });
+    // A request the tracing sampler left out sends its queries past the pg instrumentation.
+    instrumentedOnlyWhenRecording(Client.prototype, 'query');
+    instrumentedOnlyWhenRecording(pool, 'connect');
     try {
       if (!options.migrate) await assertSchemaCurrent(pool, options.service, options.migrationsDir);
     } catch (error) {

@@ -186,6 +186,36 @@ export function unsampledTraceparent(): string | undefined {
   return trace.isSpanContextValid(span.spanContext()) ? `00-${traceId}-${spanId}-0${traceFlags & TraceFlags.SAMPLED}` : undefined;
 }
 
+/**
+ * Leaves a method an instrumentation wrapped (pg's `Client.prototype.query`, pg-pool's `connect`)
+ * to its original while the active span is one the sampler left out. The pg instrumentation
+ * would build the query's attributes, parse its operation name, start a span that records
+ * nothing, wrap the callback and time the query for a meter nobody reads: about 40 µs a query
+ * for nothing (docs/benchmarks.md). A sampled request's queries, and queries outside any request,
+ * still go through it as before. Looks the method up the prototype chain; does nothing when it was
+ * not wrapped (tracing off, or the instrumentation not loaded).
+ */
+export function instrumentedOnlyWhenRecording(owner: object, method: string): void {
+  let holder: object | null = owner;
+  while (holder && !Object.prototype.hasOwnProperty.call(holder, method)) holder = Object.getPrototypeOf(holder) as object | null;
+  if (!holder || !running) return;
+  type Wrapped = ((...args: unknown[]) => unknown) & { __original?: (...args: unknown[]) => unknown; __unwrap?: () => void };
+  const target = holder as Record<string, Wrapped>;
+  const instrumented = target[method];
+  const original = instrumented.__original;
+  if (typeof original !== 'function') return;
+  const dispatch: Wrapped = function (this: unknown, ...args: unknown[]) {
+    const span = trace.getActiveSpan();
+    return (span && !span.isRecording() ? original : instrumented).apply(this, args);
+  };
+  // stopTracing's unpatch puts the original back, as it would have done without this.
+  dispatch.__original = original;
+  dispatch.__unwrap = () => {
+    target[method] = original;
+  };
+  target[method] = dispatch;
+}
+
 /** Sends the spans still buffered; part of a graceful stop. */
 export async function stopTracing(): Promise<void> {
   if (!running) return;

@@ -2,7 +2,7 @@ import { AsyncResource } from 'node:async_hooks';
 import { createServer, type IncomingMessage, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { context, propagation, ROOT_CONTEXT, SpanKind, trace, TraceFlags } from '@opentelemetry/api';
-import { exportingSpans, sampledRequestsOnly, startTracing, stopTracing, tracingActive, unsampledTraceparent } from './index';
+import { exportingSpans, instrumentedOnlyWhenRecording, sampledRequestsOnly, startTracing, stopTracing, tracingActive, unsampledTraceparent } from './index';
 
 afterEach(async () => {
   await stopTracing();
@@ -166,4 +166,67 @@ describe('sampledRequestsOnly: the sampler decides before the HTTP instrumentati
     expect(around.every((entry) => entry.recording === false && entry.outgoing === `00-${entry.traceId}-${entry.outgoing?.slice(36, 52)}-00`)).toBe(true);
     expect(seen.every((entry) => /^[\da-f]{32}$/.test(entry.traceId ?? '') && entry.afterBody === entry.traceId)).toBe(true);
   });
+});
+
+it("sends a query of a request it does not sample past the pg instrumentation, and a sampled one's through it", () => {
+  process.env.OTEL_EXPORTER_OTLP_ENDPOINT = 'http://127.0.0.1:4318';
+  process.env.OTEL_EXPORTER_OTLP_TIMEOUT = '200'; // nothing listens there: the sampled span is given up on at once when tracing stops
+  try {
+    startTracing('tracing-test');
+    const calls: string[] = [];
+    const original = function (this: { name: string }, sql: string) {
+      calls.push(`original ${this.name} ${sql}`);
+      return 'rows';
+    };
+    // What the instrumentation's wrapping leaves on a prototype (its shimmer: __original, __unwrap, __wrapped).
+    const instrumented = Object.assign(
+      function (this: { name: string }, sql: string) {
+        calls.push('instrumented');
+        return original.call(this, sql);
+      },
+      { __original: original, __wrapped: true, __unwrap: () => undefined },
+    );
+    class Client {
+      name = 'client';
+    }
+    Object.assign(Client.prototype, { query: instrumented });
+    class PoolClient extends Client {}
+    const client = new PoolClient() as PoolClient & { query(sql: string): string };
+    instrumentedOnlyWhenRecording(client, 'query'); // found up the prototype chain, replaced where it is defined
+
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const unsampled = trace.setSpan(ROOT_CONTEXT, trace.wrapSpanContext({ traceId, spanId: '00f067aa0ba902b7', traceFlags: TraceFlags.NONE }));
+    expect(context.with(unsampled, () => client.query('SELECT 1'))).toBe('rows');
+    expect(calls.splice(0)).toEqual(['original client SELECT 1']);
+
+    const sampled = trace.getTracer('test').startSpan('request', undefined, propagation.extract(ROOT_CONTEXT, { traceparent: `00-${traceId}-00f067aa0ba902b7-01` }));
+    expect(sampled.isRecording()).toBe(true);
+    expect(context.with(trace.setSpan(ROOT_CONTEXT, sampled), () => client.query('SELECT 2'))).toBe('rows');
+    sampled.end();
+    // Outside any request: the instrumentation's own rule (requireParentSpan) decides.
+    client.query('SELECT 3');
+    expect(calls.splice(0)).toEqual(['instrumented', 'original client SELECT 2', 'instrumented', 'original client SELECT 3']);
+
+    // Unpatching (stopTracing) puts the original back.
+    (Client.prototype as unknown as { query: { __unwrap(): void } }).query.__unwrap();
+    expect((Client.prototype as unknown as { query: unknown }).query).toBe(original);
+  } finally {
+    delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
+    delete process.env.OTEL_EXPORTER_OTLP_TIMEOUT;
+  }
+});
+
+it('leaves a method alone when tracing is off or nothing wrapped it', () => {
+  const plain = { query: () => 'rows' };
+  const before = plain.query;
+  instrumentedOnlyWhenRecording(plain, 'query'); // tracing off
+  expect(plain.query).toBe(before);
+  process.env.OTEL_EXPORTER_OTLP_ENDPOINT = 'http://127.0.0.1:4318';
+  try {
+    startTracing('tracing-test');
+    instrumentedOnlyWhenRecording(plain, 'query'); // not wrapped
+    expect(plain.query).toBe(before);
+  } finally {
+    delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  }
 });
