@@ -1,3 +1,4 @@
+import { Agent, get } from 'node:http';
 import { connect } from 'node:net';
 import express from 'express';
 import { ApiError } from '@platform/errors';
@@ -180,6 +181,78 @@ describe('graceful stop', () => {
     expect(await response.json()).toEqual({ traceId: '4bf92f3577b34da6a3ce929d0e0e4736' });
     await stopped;
     await expect(fetch(`${server.url}/healthz`)).rejects.toThrow();
+  });
+
+  it('drains a connection its client keeps busy: answers from the stop on close their connection, so the stop ends without its timeout and no request fails', async () => {
+    const app = express();
+    let received = 0;
+    let thirdArrived: () => void = () => undefined;
+    const third = new Promise<void>((resolve) => (thirdArrived = resolve));
+    // A long poll's shape: each answer takes a moment, and the client asks again at once on the same connection.
+    app.get('/poll', (_req, res) => {
+      if (++received === 3) thirdArrived();
+      setTimeout(() => res.json({ events: [] }), 30);
+    });
+    const server = await listen(app, 0, '127.0.0.1');
+    // Made with the server, as runService does: it follows the connections from the first.
+    const listener = stoppableHttpServer(server.server);
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const seen: { status?: number; connection?: string; error?: string }[] = [];
+    let polling = true;
+    const poll = (): Promise<{ status?: number; connection?: string; error?: string }> =>
+      new Promise((resolve) => {
+        get(`${server.url}/poll`, { agent }, (res) => {
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode, connection: res.headers.connection }));
+        }).on('error', (error: NodeJS.ErrnoException) => resolve({ error: error.code }));
+      });
+    const consumer = (async () => {
+      while (polling) {
+        const outcome = await poll();
+        seen.push(outcome);
+        // Refused: this replica is gone, as a consumer would find it, and it would try another.
+        if (outcome.error) polling = false;
+      }
+    })();
+    await third; // the stop begins while the third poll is in flight, on the connection the first two used
+    // Timed out, the stop would cut the connection; a minute is beyond this test's own timeout.
+    const stop = createStopper({ logger: createLogger('test', 'silent'), health: new Health(), listeners: [listener], drainMs: 0, timeoutMs: 60_000 });
+    await stop();
+    await consumer;
+    agent.destroy();
+    const answers = seen.filter((outcome) => outcome.status !== undefined);
+    // Every request sent before the stop was answered in full; the one in flight when it began said `close`.
+    expect(answers.map((outcome) => [outcome.status, outcome.connection])).toEqual([
+      [200, 'keep-alive'],
+      [200, 'keep-alive'],
+      [200, 'close'],
+    ]);
+    // The next request found no one listening; nothing was reset halfway.
+    expect(seen.at(-1)).toEqual({ error: 'ECONNREFUSED' });
+  });
+
+  it('keeps serving through the readiness drain, each answer closing its connection, so kept-alive clients move on before the listener closes', async () => {
+    const health = new Health();
+    const app = express();
+    app.use(health.router());
+    app.get('/ping', (_req, res) => res.json({ pong: true }));
+    const server = await listen(app, 0, '127.0.0.1');
+    const listener = stoppableHttpServer(server.server);
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const ask = (route: string) =>
+      new Promise<[number | undefined, string | undefined]>((resolve, reject) => {
+        get(`${server.url}${route}`, { agent }, (res) => {
+          res.resume();
+          res.on('end', () => resolve([res.statusCode, res.headers.connection]));
+        }).on('error', reject);
+      });
+    expect(await ask('/ping')).toEqual([200, 'keep-alive']);
+    const stopped = createStopper({ logger: createLogger('test', 'silent'), health, listeners: [listener], drainMs: 1_000, timeoutMs: 60_000 })();
+    // Within the drain: served, on a connection that then closes (each ask a new one).
+    expect(await ask('/ping')).toEqual([200, 'close']);
+    expect(await ask('/readyz')).toEqual([503, 'close']);
+    await stopped;
+    agent.destroy();
   });
 
   it('reports not ready while a dependency check fails', async () => {
