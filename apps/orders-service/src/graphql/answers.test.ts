@@ -24,10 +24,6 @@ const declared = {
     restOnly: {
       orderId: 'the same as id, kept for REST clients of the first version',
       userId: 'the graph links the user instead (user, a reference the users subgraph resolves)',
-      couponCode: 'not published in the graph yet',
-      hasCoupon: 'not published in the graph yet',
-      updatedAt: 'not published in the graph yet',
-      canceledAt: 'not published in the graph yet',
       amountDetail: 'REST include=amountDetail only',
     },
     graphOnly: {
@@ -37,11 +33,11 @@ const declared = {
     },
   },
   OrderItem: {
-    restOnly: { orderId: 'the graph reaches an item through its order', productId: 'the graph links the product instead (product)', sku: 'inventory’s name for the product, not published in the graph yet' },
+    restOnly: { orderId: 'the graph reaches an item through its order', productId: 'the graph links the product instead (product)' },
     graphOnly: { product: 'OrderItem.product resolves the representation’s productId to a Product reference' },
   },
   Shipment: {
-    restOnly: { orderId: 'the graph reaches a shipment through its order', shippedAt: 'not published in the graph yet' },
+    restOnly: { orderId: 'the graph reaches a shipment through its order' },
     graphOnly: {},
   },
   CreateOrderInput: { restOnly: {}, graphOnly: {} },
