@@ -5,7 +5,7 @@
 // request: a promise per call and a timer per key and window. Windows that ended are swept in one
 // pass every few seconds, so a flood of distinct keys holds memory for a window and a sweep at
 // most, as the timers did.
-import type { SharedAnswer } from './redis-leases';
+import type { CountAnswer } from './count-answer';
 
 /** The longest an ended window waits to be swept. */
 const SWEEP_EVERY_MS = 10_000;
@@ -29,7 +29,7 @@ export class MemoryWindows {
   }
 
   /** Counts `points` for `key`; allowed while the window's count stays within the limit. */
-  take(key: string, points: number): SharedAnswer {
+  take(key: string, points: number): CountAnswer {
     const now = Date.now();
     let window = this.windows.get(key);
     if (!window || window.endsAt <= now) {

@@ -25,7 +25,8 @@ import { ApiError } from '@platform/errors';
 import type { Logger } from '@platform/service-kit';
 import { MemoryWindows } from './memory-windows';
 import { RedisCircuit, type Store } from './redis-circuit';
-import { RedisLeases, type SharedAnswer } from './redis-leases';
+import type { CountAnswer } from './count-answer';
+import { RedisLeases } from './redis-leases';
 
 /** A limit's size (policies.ts): `points` per `windowS` seconds, per key. */
 export interface LimitSize {
@@ -140,7 +141,8 @@ export class RateLimits {
     const counters = this.counters.get(limitName);
     if (!counters) throw new Error(`no rate limit named "${limitName}" is sized (limitsOf)`);
     const inMemory = counters.memory.take(key, points);
-    const shared = await this.sharedOutcome(counters, key, points);
+    // Only a call Redis counts waits: with memory alone (no Redis, or its circuit open) nothing is awaited.
+    const shared = counters.redis && this.circuit?.store === 'redis' ? await this.sharedOutcome(counters.redis, key, points) : undefined;
     const outcomes = shared ? [inMemory, shared] : [inMemory];
     const refusals = outcomes.filter((outcome) => !outcome.allowed);
     this.decisions.inc({ policy: limitName, decision: refusals.length ? 'limited' : 'allowed' });
@@ -168,12 +170,11 @@ export class RateLimits {
   }
 
   /** Redis's count, unless Redis is out; a failure opens the circuit and leaves memory to decide. */
-  private async sharedOutcome(counters: Counters, key: string, points: number): Promise<SharedAnswer | undefined> {
-    if (!counters.redis || this.circuit?.store !== 'redis') return undefined;
+  private async sharedOutcome(leases: RedisLeases, key: string, points: number): Promise<CountAnswer | undefined> {
     try {
-      return await counters.redis.take(key, points);
+      return await leases.take(key, points);
     } catch (error) {
-      this.circuit.failed(error instanceof Error ? error : new Error(String(error)));
+      this.circuit?.failed(error instanceof Error ? error : new Error(String(error)));
       return undefined;
     }
   }

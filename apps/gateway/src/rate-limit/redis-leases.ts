@@ -22,6 +22,7 @@
 // A refusal is remembered until the window ends (Redis's count only grows within a window), so a
 // caller hammering past its limit costs Redis nothing more.
 import type { Redis } from 'ioredis';
+import type { CountAnswer } from './count-answer';
 
 /** Calls a replica serves a caller in a window before it leases points ahead for it. */
 export const LEASE_AFTER = 8;
@@ -67,14 +68,6 @@ interface Lease {
   asking?: Promise<void>;
 }
 
-/** What the shared count says of one call. */
-export interface SharedAnswer {
-  allowed: boolean;
-  /** Points the caller has left in the window, as far as this replica knows. */
-  remaining: number;
-  msBeforeNext: number;
-}
-
 export class RedisLeases {
   private readonly leases = new Map<string, Lease>();
   private readonly ask: LeaseCommand;
@@ -96,7 +89,7 @@ export class RedisLeases {
   }
 
   /** Takes `points` for `key`: from this replica's lease, else from Redis. Throws when Redis fails or is too slow. */
-  async take(key: string, points: number): Promise<SharedAnswer> {
+  async take(key: string, points: number): Promise<CountAnswer> {
     for (;;) {
       const lease = this.current(key);
       if (points >= lease.refusedFrom) return { allowed: false, remaining: 0, msBeforeNext: lease.endsAt - Date.now() };
@@ -137,10 +130,10 @@ export class RedisLeases {
     return lease;
   }
 
-  private async askRedis(key: string, lease: Lease, points: number): Promise<SharedAnswer> {
+  private async askRedis(key: string, lease: Lease, points: number): Promise<CountAnswer> {
     const ahead = lease.served < LEASE_AFTER ? 0 : Math.min(MAX_LEASE, Math.floor(lease.served / 2));
     const sentAt = Date.now();
-    let answer!: SharedAnswer;
+    let answer!: CountAnswer;
     lease.asking = (async () => {
       const [granted, used, ttl] = await withTimeout(this.ask(`${this.prefix}:${key}`, points, ahead, this.size.windowS, this.size.points), this.timeoutMs);
       lease.endsAt = sentAt + ttl;
