@@ -6,18 +6,19 @@
 // are grouped by the stage of the innermost frame that belongs to one (a frame of Node's own
 // internals or of express's chain is charged to the stage that called it). Loopback only.
 // `minimal` profiles the bench's minimal proxy (gateway.mjs's floor of a hop) instead, in front of the
-// same catalog: the CPU a bare hop costs on this host, for the same table.
-// Usage: node tools/bench/gateway-profile.mjs [seconds, default 20] [rest|graphql|minimal, default rest] [profile.cpuprofile to analyse only]
+// same catalog: the CPU a bare hop costs on this host, for the same table. `subgraphs` puts the
+// GraphQL load on and profiles the services behind it (orders, users and catalog, one table each);
+// `orders` does the same for REST GET /v1/orders/{id} (orders-service's table).
+// Usage: node tools/bench/gateway-profile.mjs [seconds, default 20] [rest|graphql|minimal|subgraphs|orders, default rest] [profile.cpuprofile to analyse only]
 // BENCH_PORT_OFFSET moves the stack's ports (default that of stack.mjs).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:http';
 import { SourceMap } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
-import { createDatabases, port, redisUrl, root, startMinimalProxy, startStack, table } from './stack.mjs';
+import { benchCaller, FEATURES_ENV, orderSummaryQuery, port, redisUrl, root, startFeatureStack, startMinimalProxy, table } from './stack.mjs';
 
 process.env.APOLLO_TELEMETRY_DISABLED = 'true';
 const seconds = Number(process.argv[2] ?? 20);
@@ -37,6 +38,7 @@ const PACKAGE_STAGES = {
   'GraphQL (planning, execution)': ['@apollo', 'graphql', '@graphql-tools', 'graphql-tag', 'lodash.sortby', '@whatwg-node', 'dataloader', 'lru-cache'],
   'express chain (router, req/res helpers)': ['express', 'router', 'finalhandler', 'on-finished', 'parseurl', 'path-to-regexp', 'proxy-addr', 'forwarded', 'ipaddr.js', 'qs', 'content-type', 'type-is', 'mime-types', 'mime-db', 'send', 'depd', 'encodeurl', 'escape-html', 'fresh', 'range-parser', 'statuses', 'utils-merge', 'merge-descriptors', 'methods', 'setprototypeof', 'cookie', 'cookie-signature', 'etag', 'content-disposition', 'debug', 'ms', 'body-parser', 'raw-body', 'iconv-lite', 'unpipe', 'http-errors', 'destroy', 'inherits', 'toidentifier', 'media-typer', 'side-channel', 'call-bind', 'get-intrinsic', 'has-symbols', 'function-bind', 'object-inspect', 'es-errors', 'hasown', 'dunder-proto', 'math-intrinsics', 'es-object-atoms', 'gopd', 'call-bound', 'side-channel-list', 'side-channel-map', 'side-channel-weakmap', 'get-proto', 'is-promise'],
   'validation (zod)': ['zod'],
+  'database (Prisma, pg)': ['@prisma/client', '@prisma/adapter-pg', '@prisma/client-runtime-utils', '@prisma/driver-adapter-utils', '@prisma/debug', 'pg', 'pg-protocol', 'pg-pool', 'pg-types', 'pg-int8', 'postgres-array', 'postgres-bytea', 'postgres-date', 'postgres-interval', 'pg-connection-string', 'pgpass', 'split2', 'decimal.js', 'bignumber.js'],
   'usage recording': [],
   proxying: ['undici'],
 };
@@ -60,6 +62,9 @@ const FILE_STAGES = [
   [/apps\/gateway\/src\/deprecations\/|libs\/deprecations\//, 'deprecations'],
   [/libs\/errors\//, 'request checks (health, well-formed, size, accept, JSON)'],
   [/libs\/graphql-gateway\/|libs\/graphql-kit\//, 'GraphQL (planning, execution)'],
+  // A service's (subgraphs, orders modes).
+  [/libs\/db\/|apps\/[^/]+\/src\/generated\/prisma\//, 'database (Prisma, pg)'],
+  [/apps\/(?!gateway\/)[^/]+\/src\//, "the service's own code (routes, resolvers, service, repository)"],
 ];
 /** pipeline.ts's steps, by the name they are exported under. */
 const PIPELINE_STEPS = {
@@ -187,77 +192,92 @@ export function report({ totals, leaves }, requests, title) {
   }
 }
 
+/** Which app a profile is of: the bundle its frames run (the minimal proxy has none). */
+function appOf(profile) {
+  return profile.nodes.map((node) => /dist\/apps\/([^/]+)\/main\.js$/.exec(node.callFrame.url)?.[1]).find(Boolean);
+}
+
 // Run as a script (service-pipeline.mjs imports stagesOf and report).
 if (import.meta.url === pathToFileURL(process.argv[1]).href) {
   if (given) {
     const profile = JSON.parse(readFileSync(given, 'utf8'));
     // WINDOW=from,to (µs, printed by a run) keeps the samples of the measured load alone.
     const [from, to] = (process.env.WINDOW ?? '-Infinity,Infinity').split(',').map(Number);
-    report(stagesOf(profile, { from, to, bundle: path.join(root, 'dist/apps/gateway/main.js') }), Number(process.env.REQUESTS ?? 1), `${given}: µs per ${process.env.REQUESTS ?? 1} requests`);
+    const app = appOf(profile);
+    report(stagesOf(profile, { from, to, bundle: app && path.join(root, `dist/apps/${app}/main.js`) }), Number(process.env.REQUESTS ?? 1), `${given} (${app ?? 'no app bundle'}): µs per ${process.env.REQUESTS ?? 1} requests`);
   } else {
-    const databases = await createDatabases(['users', 'orders', 'catalog', 'inventory']);
-    let stack;
+    const profileDir = mkdtempSync(path.join(tmpdir(), 'gateway-profile-'));
+    const profiling = ['--cpu-prof', `--cpu-prof-dir=${profileDir}`];
+    const services = mode === 'subgraphs' || mode === 'orders';
+    const stack = await startFeatureStack({ apps: ['inventory-service', 'catalog-service', 'users-service', 'orders-service'], nodeFlags: services ? profiling : undefined });
     let gateway;
     let minimal;
-    const otlp = createServer((req, res) => req.resume().on('end', () => res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end()));
     try {
-      await new Promise((resolve) => otlp.listen(port(4318), '127.0.0.1', resolve));
-      const tracingEnv = { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port(4318)}`, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' };
-      stack = await startStack({ apps: ['inventory-service', 'catalog-service', 'users-service', 'orders-service'], databases: databases.urls, env: { LOG_LEVEL: 'info', ...tracingEnv } });
-      const profileDir = mkdtempSync(path.join(tmpdir(), 'gateway-profile-'));
       const upstream = (base) => `http://127.0.0.1:${port(base)}`;
-      const profiling = ['--cpu-prof', `--cpu-prof-dir=${profileDir}`];
-      gateway = spawn(process.execPath, [...JSON.parse(readFileSync(path.join(root, 'tools/start/node-flags.json'), 'utf8')), ...(mode === 'minimal' ? [] : profiling), path.join(root, 'dist/apps/gateway/main.js')], {
+      gateway = spawn(process.execPath, [...JSON.parse(readFileSync(path.join(root, 'tools/start/node-flags.json'), 'utf8')), ...(mode === 'rest' || mode === 'graphql' ? profiling : []), path.join(root, 'dist/apps/gateway/main.js')], {
         cwd: root,
-        env: { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'info', JWT_SECRET: stack.jwtSecret, REDIS_URL: redisUrl, RATE_LIMIT_POINTS: '100000000', RATE_LIMIT_TOKENS_IP_POINTS: '100000', PORT: String(port(8080)), METRICS_PORT: String(port(9464)), USERS_URL: upstream(3001), ORDERS_URL: upstream(3002), CATALOG_URL: upstream(3003), INVENTORY_URL: upstream(3004), USAGE_KEY_PREFIX: `usage:bench:${process.pid}`, ...tracingEnv },
+        env: { ...process.env, NODE_ENV: 'production', ...FEATURES_ENV, JWT_SECRET: stack.jwtSecret, REDIS_URL: redisUrl, RATE_LIMIT_POINTS: '100000000', RATE_LIMIT_TOKENS_IP_POINTS: '100000', PORT: String(port(8080)), METRICS_PORT: String(port(9464)), USERS_URL: upstream(3001), ORDERS_URL: upstream(3002), CATALOG_URL: upstream(3003), INVENTORY_URL: upstream(3004), USAGE_KEY_PREFIX: `usage:bench:${process.pid}` },
         stdio: ['ignore', 'pipe', 'inherit'],
       });
       // Request logs are read as a log shipper would, and dropped.
       gateway.stdout.resume();
       const base = `http://127.0.0.1:${port(8080)}`;
-      for (let tries = 0; ; tries++) {
-        const ready = await fetch(`${base}/readyz`).then((res) => res.ok, () => false);
-        if (ready) break;
-        if (tries > 100) throw new Error('the gateway did not become ready');
-        await new Promise((resolve) => setTimeout(resolve, 200));
-      }
-      const json = async (url, init = {}) => (await fetch(url, { ...init, headers: { 'content-type': 'application/json', ...init.headers } })).json();
-      const { accessToken } = await json(`${base}/v1/tokens`, { method: 'POST', body: JSON.stringify({ email: 'admin@example.com', password: 'admin-password' }) });
-      const auth = { authorization: `Bearer ${accessToken}` };
-      const product = (await json(`${base}/v1/products?size=1`, { headers: auth })).items[0];
-      const order = await json(`${base}/v1/orders`, { method: 'POST', headers: auth, body: JSON.stringify({ items: [{ productId: product.id, quantity: 1 }] }) });
+      const { auth, product, order } = await benchCaller(base);
       if (mode === 'minimal') minimal = await startMinimalProxy(port(9001), port(3003), profiling);
       const request =
-        mode === 'graphql'
-          ? { url: `${base}/v1/graphql`, method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ query: `{ order(id: "${order.id}") { id amount user { name } product { name imageUrl rating } shipment { status } reviewCount } }` }) }
+        mode === 'graphql' || mode === 'subgraphs'
+          ? { url: `${base}/v1/graphql`, method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ query: orderSummaryQuery(order.id) }) }
           : mode === 'minimal'
             ? { url: `http://127.0.0.1:${port(9001)}/products/${product.id}`, headers: auth }
-            : { url: `${base}/v1/products/${product.id}`, headers: auth };
+            : mode === 'orders'
+              ? { url: `${base}/v1/orders/${order.id}`, headers: auth }
+              : { url: `${base}/v1/products/${product.id}`, headers: auth };
       await autocannon({ ...request, connections: 50, duration: WARM_UP_SECONDS });
-      // Both processes read CLOCK_MONOTONIC: V8's profile clock and hrtime agree (µs).
+      // Every process reads CLOCK_MONOTONIC: V8's profile clock and hrtime agree (µs).
       const from = Number(process.hrtime.bigint() / 1000n);
       const result = await autocannon({ ...request, connections: 50, duration: seconds });
       const to = Number(process.hrtime.bigint() / 1000n);
       if (result.non2xx || result.errors) throw new Error(`${result.non2xx} non-2xx, ${result.errors} errors`);
-      const profiled = minimal ?? gateway;
-      await new Promise((resolve) => {
-        profiled.once('exit', resolve);
-        profiled.kill('SIGTERM');
-      });
-      if (minimal) minimal = undefined;
-      else gateway = undefined;
-      const file = path.join(profileDir, readdirSync(profileDir).find((name) => name.endsWith('.cpuprofile')));
-      const profile = JSON.parse(readFileSync(file, 'utf8'));
-      const stages = stagesOf(profile, { from, to, bundle: mode === 'minimal' ? undefined : path.join(root, 'dist/apps/gateway/main.js') });
-      report(stages, result.requests.total, `${{ graphql: 'GraphQL order(id) through the gateway', minimal: 'GET /products/{id} through the minimal proxy' }[mode] ?? 'GET /v1/products/{id} through the gateway'}, 50 connections, ${seconds} s, ${result.requests.total} requests (${Math.round(result.requests.average)} req/s), profile ${file}, ${new Date().toISOString()}`);
-      console.log(`\nREQUESTS=${result.requests.total} WINDOW=${from},${to} to analyse it again`);
-      console.log(`\nCPU-busy share of the window: ${((stages.counted - (stages.totals.get('idle') ?? 0)) / (to - from) * 100).toFixed(0)} % (of one core)`);
+      // A profile is written when its process exits, and a large one takes a moment after start.js has gone.
+      if (services) {
+        // The gateway first: the services' graceful stop would otherwise wait out its open connections.
+        await new Promise((resolve) => {
+          gateway.once('exit', resolve);
+          gateway.kill('SIGTERM');
+        });
+        gateway = undefined;
+        await stack.stop();
+        const written = () => readdirSync(profileDir).filter((file) => file.endsWith('.cpuprofile')).length;
+        for (const deadline = Date.now() + 30_000; written() < 4 && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 200));
+        await new Promise((resolve) => setTimeout(resolve, 1_000)); // the last one's writing to end
+      } else {
+        const profiled = minimal ?? gateway;
+        await new Promise((resolve) => {
+          profiled.once('exit', resolve);
+          profiled.kill('SIGTERM');
+        });
+        if (minimal) minimal = undefined;
+        else gateway = undefined;
+      }
+      const load = { graphql: 'GraphQL order(id) through the gateway', subgraphs: 'GraphQL order(id) through the gateway', minimal: 'GET /products/{id} through the minimal proxy', orders: 'GET /v1/orders/{id} through the gateway' }[mode] ?? 'GET /v1/products/{id} through the gateway';
+      let counted = 0;
+      for (const name of readdirSync(profileDir).filter((file) => file.endsWith('.cpuprofile')).sort()) {
+        const file = path.join(profileDir, name);
+        const profile = JSON.parse(readFileSync(file, 'utf8'));
+        const app = appOf(profile);
+        // The services the load reaches: the three subgraphs, or orders-service alone.
+        if (services && !(mode === 'orders' ? ['orders-service'] : ['orders-service', 'users-service', 'catalog-service']).includes(app)) continue;
+        const stages = stagesOf(profile, { from, to, bundle: app && path.join(root, `dist/apps/${app}/main.js`) });
+        report(stages, result.requests.total, `${app ?? 'the minimal proxy'}, ${load}, 50 connections, ${seconds} s, ${result.requests.total} requests (${Math.round(result.requests.average)} req/s), profile ${file}, ${new Date().toISOString()}`);
+        console.log(`\nCPU-busy share of the window: ${((stages.counted - (stages.totals.get('idle') ?? 0)) / (to - from) * 100).toFixed(0)} % (of one core)`);
+        counted++;
+      }
+      if (!counted) throw new Error(`no profile in ${profileDir}`);
+      console.log(`\nREQUESTS=${result.requests.total} WINDOW=${from},${to} to analyse one again`);
     } finally {
       gateway?.kill('SIGTERM');
       minimal?.kill('SIGTERM');
-      otlp.close();
-      await stack?.stop();
-      await databases.drop();
+      await stack.stop();
     }
   }
 }

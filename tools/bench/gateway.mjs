@@ -25,7 +25,7 @@
 process.env.APOLLO_TELEMETRY_DISABLED = 'true';
 import { Agent, createServer, request as httpRequest } from 'node:http';
 import autocannon from 'autocannon';
-import { cpuMsOf, createDatabases, port, PORT_OFFSET, startMinimalProxy, startStack, table } from './stack.mjs';
+import { benchCaller, cpuMsOf, FEATURES_ENV, listenOn, orderSummaryQuery, port, PORT_OFFSET, startFeatureStack, startMinimalProxy, startStack, table } from './stack.mjs';
 
 const seconds = Number(process.argv[2] ?? 10);
 const rounds = Number(process.argv[3] ?? 3);
@@ -50,8 +50,6 @@ const met = (ok) => (ok ? 'met' : 'NOT met');
  * Every feature on, as deployed: request logs at info (read and dropped, as a log shipper would),
  * and tracing exported over OTLP at 10 % (to a sink in this process that accepts and drops).
  */
-const FEATURES_ENV = { LOG_LEVEL: 'info', OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port(4318)}`, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' };
-
 async function run(name, request, options) {
   const result = await autocannon({ pipelining: 1, duration: seconds, ...options, ...request });
   if (result.non2xx || result.errors) throw new Error(`${name}: ${result.non2xx} non-2xx, ${result.errors} errors`);
@@ -283,20 +281,10 @@ async function overheadAndCompression({ gateway, auth, stack, cases }) {
   }
 }
 
-/** Listens on `listenPort` or fails: an 'error' event unheard would end the run without stopping the stacks. */
-function listenOn(server, listenPort) {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(listenPort, '127.0.0.1', () => resolve(server));
-  });
-}
-
-const databases = await createDatabases(['users', 'orders', 'catalog', 'inventory']);
 let stack;
 let bare;
 let minimalProxy;
 let unrecorded;
-let otlpSink;
 /**
  * Stops everything this run started: at the end, when a case fails, and on Ctrl-C or kill. A stack,
  * proxy or database left behind holds its ports, and the next run's servers cannot listen.
@@ -305,24 +293,17 @@ let stopping;
 const stopAll = () =>
   (stopping ??= (async () => {
     bare?.close();
-    otlpSink?.close();
     minimalProxy?.kill();
     await unrecorded?.stop();
     await stack?.stop();
-    await databases.drop();
   })());
 for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => void stopAll().finally(() => process.exit(130)));
 try {
   // The usage store's keys of this run alone, on the shared Redis.
-  otlpSink = await listenOn(createServer((req, res) => req.resume().on('end', () => res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end())), port(4318));
-  stack = await startStack({ databases: databases.urls, env: { ...FEATURES_ENV, USAGE_KEY_PREFIX: `usage:bench:${process.pid}`, ...(usageControl ? { USAGE_RECORDING: 'off' } : {}) } });
+  stack = await startFeatureStack({ env: { USAGE_KEY_PREFIX: `usage:bench:${process.pid}`, ...(usageControl ? { USAGE_RECORDING: 'off' } : {}) } });
   const gateway = `http://127.0.0.1:${port(8080)}`;
-  const json = async (url, init = {}) => (await fetch(url, { ...init, headers: { 'content-type': 'application/json', ...init.headers } })).json();
-  const { accessToken } = await json(`${gateway}/v1/tokens`, { method: 'POST', body: JSON.stringify({ email: 'admin@example.com', password: 'admin-password' }) });
-  const auth = { authorization: `Bearer ${accessToken}` };
-  const product = (await json(`${gateway}/v1/products?size=1`, { headers: auth })).items[0];
-  const order = await json(`${gateway}/v1/orders`, { method: 'POST', headers: auth, body: JSON.stringify({ items: [{ productId: product.id, quantity: 1 }] }) });
-  const query = JSON.stringify({ query: `{ order(id: "${order.id}") { id amount user { name } product { name imageUrl rating } shipment { status } reviewCount } }` });
+  const { auth, product, order } = await benchCaller(gateway);
+  const query = JSON.stringify({ query: orderSummaryQuery(order.id) });
 
   if (usageOnly) {
     await recordingOnAndOff({ gateway, auth, product, order, query });

@@ -7,9 +7,8 @@
 // statistics have been flushed. Loopback only; bounded by duration.
 // Usage: node tools/bench/per-process.mjs [seconds per case and round, default 10] [rounds, default 2]
 import { execFileSync } from 'node:child_process';
-import { createServer } from 'node:http';
 import autocannon from 'autocannon';
-import { cpuMsOf, createDatabases, port, startStack, table } from './stack.mjs';
+import { benchCaller, cpuMsOf, orderSummaryQuery, port, startFeatureStack, table } from './stack.mjs';
 
 process.env.APOLLO_TELEMETRY_DISABLED = 'true';
 const seconds = Number(process.argv[2] ?? 10);
@@ -18,21 +17,14 @@ const WARM_UP_SECONDS = 3;
 /** A backend that goes idle sends its statistics within 10 s (PostgreSQL's PGSTAT_IDLE_INTERVAL). */
 const STATS_FLUSH_MS = 11_000;
 
-const databases = await createDatabases(['users', 'orders', 'catalog', 'inventory']);
-const otlp = createServer((req, res) => req.resume().on('end', () => res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end()));
-let stack;
+const stack = await startFeatureStack();
+const { databases } = stack;
 try {
-  await new Promise((resolve) => otlp.listen(port(4318), '127.0.0.1', resolve));
-  stack = await startStack({ databases: databases.urls, env: { LOG_LEVEL: 'info', OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port(4318)}`, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' } });
   const base = `http://127.0.0.1:${port(8080)}`;
-  const json = async (url, init = {}) => (await fetch(url, { ...init, headers: { 'content-type': 'application/json', ...init.headers } })).json();
-  const { accessToken } = await json(`${base}/v1/tokens`, { method: 'POST', body: JSON.stringify({ email: 'admin@example.com', password: 'admin-password' }) });
-  const auth = { authorization: `Bearer ${accessToken}` };
-  const product = (await json(`${base}/v1/products?size=1`, { headers: auth })).items[0];
-  const order = await json(`${base}/v1/orders`, { method: 'POST', headers: auth, body: JSON.stringify({ items: [{ productId: product.id, quantity: 1 }] }) });
+  const { auth, product, order } = await benchCaller(base);
   const cases = {
     'REST GET /v1/orders/{id}': { url: `${base}/v1/orders/${order.id}`, headers: auth },
-    'GraphQL order(id)': { url: `${base}/v1/graphql`, method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ query: `{ order(id: "${order.id}") { id amount user { name } product { name imageUrl rating } shipment { status } reviewCount } }` }) },
+    'GraphQL order(id)': { url: `${base}/v1/graphql`, method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ query: orderSummaryQuery(order.id) }) },
     'REST GET /v1/products/{id}': { url: `${base}/v1/products/${product.id}`, headers: auth },
   };
   const statements = async () => {
@@ -57,7 +49,5 @@ try {
   }
   console.log(`\nCPU per call by process and SQL statements per call by database, ${seconds} s per case and round, 20 connections, ${new Date().toISOString()}\n\n${table(rows)}`);
 } finally {
-  otlp.close();
-  await stack?.stop();
-  await databases.drop();
+  await stack.stop();
 }

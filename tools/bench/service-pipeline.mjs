@@ -15,18 +15,17 @@ import readline from 'node:readline';
 import autocannon from 'autocannon';
 import { build } from 'esbuild';
 import { report, stagesOf } from './gateway-profile.mjs';
-import { cpuMsOf, port, root } from './stack.mjs';
+import { cpuMsOf, FEATURES_ENV, listenOn, port, root } from './stack.mjs';
 
 const seconds = Number(process.argv[2] ?? 20);
 const bundle = path.join(root, 'tmp/service-pipeline/server.cjs');
 await build({ entryPoints: [path.join(root, 'tools/bench/service-pipeline/server.ts')], outfile: bundle, bundle: true, platform: 'node', target: 'node20', format: 'cjs', packages: 'external', sourcemap: true, tsconfig: path.join(root, 'tsconfig.base.json'), logLevel: 'warning' });
 
-const otlp = createServer((req, res) => req.resume().on('end', () => res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end()));
-await new Promise((resolve) => otlp.listen(port(4318), '127.0.0.1', resolve));
+const otlp = await listenOn(createServer((req, res) => req.resume().on('end', () => res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end())), port(4318));
 const profileDir = mkdtempSync(path.join(tmpdir(), 'service-pipeline-'));
 const server = spawn(process.execPath, [...JSON.parse(readFileSync(path.join(root, 'tools/start/node-flags.json'), 'utf8')), '--cpu-prof', `--cpu-prof-dir=${profileDir}`, bundle], {
   cwd: root,
-  env: { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'info', PORT: String(port(3009)), OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port(4318)}`, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' },
+  env: { ...process.env, NODE_ENV: 'production', ...FEATURES_ENV, PORT: String(port(3009)) },
   stdio: ['ignore', 'pipe', 'pipe'],
 });
 try {

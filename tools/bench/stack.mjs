@@ -3,6 +3,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import path from 'node:path';
 import readline from 'node:readline';
 import pg from 'pg';
@@ -50,8 +51,73 @@ export async function createDatabases(services, { name: kept } = {}) {
   };
 }
 
-/** Starts `apps` (all five by default) on `offset`; resolves once every one is ready. */
-export async function startStack({ apps, databases, env = {}, offset = PORT_OFFSET }) {
+/**
+ * Every feature on, as the gateway bench measures it: request logs at info, and tracing at 10 % to
+ * the OTLP sink startFeatureStack opens (JWT auth, the revocation check, Redis rate limits,
+ * metrics and usage recording are on by default).
+ */
+export const FEATURES_ENV = { LOG_LEVEL: 'info', OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port(4318)}`, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' };
+
+/** Listens on `listenPort` (loopback) or fails: an 'error' event unheard would end a run without stopping its stacks. */
+export function listenOn(server, listenPort) {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(listenPort, '127.0.0.1', () => resolve(server));
+  });
+}
+
+/**
+ * The stack with every feature on (FEATURES_ENV, plus `env`) on fresh databases, with an OTLP
+ * sink that takes the spans and drops them. `apps` and `nodeFlags` as startStack's. `stop()`
+ * stops the apps, closes the sink and drops the databases.
+ */
+export async function startFeatureStack({ apps, env = {}, nodeFlags } = {}) {
+  const databases = await createDatabases(['users', 'orders', 'catalog', 'inventory']);
+  const otlp = createServer((req, res) => req.resume().on('end', () => res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end()));
+  let stack;
+  let stopped;
+  const stop = () =>
+    (stopped ??= (async () => {
+      otlp.close();
+      await stack?.stop();
+      await databases.drop();
+    })());
+  try {
+    await listenOn(otlp, port(4318));
+    stack = await startStack({ apps, databases: databases.urls, env: { ...FEATURES_ENV, ...env }, nodeFlags });
+    return { ...stack, databases, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+/** GraphQL `order(id)` as every bench asks it: the order, its user, product, shipment and review count, from three subgraphs. */
+export const orderSummaryQuery = (orderId) => `{ order(id: "${orderId}") { id amount user { name } product { name imageUrl rating } shipment { status } reviewCount } }`;
+
+/**
+ * What a bench calls with, from the gateway at `base` (waited for until ready): the seeded
+ * admin's token, a product, and an order of theirs placed now.
+ */
+export async function benchCaller(base) {
+  for (let tries = 0; !(await fetch(`${base}/readyz`).then((res) => res.ok, () => false)); tries++) {
+    if (tries > 100) throw new Error(`the gateway at ${base} did not become ready`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  const json = async (url, init = {}) => (await fetch(url, { ...init, headers: { 'content-type': 'application/json', ...init.headers } })).json();
+  const { accessToken } = await json(`${base}/v1/tokens`, { method: 'POST', body: JSON.stringify({ email: 'admin@example.com', password: 'admin-password' }) });
+  const auth = { authorization: `Bearer ${accessToken}` };
+  const product = (await json(`${base}/v1/products?size=1`, { headers: auth })).items[0];
+  const order = await json(`${base}/v1/orders`, { method: 'POST', headers: auth, body: JSON.stringify({ items: [{ productId: product.id, quantity: 1 }] }) });
+  return { auth, product, order };
+}
+
+/**
+ * Starts `apps` (all five by default) on `offset`; resolves once every one is ready. `nodeFlags`
+ * go to every app's node after node-flags.json's (start.js's START_NODE_FLAGS): a profiling run's
+ * `--cpu-prof`.
+ */
+export async function startStack({ apps, databases, env = {}, offset = PORT_OFFSET, nodeFlags }) {
   const childEnv = {
     ...process.env,
     // As deployed: the image and the Kubernetes config maps set it. Libraries read it too:
@@ -67,6 +133,7 @@ export async function startStack({ apps, databases, env = {}, offset = PORT_OFFS
   };
   for (const [service, url] of Object.entries(databases)) childEnv[`DATABASE_URL_${service.toUpperCase()}`] = url;
   if (apps) childEnv.START_APPS = apps.join(',');
+  if (nodeFlags) childEnv.START_NODE_FLAGS = JSON.stringify(nodeFlags);
   const starter = spawn(process.execPath, [path.join(root, 'tools/start/start.js')], { cwd: root, env: childEnv, stdio: ['ignore', 'pipe', 'inherit'] });
   /** Each app's process id, as start.js announces it. */
   const pids = {};

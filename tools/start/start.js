@@ -19,7 +19,8 @@ const root = path.resolve(__dirname, '../..');
 // test keeps the two equal). A 32 MiB young generation: with dozens of requests in flight, the
 // default one fills before they finish, so their short-lived objects get copied and promoted;
 // the gateway spends 10–25 % less CPU per request with it (docs/benchmarks.md).
-const nodeFlags = require('./node-flags.json');
+// START_NODE_FLAGS (a JSON array) adds flags for this run only: a profiling bench's --cpu-prof.
+const nodeFlags = [...require('./node-flags.json'), ...JSON.parse(process.env.START_NODE_FLAGS || '[]')];
 const offset = Number(process.env.PORT_OFFSET ?? 0);
 const port = (base) => base + offset;
 // The gRPC port sits far above the others: an offset that keeps the HTTP ports valid can push it
