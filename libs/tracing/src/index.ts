@@ -186,36 +186,50 @@ export function unsampledTraceparent(): string | undefined {
   return trace.isSpanContextValid(span.spanContext()) ? `00-${traceId}-${spanId}-0${traceFlags & TraceFlags.SAMPLED}` : undefined;
 }
 
+/** Marks instrumentedOnlyWhenRecording's dispatcher, so a second call does not stack another. */
+const UNSAMPLED_DISPATCH = Symbol('unsampled dispatch');
+
 /**
  * Leaves a method an instrumentation wrapped (pg's `Client.prototype.query`, pg-pool's `connect`)
- * to its original while the active span is one the sampler left out. The pg instrumentation
- * would build the query's attributes, parse its operation name, start a span that records
- * nothing, wrap the callback and time the query for a meter nobody reads: about 40 µs a query
- * for nothing (docs/benchmarks.md). A sampled request's queries, and queries outside any request,
- * still go through it as before. Looks the method up the prototype chain; does nothing when it was
- * not wrapped (tracing off, or the instrumentation not loaded).
+ * to its original while the active span belongs to a trace the sampler left out. The pg
+ * instrumentation would build the query's attributes, parse its operation name, start a span that
+ * records nothing, wrap the callback and time the query for a meter nobody reads
+ * (docs/benchmarks.md). A sampled trace's queries, and queries outside any request, still go
+ * through it as before. The one thing the instrumentation did that still matters is kept: a
+ * callback runs in its caller's context (pg-pool hands a waiting caller the client another request
+ * released, inside that request's context otherwise). Looks the method up the prototype chain;
+ * does nothing when it was not wrapped (tracing off, the instrumentation not loaded) or is this
+ * dispatcher already.
  */
 export function instrumentedOnlyWhenRecording(owner: object, method: string): void {
   let holder: object | null = owner;
   while (holder && !Object.prototype.hasOwnProperty.call(holder, method)) holder = Object.getPrototypeOf(holder) as object | null;
   if (!holder || !running) return;
-  type Wrapped = ((...args: unknown[]) => unknown) & { __original?: (...args: unknown[]) => unknown; __unwrap?: () => void };
+  type Method = (...args: unknown[]) => unknown;
+  type Wrapped = Method & { __original?: Method; __unwrap?: () => void; __wrapped?: boolean; [UNSAMPLED_DISPATCH]?: true };
   const target = holder as Record<string, Wrapped>;
   const instrumented = target[method];
   const original = instrumented.__original;
-  if (typeof original !== 'function') return;
+  if (typeof original !== 'function' || instrumented[UNSAMPLED_DISPATCH]) return;
   const dispatch: Wrapped = function (this: unknown, ...args: unknown[]) {
     const span = trace.getActiveSpan();
-    return (span && !span.isRecording() ? original : instrumented).apply(this, args);
+    if (!span || span.spanContext().traceFlags & TraceFlags.SAMPLED) return instrumented.apply(this, args);
+    const last = args.length - 1;
+    if (typeof args[last] === 'function') args[last] = context.bind(context.active(), args[last] as Method);
+    return original.apply(this, args);
   };
-  // stopTracing's unpatch puts the original back, as it would have done without this.
-  dispatch.__original = original;
-  dispatch.__unwrap = () => {
-    target[method] = original;
-  };
+  // As OpenTelemetry's shimmer marks a wrapper, so stopTracing's unpatch (which checks __wrapped)
+  // puts the original back, as it would have done without this.
+  for (const [key, value] of [
+    ['__original', original],
+    ['__wrapped', true],
+    ['__unwrap', () => {
+      if (target[method] === dispatch) target[method] = original;
+    }],
+    [UNSAMPLED_DISPATCH, true],
+  ] as const) Object.defineProperty(dispatch, key, { value, enumerable: false, configurable: true });
   target[method] = dispatch;
 }
-
 /** Sends the spans still buffered; part of a graceful stop. */
 export async function stopTracing(): Promise<void> {
   if (!running) return;

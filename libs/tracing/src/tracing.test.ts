@@ -1,7 +1,9 @@
 import { AsyncResource } from 'node:async_hooks';
 import { createServer, type IncomingMessage, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { context, propagation, ROOT_CONTEXT, SpanKind, trace, TraceFlags } from '@opentelemetry/api';
+import { context, createContextKey, propagation, ROOT_CONTEXT, SpanKind, trace, TraceFlags } from '@opentelemetry/api';
+import { isWrapped } from '@opentelemetry/instrumentation';
+import * as shimmer from '@opentelemetry/instrumentation/build/src/shimmer';
 import { exportingSpans, instrumentedOnlyWhenRecording, sampledRequestsOnly, startTracing, stopTracing, tracingActive, unsampledTraceparent } from './index';
 
 afterEach(async () => {
@@ -174,30 +176,39 @@ it("sends a query of a request it does not sample past the pg instrumentation, a
   try {
     startTracing('tracing-test');
     const calls: string[] = [];
-    const original = function (this: { name: string }, sql: string) {
+    const original = function (this: { name: string }, sql: string, done?: () => void) {
       calls.push(`original ${this.name} ${sql}`);
+      done?.();
       return 'rows';
     };
-    // What the instrumentation's wrapping leaves on a prototype (its shimmer: __original, __unwrap, __wrapped).
-    const instrumented = Object.assign(
-      function (this: { name: string }, sql: string) {
-        calls.push('instrumented');
-        return original.call(this, sql);
-      },
-      { __original: original, __wrapped: true, __unwrap: () => undefined },
-    );
     class Client {
       name = 'client';
     }
-    Object.assign(Client.prototype, { query: instrumented });
+    Object.assign(Client.prototype, { query: original });
+    // Wrapped as the instrumentation does it (OpenTelemetry's shimmer: __original, __unwrap, __wrapped).
+    shimmer.wrap(Client.prototype as unknown as { query: typeof original }, 'query', (wrapped) =>
+      function (this: { name: string }, sql: string, done?: () => void) {
+        calls.push('instrumented');
+        return wrapped.call(this, sql, done);
+      },
+    );
     class PoolClient extends Client {}
-    const client = new PoolClient() as PoolClient & { query(sql: string): string };
+    const client = new PoolClient() as PoolClient & { query(sql: string, done?: () => void): string };
     instrumentedOnlyWhenRecording(client, 'query'); // found up the prototype chain, replaced where it is defined
+    const dispatcher = (Client.prototype as unknown as { query: unknown }).query;
+    instrumentedOnlyWhenRecording(client, 'query'); // a second call stacks nothing
+    expect((Client.prototype as unknown as { query: unknown }).query).toBe(dispatcher);
 
     const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
     const unsampled = trace.setSpan(ROOT_CONTEXT, trace.wrapSpanContext({ traceId, spanId: '00f067aa0ba902b7', traceFlags: TraceFlags.NONE }));
-    expect(context.with(unsampled, () => client.query('SELECT 1'))).toBe('rows');
+    // A callback runs in its caller's context, as the instrumentation's binding did.
+    const key = createContextKey('caller');
+    let seenInCallback: unknown;
+    const caller = unsampled.setValue(key, 'the caller');
+    const finish = () => (seenInCallback = context.active().getValue(key));
+    expect(context.with(caller, () => client.query('SELECT 1', finish))).toBe('rows');
     expect(calls.splice(0)).toEqual(['original client SELECT 1']);
+    expect(seenInCallback).toBe('the caller');
 
     const sampled = trace.getTracer('test').startSpan('request', undefined, propagation.extract(ROOT_CONTEXT, { traceparent: `00-${traceId}-00f067aa0ba902b7-01` }));
     expect(sampled.isRecording()).toBe(true);
@@ -207,8 +218,9 @@ it("sends a query of a request it does not sample past the pg instrumentation, a
     client.query('SELECT 3');
     expect(calls.splice(0)).toEqual(['instrumented', 'original client SELECT 2', 'instrumented', 'original client SELECT 3']);
 
-    // Unpatching (stopTracing) puts the original back.
-    (Client.prototype as unknown as { query: { __unwrap(): void } }).query.__unwrap();
+    // The instrumentation's unpatch (stopTracing) sees a wrapper and puts the original back.
+    expect(isWrapped((Client.prototype as unknown as { query: unknown }).query)).toBe(true);
+    shimmer.unwrap(Client.prototype as unknown as { query: typeof original }, 'query');
     expect((Client.prototype as unknown as { query: unknown }).query).toBe(original);
   } finally {
     delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
