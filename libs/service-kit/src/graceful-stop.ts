@@ -18,7 +18,8 @@ export interface Stoppable {
 
 export function stoppableHttpServer(server: Server): Stoppable {
   // The open connections, to reach the answer each is writing when the stop begins. Counted per
-  // connection, not per request: nothing is added to a request's path.
+  // connection, not per request: nothing is added to a request's path. Made with the server
+  // (runService, the gateway's main.ts), so it follows every connection from the first.
   const connections = new Set<Socket>();
   server.on('connection', (socket: Socket) => {
     connections.add(socket);
@@ -39,8 +40,13 @@ export function stoppableHttpServer(server: Server): Stoppable {
   const drain = () => {
     if (draining) return;
     draining = true;
+    // (A client pipelining requests behind the one in flight would lose their answers; undici,
+    // Node's agent, browsers and HAProxy do not pipeline.)
     for (const socket of connections) lastOnItsConnection((socket as Socket & { _httpMessage?: ServerResponse })._httpMessage);
-    server.prependListener('request', (_req: IncomingMessage, res: ServerResponse) => lastOnItsConnection(res));
+    const onRequest = (_req: IncomingMessage, res: ServerResponse) => lastOnItsConnection(res);
+    server.prependListener('request', onRequest);
+    // A request with Expect: 100-continue arrives as checkContinue (listen.ts answers it), not request.
+    server.prependListener('checkContinue', onRequest);
   };
   return {
     drain,

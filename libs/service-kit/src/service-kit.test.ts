@@ -1,4 +1,4 @@
-import { Agent, get } from 'node:http';
+import { Agent, get, request } from 'node:http';
 import { connect } from 'node:net';
 import express from 'express';
 import { ApiError } from '@platform/errors';
@@ -236,6 +236,7 @@ describe('graceful stop', () => {
     const app = express();
     app.use(health.router());
     app.get('/ping', (_req, res) => res.json({ pong: true }));
+    app.post('/ping', (req, res) => req.resume().on('end', () => res.json({ pong: true })));
     const server = await listen(app, 0, '127.0.0.1');
     const listener = stoppableHttpServer(server.server);
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
@@ -251,6 +252,16 @@ describe('graceful stop', () => {
     // Within the drain: served, on a connection that then closes (each ask a new one).
     expect(await ask('/ping')).toEqual([200, 'close']);
     expect(await ask('/readyz')).toEqual([503, 'close']);
+    // A body sent after 100 Continue: Node hands such a request over as checkContinue, not request.
+    const continued = await new Promise<[number | undefined, string | undefined]>((resolve, reject) => {
+      const req = request(`${server.url}/ping`, { method: 'POST', agent, headers: { expect: '100-continue', 'content-type': 'application/json', 'content-length': '2' } }, (res) => {
+        res.resume();
+        res.on('end', () => resolve([res.statusCode, res.headers.connection]));
+      });
+      req.on('continue', () => req.end('{}'));
+      req.on('error', reject);
+    });
+    expect(continued).toEqual([200, 'close']);
     await stopped;
     agent.destroy();
   });
