@@ -209,7 +209,7 @@ if (import.meta.url === pathToFileURL(process.argv[1]).href) {
     const profileDir = mkdtempSync(path.join(tmpdir(), 'gateway-profile-'));
     const profiling = ['--cpu-prof', `--cpu-prof-dir=${profileDir}`];
     const services = mode === 'subgraphs' || mode === 'orders';
-    const stack = await startFeatureStack({ apps: ['inventory-service', 'catalog-service', 'users-service', 'orders-service'], nodeFlags: services ? profiling : undefined });
+    const stack = await startFeatureStack({ apps: ['inventory-service', 'catalog-service', 'users-service', 'orders-service'], nodeFlags: services ? profiling : [] });
     let gateway;
     let minimal;
     try {

@@ -281,6 +281,8 @@ async function overheadAndCompression({ gateway, auth, stack, cases }) {
   }
 }
 
+// The usage store's keys of this run alone, on the shared Redis.
+const starting = startFeatureStack({ env: { USAGE_KEY_PREFIX: `usage:bench:${process.pid}`, ...(usageControl ? { USAGE_RECORDING: 'off' } : {}) } });
 let stack;
 let bare;
 let minimalProxy;
@@ -295,12 +297,12 @@ const stopAll = () =>
     bare?.close();
     minimalProxy?.kill();
     await unrecorded?.stop();
-    await stack?.stop();
+    // Stopped while the stack was still starting: its own failure path drops the databases, or it is stopped once up.
+    await (stack ?? (await starting.catch(() => undefined)))?.stop();
   })());
 for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => void stopAll().finally(() => process.exit(130)));
 try {
-  // The usage store's keys of this run alone, on the shared Redis.
-  stack = await startFeatureStack({ env: { USAGE_KEY_PREFIX: `usage:bench:${process.pid}`, ...(usageControl ? { USAGE_RECORDING: 'off' } : {}) } });
+  stack = await starting;
   const gateway = `http://127.0.0.1:${port(8080)}`;
   const { auth, product, order } = await benchCaller(gateway);
   const query = JSON.stringify({ query: orderSummaryQuery(order.id) });

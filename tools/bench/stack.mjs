@@ -71,7 +71,7 @@ export function listenOn(server, listenPort) {
  * sink that takes the spans and drops them. `apps` and `nodeFlags` as startStack's. `stop()`
  * stops the apps, closes the sink and drops the databases.
  */
-export async function startFeatureStack({ apps, env = {}, nodeFlags } = {}) {
+export async function startFeatureStack({ apps, env = {}, nodeFlags = [] } = {}) {
   const databases = await createDatabases(['users', 'orders', 'catalog', 'inventory']);
   const otlp = createServer((req, res) => req.resume().on('end', () => res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end()));
   let stack;
@@ -117,7 +117,7 @@ export async function benchCaller(base) {
  * go to every app's node after node-flags.json's (start.js's START_NODE_FLAGS): a profiling run's
  * `--cpu-prof`.
  */
-export async function startStack({ apps, databases, env = {}, offset = PORT_OFFSET, nodeFlags }) {
+export async function startStack({ apps, databases, env = {}, offset = PORT_OFFSET, nodeFlags = [] }) {
   const childEnv = {
     ...process.env,
     // As deployed: the image and the Kubernetes config maps set it. Libraries read it too:
@@ -133,7 +133,7 @@ export async function startStack({ apps, databases, env = {}, offset = PORT_OFFS
   };
   for (const [service, url] of Object.entries(databases)) childEnv[`DATABASE_URL_${service.toUpperCase()}`] = url;
   if (apps) childEnv.START_APPS = apps.join(',');
-  if (nodeFlags) childEnv.START_NODE_FLAGS = JSON.stringify(nodeFlags);
+  if (nodeFlags.length) childEnv.START_NODE_FLAGS = JSON.stringify(nodeFlags);
   const starter = spawn(process.execPath, [path.join(root, 'tools/start/start.js')], { cwd: root, env: childEnv, stdio: ['ignore', 'pipe', 'inherit'] });
   /** Each app's process id, as start.js announces it. */
   const pids = {};

@@ -19,8 +19,22 @@ const root = path.resolve(__dirname, '../..');
 // test keeps the two equal). A 32 MiB young generation: with dozens of requests in flight, the
 // default one fills before they finish, so their short-lived objects get copied and promoted;
 // the gateway spends 10–25 % less CPU per request with it (docs/benchmarks.md).
-// START_NODE_FLAGS (a JSON array) adds flags for this run only: a profiling bench's --cpu-prof.
-const nodeFlags = [...require('./node-flags.json'), ...JSON.parse(process.env.START_NODE_FLAGS || '[]')];
+// START_NODE_FLAGS (a JSON array of strings) adds flags for this run only: a profiling bench's --cpu-prof.
+const nodeFlags = [...require('./node-flags.json'), ...extraNodeFlags(process.env.START_NODE_FLAGS)];
+function extraNodeFlags(text) {
+  if (!text) return [];
+  let flags;
+  try {
+    flags = JSON.parse(text);
+  } catch {
+    flags = undefined;
+  }
+  if (!Array.isArray(flags) || !flags.every((flag) => typeof flag === 'string')) {
+    process.stderr.write(`[start] START_NODE_FLAGS=${text}: must be a JSON array of strings, e.g. ["--cpu-prof"]\n`);
+    process.exit(1);
+  }
+  return flags;
+}
 const offset = Number(process.env.PORT_OFFSET ?? 0);
 const port = (base) => base + offset;
 // The gRPC port sits far above the others: an offset that keeps the HTTP ports valid can push it
