@@ -15,8 +15,14 @@ export const idField = () => z.string().refine(isId, { message: 'must be an id (
  * (422), and no store is asked about it (a uuid column would refuse it with an error of its own).
  */
 export function pathKey(rule: z.ZodType<string, string>, value: string, what: string, keys: readonly string[] = []): string {
-  if (!rule.safeParse(value).success) throw NotFound.of(what, keys);
-  return value;
+  return keyOrNotFound(rule, value, () => NotFound.of(what, keys));
+}
+
+/** `value` as `rule` keeps it, or the NotFound `notFound` gives: the one check behind pathKey and parsePath. */
+function keyOrNotFound(rule: z.ZodType<string, string>, value: string, notFound: () => NotFound): string {
+  const checked = rule.safeParse(value);
+  if (!checked.success) throw notFound();
+  return checked.data;
 }
 
 const anId = idField();
@@ -58,10 +64,7 @@ export function parsePath(parameters: Readonly<Record<string, PathParameter>>, v
   return Object.fromEntries(
     Object.entries(parameters).map(([name, { rule, notFound }]) => {
       const value = values[name];
-      if (!notFound) return [name, value];
-      const checked = rule.safeParse(value);
-      if (!checked.success) throw notFound(value);
-      return [name, checked.data];
+      return [name, notFound ? keyOrNotFound(rule, value, () => notFound(value)) : value];
     }),
   );
 }
