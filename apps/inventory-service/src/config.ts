@@ -36,6 +36,11 @@ export function loadInventoryConfig(env: NodeJS.ProcessEnv = process.env) {
       GRPC_STREAM_MAX_DURATION_MS: count(limits.maxDurationMs),
       /** The deadline of a call that sets none. */
       GRPC_DEFAULT_DEADLINE_MS: count(limits.defaultDeadlineMs),
+      /** Health.Watch and reflection streams (no token) open at once on this replica, and per peer address; past them RESOURCE_EXHAUSTED. */
+      GRPC_MAX_OPEN_STREAMS: count(limits.maxOpenStreams),
+      GRPC_MAX_OPEN_STREAMS_PER_ADDRESS: count(limits.maxOpenStreamsPerAddress),
+      /** A connection with no call open this long is closed (GOAWAY); its client reconnects on its next call. */
+      GRPC_CONNECTION_IDLE_MS: count(limits.connectionIdleMs),
       /** The deprecation registry: its RPC entries answer with deprecation metadata, or UNIMPLEMENTED in a brownout and after the sunset. Default: deprecations.yaml beside main.js. */
       DEPRECATIONS_FILE: registrySetting(path.join(__dirname, 'deprecations.yaml')),
     },
@@ -55,5 +60,8 @@ export function streamLimitsOf(config: InventoryConfig) {
     idleTimeoutMs: config.GRPC_STREAM_IDLE_TIMEOUT_MS,
     maxDurationMs: config.GRPC_STREAM_MAX_DURATION_MS,
     defaultDeadlineMs: config.GRPC_DEFAULT_DEADLINE_MS,
+    maxOpenStreams: config.GRPC_MAX_OPEN_STREAMS,
+    maxOpenStreamsPerAddress: config.GRPC_MAX_OPEN_STREAMS_PER_ADDRESS,
+    connectionIdleMs: config.GRPC_CONNECTION_IDLE_MS,
   };
 }

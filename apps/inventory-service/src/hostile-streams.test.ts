@@ -7,7 +7,8 @@
 // limits are small here (StreamLimits) so that each attack is bounded in count and time.
 import { connect as connectHttp2 } from 'node:http2';
 import path from 'node:path';
-import { type CallOptions, credentials, Metadata, type ServiceError, status } from '@grpc/grpc-js';
+import { type CallOptions, credentials, makeGenericClientConstructor, Metadata, type ServiceError, status } from '@grpc/grpc-js';
+import { service as healthService } from 'grpc-health-check';
 import { serviceTokenSource, TokenVerifier } from '@platform/auth';
 import type { Database } from '@platform/db';
 import { openTestDatabase } from '@platform/db/testing';
@@ -18,7 +19,18 @@ import { PrismaClient } from './generated/prisma/client';
 import type { StreamLimits } from './grpc/server';
 import { bearing, SECRET } from './testing/callers';
 
-const LIMITS: StreamLimits = { maxStreams: 12, maxStreamsPerCaller: 8, maxWatchers: 100, maxWatchersPerCaller: 60, idleTimeoutMs: 1_000, maxDurationMs: 3_000, defaultDeadlineMs: 5_000 };
+const LIMITS: StreamLimits = {
+  maxStreams: 12,
+  maxStreamsPerCaller: 8,
+  maxWatchers: 100,
+  maxWatchersPerCaller: 60,
+  idleTimeoutMs: 1_000,
+  maxDurationMs: 3_000,
+  defaultDeadlineMs: 5_000,
+  maxOpenStreams: 30,
+  maxOpenStreamsPerAddress: 20,
+  connectionIdleMs: 2_000,
+};
 const MB = 1024 * 1024;
 
 let database: Database<PrismaClient>;
@@ -211,4 +223,61 @@ describe('streams that never end', () => {
     expect(await within(after.ended, 500)).toBe('still open');
     after.cancel();
   }, 20_000);
+});
+
+describe('streams anyone may open: Health.Watch and reflection take no token', () => {
+  type Watch = NodeJS.EventEmitter & { cancel(): void };
+  const HealthClient = makeGenericClientConstructor(healthService, 'Health');
+  /** A Watch on its own connection, as many clients would open them; resolves with how it ended, if it did within `ms`. */
+  function watch() {
+    const client = new HealthClient(address, credentials.createInsecure(), { 'grpc.use_local_subchannel_pool': 1 }) as unknown as { watch(request: { service: string }): Watch; close(): void };
+    const call = client.watch({ service: '' });
+    const statuses: string[] = [];
+    call.on('data', (reply: { status: string }) => statuses.push(reply.status));
+    const ended = new Promise<number>((resolve) => call.on('error', (error: ServiceError) => resolve(error.code)));
+    return { ended, statuses, close: () => (call.cancel(), client.close()) };
+  }
+  const within = <T>(promise: Promise<T>, ms: number) => Promise.race([promise, sleep(ms).then(() => 'still open' as const)]);
+  /** The health checker's watchers of '' (a private list): a watch the server ends must leave it. */
+  const watchers = () => (built.grpc.health as unknown as { watchers: Map<string, Set<unknown>> }).watchers.get('')?.size ?? 0;
+
+  it(`holds at most ${LIMITS.maxOpenStreamsPerAddress} per peer address (RESOURCE_EXHAUSTED past it), each at most the longest stream life, and lets go of every one`, async () => {
+    const memory = memoryWatch();
+    const watches = Array.from({ length: LIMITS.maxOpenStreamsPerAddress + 5 }, watch);
+    try {
+      const early = await Promise.all(watches.map((one) => within(one.ended, 1_000)));
+      expect(early.filter((end) => end !== 'still open')).toEqual(Array.from({ length: 5 }, () => status.RESOURCE_EXHAUSTED));
+      expect(watches.filter((one) => one.statuses[0] === 'SERVING')).toHaveLength(LIMITS.maxOpenStreamsPerAddress);
+      expect(watchers()).toBe(LIMITS.maxOpenStreamsPerAddress);
+      // Past the longest life (3 s here), each held watch ends UNAVAILABLE: watch again.
+      const late = await Promise.all(watches.map((one) => within(one.ended, LIMITS.maxDurationMs + 2_000)));
+      expect(late.filter((code) => code === status.UNAVAILABLE)).toHaveLength(LIMITS.maxOpenStreamsPerAddress);
+      expect(watchers()).toBe(0);
+      expect(memory.stop()).toBeLessThan(100 * MB);
+    } finally {
+      watches.forEach((one) => one.close());
+    }
+    // The slots came back: a new watch is served.
+    const again = watch();
+    try {
+      expect(await within(again.ended, 500)).toBe('still open');
+      expect(again.statuses).toEqual(['SERVING']);
+    } finally {
+      again.close();
+    }
+  }, 20_000);
+
+  it('closes a connection that opens no call (GOAWAY) once it has been idle for the connection idle time', async () => {
+    const session = connectHttp2(`http://${address}`);
+    const closed = new Promise<string>((resolve) => {
+      session.once('goaway', () => resolve('goaway'));
+      session.once('close', () => resolve('close'));
+    });
+    session.on('error', () => undefined);
+    try {
+      expect(await within(closed, LIMITS.connectionIdleMs + 3_000)).not.toBe('still open');
+    } finally {
+      session.destroy();
+    }
+  }, 10_000);
 });

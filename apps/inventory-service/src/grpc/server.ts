@@ -18,6 +18,8 @@ import {
   type ServerReadableStream,
   type ServerUnaryCall,
   type ServerWritableStream,
+  type ServiceDefinition,
+  type UntypedServiceImplementation,
 } from '@grpc/grpc-js';
 import type { PackageDefinition } from '@grpc/proto-loader';
 import { ReflectionService } from '@grpc/reflection';
@@ -67,6 +69,11 @@ export interface StreamLimits {
   maxDurationMs: number;
   /** The deadline of a call that sets none. */
   defaultDeadlineMs: number;
+  /** Health.Watch and reflection streams (they take no token) open at once on this replica, and per peer address. */
+  maxOpenStreams: number;
+  maxOpenStreamsPerAddress: number;
+  /** A connection with no call open this long is closed (GOAWAY); a client reconnects on its next call. */
+  connectionIdleMs: number;
 }
 
 export const DEFAULT_STREAM_LIMITS: StreamLimits = {
@@ -77,6 +84,9 @@ export const DEFAULT_STREAM_LIMITS: StreamLimits = {
   idleTimeoutMs: 30_000,
   maxDurationMs: 15 * 60_000,
   defaultDeadlineMs: 30_000,
+  maxOpenStreams: 200,
+  maxOpenStreamsPerAddress: 20,
+  connectionIdleMs: 65_000,
 };
 
 /** Past a limit of StreamLimits: RESOURCE_EXHAUSTED. */
@@ -117,6 +127,11 @@ class DeadlineExceeded extends Error {}
 export type { InventoryCallers };
 
 type AnyCall = { getDeadline(): ReturnType<ServerUnaryCall<unknown, unknown>['getDeadline']> };
+
+/** The address of a peer as grpc-js names it (`ipv4:127.0.0.1:50123`, `ipv6:[::1]:50123`), without its port. */
+function peerAddressOf(peer: string): string {
+  return peer.replace(/:\d+$/, '');
+}
 
 function msUntil(deadline: ReturnType<AnyCall['getDeadline']>): number {
   if (deadline === Infinity) return Infinity;
@@ -463,14 +478,65 @@ export function createInventoryGrpc(options: { stock: StockService; callers: Inv
   };
 
   // Logged first, so a call refused as deprecated has its access-log line too.
-  const server = new Server({ 'grpc.keepalive_permit_without_calls': 1, interceptors: [logCalls(logger), ...(options.usage ? [recordRpcUsage(options.usage)] : []), deprecatedRpcs(options.deprecations ?? [], logger, options.registry)] });
+  const server = new Server({
+    'grpc.keepalive_permit_without_calls': 1,
+    // A connection no call uses is closed (a client reconnects on its next call): connections
+    // opened and left idle cannot pile up until the process runs out of file descriptors.
+    'grpc.max_connection_idle_ms': limits.connectionIdleMs,
+    interceptors: [logCalls(logger), ...(options.usage ? [recordRpcUsage(options.usage)] : []), deprecatedRpcs(options.deprecations ?? [], logger, options.registry)],
+  });
+  // Health.Watch and reflection take no token (probes and tools), so nothing names a caller: what
+  // one peer address, and all of them, may hold open is bounded, and each stream keeps the clocks
+  // of Inventory's (idle, longest life). Without this, one client could open streams until the
+  // replica ran out of memory (about 10 KB each).
+  const openToAnyone = new OpenCalls('health watches and reflection streams', limits.maxOpenStreams, limits.maxOpenStreamsPerAddress);
+  /** `path`: `/grpc.health.v1.Health/Watch`, `/grpc.reflection.v1.ServerReflection/ServerReflectionInfo`. */
+  function boundedOpenStream(path: string, handler: (call: ServerWritableStream<unknown, unknown>) => void) {
+    return (call: ServerWritableStream<unknown, unknown>) => {
+      let giveBack: () => void;
+      try {
+        giveBack = openToAnyone.take(peerAddressOf(call.getPeer()));
+      } catch (error) {
+        call.emit('error', { code: status.RESOURCE_EXHAUSTED, details: (error as Error).message });
+        return;
+      }
+      // A health watch with no change to send is quiet, not idle; a reflection stream is idle.
+      const stream = watchStream(call, limits, { unread: () => call.writableLength > 0, quietIsFine: path.endsWith('/Watch') }, (why) => {
+        giveBack();
+        if (why === 'cancelled' || why === 'deadline') return;
+        // The handlers let go of a call when it is cancelled (the health checker's list of
+        // watchers): tell them, then end it with the bound's status.
+        call.emit('cancelled', 'ended by the server');
+        call.emit('error', endOf(why, path, limits));
+      });
+      call.once('finish', () => {
+        stream.done();
+        giveBack();
+      });
+      call.on('data', () => stream.moved());
+      handler(call);
+    };
+  }
+  /** Registers a service's handlers with its streaming ones bounded as above. */
+  const withOpenStreamsBounded = {
+    addService(definition: ServiceDefinition, handlers: UntypedServiceImplementation) {
+      const bounded = Object.fromEntries(
+        Object.entries(handlers).map(([name, handler]) => {
+          const method = Object.values(definition).find((candidate) => candidate.originalName === name || candidate.path.toLowerCase().endsWith(`/${name.toLowerCase()}`));
+          return [name, method?.responseStream ? boundedOpenStream(method.path, handler as (call: ServerWritableStream<unknown, unknown>) => void) : handler];
+        }),
+      );
+      server.addService(definition, bounded);
+    },
+  } as unknown as Server;
+
   server.addService(InventoryService, implementation);
   const health = new HealthImplementation({ '': 'SERVING', [INVENTORY_SERVICE_NAME]: 'SERVING' });
-  health.addToServer(server);
+  health.addToServer(withOpenStreamsBounded);
   // Reflection describes both services, so tools such as `buf curl` and grpcurl need no local
   // proto files. It serves buf's descriptors: the ones proto-loader rebuilds are malformed.
   // @grpc/reflection reads only `fileDescriptorProtos` of the definitions it is given.
-  new ReflectionService({ descriptors: { fileDescriptorProtos: fileDescriptorProtos() } } as unknown as PackageDefinition).addToServer(server);
+  new ReflectionService({ descriptors: { fileDescriptorProtos: fileDescriptorProtos() } } as unknown as PackageDefinition).addToServer(withOpenStreamsBounded);
 
   return {
     server,
