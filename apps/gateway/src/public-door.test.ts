@@ -595,6 +595,28 @@ describe('token requests', () => {
     }
   });
 
+  it("counts sign-ups in the address's password work with sign-ins, whatever account or key each carries", async () => {
+    const limited = await startGateway(upstream.server.url, { RATE_LIMIT_TOKENS_IP_POINTS: '3' });
+    const limitedCall = apiClient(() => limited.server.url);
+    try {
+      const other = (await tokenFor(JWT_SECRET)).token;
+      const signUp = { name: 'New', email: 'new@example.com', password: 'correct-horse-1' };
+      const statuses = [
+        (await limitedCall('POST', '/v1/users', { body: signUp })).status,
+        (await limitedCall('POST', '/v1/users', { body: signUp, token })).status,
+        (await limitedCall('POST', '/v1/users', { body: signUp, token: other })).status,
+      ];
+      const refused = await limitedCall('POST', '/v1/tokens', { body: { email: 'ada@example.com', password: 'right password' } });
+      const refusedSignUp = await limitedCall('POST', '/v1/users', { body: signUp, token: (await tokenFor(JWT_SECRET)).token });
+      expect(statuses).toEqual([200, 200, 200]);
+      expect([refused.status, refusedSignUp.status]).toEqual([429, 429]);
+      expect(refusedSignUp.body.code).toBe('RATE_LIMITED');
+      expect(refusedSignUp.headers.get('ratelimit-policy')).toContain('"tokens-ip"');
+    } finally {
+      await limited.stop();
+    }
+  });
+
   const credentials = '{"email":"ada@example.com","password":"right password"}';
 
   it.each([

@@ -20,6 +20,10 @@
 //   client IP, 100 per 60 s (RATE_LIMIT_TOKENS_IP_POINTS), against spraying many accounts (higher,
 //   as offices share an address). A request without an e-mail can never be granted a token and
 //   spends only its IP's points.
+// - `sign-up`: POST /v1/users, the `default` count of its caller and the same `tokens-ip` count as
+//   sign-in: a sign-up hashes a password as a sign-in checks one (about 65 ms of CPU and 32 MiB
+//   each), so one address asks for at most RATE_LIMIT_TOKENS_IP_POINTS of them a window, with or
+//   without an account or API key.
 // - `graphql`: /v1/graphql spends the `default` limit by the work asked, so no surface does more in
 //   a window than REST allows: each mutation field is one point, as its REST call would be (16
 //   aliased createOrder are 16 points, and over MAX_MUTATION_FIELDS, 5, refused before any runs);
@@ -110,6 +114,8 @@ export function graphqlPointsOf(work: OperationWork): number {
 const ONE_POINT_PER_REQUEST: CostRule = { request: 1 };
 
 const perCaller = { name: 'default', key: byCaller, points: setting('RATE_LIMIT_POINTS', 100), windowS: setting('RATE_LIMIT_WINDOW_S', 10) } as const;
+/** The password work one client address may ask for (each sign-in and sign-up hashes a password): spraying many accounts, or many sign-ups. */
+const passwordWorkPerAddress = { name: 'tokens-ip', key: byAddress, points: setting('RATE_LIMIT_TOKENS_IP_POINTS', 100), windowS: setting('RATE_LIMIT_TOKENS_WINDOW_S', 60) } as const;
 
 /** Every policy: what a route may name (see the file's comment). */
 export const policyTable = {
@@ -119,10 +125,14 @@ export const policyTable = {
       // Guessing one account's password. First: its headers are the ones reported.
       { name: 'tokens', key: bySignInEmail, points: setting('RATE_LIMIT_TOKENS_POINTS', 10), windowS: setting('RATE_LIMIT_TOKENS_WINDOW_S', 60) },
       // Spraying many accounts from one address.
-      { name: 'tokens-ip', key: byAddress, points: setting('RATE_LIMIT_TOKENS_IP_POINTS', 100), windowS: setting('RATE_LIMIT_TOKENS_WINDOW_S', 60) },
+      passwordWorkPerAddress,
     ],
     cost: ONE_POINT_PER_REQUEST,
   },
+  // The caller's own count first (its headers are the ones reported), then the address's password
+  // work, whatever credential the request carries: an account or API key must not bring a budget
+  // of password hashes of its own.
+  'sign-up': { limits: [perCaller, passwordWorkPerAddress], cost: ONE_POINT_PER_REQUEST },
   graphql: { limits: [perCaller], cost: { request: 1, operation: graphqlPointsOf } },
   docs: { limits: [{ ...perCaller, key: byAddress }], cost: ONE_POINT_PER_REQUEST },
 } as const satisfies Record<string, PolicyRow>;

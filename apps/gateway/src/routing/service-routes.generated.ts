@@ -3,7 +3,7 @@ import type { GatewayRoute } from '@platform/endpoints';
 
 /** The services' endpoints as the gateway routes them (see route-table.ts). */
 export const serviceRoutes: GatewayRoute[] = [
-  {"pattern":"/users","methods":["POST"],"upstream":"users","auth":"public"},
+  {"pattern":"/users","methods":["POST"],"upstream":"users","auth":"public","policy":"sign-up"},
   {"pattern":"/users","methods":["GET"],"upstream":"users","resource":"users"},
   {"pattern":"/users/:id","methods":["GET","PATCH","PUT","DELETE"],"upstream":"users","resource":"users"},
   {"pattern":"/tokens","methods":["POST"],"upstream":"users","auth":"public","policy":"sign-in"},

@@ -10,7 +10,7 @@ import type { UserService } from './service';
 
 export const userEndpoints = defineEndpoints('users', {
   signUp: {
-    method: 'POST', path: '/users', summary: 'Sign up (public)', access: 'public',
+    method: 'POST', path: '/users', summary: 'Sign up (public)', access: 'public', policy: 'sign-up',
     body: signUpBody, conflicts: ['EMAIL_TAKEN'],
     responses: { 201: { description: 'The created user', body: userRepresentation, headers: ['Location', 'ETag'] } },
   },

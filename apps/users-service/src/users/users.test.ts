@@ -1,5 +1,6 @@
 // The users API as a client sees it: real HTTP against the real app on a real database
 // (PostgreSQL when TEST_DATABASE_URL is set, PGlite otherwise).
+import crypto from 'node:crypto';
 import path from 'node:path';
 import { SignJWT, UnsecuredJWT } from 'jose';
 import { emailKeyOf, serviceTokenSource } from '@platform/auth';
@@ -88,6 +89,19 @@ describe('POST /users (sign-up)', () => {
     const res = await call('POST', '/users', { body: { name: 'Again', email: email.toUpperCase(), password: 'correct-horse-1' } });
     expect(res.status).toBe(409);
     expect(res.body.code).toBe('EMAIL_TAKEN');
+  });
+
+  it('refuses a taken email before hashing its password: repeating it spends no password work', async () => {
+    const { email } = await signUp();
+    // Password work is scrypt (password.ts): none may run for this request.
+    const hashing = jest.spyOn(crypto, 'scrypt');
+    try {
+      const res = await call('POST', '/users', { body: { name: 'Again', email, password: 'correct-horse-1' } });
+      expect(res.status).toBe(409);
+      expect(hashing).not.toHaveBeenCalled();
+    } finally {
+      hashing.mockRestore();
+    }
   });
 
   it('lets exactly one of two concurrent sign-ups with one email win', async () => {
