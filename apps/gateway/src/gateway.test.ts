@@ -1021,6 +1021,22 @@ describe('GraphQL over HTTP (the GraphQL-over-HTTP specification)', () => {
     expect([...statuses.keys()].filter((status) => status >= 500)).toEqual([]);
     expect([...statuses.values()].reduce((sum, count) => sum + count, 0)).toBe(1_000);
   });
+
+  it.each([
+    ['an operation', (name: string) => `query ${name} { me { id } }`],
+    ['an alias', (name: string) => `{ ${name}: me { id } }`],
+    ['a fragment', (name: string) => `{ me { ...${name} } } fragment ${name} on User { id }`],
+    ['a variable', (name: string) => `query ($${name}: ID!) { order(id: $${name}) { id } }`],
+  ])('refuses %s named with more than 128 characters before it runs (the plan would copy it into every subgraph fetch)', async (_what, document) => {
+    const long = 'N'.repeat(100_000);
+    const res = await call('POST', '/v1/graphql', { token, body: { query: document(long), variables: {} } });
+    expect(res.body.errors?.[0]?.extensions?.code).toBe('GRAPHQL_VALIDATION_FAILED');
+    expect(res.body.errors[0].message).toMatch(/at most 128 characters/);
+    expect(res.text).not.toContain(long.slice(0, 200));
+    // 128 characters is still a name.
+    const fits = await call('POST', '/v1/graphql', { token, body: { query: document('N'.repeat(128)), variables: {} } });
+    expect(JSON.stringify(fits.body.errors ?? [])).not.toMatch(/at most 128 characters/);
+  });
 });
 
 describe('GraphQL with introspection off (production)', () => {

@@ -96,6 +96,22 @@ const KnownOperationTypes: ValidationRule = (context) => ({
   },
 });
 
+/** The longest name a document may give (operation, fragment, alias, variable); the schema's own are far shorter. */
+const MAX_NAME_LENGTH = 128;
+
+/**
+ * A name is refused past MAX_NAME_LENGTH: the query plan copies an operation's name into every
+ * subgraph fetch (twice), so a long one could push a fetch past the subgraph's body limit and come
+ * back as BAD_GATEWAY, and names reach logs and metric labels.
+ */
+const NameLengthLimit: ValidationRule = (context) => ({
+  Name(node) {
+    if (node.value.length > MAX_NAME_LENGTH) {
+      context.reportError(new GraphQLError(`A name is at most ${MAX_NAME_LENGTH} characters; this one has ${node.value.length}.`, { nodes: [node], extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }));
+    }
+  },
+});
+
 export async function createFederatedGraph(options: FederatedGraphOptions): Promise<{ middleware: RequestHandler; stop: () => Promise<void> }> {
   const metrics = graphMetrics(options.registry, options.logger);
   const calls = options.calls ?? createOutgoingCalls({ registry: options.registry });
@@ -120,7 +136,7 @@ export async function createFederatedGraph(options: FederatedGraphOptions): Prom
     blockFieldSuggestion: { enabled: false }, // an error-formatting plugin graphql-http does not run: formatGraphQLError hides suggestions
   });
   const limits = armor.protect().validationRules ?? [];
-  const rules = [...specifiedRules, ...limits, QueryCostLimit, MutationFieldLimit, ...(options.introspection ? [] : [NoSchemaIntrospectionCustomRule])];
+  const rules = [NameLengthLimit, ...specifiedRules, ...limits, QueryCostLimit, MutationFieldLimit, ...(options.introspection ? [] : [NoSchemaIntrospectionCustomRule])];
   // Over GET a mutation is 405 whatever the graph has (graphql-http checks it after validating).
   const postRules = [...rules, KnownOperationTypes];
 
