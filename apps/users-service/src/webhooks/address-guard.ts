@@ -48,6 +48,7 @@ const ranges: [ForbiddenKind, BlockList][] = [
       ['203.0.113.0', 24, 'ipv4'],
       ['224.0.0.0', 4, 'ipv4'], // multicast
       ['240.0.0.0', 4, 'ipv4'], // reserved and broadcast
+      ['192.88.99.0', 24, 'ipv4'], // 6to4 relay anycast (deprecated)
       ['::', 128, 'ipv6'],
       ['100::', 64, 'ipv6'],
       ['2001:db8::', 32, 'ipv6'],
@@ -55,6 +56,17 @@ const ranges: [ForbiddenKind, BlockList][] = [
     ]),
   ],
 ];
+
+// Blocks of IANA's IPv6 special-purpose registry where no webhook receiver can be, checked for
+// IPv6 addresses only: BlockList matches an IPv4 address against IPv6 rules as ::ffff:a.b.c.d,
+// which ::/8 contains.
+const reservedIpv6 = list([
+  ['::', 8, 'ipv6'], // what is left of ::/8 once the IPv4 forms (embeddedIpv4) are taken out: IPv4-translated ::ffff:0:0/96 among it
+  ['64:ff9b:1::', 48, 'ipv6'], // local-use NAT64: translates to addresses of the operator's choosing
+  ['2001::', 23, 'ipv6'], // IETF protocol assignments: Teredo, benchmarking, ORCHID, AMT
+  ['3fff::', 20, 'ipv6'], // documentation (2024)
+  ['5f00::', 16, 'ipv6'], // SRv6 segment identifiers
+]);
 
 function list(subnets: [string, number, 'ipv4' | 'ipv6'][]): BlockList {
   const blocks = new BlockList();
@@ -101,7 +113,8 @@ function embeddedIpv4(address: string): string | undefined {
 export function forbiddenKindOf(address: string): ForbiddenKind | undefined {
   const ipv4 = isIP(address) === 4 ? address : embeddedIpv4(address);
   const [candidate, family] = ipv4 ? [ipv4, 'ipv4' as const] : [address, 'ipv6' as const];
-  return ranges.find(([, blocks]) => blocks.check(candidate, family))?.[0];
+  const kind = ranges.find(([, blocks]) => blocks.check(candidate, family))?.[0];
+  return kind ?? (family === 'ipv6' && reservedIpv6.check(candidate, 'ipv6') ? 'reserved' : undefined);
 }
 
 export class ForbiddenUrl extends Error {

@@ -275,6 +275,24 @@ describe('the SSRF guard', () => {
     expect(forbiddenKindOf('2002:5db8:d70e::1')).toBeUndefined();
   });
 
+  it.each([
+    ['::ffff:0:a9fe:a9fe', 'IPv4-translated (::ffff:0:0/96) of 169.254.169.254'],
+    ['::ffff:0:a00:1', 'IPv4-translated of 10.0.0.1'],
+    ['::ffff:ffff:7f00:1', 'the rest of ::/8'],
+    ['64:ff9b:1::a9fe:a9fe', 'local-use NAT64 (64:ff9b:1::/48)'],
+    ['64:ff9b:1::7f00:1', 'local-use NAT64'],
+    ['2001:0:4136:e378:8000:63bf:3fff:fdd2', 'Teredo (2001::/32)'],
+    ['2001:10::1', 'ORCHID (2001:10::/28)'],
+    ['2001:20::1', 'ORCHIDv2 (2001:20::/28)'],
+    ['2001:2::1', 'benchmarking (2001:2::/48)'],
+    ['5f00::1', 'SRv6 SIDs (5f00::/16)'],
+    ['3fff::1', 'documentation (3fff::/20)'],
+    ['192.88.99.1', 'the 6to4 relay anycast (192.88.99.0/24)'],
+    ['2002:c058:6301::1', '6to4 of 192.88.99.1'],
+  ])('refuses %s, %s: no public host is there', (address) => {
+    expect(forbiddenKindOf(address)).toBe('reserved');
+  });
+
   it('checks again at every delivery and connects to the address it checked (a name re-pointed inside is refused)', async () => {
     const owner = await customer();
     dns.set('rebind.test', [{ address: '127.0.0.1', family: 4 }]);
