@@ -169,9 +169,10 @@ export function routeRequest(routes: RouteTable): RequestHandler {
  * refused, and so is a key that is malformed, unknown, revoked, expired or whose owner is gone.
  * Whether a credential is required is decided after rate limiting.
  *
- * A key acts as its owner: the principal is the owner, the rate limits count the key
- * (`key:<id>`), and the services get a short-lived access token for the owner in place of the
- * key, which never leaves the gateway (auth/api-keys.ts).
+ * A key acts as its owner: the principal is the owner, the rate limits and the in-flight share
+ * count the owner (`user:<id>`, as for the owner's token: however many keys an account makes,
+ * it has one budget), and the services get a short-lived access token for the owner in place of
+ * the key, which never leaves the gateway (auth/api-keys.ts). Usage is still recorded per key.
  */
 export function identifyCaller(verifier: TokenVerifier, credentials: CallerCredentials, apiKeys: ApiKeyCheck): RequestHandler {
   return async (req, res, next) => {
@@ -182,7 +183,6 @@ export function identifyCaller(verifier: TokenVerifier, credentials: CallerCrede
         await credentials.assertOwnerExists(key.ownerId);
         res.locals.principal = { userId: key.ownerId, role: key.role, expiresAt: Math.floor((key.expiresAt ?? Date.now() + 3_600_000) / 1000), credentialVersion: key.credentialVersion };
         res.locals.apiKey = { id: key.id, ownerId: key.ownerId, scopes: key.scopes };
-        res.locals.caller = `key:${key.id}`;
         req.headers.authorization = `Bearer ${await apiKeys.accessTokenFor(key)}`;
         delete req.headers['x-api-key'];
       } else if (req.headers.authorization) {

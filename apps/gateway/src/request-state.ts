@@ -11,7 +11,7 @@ declare global {
       authError?: unknown;
       /** The API version the path named (none for the unversioned `/graphql` alias). */
       apiVersion?: string;
-      /** Who the rate limits count: `key:<id>`, `user:<id>` or `ip:<address>`. */
+      /** Who the rate limits count: `user:<id>` (a token's user, a key's owner) or `ip:<address>`. */
       caller?: string;
       /** The issued API key the request came with, once verified (auth/api-keys.ts). */
       apiKey?: { id: string; ownerId: string; scopes: string[] };

@@ -252,21 +252,23 @@ describe('API keys at the gateway', () => {
     expect(rootFields.filter((field) => !graphqlRootResources[field])).toEqual([]);
   });
 
-  it('are rate-limited per key: one key spent leaves the owner\'s other keys and token their own budgets', async () => {
-    const limited = await startGateway(services.url, { points: 3 });
+  it("are rate-limited as their owner: the owner's keys and token spend one budget, so more keys bring no more calls", async () => {
+    const limited = await startGateway(services.url, { points: 4 });
     try {
       const viaLimited = apiClient(() => limited.server.url);
       const ownerId = newId();
       const first = issueKey(['orders:read'], { ownerId });
       const second = issueKey(['orders:read'], { ownerId });
-      const statuses = [];
-      for (let i = 0; i < 4; i++) statuses.push((await viaLimited('GET', '/v1/orders', { headers: { 'x-api-key': first.text } })).status);
-      expect(statuses).toEqual([200, 200, 200, 429]);
-      const other = await viaLimited('GET', '/v1/orders', { headers: { 'x-api-key': second.text } });
-      expect(other.status).toBe(200);
-      expect(other.headers.get('ratelimit')).toBe('"default";r=2;t=60');
       const { token } = await tokenFor(JWT_SECRET, 'customer', ownerId);
-      expect((await viaLimited('GET', '/v1/orders', { token })).status).toBe(200);
+      const statuses = [];
+      for (let i = 0; i < 2; i++) statuses.push((await viaLimited('GET', '/v1/orders', { headers: { 'x-api-key': first.text } })).status);
+      const other = await viaLimited('GET', '/v1/orders', { headers: { 'x-api-key': second.text } });
+      expect(other.headers.get('ratelimit')).toBe('"default";r=1;t=60');
+      statuses.push(other.status, (await viaLimited('GET', '/v1/orders', { token })).status);
+      statuses.push((await viaLimited('GET', '/v1/orders', { headers: { 'x-api-key': second.text } })).status, (await viaLimited('GET', '/v1/orders', { token })).status);
+      expect(statuses).toEqual([200, 200, 200, 200, 429, 429]);
+      // Another account's key has its own budget.
+      expect((await viaLimited('GET', '/v1/orders', { headers: { 'x-api-key': issueKey(['orders:read']).text } })).status).toBe(200);
     } finally {
       await limited.stop();
     }

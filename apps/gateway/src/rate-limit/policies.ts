@@ -12,8 +12,8 @@
 // environment, with the defaults written here), so a deployment changes a limit without code.
 //
 // - `default`: every route that names no other: 100 points per 10 s (RATE_LIMIT_POINTS,
-//   RATE_LIMIT_WINDOW_S) per caller: the API key, else the user when the token is valid, else
-//   the client IP. One point per request.
+//   RATE_LIMIT_WINDOW_S) per caller: the user when the token or API key is valid (a key counts
+//   as its owner, so more keys bring no more budget), else the client IP. One point per request.
 // - `sign-in`: POST /v1/tokens, two limits: `tokens`, per sign-in e-mail (its key as users-service
 //   stores and finds it, emailKeyOf from @platform/auth), 10 per 60 s (RATE_LIMIT_TOKENS_POINTS,
 //   RATE_LIMIT_TOKENS_WINDOW_S), against guessing one account's password; and `tokens-ip`, per
@@ -79,7 +79,7 @@ export interface PolicyRow {
   cost: CostRule;
 }
 
-/** The API key's count (`key:<id>`, set by identifyCaller), else the user's with a valid token, else the client IP's. */
+/** The user's count with a valid token or API key (a key's owner), else the client IP's. */
 export const byCaller = (req: Request, res: Response): string => (res.locals.caller ??= res.locals.principal ? `user:${res.locals.principal.userId}` : `ip:${req.ip}`);
 
 export const byAddress = (req: Request): string => `ip:${req.ip}`;
