@@ -113,6 +113,10 @@ function serverOf(url) {
 
 function envOf(app) {
   const env = { ...process.env, PORT: String(app.port), ...Object.fromEntries(Object.entries(app.env ?? {}).map(([k, v]) => [k, String(v)])) };
+  // The services answer on loopback only (unless LISTEN_HOST says otherwise): on a bare machine
+  // the gateway is the one way in, as the cluster's NetworkPolicies make it there. A service
+  // reached directly would apply none of the gateway's limits or revocation checks.
+  if (app.name !== 'gateway' && !process.env.LISTEN_HOST) env.LISTEN_HOST = '127.0.0.1';
   if (app.db && process.env[`DATABASE_URL_${app.db}`]) env.DATABASE_URL = process.env[`DATABASE_URL_${app.db}`];
   else delete env.DATABASE_URL;
   return env;

@@ -5,13 +5,11 @@
 // With the store per process instead (e.g. the gateways without REDIS_URL), these tests fail.
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createConnection } from 'node:net';
-import { networkInterfaces } from 'node:os';
 import path from 'node:path';
 import { credentials, Metadata, type ServiceError } from '@grpc/grpc-js';
 import { serviceTokenSource } from '@platform/auth';
 import { type AdjustStockReply, InventoryClient, type StockLevel } from '@platform/inventory-contract';
-import { type Answer, brief, type Door, door, runBounded } from '@platform/test-kit';
+import { type Answer, brief, connects, type Door, door, otherAddresses, runBounded } from '@platform/test-kit';
 import { type ClusterWorld, report } from './cluster-world';
 
 /** The gateway trusts a user's credential version this long (CREDENTIALS_CACHE_MS, documented in docs/operations.md). */
@@ -316,23 +314,8 @@ export function replicaPromises(getWorld: () => ClusterWorld): void {
   });
 
   it("is reached only through HAProxy: every replica port answers on loopback and refuses the machine's other addresses", async () => {
-    // IPv4 only: an app listening on 0.0.0.0 (the default LISTEN_HOST) is not on IPv6 either.
-    const others = Object.values(networkInterfaces())
-      .flatMap((entries) => entries ?? [])
-      .filter((entry) => !entry.internal && entry.family === 'IPv4')
-      .map((entry) => entry.address);
+    const others = otherAddresses();
     expect(others.length).toBeGreaterThan(0);
-    const connects = (host: string, port: number) =>
-      new Promise<boolean>((resolve) => {
-        const socket = createConnection({ host, port, timeout: 2_000 });
-        const settle = (connected: boolean) => {
-          socket.destroy();
-          resolve(connected);
-        };
-        socket.once('connect', () => settle(true));
-        socket.once('error', () => settle(false));
-        socket.once('timeout', () => settle(false));
-      });
     const ports = world.cluster.ports.replicas.flatMap((replica) => Object.entries(replica));
     for (const [name, port] of ports) {
       expect([name, port, await connects('127.0.0.1', port)]).toEqual([name, port, true]);

@@ -2,8 +2,8 @@
 // change, or for a user who deleted itself, is refused within the stated bound (the gateway's
 // CREDENTIALS_CACHE_MS, 5 s by default) plus a second of slack; in fact within a second, as the
 // revocation is pushed (Redis pub/sub with TEST_REDIS_URL; without, the gateway saw the change pass).
-import { apiClient } from '@platform/test-kit';
-import { STOCKED_PRODUCTS, gatewayUrl } from './stack';
+import { apiClient, connects, otherAddresses, stackPorts } from '@platform/test-kit';
+import { PORT_OFFSET, STOCKED_PRODUCTS, gatewayUrl } from './stack';
 import { useContract } from './contract';
 
 const call = apiClient(() => gatewayUrl, useContract(__filename).onResponse);
@@ -47,4 +47,17 @@ it('refuses the token of a user who deleted itself: it can no longer place order
   expect(await refusedWithin(user.token)).toBeLessThan(1_000);
   const order = await call('POST', '/v1/orders', { token: user.token, body: { items: [{ productId, quantity: 1 }] } });
   expect([order.status, order.body.code]).toEqual([401, 'UNAUTHENTICATED']);
+});
+
+it("leaves no way around the gateway's checks on this machine: the services answer on loopback only", async () => {
+  // A service checks a token's signature, not its revocation or the gateway's limits; `npm start`
+  // binds the services to 127.0.0.1, so another machine reaches only the gateway.
+  const others = otherAddresses();
+  expect(others.length).toBeGreaterThan(0);
+  const { gateway, users, orders, catalog, inventory, grpc } = stackPorts(PORT_OFFSET);
+  for (const [name, port] of Object.entries({ users, orders, catalog, inventory, 'inventory gRPC': grpc })) {
+    expect([name, await connects('127.0.0.1', port)]).toEqual([name, true]);
+    for (const address of others) expect([name, address, await connects(address, port)]).toEqual([name, address, false]);
+  }
+  for (const address of others) expect(['gateway', address, await connects(address, gateway)]).toEqual(['gateway', address, true]);
 });
