@@ -595,6 +595,27 @@ describe('token requests', () => {
     }
   });
 
+  it("lets nobody lock another account out of sign-in: wrong passwords from one address spend that address's count, and many addresses a looser one", async () => {
+    const limited = await startGateway(upstream.server.url, { RATE_LIMIT_TOKENS_POINTS: '2', RATE_LIMIT_TOKENS_EMAIL_POINTS: '5' });
+    const limitedCall = apiClient(() => limited.server.url);
+    // Clients at their own addresses (the gateway believes X-Forwarded-For from loopback, its default TRUST_PROXY).
+    const from = (address: string, password: string) => limitedCall('POST', '/v1/tokens', { body: { email: 'ada@example.com', password }, headers: { 'x-forwarded-for': address } });
+    try {
+      const attacker = [];
+      for (let i = 0; i < 3; i++) attacker.push((await from('198.51.100.7', `guess-${i}`)).status);
+      expect(attacker).toEqual([401, 401, 429]);
+      // The owner, at another address, signs in.
+      const owner = await from('203.0.113.5', 'right password');
+      expect([owner.status, owner.body.accessToken]).toEqual([200, 'token-for-ada@example.com']);
+      // Guessing from many addresses meets the account's own bound, 5: the attacker's 3, the owner's 1, then one more.
+      const spread = [(await from('198.51.100.8', 'guess')).status, (await from('198.51.100.9', 'guess')).status, (await from('198.51.100.10', 'guess')).status];
+      expect(spread).toEqual([401, 429, 429]);
+      expect((await from('198.51.100.9', 'guess')).headers.get('ratelimit-policy')).toContain('"tokens-email"');
+    } finally {
+      await limited.stop();
+    }
+  });
+
   it("counts sign-ups in the address's password work with sign-ins, whatever account or key each carries", async () => {
     const limited = await startGateway(upstream.server.url, { RATE_LIMIT_TOKENS_IP_POINTS: '3' });
     const limitedCall = apiClient(() => limited.server.url);

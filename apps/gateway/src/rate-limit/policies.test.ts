@@ -9,15 +9,17 @@ describe('the rate-limit policy table', () => {
     expect(limitsOf(loadGatewayConfig({ NODE_ENV: 'test' }))).toEqual({
       default: { points: 100, windowS: 10 },
       tokens: { points: 10, windowS: 60 },
+      'tokens-email': { points: 100, windowS: 60 },
       'tokens-ip': { points: 100, windowS: 60 },
     });
   });
 
-  it('takes each setting from the environment: one window setting sizes both sign-in limits', () => {
-    const config = loadGatewayConfig({ NODE_ENV: 'test', RATE_LIMIT_POINTS: '7', RATE_LIMIT_TOKENS_IP_POINTS: '3', RATE_LIMIT_TOKENS_WINDOW_S: '120' });
+  it('takes each setting from the environment: one window setting sizes every sign-in limit', () => {
+    const config = loadGatewayConfig({ NODE_ENV: 'test', RATE_LIMIT_POINTS: '7', RATE_LIMIT_TOKENS_IP_POINTS: '3', RATE_LIMIT_TOKENS_EMAIL_POINTS: '40', RATE_LIMIT_TOKENS_WINDOW_S: '120' });
     expect(limitsOf(config)).toEqual({
       default: { points: 7, windowS: 10 },
       tokens: { points: 10, windowS: 120 },
+      'tokens-email': { points: 40, windowS: 120 },
       'tokens-ip': { points: 3, windowS: 120 },
     });
   });

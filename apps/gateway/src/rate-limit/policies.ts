@@ -14,9 +14,12 @@
 // - `default`: every route that names no other: 100 points per 10 s (RATE_LIMIT_POINTS,
 //   RATE_LIMIT_WINDOW_S) per caller: the user when the token or API key is valid (a key counts
 //   as its owner, so more keys bring no more budget), else the client IP. One point per request.
-// - `sign-in`: POST /v1/tokens, two limits: `tokens`, per sign-in e-mail (its key as users-service
-//   stores and finds it, emailKeyOf from @platform/auth), 10 per 60 s (RATE_LIMIT_TOKENS_POINTS,
-//   RATE_LIMIT_TOKENS_WINDOW_S), against guessing one account's password; and `tokens-ip`, per
+// - `sign-in`: POST /v1/tokens, three limits: `tokens`, per sign-in e-mail (its key as users-service
+//   stores and finds it, emailKeyOf from @platform/auth) and client IP, 10 per 60 s
+//   (RATE_LIMIT_TOKENS_POINTS, RATE_LIMIT_TOKENS_WINDOW_S), against guessing one account's
+//   password, without letting another address lock the account out; `tokens-email`, per e-mail
+//   from every address, 100 per 60 s (RATE_LIMIT_TOKENS_EMAIL_POINTS), against guessing it from
+//   many addresses (locking an account out then takes ten addresses); and `tokens-ip`, per
 //   client IP, 100 per 60 s (RATE_LIMIT_TOKENS_IP_POINTS), against spraying many accounts (higher,
 //   as offices share an address). A request without an e-mail can never be granted a token and
 //   spends only its IP's points.
@@ -103,6 +106,12 @@ export const bySignInEmail: KeyExtractor = async (req, res) => {
   return key ? `email:${key}` : undefined;
 };
 
+/** The sign-in e-mail from one client address: a guesser's count, which no other address spends. */
+export const bySignInEmailAndAddress: KeyExtractor = async (req, res) => {
+  const email = await bySignInEmail(req, res);
+  return email && `${email}|ip:${req.ip}`;
+};
+
 /** Cost units per rate-limit point for a GraphQL query (see the file's comment). */
 export const GRAPHQL_COST_PER_POINT = 100;
 
@@ -122,8 +131,12 @@ export const policyTable = {
   default: { limits: [perCaller], cost: ONE_POINT_PER_REQUEST },
   'sign-in': {
     limits: [
-      // Guessing one account's password. First: its headers are the ones reported.
-      { name: 'tokens', key: bySignInEmail, points: setting('RATE_LIMIT_TOKENS_POINTS', 10), windowS: setting('RATE_LIMIT_TOKENS_WINDOW_S', 60) },
+      // Guessing one account's password from one address. First: its headers are the ones
+      // reported. Counted per address too, so that nobody can lock an account out of sign-in by
+      // spending its count with wrong passwords from elsewhere.
+      { name: 'tokens', key: bySignInEmailAndAddress, points: setting('RATE_LIMIT_TOKENS_POINTS', 10), windowS: setting('RATE_LIMIT_TOKENS_WINDOW_S', 60) },
+      // Guessing one account's password from many addresses: a looser bound for the account.
+      { name: 'tokens-email', key: bySignInEmail, points: setting('RATE_LIMIT_TOKENS_EMAIL_POINTS', 100), windowS: setting('RATE_LIMIT_TOKENS_WINDOW_S', 60) },
       // Spraying many accounts from one address.
       passwordWorkPerAddress,
     ],
