@@ -16,6 +16,23 @@ export const plainText = ({ min = 0, max }: { min?: number; max: number }) =>
     // eslint-disable-next-line no-control-regex
     .refine((text) => !/[\u0000-\u001f\u007f]/.test(text), { message: 'must not contain control characters', params: { code: 'INVALID_FORMAT' } });
 
+/**
+ * Characters that change how the text around them is shown instead of being part of it: C0 and C1
+ * controls, and Unicode's bidirectional overrides and isolates (a name shown reversed, as in
+ * "Trojan Source").
+ */
+// eslint-disable-next-line no-control-regex
+const DISPLAY_CONTROLS = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+
+/** A name people read (a user's name, a nickname): trimmed, `min` to `max` characters, no control character or bidirectional override. */
+export const displayName = ({ min = 1, max }: { min?: number; max: number }) =>
+  z
+    .string()
+    .trim()
+    .min(min)
+    .max(max)
+    .refine((text) => !DISPLAY_CONTROLS.test(text), { message: 'must not contain control characters or bidirectional overrides', params: { code: 'INVALID_FORMAT' } });
+
 /** The longest SKU: the width of every SKU column (catalog's products, inventory's stock). */
 export const MAX_SKU_LENGTH = 64;
 

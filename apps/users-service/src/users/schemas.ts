@@ -1,15 +1,15 @@
 // Request shapes of the users resource. Unknown fields and parameters are refused.
 import { pagingQueryShape } from '@platform/paging';
 import { isId } from '@platform/ids';
-import { isoDate, queryBoolean, resourceKey, z } from '@platform/validation';
+import { displayName, isoDate, queryBoolean, resourceKey, z } from '@platform/validation';
 
 /** The user a path names: an id, or `me` for the caller (the service reads `me` as the caller's id). */
 export const userInPath = resourceKey(z.string().refine((id) => id === 'me' || isId(id)).meta({ description: 'A user id, or `me` for the caller.' }), 'User');
 
-const name = z.string().trim().min(1).max(100);
+const name = displayName({ max: 100 });
 const email = z.email().max(254);
 const phone = z.string().regex(/^\+?[\d\s-]{6,20}$/, { error: 'phone must be digits, spaces or dashes, optionally starting with +' });
-const nickname = z.string().trim().min(1).max(50);
+const nickname = displayName({ max: 50 });
 const address = z.strictObject({ zipCode: z.string().max(16), line1: z.string().max(200), line2: z.string().max(200).nullable().optional() });
 
 export const password = z.string().min(10).max(200);

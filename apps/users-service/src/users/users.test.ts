@@ -104,6 +104,17 @@ describe('POST /users (sign-up)', () => {
     }
   });
 
+  it.each([
+    ['nickname', 'evil\u202Egnp.exe'],
+    ['nickname', 'bell\u0007'],
+    ['name', 'Ada\u2066 Lovelace'],
+    ['name', 'Ada\u009b'],
+  ])('refuses a %s with a control character or a bidirectional override (422 INVALID_FORMAT)', async (field, value) => {
+    const res = await call('POST', '/users', { body: { name: 'Ada', email: `shown-${Date.now()}-${Math.random()}@example.com`, password: 'correct-horse-1', [field]: value } });
+    expect(res.status).toBe(422);
+    expect(res.body.errors).toEqual([{ field, code: 'INVALID_FORMAT', message: expect.stringMatching(/control characters or bidirectional overrides/) }]);
+  });
+
   it('lets exactly one of two concurrent sign-ups with one email win', async () => {
     const body = { name: 'Race', email: `race-${Date.now()}@example.com`, password: 'correct-horse-1' };
     const results = await Promise.all([call('POST', '/users', { body }), call('POST', '/users', { body })]);
