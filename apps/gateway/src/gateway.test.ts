@@ -559,6 +559,18 @@ describe('pages for people', () => {
     expect(json.headers['content-type']).not.toMatch(/html/);
   });
 
+  it.each([
+    ['OPTIONS', '/docs'],
+    ['TRACE', '/docs'],
+    ['POST', '/docs/assets/graphiql.min.css'],
+    ['OPTIONS', '/v1/graphql'],
+  ])('answers %s %s 405 in the error format, with what is allowed', async (method, path) => {
+    const res = await rawRequest(`${gateway.server.url}${path}`, method, { accept: 'application/json' });
+    expect([res.status, res.headers['content-type']]).toEqual([405, expect.stringMatching(/json/)]);
+    expect(JSON.parse(res.body.toString('utf8')).code).toBe('METHOD_NOT_ALLOWED');
+    expect(res.headers.allow).toMatch(path === '/v1/graphql' ? /POST/ : /^GET, HEAD$/);
+  });
+
   it('has no GraphQL IDE in production', async () => {
     const production = await startGateway(upstream.url, { nodeEnv: 'production' });
     try {

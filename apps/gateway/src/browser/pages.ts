@@ -12,6 +12,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { ApiError } from '@platform/errors';
 import express, { type RequestHandler } from 'express';
 import pageAssets from './page-assets.json';
 
@@ -133,5 +134,12 @@ export function browserPages(options: PagesOptions): RequestHandler {
     // A browser asks for HTML first; GraphQL clients ask for JSON and go on to the graph.
     router.get('/v1/graphql', (req, res, next) => (req.accepts(['application/json', 'application/graphql-response+json', 'text/html']) === 'text/html' ? ide(req, res, next) : next()));
   }
-  return router;
+  // The pages are read-only: any other method is 405 in the error format. (Left to express, an
+  // OPTIONS got its own 200 text/plain "GET, HEAD", and TRACE a 404.)
+  // (A GET of an asset that does not exist goes on to the 404.)
+  router.all(['/docs', '/docs/', '/docs/assets/:version/:name', '/docs/assets/:name'], (req, _res, next) =>
+    next(req.method === 'GET' || req.method === 'HEAD' ? undefined : new ApiError('METHOD_NOT_ALLOWED', `${req.method} is not supported here.`, { headers: { Allow: 'GET, HEAD' } })),
+  );
+  // Only a GET or HEAD of /v1/graphql may be the IDE's; the graph answers every other method.
+  return (req, res, next) => (req.path === '/v1/graphql' && req.method !== 'GET' && req.method !== 'HEAD' ? next() : router(req, res, next));
 }
