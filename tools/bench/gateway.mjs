@@ -17,8 +17,10 @@
 // Every feature is on (FEATURES_ENV): JWT auth and the revocation check, Redis rate limits, metrics,
 // request logs at info, usage recording, tracing to an OTLP endpoint at 10 %. BENCH_PORT_OFFSET
 // moves every port (default that of stack.mjs).
-// Usage: node tools/bench/gateway.mjs [seconds per case and round, default 10] [rounds, default 3] [graphql|usage|usage-control] [usage: requests per case, default 3000]
+// Usage: node tools/bench/gateway.mjs [seconds per case and round, default 10] [rounds, default 3] [graphql|usage|usage-control|ladder] [usage: requests per case, default 3000]
 // `graphql` runs only REST GET /v1/orders/{id} against GraphQL order(id) (and skips compression).
+// `ladder` runs GET /v1/products/{id} through the minimal proxy and through gateways that add the
+// optional features one at a time (LADDER), with each one's CPU per request: what each costs.
 // `usage` runs the same calls through two gateways in front of the same services, one recording
 // each caller's use of the contract (libs/usage) and one with USAGE_RECORDING=off, side by side;
 // `usage-control` the same with recording off in both.
@@ -34,6 +36,7 @@ const graphqlOnly = process.argv[4] === 'graphql';
 // two gateway processes show with nothing between them, the method's own offset.
 const usageControl = process.argv[4] === 'usage-control';
 const usageOnly = process.argv[4] === 'usage' || usageControl;
+const ladderOnly = process.argv[4] === 'ladder';
 /** One-at-a-time requests per case in `usage` mode (the fifth argument, default 3,000). */
 const USAGE_REQUESTS = Number(process.argv[5] ?? 3_000);
 const WARM_UP_SECONDS = 3;
@@ -165,13 +168,27 @@ async function pacedLatencies(request, rate, seconds) {
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
-/** Saturated req/s of every case, `rounds` times in turn; returns each case's list of rounds. */
+/**
+ * Saturated req/s of every case, `rounds` times in turn; returns each case's list of rounds. A case
+ * may name a process (`[name, request, pid]`): its CPU µs per request over all its rounds, read
+ * from /proc around each, are then in `cpuUs` (by case index).
+ */
 async function throughputRounds(cases) {
   for (const [name, request] of cases) await run(name, request, { connections: 50, duration: WARM_UP_SECONDS });
   const perCase = cases.map(() => []);
+  const busy = cases.map(() => ({ cpuMs: 0, requests: 0 }));
   for (let round = 0; round < rounds; round++) {
-    for (const [index, [name, request]] of cases.entries()) perCase[index].push(Math.round((await run(name, request, { connections: 50 })).requests.average));
+    for (const [index, [name, request, pid]] of cases.entries()) {
+      const before = pid === undefined ? 0 : cpuMsOf(pid);
+      const result = await run(name, request, { connections: 50 });
+      perCase[index].push(Math.round(result.requests.average));
+      if (pid !== undefined) {
+        busy[index].cpuMs += cpuMsOf(pid) - before;
+        busy[index].requests += result.requests.total;
+      }
+    }
   }
+  perCase.cpuUs = busy.map(({ cpuMs, requests }) => (requests ? (cpuMs * 1000) / requests : undefined));
   return perCase;
 }
 
@@ -249,6 +266,48 @@ async function recordingOnAndOff({ gateway, auth, product, order, query }) {
   console.log(table(rows));
 }
 
+/**
+ * What each feature the gateway promises costs, one step at a time: gateways in front of the same
+ * services, from one with every optional feature off to the stack's own with all of them on, and
+ * the minimal proxy below them, the same GET /v1/products/{id} through each, taking turns. What
+ * no setting turns off is on every step: routing, JWT auth with the revocation lookup, CORS,
+ * metrics, the request checks, the error renderer, express and Node's server.
+ */
+const LADDER = [
+  ['every optional feature off: request lines, tracing, Redis, usage recording', { LOG_LEVEL: 'warn', OTEL_SDK_DISABLED: 'true', REDIS_URL: '', USAGE_RECORDING: 'off' }],
+  ['+ request lines at info', { OTEL_SDK_DISABLED: 'true', REDIS_URL: '', USAGE_RECORDING: 'off' }],
+  ['+ tracing, 10 % sampled, to OTLP', { REDIS_URL: '', USAGE_RECORDING: 'off' }],
+  ['+ Redis: shared rate limits, the revocation feed', { USAGE_RECORDING: 'off' }],
+];
+async function featureLadder({ auth, product }) {
+  minimalProxy = await startMinimalProxy(port(9001), port(3003));
+  const steps = [];
+  for (const [index, [name, env]] of LADDER.entries()) {
+    const offset = PORT_OFFSET + 100 * (index + 1);
+    const step = await startStack({ apps: ['gateway'], databases: {}, offset, env: { ...FEATURES_ENV, UPSTREAM_PORT_OFFSET: String(PORT_OFFSET), JWT_SECRET: stack.jwtSecret, SKIP_BUILD: 'true', SKIP_MIGRATIONS: 'true', ...env } });
+    ladderGateways.push(step);
+    steps.push([name, `http://127.0.0.1:${8080 + offset}`, step.pids.gateway]);
+  }
+  steps.push(['+ usage recording: every feature on (the bench\'s gateway)', `http://127.0.0.1:${port(8080)}`, stack.pids.gateway]);
+  const cases = [
+    ['minimal Node proxy → catalog (floor of a hop)', { url: `http://127.0.0.1:${port(9001)}/products/${product.id}`, headers: auth }, minimalProxy.pid],
+    ...steps.map(([name, base, pid]) => [name, { url: `${base}/v1/products/${product.id}`, headers: auth }, pid]),
+  ];
+  const throughput = await throughputRounds(cases);
+  const kept = (index) => throughput[index].map((value, round) => (value / throughput[0][round]) * 100);
+  const rows = cases.map(([name], index) => ({
+    'GET /v1/products/{id} through': name,
+    'req/s (median)': median(throughput[index]),
+    rounds: throughput[index].join(' / '),
+    'kept of the minimal proxy, median (rounds)': index === 0 ? '' : `${median(kept(index)).toFixed(0)} % (${kept(index).map((ratio) => ratio.toFixed(0)).join(' / ')})`,
+    'CPU µs per request in the proxy or gateway': throughput.cpuUs[index].toFixed(0),
+    'added by the step, µs': index < 2 ? '' : (throughput.cpuUs[index] - throughput.cpuUs[index - 1]).toFixed(0),
+  }));
+  console.log(`\nthe gateway's features, one step at a time, ${seconds} s per case and round, ${rounds} rounds, 50 connections, ${new Date().toISOString()}\n`);
+  console.log(table(rows));
+  console.log(`\nwith every optional feature off the gateway keeps ${median(kept(1)).toFixed(0)} % of the minimal proxy's throughput; with every feature on, ${median(kept(cases.length - 1)).toFixed(0)} % (target >= ${KEPT_OF_MINIMAL_TARGET} %)`);
+}
+
 /** The gateway's overhead against a direct call and a minimal proxy, GraphQL against REST, then compression. */
 async function overheadAndCompression({ gateway, auth, stack, cases }) {
   const measured = graphqlOnly ? cases.filter(([name]) => /orders|GraphQL/.test(name)) : cases;
@@ -287,6 +346,8 @@ let stack;
 let bare;
 let minimalProxy;
 let unrecorded;
+/** The ladder's extra gateways (`ladder`). */
+const ladderGateways = [];
 /**
  * Stops everything this run started: at the end, when a case fails, and on Ctrl-C or kill. A stack,
  * proxy or database left behind holds its ports, and the next run's servers cannot listen.
@@ -297,6 +358,7 @@ const stopAll = () =>
     bare?.close();
     minimalProxy?.kill();
     await unrecorded?.stop();
+    for (const step of ladderGateways) await step.stop();
     // Stopped while the stack was still starting: its own failure path drops the databases, or it is stopped once up.
     await (stack ?? (await starting.catch(() => undefined)))?.stop();
   })());
@@ -309,6 +371,8 @@ try {
 
   if (usageOnly) {
     await recordingOnAndOff({ gateway, auth, product, order, query });
+  } else if (ladderOnly) {
+    await featureLadder({ auth, product });
   } else {
     const body = JSON.stringify(product);
     bare = await listenOn(
