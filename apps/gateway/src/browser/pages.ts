@@ -132,7 +132,11 @@ export function browserPages(options: PagesOptions): RequestHandler {
   if (options.graphqlIde) {
     const ide = page(idePage(url));
     // A browser asks for HTML first; GraphQL clients ask for JSON and go on to the graph.
-    router.get('/v1/graphql', (req, res, next) => (req.accepts(['application/json', 'application/graphql-response+json', 'text/html']) === 'text/html' ? ide(req, res, next) : next()));
+    // Every method is heard here (express would otherwise answer an OPTIONS itself), and only a
+    // GET or HEAD may be the IDE's: the graph answers the rest.
+    router.all('/v1/graphql', (req, res, next) =>
+      (req.method === 'GET' || req.method === 'HEAD') && req.accepts(['application/json', 'application/graphql-response+json', 'text/html']) === 'text/html' ? ide(req, res, next) : next(),
+    );
   }
   // The pages are read-only: any other method is 405 in the error format. (Left to express, an
   // OPTIONS got its own 200 text/plain "GET, HEAD", and TRACE a 404.)
@@ -140,6 +144,5 @@ export function browserPages(options: PagesOptions): RequestHandler {
   router.all(['/docs', '/docs/', '/docs/assets/:version/:name', '/docs/assets/:name'], (req, _res, next) =>
     next(req.method === 'GET' || req.method === 'HEAD' ? undefined : new ApiError('METHOD_NOT_ALLOWED', `${req.method} is not supported here.`, { headers: { Allow: 'GET, HEAD' } })),
   );
-  // Only a GET or HEAD of /v1/graphql may be the IDE's; the graph answers every other method.
-  return (req, res, next) => (req.path === '/v1/graphql' && req.method !== 'GET' && req.method !== 'HEAD' ? next() : router(req, res, next));
+  return router;
 }
