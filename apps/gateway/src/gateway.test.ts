@@ -1186,6 +1186,24 @@ describe('trusted documents', () => {
 });
 
 describe('tokens their account outlived', () => {
+  it('trusts no answer with CREDENTIALS_CACHE_MS=0, not even one given in the same millisecond', async () => {
+    const service = await listen(fakeService(), 0, '127.0.0.1');
+    const check = new CredentialCheck({ usersUrl: service.url, serviceToken: serviceTokenSource(JWT_SECRET, 'gateway'), cacheMs: 0, logger: pino({ level: 'silent' }) });
+    const principal = { userId: 'u-same-ms', role: 'customer' as const, credentialVersion: 1, expiresAt: Math.floor(Date.now() / 1000) + 3600 };
+    // The clock stands still: both checks happen in one millisecond, as two requests can.
+    const clock = jest.spyOn(Date, 'now').mockReturnValue(Date.now());
+    try {
+      credentialVersions.set('u-same-ms', 1);
+      await check.assertCurrent(principal);
+      credentialVersions.set('u-same-ms', null); // the user deleted itself
+      await expect(check.assertCurrent(principal)).rejects.toMatchObject({ status: 401 });
+    } finally {
+      clock.mockRestore();
+      credentialVersions.delete('u-same-ms');
+      await service.close();
+    }
+  });
+
   it('are refused once the password changed or the user is gone (401), while new tokens pass', async () => {
     const service = await listen(fakeService(), 0, '127.0.0.1');
     const gateway = await startGateway(service.url);

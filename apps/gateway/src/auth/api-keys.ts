@@ -94,7 +94,7 @@ export class ApiKeyCheck {
     if (this.revokedIds.has(id)) throw ApiError.unauthenticated(REFUSALS.revoked);
     const cacheKey = createHash('sha256').update(text).digest('base64url');
     let answer = this.answers.get(cacheKey);
-    if (!answer || Date.now() - answer.checkedAt > this.options.cacheMs) answer = await this.lookUp(cacheKey, text);
+    if (!answer || Date.now() - answer.checkedAt >= this.options.cacheMs) answer = await this.lookUp(cacheKey, text);
     if (!answer) throw new ApiError('SERVICE_UNAVAILABLE', 'Whether this API key is valid cannot be checked right now; retry shortly.', { headers: { ...RETRY_AFTER_HEADER } });
     if ('refused' in answer) throw ApiError.unauthenticated(REFUSALS[answer.refused]);
     // A push that came while the lookup was under way wins over its answer.

@@ -77,7 +77,7 @@ export class CredentialCheck implements CallerCredentials {
   /** An answer younger than the bound, or 503. */
   private async currentAnswer(userId: string, what: string): Promise<Known> {
     let known = this.known.get(userId);
-    if (!known || Date.now() - known.checkedAt > this.options.cacheMs) known = await this.lookUp(userId);
+    if (!known || Date.now() - known.checkedAt >= this.options.cacheMs) known = await this.lookUp(userId);
     if (!known) throw new ApiError('SERVICE_UNAVAILABLE', `Whether ${what} is still valid cannot be checked right now; retry shortly.`, { headers: { ...RETRY_AFTER_HEADER } });
     return known;
   }
