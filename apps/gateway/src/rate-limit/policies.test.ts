@@ -2,7 +2,7 @@
 // overridden by the environment, refused at start when they make no sense.
 import { ConfigError } from '@platform/service-kit';
 import { loadGatewayConfig } from '../config';
-import { limitsOf } from './policies';
+import { addressKeyOf, limitsOf } from './policies';
 
 describe('the rate-limit policy table', () => {
   it('sizes every limit from the config loader, with the documented defaults', () => {
@@ -22,6 +22,16 @@ describe('the rate-limit policy table', () => {
       'tokens-email': { points: 40, windowS: 120 },
       'tokens-ip': { points: 3, windowS: 120 },
     });
+  });
+
+  it('counts an IPv6 client by its /64, and an IPv4 one (mapped or not) whole', () => {
+    expect(addressKeyOf('2001:db8:1:2::1')).toBe('ip:2001:db8:1:2::/64');
+    expect(addressKeyOf('2001:0DB8:0001:0002:ffff:1:2:3')).toBe(addressKeyOf('2001:db8:1:2::1'));
+    expect(addressKeyOf('2001:db8:1:3::1')).not.toBe(addressKeyOf('2001:db8:1:2::1'));
+    expect(addressKeyOf('::1')).toBe('ip:0:0:0:0::/64');
+    expect(addressKeyOf('::ffff:198.51.100.7')).toBe('ip:198.51.100.7');
+    expect(addressKeyOf('198.51.100.7')).toBe('ip:198.51.100.7');
+    expect(addressKeyOf('198.51.100.8')).not.toBe(addressKeyOf('198.51.100.7'));
   });
 
   it.each([

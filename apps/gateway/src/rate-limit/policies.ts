@@ -11,6 +11,8 @@
 // limit's points and window are settings of the one config loader (config.ts reads them from the
 // environment, with the defaults written here), so a deployment changes a limit without code.
 //
+// A request spends its row's limits in order and stops at the first that refuses it. A client
+// address is counted whole (IPv4) or by its /64 (IPv6), addressKeyOf.
 // - `default`: every route that names no other: 100 points per 10 s (RATE_LIMIT_POINTS,
 //   RATE_LIMIT_WINDOW_S) per caller: the user when the token or API key is valid (a key counts
 //   as its owner, so more keys bring no more budget), else the client IP. One point per request.
@@ -19,7 +21,9 @@
 //   (RATE_LIMIT_TOKENS_POINTS, RATE_LIMIT_TOKENS_WINDOW_S), against guessing one account's
 //   password, without letting another address lock the account out; `tokens-email`, per e-mail
 //   from every address, 100 per 60 s (RATE_LIMIT_TOKENS_EMAIL_POINTS), against guessing it from
-//   many addresses (locking an account out then takes ten addresses); and `tokens-ip`, per
+//   many addresses (a request `tokens` refuses spends none of it, so locking an account out
+//   takes ten addresses, and guessing one account from many gets at most 100 a minute, where one
+//   count per e-mail allowed 10 and let anyone lock it); and `tokens-ip`, per
 //   client IP, 100 per 60 s (RATE_LIMIT_TOKENS_IP_POINTS), against spraying many accounts (higher,
 //   as offices share an address). A request without an e-mail can never be granted a token and
 //   spends only its IP's points.
@@ -40,6 +44,7 @@
 // Besides the table: at most MAX_IN_FLIGHT_PER_CALLER requests of one caller at once
 // (limitInFlight), so a few callers cannot hold every connection.
 // How the counts are kept (Redis shared by the replicas, memory as the fallback) is rate-limits.ts.
+import { isIPv6 } from 'node:net';
 import type { Request, RequestHandler, Response } from 'express';
 import { emailKeyOf } from '@platform/auth';
 import { ApiError } from '@platform/errors';
@@ -82,10 +87,30 @@ export interface PolicyRow {
   cost: CostRule;
 }
 
-/** The user's count with a valid token or API key (a key's owner), else the client IP's. */
-export const byCaller = (req: Request, res: Response): string => (res.locals.caller ??= res.locals.principal ? `user:${res.locals.principal.userId}` : `ip:${req.ip}`);
+/**
+ * A client address as the limits count it: an IPv4 address whole, an IPv6 address by its /64 (the
+ * block one subscriber is given: every address in it is the same client's, and rotating among
+ * them must bring no new budget).
+ */
+export function addressKeyOf(ip: string | undefined): string {
+  const address = (ip ?? '').toLowerCase().replace(/%.*$/, '');
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(address);
+  if (mapped) return `ip:${mapped[1]}`;
+  if (!isIPv6(address)) return `ip:${address}`;
+  const [head, tail] = address.split('::');
+  const front = head ? head.split(':') : [];
+  const back = tail ? tail.split(':') : [];
+  const groups = tail === undefined ? front : [...front, ...Array<string>(Math.max(0, 8 - front.length - back.length)).fill('0'), ...back];
+  return `ip:${groups
+    .slice(0, 4)
+    .map((group) => parseInt(group, 16).toString(16))
+    .join(':')}::/64`;
+}
 
-export const byAddress = (req: Request): string => `ip:${req.ip}`;
+/** The user's count with a valid token or API key (a key's owner), else the client address's. */
+export const byCaller = (req: Request, res: Response): string => (res.locals.caller ??= res.locals.principal ? `user:${res.locals.principal.userId}` : addressKeyOf(req.ip));
+
+export const byAddress = (req: Request): string => addressKeyOf(req.ip);
 
 /** Reads a token request as the users service will (any JSON media type), keeping its bytes to forward as they came. */
 const readTokenRequest = parseJsonBody({
@@ -109,7 +134,7 @@ export const bySignInEmail: KeyExtractor = async (req, res) => {
 /** The sign-in e-mail from one client address: a guesser's count, which no other address spends. */
 export const bySignInEmailAndAddress: KeyExtractor = async (req, res) => {
   const email = await bySignInEmail(req, res);
-  return email && `${email}|ip:${req.ip}`;
+  return email && `${email}|${addressKeyOf(req.ip)}`;
 };
 
 /** Cost units per rate-limit point for a GraphQL query (see the file's comment). */
@@ -189,9 +214,17 @@ async function spend(limits: RateLimits, policy: PolicyRow, req: Request, res: R
   // Keys first, in order: a key may read the body, and a body refused is refused before anything is counted.
   const keys: (string | undefined)[] = [];
   for (const limit of policy.limits) keys.push(await limit.key(req, res));
-  // A refusal is a 429 ApiError that carries its own RateLimit and Retry-After headers.
-  const decisions = await Promise.all(policy.limits.map((limit, at) => (keys[at] === undefined ? undefined : limits.consume(limit.name, keys[at], points))));
-  const reported = decisions.find((decision) => decision !== undefined);
+  // In the row's order, and no further than the first refusal (a 429 ApiError that carries its own
+  // RateLimit and Retry-After headers): a request one limit refuses spends nothing of the limits
+  // after it. So an address refused its attempts at one account spends none of the account's own
+  // count (sign-in), and a caller out of its budget none of its address's password work (sign-up).
+  let reported: Awaited<ReturnType<RateLimits['consume']>> | undefined;
+  for (const [at, limit] of policy.limits.entries()) {
+    const key = keys[at];
+    if (key === undefined) continue;
+    const decision = await limits.consume(limit.name, key, points);
+    reported ??= decision;
+  }
   for (const [name, value] of reported?.headers ?? []) res.setHeader(name, value);
 }
 
