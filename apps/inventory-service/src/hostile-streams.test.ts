@@ -267,6 +267,31 @@ describe('streams anyone may open: Health.Watch and reflection take no token', (
     }
   }, 20_000);
 
+  it('ends a reflection stream at its longest life with UNAVAILABLE even while its caller keeps asking', async () => {
+    const reflectionProto = path.join(path.dirname(require.resolve('@grpc/reflection/package.json')), 'build/proto/grpc/reflection/v1/reflection.proto');
+    const { loadPackageDefinition } = await import('@grpc/grpc-js');
+    const { loadSync } = await import('@grpc/proto-loader');
+    type Info = NodeJS.EventEmitter & { write(message: object): boolean; cancel(): void };
+    const reflection = loadPackageDefinition(loadSync(reflectionProto, { keepCase: true })) as unknown as {
+      grpc: { reflection: { v1: { ServerReflection: new (address: string, creds: ReturnType<typeof credentials.createInsecure>, options: object) => { ServerReflectionInfo(): Info; close(): void } } } };
+    };
+    const client = new reflection.grpc.reflection.v1.ServerReflection(address, credentials.createInsecure(), { 'grpc.use_local_subchannel_pool': 1 });
+    const info = client.ServerReflectionInfo();
+    let replies = 0;
+    info.on('data', () => (replies += 1));
+    const ended = new Promise<number>((resolve) => info.on('error', (error: ServiceError) => resolve(error.code)));
+    // A request every 50 ms, read as they come: never idle, so only the longest life (3 s here) ends it.
+    const asking = setInterval(() => info.write({ list_services: '' }), 50);
+    try {
+      expect(await within(ended, LIMITS.maxDurationMs + 3_000)).toBe(status.UNAVAILABLE);
+      expect(replies).toBeGreaterThan(10);
+    } finally {
+      clearInterval(asking);
+      info.cancel();
+      client.close();
+    }
+  }, 15_000);
+
   it('closes a connection that opens no call (GOAWAY) once it has been idle for the connection idle time', async () => {
     const session = connectHttp2(`http://${address}`);
     const closed = new Promise<string>((resolve) => {

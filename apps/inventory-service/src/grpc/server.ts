@@ -492,7 +492,7 @@ export function createInventoryGrpc(options: { stock: StockService; callers: Inv
   const openToAnyone = new OpenCalls('health watches and reflection streams', limits.maxOpenStreams, limits.maxOpenStreamsPerAddress);
   /** `path`: `/grpc.health.v1.Health/Watch`, `/grpc.reflection.v1.ServerReflection/ServerReflectionInfo`. */
   function boundedOpenStream(path: string, handler: (call: ServerWritableStream<unknown, unknown>) => void) {
-    return (call: ServerWritableStream<unknown, unknown>) => {
+    return (call: ServerWritableStream<unknown, unknown> & { pause?: () => void; resume?: () => void }) => {
       let giveBack: () => void;
       try {
         giveBack = openToAnyone.take(peerAddressOf(call.getPeer()));
@@ -500,20 +500,41 @@ export function createInventoryGrpc(options: { stock: StockService; callers: Inv
         call.emit('error', { code: status.RESOURCE_EXHAUSTED, details: (error as Error).message });
         return;
       }
+      // The slot is held until the call is over: grpc-js says 'cancelled' once its status has
+      // gone out or its caller cancelled, and 'close' when the stream is destroyed; not when the
+      // server merely decides to end it (its status may wait behind replies the caller has not read).
+      let announcing = false;
+      call.on('cancelled', () => announcing || giveBack());
+      call.once('close', () => giveBack());
+      // Reflection answers every request it reads: past the replies a caller leaves unread (the
+      // stream's high-water mark), it reads no more requests until they drain, so HTTP/2 flow
+      // control stops the caller instead of the replies piling up here. Nothing is written once
+      // the stream is ending.
+      const write = call.write.bind(call) as (message: unknown) => boolean;
+      call.write = ((message: unknown) => {
+        if (call.writableEnded || call.destroyed) return false;
+        const written = write(message);
+        if (!written) call.pause?.();
+        return written;
+      }) as typeof call.write;
       // A health watch with no change to send is quiet, not idle; a reflection stream is idle.
       const stream = watchStream(call, limits, { unread: () => call.writableLength > 0, quietIsFine: path.endsWith('/Watch') }, (why) => {
-        giveBack();
         if (why === 'cancelled' || why === 'deadline') return;
+        call.pause?.();
+        call.removeAllListeners('data');
         // The handlers let go of a call when it is cancelled (the health checker's list of
         // watchers): tell them, then end it with the bound's status.
+        announcing = true;
         call.emit('cancelled', 'ended by the server');
+        announcing = false;
         call.emit('error', endOf(why, path, limits));
       });
-      call.once('finish', () => {
-        stream.done();
-        giveBack();
+      call.on('drain', () => {
+        call.resume?.();
+        stream.moved();
       });
       call.on('data', () => stream.moved());
+      call.once('finish', () => stream.done());
       handler(call);
     };
   }
