@@ -107,8 +107,13 @@ export class UserService {
   async patch(principal: Principal, id: string, input: PatchUserInput, expectedVersion?: number): Promise<UserRow> {
     const { password, ...profile } = input;
     const changes: UserChanges = { ...profile };
-    // In the same write: every token issued before this change is refused from now on.
-    if (password !== undefined) Object.assign(changes, { passwordHash: await hashPassword(password), revokeTokens: true });
+    if (password !== undefined) {
+      // Whether the caller may change this user is known before a password is hashed (tens of
+      // milliseconds of CPU): a refused request must not be a way to spend them.
+      await this.get(principal, id);
+      // In the same write: every token issued before this change is refused from now on.
+      Object.assign(changes, { passwordHash: await hashPassword(password), revokeTokens: true });
+    }
     const updated = await this.update(principal, id, changes, expectedVersion);
     if (password !== undefined) await this.settings.revocations?.publish({ userId: updated.id, credentialVersion: updated.credentialVersion });
     return updated;

@@ -373,6 +373,19 @@ describe('PATCH and PUT /users/{id}', () => {
     expect((await call('PUT', `/users/${user.id}`, { token, body: { name: 'n', email: `${seq}-put@example.com` }, headers: { 'if-match': '"1"' } })).status).toBe(412);
   });
 
+  it("refuses a password change of another user's account before hashing it", async () => {
+    const { token } = await signUp();
+    const { user: other } = await signUp();
+    const hashing = jest.spyOn(crypto, 'scrypt');
+    try {
+      const res = await call('PATCH', `/users/${other.id}`, { token, body: { password: 'a-brand-new-secret' } });
+      expect(res.status).toBe(404);
+      expect(hashing).not.toHaveBeenCalled();
+    } finally {
+      hashing.mockRestore();
+    }
+  });
+
   it('PATCH password changes the credential', async () => {
     const { user, token, email } = await signUp();
     expect((await call('PATCH', `/users/${user.id}`, { token, body: { password: 'a-brand-new-secret' } })).status).toBe(200);
