@@ -128,7 +128,7 @@ export type { InventoryCallers };
 
 type AnyCall = { getDeadline(): ReturnType<ServerUnaryCall<unknown, unknown>['getDeadline']> };
 
-/** The address of a peer as grpc-js names it (`ipv4:127.0.0.1:50123`, `ipv6:[::1]:50123`), without its port. */
+/** The address of a peer as grpc-js's getPeer() names it (`127.0.0.1:50123`, `::1:50123`), without its port. */
 function peerAddressOf(peer: string): string {
   return peer.replace(/:\d+$/, '');
 }
