@@ -46,6 +46,14 @@ describe("a service's JSON body (jsonBody)", () => {
     expect(res).toMatchObject({ status: 400, body: { code: 'MALFORMED_JSON', message: 'The request body is not valid JSON.' } });
   });
 
+  it('answers 400 MALFORMED_JSON for bytes that are not text in their charset, instead of reading them as U+FFFD', async () => {
+    const refused = { status: 400, body: { code: 'MALFORMED_JSON', message: expect.stringMatching(/not valid text in its charset/) } };
+    expect(await post(service.url, Buffer.from('{"name":"\xff\xfe"}', 'latin1'), { 'content-type': 'application/json' })).toMatchObject(refused);
+    // A lone surrogate half in UTF-16.
+    expect(await post(service.url, Buffer.concat([Buffer.from('{"a":"', 'utf16le'), Buffer.from([0x00, 0xd8]), Buffer.from('"}', 'utf16le')]), { 'content-type': 'application/json; charset=utf-16le' })).toMatchObject(refused);
+    expect(await post(service.url, Buffer.from('{"name":"Zoë 🙂"}'), { 'content-type': 'application/json' })).toEqual({ status: 201, body: { received: { name: 'Zoë 🙂' } } });
+  });
+
   it('answers 413 PAYLOAD_TOO_LARGE for a body over 1 MiB', async () => {
     const res = await post(service.url, JSON.stringify({ blob: 'x'.repeat(1024 * 1024 + 10) }), { 'content-type': 'application/json' });
     expect(res).toMatchObject({ status: 413, body: { code: 'PAYLOAD_TOO_LARGE', message: 'The request body is larger than 1048576 bytes.' } });

@@ -1,6 +1,7 @@
 // Request bodies, one mechanism for every app: the check that a body is JSON (415) and the one
 // JSON parser, whose refusals it throws in the error format. The gateway checks without parsing
 // (it forwards bodies as they came); services check and parse.
+import { isUtf8 } from 'node:buffer';
 import express, { type Request, type RequestHandler } from 'express';
 import { ApiError, MAX_BODY_BYTES } from '@platform/errors';
 
@@ -74,6 +75,7 @@ export function requireJsonBody(options: { refuseContentCoding?: boolean } = {})
 /** The body parser's refusals (body-parser's error `type`s), as the client sees them. */
 const parserRefusals: Record<string, (error: { limit?: number }) => ApiError> = {
   'entity.parse.failed': () => new ApiError('MALFORMED_JSON', 'The request body is not valid JSON.'),
+  'entity.text.invalid': () => new ApiError('MALFORMED_JSON', 'The request body is not valid text in its charset (UTF-8 unless Content-Type names another).'),
   'entity.too.deep': () => tooDeeplyNested(),
   // The limit of the parser that refused it: the token route takes far less than 1 MiB.
   'entity.too.large': (error) => ApiError.payloadTooLarge(error.limit),
@@ -91,22 +93,41 @@ function refusalOf(error: unknown): unknown {
 
 type ParserOptions = NonNullable<Parameters<typeof express.json>[0]>;
 
-/** A body in another UTF (16, 32) as text; one the platform cannot decode (UTF-7) is refused as the parser refuses charsets. */
-function decoded(body: Buffer, encoding: string): string {
+const notText = () => Object.assign(new Error('not text in its charset'), { type: 'entity.text.invalid' });
+
+/**
+ * A body as text it can be read as: UTF-8 as its bytes, another UTF (16, 32) decoded. Bytes that
+ * are not text in that charset are refused (JSON is text, RFC 8259: left to the parser, they
+ * would reach the handler as U+FFFD and be stored so); a charset the platform cannot decode
+ * (UTF-7) is refused as the parser refuses charsets.
+ */
+function asText(body: Buffer, encoding: string): Buffer | string {
+  if (/^utf-?8$/i.test(encoding)) {
+    if (!isUtf8(body)) throw notText();
+    return body;
+  }
+  let decode: (bytes: Buffer) => string;
   try {
-    return new TextDecoder(encoding, { fatal: false }).decode(body);
+    const decoder = new TextDecoder(encoding, { fatal: true });
+    decode = (bytes) => decoder.decode(bytes);
   } catch {
     throw Object.assign(new Error('unsupported charset'), { type: 'charset.unsupported' });
+  }
+  try {
+    return decode(body);
+  } catch {
+    throw notText();
   }
 }
 
 /**
- * Before JSON.parse sees a body: one pass over its bytes refuses nesting past MAX_JSON_NESTING,
- * so no later walk over the value (ours, zod's, a logger's) can be made to cost more than its size.
+ * Before JSON.parse sees a body, one pass over its bytes each: bytes that are not text in their
+ * charset are refused, and so is nesting past MAX_JSON_NESTING, so no later walk over the value
+ * (ours, zod's, a logger's) can be made to cost more than its size.
  */
-function refuseDeepNesting(verify: ParserOptions['verify']): NonNullable<ParserOptions['verify']> {
+function checkedBeforeParsing(verify: ParserOptions['verify']): NonNullable<ParserOptions['verify']> {
   return (req, res, body, encoding) => {
-    if (nestsDeeperThan(/^utf-?8$/i.test(encoding) ? body : decoded(body, encoding))) throw Object.assign(new Error('too deeply nested'), { type: 'entity.too.deep' });
+    if (nestsDeeperThan(asText(body, encoding))) throw Object.assign(new Error('too deeply nested'), { type: 'entity.too.deep' });
     verify?.(req, res, body, encoding);
   };
 }
@@ -117,7 +138,7 @@ function refuseDeepNesting(verify: ParserOptions['verify']): NonNullable<ParserO
  * 415. Other failures (a body that will not inflate) go to the error handler as they are.
  */
 export function parseJsonBody(options: ParserOptions = {}): RequestHandler {
-  const parse = express.json({ type: JSON_MEDIA_TYPES, ...options, verify: refuseDeepNesting(options.verify) });
+  const parse = express.json({ type: JSON_MEDIA_TYPES, ...options, verify: checkedBeforeParsing(options.verify) });
   return (req, res, next) => parse(req, res, (error?: unknown) => next(error === undefined ? undefined : refusalOf(error)));
 }
 
@@ -161,6 +182,6 @@ export function requireReadableBody(req: Request): void {
  * handler reads `req.body`, after authentication and the route's role check.
  */
 export function jsonBody(): RequestHandler[] {
-  const parse = express.json({ type: JSON_MEDIA_TYPES, limit: MAX_BODY_BYTES, strict: false, verify: refuseDeepNesting(undefined) });
+  const parse = express.json({ type: JSON_MEDIA_TYPES, limit: MAX_BODY_BYTES, strict: false, verify: checkedBeforeParsing(undefined) });
   return [requireJsonBody(), (req, res, next) => parse(req, res, refuseWhenRead(req, next))];
 }
