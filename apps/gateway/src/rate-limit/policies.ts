@@ -44,7 +44,8 @@
 // Besides the table: at most MAX_IN_FLIGHT_PER_CALLER requests of one caller at once
 // (limitInFlight), so a few callers cannot hold every connection.
 // How the counts are kept (Redis shared by the replicas, memory as the fallback) is rate-limits.ts.
-import { isIPv6 } from 'node:net';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import type { Request, RequestHandler, Response } from 'express';
 import { emailKeyOf } from '@platform/auth';
 import { ApiError } from '@platform/errors';
@@ -93,18 +94,12 @@ export interface PolicyRow {
  * them must bring no new budget).
  */
 export function addressKeyOf(ip: string | undefined): string {
-  const address = (ip ?? '').toLowerCase().replace(/%.*$/, '');
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(address);
-  if (mapped) return `ip:${mapped[1]}`;
-  if (!isIPv6(address)) return `ip:${address}`;
-  const [head, tail] = address.split('::');
-  const front = head ? head.split(':') : [];
-  const back = tail ? tail.split(':') : [];
-  const groups = tail === undefined ? front : [...front, ...Array<string>(Math.max(0, 8 - front.length - back.length)).fill('0'), ...back];
-  return `ip:${groups
-    .slice(0, 4)
-    .map((group) => parseInt(group, 16).toString(16))
-    .join(':')}::/64`;
+  const text = (ip ?? '').replace(/%.*$/, '');
+  if (!isIP(text)) return `ip:${text.toLowerCase()}`;
+  const address = ipaddr.process(text); // an IPv4-mapped IPv6 address is its IPv4 address
+  if (address.kind() === 'ipv4') return `ip:${address.toString()}`;
+  const prefix = (address as ipaddr.IPv6).parts.slice(0, 4).map((group) => group.toString(16));
+  return `ip:${prefix.join(':')}::/64`;
 }
 
 /** The user's count with a valid token or API key (a key's owner), else the client address's. */

@@ -4,6 +4,7 @@
 // name that resolves elsewhere the next time cannot slip past — DNS rebinding).
 import { lookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
 export interface ResolvedAddress {
   address: string;
@@ -74,22 +75,6 @@ function list(subnets: [string, number, 'ipv4' | 'ipv6'][]): BlockList {
   return blocks;
 }
 
-/** The eight 16-bit groups of an IPv6 address (a dotted IPv4 tail counts as the last two). */
-function groupsOf(address: string): number[] {
-  let text = address.toLowerCase().replace(/%.*$/, '');
-  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
-  if (dotted) {
-    const [a, b, c, d] = dotted.slice(1).map(Number);
-    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
-  }
-  const parse = (part: string) => (part ? part.split(':').map((group) => parseInt(group, 16)) : []);
-  if (!text.includes('::')) return parse(text);
-  const [head, tail] = text.split('::');
-  const front = parse(head);
-  const back = parse(tail);
-  return [...front, ...Array<number>(8 - front.length - back.length).fill(0), ...back];
-}
-
 /**
  * An IPv4 address carried inside IPv6 is judged as the IPv4 address it reaches: IPv4-mapped
  * (::ffff:a.b.c.d), IPv4-compatible (::a.b.c.d, deprecated, still routed as IPv4 by some
@@ -98,7 +83,7 @@ function groupsOf(address: string): number[] {
  */
 function embeddedIpv4(address: string): string | undefined {
   if (isIP(address) !== 6) return undefined;
-  const groups = groupsOf(address);
+  const groups = ipaddr.IPv6.parse(address.replace(/%.*$/, '')).parts; // eight 16-bit groups, a dotted IPv4 tail as the last two
   const ipv4 = (high: number, low: number) => [high >> 8, high & 255, low >> 8, low & 255].join('.');
   const zeroFrom = (from: number, to: number) => groups.slice(from, to).every((group) => group === 0);
   if (zeroFrom(0, 5) && groups[5] === 0xffff) return ipv4(groups[6], groups[7]);
