@@ -1,5 +1,5 @@
 // Changing an order after it was placed: its status and coupon (PATCH), its items (PUT: the new
-// stock is reserved before the old is given back), or deleting it. Every write is at the version
+// stock is reserved before the old is given back), or deleting it (the stock it holds given back). Every write is at the version
 // the client read (If-Match); canceling is the cancellations' story (CancelOrder).
 import { type Principal, requireAdmin } from '@platform/auth';
 import { Conflict } from '@platform/errors';
@@ -82,14 +82,19 @@ export class ChangeOrder {
 
   async delete(principal: Principal, id: string, expectedVersion?: number): Promise<void> {
     const order = await this.queries.get(principal, id);
-    await updateOrderAtVersion(this.orders, order, expectedVersion, async (version) => {
-      // Stock first (idempotent): if inventory cannot take it back now, the order stays and the client retries.
-      await this.stock.releaseNow(order.reservationKey);
-      return this.orders.unitOfWork(async (writes) => {
+    // Stock an order still holds goes back with its deletion, queued in the same unit of work as
+    // a cancel's: a delete that loses its race to another write gives nothing back (the order
+    // stays, holding its stock), and one that wins cannot lose the release to a crash. A shipped
+    // or delivered order's units have left the warehouse, and a canceled one's went back already.
+    const holdsStock = order.status === 'PENDING' || order.status === 'CONFIRMED';
+    const deleted = await updateOrderAtVersion(this.orders, order, expectedVersion, (version) =>
+      this.orders.unitOfWork(async (writes) => {
         if (!(await writes.deleteAtVersion(order.id, version))) return null;
+        if (holdsStock) await this.stock.releaseAfterCommit(writes, order.reservationKey, 'order deleted');
         await writes.recordEvent(domainEvent('order.deleted', order.id, { id: order.id, userId: order.userId }));
         return true;
-      });
-    });
+      }),
+    );
+    if (deleted && holdsStock) await this.stock.release(order.reservationKey, 'order deleted');
   }
 }

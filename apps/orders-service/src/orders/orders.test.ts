@@ -600,6 +600,43 @@ describe('DELETE /orders/{id}', () => {
     expect((await call('DELETE', `/orders/${order.id}`, { token: alice.token })).status).toBe(404);
     expect((await call('GET', `/orders/${order.id}`, { token: alice.token })).status).toBe(404);
   });
+
+  it('gives stock back only with the deletion: a delete that loses to another write leaves the order holding its stock', async () => {
+    const product = stocked(10);
+    const orders: { id: string }[] = [];
+    for (let n = 0; n < 10; n++) orders.push((await placeOrder(alice.token, { items: [{ productId: product.id, quantity: 1 }] })).body);
+    expect(inventory.stock.get(product.sku)).toBe(0);
+    inventory.releaseDelayMs = 50; // a Release slower than a PATCH: whatever the delete does before its own write, the PATCH can win meanwhile
+    // Each delete races a change of the same order, as a customer's two tabs would.
+    const outcomes = await Promise.all(
+      orders.map(async (order, n) => {
+        const [deleted, patched] = await Promise.all([call('DELETE', `/orders/${order.id}`, { token: alice.token }), call('PATCH', `/orders/${order.id}`, { token: alice.token, body: { couponCode: `RACE-${n}` } })]);
+        return { deleted: deleted.status, patched: patched.status };
+      }),
+    );
+    for (const { deleted, patched } of outcomes) {
+      expect([204, 409]).toContain(deleted);
+      expect([200, 404, 409]).toContain(patched);
+    }
+    const left = (await Promise.all(orders.map((order) => call('GET', `/orders/${order.id}`, { token: alice.token })))).filter((res) => res.status === 200);
+    expect(left.length).toBe(outcomes.filter((outcome) => outcome.deleted !== 204).length);
+    for (const res of left) expect(res.body.status).toBe('PENDING');
+    // Every order left still holds its one unit; every deleted one gave its unit back.
+    await until(() => inventory.stock.get(product.sku) === 10 - left.length);
+    expect(inventory.stock.get(product.sku)).toBe(10 - left.length);
+  });
+
+  it('gives nothing back for a shipped or delivered order: its units have left the warehouse', async () => {
+    for (const shipment of ['SHIPPED', 'DELIVERED']) {
+      const { order, product } = await newOrder(alice.token, 3);
+      expect((await call('PATCH', `/orders/${order.id}`, { token: admin, body: { status: 'CONFIRMED' } })).status).toBe(200);
+      expect((await call('PUT', `/orders/${order.id}/shipment`, { token: admin, body: { status: 'SHIPPED' } })).status).toBe(200);
+      if (shipment === 'DELIVERED') expect((await call('PUT', `/orders/${order.id}/shipment`, { token: admin, body: { status: 'DELIVERED' } })).status).toBe(200);
+      expect((await call('DELETE', `/orders/${order.id}`, { token: alice.token })).status).toBe(204);
+      expect(inventory.stock.get(product.sku)).toBe(97);
+      expect(await database.prisma.pendingRelease.count({ where: { reservationKey: order.id } })).toBe(0);
+    }
+  });
 });
 
 describe('items and shipments', () => {

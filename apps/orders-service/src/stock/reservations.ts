@@ -1,5 +1,5 @@
 // Stock an order holds in inventory: reserved all or nothing when an order is placed or its items
-// replaced, given back when it is canceled, replaced or never written. A Release inventory cannot
+// replaced, given back when it is canceled, replaced, deleted before shipping or never written. A Release inventory cannot
 // take now is queued and retried by the sweeper (`retryPendingReleases`), so no stock is lost.
 // Its bookkeeping (placements under way, releases to make) is the ledger's (repository.ts).
 import { ApiError, OutOfStock } from '@platform/errors';
@@ -72,7 +72,7 @@ export class StockReservations {
   }
 
   /**
-   * In the unit of work that cancels or replaces an order: the Release about to be made, queued
+   * In the unit of work that cancels, replaces or deletes an order: the Release about to be made, queued
    * with the change, so that a crash right after the commit cannot lose it (`release` then
    * clears it, or the sweeper makes it).
    */
@@ -92,11 +92,6 @@ export class StockReservations {
       this.logger.warn({ err: error, reservationKey, why }, 'stock release failed; queued for retry');
       await this.ledger.queueRelease(reservationKey, why);
     }
-  }
-
-  /** Gives a reservation's stock back now or fails: for a caller who can retry (DELETE). */
-  async releaseNow(reservationKey: string): Promise<void> {
-    await this.inventory.release(reservationKey);
   }
 
   /**

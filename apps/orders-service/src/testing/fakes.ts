@@ -60,6 +60,8 @@ export class FakeInventory {
   delayMs = 0;
   /** Answer Release with UNAVAILABLE, as an inventory that is down would. */
   refuseReleases = false;
+  /** How long a Release takes to answer (what it gives back is given back at once). */
+  releaseDelayMs = 0;
   private server = new Server();
   address = '';
 
@@ -110,7 +112,7 @@ export class FakeInventory {
       const held = this.reservations.get(call.request.orderId);
       this.reservations.delete(call.request.orderId);
       for (const [sku, quantity] of held ?? []) this.stock.set(sku, (this.stock.get(sku) ?? 0) + quantity);
-      callback(null, { releasedCount: held?.size ?? 0 });
+      setTimeout(() => callback(null, { releasedCount: held?.size ?? 0 }), this.releaseDelayMs);
     };
     const implementation: InventoryServer = {
       reserve,
