@@ -42,7 +42,7 @@ function contendedOrder(losses: number) {
 describe('the cancellation worker canceling an order that keeps changing', () => {
   it(`gives up after ${CANCEL_ATTEMPTS} lost races, writes nothing and releases nothing`, async () => {
     const { cancelOrder, attempts, released, recorded } = contendedOrder(Number.POSITIVE_INFINITY);
-    await expect(cancelOrder.forCancellation(order.id)).resolves.toBe('contended');
+    await expect(cancelOrder.forCancellation(order.id)).resolves.toEqual({ outcome: 'contended', canceledAmount: 0 });
     expect(attempts).toHaveLength(CANCEL_ATTEMPTS);
     expect(released).toEqual([]);
     expect(recorded).toEqual([]);
@@ -50,7 +50,7 @@ describe('the cancellation worker canceling an order that keeps changing', () =>
 
   it('cancels once a retry wins, and gives the stock back once', async () => {
     const { cancelOrder, attempts, released, recorded } = contendedOrder(CANCEL_ATTEMPTS - 1);
-    await expect(cancelOrder.forCancellation(order.id)).resolves.toBe('canceled');
+    await expect(cancelOrder.forCancellation(order.id)).resolves.toEqual({ outcome: 'canceled', canceledAmount: order.amount });
     expect(attempts).toHaveLength(CANCEL_ATTEMPTS);
     expect(released).toEqual([order.reservationKey]);
     expect(recorded).toEqual(['order.canceled']);

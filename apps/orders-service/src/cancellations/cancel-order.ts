@@ -13,6 +13,16 @@ import type { StockReservations } from '../stock/reservations';
 /** What the worker's cancel did; `contended` leaves the request for the next sweep. */
 export type CancelOutcome = 'canceled' | 'already-canceled' | 'not-cancelable' | 'gone' | 'contended';
 
+export interface CancelResult {
+  outcome: CancelOutcome;
+  /**
+   * The amount of the order as it stands canceled (`canceled`, `already-canceled`): what a refund
+   * gives back. Read at the version the cancel was written at, so a PUT that changed the items
+   * after the request was made counts. 0 when no order stands canceled.
+   */
+  canceledAmount: number;
+}
+
 /** Lost races the worker retries in one go: other writes keep winning only while the order is busy. */
 export const CANCEL_ATTEMPTS = 5;
 
@@ -41,16 +51,16 @@ export class CancelOrder {
    * wins meanwhile means reading the order again, at most `attempts` times; then the request
    * waits for the next sweep rather than holding the worker.
    */
-  async forCancellation(orderId: string): Promise<CancelOutcome> {
+  async forCancellation(orderId: string): Promise<CancelResult> {
     for (let attempt = 1; attempt <= this.attempts; attempt++) {
       const order = await this.orders.findById(orderId);
-      if (!order) return 'gone';
-      if (order.status === 'CANCELED') return 'already-canceled';
-      if (!canTransition(order.status, 'CANCELED')) return 'not-cancelable';
-      if (await this.cancelAt(order, order.version)) return 'canceled';
+      if (!order) return { outcome: 'gone', canceledAmount: 0 };
+      if (order.status === 'CANCELED') return { outcome: 'already-canceled', canceledAmount: order.amount };
+      if (!canTransition(order.status, 'CANCELED')) return { outcome: 'not-cancelable', canceledAmount: 0 };
+      if (await this.cancelAt(order, order.version)) return { outcome: 'canceled', canceledAmount: order.amount };
     }
     this.logger.warn({ orderId, attempts: this.attempts }, 'order kept changing while being canceled; the next sweep tries again');
-    return 'contended';
+    return { outcome: 'contended', canceledAmount: 0 };
   }
 
   /** False when another write changed the order since `version`: nothing is written then. */

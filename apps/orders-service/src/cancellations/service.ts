@@ -48,10 +48,11 @@ export class CancellationService {
   /** The worker's part: cancels the orders of pending requests and completes the requests. */
   async completePending(): Promise<void> {
     for (const cancellation of await this.cancellations.pending(50)) {
-      const outcome = await this.cancelOrder.forCancellation(cancellation.orderId);
+      const { outcome, canceledAmount } = await this.cancelOrder.forCancellation(cancellation.orderId);
       if (outcome === 'contended') continue; // still REQUESTED: the next sweep tries again
-      // An order that shipped before the request was processed is not refunded.
-      const refund = outcome === 'not-cancelable' ? 0 : cancellation.refundAmount;
+      // The refund is the amount of the order that stands canceled, not the one recorded with the
+      // request (a PUT may have changed the items since); an order that shipped first gets none.
+      const refund = canceledAmount;
       const completed = domainEvent('order.cancellation.completed', cancellation.orderId, { cancellationId: cancellation.id, orderId: cancellation.orderId, outcome, refundAmount: refund });
       if (await this.cancellations.complete(cancellation.id, refund, completed)) this.logger.info({ orderId: cancellation.orderId, outcome }, 'cancellation completed');
     }

@@ -783,6 +783,22 @@ describe('POST /orders/{id}/cancellation', () => {
     expect((await call('POST', `/orders/${order.id}/cancellation`, { token: alice.token })).body.id).toBe(res.body.id);
   });
 
+  it('refunds the amount of the order it canceled, not the amount when it was asked for', async () => {
+    const { order, product } = await newOrder(alice.token, 10);
+    // The request is recorded at 10 units; the customer then replaces the items with 1 before the worker runs.
+    const replaced = await call('PUT', `/orders/${order.id}`, { token: alice.token, body: { items: [{ productId: product.id, quantity: 1 }] } });
+    expect(replaced.status).toBe(200);
+    expect(replaced.body.amount).toBe(12_000);
+    await database.prisma.cancellation.create({ data: { id: '01a20097-b6ee-740a-909d-000000000002', orderId: order.id, refundAmount: order.amount } });
+    await built.cancellations.completePending();
+    const done = await call('GET', `/orders/${order.id}/cancellation`, { token: alice.token });
+    expect(done.body).toMatchObject({ status: 'COMPLETED', refundAmount: 12_000 });
+    expect((await call('GET', `/orders/${order.id}`, { token: alice.token })).body).toMatchObject({ status: 'CANCELED', amount: 12_000 });
+    const completed = await database.prisma.outboxEvent.findFirst({ where: { aggregateId: order.id, type: 'order.cancellation.completed' } });
+    expect(completed?.data).toMatchObject({ outcome: 'canceled', refundAmount: 12_000 });
+    expect(inventory.stock.get(product.sku)).toBe(100);
+  });
+
   it('picks up a pending cancellation again after a restart', async () => {
     const { order, product } = await newOrder(alice.token, 4);
     await database.prisma.cancellation.create({ data: { id: '01a20097-b6ee-740a-909d-000000000001', orderId: order.id, refundAmount: order.amount } });

@@ -23,7 +23,7 @@ export class DeletedUsers {
     await this.orders.recordDeletedUser(userId);
     let canceled = 0;
     for (const orderId of await this.orders.idsOfUser(userId, openStatuses)) {
-      const outcome = await this.cancelOrder.forCancellation(orderId);
+      const { outcome } = await this.cancelOrder.forCancellation(orderId);
       // Another write kept winning: fail, so the event comes again rather than leaving it open.
       if (outcome === 'contended') throw new Error(`order ${orderId} kept changing while being canceled for a deleted user`);
       if (outcome === 'canceled') canceled++;
