@@ -248,7 +248,9 @@ function errorStatusesOf(endpoint: Endpoint, path: string, deprecated: boolean):
   if (endpoint.forbidden || endpoint.access !== 'public') statuses.add(403);
   if (path.includes('{')) statuses.add(404);
   if (endpoint.body) [408, 413, 415, 422].forEach((status) => statuses.add(status));
-  if (endpoint.query && 'size' in endpoint.query.shape) statuses.add(422);
+  // A query parameter's value can break a rule (a size out of range, a value not in its list); an
+  // unknown one is a 400. GraphQL's parameters are checked by GraphQL, which answers in its own way.
+  if (endpoint.query && !endpoint.graphqlErrors && Object.keys(endpoint.query.shape).length > 0) statuses.add(422);
   if (endpoint.conflicts?.length) statuses.add(409);
   if (endpoint.ifMatch) statuses.add(412);
   if (endpoint.queriesOnly) statuses.add(405);

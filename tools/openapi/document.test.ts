@@ -1,0 +1,37 @@
+// The statuses the document lists against what the endpoints' own checks answer: a client's
+// generated code and its error handling are built from the list, so a status the server can
+// answer and the document leaves out reaches the client as "undocumented".
+import { Invalid } from '@platform/errors';
+import { parseQuery } from '@platform/validation';
+import { buildDocument } from './document';
+import { apiEndpoints } from './endpoints';
+
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/** Values a client may send that break a rule rather than the type: each is tried per parameter. */
+const RULE_BREAKING_VALUES = ['zzz-not-a-listed-value', '-1', '0', '100000', 'not-a-date', 'x'.repeat(300)];
+
+describe('the OpenAPI document', () => {
+  const document = buildDocument() as Json;
+
+  it('lists 422 for every operation whose query parameters can be refused as breaking a rule', () => {
+    const undocumented: string[] = [];
+    for (const endpoint of apiEndpoints) {
+      if (!endpoint.query) continue;
+      const refusesWith422 = Object.keys(endpoint.query.shape).some((name) =>
+        RULE_BREAKING_VALUES.some((value) => {
+          try {
+            parseQuery(endpoint.query!, { [name]: value });
+            return false;
+          } catch (error) {
+            return error instanceof Invalid;
+          }
+        }),
+      );
+      const path = endpoint.path.replace(/:(\w+)/g, '{$1}');
+      const responses = document.paths[path]?.[endpoint.method.toLowerCase()]?.responses as Json | undefined;
+      if (refusesWith422 && !responses?.['422']) undocumented.push(`${endpoint.method} ${path}`);
+    }
+    expect(undocumented).toEqual([]);
+  });
+});
