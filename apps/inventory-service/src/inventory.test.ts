@@ -9,7 +9,7 @@ import { issueAccessToken, serviceTokenSource, TokenVerifier } from '@platform/a
 import type { Database } from '@platform/db';
 import { openTestDatabase } from '@platform/db/testing';
 import { ApiError, asApiError, OutOfStock } from '@platform/errors';
-import { createInventoryClient, fromGrpcStatus, InventoryClient, ReserveReply, type ReleaseReply } from '@platform/inventory-contract';
+import { createInventoryClient, fromGrpcStatus, type FulfilReply, InventoryClient, ReserveReply, type ReleaseReply } from '@platform/inventory-contract';
 import { createLogger, createMetrics, Health, listen } from '@platform/service-kit';
 import { isId, newId } from '@platform/ids';
 import { apiClient, tokenFor } from '@platform/test-kit';
@@ -65,6 +65,10 @@ function reserve(request: { orderId: string; sku: string; quantity: number }, de
 
 function release(orderId: string): Promise<ReleaseReply> {
   return new Promise((resolve, reject) => client.release({ orderId }, (error, reply) => (error ? reject(error) : resolve(reply))));
+}
+
+function fulfil(orderId: string): Promise<FulfilReply> {
+  return new Promise((resolve, reject) => client.fulfil({ orderId }, (error, reply) => (error ? reject(error) : resolve(reply))));
 }
 
 
@@ -247,6 +251,24 @@ describe('Release', () => {
     expect((await release('order-release')).releasedCount).toBe(0);
     expect(await database.prisma.stock.findUnique({ where: { sku } })).toMatchObject({ available: 10, reserved: 0 });
     expect(await database.prisma.stock.findUnique({ where: { sku: other } })).toMatchObject({ available: 10, reserved: 0 });
+  });
+});
+
+describe('Fulfil', () => {
+  it("takes a shipped order's stock off hand once: no longer reserved, never released, and on_hand can be set to what is left", async () => {
+    const sku = await stockedSku(1);
+    await reserve({ orderId: 'order-fulfil', sku, quantity: 1 });
+    expect(await database.prisma.stock.findUnique({ where: { sku } })).toMatchObject({ available: 0, reserved: 1 });
+    const [first, second] = await Promise.all([fulfil('order-fulfil'), fulfil('order-fulfil')]);
+    expect([first.fulfilledCount, second.fulfilledCount].sort()).toEqual([0, 1]);
+    expect(await database.prisma.stock.findUnique({ where: { sku } })).toMatchObject({ available: 0, reserved: 0 });
+    // The units are gone: a later Release (a deleted order's) gives nothing back.
+    expect((await release('order-fulfil')).releasedCount).toBe(0);
+    expect(await database.prisma.stock.findUnique({ where: { sku } })).toMatchObject({ available: 0, reserved: 0 });
+    // An empty shelf can be recorded: nothing is held against it any more.
+    const level = await new Promise<{ level?: { onHand: number; reserved: number; available: number } }>((resolve, reject) => client.setStock({ sku, onHand: 0, requestId: newId() }, (error, reply) => (error ? reject(error) : resolve(reply))));
+    expect(level.level).toMatchObject({ onHand: 0, reserved: 0, available: 0 });
+    expect(await database.prisma.reservation.findFirst({ where: { orderId: 'order-fulfil' } })).toMatchObject({ status: 'FULFILLED', fulfilledAt: expect.any(Date) });
   });
 });
 

@@ -64,7 +64,7 @@ export function createOrderUseCases(deps: OrderUseCaseDeps) {
     placeOrder: idempotent(deps.idempotency, (principal, input: CreateOrderInput, alongside) => placing.place(principal, input, alongside), toPlacedOrderAnswer),
     changeOrder: new ChangeOrder(deps.orders, queries, pricing, stock, cancelOrder),
     cancelOrder,
-    shipments: new ShipmentService(deps.orders, queries),
+    shipments: new ShipmentService(deps.orders, queries, stock),
     stock,
   };
 }

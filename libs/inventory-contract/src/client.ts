@@ -13,6 +13,7 @@ import { fromGrpcStatus } from './grpc-errors';
 import {
   type AdjustStockReply,
   type AdjustStockRequest,
+  type FulfilReply,
   type GetStockReply,
   type GetStockRequest,
   InventoryClient,
@@ -30,6 +31,8 @@ export interface InventoryGateway {
   /** Every line of one order or none: nothing reserved is OutOfStock, naming the SKUs short of stock or unknown. */
   reserveOrder(orderId: string, lines: { sku: string; quantity: number }[]): Promise<ReserveReply[]>;
   release(orderId: string): Promise<number>;
+  /** The order shipped: its reservations' stock leaves the warehouse. Idempotent. */
+  fulfil(orderId: string): Promise<number>;
   getStock(skus: string[]): Promise<StockLevel[]>;
   setStock(request: SetStockRequest): Promise<StockLevel>;
   adjustStock(request: AdjustStockRequest): Promise<StockLevel>;
@@ -90,6 +93,7 @@ export function createInventoryClient(address: string, options: InventoryClientO
     reserve: (request) => unary<ReserveRequest, ReserveReply>(client.reserve, request, reservationFailureOf),
     reserveOrder,
     release: async (orderId) => (await unary<{ orderId: string }, ReleaseReply>(client.release, { orderId })).releasedCount,
+    fulfil: async (orderId) => (await unary<{ orderId: string }, FulfilReply>(client.fulfil, { orderId })).fulfilledCount,
     getStock: async (skus) => (await unary<GetStockRequest, GetStockReply>(client.getStock, { skus })).levels,
     setStock: async (request) => (await unary<SetStockRequest, SetStockReply>(client.setStock, request)).level!,
     adjustStock: async (request) => (await unary<AdjustStockRequest, AdjustStockReply>(client.adjustStock, request)).level!,

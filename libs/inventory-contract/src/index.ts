@@ -1,6 +1,8 @@
 export {
   AdjustStockReply,
   AdjustStockRequest,
+  FulfilReply,
+  FulfilRequest,
   GetStockReply,
   GetStockRequest,
   InventoryClient,

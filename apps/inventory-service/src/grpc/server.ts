@@ -41,7 +41,7 @@ import { DomainError, Forbidden, Unauthenticated } from '@platform/errors';
 import type { Logger, Stoppable } from '@platform/service-kit';
 import type { UsageRecorder } from '@platform/usage';
 import { parseMessage } from '@platform/validation';
-import { adjustStockRequest, getStockRequest, MAX_LINES, releaseRequest, reserveOrderRequest, reserveRequest, setStockRequest, watchStockRequest } from '../stock/schemas';
+import { adjustStockRequest, fulfilRequest, getStockRequest, MAX_LINES, releaseRequest, reserveOrderRequest, reserveRequest, setStockRequest, watchStockRequest } from '../stock/schemas';
 import type { StockService } from '../stock/service';
 import type { Deprecation } from '@platform/deprecations';
 import { logCalls } from './call-log';
@@ -465,6 +465,7 @@ export function createInventoryGrpc(options: { stock: StockService; callers: Inv
   const implementation: InventoryServer = {
     reserve: unary<ReserveRequest, ReserveReply>('Reserve', async (request) => ({ ...(await stock.reserve(parseMessage(reserveRequest, request))), error: undefined })),
     release: unary('Release', async (request: { orderId: string }) => ({ releasedCount: await stock.release(parseMessage(releaseRequest, request).orderId) })),
+    fulfil: unary('Fulfil', async (request: { orderId: string }) => ({ fulfilledCount: await stock.fulfil(parseMessage(fulfilRequest, request).orderId) })),
     getStock: unary('GetStock', async (request: { skus: string[] }) => ({ levels: await stock.getStock(parseMessage(getStockRequest, request).skus) })),
     setStock: unary('SetStock', async (request: { sku: string; onHand: number; requestId: string }) => ({ level: await stock.setStock(parseMessage(setStockRequest, request)) })),
     // change_reason replaces the deprecated reason (contracts/deprecations.yaml); either is kept, the new one first,

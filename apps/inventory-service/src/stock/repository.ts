@@ -163,6 +163,27 @@ export class StockRepository {
   }
 
   /**
+   * The order shipped: its reservations' stock leaves the warehouse, no longer reserved nor on
+   * hand (`available` does not change). Returns how many reservations it fulfilled; 0 on a repeat.
+   */
+  async fulfil(orderId: string): Promise<number> {
+    const [row] = await this.prisma.$queryRaw<{ fulfilled: number }[]>`
+      WITH fulfilled AS (
+        UPDATE reservations SET status = 'FULFILLED', fulfilled_at = now()
+        WHERE order_id = ${orderId} AND status = 'RESERVED'
+        RETURNING sku, quantity
+      ), totals AS (
+        SELECT sku, sum(quantity)::int AS quantity FROM fulfilled GROUP BY sku
+      ), shipped AS (
+        UPDATE stock s SET reserved = s.reserved - t.quantity, updated_at = now()
+        FROM totals t WHERE s.sku = t.sku
+        RETURNING s.sku
+      )
+      SELECT count(*)::int AS fulfilled FROM fulfilled`;
+    return row.fulfilled;
+  }
+
+  /**
    * Reserves every line of one order in one statement, or none. The order's stock rows are
    * locked in SKU order (two orders sharing SKUs never wait on each other in a cycle), lines the
    * order already holds are returned and take nothing, and the rest are taken only if every one

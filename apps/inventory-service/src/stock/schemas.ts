@@ -51,6 +51,9 @@ export const reserveOrderRequest = z
 
 export const releaseRequest = z.object({ orderId });
 
+/** Fulfil names its order as Release does. */
+export const fulfilRequest = releaseRequest;
+
 export const getStockRequest = z.object({ skus: skuList });
 
 /** WatchStock names its SKUs as GetStock does. */

@@ -142,6 +142,11 @@ export class StockService {
     return this.stock.release(orderId);
   }
 
+  /** The order shipped: see StockRepository.fulfil. */
+  async fulfil(orderId: string): Promise<number> {
+    return this.stock.fulfil(orderId);
+  }
+
   /** Stocks the demo catalog's SKUs (the shared list) into an empty database. */
   seedDemoStock(): Promise<number> {
     return this.stock.seedIfEmpty(demoProducts.map((product) => ({ sku: product.sku, available: product.initialStock })));

@@ -26,6 +26,7 @@ export class ChangeOrder {
   async patch(principal: Principal, id: string, input: PatchOrderInput, expectedVersion?: number): Promise<OrderRow> {
     if (input.status === 'CANCELED') return this.cancelOrder.cancel(principal, id, { couponCode: input.couponCode, expectedVersion });
     const order = await this.queries.get(principal, id);
+    let ships = false;
     await updateOrderAtVersion(this.orders, order, expectedVersion, async (version) => {
       if (input.status !== undefined && input.status !== order.status) {
         // Moving an order along is the shop's job.
@@ -35,14 +36,18 @@ export class ChangeOrder {
       if (input.couponCode !== undefined && order.status !== 'PENDING') throw new Conflict('ORDER_NOT_EDITABLE', 'The coupon can change only while the order is PENDING.');
       const now = new Date();
       const status = input.status ?? order.status;
+      ships = status === 'SHIPPED' && order.status !== 'SHIPPED';
       return this.orders.unitOfWork(async (writes) => {
         if (!(await writes.updateAtVersion(order.id, version, { status, couponCode: input.couponCode }))) return null;
         if (status === 'SHIPPED' || status === 'DELIVERED') await writes.upsertShipment(order.id, { status, shippedAt: order.shipment?.shippedAt ?? now });
+        // Shipping: the stock the order holds leaves the warehouse (as ShipmentService.put).
+        if (ships) await this.stock.fulfilAfterCommit(writes, order.reservationKey);
         const event = status !== order.status ? statusEventOf(status) : input.couponCode !== undefined && input.couponCode !== order.couponCode ? 'order.updated' : undefined;
         if (event) await recordOrderEvent(writes, event, order.id);
         return true;
       });
     });
+    if (ships) await this.stock.fulfil(order.reservationKey);
     return this.queries.get(principal, id);
   }
 

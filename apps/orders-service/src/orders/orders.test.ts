@@ -664,6 +664,41 @@ describe('items and shipments', () => {
   });
 });
 
+describe('shipping an order', () => {
+  it('tells inventory its stock left the warehouse, whether shipped by PUT .../shipment or PATCH status', async () => {
+    for (const ship of ['shipment', 'status']) {
+      const { order, product } = await newOrder(alice.token, 2);
+      expect((await call('PATCH', `/orders/${order.id}`, { token: admin, body: { status: 'CONFIRMED' } })).status).toBe(200);
+      expect(inventory.fulfilled.has(order.id)).toBe(false);
+      const shipped =
+        ship === 'shipment'
+          ? await call('PUT', `/orders/${order.id}/shipment`, { token: admin, body: { status: 'SHIPPED' } })
+          : await call('PATCH', `/orders/${order.id}`, { token: admin, body: { status: 'SHIPPED' } });
+      expect(shipped.status).toBe(200);
+      expect(inventory.fulfilled.has(order.id)).toBe(true);
+      expect(inventory.reservations.has(order.id)).toBe(false); // nothing left for a Release to give back
+      expect(inventory.stock.get(product.sku)).toBe(98);
+      expect(await database.prisma.pendingRelease.count({ where: { reservationKey: order.id } })).toBe(0);
+    }
+  });
+
+  it('keeps the fulfilment and retries it while inventory is down', async () => {
+    const { order } = await newOrder(alice.token, 1);
+    await call('PATCH', `/orders/${order.id}`, { token: admin, body: { status: 'CONFIRMED' } });
+    inventory.refuseReleases = true;
+    try {
+      expect((await call('PUT', `/orders/${order.id}/shipment`, { token: admin, body: { status: 'SHIPPED' } })).status).toBe(200);
+      expect(await database.prisma.pendingRelease.findUnique({ where: { reservationKey: order.id } })).toMatchObject({ call: 'FULFIL' });
+      expect(await built.orders.stock.retryPendingReleases({ graceMs: 0 })).toBe(0);
+    } finally {
+      inventory.refuseReleases = false;
+    }
+    expect(await built.orders.stock.retryPendingReleases({ graceMs: 0 })).toBeGreaterThanOrEqual(1);
+    expect(inventory.fulfilled.has(order.id)).toBe(true);
+    expect(await database.prisma.pendingRelease.count({ where: { reservationKey: order.id } })).toBe(0);
+  });
+});
+
 describe('stock releases inventory cannot take right away', () => {
   it('are kept and retried until inventory takes them: a cancel and a failed order write leak nothing', async () => {
     const { order, product } = await newOrder(alice.token, 3);

@@ -3,9 +3,10 @@
 // make (failed, or queued with the change that calls for it). The rules live in reservations.ts.
 import { Prisma, type PrismaClient } from '../generated/prisma/client';
 
-/** A reservation inventory still has to give back. */
+/** A reservation inventory still has to give back (RELEASE), or fulfil once its order shipped (FULFIL). */
 export interface PendingReleaseRow {
   reservationKey: string;
+  call: 'RELEASE' | 'FULFIL';
   reason: string;
   attempts: number;
   createdAt: Date;
@@ -57,13 +58,22 @@ export class ReservationLedger {
     await this.client.pendingRelease.upsert({ where: { reservationKey }, create: { reservationKey, reason }, update: { attempts: { increment: 1 } } });
   }
 
+  /**
+   * Remembers that inventory still has to fulfil a reservation (its order shipped): queued in the
+   * transaction that ships the order, or after a Fulfil that failed (counting the attempt).
+   */
+  async queueFulfilment(reservationKey: string): Promise<void> {
+    const fulfil = { call: 'FULFIL' as const, reason: 'order shipped', placementDeadline: null };
+    await this.client.pendingRelease.upsert({ where: { reservationKey }, create: { reservationKey, ...fulfil }, update: { ...fulfil, attempts: { increment: 1 } } });
+  }
+
   pendingReleases(limit: number, createdBefore: Date): Promise<PendingReleaseRow[]> {
     return this.client.pendingRelease.findMany({ where: { placementDeadline: null, createdAt: { lt: createdBefore } }, orderBy: { createdAt: 'asc' }, take: limit });
   }
 
-  /** Releases queued for inventory (not placements still under way). */
+  /** Releases queued for inventory (not placements still under way, nor fulfilments). */
   countPendingReleases(): Promise<number> {
-    return this.client.pendingRelease.count({ where: { placementDeadline: null } });
+    return this.client.pendingRelease.count({ where: { placementDeadline: null, call: 'RELEASE' } });
   }
 
   async releaseDone(reservationKey: string): Promise<void> {

@@ -1,5 +1,6 @@
 // Stock an order holds in inventory: reserved all or nothing when an order is placed or its items
-// replaced, given back when it is canceled, replaced, deleted before shipping or never written. A Release inventory cannot
+// replaced, given back when it is canceled, replaced, deleted before shipping or never written,
+// and fulfilled (gone from the warehouse) when it ships. A Release inventory cannot
 // take now is queued and retried by the sweeper (`retryPendingReleases`), so no stock is lost.
 // Its bookkeeping (placements under way, releases to make) is the ledger's (repository.ts).
 import { ApiError, OutOfStock } from '@platform/errors';
@@ -95,8 +96,27 @@ export class StockReservations {
   }
 
   /**
+   * In the unit of work that ships an order: inventory is to fulfil its reservation (the stock
+   * leaves the warehouse), queued with the change so that a crash after the commit cannot lose it.
+   */
+  async fulfilAfterCommit(writes: WritesWithReservations, reservationKey: string): Promise<void> {
+    await writes.reservations.queueFulfilment(reservationKey);
+  }
+
+  /** Tells inventory the order shipped. If it cannot take it now, the sweeper retries (Fulfil is idempotent). */
+  async fulfil(reservationKey: string): Promise<void> {
+    try {
+      await this.inventory.fulfil(reservationKey);
+      await this.ledger.releaseDone(reservationKey);
+    } catch (error) {
+      this.logger.warn({ err: error, reservationKey }, 'stock fulfilment failed; queued for retry');
+      await this.ledger.queueFulfilment(reservationKey);
+    }
+  }
+
+  /**
    * The sweeper's part: placements whose order was never written become releases, then queued
-   * releases are retried; returns how many inventory took back now. Entries younger than
+   * releases and fulfilments are retried; returns how many inventory took now. Entries younger than
    * `graceMs` wait, so a Reserve that committed late is released too.
    */
   async retryPendingReleases(options: { limit?: number; graceMs?: number; now?: Date } = {}): Promise<number> {
@@ -105,12 +125,14 @@ export class StockReservations {
     if (dead) this.logger.warn({ placements: dead }, 'order placements died before writing their order; releasing their stock');
     let released = 0;
     for (const pending of await this.ledger.pendingReleases(options.limit ?? 50, new Date(now.getTime() - (options.graceMs ?? 5_000)))) {
+      const fulfil = pending.call === 'FULFIL';
       try {
-        await this.inventory.release(pending.reservationKey);
+        await (fulfil ? this.inventory.fulfil(pending.reservationKey) : this.inventory.release(pending.reservationKey));
         await this.ledger.releaseDone(pending.reservationKey);
         released += 1;
       } catch {
-        await this.ledger.queueRelease(pending.reservationKey, pending.reason); // counts the attempt
+        // Counts the attempt.
+        await (fulfil ? this.ledger.queueFulfilment(pending.reservationKey) : this.ledger.queueRelease(pending.reservationKey, pending.reason));
         break; // inventory is still away; the next sweep tries again
       }
     }

@@ -8,6 +8,8 @@ import {
   type InventoryGateway,
   InventoryService,
   type InventoryServer,
+  type FulfilReply,
+  type FulfilRequest,
   type ReleaseReply,
   type ReleaseRequest,
   type ReserveLine,
@@ -62,6 +64,8 @@ export class FakeInventory {
   refuseReleases = false;
   /** How long a Release takes to answer (what it gives back is given back at once). */
   releaseDelayMs = 0;
+  /** Reservation keys inventory was told shipped (Fulfil): their stock left, none of it comes back. */
+  readonly fulfilled = new Set<string>();
   private server = new Server();
   address = '';
 
@@ -114,9 +118,17 @@ export class FakeInventory {
       for (const [sku, quantity] of held ?? []) this.stock.set(sku, (this.stock.get(sku) ?? 0) + quantity);
       setTimeout(() => callback(null, { releasedCount: held?.size ?? 0 }), this.releaseDelayMs);
     };
+    const fulfil = (call: ServerUnaryCall<FulfilRequest, FulfilReply>, callback: sendUnaryData<FulfilReply>) => {
+      if (this.refuseReleases) return callback({ code: status.UNAVAILABLE, details: 'inventory is down' });
+      const held = this.reservations.get(call.request.orderId);
+      this.reservations.delete(call.request.orderId);
+      if (held) this.fulfilled.add(call.request.orderId);
+      callback(null, { fulfilledCount: held?.size ?? 0 });
+    };
     const implementation: InventoryServer = {
       reserve,
       release,
+      fulfil,
       reserveOrder,
       getStock: unimplemented,
       setStock: unimplemented,
