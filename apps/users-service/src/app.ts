@@ -23,7 +23,7 @@ import { webhookRoutes } from './webhooks/routes';
 import { WebhookService } from './webhooks/service';
 
 export interface UsersAppDeps {
-  config: Pick<UsersConfig, 'API_KEY_HASH_SECRET' | 'jwtSecret' | 'jwtVerifySecrets' | 'cursorSecret' | 'ACCESS_TOKEN_TTL_S' | 'REQUEST_TIMEOUT_MS' | 'NODE_ENV'> & Partial<Pick<UsersConfig, 'WEBHOOK_ALLOW_LOOPBACK'>>;
+  config: Pick<UsersConfig, 'API_KEY_HASH_SECRET' | 'jwtSecret' | 'jwtVerifySecrets' | 'cursorSecret' | 'ACCESS_TOKEN_TTL_S' | 'REQUEST_TIMEOUT_MS' | 'NODE_ENV'> & Partial<Pick<UsersConfig, 'WEBHOOK_ALLOW_LOOPBACK' | 'WEBHOOK_ACCOUNT_CONCURRENCY' | 'WEBHOOK_CONNECT_TIMEOUT_MS'>>;
   prisma: DatabaseClient;
   logger: Logger;
   health: Health;
@@ -46,7 +46,13 @@ export async function createUsersApp(deps: UsersAppDeps) {
   });
   const webhookRepository = new WebhookRepository(deps.prisma);
   const guard = new AddressGuard({ allowLoopback: config.WEBHOOK_ALLOW_LOOPBACK ?? false, resolve: deps.webhooks?.resolve });
-  const dispatcher = new WebhookDispatcher(webhookRepository, guard, deps.logger, { clock: deps.webhooks?.clock, timeoutMs: deps.webhooks?.timeoutMs }, deps.metrics.registry);
+  const dispatcher = new WebhookDispatcher(
+    webhookRepository,
+    guard,
+    deps.logger,
+    { clock: deps.webhooks?.clock, timeoutMs: deps.webhooks?.timeoutMs, accountConcurrency: config.WEBHOOK_ACCOUNT_CONCURRENCY, connectTimeoutMs: config.WEBHOOK_CONNECT_TIMEOUT_MS },
+    deps.metrics.registry,
+  );
   const webhooks = new WebhookService(webhookRepository, guard, { cursorSecret: config.cursorSecret, clock: deps.webhooks?.clock, onDeliveriesDue: () => dispatcher.wake() });
   const eventHandlers = webhookEventHandlers(webhookRepository, { clock: deps.webhooks?.clock, onDeliveriesDue: () => dispatcher.wake() });
   const apiKeys = new ApiKeyService(new ApiKeyRepository(deps.prisma), { hashSecret: apiKeyHashSecretOf(config), cursorSecret: config.cursorSecret, revocations: deps.revocations });

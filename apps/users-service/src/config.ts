@@ -1,6 +1,8 @@
 import { eventsConfigShape } from '@platform/events';
 import { ConfigError, loadConfig, portSetting } from '@platform/service-kit';
 import { z } from '@platform/validation';
+import { DISPATCH_WORKERS, WORKERS_PER_ACCOUNT } from './webhooks/dispatcher';
+import { DELIVERY_CONNECT_TIMEOUT_MS, DELIVERY_TIMEOUT_MS } from './webhooks/retry-schedule';
 
 export function loadUsersConfig(env: NodeJS.ProcessEnv = process.env) {
   const config = loadConfig(
@@ -20,6 +22,10 @@ export function loadUsersConfig(env: NodeJS.ProcessEnv = process.env) {
       WEBHOOK_ALLOW_LOOPBACK: z.enum(['true', 'false']).default('false').transform((value) => value === 'true'),
       /** How often due webhook deliveries (retries) are looked for without being woken (ms). */
       WEBHOOK_DISPATCH_MS: z.coerce.number().int().min(50).max(60_000).default(1_000),
+      /** Webhook deliveries to one account's endpoints a replica sends at once, of its 8: the rest stay free for other accounts however slowly that account's endpoints answer. */
+      WEBHOOK_ACCOUNT_CONCURRENCY: z.coerce.number().int().min(1).max(DISPATCH_WORKERS).default(WORKERS_PER_ACCOUNT),
+      /** How long a webhook delivery may take to connect (ms), inside the 15 s the whole attempt has. */
+      WEBHOOK_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(DELIVERY_TIMEOUT_MS).default(DELIVERY_CONNECT_TIMEOUT_MS),
       /** The HMAC key of stored API key hashes; unset: derived from JWT_SECRET (set it in production, so a JWT_SECRET rotation keeps every key working). */
       API_KEY_HASH_SECRET: z.string().min(32, 'API_KEY_HASH_SECRET must be at least 32 characters').optional(),
     },

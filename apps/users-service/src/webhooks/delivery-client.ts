@@ -1,7 +1,7 @@
 // Sends one signed webhook request to an address the guard pinned: node's http(s) client with a
 // lookup that answers the pinned address (TLS still checks the certificate against the host
-// name), one deadline for the whole exchange, redirects answered but never followed, and the
-// response body read up to a small limit and then dropped.
+// name), one deadline for the whole exchange and a shorter one for the connection, redirects
+// answered but never followed, and the response body read up to a small limit and then dropped.
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
@@ -28,6 +28,8 @@ export interface WebhookRequest {
   headers: Record<string, string>;
   body: string;
   timeoutMs: number;
+  /** The TCP connection must be made within this (TLS and the answer then have the rest of timeoutMs). */
+  connectTimeoutMs: number;
 }
 
 export function sendWebhook(request: WebhookRequest): Promise<AttemptResult> {
@@ -46,6 +48,7 @@ export function sendWebhook(request: WebhookRequest): Promise<AttemptResult> {
       if (settled) return;
       settled = true;
       clearTimeout(deadline);
+      clearTimeout(connectDeadline);
       resolve({ ...result, latencyMs: elapsed() });
     };
     const outgoing = client.request(url, {
@@ -58,6 +61,14 @@ export function sendWebhook(request: WebhookRequest): Promise<AttemptResult> {
       finish({ outcome: 'TIMEOUT', statusCode: null, responseBody: null, error: `no complete answer within ${request.timeoutMs} ms` });
       outgoing.destroy();
     }, request.timeoutMs);
+    const connectDeadline = setTimeout(() => {
+      finish({ outcome: 'TIMEOUT', statusCode: null, responseBody: null, error: `no connection within ${request.connectTimeoutMs} ms` });
+      outgoing.destroy();
+    }, request.connectTimeoutMs);
+    outgoing.on('socket', (socket) => {
+      if (!socket.connecting) clearTimeout(connectDeadline);
+      else socket.once('connect', () => clearTimeout(connectDeadline));
+    });
     outgoing.on('error', (error) => finish({ outcome: 'NETWORK_ERROR', statusCode: null, responseBody: null, error: error.message.slice(0, 500) }));
     outgoing.on('response', (response) => {
       const status = response.statusCode ?? 0;

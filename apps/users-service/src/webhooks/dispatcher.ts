@@ -3,23 +3,36 @@
 // one or gives up, and disables an endpoint that failed for 5 days (telling its owner with a
 // webhook_endpoint.disabled event, through the outbox like every other event): at a failed attempt,
 // and by a check once a minute, since an endpoint whose last delivery ran out of retries (about 3
-// days in) may see no attempt again.
+// days in) may see no attempt again. One account's deliveries take at most a few of the workers at
+// a time, so an account whose endpoints answer slowly or never holds up its own deliveries alone.
 import { domainEvent } from '@platform/events';
 import type { Logger } from '@platform/service-kit';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import { type AddressGuard, ForbiddenUrl } from './address-guard';
 import { type AttemptResult, sendWebhook } from './delivery-client';
 import { toEventResponse } from './representation';
-import type { DeliveryToSend, EndpointDisabling, WebhookRepository } from './repository';
-import { DELIVERY_TIMEOUT_MS, DISABLE_AFTER_MS, EVENT_RETENTION_MS, MAX_ATTEMPTS, nextAttemptAt } from './retry-schedule';
+import type { ClaimedDelivery, DeliveryToSend, EndpointDisabling, WebhookRepository } from './repository';
+import { DELIVERY_CONNECT_TIMEOUT_MS, DELIVERY_TIMEOUT_MS, DISABLE_AFTER_MS, EVENT_RETENTION_MS, MAX_ATTEMPTS, nextAttemptAt } from './retry-schedule';
 import { signedHeaders } from './signing';
 
 export interface DispatcherSettings {
   clock?: () => Date;
   /** Deliveries sent at once by this replica. */
   concurrency?: number;
+  /** Deliveries to one account's endpoints sent at once by this replica. */
+  accountConcurrency?: number;
   timeoutMs?: number;
+  connectTimeoutMs?: number;
 }
+
+/** Workers of one replica. */
+export const DISPATCH_WORKERS = 8;
+/**
+ * Workers one account's deliveries may hold at once: an account has up to 20 endpoints, each
+ * attempt may take 15 s, and deliveries are claimed oldest first, so without a share one account
+ * whose endpoints never answer would hold every worker and queue everyone else's deliveries.
+ */
+export const WORKERS_PER_ACCOUNT = 2;
 
 const LEASE_MS = 60_000;
 const PURGE_EVERY_MS = 3_600_000;
@@ -28,12 +41,21 @@ const DISABLE_CHECK_EVERY_MS = 60_000;
 export class WebhookDispatcher {
   private readonly clock: () => Date;
   private readonly concurrency: number;
+  private readonly accountConcurrency: number;
   private readonly timeoutMs: number;
+  private readonly connectTimeoutMs: number;
   private readonly outcomes: Counter;
   private readonly latency: Histogram;
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private again = false;
+  private readonly workers = new Set<Promise<void>>();
+  /** Why a worker stopped early, reported when the drain ends. */
+  private failure: unknown;
+  /** Deliveries being sent, by account. */
+  private readonly sending = new Map<string, number>();
+  /** The last claim: claims run one at a time, so each sees the shares the ones before it took. */
+  private claiming: Promise<unknown> = Promise.resolve();
   private lastPurge = 0;
   private lastDisableCheck = 0;
 
@@ -45,8 +67,10 @@ export class WebhookDispatcher {
     registry?: Registry,
   ) {
     this.clock = settings.clock ?? (() => new Date());
-    this.concurrency = settings.concurrency ?? 8;
+    this.concurrency = settings.concurrency ?? DISPATCH_WORKERS;
+    this.accountConcurrency = settings.accountConcurrency ?? WORKERS_PER_ACCOUNT;
     this.timeoutMs = settings.timeoutMs ?? DELIVERY_TIMEOUT_MS;
+    this.connectTimeoutMs = settings.connectTimeoutMs ?? DELIVERY_CONNECT_TIMEOUT_MS;
     const registers = registry ? [registry] : [];
     this.outcomes = new Counter({ name: 'webhook_deliveries_total', help: 'Webhook delivery attempts, by outcome (SUCCEEDED, HTTP_ERROR, TIMEOUT, NETWORK_ERROR, FORBIDDEN_ADDRESS)', labelNames: ['outcome'], registers });
     this.latency = new Histogram({
@@ -75,6 +99,9 @@ export class WebhookDispatcher {
     if (!this.timer) return;
     if (this.running) {
       this.again = true;
+      // Workers that found nothing they could take have left; those still sending may be one
+      // account's, each stuck for up to the timeout, so the new deliveries get workers of their own.
+      this.addWorkers();
       return;
     }
     this.running = this.drain().finally(() => {
@@ -89,8 +116,11 @@ export class WebhookDispatcher {
   /** Sends every delivery due now (and those falling due while it runs); resolves when none is left. */
   async drain(): Promise<void> {
     try {
-      // Workers claiming one delivery at a time: a receiver taking its 15 s holds up one worker, not a batch.
-      await Promise.all(Array.from({ length: this.concurrency }, () => this.work()));
+      this.addWorkers();
+      while (this.workers.size) await Promise.all(this.workers);
+      const failure = this.failure;
+      this.failure = undefined;
+      if (failure) throw failure;
       await this.disableLongFailing();
       await this.purgeOldEvents();
     } catch (error) {
@@ -98,13 +128,43 @@ export class WebhookDispatcher {
     }
   }
 
+  /** Brings the workers up to `concurrency`. Each claims one delivery at a time: a receiver taking its 15 s holds up one worker, not a batch. */
+  private addWorkers(): void {
+    while (this.workers.size < this.concurrency) {
+      const worker: Promise<void> = this.work()
+        .catch((error: unknown) => {
+          this.failure = error;
+        })
+        .finally(() => this.workers.delete(worker));
+      this.workers.add(worker);
+    }
+  }
+
   private async work(): Promise<void> {
     for (;;) {
-      const now = this.clock();
-      const [id] = await this.webhooks.claimDue(now, new Date(now.getTime() + LEASE_MS), 1);
-      if (!id) return;
-      await this.deliver(id);
+      const claimed = await this.claim();
+      if (!claimed) return;
+      try {
+        await this.deliver(claimed.id);
+      } finally {
+        const left = (this.sending.get(claimed.ownerId) ?? 1) - 1;
+        if (left) this.sending.set(claimed.ownerId, left);
+        else this.sending.delete(claimed.ownerId);
+      }
     }
+  }
+
+  /** The oldest due delivery of an account below its share of the workers, counted against that share. */
+  private claim(): Promise<ClaimedDelivery | undefined> {
+    const claimed = this.claiming.then(async () => {
+      const now = this.clock();
+      const atShare = [...this.sending].filter(([, count]) => count >= this.accountConcurrency).map(([ownerId]) => ownerId);
+      const [delivery] = await this.webhooks.claimDue(now, new Date(now.getTime() + LEASE_MS), 1, atShare);
+      if (delivery) this.sending.set(delivery.ownerId, (this.sending.get(delivery.ownerId) ?? 0) + 1);
+      return delivery;
+    });
+    this.claiming = claimed.catch(() => undefined);
+    return claimed;
   }
 
   private async deliver(id: string): Promise<void> {
@@ -129,7 +189,7 @@ export class WebhookDispatcher {
     const secrets = [endpoint.secret, ...(endpoint.previousSecret && endpoint.previousSecretExpiresAt && endpoint.previousSecretExpiresAt > now ? [endpoint.previousSecret] : [])];
     const body = JSON.stringify(toEventResponse(delivery.event));
     // The event id is the webhook-id of every attempt: receivers deduplicate on it.
-    return sendWebhook({ target, body, headers: signedHeaders(delivery.eventId, now, body, secrets), timeoutMs: this.timeoutMs });
+    return sendWebhook({ target, body, headers: signedHeaders(delivery.eventId, now, body, secrets), timeoutMs: this.timeoutMs, connectTimeoutMs: this.connectTimeoutMs });
   }
 
   private async record(delivery: DeliveryToSend, result: AttemptResult): Promise<void> {

@@ -69,6 +69,11 @@ export interface AttemptRow {
   error: string | null;
 }
 export type DeliveryWithAttempts = DeliveryRow & { attempts: AttemptRow[]; event: { type: string } };
+/** A delivery taken for sending, with the account whose endpoint it goes to. */
+export interface ClaimedDelivery {
+  id: string;
+  ownerId: string;
+}
 /** What a delivery needs to be sent: the event and the endpoint it goes to. */
 export type DeliveryToSend = DeliveryRow & { event: EventRow; endpoint: EndpointRow };
 
@@ -208,13 +213,15 @@ export class WebhookRepository {
   /**
    * Takes up to `limit` due deliveries for sending: each is leased until `leaseUntil` (another
    * replica passes over it; a crash leaves it due again then). On an ordered endpoint a delivery
-   * waits while an earlier one about the same resource is pending.
+   * waits while an earlier one about the same resource is pending. Deliveries of the accounts in
+   * `passOver` (those at their share of the workers) are left for later, however long due.
    */
-  async claimDue(now: Date, leaseUntil: Date, limit: number): Promise<string[]> {
-    const rows = await this.prisma.$queryRaw<{ id: string }[]>`
+  async claimDue(now: Date, leaseUntil: Date, limit: number, passOver: readonly string[] = []): Promise<ClaimedDelivery[]> {
+    const rows = await this.prisma.$queryRaw<ClaimedDelivery[]>`
       WITH due AS (
-        SELECT d.id FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+        SELECT d.id, e.owner_id FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
         WHERE d.status = 'PENDING' AND d.next_attempt_at <= ${now} AND e.status = 'ENABLED'
+          AND NOT (e.owner_id::text = ANY(${passOver}::text[]))
           AND (NOT e.ordered OR NOT EXISTS (
             SELECT 1 FROM webhook_deliveries earlier
             WHERE earlier.endpoint_id = d.endpoint_id AND earlier.subject = d.subject AND earlier.status = 'PENDING' AND earlier.event_position < d.event_position))
@@ -222,8 +229,8 @@ export class WebhookRepository {
         LIMIT ${limit}
         FOR UPDATE OF d SKIP LOCKED)
       UPDATE webhook_deliveries SET next_attempt_at = ${leaseUntil}, leased_until = ${leaseUntil} FROM due WHERE webhook_deliveries.id = due.id
-      RETURNING webhook_deliveries.id::text AS id`;
-    return rows.map((row) => row.id);
+      RETURNING webhook_deliveries.id::text AS id, due.owner_id::text AS "ownerId"`;
+    return rows;
   }
 
   findDeliveryToSend(id: string): Promise<DeliveryToSend | null> {

@@ -3,7 +3,9 @@
 // with the `standardwebhooks` package as a receiver would. A fake clock drives the retry schedule
 // and the 5-day disable; a fake DNS shows names resolving to internal addresses being refused.
 import http from 'node:http';
+import net from 'node:net';
 import path from 'node:path';
+import { Worker } from 'node:worker_threads';
 import type { Database } from '@platform/db';
 import { openTestDatabase } from '@platform/db/testing';
 import { EventConsumer, type EventTransport, eventJsonSchemas, type EventType, type PlatformEvent, startOutboxRelay, toCloudEvent } from '@platform/events';
@@ -381,6 +383,51 @@ describe('deliveries', () => {
     receiver.closeAllConnections();
   });
 
+  it('gives up on a host that does not take the connection after the connect timeout, not the whole attempt timeout', async () => {
+    // A listener whose thread never accepts: once its queue is full, the kernel drops further
+    // connection attempts unanswered, as a firewall or a dead host does.
+    const blocked = new Int32Array(new SharedArrayBuffer(4));
+    const listener = new Worker(
+      `const { parentPort, workerData } = require('node:worker_threads');
+       const server = require('node:net').createServer();
+       server.listen({ port: 0, host: '127.0.0.1', backlog: 1 }, () => {
+         parentPort.postMessage(server.address().port);
+         setTimeout(() => Atomics.wait(workerData, 0, 0, 30_000), 20);
+       });`,
+      { eval: true, workerData: blocked },
+    );
+    const port = await new Promise<number>((resolve) => listener.once('message', resolve));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const fillers: net.Socket[] = [];
+    try {
+      for (let queued = true; queued && fillers.length < 20; ) {
+        const socket = net.connect(port, '127.0.0.1');
+        socket.on('error', () => undefined);
+        fillers.push(socket);
+        queued = await new Promise<boolean>((resolve) => {
+          socket.once('connect', () => resolve(true));
+          setTimeout(() => resolve(false), 300);
+        });
+      }
+      const owner = await customer();
+      const endpoint = await register(owner.token, { url: `http://hooks.test:${port}/unreachable`, eventTypes: ['user.updated'] });
+      const guard = new AddressGuard({ allowLoopback: true, resolve: async () => [{ address: '127.0.0.1', family: 4 }] });
+      const replica = new WebhookDispatcher(new WebhookRepository(database.prisma), guard, logger, { clock: () => now, timeoutMs: 5_000, connectTimeoutMs: 300 });
+      await arrive('users-service', 'user.updated', 'user', owner.id, { id: owner.id, role: 'customer', name: 'U', email: 'u@example.com', version: 2, createdAt: now.toISOString() });
+      await replica.drain();
+      const [delivery] = await deliveriesOf(owner.token, endpoint.id);
+      expect(delivery).toMatchObject({ status: 'PENDING', attemptCount: 1 });
+      expect(delivery.attempts[0]).toMatchObject({ outcome: 'TIMEOUT', statusCode: null, error: 'no connection within 300 ms' });
+      expect(delivery.attempts[0].latencyMs).toBeLessThan(2_500);
+      await call('DELETE', `/webhook-endpoints/${endpoint.id}`, { token: owner.token });
+    } finally {
+      for (const socket of fillers) socket.destroy();
+      Atomics.store(blocked, 0, 1);
+      Atomics.notify(blocked, 0);
+      await listener.terminate();
+    }
+  });
+
   it('retries on the published schedule, 10 attempts over about 3 days, then gives up; a manual retry sends it again', async () => {
     const owner = await customer();
     const endpoint = await register(owner.token, { url: hookUrl('failing'), eventTypes: ['user.updated'] });
@@ -628,14 +675,61 @@ describe('replicas and owners', () => {
     const start = now;
     await review();
     await dispatcher.drain();
-    // Five days on, many failing deliveries at once: every worker of both replicas read the endpoint ENABLED before sending.
+    // Five days on, many failing deliveries at once: every worker the account may hold on both
+    // replicas (its share of 2 on one, all 4 on the other) read the endpoint ENABLED before sending.
     now = new Date(start.getTime() + 5 * DAY_MS);
     for (let i = 0; i < 8; i++) await review();
     const guard = new AddressGuard({ allowLoopback: true, resolve: async () => [{ address: '127.0.0.1', family: 4 }] });
-    const other = new WebhookDispatcher(new WebhookRepository(database.prisma), guard, logger, { clock: () => now, concurrency: 4 });
+    const other = new WebhookDispatcher(new WebhookRepository(database.prisma), guard, logger, { clock: () => now, concurrency: 4, accountConcurrency: 4 });
     await Promise.all([dispatcher.drain(), other.drain()]);
     expect((await call('GET', `/webhook-endpoints/${failing.id}`, { token: owner.token })).body).toMatchObject({ status: 'DISABLED', failingSince: start.toISOString() });
     expect(await database.prisma.outboxEvent.count({ where: { type: 'webhook_endpoint.disabled', aggregateId: failing.id } })).toBe(1);
+  });
+
+  it("keeps other accounts' deliveries flowing while one account's endpoints take every attempt's whole timeout", async () => {
+    const attacker = await customer();
+    const victim = await customer();
+    const tarpits: string[] = [];
+    for (let i = 0; i < MAX_ENDPOINTS_PER_USER; i++) tarpits.push((await register(attacker.token, { url: hookUrl(`tarpit-${i}`), eventTypes: ['user.updated'] })).id);
+    await register(victim.token, { url: hookUrl('victim'), eventTypes: ['order.created'] });
+    // The tarpits accept the request and never answer.
+    answer = (request) => (request.path.startsWith('/tarpit-') ? 'hang' : { status: 204 });
+    const atTarpits = () => received.filter((request) => request.path.startsWith('/tarpit-')).length;
+    // A replica as main.ts runs one: started, woken by intake, default workers; each attempt at a tarpit takes the whole 3 s.
+    const guard = new AddressGuard({ allowLoopback: true, resolve: async () => [{ address: '127.0.0.1', family: 4 }] });
+    const replica = new WebhookDispatcher(new WebhookRepository(database.prisma), guard, logger, { clock: () => now, timeoutMs: 3_000 });
+    replica.start(1_000);
+    let victimAfterMs: number | null = null;
+    try {
+      // Two profile edits: 40 deliveries to the tarpits, due before the victim's.
+      for (const version of [2, 3]) {
+        await arrive('users-service', 'user.updated', 'user', attacker.id, { id: attacker.id, role: 'customer', name: 'T', email: 't@example.com', version, createdAt: now.toISOString() });
+        replica.wake();
+      }
+      for (const giveUpAt = Date.now() + 5_000; atTarpits() === 0 && Date.now() < giveUpAt; ) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(atTarpits()).toBeGreaterThan(0);
+
+      const orderId = newId();
+      const sentAt = Date.now();
+      await arrive('orders-service', 'order.created', 'order', orderId, orderData(orderId, victim.id));
+      replica.wake();
+      const victimGot = () => received.some((request) => request.path === '/victim' && JSON.parse(request.body).subject === `order/${orderId}`);
+      // Waits past the bound, so a failure shows how long the victim waited (unbounded, about 5 attempt timeouts, on the code this test was written against).
+      for (const giveUpAt = sentAt + 20_000; !victimGot() && Date.now() < giveUpAt; ) await new Promise((resolve) => setTimeout(resolve, 10));
+      if (victimGot()) victimAfterMs = Date.now() - sentAt;
+    } finally {
+      // The tarpits let go: hanging attempts end, the rest are answered at once, and the replica's drain ends.
+      answer = () => ({ status: 204 });
+      receiver.closeAllConnections();
+      await replica.stop();
+    }
+    // Within a third of one attempt's timeout, while the tarpits still hold their attempts.
+    expect(victimAfterMs).not.toBeNull();
+    expect(victimAfterMs).toBeLessThan(1_000);
+    // The attacker's deliveries were held back, not dropped: each was attempted once.
+    const attackers = await database.prisma.webhookDelivery.findMany({ where: { endpointId: { in: tarpits } } });
+    expect(attackers.map((delivery) => delivery.attemptCount)).toEqual(Array(2 * MAX_ENDPOINTS_PER_USER).fill(1));
+    for (const id of tarpits) await call('DELETE', `/webhook-endpoints/${id}`, { token: attacker.token });
   });
 
   it("removes a deleted user's endpoints with them", async () => {
