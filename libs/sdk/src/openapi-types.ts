@@ -4036,7 +4036,7 @@ export interface operations {
                         /** Format: int32 */
                         quantity: number;
                     }[];
-                    couponCode?: string;
+                    couponCode?: string | null;
                 };
             };
         };

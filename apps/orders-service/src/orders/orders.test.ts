@@ -257,6 +257,15 @@ describe('Idempotency-Key', () => {
     expect(await database.prisma.order.count({ where: { items: { some: { productId: product.id } } } })).toBe(1);
   });
 
+  it('takes a couponCode of null as no coupon, as GraphQL\'s nullable input field and REST alike', async () => {
+    const product = stocked(10);
+    const createOrder = 'mutation($input: CreateOrderInput!) { createOrder(input: $input) { id couponCode } }';
+    const viaGraph = await call('POST', '/graphql', { token: alice.token, body: { query: createOrder, variables: { input: { items: [{ productId: product.id, quantity: 1 }], couponCode: null } } } });
+    expect(viaGraph.body).toEqual({ data: { createOrder: { id: expect.any(String), couponCode: null } } });
+    const viaRest = await placeOrder(alice.token, { items: [{ productId: product.id, quantity: 1 }], couponCode: null });
+    expect([viaRest.status, viaRest.body.couponCode]).toEqual([201, null]);
+  });
+
   it('creates exactly one order for 100 concurrent POSTs with one key', async () => {
     const product = stocked(1000);
     const body = { items: [{ productId: product.id, quantity: 1 }] };

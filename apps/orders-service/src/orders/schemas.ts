@@ -15,7 +15,8 @@ const items = z
   .max(50)
   .refine((list) => new Set(list.map((entry) => entry.productId)).size === list.length, { message: 'must name each product once', params: { code: 'NOT_ALLOWED' } });
 
-export const createOrderBody = z.strictObject({ items, couponCode: couponCode.optional() });
+// A couponCode of null is no coupon, as GraphQL's nullable input field lets a client send it.
+export const createOrderBody = z.strictObject({ items, couponCode: couponCode.nullable().optional() });
 
 /** PUT: the whole editable order; a couponCode not sent is cleared. */
 export const replaceOrderBody = z.strictObject({ items, couponCode: couponCode.nullable().optional() });
