@@ -87,7 +87,7 @@ describe('createOrder', () => {
     const tooMany = await graphql(customer.token, operation('place-order.graphql'), { input: { items: [{ productId: product.id, quantity: 2 }] } });
     expect(tooMany.data).toEqual({ createOrder: null });
     expect(tooMany.errors).toEqual([
-      { message: expect.any(String), path: ['createOrder'], extensions: { code: 'OUT_OF_STOCK', errors: [{ field: 'items[0].quantity', code: 'OUT_OF_RANGE', message: expect.any(String) }] } },
+      { message: expect.any(String), path: ['createOrder'], extensions: { code: 'OUT_OF_STOCK', errors: [{ field: 'input.items[0].quantity', code: 'OUT_OF_RANGE', message: expect.any(String) }] } },
     ]);
     expect(await available(product.sku)).toBe(1);
 

@@ -16,25 +16,29 @@ export abstract class DomainError extends Error {
     this.name = new.target.name;
     this.fieldErrors = fieldErrors;
   }
-}
-
-/** The request reads as sent but breaks a rule (a range, a length, a thing that must exist). */
-export class Invalid extends DomainError {
-  readonly code = 'VALIDATION_FAILED';
 
   /**
    * The same refusal in a caller's own names for the fields (a route whose query parameter `sku`
-   * is the use case's `skus[0]`): one entry per renamed field, their messages joined.
+   * is the use case's `skus[0]`, a GraphQL argument `input` around a REST body's fields): one
+   * entry per renamed field, their messages joined; everything else about the error is kept.
    */
-  withFieldNames(nameOf: (field: string) => string): Invalid {
+  withFieldNames(nameOf: (field: string) => string): this {
     const byName = new Map<string, FieldError>();
     for (const fieldError of this.fieldErrors) {
       const field = nameOf(fieldError.field);
       const seen = byName.get(field);
       byName.set(field, seen ? { ...seen, message: `${seen.message}; ${fieldError.message}` } : { ...fieldError, field });
     }
-    return new Invalid(this.message, [...byName.values()]);
+    // A copy with every own property (an Error's message and stack are not enumerable), its fields renamed.
+    const renamed = Object.create(Object.getPrototypeOf(this) as object, Object.getOwnPropertyDescriptors(this)) as this;
+    Object.defineProperty(renamed, 'fieldErrors', { value: [...byName.values()], writable: true, enumerable: true, configurable: true });
+    return renamed;
   }
+}
+
+/** The request reads as sent but breaks a rule (a range, a length, a thing that must exist). */
+export class Invalid extends DomainError {
+  readonly code = 'VALIDATION_FAILED';
 }
 
 /** What the request names does not exist, or is not the caller's to see. `keys`: which ones, when several were asked. */

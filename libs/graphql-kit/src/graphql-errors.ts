@@ -10,6 +10,18 @@ export function graphQLErrorOf(error: ApiError | DomainError, path?: readonly (s
   return new GraphQLError(error.message, { path, extensions: { code: error.code, ...(error.fieldErrors.length ? { errors: error.fieldErrors } : {}) } });
 }
 
+/**
+ * For a resolver whose use case checks the fields of one argument (a REST body's rules under
+ * `input`): a domain error's fields named as the client sent them (`input.items[0].quantity`), as
+ * parseArgument names its own refusals. `useCase(...).catch(inArgument('input'))`.
+ */
+export function inArgument(argument: string): (error: unknown) => never {
+  return (error) => {
+    if (error instanceof DomainError && error.fieldErrors.length) throw error.withFieldNames((field) => `${argument}.${field}`);
+    throw error;
+  };
+}
+
 /** graphql-js's hint at names the schema has ("Did you mean "name"?"), in every form it takes. */
 const SUGGESTION = /\s*Did you mean [^?]*\?/g;
 

@@ -5,5 +5,5 @@ import './telemetry-off';
 export { createSubgraphMiddleware, requirePrincipal, type SubgraphContext, type SubgraphOptions } from './subgraph';
 export { default as gql } from 'graphql-tag';
 export { DateTime } from './date-time';
-export { formatGraphQLError, graphQLErrorOf } from './graphql-errors';
+export { formatGraphQLError, graphQLErrorOf, inArgument } from './graphql-errors';
 export { documentCache, type DocumentCache } from './document-cache';

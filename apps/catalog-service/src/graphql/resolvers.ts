@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import DataLoader from 'dataloader';
-import { DateTime, gql, requirePrincipal, type SubgraphContext } from '@platform/graphql-kit';
+import { DateTime, gql, inArgument, requirePrincipal, type SubgraphContext } from '@platform/graphql-kit';
 import { parseArgument } from '@platform/validation';
 import { toProductResponse, type ProductResponse } from '../products/representation';
 import type { ProductService } from '../products/service';
@@ -42,7 +42,7 @@ export function catalogResolvers(products: ProductService, reviews: ReviewServic
     Mutation: {
       createReview: async (_: unknown, args: { productId: string; input: unknown }, context: CatalogContext) => {
         const principal = requirePrincipal(context);
-        const review = await reviews.create(principal, args.productId, parseArgument(createReviewBody, args.input, 'input'));
+        const review = await reviews.create(principal, args.productId, parseArgument(createReviewBody, args.input, 'input')).catch(inArgument('input'));
         return toReviewResponse(review);
       },
     },

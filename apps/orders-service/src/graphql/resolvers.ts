@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import DataLoader from 'dataloader';
-import { DateTime, gql, requirePrincipal, type SubgraphContext } from '@platform/graphql-kit';
+import { DateTime, gql, inArgument, requirePrincipal, type SubgraphContext } from '@platform/graphql-kit';
 import { parseArgument, z } from '@platform/validation';
 import type { OrderUseCases } from '../app';
 import { checkedIdempotencyKey } from '../idempotency/store';
@@ -46,7 +46,7 @@ export function ordersResolvers(orders: Pick<OrderUseCases, 'queries' | 'placeOr
       createOrder: async (_: unknown, args: { input: unknown; idempotencyKey?: string | null }, context: OrdersContext) => {
         const principal = requirePrincipal(context);
         const input = parseArgument(createOrderBody, args.input, 'input');
-        const placed = await orders.placeOrder(principal, input, checkedIdempotencyKey(args.idempotencyKey, 'idempotencyKey'));
+        const placed = await orders.placeOrder(principal, input, checkedIdempotencyKey(args.idempotencyKey, 'idempotencyKey')).catch(inArgument('input'));
         // A new order is answered as written. A replay's stored body is the order as it was placed,
         // while the graph answers with the order as it is now: only a replay reads it again.
         return toOrderNode(placed.kind === 'ran' ? placed.result : await orders.queries.get(principal, (placed.answer.body as OrderResponse).id));
@@ -58,7 +58,7 @@ export function ordersResolvers(orders: Pick<OrderUseCases, 'queries' | 'placeOr
         const principal = requirePrincipal(context);
         const input = parseArgument(patchOrderBody, args.input, 'input');
         const expectedVersion = args.expectedVersion == null ? undefined : parseArgument(versionArgument, args.expectedVersion, 'expectedVersion');
-        return toOrderNode(await orders.changeOrder.patch(principal, args.id, input, expectedVersion));
+        return toOrderNode(await orders.changeOrder.patch(principal, args.id, input, expectedVersion).catch(inArgument('input')));
       },
     },
     Order: {

@@ -249,7 +249,7 @@ describe('product.deleted (the catalog no longer has the product)', () => {
     const refused = await call('POST', '/orders', { token: alice.token, body: { items: [{ productId: product.id, quantity: 1 }] } });
     expect([refused.status, refused.body.code, refused.body.errors]).toEqual([422, 'VALIDATION_FAILED', [{ field: 'items[0].productId', code: 'NOT_ALLOWED', message: `No product ${product.id}.` }]]);
     const viaGraphql = await graphql('mutation($input: CreateOrderInput!) { createOrder(input: $input) { id } }', alice.token, { input: { items: [{ productId: product.id, quantity: 1 }] } });
-    expect(viaGraphql.body.errors[0]).toMatchObject({ path: ['createOrder'], extensions: { code: 'VALIDATION_FAILED', errors: [{ field: 'items[0].productId', code: 'NOT_ALLOWED' }] } });
+    expect(viaGraphql.body.errors[0]).toMatchObject({ path: ['createOrder'], extensions: { code: 'VALIDATION_FAILED', errors: [{ field: 'input.items[0].productId', code: 'NOT_ALLOWED' }] } });
     const repriced = await call('PUT', `/orders/${other.id}`, { token: alice.token, body: { items: [{ productId: product.id, quantity: 1 }] } });
     expect([repriced.status, repriced.body.errors?.[0]?.field]).toEqual([422, 'items[0].productId']);
     // Nothing was written, nothing reserved.

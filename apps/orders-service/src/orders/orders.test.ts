@@ -266,6 +266,18 @@ describe('Idempotency-Key', () => {
     expect([viaRest.status, viaRest.body.couponCode]).toEqual([201, null]);
   });
 
+  it('names the fields of a refused createOrder from its argument, as GraphQL validation does: input.items[0]…', async () => {
+    const product = stocked(1);
+    const createOrder = 'mutation($input: CreateOrderInput!) { createOrder(input: $input) { id } }';
+    const short = await call('POST', '/graphql', { token: alice.token, body: { query: createOrder, variables: { input: { items: [{ productId: product.id, quantity: 2 }] } } } });
+    expect(short.body.errors[0].extensions).toEqual({ code: 'OUT_OF_STOCK', errors: [{ field: 'input.items[0].quantity', code: 'OUT_OF_RANGE', message: expect.any(String) }] });
+    const invalid = await call('POST', '/graphql', { token: alice.token, body: { query: createOrder, variables: { input: { items: [{ productId: product.id, quantity: 0 }] } } } });
+    expect(invalid.body.errors[0].extensions.errors[0].field).toBe('input.items[0].quantity'); // parseArgument's own naming, for comparison
+    // REST names the same refusal from the body.
+    const rest = await placeOrder(alice.token, { items: [{ productId: product.id, quantity: 2 }] });
+    expect([rest.status, rest.body.errors[0].field]).toEqual([409, 'items[0].quantity']);
+  });
+
   it('creates exactly one order for 100 concurrent POSTs with one key', async () => {
     const product = stocked(1000);
     const body = { items: [{ productId: product.id, quantity: 1 }] };

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import DataLoader from 'dataloader';
 import type { Principal } from '@platform/auth';
-import { gql, requirePrincipal, type SubgraphContext } from '@platform/graphql-kit';
+import { gql, inArgument, requirePrincipal, type SubgraphContext } from '@platform/graphql-kit';
 import { parseArgument } from '@platform/validation';
 import type { UserRow } from '../users/repository';
 import { toUserResponse } from '../users/representation';
@@ -39,7 +39,7 @@ export function usersResolvers(users: UserService) {
       updateMe: async (_: unknown, args: { input: unknown }, context: UsersContext) => {
         const principal = requirePrincipal(context);
         const input = parseArgument(updateMeInput, args.input, 'input');
-        return toUserResponse(await users.patch(principal, principal.userId, input));
+        return toUserResponse(await users.patch(principal, principal.userId, input).catch(inArgument('input')));
       },
     },
     User: {
