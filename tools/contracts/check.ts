@@ -6,7 +6,7 @@ import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { sortChanges, type ContractChange } from './changes';
-import { readDeprecations } from '@platform/deprecations';
+import { type Deprecation, readDeprecations } from '@platform/deprecations';
 import { judge, readApprovals, readUsage, render } from './gate';
 import { diffGraphQL, graphqlDeprecationReason, graphqlElementExists, schemaOf } from './graphql-diff';
 import { diffOpenApi, restElementExists } from './openapi-diff';
@@ -80,6 +80,40 @@ export function changelogSinceRelease(current: string, released: string | undefi
     .join('\n');
 }
 
+/** The least time between the change that sets a sunset and the sunset: clients are told before an element stops answering. */
+export const MIN_NOTICE_DAYS = 30;
+/** The least time between the change that schedules a brownout and its start. */
+export const MIN_BROWNOUT_NOTICE_DAYS = 7;
+
+const addDays = (day: string, days: number): string => new Date(Date.parse(`${day}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
+
+/**
+ * Entries that would take an element away sooner than clients can be told: a sunset set in this
+ * change (a new entry, or one moved earlier than released) less than MIN_NOTICE_DAYS after
+ * `today`, or a brownout added in this change starting less than MIN_BROWNOUT_NOTICE_DAYS after
+ * it. From its sunset (or in a brownout) the gateway answers 410 and leaves response fields out,
+ * so a sunset dated today would retire an element the moment the registry is deployed. Checked
+ * while the element is still in the contract: the change that removes it (the last step of a
+ * replacement) is judged by the removal rules, on the released dates.
+ */
+export function noticeProblemsOf(current: readonly Deprecation[], released: readonly Deprecation[], existsNow: (element: string) => boolean, today: string): string[] {
+  const sunsetFrom = addDays(today, MIN_NOTICE_DAYS);
+  const brownoutFrom = `${addDays(today, MIN_BROWNOUT_NOTICE_DAYS)}T00:00:00.000Z`;
+  return current.flatMap((entry, index): string[] => {
+    if (!existsNow(entry.element)) return [];
+    const label = `deprecations.yaml entry ${index + 1} (${entry.element})`;
+    const before = released.find((old) => old.element === entry.element);
+    const problems: string[] = [];
+    const sunsetSetNow = !before || entry.sunset < before.sunset;
+    if (sunsetSetNow && entry.sunset < sunsetFrom) problems.push(`${label}: sunset ${entry.sunset} gives clients less than ${MIN_NOTICE_DAYS} days' notice from ${today}; set it on ${sunsetFrom} or later`);
+    for (const brownout of entry.brownouts) {
+      const scheduledNow = !before?.brownouts.some((old) => old.start === brownout.start && old.end === brownout.end);
+      if (scheduledNow && !brownout.dryRun && brownout.start < brownoutFrom) problems.push(`${label}: the brownout from ${brownout.start} gives clients less than ${MIN_BROWNOUT_NOTICE_DAYS} days' notice from ${today}`);
+    }
+    return problems;
+  });
+}
+
 export interface CheckResult {
   text: string;
   passed: boolean;
@@ -117,7 +151,14 @@ export async function runCheck(options: { today: string; usage?: unknown; zeroUs
   const deprecations = readDeprecations(readYaml(path.join(contractsDir, 'deprecations.yaml')), exists);
   // The registry as released (contract:release copies it): an entry dropped in the change that
   // removes its element, the last step of a replacement, still lets that removal pass on its terms.
-  const released = readDeprecations(readYaml(path.join(baselineDir, 'deprecations.yaml'))).entries.filter((entry) => !deprecations.entries.some((current) => current.element === entry.element));
+  const releasedEntries = readDeprecations(readYaml(path.join(baselineDir, 'deprecations.yaml'))).entries;
+  const released = releasedEntries.filter((entry) => !deprecations.entries.some((current) => current.element === entry.element));
+  const existsNow = (element: string): boolean =>
+    element.startsWith('rest:') ? restElementExists(openapiAfter, element)
+    : element.startsWith('graphql:') ? graphqlElementExists(schemas[0], element)
+    : element.startsWith('proto:') ? protoElementExists(proto.after, element)
+    : false;
+  const noticeProblems = noticeProblemsOf(deprecations.entries, releasedEntries, existsNow, options.today);
   // The contracts must say so themselves where their language can: GraphQL's @deprecated(reason:)
   // with the replacement and the sunset date, proto's deprecated = true (REST's marks are generated
   // into the OpenAPI document from the registry). Checked where the element still exists.
@@ -159,7 +200,7 @@ export async function runCheck(options: { today: string; usage?: unknown; zeroUs
     zeroUseSince: options.zeroUseSince,
     impliedBy: (element) => (element.startsWith('proto:') ? [...new Set(protos.flatMap((model) => rpcsReading(model, element)))] : []),
   });
-  const { text, passed } = render(verdicts, [...deprecations.problems, ...markProblems, ...approvals.problems, ...usage.problems]);
+  const { text, passed } = render(verdicts, [...deprecations.problems, ...noticeProblems, ...markProblems, ...approvals.problems, ...usage.problems]);
   return { text: `contract:check against the baseline released ${release.releasedAt} at ${release.commit.slice(0, 12)}\n${text}`, passed };
 }
 

@@ -365,7 +365,24 @@ describe('contract:check', () => {
       expect(result.passed).toBe(false);
     });
 
-    /** Marks the GraphQL and proto elements of the test entries as their sources must. */
+    it('refuses a sunset or a brownout set with less notice than clients need, for an element still served', async () => {
+      const entry = (sunset: string, brownout = '') => `  - element: "rest:GET /v1/orders query.hasCoupon"\n    replacement: "none"\n    announced: ${today}\n    sunset: ${sunset}\n    notice: https://docs.example.com/n\n${brownout}`;
+      writeContractsFile('deprecations.yaml', `deprecations:\n${entry(today)}`);
+      const atOnce = await runCheck({ root, today, zeroUseDays: 14 });
+      expect(atOnce.text).toContain(`sunset ${today} gives clients less than 30 days' notice from ${today}; set it on 2026-12-24 or later`);
+      expect(atOnce.passed).toBe(false);
+      writeContractsFile('deprecations.yaml', `deprecations:\n${entry('2026-12-24', '    brownouts:\n      - start: 2026-11-25T10:00:00Z\n        end: 2026-11-25T11:00:00Z\n')}`);
+      const brownoutTomorrow = await runCheck({ root, today, zeroUseDays: 14 });
+      expect(brownoutTomorrow.text).toContain("the brownout from 2026-11-25T10:00:00.000Z gives clients less than 7 days' notice");
+      expect(brownoutTomorrow.text).not.toContain("days' notice from 2026-11-24; set it");
+      expect(brownoutTomorrow.passed).toBe(false);
+      writeContractsFile('deprecations.yaml', `deprecations:\n${entry('2026-12-24', '    brownouts:\n      - start: 2026-12-01T10:00:00Z\n        end: 2026-12-01T11:00:00Z\n')}`);
+      const enough = await runCheck({ root, today, zeroUseDays: 14 });
+      expect(enough.text).toMatch(/0 registry problems: passed/);
+      expect(enough.passed).toBe(true);
+    });
+
+
     const markSources = (sunset = '2027-05-01') => {
       edit(supergraph, (text) => text.replace(/\n(\s*)trackingNumber: String\n/, `\n$1trackingNumber: String @deprecated(reason: "Use trackingUrl; removed after ${sunset}.")\n`).replace('  CANCELED @join__enumValue(graph: ORDERS)', `  CANCELED @join__enumValue(graph: ORDERS) @deprecated(reason: "Use VOIDED; removed after ${sunset}.")`));
       edit(protoFile, (text) => text.replace('  rpc Reserve(ReserveRequest) returns (ReserveReply);', '  rpc Reserve(ReserveRequest) returns (ReserveReply) {\n    option deprecated = true;\n  }').replace('  string sku = 4;', '  string sku = 4 [deprecated = true];'));
