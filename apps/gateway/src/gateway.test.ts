@@ -983,6 +983,23 @@ describe('GraphQL over HTTP (the GraphQL-over-HTTP specification)', () => {
     expect(byVariable.body.errors[0].extensions).toMatchObject({ code: 'QUERY_COST_LIMIT_EXCEEDED' });
   });
 
+  it("prices a list by the length it runs with: a variable's default, the schema's default, an order's 50 lines", async () => {
+    // An outside tester's query: with `first` a variable defaulting to 100 and no variables sent it
+    // was priced as if 1 and ran (15 × 100 orders of 50 lines: 11–30 s and 10–13 MB for one request).
+    const aliased = (first: string, selection: string) => `{ ${Array.from({ length: 15 }, (_, i) => `a${i}: orders(first: ${first}) { ${selection} }`).join(' ')} }`;
+    // Without the lines, only the default makes it too costly: refused after validating, as it runs.
+    const selection = 'id amount user { name email } product { name availableQuantity } reviewCount';
+    const literal = await graphql({ query: aliased('100', selection) });
+    const byDefault = await graphql({ query: `query ($n: Int = 100) ${aliased('$n', selection)}` });
+    expect([literal.status, literal.body.data, literal.body.errors[0].extensions]).toEqual([200, undefined, { code: 'QUERY_COST_LIMIT_EXCEEDED', cost: { requested: 15 * (2 + 100 * (1 + 1 + 4 + 4 + 1)), limit: 5_000 } }]);
+    expect([byDefault.status, byDefault.body.data, byDefault.body.errors[0].extensions]).toEqual([200, undefined, literal.body.errors[0].extensions]);
+    const withLines = await graphql({ query: `query ($n: Int = 100) ${aliased('$n', `${selection} items { id productName product { name availableQuantity averageRating reviewCount price } }`)}` });
+    expect([withLines.status, withLines.body.data, withLines.body.errors[0].extensions.code]).toEqual([200, undefined, 'QUERY_COST_LIMIT_EXCEEDED']);
+    // No `first`: the schema's 20 orders; an order's lines: 50, the most it has.
+    expect((await graphql({ query: '{ orders { id } }' })).body.extensions).toEqual({ cost: { requested: 2 + 20, limit: 5_000 } });
+    expect((await graphql({ query: '{ order(id: "x") { items { id } } }' })).body.extensions).toEqual({ cost: { requested: 2 + 2 + 50, limit: 5_000 } });
+  });
+
   it('follows the 4xx rules for application/graphql-response+json', async () => {
     const syntax = await graphql({ query: '{ orders(first: 1) { id ' }, 'application/graphql-response+json');
     expect([syntax.status, syntax.headers.get('content-type')]).toEqual([400, expect.stringContaining('application/graphql-response+json')]);

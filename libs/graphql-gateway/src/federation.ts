@@ -156,8 +156,8 @@ export async function createFederatedGraph(options: FederatedGraphOptions): Prom
     const operation = getOperationAST(args.document, args.operationName ?? undefined);
     if (!operation) return { errors: [new GraphQLError('The document names no operation to run.', { extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } })] };
     const context = args.contextValue as GatewayContext;
-    // With the variables known, `first: $n` counts as asked; over the limit, nothing runs.
-    const cost = costOf(args.document, operation, (args.variableValues ?? {}) as Record<string, unknown>);
+    // With the variables known, `first: $n` counts as it will run (the value sent, else $n's default); over the limit, nothing runs.
+    const cost = costOf(schema, args.document, operation, (args.variableValues ?? {}) as Record<string, unknown>);
     if (cost.requested > cost.limit) {
       return { errors: [new GraphQLError(`Query cost limit exceeded: this operation costs ${cost.requested} with its variables and the limit is ${cost.limit}.`, { extensions: { code: 'QUERY_COST_LIMIT_EXCEEDED', cost } })], extensions: { cost } };
     }

@@ -1,7 +1,7 @@
 // Request shapes of orders. Unknown fields and parameters are refused; a client-sent amount is
 // an unknown field (the server prices orders).
 import { pagingBodyShape, pagingQueryShape } from '@platform/paging';
-import { commaList, idField, int32, isoDate, queryBoolean, queryInt, resourceId, z } from '@platform/validation';
+import { commaList, idField, int32, isoDate, MAX_ORDER_ITEMS, queryBoolean, queryInt, resourceId, z } from '@platform/validation';
 import { orderStatuses } from './status';
 
 /** The order a path names: /orders/{id} and what hangs under it (items, shipment, cancellation). */
@@ -12,7 +12,7 @@ const couponCode = z.string().regex(/^[A-Z0-9-]{3,32}$/, { error: 'couponCode is
 const items = z
   .array(item)
   .min(1)
-  .max(50)
+  .max(MAX_ORDER_ITEMS)
   .refine((list) => new Set(list.map((entry) => entry.productId)).size === list.length, { message: 'must name each product once', params: { code: 'NOT_ALLOWED' } });
 
 // A couponCode of null is no coupon, as GraphQL's nullable input field lets a client send it.
