@@ -10,7 +10,7 @@ import { whenUniqueViolated } from '@platform/db';
 import { pathId } from '@platform/validation';
 import { productEvent } from './events';
 import type { NewProduct, ProductChanges, ProductRepository, ProductRow } from './repository';
-import { type CreateProductInput, type ListProductsQuery, type PatchProductInput, productSortFields } from './schemas';
+import { createProductBody, type CreateProductInput, type ListProductsQuery, type PatchProductInput, productSortFields } from './schemas';
 
 function skuTaken(): Conflict {
   return new Conflict('SKU_TAKEN', 'Another product already has this SKU.', [{ field: 'sku', code: 'NOT_ALLOWED', message: 'This SKU is taken.' }]);
@@ -20,6 +20,16 @@ function sortValueOf(row: ProductRow, field: (typeof productSortFields)[number])
   // The cursor keeps the rating as the text the numeric column was written as ("4.5", "0").
   if (field === 'rating') return String(row.rating);
   return row[field];
+}
+
+/**
+ * A whole product from a create or replace body: every field of the body the client did not send
+ * is null, currency KRW. Read from the body's schema, so a field added there is cleared by PUT
+ * without another edit here (docs/adding-a-field.md).
+ */
+function wholeProductOf(input: CreateProductInput): Omit<NewProduct, 'id'> {
+  const unset = Object.fromEntries(Object.keys(createProductBody.shape).map((field) => [field, null])) as { [Field in keyof CreateProductInput]-?: null };
+  return { ...unset, ...input, currency: input.currency ?? 'KRW' };
 }
 
 export class ProductService {
@@ -56,7 +66,7 @@ export class ProductService {
 
   async create(principal: Principal, input: CreateProductInput): Promise<ProductRow> {
     requireAdmin(principal);
-    const product: NewProduct = { id: newId(), ...input, description: input.description ?? null, imageUrl: input.imageUrl ?? null, currency: input.currency ?? 'KRW' };
+    const product: NewProduct = { id: newId(), ...wholeProductOf(input) };
     return whenUniqueViolated(
       this.products.unitOfWork(async (writes) => {
         const created = await writes.create(product);
@@ -75,7 +85,7 @@ export class ProductService {
   /** PUT: the whole product; optional fields not sent are cleared (currency back to KRW). */
   async replace(principal: Principal, id: string, input: CreateProductInput, expectedVersion?: number): Promise<ProductRow> {
     requireAdmin(principal);
-    return this.update(id, { ...input, description: input.description ?? null, imageUrl: input.imageUrl ?? null, currency: input.currency ?? 'KRW' }, expectedVersion);
+    return this.update(id, wholeProductOf(input), expectedVersion);
   }
 
   async delete(principal: Principal, id: string): Promise<void> {
