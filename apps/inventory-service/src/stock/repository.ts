@@ -145,42 +145,40 @@ export class StockRepository {
   }
 
   /** Returns the stock of every RESERVED reservation of the order; a repeat finds none left. */
-  async release(orderId: string): Promise<number> {
-    const [row] = await this.prisma.$queryRaw<{ released: number }[]>`
-      WITH released AS (
-        UPDATE reservations SET status = 'RELEASED', released_at = now()
-        WHERE order_id = ${orderId} AND status = 'RESERVED'
-        RETURNING sku, quantity
-      ), totals AS (
-        SELECT sku, sum(quantity)::int AS quantity FROM released GROUP BY sku
-      ), restocked AS (
-        UPDATE stock s SET available = s.available + t.quantity, reserved = s.reserved - t.quantity, updated_at = now()
-        FROM totals t WHERE s.sku = t.sku
-        RETURNING s.sku
-      )
-      SELECT count(*)::int AS released FROM released`;
-    return row.released;
+  release(orderId: string): Promise<number> {
+    return this.endReservations(orderId, 'RELEASED');
   }
 
   /**
    * The order shipped: its reservations' stock leaves the warehouse, no longer reserved nor on
    * hand (`available` does not change). Returns how many reservations it fulfilled; 0 on a repeat.
    */
-  async fulfil(orderId: string): Promise<number> {
-    const [row] = await this.prisma.$queryRaw<{ fulfilled: number }[]>`
-      WITH fulfilled AS (
-        UPDATE reservations SET status = 'FULFILLED', fulfilled_at = now()
+  fulfil(orderId: string): Promise<number> {
+    return this.endReservations(orderId, 'FULFILLED');
+  }
+
+  /**
+   * Ends every RESERVED reservation of the order, in one statement: RELEASED gives its quantity
+   * back to `available`, FULFILLED does not (it left); both take it off `reserved`. How many ended.
+   */
+  private async endReservations(orderId: string, ending: 'RELEASED' | 'FULFILLED'): Promise<number> {
+    const givenBack = ending === 'RELEASED' ? 1 : 0;
+    const [row] = await this.prisma.$queryRaw<{ ended: number }[]>`
+      WITH ended AS (
+        UPDATE reservations SET status = ${ending}::"ReservationStatus",
+          released_at = CASE WHEN ${ending} = 'RELEASED' THEN now() END,
+          fulfilled_at = CASE WHEN ${ending} = 'FULFILLED' THEN now() END
         WHERE order_id = ${orderId} AND status = 'RESERVED'
         RETURNING sku, quantity
       ), totals AS (
-        SELECT sku, sum(quantity)::int AS quantity FROM fulfilled GROUP BY sku
-      ), shipped AS (
-        UPDATE stock s SET reserved = s.reserved - t.quantity, updated_at = now()
+        SELECT sku, sum(quantity)::int AS quantity FROM ended GROUP BY sku
+      ), changed AS (
+        UPDATE stock s SET available = s.available + t.quantity * ${givenBack}::int, reserved = s.reserved - t.quantity, updated_at = now()
         FROM totals t WHERE s.sku = t.sku
         RETURNING s.sku
       )
-      SELECT count(*)::int AS fulfilled FROM fulfilled`;
-    return row.fulfilled;
+      SELECT count(*)::int AS ended FROM ended`;
+    return row.ended;
   }
 
   /**
