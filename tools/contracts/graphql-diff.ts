@@ -2,13 +2,29 @@
 // onto the specification's rules and corrects the few where the specification is stricter (a
 // changed default breaks), or where the direction decides (a new enum value that only requests
 // carry is safe). Federation plumbing (join__/link__ types, directive usages) is not part of what
-// a client calls, so it is left out.
+// a client calls, so it is left out. A supergraph is compared as its API schema, the one the
+// gateway serves: an element marked @inaccessible is not in it, so marking one is a removal.
+import { Supergraph, printSchema } from '@apollo/federation-internals';
 import { diff, CriticalityLevel, type Change } from '@graphql-inspector/core';
 import { buildSchema, getNamedType, isEnumType, isInputObjectType, isInterfaceType, isObjectType, type GraphQLSchema } from 'graphql';
 import { change, specRule, type ChangeClass, type ContractChange } from './changes';
 
 export function schemaOf(sdl: string): GraphQLSchema {
   return buildSchema(sdl, { assumeValidSDL: true });
+}
+
+/** A composed supergraph links the join spec; a subgraph SDL links federation instead. */
+function isSupergraph(sdl: string): boolean {
+  return /@link\(\s*url:\s*"https:\/\/specs\.apollo\.dev\/join\//.test(sdl);
+}
+
+/**
+ * What clients can query: for a supergraph, its API schema as the gateway builds it
+ * (`Supergraph.build(sdl).apiSchema()`, as @apollo/gateway does), without @inaccessible elements
+ * and the join/link plumbing; any other SDL as it is.
+ */
+export function clientSchemaOf(sdl: string): GraphQLSchema {
+  return isSupergraph(sdl) ? schemaOf(printSchema(Supergraph.build(sdl).apiSchema())) : schemaOf(sdl);
 }
 
 const removals = new Set(['FIELD_REMOVED', 'TYPE_REMOVED', 'ENUM_VALUE_REMOVED', 'INPUT_FIELD_REMOVED', 'FIELD_ARGUMENT_REMOVED', 'UNION_MEMBER_REMOVED', 'OBJECT_TYPE_INTERFACE_REMOVED', 'SCHEMA_QUERY_TYPE_CHANGED', 'SCHEMA_MUTATION_TYPE_CHANGED', 'SCHEMA_SUBSCRIPTION_TYPE_CHANGED']);
@@ -73,10 +89,10 @@ function classify(found: Change, enumsRead: Set<string>): { cls: ChangeClass; sp
   return { cls: inspected, spec: specRule.compatible };
 }
 
-/** Every client-visible change from `before` to `after` (SDL texts), classified. */
+/** Every client-visible change from `before` to `after` (SDL texts; supergraphs as their API schemas), classified. */
 export async function diffGraphQL(before: string, after: string, source: string): Promise<ContractChange[]> {
-  const oldSchema = schemaOf(before);
-  const newSchema = schemaOf(after);
+  const oldSchema = clientSchemaOf(before);
+  const newSchema = clientSchemaOf(after);
   const enumsRead = new Set([...outputEnums(oldSchema), ...outputEnums(newSchema)]);
   const found = await diff(oldSchema, newSchema);
   const changes: ContractChange[] = [];
