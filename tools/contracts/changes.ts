@@ -19,6 +19,8 @@ export interface ContractChange {
   source?: string;
   /** REST: the same element named by the shared schema it lives in (`rest:#/components/schemas/Problem.code`), which many operations answer. */
   alias?: string;
+  /** What the change must also do before an approval or a completed replacement lets it pass (proto: reserve a removed field's number and name). */
+  unmet?: string;
 }
 
 export const specRule = {

@@ -327,6 +327,38 @@ describe('contract:check', () => {
     });
   });
 
+  describe('a completed replacement of a proto field', () => {
+    // contracts/deprecations.yaml replaces AdjustStockRequest.reason (field 3), sunset 2027-06-01.
+    const element = 'proto:inventory.v1.AdjustStockRequest.reason';
+    const after = '2027-06-20';
+    const unused: UsageExport = { generatedAt: `${after}T06:00:00Z`, recordedSince: '2027-05-01', elements: {} };
+    const removeReason = (reserved: string) =>
+      edit(protoFile, (text) => text.replace(/\n {2}\/\/ Why \(a delivery, a count, breakage\); kept with the change\. At most 200 characters\.\n {2}string reason = 3 \[deprecated = true\];\n/, `\n${reserved}`));
+
+    it('refuses the removal until the field number and name are reserved, so no later field reuses them', async () => {
+      removeReason('');
+      const result = await runCheck({ root, today: after, zeroUseDays: 14, usage: unused });
+      expect(result.text).toContain(
+        `BREAKING  ${element}\n          field-removed: field removed or renamed | §Versioning 3: removing or renaming a field\n          REFUSED: replacement complete: sunset 2027-06-01 passed and no recorded use for 14 days, but a removed field's number and name stay reserved: reserve 3 and "reason" in inventory.v1.AdjustStockRequest (reserved 3; reserved "reason";)`,
+      );
+      expect(result.passed).toBe(false);
+    });
+
+    it('refuses it with only the number reserved, naming the name', async () => {
+      removeReason('  reserved 3;\n');
+      const result = await runCheck({ root, today: after, zeroUseDays: 14, usage: unused });
+      expect(result.text).toContain('reserve "reason" in inventory.v1.AdjustStockRequest (reserved "reason";)');
+      expect(result.passed).toBe(false);
+    });
+
+    it('lets it pass with both reserved', async () => {
+      removeReason('  reserved 3;\n  reserved "reason";\n');
+      const result = await runCheck({ root, today: after, zeroUseDays: 14, usage: unused });
+      expect(result.text).toContain(`BREAKING  ${element}\n          field-removed: field removed or renamed | §Versioning 3: removing or renaming a field\n          allowed: replacement complete: sunset 2027-06-01 passed and no recorded use for 14 days`);
+      expect(result.passed).toBe(true);
+    });
+  });
+
   describe('the zero-use window', () => {
     it('refuses to run on this checkout with a window under 14 days, as CI runs it', () => {
       for (const shortening of [{ CONTRACT_ZERO_USE_DAYS: '3' }, { CONTRACT_ZERO_USE_SECONDS: '25' }]) {

@@ -109,8 +109,20 @@ export interface GateInput {
   impliedBy?: (element: string) => string[];
 }
 
-/** Which breaking change may pass and why; meaning changes need a changelog entry. */
+/**
+ * Which breaking change may pass and why; meaning changes need a changelog entry. A change that
+ * would pass but leaves something undone (`unmet`: a removed proto field's number and name not
+ * reserved) is refused until it is done.
+ */
 export function judge(input: GateInput): Verdict[] {
+  return judgeEach(input).map((verdict) =>
+    verdict.allowed && verdict.change.class === 'breaking' && verdict.change.unmet
+      ? { ...verdict, allowed: false, reason: `${verdict.reason}, but ${verdict.change.unmet}` }
+      : verdict,
+  );
+}
+
+function judgeEach(input: GateInput): Verdict[] {
   const windowStart = input.zeroUseSince ?? daysBefore(input.today, input.zeroUseDays);
   const windowDay = windowStart.slice(0, 10);
   const window = input.zeroUseSince ? `since ${input.zeroUseSince}` : `within ${input.zeroUseDays} days`;

@@ -11,7 +11,8 @@ const buf = path.resolve(__dirname, '../../node_modules/.bin/buf');
 /** `deprecated = true` in the .proto, as buf's image carries it. */
 interface Options { options?: { deprecated?: boolean } }
 interface FieldDescriptor extends Options { name: string; number: number; label?: string; type?: string; typeName?: string; proto3Optional?: boolean }
-interface MessageDescriptor extends Options { name: string; field?: FieldDescriptor[]; nestedType?: MessageDescriptor[]; enumType?: EnumDescriptor[] }
+/** `reserved 2, 9 to 11;` as ranges, `end` exclusive; `reserved "item_id";` as names. */
+interface MessageDescriptor extends Options { name: string; field?: FieldDescriptor[]; nestedType?: MessageDescriptor[]; enumType?: EnumDescriptor[]; reservedRange?: { start: number; end: number }[]; reservedName?: string[] }
 interface EnumDescriptor extends Options { name: string; value?: ({ name: string; number: number } & Options)[] }
 interface MethodDescriptor extends Options { name: string; inputType: string; outputType: string; clientStreaming?: boolean; serverStreaming?: boolean }
 interface FileDescriptor {
@@ -32,6 +33,8 @@ interface Element {
   field?: FieldDescriptor;
   method?: MethodDescriptor;
   parent?: string;
+  /** A message's reserved field numbers (ranges, `end` exclusive) and names. */
+  reserved?: { ranges: { start: number; end: number }[]; names: string[] };
   /** Marked `[deprecated = true]` (a field, enum value) or `option deprecated = true;` (a message, enum, service, RPC). */
   deprecated?: boolean;
 }
@@ -68,7 +71,8 @@ function modelOf(files: FileDescriptor[]): ProtoModel {
       });
     };
     const addMessage = (message: MessageDescriptor, qualified: string, at: string, parent?: string): void => {
-      elements.set(qualified, { kind: 'message', name: qualified, pkg, comment: comments.get(at) ?? '', parent, deprecated: message.options?.deprecated === true });
+      const reserved = { ranges: message.reservedRange ?? [], names: message.reservedName ?? [] };
+      elements.set(qualified, { kind: 'message', name: qualified, pkg, comment: comments.get(at) ?? '', parent, reserved, deprecated: message.options?.deprecated === true });
       (message.field ?? []).forEach((field, index) => {
         elements.set(`${qualified}.${field.name}`, { kind: 'field', name: `${qualified}.${field.name}`, pkg, comment: comments.get(`${at}.2.${index}`) ?? '', field, parent: qualified, deprecated: field.options?.deprecated === true });
       });
@@ -111,6 +115,23 @@ const scalarNumbers = new Set(['TYPE_INT32', 'TYPE_INT64', 'TYPE_UINT32', 'TYPE_
 
 function typeLabel(field: FieldDescriptor): string {
   return `${field.label === 'LABEL_REPEATED' ? 'repeated ' : ''}${field.typeName ?? (field.type ?? '').replace(/^TYPE_/, '').toLowerCase()}`;
+}
+
+/**
+ * For a field removed from a message that stays: what of its number and name the message does not
+ * reserve, as the gate asks for it (`... reserve 3 and "reason" in inventory.v1.AdjustStockRequest
+ * (reserved 3; reserved "reason";)`). Unreserved, a later release may give the number another
+ * type, and an old caller still sending the field then sends a value the server misreads.
+ */
+function unreservedOf(field: Element, after: ProtoModel): string | undefined {
+  const message = after.elements.get(field.parent ?? '');
+  if (!message?.reserved || !field.field) return undefined;
+  const { number, name } = field.field;
+  const numberReserved = message.reserved.ranges.some((range) => range.start <= number && number < range.end);
+  const nameReserved = message.reserved.names.includes(name);
+  if (numberReserved && nameReserved) return undefined;
+  const missing = [...(numberReserved ? [] : [{ said: String(number), line: `reserved ${number};` }]), ...(nameReserved ? [] : [{ said: JSON.stringify(name), line: `reserved ${JSON.stringify(name)};` }])];
+  return `a removed field's number and name stay reserved: reserve ${missing.map((item) => item.said).join(' and ')} in ${message.name} (${missing.map((item) => item.line).join(' ')})`;
 }
 
 interface BufFinding { path: string; start_line: number; type: string; message: string }
@@ -186,6 +207,8 @@ export function compareProto(beforeDir: string, afterDir: string): { changes: Co
       if (element.parent && !after.elements.has(element.parent)) continue;
       const rule = element.kind === 'field' ? 'field-removed' : element.kind === 'enum-value' ? 'enum-value-removed' : element.kind === 'rpc' ? 'rpc-removed' : 'type-removed';
       add('breaking', name, rule, specRule.removed, `${kindWord[element.kind]} removed or renamed`);
+      const unreserved = element.kind === 'field' ? unreservedOf(element, after) : undefined;
+      if (unreserved) changes[changes.length - 1].unmet = unreserved;
       continue;
     }
     if (element.kind === 'field' && element.field && next.field) {
