@@ -433,6 +433,90 @@ function compareOperation(comparison: OpenApiComparison, old: Operation, operati
   }
 }
 
+interface Webhook {
+  element: string;
+  name: string;
+  operation: Json;
+}
+
+/**
+ * Every webhook (OpenAPI 3.1 `webhooks`, one per event type): what the platform POSTs to
+ * receivers. `webhook:<event type>`, or `webhook:<name> <METHOD>` for a method other than POST.
+ */
+function webhooksOf(doc: Json): Map<string, Webhook> {
+  const webhooks = new Map<string, Webhook>();
+  for (const [name, item] of Object.entries(isObject(doc.webhooks) ? doc.webhooks : {})) {
+    const pathItem = resolve(doc, item).node;
+    for (const method of methods) {
+      const operation = pathItem[method];
+      if (!isObject(operation)) continue;
+      const element = method === 'post' ? `webhook:${name}` : `webhook:${name} ${method.toUpperCase()}`;
+      webhooks.set(element, { element, name, operation });
+    }
+  }
+  return webhooks;
+}
+
+/** The catalog version a webhook's payload is at (`x-event-version`), if the document says. */
+function eventVersionOf(webhook: Webhook): number | undefined {
+  const version = webhook.operation['x-event-version'];
+  return typeof version === 'number' ? version : undefined;
+}
+
+/**
+ * A webhook's request is what we send and a receiver reads, so it is judged as a response is:
+ * its body and headers in the response direction. What a receiver answers is not compared (any
+ * 2xx acknowledges a delivery).
+ */
+function compareWebhook(comparison: OpenApiComparison, old: Webhook, webhook: Webhook): void {
+  const { before, after } = comparison;
+  const first = comparison.changes.length;
+  const add = (cls: ChangeClass, element: string, rule: string, spec: string, message: string): void => {
+    comparison.changes.push(change('rest', cls, element, rule, spec, message));
+  };
+  const element = webhook.element;
+  const headersOf = (doc: Json, operation: Json): Map<string, Json> =>
+    new Map(
+      (Array.isArray(operation.parameters) ? operation.parameters : [])
+        .map((raw) => resolve(doc, raw).node)
+        .filter((node) => node.in === 'header')
+        .map((node) => [String(node.name).toLowerCase(), node]),
+    );
+  const beforeHeaders = headersOf(before, old.operation);
+  const afterHeaders = headersOf(after, webhook.operation);
+  for (const [key, header] of beforeHeaders) {
+    const next = afterHeaders.get(key);
+    if (!next) add('breaking', `${element} header.${header.name}`, 'webhook-header-removed', specRule.removed, `header ${header.name} no longer sent`);
+    else comparison.compareSchemas(header.schema ?? {}, next.schema ?? {}, 'response', `${element} header.${header.name}`, [], false);
+  }
+  for (const [key, header] of afterHeaders) {
+    if (!beforeHeaders.has(key)) add('safe', `${element} header.${header.name}`, 'webhook-header-added', specRule.nonBreaking, `header ${header.name} sent`);
+  }
+  const contentOf = (doc: Json, operation: Json): Json => {
+    const body = operation.requestBody === undefined ? undefined : resolve(doc, operation.requestBody).node;
+    return body && isObject(body.content) ? body.content : {};
+  };
+  const beforeContent = contentOf(before, old.operation);
+  const afterContent = contentOf(after, webhook.operation);
+  for (const [mediaType, media] of Object.entries(beforeContent)) {
+    const bodyElement = `${element} ${mediaLabel(mediaType)}`;
+    const next = afterContent[mediaType];
+    if (!isObject(next)) add('breaking', bodyElement, 'media-type-removed', specRule.removed, `payload media type ${mediaType} no longer sent`);
+    else comparison.compareSchemas(isObject(media) ? media.schema ?? {} : {}, next.schema ?? {}, 'response', bodyElement, [], false);
+  }
+  for (const mediaType of Object.keys(afterContent)) {
+    if (!(mediaType in beforeContent)) add('safe', `${element} ${mediaLabel(mediaType)}`, 'media-type-added', specRule.nonBreaking, `payload media type ${mediaType} sent`);
+  }
+  // Receivers get one payload per event: a raised event version replaces the old shape for every
+  // subscriber rather than running beside it, so it is no new major version and allows nothing.
+  const was = eventVersionOf(old);
+  const is = eventVersionOf(webhook);
+  const version = was !== undefined && is !== undefined && was !== is ? `event version ${was} -> ${is}, but only the new shape is sent` : `event version ${is ?? was ?? 'unknown'}`;
+  for (const found of comparison.changes.slice(first)) {
+    if (found.class !== 'safe') found.message = `${found.message.replace(/^response /, 'payload ')}: every receiver of ${webhook.name} gets this payload (${version})`;
+  }
+}
+
 /** `GET /v2/products/{}` in an earlier major version (`v1`): the operation it replaces there. */
 function keyIn(major: string, operation: Operation): string {
   return operation.key.replace(/^(\S+ )\/v\d+/, `$1/${major}`);
@@ -491,6 +575,17 @@ export function diffOpenApi(before: Json, after: Json): ContractChange[] {
       add('safe', operation.element, 'operation-redeclared', specRule.compatible, `declared on its own now; until now ${served.element} served it`);
       compareOperation(comparison, served, operation);
     } else add('safe', operation.element, 'operation-added', specRule.nonBreaking, 'operation added');
+  }
+
+  const beforeWebhooks = webhooksOf(before);
+  const afterWebhooks = webhooksOf(after);
+  for (const [key, webhook] of beforeWebhooks) {
+    const next = afterWebhooks.get(key);
+    if (!next) add('breaking', webhook.element, 'webhook-removed', specRule.removed, `${webhook.name} is no longer sent: its receivers get no more of these events`);
+    else compareWebhook(comparison, webhook, next);
+  }
+  for (const [key, webhook] of afterWebhooks) {
+    if (!beforeWebhooks.has(key)) add('safe', webhook.element, 'webhook-added', specRule.nonBreaking, `${webhook.name} is sent to subscribers now`);
   }
   return comparison.changes;
 }

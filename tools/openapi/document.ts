@@ -90,6 +90,9 @@ function webhookOperations(): Record<string, unknown> {
           summary: `${type}: ${eventCatalog[type].description}`,
           description: `Sent to every enabled endpoint subscribed to ${type} (yours only, or every one with scope ALL). A 2xx within 15 s acknowledges it; anything else (3xx included: redirects are not followed) is retried ${MAX_ATTEMPTS - 1} times after ${schedule}. An endpoint failing for 5 days is disabled.`,
           tags: ['webhooks'],
+          // The catalog's version of the data's schema (the `dataschema` URN ends in it); the
+          // contract gate names it when a payload change breaks receivers.
+          'x-event-version': eventCatalog[type].version,
           security: [],
           parameters: webhookHeaders,
           requestBody: { required: true, content: { 'application/json': { schema: ref('schemas', eventComponentName(type)) } } },
