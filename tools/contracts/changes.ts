@@ -38,6 +38,7 @@ export const specRule = {
   removedError: '§Versioning 1 and 3: a status or error code an old client handles is removed',
   newResponseValue: '§Versioning 1: a new value in a response enum (old clients must tolerate unknown values)',
   newMajor: '§Versioning 5: a new major version next to the old one',
+  narrowerAccess: '§Versioning 1: a call an old client makes is refused (who may call it, or the API-key scope it needs, narrowed)',
 } as const;
 
 export function change(kind: ContractKind, cls: ChangeClass, element: string, rule: string, spec: string, message: string): ContractChange {

@@ -324,6 +324,70 @@ function mediaLabel(mediaType: string): string {
   return mediaType === 'application/json' ? 'body' : `body(${mediaType})`;
 }
 
+/** Who may call, least to most restricted (the document's `x-access`, tools/openapi/document.ts). */
+const accessLevels = ['public', 'signed-in', 'admin'];
+
+interface AccessView {
+  /** `x-access`, else `public` when no credential is needed, else unknown (some credential). */
+  level: string | undefined;
+  documented: boolean;
+  /** Whether an API key (a security scheme of type apiKey) is among the credentials that work. */
+  keys: boolean;
+  /** The scopes such a key must have. */
+  scopes: string[];
+}
+
+function accessOf(doc: Json, operation: Operation): AccessView {
+  const security = (Array.isArray(operation.operation.security) ? operation.operation.security : Array.isArray(doc.security) ? doc.security : []).filter(isObject);
+  const schemes = isObject(doc.components) && isObject(doc.components.securitySchemes) ? doc.components.securitySchemes : {};
+  const apiKeySchemes = new Set(Object.keys(schemes).filter((name) => resolve(doc, schemes[name]).node.type === 'apiKey'));
+  const keyRequirements = security.filter((requirement) => Object.keys(requirement).some((name) => apiKeySchemes.has(name)));
+  const scopes = keyRequirements.flatMap((requirement) => Object.entries(requirement).flatMap(([name, list]) => (apiKeySchemes.has(name) && Array.isArray(list) ? list.map(String) : [])));
+  const declared = operation.operation['x-access'];
+  const documented = typeof declared === 'string' && accessLevels.includes(declared);
+  const open = security.length === 0 || security.some((requirement) => Object.keys(requirement).length === 0);
+  return { level: documented ? (declared as string) : open ? 'public' : undefined, documented, keys: keyRequirements.length > 0, scopes: [...new Set(scopes)].sort() };
+}
+
+/**
+ * Who may call the operation: narrower (public -> signed-in or admin, signed-in -> admin, a key
+ * refused, a scope a key needs added or changed) is breaking, wider is safe. A baseline that did
+ * not say (no `x-access`, the document's default security) gets it documented: safe.
+ */
+function compareAccess(comparison: OpenApiComparison, old: Operation, operation: Operation): void {
+  const add = (cls: ChangeClass, rule: string, spec: string, message: string): void => {
+    comparison.changes.push(change('rest', cls, `${operation.element} security`, rule, spec, message));
+  };
+  const b = accessOf(comparison.before, old);
+  const a = accessOf(comparison.after, operation);
+  const keys = (view: AccessView) => (view.keys ? `API keys need ${view.scopes.join(' and ') || 'no scope'}` : 'no API key');
+  if (b.level === 'public' && a.level !== 'public') {
+    add('breaking', 'access-narrowed', specRule.narrowerAccess, `access public -> ${a.level ?? 'a credential'}: callers without ${a.level === 'admin' ? "an administrator's credential" : 'one'} are refused now`);
+    return;
+  }
+  if (b.level !== 'public' && a.level === 'public') {
+    add('safe', 'access-widened', specRule.compatible, `access ${b.level ?? 'a credential'} -> public`);
+    return;
+  }
+  if (a.level === 'public') return;
+  if (!b.documented && a.documented && b.level === undefined) {
+    add('safe', 'access-documented', specRule.compatible, `who may call it is documented: ${a.level}; ${keys(a)}`);
+    return;
+  }
+  if (b.level !== undefined && a.level !== undefined && b.level !== a.level) {
+    if (accessLevels.indexOf(a.level) > accessLevels.indexOf(b.level)) add('breaking', 'access-narrowed', specRule.narrowerAccess, `access ${b.level} -> ${a.level}: callers allowed before are refused (403) now`);
+    else add('safe', 'access-widened', specRule.compatible, `access ${b.level} -> ${a.level}`);
+  }
+  if (b.keys && !a.keys) add('breaking', 'api-key-refused', specRule.narrowerAccess, `API keys are refused now (${keys(b)} before)`);
+  else if (!b.keys && a.keys) add('safe', 'api-key-accepted', specRule.compatible, `API keys are accepted now: ${keys(a)}`);
+  else if (b.keys && a.keys) {
+    const added = a.scopes.filter((scope) => !b.scopes.includes(scope));
+    const removed = b.scopes.filter((scope) => !a.scopes.includes(scope));
+    if (added.length > 0) add('breaking', 'api-key-scope-changed', specRule.narrowerAccess, `${keys(a)} now (${b.scopes.join(' and ') || 'no scope'} before): keys without it are refused (403)`);
+    else if (removed.length > 0) add('safe', 'api-key-scope-removed', specRule.compatible, `${keys(a)} now (${b.scopes.join(' and ')} before)`);
+  }
+}
+
 /** Every change from `old` (an operation of `comparison`'s before document) to `operation` (of its after document). */
 function compareOperation(comparison: OpenApiComparison, old: Operation, operation: Operation): void {
   const { before, after } = comparison;
@@ -332,6 +396,8 @@ function compareOperation(comparison: OpenApiComparison, old: Operation, operati
   };
   const element = operation.element;
   const path = element.slice(element.indexOf(' ') + 1);
+
+  compareAccess(comparison, old, operation);
 
   // Parameters.
   const beforeParameters = parametersOf(before, old.element.slice(old.element.indexOf(' ') + 1), old);

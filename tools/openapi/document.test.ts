@@ -35,3 +35,26 @@ describe('the OpenAPI document', () => {
     expect(undocumented).toEqual([]);
   });
 });
+
+describe('who may call each operation', () => {
+  const document = buildDocument() as Json;
+
+  it('is in security and x-access, as the endpoint declares it', () => {
+    const wrong: string[] = [];
+    for (const endpoint of apiEndpoints) {
+      const path = endpoint.path.replace(/:(\w+)/g, '{$1}');
+      const operation = document.paths[endpoint.version ? `/${endpoint.version}${path}` : path]?.[endpoint.method.toLowerCase()] as Json;
+      const keyScopes = operation.security.flatMap((requirement: Json) => requirement.apiKey ?? []);
+      const takesKeys = operation.security.some((requirement: Json) => 'apiKey' in requirement);
+      const fits =
+        operation['x-access'] === endpoint.access &&
+        (endpoint.access === 'public'
+          ? operation.security.length === 0
+          : endpoint.upstream === 'graphql' ? takesKeys && keyScopes.length === 0
+          : endpoint.scope && endpoint.scope !== 'api-keys' ? keyScopes.length === 1 && keyScopes[0].startsWith(`${endpoint.scope}:`)
+          : !takesKeys);
+      if (!fits) wrong.push(`${endpoint.method} ${path}`);
+    }
+    expect(wrong).toEqual([]);
+  });
+});

@@ -5,6 +5,7 @@
 // security schemes, the headers and error responses every operation shares, and the webhooks.
 // tools/openapi/generate.mjs bundles and runs this file.
 import { z } from 'zod';
+import { scopeFor } from '@platform/auth';
 import { component, type Endpoint, namedComponents, pathParameterNames, type SuccessHeader } from '@platform/endpoints';
 import { errorBodySchema, errorCatalog, problemBodySchema, type ErrorCode } from '@platform/errors';
 import { eventCatalog, eventJsonSchemas, eventTypes } from '@platform/events';
@@ -261,6 +262,21 @@ function errorStatusesOf(endpoint: Endpoint, path: string, deprecated: boolean):
   return [...statuses].sort((a, b) => a - b);
 }
 
+/**
+ * Who may call an operation, in OpenAPI's terms: `security` lists the credentials that work (none
+ * for a public one; a token; an API key with the scope the gateway checks, apps/gateway/src/auth
+ * api-keys.ts), and `x-access` says what a security requirement cannot: `admin` (an
+ * administrator's credential, anyone else 403). The contract gate compares both.
+ */
+function accessOf(endpoint: Endpoint): Record<string, unknown> {
+  if (endpoint.access === 'public') return { security: [], 'x-access': 'public' };
+  // GraphQL takes a key and checks its scopes per root field (graphqlRootResources).
+  if (endpoint.upstream === 'graphql') return { security: [{ bearer: [] }, { apiKey: [] }], 'x-access': endpoint.access };
+  // A route without a resource (or key management, `api-keys`) refuses every API key.
+  const keyScope = endpoint.scope && endpoint.scope !== 'api-keys' ? scopeFor(endpoint.scope, endpoint.method !== 'GET' && !endpoint.readsOnly) : undefined;
+  return { security: keyScope ? [{ bearer: [] }, { apiKey: [keyScope] }] : [{ bearer: [] }], 'x-access': endpoint.access };
+}
+
 /** Each path parameter as its endpoint declares it (defineEndpoints saw that every one is declared); its description said once, on the parameter. */
 function pathParameters(endpoint: Endpoint): Record<string, unknown>[] {
   return pathParameterNames(endpoint.path).map((name) => {
@@ -369,7 +385,7 @@ export function buildDocument(registryFile?: string, endpoints: readonly Endpoin
       operationId: endpoint.operationId,
       summary: endpoint.summary,
       tags: [endpoint.upstream],
-      ...(endpoint.access === 'public' ? { security: [] } : {}),
+      ...accessOf(endpoint),
       parameters,
       // The services read a missing body as {} (parseBody), so a body whose every field is
       // optional may be left out, and the document must say so or generated clients send {}.
