@@ -342,7 +342,9 @@ function accessOf(doc: Json, operation: Operation): AccessView {
   const schemes = isObject(doc.components) && isObject(doc.components.securitySchemes) ? doc.components.securitySchemes : {};
   const apiKeySchemes = new Set(Object.keys(schemes).filter((name) => resolve(doc, schemes[name]).node.type === 'apiKey'));
   const keyRequirements = security.filter((requirement) => Object.keys(requirement).some((name) => apiKeySchemes.has(name)));
-  const scopes = keyRequirements.flatMap((requirement) => Object.entries(requirement).flatMap(([name, list]) => (apiKeySchemes.has(name) && Array.isArray(list) ? list.map(String) : [])));
+  // Where the document writes a key's scope (`x-api-key-scopes`, tools/openapi/document.ts), or in the requirement itself (OpenAPI 3.1's roles).
+  const extensionScopes = keyRequirements.length > 0 && Array.isArray(operation.operation['x-api-key-scopes']) ? (operation.operation['x-api-key-scopes'] as unknown[]).map(String) : [];
+  const scopes = [...extensionScopes, ...keyRequirements.flatMap((requirement) => Object.entries(requirement).flatMap(([name, list]) => (apiKeySchemes.has(name) && Array.isArray(list) ? list.map(String) : [])))];
   const declared = operation.operation['x-access'];
   const documented = typeof declared === 'string' && accessLevels.includes(declared);
   const open = security.length === 0 || security.some((requirement) => Object.keys(requirement).length === 0);

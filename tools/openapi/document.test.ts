@@ -44,7 +44,7 @@ describe('who may call each operation', () => {
     for (const endpoint of apiEndpoints) {
       const path = endpoint.path.replace(/:(\w+)/g, '{$1}');
       const operation = document.paths[endpoint.version ? `/${endpoint.version}${path}` : path]?.[endpoint.method.toLowerCase()] as Json;
-      const keyScopes = operation.security.flatMap((requirement: Json) => requirement.apiKey ?? []);
+      const keyScopes = [...(operation['x-api-key-scopes'] ?? []), ...operation.security.flatMap((requirement: Json) => requirement.apiKey ?? [])];
       const takesKeys = operation.security.some((requirement: Json) => 'apiKey' in requirement);
       const fits =
         operation['x-access'] === endpoint.access &&

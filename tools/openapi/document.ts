@@ -264,8 +264,8 @@ function errorStatusesOf(endpoint: Endpoint, path: string, deprecated: boolean):
 
 /**
  * Who may call an operation, in OpenAPI's terms: `security` lists the credentials that work (none
- * for a public one; a token; an API key with the scope the gateway checks, apps/gateway/src/auth
- * api-keys.ts), and `x-access` says what a security requirement cannot: `admin` (an
+ * for a public one; a token; an API key, with the scope the gateway checks in `x-api-key-scopes`,
+ * apps/gateway/src/auth api-keys.ts), and `x-access` says what a security requirement cannot: `admin` (an
  * administrator's credential, anyone else 403). The contract gate compares both.
  */
 function accessOf(endpoint: Endpoint): Record<string, unknown> {
@@ -274,7 +274,10 @@ function accessOf(endpoint: Endpoint): Record<string, unknown> {
   if (endpoint.upstream === 'graphql') return { security: [{ bearer: [] }, { apiKey: [] }], 'x-access': endpoint.access };
   // A route without a resource (or key management, `api-keys`) refuses every API key.
   const keyScope = endpoint.scope && endpoint.scope !== 'api-keys' ? scopeFor(endpoint.scope, endpoint.method !== 'GET' && !endpoint.readsOnly) : undefined;
-  return { security: keyScope ? [{ bearer: [] }, { apiKey: [keyScope] }] : [{ bearer: [] }], 'x-access': endpoint.access };
+  // The key's scope goes in `x-api-key-scopes`: OpenAPI lists scopes in a requirement for OAuth2
+  // and OpenID schemes, and linters (Spectral's oas3-operation-security-defined) hold an apiKey
+  // scheme's list to that, so the requirement itself names none.
+  return { security: keyScope ? [{ bearer: [] }, { apiKey: [] }] : [{ bearer: [] }], 'x-access': endpoint.access, ...(keyScope ? { 'x-api-key-scopes': [keyScope] } : {}) };
 }
 
 /** Each path parameter as its endpoint declares it (defineEndpoints saw that every one is declared); its description said once, on the parameter. */
