@@ -17,6 +17,8 @@ import { ReviewService } from './reviews/service';
 export interface CatalogAppDeps {
   config: Pick<CatalogConfig, 'jwtVerifySecrets' | 'cursorSecret' | 'REQUEST_TIMEOUT_MS' | 'NODE_ENV'>;
   prisma: DatabaseClient;
+  /** The database behind `prisma`: an embedded one (PGlite) serves this process alone. Unset: treated as shared. */
+  databaseKind?: 'postgresql' | 'pglite';
   logger: Logger;
   health: Health;
   metrics: Metrics;
@@ -46,7 +48,7 @@ export async function createCatalogApp(deps: CatalogAppDeps) {
     metrics: deps.metrics,
     requestTimeoutMs: config.REQUEST_TIMEOUT_MS,
     graphql, // /graphql: the subgraph; verifies the forwarded token itself
-    internal: [eventRoutes({ db: deps.prisma, service: 'catalog-service', internalVerifier, consumer: { handlers: eventHandlers, logger: deps.logger } })], // /internal/events: its published events; /internal/dead-letters: what its consumer parked (service tokens only)
+    internal: [eventRoutes({ db: deps.prisma, sharedDatabase: deps.databaseKind !== 'pglite', service: 'catalog-service', internalVerifier, consumer: { handlers: eventHandlers, logger: deps.logger } })], // /internal/events: its published events; /internal/dead-letters: what its consumer parked (service tokens only)
     verifier, // everything below needs a bearer token
     resources: [
       productsRoutes(products), // /products, /products/:id, /products/:id/rating

@@ -30,7 +30,7 @@ runService({
         logger,
       });
     const events = await startOutboxRelay(database, transport, logger, { service: 'catalog-service', pollMs: config.EVENTS_POLL_MS }, metrics.registry);
-    const { app, products, eventHandlers } = await createCatalogApp({ config, prisma: database.prisma, logger, health, metrics });
+    const { app, products, eventHandlers } = await createCatalogApp({ config, prisma: database.prisma, databaseKind: database.kind, logger, health, metrics });
     const consumer = new EventConsumer(database.prisma, transport, logger, { consumer: 'catalog-service', sources: ['users-service'], handlers: eventHandlers, handlerTimeoutMs: config.EVENTS_HANDLER_TIMEOUT_MS }, metrics.registry);
     await consumer.start();
     return {

@@ -25,7 +25,7 @@ runService({
     const verifier = new TokenVerifier(config.jwtVerifySecrets);
     // Each calling service's use of the RPCs, in the store the gateway records into.
     const usage = config.USAGE_RECORDING === 'on' ? new UsageRecorder(openUsageStore({ redisUrl: config.REDIS_URL, dataDir: config.DATA_DIR, keyPrefix: config.USAGE_KEY_PREFIX }), { registry: metrics.registry, onError: (error) => logger.warn({ err: error }, 'usage flush failed; the counts are kept for the next one') }).start() : undefined;
-    const { app, stock, grpc } = createInventoryApp({ usage, prisma: database.prisma, notifications: database, logger, health, metrics, callers, verifier, cursorSecret: config.cursorSecret, requestTimeoutMs: config.REQUEST_TIMEOUT_MS, introspection: config.NODE_ENV !== 'production', streamLimits: streamLimitsOf(config), deprecations: config.DEPRECATIONS_FILE.entries });
+    const { app, stock, grpc } = createInventoryApp({ usage, prisma: database.prisma, databaseKind: database.kind, notifications: database, logger, health, metrics, callers, verifier, cursorSecret: config.cursorSecret, requestTimeoutMs: config.REQUEST_TIMEOUT_MS, introspection: config.NODE_ENV !== 'production', streamLimits: streamLimitsOf(config), deprecations: config.DEPRECATIONS_FILE.entries });
     return {
       app,
       resources: [events.stop, () => transport.close(), async () => usage?.stop().then(() => usage.store.close())],

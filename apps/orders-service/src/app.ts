@@ -34,6 +34,8 @@ import { DeletedUsers } from './users/deleted-users';
 export interface OrdersAppDeps {
   config: Pick<OrdersConfig, 'jwtVerifySecrets' | 'cursorSecret' | 'REQUEST_TIMEOUT_MS' | 'NODE_ENV'>;
   prisma: DatabaseClient;
+  /** The database behind `prisma`: an embedded one (PGlite) serves this process alone. Unset: treated as shared. */
+  databaseKind?: 'postgresql' | 'pglite';
   catalog: Catalog;
   inventory: InventoryGateway;
   logger: Logger;
@@ -101,7 +103,7 @@ export async function createOrdersApp(deps: OrdersAppDeps) {
     metrics: deps.metrics,
     requestTimeoutMs: config.REQUEST_TIMEOUT_MS,
     graphql, // /graphql: the subgraph; verifies the forwarded token itself
-    internal: [eventRoutes({ db: deps.prisma, service: 'orders-service', internalVerifier, consumer: { handlers: eventHandlers, logger: deps.logger } })], // /internal/events: its published events; /internal/dead-letters: what its consumer parked (service tokens only)
+    internal: [eventRoutes({ db: deps.prisma, sharedDatabase: deps.databaseKind !== 'pglite', service: 'orders-service', internalVerifier, consumer: { handlers: eventHandlers, logger: deps.logger } })], // /internal/events: its published events; /internal/dead-letters: what its consumer parked (service tokens only)
     verifier, // everything below needs a bearer token
     resources: [
       ordersRoutes(orders.queries, orders.placeOrder, orders.changeOrder), // /orders..., /order-items/:id

@@ -38,7 +38,7 @@ runService({
     const inventory = createInventoryClient(config.INVENTORY_ADDRESS, { calls });
     const { app, sweeper, eventHandlers } = await createOrdersApp({
       config,
-      prisma: database.prisma,
+      prisma: database.prisma, databaseKind: database.kind,
       catalog: createCatalogClient(calls.http('catalog', config.CATALOG_URL)),
       inventory,
       logger,

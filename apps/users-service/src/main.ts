@@ -35,7 +35,7 @@ runService({
         logger,
       });
     const events = await startOutboxRelay(database, transport, logger, { service: 'users-service', pollMs: config.EVENTS_POLL_MS }, metrics.registry);
-    const { app, users, dispatcher, eventHandlers } = await createUsersApp({ config, prisma: database.prisma, logger, health, metrics, revocations });
+    const { app, users, dispatcher, eventHandlers } = await createUsersApp({ config, prisma: database.prisma, databaseKind: database.kind, logger, health, metrics, revocations });
     const consumer = new EventConsumer(database.prisma, transport, logger, { consumer: 'users-service', sources: EVENT_SOURCES, handlers: eventHandlers, handlerTimeoutMs: config.EVENTS_HANDLER_TIMEOUT_MS }, metrics.registry);
     return {
       app,

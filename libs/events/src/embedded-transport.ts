@@ -19,7 +19,11 @@ import type { Consumption, Delivery, EventTransport, Subscription } from './tran
 const MAX_PAGE = 500;
 /** The longest a read waits for new events: well inside the request timeout, and short enough not to hold a graceful stop. */
 const MAX_WAIT_MS = 5_000;
-/** How often a waiting read looks again unwoken: another replica's relay publishes without waking this process. */
+/**
+ * How often a waiting read looks again unwoken: another replica's relay publishes without waking
+ * this process. Only where replicas share the database (PostgreSQL): an embedded one has one
+ * process, whose relay wakes every read it publishes for (eventLogRoutes' `sharedDatabase`).
+ */
 const WAIT_RECHECK_MS = 250;
 
 /** One page of a producer's published log. */
@@ -39,21 +43,27 @@ const eventLogQuery = z.strictObject({
  * to `wait` ms (at most 5 s) for the relay to publish some. Service tokens only (the internal
  * audience).
  */
-export function eventLogRoutes(db: SqlClient, service: string, internalVerifier: TokenVerifier): Router {
+export function eventLogRoutes(db: SqlClient, service: string, internalVerifier: TokenVerifier, options: { sharedDatabase?: boolean } = {}): Router {
   const router = Router();
+  // An embedded database has one process: its relay's wake is the only news, so a waiting read
+  // asks the database once, not four times a second (each a PGlite query of the service's CPU).
+  const recheckMs = options.sharedDatabase === false ? undefined : WAIT_RECHECK_MS;
   router.get('/internal/events', authenticate(internalVerifier), async (req, res) => {
     const { after = '0', limit = 100, wait: waitMs = 0 } = parseQuery(eventLogQuery, req.query);
     const gone = new AbortController();
     res.once('close', () => gone.abort());
-    const events = await publishedEventsWithin(db, after, limit, Date.now() + waitMs, gone.signal);
+    const events = await publishedEventsWithin(db, after, limit, Date.now() + waitMs, gone.signal, recheckMs);
     res.set('Cache-Control', 'no-store');
     res.json({ events: events.map((event) => ({ position: event.position, event: toCloudEvent(`/${service}`, event).toJSON() })) });
   });
   return router;
 }
 
-/** The published events after `after`, waiting until `until` (or until the reader is gone) for some to come. */
-async function publishedEventsWithin(db: SqlClient, after: string, limit: number, until: number, gone: AbortSignal): Promise<StoredEvent[]> {
+/**
+ * The published events after `after`, waiting until `until` (or until the reader is gone) for some
+ * to come: woken by this process's relay, and every `recheckMs` besides when one is given.
+ */
+async function publishedEventsWithin(db: SqlClient, after: string, limit: number, until: number, gone: AbortSignal, recheckMs: number | undefined): Promise<StoredEvent[]> {
   for (;;) {
     let woken!: () => void;
     const wake = new Promise<void>((resolve) => (woken = resolve));
@@ -63,7 +73,7 @@ async function publishedEventsWithin(db: SqlClient, after: string, limit: number
       const events = await publishedEventsAfter(db, after, limit);
       const left = until - Date.now();
       if (events.length || left <= 0 || gone.aborted) return events;
-      const timer = setTimeout(woken, Math.min(left, WAIT_RECHECK_MS));
+      const timer = setTimeout(woken, recheckMs === undefined ? left : Math.min(left, recheckMs));
       gone.addEventListener('abort', woken, { once: true });
       await wake;
       clearTimeout(timer);

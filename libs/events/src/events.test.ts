@@ -278,6 +278,35 @@ describe('events', () => {
     }
   });
 
+  it('a read waiting on an embedded database asks it at the start and the deadline only; on a shared one, every 250 ms', async () => {
+    const secret = 'events-test-secret-events-test-secret-012';
+    const token = await serviceTokenSource(secret, 'orders-service')();
+    let logReads = 0;
+    // The database as the route sees it, counting the reads of the published log.
+    const counted = {
+      $queryRawUnsafe: <T,>(query: string, ...values: unknown[]) => {
+        if (query.includes('WHERE log_position >')) logReads++;
+        return db.$queryRawUnsafe<T>(query, ...values);
+      },
+      $executeRawUnsafe: (query: string, ...values: unknown[]) => db.$executeRawUnsafe(query, ...values),
+    } as SqlClient;
+    const readsWhileWaiting = async (sharedDatabase: boolean) => {
+      const app = express();
+      app.use(eventLogRoutes(counted, 'users-service', new TokenVerifier([secret], { audience: 'internal' }), { sharedDatabase }));
+      const server = await listen(app, 0, '127.0.0.1');
+      try {
+        logReads = 0;
+        const res = await fetch(`${server.url}/internal/events?after=999999999&wait=1000`, { headers: { authorization: `Bearer ${token}` } });
+        expect([res.status, ((await res.json()) as { events: unknown[] }).events]).toEqual([200, []]);
+        return logReads;
+      } finally {
+        await server.close();
+      }
+    };
+    expect(await readsWhileWaiting(false)).toBeLessThanOrEqual(2);
+    expect(await readsWhileWaiting(true)).toBeGreaterThanOrEqual(4);
+  });
+
   it('the embedded transport hands a consumer the producer\'s published events over HTTP, in order, and resumes from its cursor', async () => {
     const secret = 'events-test-secret-events-test-secret-012';
     const app = express();

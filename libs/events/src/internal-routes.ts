@@ -18,11 +18,13 @@ export interface EventRoutesOptions {
   internalVerifier: TokenVerifier;
   /** The service's consumer: its handlers replay a parked event. Without one, no dead-letter door. */
   consumer?: { handlers: EventHandlers; logger: Logger };
+  /** False for an embedded database (one process): a waiting read of its log is woken by this process alone. Default true. */
+  sharedDatabase?: boolean;
 }
 
-export function eventRoutes({ db, service, internalVerifier, consumer }: EventRoutesOptions): Router {
+export function eventRoutes({ db, service, internalVerifier, consumer, sharedDatabase }: EventRoutesOptions): Router {
   const router = Router();
-  router.use(eventLogRoutes(db, service, internalVerifier));
+  router.use(eventLogRoutes(db, service, internalVerifier, { sharedDatabase }));
   if (consumer) router.use(deadLetterRoutes(deadLettersOf(db, consumer.handlers, consumer.logger), internalVerifier));
   return router;
 }
