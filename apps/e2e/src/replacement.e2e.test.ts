@@ -70,8 +70,8 @@ async function repositoryWithRemovals(): Promise<string> {
   edit('apps/catalog-service/src/products/representation.ts', (text) => text.replace(/\n {2}count: z\.number\(\)[^\n]*\n/, '\n').replace(/\n {4}count: reviewCountOf\(row\),\n/, '\n'));
   // GraphQL: Product.rating, from the catalog subgraph (the supergraph is composed from it).
   edit('apps/catalog-service/src/graphql/schema.graphql', (text) => text.replace(/\n {2}"Average review stars, 0 when there are no reviews\."\n {2}rating: Float! @deprecated[^\n]*\n/, '\n'));
-  // gRPC: AdjustStockRequest.reason.
-  edit('proto/inventory/v1/inventory.proto', (text) => text.replace(/\n[^\n]*Why \(a delivery[^\n]*\n {2}string reason = 3 \[deprecated = true\];\n/, '\n'));
+  // gRPC: AdjustStockRequest.reason, its number and name reserved.
+  edit('proto/inventory/v1/inventory.proto', (text) => text.replace(/\n[^\n]*Why \(a delivery[^\n]*\n {2}string reason = 3 \[deprecated = true\];\n/, '\n  reserved 3;\n  reserved "reason";\n')); // a removed field's number and name stay reserved
   // The sunset passed (the announcement before it).
   edit('contracts/deprecations.yaml', (text) => text.replaceAll('announced: 2026-11-27', `announced: ${day(-2)}`).replaceAll('sunset: 2027-06-01', `sunset: ${day(-1)}`));
   await run(process.execPath, ['tools/openapi/generate.mjs'], { cwd: copy });
