@@ -34,3 +34,23 @@ it('makes a product an admin created orderable once its stock is set, and shows 
   const listed = await call('GET', `/v1/stock-levels?sku=${sku},KB-MECH-001`, { token: customer });
   expect(listed.body.items.map((item: { sku: string }) => item.sku)).toEqual([sku, 'KB-MECH-001']); // SKU order
 });
+
+it('lets an order holding the whole shelf lower its quantity (PUT), and gives back the unit no longer ordered', async () => {
+  const admin = stackState().adminToken;
+  const email = `shelf-${Date.now()}@example.com`;
+  await call('POST', '/v1/users', { body: { name: 'Shelf Buyer', email, password: 'shelf-password-1' } });
+  const customer = (await call('POST', '/v1/tokens', { body: { email, password: 'shelf-password-1' } })).body.accessToken as string;
+  const sku = `E2E-SHELF-${Date.now()}`;
+  const product = await call('POST', '/v1/products', { token: admin, body: { name: 'Last two on the shelf', sku, price: 5_000 } });
+  expect((await call('PUT', `/v1/stock-levels/${sku}`, { token: admin, body: { onHand: 2 } })).status).toBe(201);
+  const placed = await call('POST', '/v1/orders', { token: customer, body: { items: [{ productId: product.body.id, quantity: 2 }] } });
+  expect(placed.status).toBe(201);
+
+  const lowered = await call('PUT', `/v1/orders/${placed.body.id}`, { token: customer, body: { items: [{ productId: product.body.id, quantity: 1 }] } });
+  expect([lowered.status, lowered.body.amount, lowered.body.items.map((item: { quantity: number }) => item.quantity)]).toEqual([200, 5_000, [1]]);
+  const level = async () => (await call('GET', `/v1/stock-levels/${sku}`, { token: customer })).body;
+  expect(await level()).toMatchObject({ onHand: 2, reserved: 1, available: 1 });
+  // Back to two: the unit given back is free again, so it fits.
+  expect((await call('PUT', `/v1/orders/${placed.body.id}`, { token: customer, body: { items: [{ productId: product.body.id, quantity: 2 }] } })).status).toBe(200);
+  expect(await level()).toMatchObject({ onHand: 2, reserved: 2, available: 0 });
+});

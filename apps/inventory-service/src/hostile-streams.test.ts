@@ -183,7 +183,7 @@ describe('streams that never end', () => {
     const ended = new Promise<ServiceError | ReserveOrderReply>((resolve) => {
       call = client.reserveOrder(new Metadata(), options, (error, reply) => resolve(error ?? reply));
     });
-    const line = () => call?.write({ orderId, sku, quantity: 1 });
+    const line = () => call?.write({ orderId, sku, quantity: 1, replacesOrderId: '' });
     return { ended, line, cancel: () => call?.cancel() };
   }
   const within = <T>(promise: Promise<T>, ms: number) => Promise.race([promise, sleep(ms).then(() => 'still open' as const)]);

@@ -59,11 +59,14 @@ function unary<Req, Res>(method: (request: Req, metadata: Metadata, options: Par
 const getStock = (skus: string[]) => unary(client.getStock, { skus });
 const setStock = (sku: string, onHand: number, requestId: string) => unary(client.setStock, { sku, onHand, requestId });
 const adjustStock = (sku: string, delta: number, requestId: string, reason = 'count') => unary(client.adjustStock, { sku, delta, changeReason: reason, reason: '', requestId });
+const release = async (orderId: string) => (await unary(client.release, { orderId })).releasedCount;
+const fulfil = async (orderId: string) => (await unary(client.fulfil, { orderId })).fulfilledCount;
+const statusesOf = async (orderId: string) => (await database.prisma.reservation.findMany({ where: { orderId }, orderBy: { sku: 'asc' } })).map(({ sku, quantity, status, replacedBy, handedOver }) => ({ sku, quantity, status, replacedBy, handedOver }));
 
-function reserveOrder(lines: { orderId: string; sku: string; quantity: number }[], options: Partial<CallOptions> = deadline(30_000)): Promise<ReserveOrderReply> {
+function reserveOrder(lines: { orderId: string; sku: string; quantity: number; replacesOrderId?: string }[], options: Partial<CallOptions> = deadline(30_000)): Promise<ReserveOrderReply> {
   return new Promise((resolve, reject) => {
     const call = client.reserveOrder(new Metadata(), options, (error, reply) => (error ? reject(error) : resolve(reply)));
-    for (const line of lines) call.write(line);
+    for (const line of lines) call.write({ replacesOrderId: '', ...line });
     call.end();
   });
 }
@@ -242,6 +245,83 @@ describe('WatchStock', () => {
     }
     expect((await watch([]).ended)?.code).toBe(status.INVALID_ARGUMENT);
     expect(replicas[0].watch.size).toBe(0);
+  });
+});
+
+describe('ReserveOrder in place of another order (replaces_order_id: an order whose items changed)', () => {
+  const lines = (orderId: string, replacesOrderId: string, ...items: [string, number][]) => items.map(([sku, quantity]) => ({ orderId, sku, quantity, replacesOrderId }));
+
+  it('lowers a quantity with no spare stock; the old order\'s Release then gives back what the new one did not take over', async () => {
+    const [a, b] = [await stockedSku(2), await stockedSku(1)];
+    await reserveOrder(lines('old-1', '', [a, 2], [b, 1]));
+    // Nothing is spare: a new order of one unit of `a` does not fit.
+    expect((await failure(reserveOrder(lines('other-1', '', [a, 1])))).code).toBe(status.FAILED_PRECONDITION);
+    // In place of old-1 it does: its units count as available to the replacement.
+    const reply = await reserveOrder(lines('new-1', 'old-1', [a, 1]));
+    expect(reply.reservations).toEqual([{ reservationId: expect.any(String), sku: a, quantity: 1, remaining: 0, error: undefined }]);
+    expect([await stockOf(a), await stockOf(b)]).toEqual([{ available: 0, reserved: 2 }, { available: 0, reserved: 1 }]);
+    expect(await statusesOf('old-1')).toEqual(
+      [
+        { sku: a, quantity: 2, status: 'REPLACED', replacedBy: 'new-1', handedOver: 1 },
+        { sku: b, quantity: 1, status: 'REPLACED', replacedBy: 'new-1', handedOver: 0 },
+      ].sort((x, y) => x.sku.localeCompare(y.sku)),
+    );
+    // The replacement kept: the old order's units it did not take over go back, once.
+    expect(await release('old-1')).toBe(2);
+    expect(await release('old-1')).toBe(0);
+    expect([await stockOf(a), await stockOf(b)]).toEqual([{ available: 1, reserved: 1 }, { available: 1, reserved: 0 }]);
+    expect(await release('new-1')).toBe(1);
+    expect([await stockOf(a), await stockOf(b)]).toEqual([{ available: 2, reserved: 0 }, { available: 1, reserved: 0 }]);
+  });
+
+  it("undoes a replacement with the replacement's own Release: the old reservations are back as they were, once", async () => {
+    const a = await stockedSku(3);
+    await reserveOrder(lines('old-2', '', [a, 2]));
+    await reserveOrder(lines('new-2', 'old-2', [a, 3]));
+    expect(await stockOf(a)).toEqual({ available: 0, reserved: 3 });
+    expect(await release('new-2')).toBe(1);
+    expect(await stockOf(a)).toEqual({ available: 1, reserved: 2 });
+    expect(await statusesOf('old-2')).toEqual([{ sku: a, quantity: 2, status: 'RESERVED', replacedBy: null, handedOver: 0 }]);
+    expect(await statusesOf('new-2')).toEqual([{ sku: a, quantity: 3, status: 'RELEASED', replacedBy: null, handedOver: 0 }]);
+    expect(await release('new-2')).toBe(0);
+    expect(await stockOf(a)).toEqual({ available: 1, reserved: 2 });
+    // A retry of the undone call takes nothing again (the order holds its lines already).
+    await reserveOrder(lines('new-2', 'old-2', [a, 3]));
+    expect(await stockOf(a)).toEqual({ available: 1, reserved: 2 });
+    expect(await release('old-2')).toBe(1);
+    expect(await stockOf(a)).toEqual({ available: 3, reserved: 0 });
+  });
+
+  it('refuses a replacement needing more than the old units plus what is free, and changes nothing', async () => {
+    const a = await stockedSku(3);
+    await reserveOrder(lines('old-3', '', [a, 2]));
+    const error = await failure(reserveOrder(lines('new-3', 'old-3', [a, 4])));
+    expect([error.code, error.details]).toEqual([status.FAILED_PRECONDITION, `OUT_OF_STOCK: ${a} has 1 available, 4 requested; nothing was reserved.`]);
+    expect(await stockOf(a)).toEqual({ available: 1, reserved: 2 });
+    expect(await statusesOf('old-3')).toEqual([{ sku: a, quantity: 2, status: 'RESERVED', replacedBy: null, handedOver: 0 }]);
+    expect(await statusesOf('new-3')).toEqual([]);
+  });
+
+  it('ships a replacement: Fulfil takes its units, the old order\'s Release the rest, and a later Release of the shipped order undoes nothing', async () => {
+    const a = await stockedSku(2);
+    await reserveOrder(lines('old-4', '', [a, 2]));
+    await reserveOrder(lines('new-4', 'old-4', [a, 1]));
+    expect(await fulfil('new-4')).toBe(1);
+    expect(await stockOf(a)).toEqual({ available: 0, reserved: 1 });
+    expect(await release('new-4')).toBe(0);
+    expect(await statusesOf('old-4')).toEqual([{ sku: a, quantity: 2, status: 'REPLACED', replacedBy: 'new-4', handedOver: 1 }]);
+    expect(await release('old-4')).toBe(1);
+    expect(await stockOf(a)).toEqual({ available: 1, reserved: 0 });
+  });
+
+  it('answers INVALID_ARGUMENT when an order names itself, or its lines name different orders to replace', async () => {
+    const a = await stockedSku(5);
+    const b = await stockedSku(5);
+    const itself = await failure(reserveOrder(lines('self-5', 'self-5', [a, 1])));
+    expect([itself.code, itself.details]).toEqual([status.INVALID_ARGUMENT, expect.stringContaining('replaces_order_id')]);
+    const mixed = await failure(reserveOrder([...lines('mixed-5', 'x', [a, 1]), ...lines('mixed-5', 'y', [b, 1])]));
+    expect(mixed.code).toBe(status.INVALID_ARGUMENT);
+    expect([await stockOf(a), await stockOf(b)]).toEqual([{ available: 5, reserved: 0 }, { available: 5, reserved: 0 }]);
   });
 });
 

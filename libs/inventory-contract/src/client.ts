@@ -28,8 +28,12 @@ import {
 
 export interface InventoryGateway {
   reserve(request: Pick<ReserveRequest, 'orderId' | 'sku' | 'quantity'>): Promise<ReserveReply>;
-  /** Every line of one order or none: nothing reserved is OutOfStock, naming the SKUs short of stock or unknown. */
-  reserveOrder(orderId: string, lines: { sku: string; quantity: number }[]): Promise<ReserveReply[]>;
+  /**
+   * Every line of one order or none: nothing reserved is OutOfStock, naming the SKUs short of
+   * stock or unknown. `replaces`: the order whose reservations these lines replace; its units
+   * count as available to them (release `replaces` to keep the replacement, `orderId` to undo it).
+   */
+  reserveOrder(orderId: string, lines: { sku: string; quantity: number }[], replaces?: string): Promise<ReserveReply[]>;
   release(orderId: string): Promise<number>;
   /** The order shipped: its reservations' stock leaves the warehouse. Idempotent. */
   fulfil(orderId: string): Promise<number>;
@@ -81,10 +85,10 @@ export function createInventoryClient(address: string, options: InventoryClientO
     });
   }
 
-  function reserveOrder(orderId: string, lines: { sku: string; quantity: number }[]): Promise<ReserveReply[]> {
+  function reserveOrder(orderId: string, lines: { sku: string; quantity: number }[], replaces = ''): Promise<ReserveReply[]> {
     return new Promise((resolve, reject) => {
       const call = client.reserveOrder(new Metadata(), (error, reply: ReserveOrderReply) => (error ? reject(reservationFailureOf(error)) : resolve(reply.reservations)));
-      for (const line of lines) call.write({ orderId, ...line });
+      for (const line of lines) call.write({ orderId, ...line, replacesOrderId: replaces });
       call.end();
     });
   }

@@ -53,6 +53,8 @@ interface OrderLineResult {
   available_before: number | null;
   available_after: number | null;
   ok: boolean;
+  /** What the line takes from `available` (null for a line the order holds already). */
+  needed: number | null;
 }
 
 export interface StockChangeRequest {
@@ -144,7 +146,12 @@ export class StockRepository {
     });
   }
 
-  /** Returns the stock of every RESERVED reservation of the order; a repeat finds none left. */
+  /**
+   * Returns the stock of every reservation the order holds; a repeat finds none left. Of a
+   * reservation it replaced (ReserveOrder's `replaces`), it returns what the replacement did not
+   * take over: the replacement is kept. A reservation this order replaced is put back as it was,
+   * with the units this order took over: the replacement is undone.
+   */
   release(orderId: string): Promise<number> {
     return this.endReservations(orderId, 'RELEASED');
   }
@@ -158,23 +165,38 @@ export class StockRepository {
   }
 
   /**
-   * Ends every RESERVED reservation of the order, in one statement: RELEASED gives its quantity
-   * back to `available`, FULFILLED does not (it left); both take it off `reserved`. How many ended.
+   * Ends the order's reservations in one statement, and says how many ended. FULFILLED ends the
+   * RESERVED ones: their units leave `reserved` and the warehouse. RELEASED ends the REPLACED
+   * ones too, with their units not handed over, and puts back the reservations the order
+   * replaced (REPLACED by it): its units they had handed over stay reserved, as theirs again; the
+   * rest go back to `available`.
    */
   private async endReservations(orderId: string, ending: 'RELEASED' | 'FULFILLED'): Promise<number> {
-    const givenBack = ending === 'RELEASED' ? 1 : 0;
+    const releasing = ending === 'RELEASED';
     const [row] = await this.prisma.$queryRaw<{ ended: number }[]>`
-      WITH ended AS (
+      WITH undone AS MATERIALIZED (
+        SELECT id, sku, handed_over FROM reservations
+        WHERE ${releasing} AND replaced_by = ${orderId} AND status = 'REPLACED'
+          -- Only while the replacement still holds its units: once shipped, it is kept for good.
+          AND EXISTS (SELECT 1 FROM reservations x WHERE x.order_id = ${orderId} AND x.status = 'RESERVED')
+        ORDER BY id FOR UPDATE
+      ), restored AS (
+        UPDATE reservations r SET status = 'RESERVED', replaced_by = NULL, handed_over = 0
+        FROM undone u WHERE r.id = u.id
+        RETURNING u.sku, u.handed_over
+      ), ended AS (
         UPDATE reservations SET status = ${ending}::"ReservationStatus",
-          released_at = CASE WHEN ${ending} = 'RELEASED' THEN now() END,
-          fulfilled_at = CASE WHEN ${ending} = 'FULFILLED' THEN now() END
-        WHERE order_id = ${orderId} AND status = 'RESERVED'
-        RETURNING sku, quantity
+          released_at = CASE WHEN ${releasing} THEN now() END,
+          fulfilled_at = CASE WHEN NOT ${releasing} THEN now() END
+        WHERE order_id = ${orderId} AND (status = 'RESERVED' OR (${releasing} AND status = 'REPLACED'))
+        RETURNING sku, quantity - handed_over AS quantity
       ), totals AS (
-        SELECT sku, sum(quantity)::int AS quantity FROM ended GROUP BY sku
+        SELECT sku, sum(quantity)::int AS quantity
+        FROM (SELECT sku, quantity FROM ended UNION ALL SELECT sku, -handed_over FROM restored) moved
+        GROUP BY sku
       ), changed AS (
-        UPDATE stock s SET available = s.available + t.quantity * ${givenBack}::int, reserved = s.reserved - t.quantity, updated_at = now()
-        FROM totals t WHERE s.sku = t.sku
+        UPDATE stock s SET available = s.available + t.quantity * ${releasing ? 1 : 0}::int, reserved = s.reserved - t.quantity, updated_at = now()
+        FROM totals t WHERE s.sku = t.sku AND t.quantity <> 0
         RETURNING s.sku
       )
       SELECT count(*)::int AS ended FROM ended`;
@@ -187,8 +209,14 @@ export class StockRepository {
    * order already holds are returned and take nothing, and the rest are taken only if every one
    * fits. A concurrent call for the same order that inserted first makes this statement fail on
    * the unique index, taking nothing; the caller runs it again.
+   *
+   * `replaces`: the order whose RESERVED reservations these lines replace (an order's items
+   * changed). Their units of a SKU count as available to this order's line of that SKU, which
+   * takes them over (`handed_over`) and takes only the rest from `available`; they become
+   * REPLACED, and what was not handed over stays reserved until their order's Release (see
+   * endReservations). So a replacement fits whenever the units it keeps, plus what is free, cover it.
    */
-  async reserveOrder(orderId: string, lines: OrderLineRow[]): Promise<ReserveOrderOutcome> {
+  async reserveOrder(orderId: string, lines: OrderLineRow[], replaces?: string): Promise<ReserveOrderOutcome> {
     const rows = await this.prisma.$queryRaw<OrderLineResult[]>`
       WITH
       req AS (
@@ -196,21 +224,33 @@ export class StockRepository {
         FROM unnest(${lines.map((l) => l.id)}::uuid[], ${lines.map((l) => l.sku)}::text[], ${lines.map((l) => l.quantity)}::int[])
           WITH ORDINALITY AS r(id, sku, quantity, n)
       ),
+      replaced AS MATERIALIZED (
+        SELECT id, sku, quantity FROM reservations
+        WHERE order_id = ${replaces ?? null}::text AND status = 'RESERVED'
+        ORDER BY id FOR UPDATE
+      ),
       locked AS MATERIALIZED (SELECT sku, available FROM stock WHERE sku IN (SELECT sku FROM req) ORDER BY sku FOR UPDATE),
       existing AS (SELECT id, sku, quantity FROM reservations WHERE order_id = ${orderId} AND sku IN (SELECT sku FROM req)),
       fresh AS (
-        SELECT req.id, req.sku, req.quantity, l.available
-        FROM req LEFT JOIN locked l ON l.sku = req.sku
+        SELECT req.id, req.sku, req.quantity, l.available,
+               least(req.quantity, coalesce(o.quantity, 0)) AS handed,
+               greatest(req.quantity - coalesce(o.quantity, 0), 0) AS needed
+        FROM req LEFT JOIN locked l ON l.sku = req.sku LEFT JOIN replaced o ON o.sku = req.sku
         WHERE req.sku NOT IN (SELECT sku FROM existing)
       ),
-      verdict AS (SELECT coalesce(bool_and(available IS NOT NULL AND quantity <= available), true) AS ok FROM fresh),
-      -- Nothing reads it: PostgreSQL runs every data-modifying WITH exactly once, to completion.
+      verdict AS (SELECT coalesce(bool_and(available IS NOT NULL AND needed <= available), true) AS ok FROM fresh),
+      -- Nothing reads them: PostgreSQL runs every data-modifying WITH exactly once, to completion.
       inserted AS (
         INSERT INTO reservations (id, order_id, sku, quantity, status, created_at)
         SELECT id, ${orderId}, sku, quantity, 'RESERVED', now() FROM fresh WHERE (SELECT ok FROM verdict)
       ),
+      handed AS (
+        UPDATE reservations r SET status = 'REPLACED', replaced_by = ${orderId}, handed_over = coalesce(f.handed, 0)
+        FROM replaced o LEFT JOIN fresh f ON f.sku = o.sku
+        WHERE r.id = o.id AND (SELECT ok FROM verdict) AND EXISTS (SELECT 1 FROM fresh)
+      ),
       taken AS (
-        UPDATE stock s SET available = s.available - f.quantity, reserved = s.reserved + f.quantity, updated_at = now()
+        UPDATE stock s SET available = s.available - f.needed, reserved = s.reserved + f.needed, updated_at = now()
         FROM fresh f
         WHERE s.sku = f.sku AND (SELECT ok FROM verdict)
         RETURNING s.sku, s.available
@@ -220,11 +260,13 @@ export class StockRepository {
              CASE WHEN e.id IS NOT NULL THEN e.id::text WHEN (SELECT ok FROM verdict) THEN req.id::text END AS reservation_id,
              l.available AS available_before,
              coalesce(t.available, l.available) AS available_after,
-             (SELECT ok FROM verdict) AS ok
+             (SELECT ok FROM verdict) AS ok,
+             f.needed
       FROM req
       LEFT JOIN existing e ON e.sku = req.sku
       LEFT JOIN locked l ON l.sku = req.sku
       LEFT JOIN taken t ON t.sku = req.sku
+      LEFT JOIN fresh f ON f.sku = req.sku
       ORDER BY req.n`;
     if (rows.every((row) => row.ok)) {
       return { kind: 'reserved', lines: rows.map((row) => ({ reservationId: row.reservation_id!, sku: row.sku, quantity: row.quantity, remaining: row.available_after ?? 0 })) };
@@ -233,7 +275,7 @@ export class StockRepository {
     if (unknown.length) return { kind: 'unknown-skus', skus: unknown };
     return {
       kind: 'insufficient',
-      lines: rows.filter((row) => row.reservation_id === null && row.quantity > row.available_before!).map((row) => ({ sku: row.sku, requested: row.quantity, available: row.available_before! })),
+      lines: rows.filter((row) => row.needed !== null && row.needed > row.available_before!).map((row) => ({ sku: row.sku, requested: row.quantity, available: row.available_before! })),
     };
   }
 

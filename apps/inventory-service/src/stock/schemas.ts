@@ -37,10 +37,29 @@ export const reserveRequest = z.object({ orderId, sku, quantity });
 
 /** The lines of one order, reserved all or none: one order, each SKU once. */
 export const reserveOrderRequest = z
-  .object({ lines: z.array(z.object({ orderId, sku, quantity })).min(1).max(MAX_LINES) })
+  .object({
+    lines: z
+      .array(
+        z.object({
+          orderId,
+          sku,
+          quantity,
+          // proto3 sends '' for a field not set: no order replaced.
+          replacesOrderId: z.literal('').or(orderId).optional().transform((value) => value || undefined),
+        }),
+      )
+      .min(1)
+      .max(MAX_LINES),
+  })
   .superRefine(({ lines }, context) => {
     if (lines.some((line) => line.orderId !== lines[0].orderId)) {
       context.addIssue({ code: 'custom', path: ['orderId'], message: 'must be the same on every line', params: { code: 'NOT_ALLOWED' } });
+    }
+    if (lines.some((line) => line.replacesOrderId !== lines[0].replacesOrderId)) {
+      context.addIssue({ code: 'custom', path: ['replacesOrderId'], message: 'must be the same on every line', params: { code: 'NOT_ALLOWED' } });
+    }
+    if (lines.length && lines[0].replacesOrderId === lines[0].orderId) {
+      context.addIssue({ code: 'custom', path: ['replacesOrderId'], message: 'must name another order', params: { code: 'NOT_ALLOWED' } });
     }
     const seen = new Set<string>();
     for (const [index, line] of lines.entries()) {

@@ -48,14 +48,14 @@ export class StockService {
     }
   }
 
-  /** Every line of one order, or none (see the repository for how). */
+  /** Every line of one order, or none, in place of another's when it names one (see the repository for how). */
   async reserveOrder({ lines }: ReserveOrderRequest): Promise<{ orderId: string; reservations: Reservation[] }> {
-    const orderId = lines[0].orderId;
+    const { orderId, replacesOrderId } = lines[0];
     const rows = lines.map((line) => ({ id: newId(), sku: line.sku, quantity: line.quantity }));
     let outcome: ReserveOrderOutcome;
     for (let attempt = 1; ; attempt++) {
       try {
-        outcome = await this.stock.reserveOrder(orderId, rows);
+        outcome = await this.stock.reserveOrder(orderId, rows, replacesOrderId);
         break;
       } catch (error) {
         if (!(isUniqueViolation(error) || isDeadlock(error)) || attempt >= MAX_ATTEMPTS) throw error;

@@ -1,6 +1,7 @@
 // Changing an order after it was placed: its status and coupon (PATCH), its items (PUT: the new
-// stock is reserved before the old is given back), or deleting it (the stock it holds given back). Every write is at the version
-// the client read (If-Match); canceling is the cancellations' story (CancelOrder).
+// stock is reserved in place of the old, then the old is given back), or deleting it (the stock
+// it holds given back). Every write is at the version the client read (If-Match); canceling is
+// the cancellations' story (CancelOrder).
 import { type Principal, requireAdmin } from '@platform/auth';
 import { Conflict } from '@platform/errors';
 import { domainEvent } from '@platform/events';
@@ -56,10 +57,13 @@ export class ChangeOrder {
     await updateOrderAtVersion(this.orders, order, expectedVersion, async (version) => {
       if (order.status !== 'PENDING') throw new Conflict('ORDER_NOT_EDITABLE', `The order is ${order.status}; only PENDING orders can be replaced.`);
       const priced = await this.pricing.price(input.items);
-      // Reserve the new items under a new key first, then swap, then free the old reservation.
+      // Reserve the new items under a new key first, in place of the old key's (whose units count
+      // as available to them: lowering a quantity needs no spare stock), then swap, then release
+      // the old key, which gives back what the new one did not take over. Releasing the new key
+      // instead, when the swap is not written, puts the old reservation back as it was.
       // A fresh key per attempt: a key whose release is still pending is never reserved again.
       const reservationKey = `${order.id}:${newId()}`;
-      await this.stock.reserve(reservationKey, input.items, priced);
+      await this.stock.reserve(reservationKey, input.items, priced, order.reservationKey);
       let swapped: boolean;
       try {
         swapped = await this.orders.unitOfWork(async (writes) => {

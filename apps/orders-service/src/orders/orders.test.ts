@@ -598,6 +598,38 @@ describe('PUT /orders/{id}', () => {
     expect(inventory.stock.get(other.sku)).toBe(7);
   });
 
+  it('lowers a quantity when the product has no spare stock, and gives back the unit no longer ordered', async () => {
+    const product = stocked(2);
+    const other = stocked(1);
+    const order = (await placeOrder(alice.token, { items: [{ productId: product.id, quantity: 2 }, { productId: other.id, quantity: 1 }] })).body;
+    expect([inventory.stock.get(product.sku), inventory.stock.get(other.sku)]).toEqual([0, 0]);
+    const res = await call('PUT', `/orders/${order.id}`, { token: alice.token, body: { items: [{ productId: product.id, quantity: 1 }] } });
+    expect(res.status).toBe(200);
+    expect(res.body.items).toEqual([expect.objectContaining({ productId: product.id, quantity: 1 })]);
+    expect([inventory.stock.get(product.sku), inventory.held(product.sku)]).toEqual([1, 1]);
+    expect([inventory.stock.get(other.sku), inventory.held(other.sku)]).toEqual([1, 0]);
+  });
+
+  it('leaves the order holding its units when a PUT loses its race to another write', async () => {
+    const product = stocked(2);
+    const order = (await placeOrder(alice.token, { items: [{ productId: product.id, quantity: 2 }] })).body;
+    inventory.delayMs = 50; // the PUT's reservation is slower than a PATCH, which wins the order's version meanwhile
+    try {
+      const [replaced, patched] = await Promise.all([
+        call('PUT', `/orders/${order.id}`, { token: alice.token, body: { items: [{ productId: product.id, quantity: 1 }] }, headers: { 'if-match': '"1"' } }),
+        call('PATCH', `/orders/${order.id}`, { token: alice.token, body: { couponCode: 'FIRST-1' } }),
+      ]);
+      expect([replaced.status, patched.status]).toEqual([412, 200]);
+    } finally {
+      inventory.delayMs = 0;
+    }
+    expect((await call('GET', `/orders/${order.id}`, { token: alice.token })).body.items).toEqual([expect.objectContaining({ productId: product.id, quantity: 2 })]);
+    expect([inventory.stock.get(product.sku), inventory.held(product.sku)]).toEqual([0, 2]);
+    // And gives both back when it goes.
+    expect((await call('DELETE', `/orders/${order.id}`, { token: alice.token })).status).toBe(204);
+    expect([inventory.stock.get(product.sku), inventory.held(product.sku)]).toEqual([2, 0]);
+  });
+
   it('answers 409 ORDER_NOT_EDITABLE once the order left PENDING, and 409 OUT_OF_STOCK without touching the order', async () => {
     const { order, product } = await newOrder();
     const scarce = stocked(1);

@@ -39,11 +39,17 @@ export class StockReservations {
    * reserves every item under `reservationKey` in one ReserveOrder call: inventory takes all of
    * them or none, so a refusal leaves nothing to give back. The caller keeps the stock in the
    * unit of work that writes the order (`keep`), or gives it back (`release`).
+   *
+   * `replaces`: the reservation key these items replace (an order's items changed). Its units
+   * count as available to the new key, so lowering a quantity never needs spare stock. Releasing
+   * the new key (a replacement that lost its race, failed or was never written) puts the old
+   * reservation back as it was; releasing the old key, once the order holds the new one, gives back
+   * what the new key did not take over.
    */
-  async reserve(reservationKey: string, items: CreateOrderInput['items'], priced: PricedOrder): Promise<void> {
+  async reserve(reservationKey: string, items: CreateOrderInput['items'], priced: PricedOrder, replaces?: string): Promise<void> {
     await this.ledger.recordPlacement(reservationKey, new Date(Date.now() + remainingMs() + PLACEMENT_MARGIN_MS));
     try {
-      await this.inventory.reserveOrder(reservationKey, priced.items.map((item) => ({ sku: item.sku, quantity: item.quantity })));
+      await this.inventory.reserveOrder(reservationKey, priced.items.map((item) => ({ sku: item.sku, quantity: item.quantity })), replaces);
     } catch (error) {
       if (error instanceof OutOfStock) {
         // Refused: inventory took nothing under this key, so its placement has nothing to release.

@@ -59,6 +59,12 @@ export class FakeInventory {
   readonly stock = new Map<string, number>();
   /** reservation key → sku → quantity */
   readonly reservations = new Map<string, Map<string, number>>();
+  /**
+   * Keys replaced by a ReserveOrder naming them (`replaces_order_id`), as inventory's REPLACED
+   * reservations: the replacing key, and per SKU the quantity held and how much of it the
+   * replacement took over.
+   */
+  readonly replaced = new Map<string, { by: string; lines: Map<string, { quantity: number; handedOver: number }> }>();
   delayMs = 0;
   /** Answer Release with UNAVAILABLE, as an inventory that is down would. */
   refuseReleases = false;
@@ -91,16 +97,24 @@ export class FakeInventory {
       call.on('end', () =>
         setTimeout(() => {
           const orderId = lines[0]?.orderId ?? '';
+          const replaces = lines[0]?.replacesOrderId || undefined;
           const held = this.reservations.get(orderId) ?? new Map<string, number>();
           const fresh = lines.filter((line) => !held.has(line.sku));
+          // The replaced key's units of a SKU count as available to the line of that SKU.
+          const credit = (fresh.length && replaces && this.reservations.get(replaces)) || new Map<string, number>();
+          const needed = (line: ReserveLine) => Math.max(line.quantity - (credit.get(line.sku) ?? 0), 0);
           // Refused as inventory refuses: its domain errors, through the contract's gRPC mapping.
           const unknown = fresh.filter((line) => !this.stock.has(line.sku)).map((line) => line.sku);
           if (unknown.length) return callback(toGrpcStatus(new NotFound(`refused: ${unknown.join(', ')}`, unknown)));
-          const short = fresh.filter((line) => this.stock.get(line.sku)! < line.quantity).map((line) => line.sku);
+          const short = fresh.filter((line) => this.stock.get(line.sku)! < needed(line)).map((line) => line.sku);
           if (short.length) return callback(toGrpcStatus(new OutOfStock(`refused: ${short.join(', ')}`, short)));
           for (const line of fresh) {
-            this.stock.set(line.sku, this.stock.get(line.sku)! - line.quantity);
+            this.stock.set(line.sku, this.stock.get(line.sku)! - needed(line));
             held.set(line.sku, line.quantity);
+          }
+          if (replaces && credit.size) {
+            this.reservations.delete(replaces);
+            this.replaced.set(replaces, { by: orderId, lines: new Map([...credit].map(([sku, quantity]) => [sku, { quantity, handedOver: Math.min(quantity, held.get(sku) ?? 0) }])) });
           }
           this.reservations.set(orderId, held);
           callback(null, {
@@ -113,10 +127,23 @@ export class FakeInventory {
     const unimplemented = (_call: unknown, callback: sendUnaryData<never>) => callback({ code: status.UNIMPLEMENTED, details: 'not in this fake' });
     const release = (call: ServerUnaryCall<ReleaseRequest, ReleaseReply>, callback: sendUnaryData<ReleaseReply>) => {
       if (this.refuseReleases) return callback({ code: status.UNAVAILABLE, details: 'inventory is down' });
-      const held = this.reservations.get(call.request.orderId);
-      this.reservations.delete(call.request.orderId);
-      for (const [sku, quantity] of held ?? []) this.stock.set(sku, (this.stock.get(sku) ?? 0) + quantity);
-      setTimeout(() => callback(null, { releasedCount: held?.size ?? 0 }), this.releaseDelayMs);
+      const { orderId } = call.request;
+      const held = this.reservations.get(orderId);
+      const giveBack = new Map(held);
+      // Releasing a replacement undoes it: the key it replaced holds its units again.
+      for (const [key, { by, lines }] of held ? this.replaced : []) {
+        if (by !== orderId) continue;
+        this.replaced.delete(key);
+        this.reservations.set(key, new Map([...lines].map(([sku, line]) => [sku, line.quantity])));
+        for (const [sku, line] of lines) giveBack.set(sku, (giveBack.get(sku) ?? 0) - line.handedOver);
+      }
+      // Releasing a replaced key keeps its replacement: what was not taken over goes back.
+      const replacedLines = this.replaced.get(orderId)?.lines;
+      this.replaced.delete(orderId);
+      for (const [sku, line] of replacedLines ?? []) giveBack.set(sku, (giveBack.get(sku) ?? 0) + line.quantity - line.handedOver);
+      this.reservations.delete(orderId);
+      for (const [sku, quantity] of giveBack) this.stock.set(sku, (this.stock.get(sku) ?? 0) + quantity);
+      setTimeout(() => callback(null, { releasedCount: (held?.size ?? 0) + (replacedLines?.size ?? 0) }), this.releaseDelayMs);
     };
     const fulfil = (call: ServerUnaryCall<FulfilRequest, FulfilReply>, callback: sendUnaryData<FulfilReply>) => {
       if (this.refuseReleases) return callback({ code: status.UNAVAILABLE, details: 'inventory is down' });
@@ -142,10 +169,11 @@ export class FakeInventory {
     return this.address;
   }
 
-  /** Units of `sku` held by reservations. */
+  /** Units of `sku` held by reservations (a replaced key's: those not taken over). */
   held(sku: string): number {
     let total = 0;
     for (const skus of this.reservations.values()) total += skus.get(sku) ?? 0;
+    for (const { lines } of this.replaced.values()) total += (lines.get(sku)?.quantity ?? 0) - (lines.get(sku)?.handedOver ?? 0);
     return total;
   }
 
