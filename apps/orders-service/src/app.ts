@@ -60,13 +60,14 @@ export function createOrderUseCases(deps: OrderUseCaseDeps) {
   const stock = new StockReservations(deps.reservations, deps.inventory, deps.logger);
   const cancelOrder = new CancelOrder(deps.orders, queries, stock, deps.logger);
   const placing = new PlaceOrder(deps.orders, pricing, stock);
+  const shipments = new ShipmentService(deps.orders, queries, stock);
   return {
     queries,
     // Once per Idempotency-Key: the key's answer (POST /orders's 201 and body) commits with the order.
     placeOrder: idempotent(deps.idempotency, (principal, input: CreateOrderInput, alongside) => placing.place(principal, input, alongside), toPlacedOrderAnswer),
-    changeOrder: new ChangeOrder(deps.orders, queries, pricing, stock, cancelOrder),
+    changeOrder: new ChangeOrder(deps.orders, queries, pricing, stock, cancelOrder, shipments),
     cancelOrder,
-    shipments: new ShipmentService(deps.orders, queries, stock),
+    shipments,
     stock,
   };
 }

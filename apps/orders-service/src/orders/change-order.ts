@@ -7,6 +7,7 @@ import { Conflict } from '@platform/errors';
 import { domainEvent } from '@platform/events';
 import { newId } from '@platform/ids';
 import type { CancelOrder } from '../cancellations/cancel-order';
+import type { ShipmentService } from '../shipments/service';
 import type { StockReservations } from '../stock/reservations';
 import { recordOrderEvent, statusEventOf } from './events';
 import type { Pricing } from './pricing';
@@ -22,33 +23,33 @@ export class ChangeOrder {
     private readonly pricing: Pricing,
     private readonly stock: StockReservations,
     private readonly cancelOrder: CancelOrder,
+    private readonly shipments: ShipmentService,
   ) {}
 
   async patch(principal: Principal, id: string, input: PatchOrderInput, expectedVersion?: number): Promise<OrderRow> {
     if (input.status === 'CANCELED') return this.cancelOrder.cancel(principal, id, { couponCode: input.couponCode, expectedVersion });
     const order = await this.queries.get(principal, id);
-    let ships = false;
-    await updateOrderAtVersion(this.orders, order, expectedVersion, async (version) => {
-      if (input.status !== undefined && input.status !== order.status) {
-        // Moving an order along is the shop's job.
-        requireAdmin(principal);
-        assertTransition(order.status, input.status);
-      }
-      if (input.couponCode !== undefined && order.status !== 'PENDING') throw new Conflict('ORDER_NOT_EDITABLE', 'The coupon can change only while the order is PENDING.');
-      const now = new Date();
-      const status = input.status ?? order.status;
-      ships = status === 'SHIPPED' && order.status !== 'SHIPPED';
-      return this.orders.unitOfWork(async (writes) => {
-        if (!(await writes.updateAtVersion(order.id, version, { status, couponCode: input.couponCode }))) return null;
-        if (status === 'SHIPPED' || status === 'DELIVERED') await writes.upsertShipment(order.id, { status, shippedAt: order.shipment?.shippedAt ?? now });
-        // Shipping: the stock the order holds leaves the warehouse (as ShipmentService.put).
-        if (ships) await this.stock.fulfilAfterCommit(writes, order.reservationKey);
-        const event = status !== order.status ? statusEventOf(status) : input.couponCode !== undefined && input.couponCode !== order.couponCode ? 'order.updated' : undefined;
+    const moves = input.status !== undefined && input.status !== order.status;
+    if (moves) {
+      // Moving an order along is the shop's job.
+      requireAdmin(principal);
+      assertTransition(order.status, input.status!);
+    }
+    if (input.couponCode !== undefined && order.status !== 'PENDING') throw new Conflict('ORDER_NOT_EDITABLE', 'The coupon can change only while the order is PENDING.');
+    if (moves && (input.status === 'SHIPPED' || input.status === 'DELIVERED')) {
+      // Shipping is one step whichever door asks for it (PUT .../shipment takes it too); the
+      // carrier and tracking number the shipment has are kept.
+      await this.shipments.record(order, { status: input.status }, expectedVersion);
+      return this.queries.get(principal, id);
+    }
+    await updateOrderAtVersion(this.orders, order, expectedVersion, (version) =>
+      this.orders.unitOfWork(async (writes) => {
+        if (!(await writes.updateAtVersion(order.id, version, { status: input.status, couponCode: input.couponCode }))) return null;
+        const event = moves ? statusEventOf(input.status!) : input.couponCode !== undefined && input.couponCode !== order.couponCode ? 'order.updated' : undefined;
         if (event) await recordOrderEvent(writes, event, order.id);
         return true;
-      });
-    });
-    if (ships) await this.stock.fulfil(order.reservationKey);
+      }),
+    );
     return this.queries.get(principal, id);
   }
 

@@ -735,6 +735,20 @@ describe('shipping an order', () => {
     }
   });
 
+  it('ships one way by either door: PATCH status after PUT .../shipment keeps the carrier, records the event and honours If-Match', async () => {
+    const { order } = await newOrder(alice.token, 1);
+    await call('PATCH', `/orders/${order.id}`, { token: admin, body: { status: 'CONFIRMED' } });
+    const prepared = await call('PUT', `/orders/${order.id}/shipment`, { token: admin, body: { status: 'PREPARING', carrier: 'CJ', trackingNumber: 'T-77' } });
+    expect(prepared.status).toBe(200);
+    const version = Number(JSON.parse((await call('GET', `/orders/${order.id}`, { token: admin })).headers.get('etag') ?? '"0"'));
+    expect((await call('PATCH', `/orders/${order.id}`, { token: admin, body: { status: 'SHIPPED' }, headers: { 'if-match': `"${version - 1}"` } })).status).toBe(412);
+    const shipped = await call('PATCH', `/orders/${order.id}`, { token: admin, body: { status: 'SHIPPED' }, headers: { 'if-match': `"${version}"` } });
+    expect([shipped.status, shipped.body.status]).toEqual([200, 'SHIPPED']);
+    const shipment = await call('GET', `/orders/${order.id}/shipment`, { token: admin });
+    expect(shipment.body).toMatchObject({ status: 'SHIPPED', carrier: 'CJ', trackingNumber: 'T-77', shippedAt: expect.any(String) });
+    expect(await database.prisma.outboxEvent.count({ where: { type: 'order.shipped', aggregateId: order.id } })).toBe(1);
+  });
+
   it('keeps the fulfilment and retries it while inventory is down', async () => {
     const { order } = await newOrder(alice.token, 1);
     await call('PATCH', `/orders/${order.id}`, { token: admin, body: { status: 'CONFIRMED' } });

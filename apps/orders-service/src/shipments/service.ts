@@ -1,5 +1,6 @@
 // Shipping an order (admin): the shipment is created or replaced, and SHIPPED or DELIVERED moves
-// the order along the status table in the same unit of work; SHIPPED fulfils its stock in inventory.
+// the order along the status table in the same unit of work; SHIPPED fulfils its stock in
+// inventory. PATCH /orders/{id} with such a status takes the same step (`record`).
 import { type Principal, requireAdmin } from '@platform/auth';
 import { Conflict } from '@platform/errors';
 import { recordOrderEvent, statusEventOf } from '../orders/events';
@@ -8,6 +9,13 @@ import type { OrderRepository, OrderRow } from '../orders/repository';
 import type { ShipmentInput } from '../orders/schemas';
 import { assertTransition, type OrderStatus, updateOrderAtVersion } from '../orders/status';
 import type { StockReservations } from '../stock/reservations';
+
+/** What a shipment is to become: `carrier` or `trackingNumber` left undefined keep what it has. */
+export interface ShipmentChange {
+  status: ShipmentInput['status'];
+  carrier?: string | null;
+  trackingNumber?: string | null;
+}
 
 export class ShipmentService {
   constructor(
@@ -19,28 +27,39 @@ export class ShipmentService {
   async put(principal: Principal, orderId: string, input: ShipmentInput): Promise<OrderRow> {
     requireAdmin(principal);
     const order = await this.queries.get(principal, orderId);
-    const target: OrderStatus | undefined = input.status === 'PREPARING' ? undefined : input.status;
     if (order.status === 'CANCELED') throw new Conflict('CONFLICT', 'The order is canceled; it has no shipment to change.');
-    if (target && target !== order.status) assertTransition(order.status, target);
-    const now = new Date();
-    // Shipping: the stock the order holds leaves the warehouse, so inventory is told in the same unit of work.
+    await this.record(order, { status: input.status, carrier: input.carrier ?? null, trackingNumber: input.trackingNumber ?? null });
+    return this.queries.get(principal, orderId);
+  }
+
+  /**
+   * The one step that ships an order, for PUT .../shipment and PATCH `status` alike (the caller
+   * checked who may): the shipment is written, and SHIPPED or DELIVERED moves the order along the
+   * status table in the same unit of work, with its event. Shipping takes the order's stock out
+   * of the warehouse: the Fulfil is queued with the change, so a crash after the commit cannot
+   * lose it, and made right after. `expectedVersion`: the client's If-Match, if any.
+   */
+  async record(order: OrderRow, shipment: ShipmentChange, expectedVersion?: number): Promise<void> {
+    const target: OrderStatus | undefined = shipment.status === 'PREPARING' ? undefined : shipment.status;
+    const moves = target !== undefined && target !== order.status;
+    if (moves) assertTransition(order.status, target);
     const ships = target === 'SHIPPED' && order.status !== 'SHIPPED';
-    await updateOrderAtVersion(this.orders, order, undefined, (version) =>
+    const now = new Date();
+    await updateOrderAtVersion(this.orders, order, expectedVersion, (version) =>
       this.orders.unitOfWork(async (writes) => {
-        if (target && target !== order.status && !(await writes.updateAtVersion(order.id, version, { status: target }))) return null;
+        if (moves && !(await writes.updateAtVersion(order.id, version, { status: target }))) return null;
         if (ships) await this.stock.fulfilAfterCommit(writes, order.reservationKey);
         await writes.upsertShipment(order.id, {
-          status: input.status,
-          carrier: input.carrier ?? null,
-          trackingNumber: input.trackingNumber ?? null,
-          shippedAt: input.status === 'PREPARING' ? null : (order.shipment?.shippedAt ?? now),
+          status: shipment.status,
+          carrier: shipment.carrier,
+          trackingNumber: shipment.trackingNumber,
+          shippedAt: target ? (order.shipment?.shippedAt ?? now) : null,
         });
-        const event = target && target !== order.status ? statusEventOf(target) : undefined;
+        const event = moves ? statusEventOf(target) : undefined;
         if (event) await recordOrderEvent(writes, event, order.id);
         return true;
       }),
     );
     if (ships) await this.stock.fulfil(order.reservationKey);
-    return this.queries.get(principal, orderId);
   }
 }
