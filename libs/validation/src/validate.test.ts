@@ -57,6 +57,17 @@ describe('parseBody', () => {
     expect(error.fieldErrors.every((entry) => entry.message.length > 0)).toBe(true);
   });
 
+  it('tells a number past two bounds the tighter one, once (1e20 is past the safe integers and the maximum)', () => {
+    const item = z.strictObject({ quantity: z.number().int().min(1).max(1000) });
+    for (const [quantity, message] of [
+      [1e20, 'quantity must be at most 1000.'],
+      [-1e20, 'quantity must be at least 1.'],
+    ] as const) {
+      const error = failure(() => parseBody(item, { quantity }));
+      expect([error.status, error.fieldErrors]).toEqual([422, [{ field: 'quantity', code: 'OUT_OF_RANGE', message }]]);
+    }
+  });
+
   it('treats a body that is not an object as a type error', () => {
     const error = failure(() => parseBody(signUp, [1, 2]));
     expect(error.status).toBe(400);

@@ -120,12 +120,36 @@ function nulCharacterErrors(input: unknown, source: Source): FieldError[] {
   return errors.reverse();
 }
 
+/**
+ * One bound per field and side: a number past two bounds (1e20 is past `.int()`'s safe-integer
+ * bound and the schema's own maximum) is told the tighter one, once.
+ */
+function tightestBounds(issues: readonly z.core.$ZodIssue[]): z.core.$ZodIssue[] {
+  const tightest = new Map<string, z.core.$ZodIssue>();
+  const keyOf = (issue: z.core.$ZodIssue) => (issue.code === 'too_big' || issue.code === 'too_small') && (issue.origin === 'number' || issue.origin === 'int') ? `${issue.code} ${JSON.stringify(issue.path)}` : undefined;
+  for (const issue of issues) {
+    const key = keyOf(issue);
+    if (!key) continue;
+    const kept = tightest.get(key);
+    const tighter =
+      !kept ? true
+      : issue.code === 'too_big' && kept.code === 'too_big' ? Number(issue.maximum) < Number(kept.maximum)
+      : issue.code === 'too_small' && kept.code === 'too_small' ? Number(issue.minimum) > Number(kept.minimum)
+      : false;
+    if (tighter) tightest.set(key, issue);
+  }
+  return issues.filter((issue) => {
+    const key = keyOf(issue);
+    return !key || tightest.get(key) === issue;
+  });
+}
+
 /** The input's field errors, NUL characters first; none when it passes. */
 function check<S extends z.ZodType>(schema: S, input: unknown, source: Source): { data: z.output<S>; fieldErrors?: undefined } | { fieldErrors: FieldError[] } {
   const nulErrors = nulCharacterErrors(input, source);
   const result = schema.safeParse(input, { reportInput: true });
   if (result.success && !nulErrors.length) return { data: result.data };
-  const schemaErrors = result.success ? [] : result.error.issues.flatMap((issue) => toFieldErrors(issue, source));
+  const schemaErrors = result.success ? [] : tightestBounds(result.error.issues).flatMap((issue) => toFieldErrors(issue, source));
   return { fieldErrors: [...nulErrors, ...schemaErrors.filter((error) => !nulErrors.some((nul) => nul.field === error.field))] };
 }
 
