@@ -314,6 +314,21 @@ describe('ReserveOrder in place of another order (replaces_order_id: an order wh
     expect(await stockOf(a)).toEqual({ available: 1, reserved: 0 });
   });
 
+  it('lets one of two concurrent replacements of one order take its units; the other needs free stock', async () => {
+    const a = await stockedSku(2);
+    await reserveOrder(lines('old-6', '', [a, 2]));
+    const outcomes = await Promise.allSettled([reserveOrder(lines('new-6a', 'old-6', [a, 1])), reserveOrder(lines('new-6b', 'old-6', [a, 1]))]);
+    expect(outcomes.map((outcome) => outcome.status).sort()).toEqual(['fulfilled', 'rejected']);
+    const winner = outcomes[0].status === 'fulfilled' ? 'new-6a' : 'new-6b';
+    expect(((outcomes.find((outcome) => outcome.status === 'rejected') as PromiseRejectedResult).reason as ServiceError).code).toBe(status.FAILED_PRECONDITION);
+    expect(await stockOf(a)).toEqual({ available: 0, reserved: 2 });
+    expect(await statusesOf('old-6')).toEqual([{ sku: a, quantity: 2, status: 'REPLACED', replacedBy: winner, handedOver: 1 }]);
+    expect(await release('old-6')).toBe(1);
+    expect(await stockOf(a)).toEqual({ available: 1, reserved: 1 });
+    expect(await release(winner)).toBe(1);
+    expect(await stockOf(a)).toEqual({ available: 2, reserved: 0 });
+  });
+
   it('answers INVALID_ARGUMENT when an order names itself, or its lines name different orders to replace', async () => {
     const a = await stockedSku(5);
     const b = await stockedSku(5);
