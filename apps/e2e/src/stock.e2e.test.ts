@@ -6,11 +6,16 @@ import { gatewayUrl, stackState } from './stack';
 
 const call = apiClient(() => gatewayUrl, useContract(__filename).onResponse);
 
+/** A new customer's access token. */
+async function signedUpCustomer(name: string): Promise<string> {
+  const email = `${name.toLowerCase().replace(/\W+/g, '-')}-${Date.now()}@example.com`;
+  await call('POST', '/v1/users', { body: { name, email, password: 'stock-password-1' } });
+  return (await call('POST', '/v1/tokens', { body: { email, password: 'stock-password-1' } })).body.accessToken as string;
+}
+
 it('makes a product an admin created orderable once its stock is set, and shows what orders hold', async () => {
   const admin = stackState().adminToken;
-  const email = `stock-${Date.now()}@example.com`;
-  await call('POST', '/v1/users', { body: { name: 'Stock Buyer', email, password: 'stock-password-1' } });
-  const customer = (await call('POST', '/v1/tokens', { body: { email, password: 'stock-password-1' } })).body.accessToken as string;
+  const customer = await signedUpCustomer('Stock Buyer');
 
   const sku = `E2E-STOCK-${Date.now()}`;
   const product = await call('POST', '/v1/products', { token: admin, body: { name: 'Freshly listed', sku, price: 5_000 } });
@@ -37,9 +42,7 @@ it('makes a product an admin created orderable once its stock is set, and shows 
 
 it('lets an order holding the whole shelf lower its quantity (PUT), and gives back the unit no longer ordered', async () => {
   const admin = stackState().adminToken;
-  const email = `shelf-${Date.now()}@example.com`;
-  await call('POST', '/v1/users', { body: { name: 'Shelf Buyer', email, password: 'shelf-password-1' } });
-  const customer = (await call('POST', '/v1/tokens', { body: { email, password: 'shelf-password-1' } })).body.accessToken as string;
+  const customer = await signedUpCustomer('Shelf Buyer');
   const sku = `E2E-SHELF-${Date.now()}`;
   const product = await call('POST', '/v1/products', { token: admin, body: { name: 'Last two on the shelf', sku, price: 5_000 } });
   expect((await call('PUT', `/v1/stock-levels/${sku}`, { token: admin, body: { onHand: 2 } })).status).toBe(201);
