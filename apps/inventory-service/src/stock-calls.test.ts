@@ -314,6 +314,22 @@ describe('ReserveOrder in place of another order (replaces_order_id: an order wh
     expect(await stockOf(a)).toEqual({ available: 1, reserved: 0 });
   });
 
+  it('ships an order whose replacement lost: Fulfil ends the replacement too, and its late Release changes nothing', async () => {
+    // A PUT reserved new-7 in place of old-7, then lost its write to the order's confirmation, and
+    // the order shipped (Fulfil of the key it still held) before the PUT released new-7.
+    const [a, b] = [await stockedSku(3), await stockedSku(1)];
+    await reserveOrder(lines('old-7', '', [a, 1]));
+    await reserveOrder(lines('new-7', 'old-7', [a, 2], [b, 1]));
+    expect([await stockOf(a), await stockOf(b)]).toEqual([{ available: 1, reserved: 2 }, { available: 0, reserved: 1 }]);
+    expect(await fulfil('old-7')).toBe(1);
+    // The shipped unit left (on hand 2); nothing else is held.
+    expect([await stockOf(a), await stockOf(b)]).toEqual([{ available: 2, reserved: 0 }, { available: 1, reserved: 0 }]);
+    expect(await release('new-7')).toBe(0);
+    expect([await stockOf(a), await stockOf(b)]).toEqual([{ available: 2, reserved: 0 }, { available: 1, reserved: 0 }]);
+    expect((await statusesOf('old-7')).map((row) => row.status)).toEqual(['FULFILLED']);
+    expect((await statusesOf('new-7')).map((row) => row.status)).toEqual(['RELEASED', 'RELEASED']);
+  });
+
   it('lets one of two concurrent replacements of one order take its units; the other needs free stock', async () => {
     const a = await stockedSku(2);
     await reserveOrder(lines('old-6', '', [a, 2]));

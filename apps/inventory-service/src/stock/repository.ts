@@ -165,11 +165,17 @@ export class StockRepository {
   }
 
   /**
-   * Ends the order's reservations in one statement, and says how many ended. FULFILLED ends the
-   * RESERVED ones: their units leave `reserved` and the warehouse. RELEASED ends the REPLACED
-   * ones too, with their units not handed over, and puts back the reservations the order
-   * replaced (REPLACED by it): its units they had handed over stay reserved, as theirs again; the
-   * rest go back to `available`.
+   * Ends the order's reservations in one statement, and says how many ended.
+   *
+   * RELEASED ends its RESERVED ones, and its REPLACED ones with their units not handed over (the
+   * replacement is kept); and it puts back the reservations the order replaced (REPLACED by it):
+   * the units they had handed over stay reserved, as theirs again, and the rest go back to
+   * `available` (the replacement is undone).
+   *
+   * FULFILLED: every unit of the order leaves `reserved` and the warehouse, REPLACED ones too. An
+   * order that ships holding a replaced reservation means its replacement lost (the order never
+   * took the new key), so the replacement is undone first: its reservations end, and what they
+   * took beyond the units handed over goes back to `available`.
    */
   private async endReservations(orderId: string, ending: 'RELEASED' | 'FULFILLED'): Promise<number> {
     const releasing = ending === 'RELEASED';
@@ -184,19 +190,34 @@ export class StockRepository {
         UPDATE reservations r SET status = 'RESERVED', replaced_by = NULL, handed_over = 0
         FROM undone u WHERE r.id = u.id
         RETURNING u.sku, u.handed_over
+      ), superseding AS MATERIALIZED (
+        SELECT y.id, y.sku, y.quantity - coalesce(x.handed_over, 0) AS taken
+        FROM reservations y
+        LEFT JOIN reservations x ON x.order_id = ${orderId} AND x.sku = y.sku AND x.status = 'REPLACED'
+        WHERE NOT ${releasing} AND y.status = 'RESERVED'
+          AND y.order_id IN (SELECT replaced_by FROM reservations WHERE order_id = ${orderId} AND status = 'REPLACED')
+        ORDER BY y.id FOR UPDATE OF y
+      ), dropped AS (
+        UPDATE reservations r SET status = 'RELEASED', released_at = now()
+        FROM superseding s WHERE r.id = s.id
+        RETURNING s.sku, s.taken
       ), ended AS (
         UPDATE reservations SET status = ${ending}::"ReservationStatus",
           released_at = CASE WHEN ${releasing} THEN now() END,
           fulfilled_at = CASE WHEN NOT ${releasing} THEN now() END
-        WHERE order_id = ${orderId} AND (status = 'RESERVED' OR (${releasing} AND status = 'REPLACED'))
-        RETURNING sku, quantity - handed_over AS quantity
-      ), totals AS (
-        SELECT sku, sum(quantity)::int AS quantity
-        FROM (SELECT sku, quantity FROM ended UNION ALL SELECT sku, -handed_over FROM restored) moved
+        WHERE order_id = ${orderId} AND status IN ('RESERVED', 'REPLACED')
+        RETURNING sku, CASE WHEN ${releasing} THEN quantity - handed_over ELSE quantity END AS quantity
+      ), moved AS (
+        -- Per SKU: how many units leave \`reserved\` (off), and how many of them go back to \`available\` (back).
+        SELECT sku, sum(off)::int AS off, sum(back)::int AS back FROM (
+          SELECT sku, quantity AS off, quantity * ${releasing ? 1 : 0}::int AS back FROM ended
+          UNION ALL SELECT sku, -handed_over, -handed_over FROM restored
+          UNION ALL SELECT sku, taken, taken FROM dropped
+        ) units
         GROUP BY sku
       ), changed AS (
-        UPDATE stock s SET available = s.available + t.quantity * ${releasing ? 1 : 0}::int, reserved = s.reserved - t.quantity, updated_at = now()
-        FROM totals t WHERE s.sku = t.sku AND t.quantity <> 0
+        UPDATE stock s SET available = s.available + m.back, reserved = s.reserved - m.off, updated_at = now()
+        FROM moved m WHERE s.sku = m.sku AND (m.off <> 0 OR m.back <> 0)
         RETURNING s.sku
       )
       SELECT count(*)::int AS ended FROM ended`;

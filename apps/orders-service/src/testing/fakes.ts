@@ -147,10 +147,20 @@ export class FakeInventory {
     };
     const fulfil = (call: ServerUnaryCall<FulfilRequest, FulfilReply>, callback: sendUnaryData<FulfilReply>) => {
       if (this.refuseReleases) return callback({ code: status.UNAVAILABLE, details: 'inventory is down' });
-      const held = this.reservations.get(call.request.orderId);
-      this.reservations.delete(call.request.orderId);
-      if (held) this.fulfilled.add(call.request.orderId);
-      callback(null, { fulfilledCount: held?.size ?? 0 });
+      const { orderId } = call.request;
+      const held = this.reservations.get(orderId);
+      this.reservations.delete(orderId);
+      // A key shipped while replaced: its replacement lost, so it ends, giving back what it took
+      // beyond the units handed over; the key's own units leave with the order.
+      const replaced = this.replaced.get(orderId);
+      this.replaced.delete(orderId);
+      const loser = replaced && this.reservations.get(replaced.by);
+      if (replaced && loser) {
+        this.reservations.delete(replaced.by);
+        for (const [sku, quantity] of loser) this.stock.set(sku, (this.stock.get(sku) ?? 0) + quantity - (replaced.lines.get(sku)?.handedOver ?? 0));
+      }
+      if (held || replaced) this.fulfilled.add(orderId);
+      callback(null, { fulfilledCount: (held?.size ?? 0) + (replaced?.lines.size ?? 0) });
     };
     const implementation: InventoryServer = {
       reserve,
