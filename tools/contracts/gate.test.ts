@@ -266,6 +266,40 @@ describe('contract:check', () => {
     expect(released.text).toContain('0 breaking, 0 dangerous, 0 safe; 0 refused, 0 registry problems: passed');
   });
 
+  it('refuses to release contracts with changes not committed (their baseline would name a commit they are not), unless told to', () => {
+    const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=gate', '-c', 'user.email=gate@example.com', ...args], { cwd: root, encoding: 'utf8' });
+    git('init', '-q');
+    git('add', '-A');
+    git('commit', '-q', '-m', 'contracts');
+    const release = (...flags: string[]) => {
+      try {
+        execFileSync(process.execPath, ['tools/ts-run.mjs', 'tools/contracts/release.ts', '--root', root, ...flags], { cwd: repositoryRoot, encoding: 'utf8', stdio: 'pipe' });
+        return { status: 0, stderr: '' };
+      } catch (error) {
+        const failed = error as { status: number; stderr: string };
+        return { status: failed.status, stderr: failed.stderr };
+      }
+    };
+    expect(release().status).toBe(0);
+    const releaseFile = path.join(root, 'contracts/v1/release.json');
+    expect(JSON.parse(readFileSync(releaseFile, 'utf8'))).toMatchObject({ commit: git('rev-parse', 'HEAD').trim(), uncommittedChanges: false });
+    git('add', '-A');
+    git('commit', '-q', '-m', 'released');
+
+    const released = readFileSync(releaseFile, 'utf8');
+    removeTrackingNumber();
+    writeContractsFile('CHANGELOG.md', '# Contract changelog\n\n## 2026-11-28\n- not committed\n');
+    const refused = release();
+    expect(refused.status).toBe(2);
+    expect(refused.stderr).toContain('contract:release: refused: not committed: apps/gateway/src/graphql/supergraph.graphql, apps/gateway/src/openapi/openapi.json, apps/orders-service/src/graphql/schema.graphql, contracts/CHANGELOG.md.');
+    expect(readFileSync(releaseFile, 'utf8')).toBe(released);
+    expect(readFileSync(path.join(root, 'contracts/v1/subgraphs/orders.graphql'), 'utf8')).toContain('trackingNumber');
+
+    expect(release('--allow-dirty').status).toBe(0);
+    expect(JSON.parse(readFileSync(releaseFile, 'utf8'))).toMatchObject({ uncommittedChanges: true });
+    expect(readFileSync(path.join(root, 'contracts/v1/subgraphs/orders.graphql'), 'utf8')).not.toContain('trackingNumber');
+  });
+
   it('passes dropping a fulfilled entry after the removal was released: its 410 goes with it', async () => {
     type Document = { paths: Record<string, Record<string, { parameters: { name?: string }[] }>> };
     const withoutOffset = (document: Document) => {

@@ -1,6 +1,9 @@
 // npm run contract:release: the contracts as they are now become the released baseline that
 // `contract:check` compares against, stamped with the day and the commit they came from.
 // `-- --root <checkout>` releases another checkout's contracts (the replacement e2e's copy).
+// A release names the commit it came from, so it is refused while the contracts or the files
+// released beside them (the changelog, the deprecation registry) have changes not committed:
+// such a baseline would be no commit's contracts. `-- --allow-dirty` releases them anyway.
 import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -11,7 +14,15 @@ export async function main(): Promise<void> {
   const { root, baselineDir, files: contracts, protoDir, protoBaselineDir, releaseFile } = layoutOf(named > 0 && process.argv[named + 1] ? path.resolve(process.argv[named + 1]) : undefined);
   const git = (...args: string[]): string => execFileSync('git', args, { cwd: root, encoding: 'utf8' }).trim();
   const commit = git('rev-parse', 'HEAD');
-  const uncommitted = git('status', '--porcelain', '--', 'apps/gateway/src/openapi/openapi.json', 'apps/gateway/src/graphql/supergraph.graphql', 'apps/*/src/graphql/schema.graphql', 'proto');
+  const sources = ['apps/gateway/src/openapi/openapi.json', 'apps/gateway/src/graphql/supergraph.graphql', 'apps/*/src/graphql/schema.graphql', 'proto', 'contracts/CHANGELOG.md', 'contracts/deprecations.yaml'];
+  // Not trimmed: each line is two status letters, a space and the path.
+  const dirty = execFileSync('git', ['status', '--porcelain', '--', ...sources], { cwd: root, encoding: 'utf8' }).split('\n').filter(Boolean).map((line) => line.slice(3));
+  const uncommitted = dirty.length > 0;
+  if (uncommitted && !process.argv.includes('--allow-dirty')) {
+    console.error(`contract:release: refused: not committed: ${dirty.join(', ')}. Commit them first, so that the baseline is the contracts of the commit it names (or pass -- --allow-dirty).`);
+    process.exitCode = 2;
+    return;
+  }
   const files: string[] = [];
   for (const { current, baseline } of contracts) {
     mkdirSync(path.dirname(baseline), { recursive: true });
@@ -38,7 +49,7 @@ export async function main(): Promise<void> {
     releasedAt: new Date().toISOString(),
     commit,
     // The contracts had changes not yet committed at `commit` when they were released.
-    uncommittedChanges: uncommitted !== '',
+    uncommittedChanges: uncommitted,
     files,
   };
   writeFileSync(releaseFile, `${JSON.stringify(release, null, 2)}\n`);
