@@ -74,5 +74,18 @@ describe('contract gate fixtures', () => {
       const changes = diffProto(protoModule(dir, 'before', into), protoModule(dir, 'after', into));
       expect(reported(changes)).toEqual(expectedOf(dir));
     });
+
+    // What an allowed removal still owes (the gate refuses it until then): the number and name reserved.
+    it.each([
+      ['field-removed', 'a removed field\'s number and name stay reserved: reserve 4 and "price" in shop.v1.Thing (reserved 4; reserved "price";)'],
+      ['field-removed-and-reserved', undefined],
+      ['enum-value-removed', 'a removed enum value\'s number and name stay reserved: reserve 2 and "THING_STATUS_ARCHIVED" in shop.v1.ThingStatus (reserved 2; reserved "THING_STATUS_ARCHIVED";)'],
+      ['enum-value-removed-and-reserved', undefined],
+    ])('%s owes: %s', (name, owed) => {
+      const dir = path.join(fixtures, 'proto', name);
+      const into = path.join(scratch, `owed-${name}`);
+      const removal = diffProto(protoModule(dir, 'before', into), protoModule(dir, 'after', into)).find((change) => change.rule.endsWith('-removed'));
+      expect(removal?.unmet).toBe(owed);
+    });
   });
 });

@@ -13,7 +13,8 @@ interface Options { options?: { deprecated?: boolean } }
 interface FieldDescriptor extends Options { name: string; number: number; label?: string; type?: string; typeName?: string; proto3Optional?: boolean }
 /** `reserved 2, 9 to 11;` as ranges, `end` exclusive; `reserved "item_id";` as names. */
 interface MessageDescriptor extends Options { name: string; field?: FieldDescriptor[]; nestedType?: MessageDescriptor[]; enumType?: EnumDescriptor[]; reservedRange?: { start: number; end: number }[]; reservedName?: string[] }
-interface EnumDescriptor extends Options { name: string; value?: ({ name: string; number: number } & Options)[] }
+/** `reserved 2, 9 to 11;` in an enum: ranges with `end` inclusive, unlike a message's. */
+interface EnumDescriptor extends Options { name: string; value?: ({ name: string; number: number } & Options)[]; reservedRange?: { start: number; end: number }[]; reservedName?: string[] }
 interface MethodDescriptor extends Options { name: string; inputType: string; outputType: string; clientStreaming?: boolean; serverStreaming?: boolean }
 interface FileDescriptor {
   name: string;
@@ -33,7 +34,7 @@ interface Element {
   field?: FieldDescriptor;
   method?: MethodDescriptor;
   parent?: string;
-  /** A message's reserved field numbers (ranges, `end` exclusive) and names. */
+  /** A message's reserved field numbers or an enum's reserved value numbers (ranges, `end` exclusive), and names. */
   reserved?: { ranges: { start: number; end: number }[]; names: string[] };
   /** Marked `[deprecated = true]` (a field, enum value) or `option deprecated = true;` (a message, enum, service, RPC). */
   deprecated?: boolean;
@@ -65,7 +66,8 @@ function modelOf(files: FileDescriptor[]): ProtoModel {
       if (text) comments.set((location.path ?? []).join('.'), text.replace(/\s+/g, ' '));
     }
     const addEnum = (enumType: EnumDescriptor, qualified: string, at: string, parent?: string): void => {
-      elements.set(qualified, { kind: 'enum', name: qualified, pkg, comment: comments.get(at) ?? '', parent, deprecated: enumType.options?.deprecated === true });
+      const reserved = { ranges: (enumType.reservedRange ?? []).map((range) => ({ start: range.start, end: range.end + 1 })), names: enumType.reservedName ?? [] };
+      elements.set(qualified, { kind: 'enum', name: qualified, pkg, comment: comments.get(at) ?? '', parent, reserved, deprecated: enumType.options?.deprecated === true });
       (enumType.value ?? []).forEach((value, index) => {
         elements.set(`${qualified}.${value.name}`, { kind: 'enum-value', name: `${qualified}.${value.name}`, pkg, comment: comments.get(`${at}.2.${index}`) ?? '', field: { name: value.name, number: value.number }, parent: qualified, deprecated: value.options?.deprecated === true });
       });
@@ -118,20 +120,23 @@ function typeLabel(field: FieldDescriptor): string {
 }
 
 /**
- * For a field removed from a message that stays: what of its number and name the message does not
- * reserve, as the gate asks for it (`... reserve 3 and "reason" in inventory.v1.AdjustStockRequest
- * (reserved 3; reserved "reason";)`). Unreserved, a later release may give the number another
- * type, and an old caller still sending the field then sends a value the server misreads.
+ * For a field removed from a message that stays, or a value from an enum that stays: what of its
+ * number and name the message or enum does not reserve, as the gate asks for it (`... reserve 3
+ * and "reason" in inventory.v1.AdjustStockRequest (reserved 3; reserved "reason";)`). Unreserved,
+ * a later release may give the number another meaning: an old caller still sending the field (or
+ * the value) then sends something the server misreads, and a JSON name may come back meaning
+ * something else.
  */
-function unreservedOf(field: Element, after: ProtoModel): string | undefined {
-  const message = after.elements.get(field.parent ?? '');
-  if (!message?.reserved || !field.field) return undefined;
-  const { number, name } = field.field;
-  const numberReserved = message.reserved.ranges.some((range) => range.start <= number && number < range.end);
-  const nameReserved = message.reserved.names.includes(name);
+function unreservedOf(removed: Element, after: ProtoModel): string | undefined {
+  const holder = after.elements.get(removed.parent ?? '');
+  if (!holder?.reserved || !removed.field) return undefined;
+  const { number, name } = removed.field;
+  const numberReserved = holder.reserved.ranges.some((range) => range.start <= number && number < range.end);
+  const nameReserved = holder.reserved.names.includes(name);
   if (numberReserved && nameReserved) return undefined;
   const missing = [...(numberReserved ? [] : [{ said: String(number), line: `reserved ${number};` }]), ...(nameReserved ? [] : [{ said: JSON.stringify(name), line: `reserved ${JSON.stringify(name)};` }])];
-  return `a removed field's number and name stay reserved: reserve ${missing.map((item) => item.said).join(' and ')} in ${message.name} (${missing.map((item) => item.line).join(' ')})`;
+  const what = removed.kind === 'enum-value' ? 'enum value' : 'field';
+  return `a removed ${what}'s number and name stay reserved: reserve ${missing.map((item) => item.said).join(' and ')} in ${holder.name} (${missing.map((item) => item.line).join(' ')})`;
 }
 
 interface BufFinding { path: string; start_line: number; type: string; message: string }
@@ -207,7 +212,7 @@ export function compareProto(beforeDir: string, afterDir: string): { changes: Co
       if (element.parent && !after.elements.has(element.parent)) continue;
       const rule = element.kind === 'field' ? 'field-removed' : element.kind === 'enum-value' ? 'enum-value-removed' : element.kind === 'rpc' ? 'rpc-removed' : 'type-removed';
       add('breaking', name, rule, specRule.removed, `${kindWord[element.kind]} removed or renamed`);
-      const unreserved = element.kind === 'field' ? unreservedOf(element, after) : undefined;
+      const unreserved = element.kind === 'field' || element.kind === 'enum-value' ? unreservedOf(element, after) : undefined;
       if (unreserved) changes[changes.length - 1].unmet = unreserved;
       continue;
     }
