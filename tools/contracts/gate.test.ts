@@ -450,7 +450,7 @@ describe('contract:check', () => {
 
 
     const markSources = (sunset = '2027-05-01') => {
-      edit(supergraph, (text) => text.replace(/\n(\s*)trackingNumber: String\n/, `\n$1trackingNumber: String @deprecated(reason: "Use trackingUrl; removed after ${sunset}.")\n`).replace('  CANCELED @join__enumValue(graph: ORDERS)', `  CANCELED @join__enumValue(graph: ORDERS) @deprecated(reason: "Use VOIDED; removed after ${sunset}.")`));
+      edit(supergraph, (text) => text.replace(/\n(\s*)trackingNumber: String\n/, `\n$1trackingNumber: String @deprecated(reason: "Use trackingUrl; removed on ${sunset}.")\n`).replace('  CANCELED @join__enumValue(graph: ORDERS)', `  CANCELED @join__enumValue(graph: ORDERS) @deprecated(reason: "Use VOIDED; removed on ${sunset}.")`));
       edit(protoFile, (text) => text.replace('  rpc Reserve(ReserveRequest) returns (ReserveReply);', '  rpc Reserve(ReserveRequest) returns (ReserveReply) {\n    option deprecated = true;\n  }').replace('  string sku = 4;', '  string sku = 4 [deprecated = true];'));
     };
     const everyKind: [string, string][] = [
@@ -478,11 +478,11 @@ describe('contract:check', () => {
     it('refuses a GraphQL entry whose SDL does not say @deprecated with the replacement and the sunset date', async () => {
       writeContractsFile('deprecations.yaml', registryOf(everyKind.filter(([element]) => element.startsWith('graphql:Shipment'))));
       const unmarked = await runCheck({ root, today, zeroUseDays: 14 });
-      expect(unmarked.text).toContain('REGISTRY  deprecations.yaml entry 1 (graphql:Shipment.trackingNumber): the subgraph SDL must mark it @deprecated(reason: "Use Shipment.trackingUrl; removed after 2027-05-01.")');
+      expect(unmarked.text).toContain('REGISTRY  deprecations.yaml entry 1 (graphql:Shipment.trackingNumber): the subgraph SDL must mark it @deprecated(reason: "Use Shipment.trackingUrl; removed on 2027-05-01.")');
       expect(unmarked.passed).toBe(false);
       markSources('2027-06-01');
       const wrongDate = await runCheck({ root, today, zeroUseDays: 14 });
-      expect(wrongDate.text).toContain(', not "Use trackingUrl; removed after 2027-06-01."');
+      expect(wrongDate.text).toContain(', not "Use trackingUrl; removed on 2027-06-01."');
       expect(wrongDate.passed).toBe(false);
     });
 

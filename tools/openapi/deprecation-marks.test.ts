@@ -21,7 +21,7 @@ const marks = (element: string, replacement: string, externalDocs = true) => ({
   'x-sunset': '2027-06-01',
   'x-replacement': replacement,
   'x-deprecation-notice': `https://docs.example.com/changes/${element.length}`,
-  ...(externalDocs ? { externalDocs: { description: 'Deprecated on 2026-12-01, removed after 2027-06-01', url: `https://docs.example.com/changes/${element.length}` } } : {}),
+  ...(externalDocs ? { externalDocs: { description: 'Deprecated on 2026-12-01, removed on 2027-06-01', url: `https://docs.example.com/changes/${element.length}` } } : {}),
 });
 
 describe('the OpenAPI document marked from the deprecation registry', () => {

@@ -17,7 +17,7 @@ function marks(entry: Deprecation, externalDocs: boolean): Json {
     'x-sunset': entry.sunset,
     'x-replacement': entry.replacement.replace(/^rest:/, ''),
     'x-deprecation-notice': entry.notice,
-    ...(externalDocs ? { externalDocs: { description: `Deprecated on ${entry.announced}, removed after ${entry.sunset}`, url: entry.notice } } : {}),
+    ...(externalDocs ? { externalDocs: { description: `Deprecated on ${entry.announced}, removed on ${entry.sunset}`, url: entry.notice } } : {}),
   };
 }
 

@@ -180,7 +180,7 @@ describe('replacing a field in four steps, for REST, GraphQL and gRPC', () => {
     expect(restOld.get('link')).toBe('<https://docs.example.com/changes/rating-review-count>; rel="deprecation"; type="text/html"');
     const introspected = await graphql('{ __type(name: "Product") { fields(includeDeprecated: true) { name isDeprecated deprecationReason } } }');
     const fields = introspected.data.__type.fields as { name: string; isDeprecated: boolean; deprecationReason: string | null }[];
-    expect(fields.find((field) => field.name === 'rating')).toEqual({ name: 'rating', isDeprecated: true, deprecationReason: 'Use averageRating; removed after 2027-06-01.' });
+    expect(fields.find((field) => field.name === 'rating')).toEqual({ name: 'rating', isDeprecated: true, deprecationReason: 'Use averageRating; removed on 2027-06-01.' });
     expect(fields.find((field) => field.name === 'averageRating')).toMatchObject({ isDeprecated: false });
     const graphOld = await queryProduct('rating');
     expect(graphOld.data.product.rating).toEqual(expect.any(Number));
