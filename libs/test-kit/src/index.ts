@@ -1,7 +1,8 @@
 // Test-only helpers shared by the suites: an HTTP client that returns what a client sees,
 // tokens for made-up users, bounded load, throwaway Redis, PostgreSQL and NATS servers, and the whole
 // stack started as `npm start` does (e2e and fault tests), and the cluster of two replicas of
-// every app behind HAProxy (`npm run start:cluster`, cluster tests).
+// every app behind HAProxy (`npm run start:cluster`, cluster tests), and the field lists each
+// subgraph's answers.test.ts holds to REST's.
 import { issueAccessToken, type Role } from '@platform/auth';
 import { newId } from '@platform/ids';
 import type { CallOptions } from './traffic';
@@ -12,6 +13,7 @@ export { connects, otherAddresses } from './reachability';
 export { timeAnswer, type TimedAnswer } from './timed-answer';
 export { type Answer, between, brief, type CallOptions, type Door, door, tally, Traffic } from './traffic';
 export { alive, createDatabases, dropDatabases, ensureDatabases, Stack, stackPorts, stopStackProcesses, workspaceRoot, type StackOptions } from './stack';
+export { expectedFields, type FieldDifferences, sdlFields } from './field-lists';
 export { CLUSTER_APPS, CLUSTER_DRAIN_MS, Cluster, clusterPorts, HEALTH_CHECK_MS, haproxyConfig, REPLICAS, serverName, type ClusterApp, type ClusterOptions, type ServerState } from './cluster';
 
 export interface ApiResponse {

@@ -8,11 +8,10 @@
 // layer and not the next fails a check (docs/adding-a-field.md).
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { type FieldDefinitionNode, type InputValueDefinitionNode, Kind, parse } from 'graphql';
+import { parse } from 'graphql';
 import type { Database } from '@platform/db';
 import { openTestDatabase } from '@platform/db/testing';
-import type { z } from '@platform/validation';
-import { apiClient, tokenFor } from '@platform/test-kit';
+import { apiClient, expectedFields, type FieldDifferences, sdlFields, tokenFor } from '@platform/test-kit';
 import { PrismaClient } from '../generated/prisma/client';
 import { orderItemRepresentation, orderRepresentation, shipmentRepresentation } from '../orders/representation';
 import { createOrderBody, patchOrderBody } from '../orders/schemas';
@@ -42,23 +41,9 @@ const declared = {
   },
   CreateOrderInput: { restOnly: {}, graphOnly: {} },
   UpdateOrderInput: { restOnly: {}, graphOnly: {} },
-} as const;
+} as const satisfies Record<string, FieldDifferences>;
 
 const sdl = parse(readFileSync(path.join(__dirname, 'schema.graphql'), 'utf8'));
-
-/** The fields (or input fields) the SDL declares for `typeName`. */
-function sdlFields(typeName: string): string[] {
-  const definition = sdl.definitions.find((node) => (node.kind === Kind.OBJECT_TYPE_DEFINITION || node.kind === Kind.INPUT_OBJECT_TYPE_DEFINITION) && node.name.value === typeName);
-  if (!definition || !('fields' in definition)) throw new Error(`schema.graphql has no type ${typeName}`);
-  return (definition.fields as readonly (FieldDefinitionNode | InputValueDefinitionNode)[]).map((field) => field.name.value).sort();
-}
-
-/** What the SDL should declare: the zod shape's fields, less the REST-only, plus the graph-only. */
-function expectedFields(shape: z.ZodObject, differences: { restOnly: object; graphOnly: object }): string[] {
-  const restOnly = Object.keys(differences.restOnly);
-  for (const field of restOnly) expect(Object.keys(shape.shape)).toContain(field); // a declared difference that no longer exists goes too
-  return [...Object.keys(shape.shape).filter((field) => !restOnly.includes(field)), ...Object.keys(differences.graphOnly)].sort();
-}
 
 describe('one field list for REST and GraphQL', () => {
   it.each([
@@ -68,7 +53,7 @@ describe('one field list for REST and GraphQL', () => {
     ['CreateOrderInput', createOrderBody, declared.CreateOrderInput],
     ['UpdateOrderInput', patchOrderBody, declared.UpdateOrderInput],
   ] as const)('schema.graphql %s has the representation’s fields, but for the declared differences', (typeName, shape, differences) => {
-    expect(sdlFields(typeName)).toEqual(expectedFields(shape, differences));
+    expect(sdlFields(sdl, typeName)).toEqual(expectedFields(shape, differences));
   });
 });
 
@@ -97,7 +82,7 @@ describe('the subgraph answers what REST answers', () => {
     const rest = (await call('GET', `/orders/${placed.body.id}`, { token: alice.token })).body;
     const shipment = (await call('GET', `/orders/${placed.body.id}/shipment`, { token: alice.token })).body;
     // Every leaf the SDL declares, so a field added to the SDL is asked for here without editing this test.
-    const shared = (typeName: 'Order' | 'OrderItem' | 'Shipment') => sdlFields(typeName).filter((field) => !(field in declared[typeName].graphOnly));
+    const shared = (typeName: 'Order' | 'OrderItem' | 'Shipment') => sdlFields(sdl, typeName).filter((field) => !(field in declared[typeName].graphOnly));
     const query = `query($id: ID!) { order(id: $id) { ${shared('Order').filter((field) => field !== 'items').join(' ')} version user { id } shipment { ${shared('Shipment').join(' ')} } items { ${shared('OrderItem').join(' ')} product { id } } } }`;
     const graph = await call('POST', '/graphql', { token: alice.token, body: { query, variables: { id: placed.body.id } } });
     expect(graph.body.errors).toBeUndefined();
