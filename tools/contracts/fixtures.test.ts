@@ -81,6 +81,9 @@ describe('contract gate fixtures', () => {
       ['field-removed-and-reserved', undefined],
       ['enum-value-removed', 'a removed enum value\'s number and name stay reserved: reserve 2 and "THING_STATUS_ARCHIVED" in shop.v1.ThingStatus (reserved 2; reserved "THING_STATUS_ARCHIVED";)'],
       ['enum-value-removed-and-reserved', undefined],
+      // Renamed: the number stays in use by the new name (reserving it would not compile).
+      ['field-renamed', 'a removed field\'s number and name stay reserved: reserve "name" in shop.v1.Thing (reserved "name";)'],
+      ['enum-value-renamed', 'a removed enum value\'s number and name stay reserved: reserve "THING_STATUS_ARCHIVED" in shop.v1.ThingStatus (reserved "THING_STATUS_ARCHIVED";)'],
     ])('%s owes: %s', (name, owed) => {
       const dir = path.join(fixtures, 'proto', name);
       const into = path.join(scratch, `owed-${name}`);

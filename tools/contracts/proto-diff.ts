@@ -131,7 +131,10 @@ function unreservedOf(removed: Element, after: ProtoModel): string | undefined {
   const holder = after.elements.get(removed.parent ?? '');
   if (!holder?.reserved || !removed.field) return undefined;
   const { number, name } = removed.field;
-  const numberReserved = holder.reserved.ranges.some((range) => range.start <= number && number < range.end);
+  // Renamed: the number stays in use under the new name, and reserving a number a member holds
+  // does not compile, so only the old name is asked for.
+  const numberHeld = [...after.elements.values()].some((other) => other.kind === removed.kind && other.parent === holder.name && other.field?.number === number);
+  const numberReserved = numberHeld || holder.reserved.ranges.some((range) => range.start <= number && number < range.end);
   const nameReserved = holder.reserved.names.includes(name);
   if (numberReserved && nameReserved) return undefined;
   const missing = [...(numberReserved ? [] : [{ said: String(number), line: `reserved ${number};` }]), ...(nameReserved ? [] : [{ said: JSON.stringify(name), line: `reserved ${JSON.stringify(name)};` }])];
