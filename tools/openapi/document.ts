@@ -198,7 +198,7 @@ const errorResponses: Record<string, { description: string; headers?: HeaderName
   NotAcceptable: { description: 'The Accept header allows no JSON' },
   RequestTimeout: { description: 'The request body did not arrive in time' },
   Conflict: { description: 'The request conflicts with the current state' },
-  Gone: { description: 'A deprecated element used during a brownout of it, or after its sunset (contracts/deprecations.yaml); the message names the replacement', headers: [] },
+  Gone: { description: 'A deprecated element used during a brownout of it, or from its sunset day on (contracts/deprecations.yaml); the message names the replacement', headers: [] },
   PreconditionFailed: { description: 'If-Match names another version: read the resource again' },
   PayloadTooLarge: { description: 'The body is larger than 1 MiB' },
   UnsupportedMediaType: { description: 'The body is not JSON, or has a content coding' },
@@ -245,7 +245,7 @@ function errorResponse(name: ErrorResponseName, codes?: ErrorCode[]) {
 /** The statuses an operation can answer, from what it does: token, body, path ids, If-Match, upstream. */
 function errorStatusesOf(endpoint: Endpoint, path: string, deprecated: boolean): number[] {
   const statuses = new Set<number>([400, 406, 429]);
-  // A deprecated element of the operation answers 410 during a brownout and after its sunset.
+  // A deprecated element of the operation answers 410 during a brownout and from its sunset day on.
   if (deprecated) statuses.add(410);
   if (endpoint.access !== 'public' || endpoint.policy === 'sign-in') statuses.add(401);
   // An issued API key without the scope the route needs (or any key, on key management) is 403.

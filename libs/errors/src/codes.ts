@@ -26,7 +26,7 @@ export const errorCatalog = {
   API_KEY_LIMIT_REACHED: { status: 409, title: 'API key limit reached' },
   /** A revoked or expired API key cannot be rotated. */
   API_KEY_NOT_ACTIVE: { status: 409, title: 'API key not active' },
-  /** A deprecated element during a brownout of it, or after its sunset (contracts/deprecations.yaml). */
+  /** A deprecated element during a brownout of it, or from its sunset day on (contracts/deprecations.yaml). */
   GONE: { status: 410, title: 'Gone' },
   PRECONDITION_FAILED: { status: 412, title: 'Precondition failed' },
   PAYLOAD_TOO_LARGE: { status: 413, title: 'Payload too large' },

@@ -2270,7 +2270,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description A deprecated element used during a brownout of it, or after its sunset (contracts/deprecations.yaml); the message names the replacement. `code`: GONE. */
+        /** @description A deprecated element used during a brownout of it, or from its sunset day on (contracts/deprecations.yaml); the message names the replacement. `code`: GONE. */
         Gone: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
