@@ -5,7 +5,7 @@
 import path from 'node:path';
 import { type CallOptions, type ClientReadableStream, credentials, Metadata, status, type ServiceError } from '@grpc/grpc-js';
 import { TokenVerifier } from '@platform/auth';
-import { NotFound, OutOfStock } from '@platform/errors';
+import { Conflict, NotFound, OutOfStock } from '@platform/errors';
 import type { Database } from '@platform/db';
 import { openTestDatabase } from '@platform/db/testing';
 import { fromGrpcStatus, InventoryClient, REFUSED_SKUS_METADATA, type ReserveOrderReply, type ReserveReply, type ReserveRequest, type StockLevel } from '@platform/inventory-contract';
@@ -330,19 +330,35 @@ describe('ReserveOrder in place of another order (replaces_order_id: an order wh
     expect((await statusesOf('new-7')).map((row) => row.status)).toEqual(['RELEASED', 'RELEASED']);
   });
 
-  it('lets one of two concurrent replacements of one order take its units; the other needs free stock', async () => {
+  it('lets one of two concurrent replacements of one order take its units; the other, short of them, is refused as a conflict', async () => {
     const a = await stockedSku(2);
     await reserveOrder(lines('old-6', '', [a, 2]));
     const outcomes = await Promise.allSettled([reserveOrder(lines('new-6a', 'old-6', [a, 1])), reserveOrder(lines('new-6b', 'old-6', [a, 1]))]);
     expect(outcomes.map((outcome) => outcome.status).sort()).toEqual(['fulfilled', 'rejected']);
     const winner = outcomes[0].status === 'fulfilled' ? 'new-6a' : 'new-6b';
-    expect(((outcomes.find((outcome) => outcome.status === 'rejected') as PromiseRejectedResult).reason as ServiceError).code).toBe(status.FAILED_PRECONDITION);
+    // Not OUT_OF_STOCK: the units are there, held by the replacement that won; the loser's caller read the order before it.
+    const refused = (outcomes.find((outcome) => outcome.status === 'rejected') as PromiseRejectedResult).reason as ServiceError;
+    const conflict = fromGrpcStatus(refused);
+    expect(conflict).toBeInstanceOf(Conflict);
+    expect([refused.code, conflict?.code, conflict?.message]).toEqual([status.FAILED_PRECONDITION, 'CONFLICT', expect.stringContaining('old-6 no longer holds its reservations')]);
     expect(await stockOf(a)).toEqual({ available: 0, reserved: 2 });
     expect(await statusesOf('old-6')).toEqual([{ sku: a, quantity: 2, status: 'REPLACED', replacedBy: winner, handedOver: 1 }]);
     expect(await release('old-6')).toBe(1);
     expect(await stockOf(a)).toEqual({ available: 1, reserved: 1 });
     expect(await release(winner)).toBe(1);
     expect(await stockOf(a)).toEqual({ available: 2, reserved: 0 });
+  });
+
+  it('refuses a replacement of an order that holds nothing any more as a conflict, and one that fits in free stock reserves', async () => {
+    const a = await stockedSku(2);
+    await reserveOrder(lines('old-8', '', [a, 1]));
+    expect(await release('old-8')).toBe(1);
+    const error = await failure(reserveOrder(lines('new-8', 'old-8', [a, 3])));
+    expect([error.code, fromGrpcStatus(error)?.code]).toEqual([status.FAILED_PRECONDITION, 'CONFLICT']);
+    expect(await statusesOf('new-8')).toEqual([]);
+    // Within free stock the replacement needs nothing from the order it names.
+    await reserveOrder(lines('new-8b', 'old-8', [a, 2]));
+    expect(await stockOf(a)).toEqual({ available: 0, reserved: 2 });
   });
 
   it('answers INVALID_ARGUMENT when an order names itself, or its lines name different orders to replace', async () => {

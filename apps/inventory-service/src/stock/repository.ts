@@ -44,7 +44,9 @@ export interface OrderLineRow {
 export type ReserveOrderOutcome =
   | { kind: 'reserved'; lines: { reservationId: string; sku: string; quantity: number; remaining: number }[] }
   | { kind: 'unknown-skus'; skus: string[] }
-  | { kind: 'insufficient'; lines: { sku: string; requested: number; available: number }[] };
+  | { kind: 'insufficient'; lines: { sku: string; requested: number; available: number }[] }
+  /** Refused while the order it replaces holds nothing: another replacement took its units, or they went back. */
+  | { kind: 'replaced-not-held' };
 
 interface OrderLineResult {
   sku: string;
@@ -55,6 +57,8 @@ interface OrderLineResult {
   ok: boolean;
   /** What the line takes from `available` (null for a line the order holds already). */
   needed: number | null;
+  /** How many reservations the replaced order held (0 without one). */
+  replaced_held: number;
 }
 
 export interface StockChangeRequest {
@@ -282,7 +286,8 @@ export class StockRepository {
              l.available AS available_before,
              coalesce(t.available, l.available) AS available_after,
              (SELECT ok FROM verdict) AS ok,
-             f.needed
+             f.needed,
+             (SELECT count(*) FROM replaced)::int AS replaced_held
       FROM req
       LEFT JOIN existing e ON e.sku = req.sku
       LEFT JOIN locked l ON l.sku = req.sku
@@ -294,6 +299,10 @@ export class StockRepository {
     }
     const unknown = rows.filter((row) => row.available_before === null).map((row) => row.sku);
     if (unknown.length) return { kind: 'unknown-skus', skus: unknown };
+    // A replacement is refused for want of units the order it replaces no longer holds: the caller
+    // read that order before another change of it (a concurrent replacement took the units over,
+    // or it ended). Short of stock is not the answer; the caller's view is stale.
+    if (replaces && rows[0]?.replaced_held === 0) return { kind: 'replaced-not-held' };
     return {
       kind: 'insufficient',
       lines: rows.filter((row) => row.needed !== null && row.needed > row.available_before!).map((row) => ({ sku: row.sku, requested: row.quantity, available: row.available_before! })),

@@ -71,6 +71,8 @@ export class StockService {
           `OUT_OF_STOCK: ${outcome.lines.map((line) => `${line.sku} has ${line.available} available, ${line.requested} requested`).join('; ')}; nothing was reserved.`,
           outcome.lines.map((line) => line.sku),
         );
+      case 'replaced-not-held':
+        throw new Conflict('CONFLICT', `${replacesOrderId} no longer holds its reservations (another change replaced or ended them); nothing was reserved.`);
     }
   }
 

@@ -64,7 +64,14 @@ export class ChangeOrder {
       // instead, when the swap is not written, puts the old reservation back as it was.
       // A fresh key per attempt: a key whose release is still pending is never reserved again.
       const reservationKey = `${order.id}:${newId()}`;
-      await this.stock.reserve(reservationKey, input.items, priced, order.reservationKey);
+      try {
+        await this.stock.reserve(reservationKey, input.items, priced, order.reservationKey);
+      } catch (error) {
+        // The order's reservations are no longer held under the key read: another change of the
+        // order (a concurrent PUT) took them over or ended them. Lost to that write, not short of stock.
+        if (error instanceof Conflict && error.code === 'CONFLICT') return null;
+        throw error;
+      }
       let swapped: boolean;
       try {
         swapped = await this.orders.unitOfWork(async (writes) => {

@@ -630,6 +630,29 @@ describe('PUT /orders/{id}', () => {
     expect([inventory.stock.get(product.sku), inventory.held(product.sku)]).toEqual([2, 0]);
   });
 
+  it('answers 409 CONFLICT, not OUT_OF_STOCK, to the PUT that loses to a concurrent PUT lowering the same order', async () => {
+    const product = stocked(2);
+    const order = (await placeOrder(alice.token, { items: [{ productId: product.id, quantity: 2 }] })).body;
+    inventory.delayMs = 50; // both PUTs read the order before either reservation answers
+    try {
+      const puts = await Promise.all(
+        [1, 1].map((quantity) => call('PUT', `/orders/${order.id}`, { token: alice.token, body: { items: [{ productId: product.id, quantity }] } })),
+      );
+      expect(puts.map((res) => res.status).sort()).toEqual([200, 409]);
+      expect(puts.find((res) => res.status === 409)!.body.code).toBe('CONFLICT');
+      // With If-Match, the loser is told its version is stale (nothing spare again).
+      inventory.stock.set(product.sku, 0);
+      const etag = (await call('GET', `/orders/${order.id}`, { token: alice.token })).headers.get('etag')!;
+      const conditional = await Promise.all(
+        [1, 1].map(() => call('PUT', `/orders/${order.id}`, { token: alice.token, body: { items: [{ productId: product.id, quantity: 1 }] }, headers: { 'if-match': etag } })),
+      );
+      expect(conditional.map((res) => res.status).sort()).toEqual([200, 412]);
+    } finally {
+      inventory.delayMs = 0;
+    }
+    expect([inventory.stock.get(product.sku), inventory.held(product.sku)]).toEqual([0, 1]);
+  });
+
   it('answers 409 ORDER_NOT_EDITABLE once the order left PENDING, and 409 OUT_OF_STOCK without touching the order', async () => {
     const { order, product } = await newOrder();
     const scarce = stocked(1);

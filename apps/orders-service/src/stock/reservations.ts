@@ -3,7 +3,7 @@
 // and fulfilled (gone from the warehouse) when it ships. A Release inventory cannot
 // take now is queued and retried by the sweeper (`retryPendingReleases`), so no stock is lost.
 // Its bookkeeping (placements under way, releases to make) is the ledger's (repository.ts).
-import { ApiError, OutOfStock } from '@platform/errors';
+import { ApiError, Conflict, OutOfStock } from '@platform/errors';
 import type { InventoryGateway } from '@platform/inventory-contract';
 import { type Logger, remainingMs } from '@platform/service-kit';
 import type { PricedOrder } from '../orders/pricing';
@@ -51,6 +51,11 @@ export class StockReservations {
     try {
       await this.inventory.reserveOrder(reservationKey, priced.items.map((item) => ({ sku: item.sku, quantity: item.quantity })), replaces);
     } catch (error) {
+      if (error instanceof Conflict) {
+        // Refused (the reservations it replaces are no longer held): nothing was taken, nothing to release.
+        await this.ledger.releaseDone(reservationKey);
+        throw error;
+      }
       if (error instanceof OutOfStock) {
         // Refused: inventory took nothing under this key, so its placement has nothing to release.
         await this.ledger.releaseDone(reservationKey);

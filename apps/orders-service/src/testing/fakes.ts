@@ -18,7 +18,7 @@ import {
   type ReserveRequest,
   toGrpcStatus,
 } from '@platform/inventory-contract';
-import { NotFound, OutOfStock } from '@platform/errors';
+import { Conflict, NotFound, OutOfStock } from '@platform/errors';
 import { createOutgoingCalls } from '@platform/outgoing-calls';
 import { createLogger, createMetrics, Health, listen, type Listening } from '@platform/service-kit';
 import { createOrdersApp } from '../app';
@@ -107,6 +107,8 @@ export class FakeInventory {
           const unknown = fresh.filter((line) => !this.stock.has(line.sku)).map((line) => line.sku);
           if (unknown.length) return callback(toGrpcStatus(new NotFound(`refused: ${unknown.join(', ')}`, unknown)));
           const short = fresh.filter((line) => this.stock.get(line.sku)! < needed(line)).map((line) => line.sku);
+          // Short while the key it replaces holds nothing (taken over by another replacement, or ended): a conflict.
+          if (short.length && replaces && !this.reservations.has(replaces)) return callback(toGrpcStatus(new Conflict('CONFLICT', `${replaces} no longer holds its reservations`)));
           if (short.length) return callback(toGrpcStatus(new OutOfStock(`refused: ${short.join(', ')}`, short)));
           for (const line of fresh) {
             this.stock.set(line.sku, this.stock.get(line.sku)! - needed(line));
