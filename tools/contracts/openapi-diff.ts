@@ -2,6 +2,7 @@
 // documents are walked operation by operation, $refs resolved on the way, and every schema is
 // compared in its direction, since what is safe in a request (a new enum value, a looser
 // constraint, null accepted) breaks a client in a response and the other way round.
+import { SORT_FIELDS_EXTENSION, sortPattern } from '@platform/paging';
 import { change, specRule, type ChangeClass, type ContractChange } from './changes';
 
 type Json = Record<string, unknown>;
@@ -11,6 +12,16 @@ const methods = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'tr
 
 function isObject(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The fields of a `sort` parameter's schema (its SORT_FIELDS_EXTENSION), when its pattern is the
+ * one made from them: a pattern edited by hand is compared as any other pattern.
+ */
+function sortFieldsOf(schema: Json): string[] | undefined {
+  const fields = schema[SORT_FIELDS_EXTENSION];
+  if (!Array.isArray(fields) || !fields.every((field) => typeof field === 'string')) return undefined;
+  return schema.pattern === sortPattern(fields as string[]) ? (fields as string[]) : undefined;
 }
 
 function same(a: unknown, b: unknown): boolean {
@@ -216,8 +227,17 @@ class OpenApiComparison {
         typeof after === 'number' && (typeof before !== 'number' || (tightWhen === 'lower' ? after < before : after > before));
       report(tighter, `${key} ${before ?? 'none'} -> ${after ?? 'none'}`);
     }
+    // A sort parameter's pattern is made from its field list: the list tells what the pattern cannot.
+    const sortFields = [sortFieldsOf(b), sortFieldsOf(a)];
+    if (sortFields[0] && sortFields[1]) {
+      const [beforeFields, afterFields] = sortFields.map((fields) => new Set(fields));
+      const removed = [...beforeFields].filter((field) => !afterFields.has(field));
+      const added = [...afterFields].filter((field) => !beforeFields.has(field));
+      if (removed.length) report(true, `sort fields removed: ${removed.join(', ')}`);
+      if (added.length) report(false, `sort fields added: ${added.join(', ')}`);
+    }
     for (const key of ['pattern', 'format', 'multipleOf']) {
-      if (same(b[key], a[key])) continue;
+      if (same(b[key], a[key]) || (key === 'pattern' && sortFields[0] && sortFields[1])) continue;
       report(a[key] !== undefined, `${key} ${JSON.stringify(b[key] ?? null)} -> ${JSON.stringify(a[key] ?? null)}`);
     }
     if (Boolean(b.uniqueItems) !== Boolean(a.uniqueItems)) report(Boolean(a.uniqueItems), `uniqueItems ${Boolean(b.uniqueItems)} -> ${Boolean(a.uniqueItems)}`);

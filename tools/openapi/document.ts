@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { scopeFor } from '@platform/auth';
 import { component, type Endpoint, namedComponents, pathParameterNames, type SuccessHeader } from '@platform/endpoints';
 import { errorBodySchema, errorCatalog, problemBodySchema, type ErrorCode } from '@platform/errors';
+import { SORT_FIELDS_EXTENSION, sortPattern } from '@platform/paging';
 import { eventCatalog, eventJsonSchemas, eventTypes } from '@platform/events';
 import { loadDeprecations } from '@platform/deprecations';
 import { markDeprecations } from './deprecation-marks';
@@ -298,14 +299,12 @@ function queryParameters(query: z.ZodObject, sortFields?: readonly string[]): Re
       return { name, in: 'query', required: shape.required?.includes(name) ?? false, style: 'form', explode: false, schema: { ...rest, type: 'array', items: { type: 'string', enum: [...list] }, minItems: 1 } };
     }
     if (name === 'sort' && sortFields) {
-      const fields = sortFields.join('|');
-      const direction = '[aA][sS][cC]|[dD][eE][sS][cC]';
       return {
         name,
         in: 'query',
         required: false,
         description: `\`field\`, \`field,asc\`, \`field,desc\` or \`-field\` (descending); fields: ${sortFields.join(', ')}.`,
-        schema: { type: 'string', pattern: `^(?:-?(?:${fields})|(?:${fields}),(?:${direction}))$`, example: `${sortFields[0]},desc` },
+        schema: { type: 'string', pattern: sortPattern(sortFields), [SORT_FIELDS_EXTENSION]: [...sortFields], example: `${sortFields[0]},desc` },
       };
     }
     return { name, in: 'query', required: shape.required?.includes(name) ?? false, ...(typeof schema.description === 'string' ? { description: schema.description } : {}), schema };

@@ -1,4 +1,4 @@
-export { parseSort, type Sort, type SortDirection } from './sort';
+export { parseSort, SORT_FIELDS_EXTENSION, sortPattern, type Sort, type SortDirection } from './sort';
 export { decodeCursor, encodeCursor, type CursorValue } from './cursor';
 export {
   DEFAULT_PAGE_SIZE,

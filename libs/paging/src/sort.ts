@@ -32,6 +32,18 @@ export function parseSort<F extends string>(value: string | undefined, allowed: 
   return { field: field as F, direction };
 }
 
+/**
+ * The OpenAPI extension naming a `sort` parameter's fields. The contract gate reads it to tell a
+ * sort field added (safe) from one removed (breaking), which the pattern alone cannot show.
+ */
+export const SORT_FIELDS_EXTENSION = 'x-sort-fields';
+
+/** The pattern of every value `parseSort` accepts for `fields` (what the OpenAPI document publishes). */
+export function sortPattern(fields: readonly string[]): string {
+  const names = fields.join('|');
+  return `^(?:-?(?:${names})|(?:${names}),(?:[aA][sS][cC]|[dD][eE][sS][cC]))$`;
+}
+
 /** A sort the list does not offer: unreadable as sent, like an unknown parameter. */
 function sortError(message: string) {
   return refusalOf([{ field: 'sort', code: 'NOT_ALLOWED', message }], { message: 'The sort parameter is not allowed.', unreadable: true });
