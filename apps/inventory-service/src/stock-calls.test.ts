@@ -8,7 +8,8 @@ import { TokenVerifier } from '@platform/auth';
 import { Conflict, NotFound, OutOfStock } from '@platform/errors';
 import type { Database } from '@platform/db';
 import { openTestDatabase } from '@platform/db/testing';
-import { fromGrpcStatus, InventoryClient, REFUSED_SKUS_METADATA, type ReserveOrderReply, type ReserveReply, type ReserveRequest, type StockLevel } from '@platform/inventory-contract';
+import { describeInventoryRules } from '@platform/inventory-contract/testing';
+import { createInventoryClient, fromGrpcStatus, InventoryClient, type InventoryGateway, REFUSED_SKUS_METADATA, type ReserveOrderReply, type ReserveReply, type ReserveRequest, type StockLevel } from '@platform/inventory-contract';
 import { createLogger, createMetrics, Health } from '@platform/service-kit';
 import { createInventoryApp } from './app';
 import { PrismaClient } from './generated/prisma/client';
@@ -20,6 +21,8 @@ let database: Database<PrismaClient>;
 /** Two replicas on one database: a change made through one reaches watchers of the other. */
 let replicas: Replica[];
 let client: InventoryClient;
+/** The client orders-service calls inventory with. */
+let gateway: InventoryGateway;
 
 async function startReplica(name: string): Promise<Replica> {
   const metrics = createMetrics(name);
@@ -32,9 +35,11 @@ beforeAll(async () => {
   database = await openTestDatabase({ service: 'inventory_streams', poolSize: 20, migrationsDir: path.join(__dirname, '../prisma/migrations'), createClient: (adapter) => new PrismaClient({ adapter }) });
   replicas = [await startReplica('inventory-a'), await startReplica('inventory-b')];
   client = replicas[0].client;
+  gateway = createInventoryClient(replicas[0].address, { serviceToken: ordersToken });
 });
 
 afterAll(async () => {
+  gateway?.close();
   for (const replica of replicas ?? []) {
     replica.client.close();
     await replica.watch.close();
@@ -247,6 +252,9 @@ describe('WatchStock', () => {
     expect(replicas[0].watch.size).toBe(0);
   });
 });
+
+// The rules orders-service's fake inventory is held to as well (testing/fake-inventory.test.ts there).
+describeInventoryRules('inventory-service', () => ({ client: gateway, stocked: stockedSku, levels: async (sku) => (await stockOf(sku))! }));
 
 describe('ReserveOrder in place of another order (replaces_order_id: an order whose items changed)', () => {
   const lines = (orderId: string, replacesOrderId: string, ...items: [string, number][]) => items.map(([sku, quantity]) => ({ orderId, sku, quantity, replacesOrderId }));
