@@ -49,10 +49,10 @@ for (const [from, to] of runtimeFiles) {
   const source = path.join(appDir, from);
   if (existsSync(source)) await cp(source, path.join(outDir, to), { recursive: true });
 }
-// The gateway (REST, GraphQL) and inventory-service (RPCs) act on the deprecation registry
-// (headers, brownouts, sunsets): it ships beside main.js (DEPRECATIONS_FILE names another, e.g.
-// the gateway's ConfigMap, to change brownouts without a new image).
-if (app === 'gateway' || app === 'inventory-service') await cp(path.join(root, 'contracts/deprecations.yaml'), path.join(outDir, 'deprecations.yaml'));
+// The gateway (REST, GraphQL), inventory-service (RPCs) and users-service (webhook payloads) act
+// on the deprecation registry (headers, brownouts, sunsets): it ships beside main.js
+// (DEPRECATIONS_FILE names another, e.g. the gateway's ConfigMap, to change brownouts without a new image).
+if (app === 'gateway' || app === 'inventory-service' || app === 'users-service') await cp(path.join(root, 'contracts/deprecations.yaml'), path.join(outDir, 'deprecations.yaml'));
 
 // Browser files the app serves (the gateway's /docs pages), copied from npm into pages/.
 const pageAssets = path.join(appDir, 'src/browser/page-assets.json');

@@ -9,7 +9,7 @@ import { sortChanges, type ContractChange } from './changes';
 import { type Deprecation, readDeprecations } from '@platform/deprecations';
 import { judge, readApprovals, readUsage, render } from './gate';
 import { diffGraphQL, graphqlDeprecationReason, graphqlElementExists, schemaOf } from './graphql-diff';
-import { diffOpenApi, restElementExists } from './openapi-diff';
+import { diffOpenApi, restElementExists, webhookElementExists } from './openapi-diff';
 import { compareProto, protoElementDeprecated, protoElementExists, rpcsReading } from './proto-diff';
 import { layoutOf, repositoryRoot } from './layout';
 
@@ -145,6 +145,7 @@ export async function runCheck(options: { today: string; usage?: unknown; zeroUs
   const protos = [proto.after, proto.before];
   const exists = (element: string): boolean =>
     element.startsWith('rest:') ? [openapiAfter, openapiBefore].some((doc) => restElementExists(doc, element))
+    : element.startsWith('webhook:') ? [openapiAfter, openapiBefore].some((doc) => webhookElementExists(doc, element))
     : element.startsWith('graphql:') ? schemas.some((schema) => graphqlElementExists(schema, element))
     : element.startsWith('proto:') ? protos.some((model) => protoElementExists(model, element))
     : false;
@@ -155,6 +156,7 @@ export async function runCheck(options: { today: string; usage?: unknown; zeroUs
   const released = releasedEntries.filter((entry) => !deprecations.entries.some((current) => current.element === entry.element));
   const existsNow = (element: string): boolean =>
     element.startsWith('rest:') ? restElementExists(openapiAfter, element)
+    : element.startsWith('webhook:') ? webhookElementExists(openapiAfter, element)
     : element.startsWith('graphql:') ? graphqlElementExists(schemas[0], element)
     : element.startsWith('proto:') ? protoElementExists(proto.after, element)
     : false;

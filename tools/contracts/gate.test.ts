@@ -227,6 +227,34 @@ describe('contract:check', () => {
     });
   });
 
+  describe('the last step of a webhook payload field\'s replacement', () => {
+    const element = 'webhook:order.created body.data.couponCode';
+    beforeEach(() =>
+      edit(openapi, (text) => {
+        const document = JSON.parse(text);
+        delete document.components.schemas.OrderCreatedEvent.properties.data.properties.couponCode;
+        return JSON.stringify(document, null, 2);
+      }),
+    );
+
+    it('refuses the removal of a payload field as breaking for every receiver, deprecated or not, before the sunset', async () => {
+      const plain = await runCheck({ root, today, zeroUseDays: 14 });
+      expect(plain.text).toContain(`BREAKING  ${element}`);
+      expect(plain.passed).toBe(false);
+      deprecate([element], { announced: '2026-10-01', sunset: '2026-12-01' });
+      const early = await runCheck({ root, today, zeroUseDays: 14 });
+      expect(early.text).toContain(`REFUSED: deprecated (${element}), but its sunset 2026-12-01 has not passed`);
+      expect(early.passed).toBe(false);
+    });
+
+    it('lets it pass after the sunset with no usage export: a receiver cannot be measured, and was told in every delivery', async () => {
+      deprecate([element], { announced: '2026-09-01', sunset: '2026-11-01' });
+      const result = await runCheck({ root, today, zeroUseDays: 14 });
+      expect(result.text).toContain('allowed: replacement complete: sunset 2026-11-01 passed; receivers were told in every delivery carrying it since 2026-09-01');
+      expect(result.passed).toBe(true);
+    });
+  });
+
   it('passes a whole replacement: deprecate, release, then after the sunset with zero use remove and drop the entry, release', async () => {
     const element = 'rest:GET /v1/orders query.offset';
     const registryFile = path.join(root, 'contracts/deprecations.yaml');
@@ -423,6 +451,7 @@ describe('contract:check', () => {
       ['an element not in the contract', '  - element: "graphql:Shipment.carrierName"\n    replacement: "graphql:Shipment.carrier"\n    announced: 2026-11-01\n    sunset: 2027-05-01\n    notice: https://docs.example.com/n\n', 'names an element that is not in the contract'],
       ['a REST field not in the contract', '  - element: "rest:GET /v1/orders/{id}/shipment response.200.body.trackingCode"\n    replacement: "none"\n    announced: 2026-11-01\n    sunset: 2027-05-01\n    notice: https://docs.example.com/n\n', 'names an element that is not in the contract'],
       ['an RPC not in the contract', '  - element: "proto:inventory.v1.Inventory.Restock"\n    replacement: "proto:inventory.v1.Inventory.AdjustStock"\n    announced: 2026-11-01\n    sunset: 2027-05-01\n    notice: https://docs.example.com/n\n', 'names an element that is not in the contract'],
+      ['a webhook payload field not in the contract', '  - element: "webhook:order.created body.data.couponName"\n    replacement: "none"\n    announced: 2026-11-01\n    sunset: 2027-05-01\n    notice: https://docs.example.com/n\n', 'names an element that is not in the contract'],
     ])('refuses an entry with %s', async (_label, entry, problem) => {
       writeContractsFile('deprecations.yaml', `deprecations:\n${entry}`);
       const result = await runCheck({ root, today, zeroUseDays: 14 });
@@ -463,6 +492,8 @@ describe('contract:check', () => {
       ['graphql:OrderStatus.CANCELED', 'graphql:OrderStatus.VOIDED'],
       ['proto:inventory.v1.Inventory.Reserve', 'proto:inventory.v1.Inventory.ReserveStream'],
       ['proto:inventory.v1.ReserveRequest.sku', 'none'],
+      ['webhook:order.created body.data.couponCode', 'webhook:order.created body.data.coupon'],
+      ['webhook:user.deleted', 'none'],
     ];
     const registryOf = (entries: [string, string][]) =>
       `deprecations:\n${entries.map(([element, replacement]) => `  - element: "${element}"\n    replacement: "${replacement}"\n    announced: 2026-11-01\n    sunset: 2027-05-01\n    notice: https://docs.example.com/n\n`).join('')}`;

@@ -144,6 +144,10 @@ function judgeEach(input: GateInput): Verdict[] {
     const deprecation = input.deprecations.find((entry) => covers(entry.element, item.element));
     if (deprecation) {
       if (deprecation.sunset >= input.today) return { change: item, allowed: false, reason: `deprecated (${deprecation.element}), but its sunset ${deprecation.sunset} has not passed` };
+      // A receiver's reading of a payload cannot be recorded: it was told in every delivery instead.
+      if (deprecation.element.startsWith('webhook:')) {
+        return { change: item, allowed: true, reason: `replacement complete: sunset ${deprecation.sunset} passed; receivers were told in every delivery carrying it since ${deprecation.announced} (Deprecation, Sunset, Link), and a field is no longer sent from its sunset on` };
+      }
       if (!input.usage) return { change: item, allowed: false, reason: `deprecated (${deprecation.element}), sunset passed, but use is unknown: give the usage export with --usage <file>, or commit it as contracts/usage-export.json` };
       if (input.usage.generatedAt.slice(0, 10) < daysBefore(input.today, USAGE_EXPORT_MAX_AGE_DAYS)) {
         return { change: item, allowed: false, reason: `use is unknown since ${input.usage.generatedAt}: the usage export is stale (older than ${USAGE_EXPORT_MAX_AGE_DAYS} day), export it again` };

@@ -545,6 +545,16 @@ function webhooksOf(doc: Json): Map<string, Webhook> {
   return webhooks;
 }
 
+/** A webhook's headers (header parameters), by lower-case name. */
+function headersOf(doc: Json, operation: Json): Map<string, Json> {
+  return new Map(
+    (Array.isArray(operation.parameters) ? operation.parameters : [])
+      .map((raw) => resolve(doc, raw).node)
+      .filter((node) => node.in === 'header')
+      .map((node) => [String(node.name).toLowerCase(), node]),
+  );
+}
+
 /** The catalog version a webhook's payload is at (`x-event-version`), if the document says. */
 function eventVersionOf(webhook: Webhook): number | undefined {
   const version = webhook.operation['x-event-version'];
@@ -563,13 +573,6 @@ function compareWebhook(comparison: OpenApiComparison, old: Webhook, webhook: We
     comparison.changes.push(change('rest', cls, element, rule, spec, message));
   };
   const element = webhook.element;
-  const headersOf = (doc: Json, operation: Json): Map<string, Json> =>
-    new Map(
-      (Array.isArray(operation.parameters) ? operation.parameters : [])
-        .map((raw) => resolve(doc, raw).node)
-        .filter((node) => node.in === 'header')
-        .map((node) => [String(node.name).toLowerCase(), node]),
-    );
   const beforeHeaders = headersOf(before, old.operation);
   const afterHeaders = headersOf(after, webhook.operation);
   for (const [key, header] of beforeHeaders) {
@@ -693,9 +696,25 @@ export function restElementExists(doc: Json, element: string): boolean {
   const body = /^(request|response\.(\d{3}|default|[1-5]XX))\.(body(?:\([^)]+\))?)((?:\.[^.[\]{}]+|\[\]|\{\})*)$/.exec(rest);
   if (!body) return false;
   const [, place, status, mediaPart, fieldPath] = body;
-  const mediaType = mediaPart === 'body' ? 'application/json' : mediaPart.slice(5, -1);
   const container = place === 'request' ? operation.operation.requestBody : isObject(operation.operation.responses) ? operation.operation.responses[status] : undefined;
+  return bodyFieldExists(doc, container, mediaPart, fieldPath);
+}
+
+/** Whether a webhook (`webhook:<event type>`), its payload field (`... body.data.<field>`) or header (`... header.<name>`) is in `doc`. */
+export function webhookElementExists(doc: Json, element: string): boolean {
+  const match = /^(webhook:\S+(?: [A-Z]+)?)(?: (?:(header)\.(\S+)|(body(?:\([^)]+\))?)((?:\.[^.[\]{}]+|\[\]|\{\})*)))?$/.exec(element);
+  const webhook = match && webhooksOf(doc).get(match[1]);
+  if (!match || !webhook) return false;
+  const [, , header, headerName, mediaPart, fieldPath] = match;
+  if (header) return headersOf(doc, webhook.operation).has(headerName.toLowerCase());
+  if (!mediaPart) return true;
+  return bodyFieldExists(doc, webhook.operation.requestBody, mediaPart, fieldPath);
+}
+
+/** Whether the body of `container` (a request body or response) in `mediaPart` (`body` is JSON) has the field `fieldPath` (`.a[].b`, or '' for the body). */
+function bodyFieldExists(doc: Json, container: unknown, mediaPart: string, fieldPath: string): boolean {
   if (container === undefined) return false;
+  const mediaType = mediaPart === 'body' ? 'application/json' : mediaPart.slice(5, -1);
   const content = resolve(doc, container).node.content;
   let schema: Json | undefined = isObject(content) && isObject(content[mediaType]) ? (content[mediaType] as Json).schema as Json : undefined;
   for (const step of fieldPath.match(/\.[^.[\]{}]+|\[\]|\{\}/g) ?? []) {

@@ -1,4 +1,4 @@
-// The OpenAPI document as generated from a deprecation registry: each REST element it names is
+// The OpenAPI document as generated from a deprecation registry: each REST or webhook element it names is
 // marked deprecated with its dates, replacement and notice, its operation may answer 410, and
 // nothing else changes.
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -31,6 +31,8 @@ describe('the OpenAPI document marked from the deprecation registry', () => {
     ['rest:GET /v1/orders query.sort', 'rest:POST /v1/orders/search'],
     ['rest:POST /v1/orders request.body.items[].quantity', 'none'],
     ['rest:GET /v1/orders/{id}/shipment response.200.body.trackingNumber', 'rest:GET /v1/orders/{id}/shipment response.200.body.trackingUrl'],
+    ['webhook:order.created body.data.couponCode', 'webhook:order.created body.data.coupon'],
+    ['webhook:user.deleted', 'none'],
   ];
   const marked = buildDocument(registry(entries)) as Json;
 
@@ -54,6 +56,12 @@ describe('the OpenAPI document marked from the deprecation registry', () => {
   it('marks a response property in its named schema', () => {
     expect(marked.components.schemas.Shipment.properties.trackingNumber).toMatchObject(marks(entries[3][0], 'GET /v1/orders/{id}/shipment response.200.body.trackingUrl'));
     expect(marked.components.schemas.Shipment.properties.trackingNumber.description).toBe(plain.components.schemas.Shipment.properties.trackingNumber.description);
+  });
+
+  it('marks a webhook payload field in its event schema, and a whole webhook with its notice', () => {
+    expect(marked.components.schemas.OrderCreatedEvent.properties.data.properties.couponCode).toMatchObject(marks(entries[4][0], 'order.created body.data.coupon', false));
+    expect(marked.webhooks['user.deleted'].post).toMatchObject(marks(entries[5][0], 'none'));
+    expect(plain.webhooks['user.deleted'].post.deprecated).toBeUndefined();
   });
 
   it('changes nothing else (the 410 answer exists only where something is deprecated)', () => {

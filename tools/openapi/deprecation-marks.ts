@@ -1,5 +1,5 @@
 // Marks the OpenAPI document from the deprecation registry (contracts/deprecations.yaml): each REST
-// element an entry names gets `deprecated: true` (an operation, a parameter, a schema property;
+// or webhook element an entry names gets `deprecated: true` (an operation, a parameter, a schema property;
 // a property reached through a $ref is marked in its named schema, so every operation that shares
 // the schema shows it) with the entry's dates, replacement and notice as extensions:
 // `x-deprecation-announced`, `x-sunset`, `x-replacement`, `x-deprecation-notice`, and the notice as
@@ -15,7 +15,7 @@ function marks(entry: Deprecation, externalDocs: boolean): Json {
     deprecated: true,
     'x-deprecation-announced': entry.announced,
     'x-sunset': entry.sunset,
-    'x-replacement': entry.replacement.replace(/^rest:/, ''),
+    'x-replacement': entry.replacement.replace(/^(rest|webhook):/, ''),
     'x-deprecation-notice': entry.notice,
     ...(externalDocs ? { externalDocs: { description: `Deprecated on ${entry.announced}, removed on ${entry.sunset}`, url: entry.notice } } : {}),
   };
@@ -47,6 +47,10 @@ export function markDeprecations(document: Json, entries: readonly Deprecation[]
   const unmarked: string[] = [];
   const paths = document.paths as Record<string, Record<string, Json>>;
   for (const entry of entries) {
+    if (entry.element.startsWith('webhook:')) {
+      if (!markWebhook(document, entry)) unmarked.push(entry.element);
+      continue;
+    }
     const match = /^rest:([A-Z]+) \/(v\d+)(\/\S*)(?: (.+))?$/.exec(entry.element);
     if (!match) continue;
     const [, method, major, rest, part] = match;
@@ -70,4 +74,21 @@ export function markDeprecations(document: Json, entries: readonly Deprecation[]
     else unmarked.push(entry.element);
   }
   return unmarked;
+}
+
+/** Marks a webhook (`webhook:<type>`) or its payload field (`webhook:<type> body.data.<field>`); false when the document has neither. */
+function markWebhook(document: Json, entry: Deprecation): boolean {
+  const match = /^webhook:(\S+)(?: body((?:\.[^.[\]]+|\[\])+))?$/.exec(entry.element);
+  const webhook = match && isObject(document.webhooks) ? resolve(document, (document.webhooks as Json)[match[1]]) : undefined;
+  const operation = webhook && isObject(webhook.post) ? webhook.post : undefined;
+  if (!match || !operation) return false;
+  if (!match[2]) {
+    Object.assign(operation, marks(entry, true));
+    return true;
+  }
+  const requestBody = resolve(document, operation.requestBody);
+  const media = isObject(requestBody?.content) ? (requestBody.content as Json)['application/json'] : undefined;
+  const target = isObject(media) ? propertyOf(document, media.schema, (match[2].match(/\.[^.[\]]+|\[\]/g) ?? []).map((step) => (step === '[]' ? step : step.slice(1)))) : undefined;
+  if (target) Object.assign(target, marks(entry, false));
+  return Boolean(target);
 }

@@ -78,6 +78,10 @@ const webhookHeaders = [
     description: 'Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>` (Standard Webhooks), one per secret in force: two for 24 hours after a rotation.',
     schema: { type: 'string', pattern: '^v1,[A-Za-z0-9+/=]+( v1,[A-Za-z0-9+/=]+)*$' },
   },
+  // A receiver's reading of a payload cannot be recorded, so a deprecation is told in the delivery (users-service payload-deprecations.ts).
+  { name: 'Deprecation', in: 'header', required: false, description: 'RFC 9745: when a deprecated element this delivery carries was announced (`@` + Unix time; the earliest, if several): the event type, or a payload field it contains (marked `deprecated` in the schema). Only on such deliveries. A deprecated field is left out of the payload during a brownout of it and from its sunset day on.', schema: { type: 'string', pattern: '^@\\d+$' } },
+  { name: 'Sunset', in: 'header', required: false, description: 'RFC 8594: when the deprecated element this delivery carries stops being sent (HTTP date; the earliest, if several). Only with Deprecation.', schema: { type: 'string' } },
+  { name: 'Link', in: 'header', required: false, description: 'The deprecation notice of each deprecated element carried (`<url>; rel="deprecation"; type="text/html"`). Only with Deprecation.', schema: { type: 'string' } },
 ];
 
 /** The OpenAPI 3.1 `webhooks`: what we POST to a registered endpoint, one entry per event type. */

@@ -23,7 +23,7 @@ import { webhookRoutes } from './webhooks/routes';
 import { WebhookService } from './webhooks/service';
 
 export interface UsersAppDeps {
-  config: Pick<UsersConfig, 'API_KEY_HASH_SECRET' | 'jwtSecret' | 'jwtVerifySecrets' | 'cursorSecret' | 'ACCESS_TOKEN_TTL_S' | 'REQUEST_TIMEOUT_MS' | 'NODE_ENV'> & Partial<Pick<UsersConfig, 'WEBHOOK_ALLOW_LOOPBACK' | 'WEBHOOK_ACCOUNT_CONCURRENCY' | 'WEBHOOK_CONNECT_TIMEOUT_MS'>>;
+  config: Pick<UsersConfig, 'API_KEY_HASH_SECRET' | 'jwtSecret' | 'jwtVerifySecrets' | 'cursorSecret' | 'ACCESS_TOKEN_TTL_S' | 'REQUEST_TIMEOUT_MS' | 'NODE_ENV'> & Partial<Pick<UsersConfig, 'WEBHOOK_ALLOW_LOOPBACK' | 'WEBHOOK_ACCOUNT_CONCURRENCY' | 'WEBHOOK_CONNECT_TIMEOUT_MS' | 'DEPRECATIONS_FILE'>>;
   prisma: DatabaseClient;
   /** The database behind `prisma`: an embedded one (PGlite) serves this process alone. Unset: treated as shared. */
   databaseKind?: 'postgresql' | 'pglite';
@@ -52,7 +52,7 @@ export async function createUsersApp(deps: UsersAppDeps) {
     webhookRepository,
     guard,
     deps.logger,
-    { clock: deps.webhooks?.clock, timeoutMs: deps.webhooks?.timeoutMs, accountConcurrency: config.WEBHOOK_ACCOUNT_CONCURRENCY, connectTimeoutMs: config.WEBHOOK_CONNECT_TIMEOUT_MS },
+    { clock: deps.webhooks?.clock, timeoutMs: deps.webhooks?.timeoutMs, accountConcurrency: config.WEBHOOK_ACCOUNT_CONCURRENCY, connectTimeoutMs: config.WEBHOOK_CONNECT_TIMEOUT_MS, deprecations: config.DEPRECATIONS_FILE?.entries },
     deps.metrics.registry,
   );
   const webhooks = new WebhookService(webhookRepository, guard, { cursorSecret: config.cursorSecret, clock: deps.webhooks?.clock, onDeliveriesDue: () => dispatcher.wake() });

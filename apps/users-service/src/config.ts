@@ -1,3 +1,5 @@
+import path from 'node:path';
+import { registrySetting } from '@platform/deprecations';
 import { eventsConfigShape } from '@platform/events';
 import { ConfigError, loadConfig, portSetting } from '@platform/service-kit';
 import { z } from '@platform/validation';
@@ -28,6 +30,8 @@ export function loadUsersConfig(env: NodeJS.ProcessEnv = process.env) {
       WEBHOOK_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(DELIVERY_TIMEOUT_MS).default(DELIVERY_CONNECT_TIMEOUT_MS),
       /** The HMAC key of stored API key hashes; unset: derived from JWT_SECRET (set it in production, so a JWT_SECRET rotation keeps every key working). */
       API_KEY_HASH_SECRET: z.string().min(32, 'API_KEY_HASH_SECRET must be at least 32 characters').optional(),
+      /** The deprecation registry: its webhook entries add Deprecation/Sunset/Link to deliveries, and leave a field out in a brownout and after the sunset. Default: deprecations.yaml beside main.js. */
+      DEPRECATIONS_FILE: registrySetting(path.join(__dirname, 'deprecations.yaml')),
     },
     env,
   );

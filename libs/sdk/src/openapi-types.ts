@@ -5687,6 +5687,12 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>` (Standard Webhooks), one per secret in force: two for 24 hours after a rotation. */
                 "webhook-signature": string;
+                /** @description RFC 9745: when a deprecated element this delivery carries was announced (`@` + Unix time; the earliest, if several): the event type, or a payload field it contains (marked `deprecated` in the schema). Only on such deliveries. A deprecated field is left out of the payload during a brownout of it and from its sunset day on. */
+                Deprecation?: string;
+                /** @description RFC 8594: when the deprecated element this delivery carries stops being sent (HTTP date; the earliest, if several). Only with Deprecation. */
+                Sunset?: string;
+                /** @description The deprecation notice of each deprecated element carried (`<url>; rel="deprecation"; type="text/html"`). Only with Deprecation. */
+                Link?: string;
             };
             path?: never;
             cookie?: never;
@@ -5716,6 +5722,12 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>` (Standard Webhooks), one per secret in force: two for 24 hours after a rotation. */
                 "webhook-signature": string;
+                /** @description RFC 9745: when a deprecated element this delivery carries was announced (`@` + Unix time; the earliest, if several): the event type, or a payload field it contains (marked `deprecated` in the schema). Only on such deliveries. A deprecated field is left out of the payload during a brownout of it and from its sunset day on. */
+                Deprecation?: string;
+                /** @description RFC 8594: when the deprecated element this delivery carries stops being sent (HTTP date; the earliest, if several). Only with Deprecation. */
+                Sunset?: string;
+                /** @description The deprecation notice of each deprecated element carried (`<url>; rel="deprecation"; type="text/html"`). Only with Deprecation. */
+                Link?: string;
             };
             path?: never;
             cookie?: never;
@@ -5745,6 +5757,12 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>` (Standard Webhooks), one per secret in force: two for 24 hours after a rotation. */
                 "webhook-signature": string;
+                /** @description RFC 9745: when a deprecated element this delivery carries was announced (`@` + Unix time; the earliest, if several): the event type, or a payload field it contains (marked `deprecated` in the schema). Only on such deliveries. A deprecated field is left out of the payload during a brownout of it and from its sunset day on. */
+                Deprecation?: string;
+                /** @description RFC 8594: when the deprecated element this delivery carries stops being sent (HTTP date; the earliest, if several). Only with Deprecation. */
+                Sunset?: string;
+                /** @description The deprecation notice of each deprecated element carried (`<url>; rel="deprecation"; type="text/html"`). Only with Deprecation. */
+                Link?: string;
             };
             path?: never;
             cookie?: never;
@@ -5774,6 +5792,12 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>` (Standard Webhooks), one per secret in force: two for 24 hours after a rotation. */
                 "webhook-signature": string;
+                /** @description RFC 9745: when a deprecated element this delivery carries was announced (`@` + Unix time; the earliest, if several): the event type, or a payload field it contains (marked `deprecated` in the schema). Only on such deliveries. A deprecated field is left out of the payload during a brownout of it and from its sunset day on. */
+                Deprecation?: string;
+                /** @description RFC 8594: when the deprecated element this delivery carries stops being sent (HTTP date; the earliest, if several). Only with Deprecation. */
+                Sunset?: string;
+                /** @description The deprecation notice of each deprecated element carried (`<url>; rel="deprecation"; type="text/html"`). Only with Deprecation. */
+                Link?: string;
             };
             path?: never;
             cookie?: never;
@@ -5803,6 +5827,12 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>` (Standard Webhooks), one per secret in force: two for 24 hours after a rotation. */
                 "webhook-signature": string;
+                /** @description RFC 9745: when a deprecated element this delivery carries was announced (`@` + Unix time; the earliest, if several): the event type, or a payload field it contains (marked `deprecated` in the schema). Only on such deliveries. A deprecated field is left out of the payload during a brownout of it and from its sunset day on. */
+                Deprecation?: string;
+                /** @description RFC 8594: when the deprecated element this delivery carries stops being sent (HTTP date; the earliest, if several). Only with Deprecation. */
+                Sunset?: string;
+                /** @description The deprecation notice of each deprecated element carried (`<url>; rel="deprecation"; type="text/html"`). Only with Deprecation. */
+                Link?: string;
             };
             path?: never;
             cookie?: never;
@@ -5832,6 +5862,12 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>` (Standard Webhooks), one per secret in force: two for 24 hours after a rotation. */
                 "webhook-signature": string;
+                /** @description RFC 9745: when a deprecated element this delivery carries was announced (`@` + Unix time; the earliest, if several): the event type, or a payload field it contains (marked `deprecated` in the schema). Only on such deliveries. A deprecated field is left out of the payload during a brownout of it and from its sunset day on. */
+                Deprecation?: string;
+                /** @description RFC 8594: when the deprecated element this delivery carries stops being sent (HTTP date; the earliest, if several). Only with Deprecation. */
+                Sunset?: string;
+                /** @description The deprecation notice of each deprecated element carried (`<url>; rel="deprecation"; type="text/html"`). Only with Deprecation. */
+                Link?: string;
             };
             path?: never;
             cookie?: never;
@@ -5861,6 +5897,12 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>` (Standard Webhooks), one per secret in force: two for 24 hours after a rotation. */
                 "webhook-signature": string;
+                /** @description RFC 9745: when a deprecated element this delivery carries was announced (`@` + Unix time; the earliest, if several): the event type, or a payload field it contains (marked `deprecated` in the schema). Only on such deliveries. A deprecated field is left out of the payload during a brownout of it and from its sunset day on. */
+                Deprecation?: string;
+                /** @description RFC 8594: when the deprecated element this delivery carries stops being sent (HTTP date; the earliest, if several). Only with Deprecation. */
+                Sunset?: string;
+                /** @description The deprecation notice of each deprecated element carried (`<url>; rel="deprecation"; type="text/html"`). Only with Deprecation. */
+                Link?: string;
             };
             path?: never;
             cookie?: never;
@@ -5890,6 +5932,12 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>` (Standard Webhooks), one per secret in force: two for 24 hours after a rotation. */
                 "webhook-signature": string;
+                /** @description RFC 9745: when a deprecated element this delivery carries was announced (`@` + Unix time; the earliest, if several): the event type, or a payload field it contains (marked `deprecated` in the schema). Only on such deliveries. A deprecated field is left out of the payload during a brownout of it and from its sunset day on. */
+                Deprecation?: string;
+                /** @description RFC 8594: when the deprecated element this delivery carries stops being sent (HTTP date; the earliest, if several). Only with Deprecation. */
+                Sunset?: string;
+                /** @description The deprecation notice of each deprecated element carried (`<url>; rel="deprecation"; type="text/html"`). Only with Deprecation. */
+                Link?: string;
             };
             path?: never;
             cookie?: never;
@@ -5919,6 +5967,12 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>` (Standard Webhooks), one per secret in force: two for 24 hours after a rotation. */
                 "webhook-signature": string;
+                /** @description RFC 9745: when a deprecated element this delivery carries was announced (`@` + Unix time; the earliest, if several): the event type, or a payload field it contains (marked `deprecated` in the schema). Only on such deliveries. A deprecated field is left out of the payload during a brownout of it and from its sunset day on. */
+                Deprecation?: string;
+                /** @description RFC 8594: when the deprecated element this delivery carries stops being sent (HTTP date; the earliest, if several). Only with Deprecation. */
+                Sunset?: string;
+                /** @description The deprecation notice of each deprecated element carried (`<url>; rel="deprecation"; type="text/html"`). Only with Deprecation. */
+                Link?: string;
             };
             path?: never;
             cookie?: never;
@@ -5948,6 +6002,12 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>` (Standard Webhooks), one per secret in force: two for 24 hours after a rotation. */
                 "webhook-signature": string;
+                /** @description RFC 9745: when a deprecated element this delivery carries was announced (`@` + Unix time; the earliest, if several): the event type, or a payload field it contains (marked `deprecated` in the schema). Only on such deliveries. A deprecated field is left out of the payload during a brownout of it and from its sunset day on. */
+                Deprecation?: string;
+                /** @description RFC 8594: when the deprecated element this delivery carries stops being sent (HTTP date; the earliest, if several). Only with Deprecation. */
+                Sunset?: string;
+                /** @description The deprecation notice of each deprecated element carried (`<url>; rel="deprecation"; type="text/html"`). Only with Deprecation. */
+                Link?: string;
             };
             path?: never;
             cookie?: never;
@@ -5977,6 +6037,12 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>` (Standard Webhooks), one per secret in force: two for 24 hours after a rotation. */
                 "webhook-signature": string;
+                /** @description RFC 9745: when a deprecated element this delivery carries was announced (`@` + Unix time; the earliest, if several): the event type, or a payload field it contains (marked `deprecated` in the schema). Only on such deliveries. A deprecated field is left out of the payload during a brownout of it and from its sunset day on. */
+                Deprecation?: string;
+                /** @description RFC 8594: when the deprecated element this delivery carries stops being sent (HTTP date; the earliest, if several). Only with Deprecation. */
+                Sunset?: string;
+                /** @description The deprecation notice of each deprecated element carried (`<url>; rel="deprecation"; type="text/html"`). Only with Deprecation. */
+                Link?: string;
             };
             path?: never;
             cookie?: never;
@@ -6006,6 +6072,12 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>` (Standard Webhooks), one per secret in force: two for 24 hours after a rotation. */
                 "webhook-signature": string;
+                /** @description RFC 9745: when a deprecated element this delivery carries was announced (`@` + Unix time; the earliest, if several): the event type, or a payload field it contains (marked `deprecated` in the schema). Only on such deliveries. A deprecated field is left out of the payload during a brownout of it and from its sunset day on. */
+                Deprecation?: string;
+                /** @description RFC 8594: when the deprecated element this delivery carries stops being sent (HTTP date; the earliest, if several). Only with Deprecation. */
+                Sunset?: string;
+                /** @description The deprecation notice of each deprecated element carried (`<url>; rel="deprecation"; type="text/html"`). Only with Deprecation. */
+                Link?: string;
             };
             path?: never;
             cookie?: never;
@@ -6035,6 +6107,12 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>` (Standard Webhooks), one per secret in force: two for 24 hours after a rotation. */
                 "webhook-signature": string;
+                /** @description RFC 9745: when a deprecated element this delivery carries was announced (`@` + Unix time; the earliest, if several): the event type, or a payload field it contains (marked `deprecated` in the schema). Only on such deliveries. A deprecated field is left out of the payload during a brownout of it and from its sunset day on. */
+                Deprecation?: string;
+                /** @description RFC 8594: when the deprecated element this delivery carries stops being sent (HTTP date; the earliest, if several). Only with Deprecation. */
+                Sunset?: string;
+                /** @description The deprecation notice of each deprecated element carried (`<url>; rel="deprecation"; type="text/html"`). Only with Deprecation. */
+                Link?: string;
             };
             path?: never;
             cookie?: never;
@@ -6064,6 +6142,12 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>` (Standard Webhooks), one per secret in force: two for 24 hours after a rotation. */
                 "webhook-signature": string;
+                /** @description RFC 9745: when a deprecated element this delivery carries was announced (`@` + Unix time; the earliest, if several): the event type, or a payload field it contains (marked `deprecated` in the schema). Only on such deliveries. A deprecated field is left out of the payload during a brownout of it and from its sunset day on. */
+                Deprecation?: string;
+                /** @description RFC 8594: when the deprecated element this delivery carries stops being sent (HTTP date; the earliest, if several). Only with Deprecation. */
+                Sunset?: string;
+                /** @description The deprecation notice of each deprecated element carried (`<url>; rel="deprecation"; type="text/html"`). Only with Deprecation. */
+                Link?: string;
             };
             path?: never;
             cookie?: never;
@@ -6093,6 +6177,12 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>` (Standard Webhooks), one per secret in force: two for 24 hours after a rotation. */
                 "webhook-signature": string;
+                /** @description RFC 9745: when a deprecated element this delivery carries was announced (`@` + Unix time; the earliest, if several): the event type, or a payload field it contains (marked `deprecated` in the schema). Only on such deliveries. A deprecated field is left out of the payload during a brownout of it and from its sunset day on. */
+                Deprecation?: string;
+                /** @description RFC 8594: when the deprecated element this delivery carries stops being sent (HTTP date; the earliest, if several). Only with Deprecation. */
+                Sunset?: string;
+                /** @description The deprecation notice of each deprecated element carried (`<url>; rel="deprecation"; type="text/html"`). Only with Deprecation. */
+                Link?: string;
             };
             path?: never;
             cookie?: never;
@@ -6122,6 +6212,12 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>` (Standard Webhooks), one per secret in force: two for 24 hours after a rotation. */
                 "webhook-signature": string;
+                /** @description RFC 9745: when a deprecated element this delivery carries was announced (`@` + Unix time; the earliest, if several): the event type, or a payload field it contains (marked `deprecated` in the schema). Only on such deliveries. A deprecated field is left out of the payload during a brownout of it and from its sunset day on. */
+                Deprecation?: string;
+                /** @description RFC 8594: when the deprecated element this delivery carries stops being sent (HTTP date; the earliest, if several). Only with Deprecation. */
+                Sunset?: string;
+                /** @description The deprecation notice of each deprecated element carried (`<url>; rel="deprecation"; type="text/html"`). Only with Deprecation. */
+                Link?: string;
             };
             path?: never;
             cookie?: never;
@@ -6151,6 +6247,12 @@ export interface operations {
                 "webhook-timestamp": string;
                 /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>` (Standard Webhooks), one per secret in force: two for 24 hours after a rotation. */
                 "webhook-signature": string;
+                /** @description RFC 9745: when a deprecated element this delivery carries was announced (`@` + Unix time; the earliest, if several): the event type, or a payload field it contains (marked `deprecated` in the schema). Only on such deliveries. A deprecated field is left out of the payload during a brownout of it and from its sunset day on. */
+                Deprecation?: string;
+                /** @description RFC 8594: when the deprecated element this delivery carries stops being sent (HTTP date; the earliest, if several). Only with Deprecation. */
+                Sunset?: string;
+                /** @description The deprecation notice of each deprecated element carried (`<url>; rel="deprecation"; type="text/html"`). Only with Deprecation. */
+                Link?: string;
             };
             path?: never;
             cookie?: never;

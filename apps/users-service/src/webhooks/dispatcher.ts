@@ -5,11 +5,13 @@
 // and by a check once a minute, since an endpoint whose last delivery ran out of retries (about 3
 // days in) may see no attempt again. One account's deliveries take at most a few of the workers at
 // a time, so an account whose endpoints answer slowly or never holds up its own deliveries alone.
+import type { Deprecation } from '@platform/deprecations';
 import { domainEvent } from '@platform/events';
 import type { Logger } from '@platform/service-kit';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import { type AddressGuard, ForbiddenUrl } from './address-guard';
 import { type AttemptResult, sendWebhook } from './delivery-client';
+import { applyPayloadDeprecations } from './payload-deprecations';
 import { toEventResponse } from './representation';
 import type { ClaimedDelivery, DeliveryToSend, EndpointDisabling, WebhookRepository } from './repository';
 import { DELIVERY_CONNECT_TIMEOUT_MS, DELIVERY_TIMEOUT_MS, DISABLE_AFTER_MS, EVENT_RETENTION_MS, MAX_ATTEMPTS, nextAttemptAt } from './retry-schedule';
@@ -23,6 +25,8 @@ export interface DispatcherSettings {
   accountConcurrency?: number;
   timeoutMs?: number;
   connectTimeoutMs?: number;
+  /** The deprecation registry's entries (DEPRECATIONS_FILE): its webhook entries shape each delivery (payload-deprecations.ts). */
+  deprecations?: readonly Deprecation[];
 }
 
 /** Workers of one replica. */
@@ -44,6 +48,7 @@ export class WebhookDispatcher {
   private readonly accountConcurrency: number;
   private readonly timeoutMs: number;
   private readonly connectTimeoutMs: number;
+  private readonly deprecations: readonly Deprecation[];
   private readonly outcomes: Counter;
   private readonly latency: Histogram;
   private timer: NodeJS.Timeout | undefined;
@@ -71,6 +76,7 @@ export class WebhookDispatcher {
     this.accountConcurrency = settings.accountConcurrency ?? WORKERS_PER_ACCOUNT;
     this.timeoutMs = settings.timeoutMs ?? DELIVERY_TIMEOUT_MS;
     this.connectTimeoutMs = settings.connectTimeoutMs ?? DELIVERY_CONNECT_TIMEOUT_MS;
+    this.deprecations = settings.deprecations ?? [];
     const registers = registry ? [registry] : [];
     this.outcomes = new Counter({ name: 'webhook_deliveries_total', help: 'Webhook delivery attempts, by outcome (SUCCEEDED, HTTP_ERROR, TIMEOUT, NETWORK_ERROR, FORBIDDEN_ADDRESS)', labelNames: ['outcome'], registers });
     this.latency = new Histogram({
@@ -187,9 +193,11 @@ export class WebhookDispatcher {
     }
     const now = this.clock();
     const secrets = [endpoint.secret, ...(endpoint.previousSecret && endpoint.previousSecretExpiresAt && endpoint.previousSecretExpiresAt > now ? [endpoint.previousSecret] : [])];
-    const body = JSON.stringify(toEventResponse(delivery.event));
+    // Deprecated payload fields: announced in headers, or left out in a brownout and past the sunset; then signed.
+    const { payload, headers } = applyPayloadDeprecations(this.deprecations, delivery.event.type, toEventResponse(delivery.event), now);
+    const body = JSON.stringify(payload);
     // The event id is the webhook-id of every attempt: receivers deduplicate on it.
-    return sendWebhook({ target, body, headers: signedHeaders(delivery.eventId, now, body, secrets), timeoutMs: this.timeoutMs, connectTimeoutMs: this.connectTimeoutMs });
+    return sendWebhook({ target, body, headers: { ...headers, ...signedHeaders(delivery.eventId, now, body, secrets) }, timeoutMs: this.timeoutMs, connectTimeoutMs: this.connectTimeoutMs });
   }
 
   private async record(delivery: DeliveryToSend, result: AttemptResult): Promise<void> {

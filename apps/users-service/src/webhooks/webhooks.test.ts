@@ -7,6 +7,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { Database } from '@platform/db';
+import type { Deprecation } from '@platform/deprecations';
 import { openTestDatabase } from '@platform/db/testing';
 import { EventConsumer, type EventTransport, eventJsonSchemas, type EventType, type PlatformEvent, startOutboxRelay, toCloudEvent } from '@platform/events';
 import { newId } from '@platform/ids';
@@ -32,6 +33,8 @@ let dispatcher: WebhookDispatcher;
 let consumer: EventConsumer;
 let adminToken: string;
 let now = new Date();
+/** The deprecation registry the dispatcher reads (DEPRECATIONS_FILE); a test adds entries and removes them. */
+const registry: Deprecation[] = [];
 /** The fake DNS: names tests point at the receiver or at internal addresses. */
 const dns = new Map<string, ResolvedAddress[]>();
 const call = apiClient(() => server.url);
@@ -50,7 +53,7 @@ let receiverPort: number;
 beforeAll(async () => {
   database = await openTestDatabase({ service: 'users_webhooks', migrationsDir: path.join(__dirname, '../../prisma/migrations'), createClient: (adapter) => new PrismaClient({ adapter }) });
   const built = await createUsersApp({
-    config: { jwtSecret: JWT_SECRET, jwtVerifySecrets: [JWT_SECRET], cursorSecret: 'cursor-secret-for-tests', ACCESS_TOKEN_TTL_S: 600, REQUEST_TIMEOUT_MS: 10_000, NODE_ENV: 'test', WEBHOOK_ALLOW_LOOPBACK: true },
+    config: { jwtSecret: JWT_SECRET, jwtVerifySecrets: [JWT_SECRET], cursorSecret: 'cursor-secret-for-tests', ACCESS_TOKEN_TTL_S: 600, REQUEST_TIMEOUT_MS: 10_000, NODE_ENV: 'test', WEBHOOK_ALLOW_LOOPBACK: true, DEPRECATIONS_FILE: { file: 'test', entries: registry } },
     prisma: database.prisma,
     logger,
     health: new Health(),
@@ -310,6 +313,60 @@ describe('the SSRF guard', () => {
 });
 
 describe('deliveries', () => {
+  it('tell receivers of a deprecated payload field in the delivery, leave it out in a brownout and from the sunset on, and verify', async () => {
+    const owner = await customer();
+    const endpoint = await register(owner.token, { url: hookUrl('deprecated'), eventTypes: ['order.created', 'user.updated'] });
+    const day = (offset: number) => new Date(now.getTime() + offset * 86_400_000).toISOString().slice(0, 10);
+    const entry: Deprecation = {
+      element: 'webhook:order.created body.data.couponCode',
+      replacement: 'webhook:order.created body.data.coupon',
+      announced: day(-1),
+      sunset: day(40),
+      notice: 'https://docs.example.com/changes/order-coupon',
+      brownouts: [{ start: new Date(now.getTime() + 3_600_000).toISOString(), end: new Date(now.getTime() + 7_200_000).toISOString(), dryRun: false }],
+    };
+    registry.push(entry);
+    try {
+      const delivered = async () => {
+        const orderId = newId();
+        const eventId = await arrive('orders-service', 'order.created', 'order', orderId, orderData(orderId, owner.id));
+        await dispatcher.drain();
+        const request = received.find((item) => item.headers['webhook-id'] === eventId)!;
+        // As a receiver whose clock reads the test's: standardwebhooks refuses a timestamp 5 minutes from its own.
+        const clock = jest.spyOn(Date, 'now').mockReturnValue(now.getTime());
+        try {
+          return { request, payload: new Webhook(endpoint.secret).verify(request.body, request.headers) as { data: Record<string, unknown> } };
+        } finally {
+          clock.mockRestore();
+        }
+      };
+      // Announced: the field is sent, and the delivery says when it goes and where to read why.
+      const announced = await delivered();
+      expect(announced.payload.data).toHaveProperty('couponCode', null);
+      expect([announced.request.headers.deprecation, announced.request.headers.sunset, announced.request.headers.link]).toEqual([
+        `@${Date.parse(`${entry.announced}T00:00:00Z`) / 1000}`,
+        new Date(`${entry.sunset}T00:00:00Z`).toUTCString(),
+        '<https://docs.example.com/changes/order-coupon>; rel="deprecation"; type="text/html"',
+      ]);
+      // An event type with nothing deprecated carries no deprecation headers.
+      const userEvent = await arrive('users-service', 'user.updated', 'user', owner.id, { id: owner.id, role: 'customer', name: 'Dee', email: 'dee@example.com', version: 2, createdAt: now.toISOString() });
+      await dispatcher.drain();
+      expect(received.find((item) => item.headers['webhook-id'] === userEvent)!.headers.deprecation).toBeUndefined();
+      // In the brownout, and from the sunset day on, the field is left out; the signature covers what was sent.
+      now = new Date(now.getTime() + 5_400_000);
+      const brownout = await delivered();
+      expect(brownout.payload.data).not.toHaveProperty('couponCode');
+      expect(brownout.payload.data).toMatchObject({ amount: 1200, currency: 'KRW' });
+      expect(brownout.request.headers.deprecation).toBeUndefined();
+      // From the sunset day on (the entry moved to today's date, so that the dispatcher's clock need not jump weeks ahead).
+      now = new Date(now.getTime() + 3_600_000);
+      entry.sunset = now.toISOString().slice(0, 10);
+      expect((await delivered()).payload.data).not.toHaveProperty('couponCode');
+    } finally {
+      registry.splice(0);
+    }
+  });
+
   it('are signed by the Standard Webhooks scheme and verify with the standardwebhooks package', async () => {
     const owner = await customer();
     const other = await customer();
