@@ -34,6 +34,12 @@ export const RETENTION_DAYS = 90;
 /** Distinct callers recorded per day; past it, a new caller counts as `other`. */
 export const DEFAULT_MAX_CALLERS_PER_DAY = 10_000;
 export const OVERFLOW_CALLER = 'other';
+/**
+ * Distinct clients (name/version) recorded per caller and day, per process; past it, the caller's
+ * new clients count as `other`. The caller cap alone did not bound the store: one signed-in caller
+ * sending a fresh X-Client-Version on every request added a row per element per request.
+ */
+export const DEFAULT_MAX_CLIENTS_PER_CALLER = 20;
 
 const DAY_MS = 86_400_000;
 export const dayOf = (time: number): string => new Date(time).toISOString().slice(0, 10);
@@ -159,7 +165,9 @@ export class FileUsageStore implements UsageStore {
     const byDay = new Map<string, string[]>();
     for (const row of rows) {
       const line = JSON.stringify({ e: row.element, c: row.caller, k: row.client, ...(row.owner ? { o: row.owner } : {}), n: row.calls, t: row.lastUsed });
-      byDay.set(row.day, [...(byDay.get(row.day) ?? []), line]);
+      const lines = byDay.get(row.day);
+      if (lines) lines.push(line);
+      else byDay.set(row.day, [line]);
     }
     for (const [day, lines] of byDay) await appendFile(this.fileOf(day), `${lines.join('\n')}\n`);
     const since = path.join(this.dir, 'since');
@@ -225,7 +233,8 @@ export class FileUsageStore implements UsageStore {
 
   async read(fromDay: string, toDay: string): Promise<UsageRow[]> {
     const rows: UsageRow[] = [];
-    for (const day of daysBetween(fromDay, toDay)) rows.push(...(await this.readDay(day)));
+    // One push per row: spreading a day's rows into push() overflows the stack past about 120,000.
+    for (const day of daysBetween(fromDay, toDay)) for (const row of await this.readDay(day)) rows.push(row);
     return rows;
   }
 
@@ -254,6 +263,8 @@ export interface RecorderOptions {
   /** How often the counts go to the store. */
   flushMs?: number;
   maxCallersPerDay?: number;
+  /** Distinct clients per caller and day (DEFAULT_MAX_CLIENTS_PER_CALLER). */
+  maxClientsPerCaller?: number;
   /** Rows held while the store does not answer; past it, new rows are dropped (and counted). */
   maxPendingRows?: number;
   /** Where the recorder's own metrics go: bounded labels only (see USAGE_METRIC_SERIES). */
@@ -281,6 +292,9 @@ interface Pending {
 export class UsageRecorder {
   private pending = new Map<string, Pending>();
   private readonly admittedToday = new Map<string, Set<string>>();
+  /** Today's clients of each admitted caller (at most maxClientsPerCaller each). */
+  private readonly clientsToday = new Map<string, Map<string, Set<string>>>();
+  private readonly maxClients: number;
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
   private readonly maxCallers: number;
@@ -293,6 +307,7 @@ export class UsageRecorder {
     private readonly options: RecorderOptions = {},
   ) {
     this.maxCallers = options.maxCallersPerDay ?? DEFAULT_MAX_CALLERS_PER_DAY;
+    this.maxClients = options.maxClientsPerCaller ?? DEFAULT_MAX_CLIENTS_PER_CALLER;
     this.maxPending = options.maxPendingRows ?? 100_000;
     this.now = options.now ?? Date.now;
     const registers = options.registry ? [options.registry] : [];
@@ -392,7 +407,7 @@ export class UsageRecorder {
     for (const entry of batch.values()) {
       const over = refused.has(`${entry.day}${SEPARATOR}${entry.identity.caller}`);
       if (over) this.metrics.overCap.inc(entry.calls);
-      const identity: CallerIdentity = over ? { caller: OVERFLOW_CALLER, client: OVERFLOW_CALLER } : entry.identity;
+      const identity: CallerIdentity = over ? { caller: OVERFLOW_CALLER, client: OVERFLOW_CALLER } : this.withBoundedClient(entry.day, entry.identity);
       const key = `${entry.day}${SEPARATOR}${rowKey({ element: entry.element, ...identity })}`;
       const row = rows.get(key);
       const lastUsed = new Date(entry.last).toISOString();
@@ -402,6 +417,23 @@ export class UsageRecorder {
       } else rows.set(key, { day: entry.day, element: entry.element, ...identity, calls: entry.calls, lastUsed });
     }
     await this.store.add([...rows.values()]);
+  }
+
+  /** The identity with its client, or `other` once the caller has used maxClients others today. */
+  private withBoundedClient(day: string, identity: CallerIdentity): CallerIdentity {
+    if (identity.client === OVERFLOW_CALLER) return identity;
+    let byCaller = this.clientsToday.get(day);
+    if (!byCaller) {
+      for (const old of this.clientsToday.keys()) if (old < day) this.clientsToday.delete(old);
+      byCaller = new Map();
+      this.clientsToday.set(day, byCaller);
+    }
+    let clients = byCaller.get(identity.caller);
+    if (!clients) byCaller.set(identity.caller, (clients = new Set()));
+    if (clients.has(identity.client)) return identity;
+    if (clients.size >= this.maxClients) return { ...identity, client: OVERFLOW_CALLER };
+    clients.add(identity.client);
+    return identity;
   }
 
   /** Flushes what is left and stops the timer (graceful shutdown). */

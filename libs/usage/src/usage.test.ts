@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -73,4 +73,43 @@ describe('usage recorder', () => {
     const uses = await usageByCaller(store, { today: '2026-11-24', wanted: () => true });
     expect(uses.map((use) => use.calls1d)).toEqual([2]);
   });
+});
+
+describe('usage records one caller cannot inflate', () => {
+  it('counts a caller’s clients past the per-caller cap as `other`, so a fresh X-Client-Version per request adds no rows', async () => {
+    const store = new FileUsageStore(mkdtempSync(path.join(tmpdir(), 'usage-')));
+    const recorder = new UsageRecorder(store, { now: () => NOON, maxClientsPerCaller: 5 });
+    for (let index = 0; index < 1_000; index++) recorder.record({ caller: 'user:u1', client: `app/${index}.0` }, ['rest:GET /v1/orders', 'rest:GET /v1/orders query.size']);
+    await recorder.flush();
+    // Later flushes the same day keep to the same cap; the clients admitted first stay themselves.
+    recorder.record({ caller: 'user:u1', client: 'app/2.0' }, ['rest:GET /v1/orders']);
+    recorder.record({ caller: 'user:u1', client: 'app/5000.0' }, ['rest:GET /v1/orders']);
+    await recorder.flush();
+    const rows = await store.read('2026-11-24', '2026-11-24');
+    const clients = new Set(rows.map((row) => row.client));
+    expect(clients.size).toBe(6);
+    expect(clients.has('other')).toBe(true);
+    expect(rows.find((row) => row.client === 'app/2.0' && row.element === 'rest:GET /v1/orders')?.calls).toBe(2);
+    expect(rows.find((row) => row.client === 'other' && row.element === 'rest:GET /v1/orders')?.calls).toBe(996);
+    // Another caller has clients of its own.
+    recorder.record({ caller: 'user:u2', client: 'app/9.0' }, ['rest:GET /v1/orders']);
+    await recorder.flush();
+    expect((await store.read('2026-11-24', '2026-11-24')).some((row) => row.caller === 'user:u2' && row.client === 'app/9.0')).toBe(true);
+  });
+
+  it('reads a day of 200,000 distinct rows from files without overflowing the stack', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'usage-'));
+    const lines = Array.from({ length: 200_000 }, (_, index) => JSON.stringify({ e: 'rest:GET /v1/orders', c: 'user:u1', k: `app/${index}`, n: 1, t: '2026-11-24T12:00:00.000Z' }));
+    writeFileSync(path.join(dir, '2026-11-24.jsonl'), `${lines.join('\n')}\n`);
+    const store = new FileUsageStore(dir);
+    expect(await store.read('2026-11-23', '2026-11-24')).toHaveLength(200_000);
+  }, 60_000);
+
+  it('writes a flush of 100,000 rows to files in time linear in its size', async () => {
+    const store = new FileUsageStore(mkdtempSync(path.join(tmpdir(), 'usage-')));
+    const rows = Array.from({ length: 100_000 }, (_, index) => ({ day: '2026-11-24', element: 'rest:GET /v1/orders', caller: 'user:u1', client: `app/${index}`, calls: 1, lastUsed: '2026-11-24T12:00:00.000Z' }));
+    const started = Date.now();
+    await store.add(rows);
+    expect(Date.now() - started).toBeLessThan(5_000);
+  }, 60_000);
 });
