@@ -40,6 +40,13 @@ export const OVERFLOW_CALLER = 'other';
  * sending a fresh X-Client-Version on every request added a row per element per request.
  */
 export const DEFAULT_MAX_CLIENTS_PER_CALLER = 20;
+/**
+ * Self-named callers (`client:<name>/<version>`: no token, no key, only headers anyone can invent)
+ * admitted per day and process; past it they count as `other` without spending the day's shared
+ * caller cap, which anonymous requests with made-up names could otherwise fill by themselves and
+ * so turn every signed-in caller new that day into `other`.
+ */
+export const DEFAULT_MAX_SELF_NAMED_CALLERS_PER_DAY = 1_000;
 
 const DAY_MS = 86_400_000;
 export const dayOf = (time: number): string => new Date(time).toISOString().slice(0, 10);
@@ -263,6 +270,8 @@ export interface RecorderOptions {
   /** How often the counts go to the store. */
   flushMs?: number;
   maxCallersPerDay?: number;
+  /** Self-named (`client:`) callers per day and process (DEFAULT_MAX_SELF_NAMED_CALLERS_PER_DAY). */
+  maxSelfNamedCallersPerDay?: number;
   /** Distinct clients per caller and day (DEFAULT_MAX_CLIENTS_PER_CALLER). */
   maxClientsPerCaller?: number;
   /** Rows held while the store does not answer; past it, new rows are dropped (and counted). */
@@ -295,6 +304,9 @@ export class UsageRecorder {
   /** Today's clients of each admitted caller (at most maxClientsPerCaller each). */
   private readonly clientsToday = new Map<string, Map<string, Set<string>>>();
   private readonly maxClients: number;
+  /** Today's self-named callers sent to the store for admission (at most maxSelfNamed). */
+  private readonly selfNamedToday = new Map<string, Set<string>>();
+  private readonly maxSelfNamed: number;
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
   private readonly maxCallers: number;
@@ -308,6 +320,7 @@ export class UsageRecorder {
   ) {
     this.maxCallers = options.maxCallersPerDay ?? DEFAULT_MAX_CALLERS_PER_DAY;
     this.maxClients = options.maxClientsPerCaller ?? DEFAULT_MAX_CLIENTS_PER_CALLER;
+    this.maxSelfNamed = options.maxSelfNamedCallersPerDay ?? DEFAULT_MAX_SELF_NAMED_CALLERS_PER_DAY;
     this.maxPending = options.maxPendingRows ?? 100_000;
     this.now = options.now ?? Date.now;
     const registers = options.registry ? [options.registry] : [];
@@ -385,11 +398,15 @@ export class UsageRecorder {
   private async write(batch: Map<string, Pending>): Promise<void> {
     // Callers this process has not seen today: the store says which fit under the day's cap.
     const newByDay = new Map<string, Set<string>>();
+    const refused = new Set<string>();
     for (const { day, identity } of batch.values()) {
       if (identity.caller === OVERFLOW_CALLER || this.admittedToday.get(day)?.has(identity.caller)) continue;
+      if (identity.caller.startsWith('client:') && !this.admitSelfNamed(day, identity.caller)) {
+        refused.add(`${day}${SEPARATOR}${identity.caller}`);
+        continue;
+      }
       newByDay.set(day, (newByDay.get(day) ?? new Set()).add(identity.caller));
     }
-    const refused = new Set<string>();
     for (const [day, callers] of newByDay) {
       const admitted = await this.store.admitCallers(day, [...callers], this.maxCallers);
       if (!this.admittedToday.has(day)) {
@@ -417,6 +434,20 @@ export class UsageRecorder {
       } else rows.set(key, { day: entry.day, element: entry.element, ...identity, calls: entry.calls, lastUsed });
     }
     await this.store.add([...rows.values()]);
+  }
+
+  /** Whether a self-named caller may ask the store for a place today (this process's bound). */
+  private admitSelfNamed(day: string, caller: string): boolean {
+    let seen = this.selfNamedToday.get(day);
+    if (!seen) {
+      for (const old of this.selfNamedToday.keys()) if (old < day) this.selfNamedToday.delete(old);
+      seen = new Set();
+      this.selfNamedToday.set(day, seen);
+    }
+    if (seen.has(caller)) return true;
+    if (seen.size >= this.maxSelfNamed) return false;
+    seen.add(caller);
+    return true;
   }
 
   /** The identity with its client, or `other` once the caller has used maxClients others today. */

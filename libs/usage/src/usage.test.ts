@@ -97,6 +97,19 @@ describe('usage records one caller cannot inflate', () => {
     expect((await store.read('2026-11-24', '2026-11-24')).some((row) => row.caller === 'user:u2' && row.client === 'app/9.0')).toBe(true);
   });
 
+  it('keeps anonymous, self-named callers from filling the day’s caller cap, so signed-in callers keep their names', async () => {
+    const store = new FileUsageStore(mkdtempSync(path.join(tmpdir(), 'usage-')));
+    const recorder = new UsageRecorder(store, { now: () => NOON, maxCallersPerDay: 100, maxSelfNamedCallersPerDay: 10 });
+    for (let index = 0; index < 500; index++) recorder.record({ caller: `client:squat${index}/1.0.0`, client: `squat${index}/1.0.0` }, ['rest:GET /v1/openapi.json']);
+    await recorder.flush();
+    recorder.record({ caller: 'user:u1', client: 'shop-app/2.3.1' }, ['rest:GET /v1/orders']);
+    await recorder.flush();
+    const uses = await usageByCaller(store, { today: '2026-11-24', wanted: () => true });
+    expect(uses.filter((use) => use.caller.startsWith('client:'))).toHaveLength(10);
+    expect(uses.find((use) => use.caller === 'other')?.calls1d).toBe(490);
+    expect(uses.some((use) => use.caller === 'user:u1')).toBe(true);
+  });
+
   it('reads a day of 200,000 distinct rows from files without overflowing the stack', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'usage-'));
     const lines = Array.from({ length: 200_000 }, (_, index) => JSON.stringify({ e: 'rest:GET /v1/orders', c: 'user:u1', k: `app/${index}`, n: 1, t: '2026-11-24T12:00:00.000Z' }));
