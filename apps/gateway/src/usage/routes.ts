@@ -63,10 +63,31 @@ const STORE_RETRY_AFTER_S = '5';
  * Retry-After, as the gateway answers whatever it cannot look up right now: an empty report would
  * tell an operator that nobody uses a deprecated element.
  */
+/** The reads of the store under way, per store and (day, registry): requests that come meanwhile share them. */
+const readsUnderWay = new WeakMap<UsageStore, Map<string, Promise<CallerUse[]>>>();
+
+/**
+ * Every caller's use of the registry's elements. A report reads the store's 30 days whole (its
+ * cost grows with the store, not with the caller), so concurrent reports share one read: before,
+ * 16 concurrent GET /v1/me/deprecations of one customer against a 48 MB store took the gateway
+ * from 134 MB to 2.7 GB of memory for 99 s.
+ */
+function sharedUses(store: UsageStore, registry: Deprecation[], today: string): Promise<CallerUse[]> {
+  let byKey = readsUnderWay.get(store);
+  if (!byKey) readsUnderWay.set(store, (byKey = new Map()));
+  const key = [today, ...registry.map((entry) => entry.element)].join('\n');
+  const running = byKey.get(key);
+  if (running) return running;
+  const reads = byKey;
+  const uses = usageByCaller(store, { today, wanted: (element) => registry.some((entry) => mayHaveUsed(entry.element, element)) }).finally(() => reads.delete(key));
+  reads.set(key, uses);
+  return uses;
+}
+
 export async function deprecationUsage(store: UsageStore, registry: Deprecation[], options: { today: string; caller?: string }): Promise<DeprecationUsage[]> {
   let uses: CallerUse[];
   try {
-    uses = await usageByCaller(store, { today: options.today, wanted: (element) => registry.some((entry) => mayHaveUsed(entry.element, element)), caller: options.caller });
+    uses = (await sharedUses(store, registry, options.today)).filter((use) => options.caller === undefined || use.caller === options.caller);
   } catch (error) {
     throw new ApiError('SERVICE_UNAVAILABLE', 'Usage records cannot be read right now; retry shortly.', { cause: error, headers: { 'Retry-After': STORE_RETRY_AFTER_S } });
   }

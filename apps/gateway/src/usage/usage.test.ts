@@ -250,6 +250,24 @@ describe('GET /v1/deprecations and /v1/me/deprecations', () => {
   });
 });
 
+describe('concurrent reports', () => {
+  it('share one read of the store, whatever the number of GET /v1/me/deprecations in flight', async () => {
+    const user = await tokenFor(JWT_SECRET);
+    await get('/v1/products/p1/rating', { authorization: `Bearer ${user.token}` });
+    await recorder.flush();
+    const read = jest.spyOn(recorder.store, 'read');
+    try {
+      const answers = await Promise.all(Array.from({ length: 12 }, () => get('/v1/me/deprecations', { authorization: `Bearer ${user.token}` })));
+      expect(answers.map((answer) => answer.status)).toEqual(Array(12).fill(200));
+      const bodies = (await Promise.all(answers.map((answer) => answer.json()))) as { items: { callers: { caller: string }[] }[] }[];
+      for (const body of bodies) expect(body.items[0].callers.every((caller) => caller.caller === `user:${user.userId}`)).toBe(true);
+      expect(read.mock.calls.length).toBeLessThanOrEqual(2);
+    } finally {
+      read.mockRestore();
+    }
+  });
+});
+
 describe('the usage store down', () => {
   it('answers GET /v1/deprecations and /v1/me/deprecations 503 with Retry-After in the error format, and still answers the API', async () => {
     // Redis where nothing listens: every read of the store fails.
