@@ -57,12 +57,6 @@ async function addContacts(items: DeprecationUsage[], users: HttpTarget, authori
 /** Seconds a caller is told to wait when the store does not answer: about its reconnect and command timeout. */
 const STORE_RETRY_AFTER_S = '5';
 
-/**
- * Each registry entry with the uses that may be of its element (mayHaveUsed: its parts, and what
- * holds it in an answer). A store that does not answer (Redis down or hung) is 503 with
- * Retry-After, as the gateway answers whatever it cannot look up right now: an empty report would
- * tell an operator that nobody uses a deprecated element.
- */
 /** The reads of the store under way, per store and (day, registry): requests that come meanwhile share them. */
 const readsUnderWay = new WeakMap<UsageStore, Map<string, Promise<CallerUse[]>>>();
 
@@ -84,6 +78,12 @@ function sharedUses(store: UsageStore, registry: Deprecation[], today: string): 
   return uses;
 }
 
+/**
+ * Each registry entry with the uses that may be of its element (mayHaveUsed: its parts, and what
+ * holds it in an answer). A store that does not answer (Redis down or hung) is 503 with
+ * Retry-After, as the gateway answers whatever it cannot look up right now: an empty report would
+ * tell an operator that nobody uses a deprecated element.
+ */
 export async function deprecationUsage(store: UsageStore, registry: Deprecation[], options: { today: string; caller?: string }): Promise<DeprecationUsage[]> {
   let uses: CallerUse[];
   try {
