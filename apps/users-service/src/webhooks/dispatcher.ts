@@ -37,6 +37,13 @@ export const DISPATCH_WORKERS = 8;
  * whose endpoints never answer would hold every worker and queue everyone else's deliveries.
  */
 export const WORKERS_PER_ACCOUNT = 2;
+/**
+ * Workers that deliveries to failing endpoints (whose last attempt failed) may hold at once,
+ * whatever accounts they belong to: a receiver that hangs makes each attempt take the whole
+ * timeout, and several accounts' such endpoints, each at its share, would otherwise hold every
+ * worker and stall everyone else's deliveries (a share per account cannot stop many accounts).
+ */
+export const FAILING_ENDPOINT_WORKERS = 2;
 
 const LEASE_MS = 60_000;
 const PURGE_EVERY_MS = 3_600_000;
@@ -59,6 +66,8 @@ export class WebhookDispatcher {
   private failure: unknown;
   /** Deliveries being sent, by account. */
   private readonly sending = new Map<string, number>();
+  /** Deliveries being sent to failing endpoints. */
+  private sendingToFailing = 0;
   /** The last claim: claims run one at a time, so each sees the shares the ones before it took. */
   private claiming: Promise<unknown> = Promise.resolve();
   private lastPurge = 0;
@@ -153,6 +162,7 @@ export class WebhookDispatcher {
       try {
         await this.deliver(claimed.id);
       } finally {
+        if (claimed.failing) this.sendingToFailing--;
         const left = (this.sending.get(claimed.ownerId) ?? 1) - 1;
         if (left) this.sending.set(claimed.ownerId, left);
         else this.sending.delete(claimed.ownerId);
@@ -160,13 +170,14 @@ export class WebhookDispatcher {
     }
   }
 
-  /** The oldest due delivery of an account below its share of the workers, counted against that share. */
+  /** The oldest due delivery of an account below its share of the workers (to a failing endpoint only while their few workers are not all taken), counted against that share. */
   private claim(): Promise<ClaimedDelivery | undefined> {
     const claimed = this.claiming.then(async () => {
       const now = this.clock();
       const atShare = [...this.sending].filter(([, count]) => count >= this.accountConcurrency).map(([ownerId]) => ownerId);
-      const [delivery] = await this.webhooks.claimDue(now, new Date(now.getTime() + LEASE_MS), 1, atShare);
+      const [delivery] = await this.webhooks.claimDue(now, new Date(now.getTime() + LEASE_MS), 1, atShare, this.sendingToFailing < FAILING_ENDPOINT_WORKERS);
       if (delivery) this.sending.set(delivery.ownerId, (this.sending.get(delivery.ownerId) ?? 0) + 1);
+      if (delivery?.failing) this.sendingToFailing++;
       return delivery;
     });
     this.claiming = claimed.catch(() => undefined);

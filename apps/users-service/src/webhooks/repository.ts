@@ -73,6 +73,8 @@ export type DeliveryWithAttempts = DeliveryRow & { attempts: AttemptRow[]; event
 export interface ClaimedDelivery {
   id: string;
   ownerId: string;
+  /** Its endpoint's last attempt failed (failing_since set): it counts against the failing endpoints' few workers. */
+  failing: boolean;
 }
 /** What a delivery needs to be sent: the event and the endpoint it goes to. */
 export type DeliveryToSend = DeliveryRow & { event: EventRow; endpoint: EndpointRow };
@@ -214,14 +216,16 @@ export class WebhookRepository {
    * Takes up to `limit` due deliveries for sending: each is leased until `leaseUntil` (another
    * replica passes over it; a crash leaves it due again then). On an ordered endpoint a delivery
    * waits while an earlier one about the same resource is pending. Deliveries of the accounts in
-   * `passOver` (those at their share of the workers) are left for later, however long due.
+   * `passOver` (those at their share of the workers) are left for later, however long due, and so
+   * are those to failing endpoints unless `failingToo`.
    */
-  async claimDue(now: Date, leaseUntil: Date, limit: number, passOver: readonly string[] = []): Promise<ClaimedDelivery[]> {
+  async claimDue(now: Date, leaseUntil: Date, limit: number, passOver: readonly string[] = [], failingToo = true): Promise<ClaimedDelivery[]> {
     const rows = await this.prisma.$queryRaw<ClaimedDelivery[]>`
       WITH due AS (
-        SELECT d.id, e.owner_id FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+        SELECT d.id, e.owner_id, e.failing_since IS NOT NULL AS failing FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
         WHERE d.status = 'PENDING' AND d.next_attempt_at <= ${now} AND e.status = 'ENABLED'
           AND NOT (e.owner_id::text = ANY(${passOver}::text[]))
+          AND (${failingToo} OR e.failing_since IS NULL)
           AND (NOT e.ordered OR NOT EXISTS (
             SELECT 1 FROM webhook_deliveries earlier
             WHERE earlier.endpoint_id = d.endpoint_id AND earlier.subject = d.subject AND earlier.status = 'PENDING' AND earlier.event_position < d.event_position))
@@ -229,7 +233,7 @@ export class WebhookRepository {
         LIMIT ${limit}
         FOR UPDATE OF d SKIP LOCKED)
       UPDATE webhook_deliveries SET next_attempt_at = ${leaseUntil}, leased_until = ${leaseUntil} FROM due WHERE webhook_deliveries.id = due.id
-      RETURNING webhook_deliveries.id::text AS id, due.owner_id::text AS "ownerId"`;
+      RETURNING webhook_deliveries.id::text AS id, due.owner_id::text AS "ownerId", due.failing`;
     return rows;
   }
 

@@ -743,6 +743,50 @@ describe('replicas and owners', () => {
     expect(await database.prisma.outboxEvent.count({ where: { type: 'webhook_endpoint.disabled', aggregateId: failing.id } })).toBe(1);
   });
 
+  it("keeps other accounts' deliveries flowing while many accounts' failing endpoints take every attempt's whole timeout", async () => {
+    // Five accounts, each at its share of two workers, would hold all eight: their endpoints failed before, so they get two between them.
+    const attackers = await Promise.all(Array.from({ length: 5 }, () => customer()));
+    const victim = await customer();
+    const tarpits: { token: string; id: string }[] = [];
+    for (const [index, attacker] of attackers.entries()) {
+      for (let i = 0; i < 2; i++) tarpits.push({ token: attacker.token, id: (await register(attacker.token, { url: hookUrl(`sybil-${index}-${i}`), eventTypes: ['user.updated'] })).id });
+    }
+    await database.prisma.webhookEndpoint.updateMany({ where: { id: { in: tarpits.map((tarpit) => tarpit.id) } }, data: { failingSince: new Date(now.getTime() - 60_000) } });
+    await register(victim.token, { url: hookUrl('sybil-victim'), eventTypes: ['order.created'] });
+    answer = (request) => (request.path.startsWith('/sybil-') && request.path !== '/sybil-victim' ? 'hang' : { status: 204 });
+    const atTarpits = () => received.filter((request) => request.path.startsWith('/sybil-') && request.path !== '/sybil-victim').length;
+    const guard = new AddressGuard({ allowLoopback: true, resolve: async () => [{ address: '127.0.0.1', family: 4 }] });
+    const replica = new WebhookDispatcher(new WebhookRepository(database.prisma), guard, logger, { clock: () => now, timeoutMs: 3_000 });
+    replica.start(1_000);
+    let victimAfterMs: number | null = null;
+    let heldAtOnce = 0;
+    try {
+      for (const [index, attacker] of attackers.entries()) {
+        await arrive('users-service', 'user.updated', 'user', attacker.id, { id: attacker.id, role: 'customer', name: `S${index}`, email: `s${index}@example.com`, version: 2, createdAt: now.toISOString() });
+      }
+      replica.wake();
+      for (const giveUpAt = Date.now() + 5_000; atTarpits() === 0 && Date.now() < giveUpAt; ) await new Promise((resolve) => setTimeout(resolve, 10));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      heldAtOnce = atTarpits();
+      const orderId = newId();
+      const sentAt = Date.now();
+      await arrive('orders-service', 'order.created', 'order', orderId, orderData(orderId, victim.id));
+      replica.wake();
+      const victimGot = () => received.some((request) => request.path === '/sybil-victim' && JSON.parse(request.body).subject === `order/${orderId}`);
+      for (const giveUpAt = sentAt + 10_000; !victimGot() && Date.now() < giveUpAt; ) await new Promise((resolve) => setTimeout(resolve, 10));
+      if (victimGot()) victimAfterMs = Date.now() - sentAt;
+    } finally {
+      answer = () => ({ status: 204 });
+      receiver.closeAllConnections();
+      await replica.stop();
+    }
+    // Two attempts at the failing endpoints at once, not eight; the victim's delivery did not wait for them.
+    expect(heldAtOnce).toBe(2);
+    expect(victimAfterMs).not.toBeNull();
+    expect(victimAfterMs).toBeLessThan(1_000);
+    for (const tarpit of tarpits) await call('DELETE', `/webhook-endpoints/${tarpit.id}`, { token: tarpit.token });
+  });
+
   it("keeps other accounts' deliveries flowing while one account's endpoints take every attempt's whole timeout", async () => {
     const attacker = await customer();
     const victim = await customer();
