@@ -28,7 +28,7 @@ import {
   routeRequest,
   strictTransportSecurity,
 } from './pipeline';
-import { chargeGraphQLOperation, limitInFlight, limitsOf, rateLimit, rateLimitByAddress } from './rate-limit/policies';
+import { chargeEarlyRefusals, chargeGraphQLOperation, limitInFlight, limitsOf, rateLimit, rateLimitByAddress } from './rate-limit/policies';
 import { createUpstreamProxy } from './proxy/upstream-proxy';
 import { ApiKeyCheck, assertGraphQLScopes } from './auth/api-keys';
 import { type CallerCredentials, CredentialCheck } from './auth/credentials';
@@ -156,6 +156,7 @@ async function createGatewayApp(deps: GatewayAppDeps) {
       }), // proxy over connections shared fairly between callers, with the remaining-deadline header; 502/503/504 in the error format
     ]),
   );
+  app.use(chargeEarlyRefusals(deps.rateLimits)); // what was refused before rateLimit (400, 404, 405, 406, 413, 415) is counted by address and carries the RateLimit headers too
   app.use(errorHandler);
   return { app, stopGraph: graph.stop };
 }

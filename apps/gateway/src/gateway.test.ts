@@ -347,6 +347,11 @@ describe('what the gateway answers itself', () => {
     const wrongMethod = await call('DELETE', '/v1/orders', { token });
     expect(wrongMethod.status).toBe(405);
     expect(wrongMethod.headers.get('allow')).toBe('GET, POST, HEAD');
+    // Every answer carries the rate-limit fields, and what is refused this early counts against the address.
+    for (const refused of [v2, bare, wrongMethod]) expect([refused.headers.get('ratelimit-policy'), refused.headers.get('ratelimit')]).toEqual(['"default";q=1000;w=60', expect.stringMatching(/^"default";r=\d+;t=\d+$/)]);
+    const left = () => call('GET', '/v1/nothing-here').then((res) => Number(/r=(\d+)/.exec(res.headers.get('ratelimit') ?? '')?.[1]));
+    const first = await left();
+    expect(await left()).toBe(first - 1);
   });
 
   it('answers 406, 413 and 415 before anything reaches a service', async () => {
@@ -359,6 +364,8 @@ describe('what the gateway answers itself', () => {
     expect([hugeToken.status, hugeToken.body.code, hugeToken.body.message]).toEqual([413, 'PAYLOAD_TOO_LARGE', 'The request body is larger than 16384 bytes.']);
     const text = await call('POST', '/v1/orders', { token, body: 'plain', headers: { 'content-type': 'text/plain' } });
     expect(text.status).toBe(415);
+    for (const refused of [huge, hugeToken, text]) expect(refused.headers.get('ratelimit-policy')).toBe('"default";q=1000;w=60');
+    expect((await call('GET', '/v1/products', { token, headers: { accept: 'text/html' } })).headers.get('ratelimit')).toMatch(/^"default";r=\d+;t=\d+$/);
   });
 
   it('serves the OpenAPI document without a token', async () => {

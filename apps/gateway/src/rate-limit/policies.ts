@@ -46,7 +46,7 @@
 // How the counts are kept (Redis shared by the replicas, memory as the fallback) is rate-limits.ts.
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import type { Request, RequestHandler, Response } from 'express';
+import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import { emailKeyOf } from '@platform/auth';
 import { ApiError } from '@platform/errors';
 import type { OperationWork } from '@platform/graphql-gateway';
@@ -239,6 +239,25 @@ export function rateLimitByAddress(limits: RateLimits): RequestHandler {
   return async (req, res, next) => {
     await spend(limits, policyTable.docs, req, res, policyTable.docs.cost.request);
     next();
+  };
+}
+
+/**
+ * An error handler for what was refused before `rateLimit` ran (a malformed request, 404, 405,
+ * 406, 413, 415): it is charged to the default policy by address, as an unauthenticated request
+ * is, and carries the RateLimit headers every answer carries; past the budget it becomes the 429.
+ * What was refused later has them already and passes on unchanged, and so does a 429.
+ */
+export function chargeEarlyRefusals(limits: RateLimits): ErrorRequestHandler {
+  return (error: unknown, req, res, next) => {
+    if (res.headersSent || res.hasHeader('RateLimit') || (error instanceof ApiError && error.code === 'RATE_LIMITED')) return next(error);
+    // A chunked body still arriving is answered at once, uncounted: a framing error in its rest
+    // must meet an answer already under way, not race it for a second one (public-door.test.ts).
+    if (!req.complete && req.headers['transfer-encoding'] !== undefined) return next(error);
+    spend(limits, policyTable.docs, req, res, policyTable.docs.cost.request).then(
+      () => next(error),
+      (refusal: unknown) => next(refusal),
+    );
   };
 }
 
