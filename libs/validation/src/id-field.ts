@@ -7,7 +7,7 @@ import { NotFound } from '@platform/errors';
 import { isId } from '@platform/ids';
 import { z } from 'zod';
 
-export const idField = () => z.string().refine(isId, { message: 'must be an id (a UUID)', params: { code: 'INVALID_FORMAT' } }).meta({ format: 'uuid' });
+export const idField = () => z.string().refine(isId, { message: 'must be an id this API issued (a lowercase UUID, version 7)', params: { code: 'INVALID_FORMAT' } }).meta({ format: 'uuid' });
 
 /**
  * The key a path names, if it can name anything: a value `rule` refuses names nothing that can

@@ -198,6 +198,9 @@ describe('pathId and pathKey: what a path names', () => {
 
   it('leaves ids in bodies and queries to idField: 422 INVALID_FORMAT', () => {
     expect(failure(() => parseBody(z.strictObject({ id: idField() }), { id: 'nope' })).status).toBe(422);
+    // A well-formed UUID of another version is told which ids this API takes, not that it is no UUID.
+    const v4 = failure(() => parseBody(z.strictObject({ id: idField() }), { id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301' }));
+    expect([v4.status, v4.fieldErrors[0]?.code, v4.fieldErrors[0]?.message]).toEqual([422, 'INVALID_FORMAT', expect.stringContaining('version 7')]);
   });
 });
 
