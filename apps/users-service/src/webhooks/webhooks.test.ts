@@ -743,6 +743,41 @@ describe('replicas and owners', () => {
     expect(await database.prisma.outboxEvent.count({ where: { type: 'webhook_endpoint.disabled', aggregateId: failing.id } })).toBe(1);
   });
 
+  /**
+   * A replica as main.ts runs one (started, woken by intake, default workers; each attempt at a
+   * tarpit, an endpoint whose path starts with `tarpitPrefix`, takes the whole 3 s: it accepts the
+   * request and never answers). `load` makes the tarpits' deliveries due; once they hold attempts,
+   * another customer's order.created goes to its endpoint at `/<victimPath>`. Answers how many
+   * attempts the tarpits held then, and how long the other delivery took (null: not within 20 s,
+   * past the tests' bound, so a failure shows how long it waited).
+   */
+  async function whileTarpitsHang(tarpitPrefix: string, victimPath: string, victimId: string, load: (replica: WebhookDispatcher) => Promise<void>): Promise<{ heldAtOnce: number; victimAfterMs: number | null }> {
+    const isTarpit = (path: string) => path.startsWith(`/${tarpitPrefix}`);
+    answer = (request) => (isTarpit(request.path) ? 'hang' : { status: 204 });
+    const atTarpits = () => received.filter((request) => isTarpit(request.path)).length;
+    const guard = new AddressGuard({ allowLoopback: true, resolve: async () => [{ address: '127.0.0.1', family: 4 }] });
+    const replica = new WebhookDispatcher(new WebhookRepository(database.prisma), guard, logger, { clock: () => now, timeoutMs: 3_000 });
+    replica.start(1_000);
+    try {
+      await load(replica);
+      for (const giveUpAt = Date.now() + 5_000; atTarpits() === 0 && Date.now() < giveUpAt; ) await new Promise((resolve) => setTimeout(resolve, 10));
+      await new Promise((resolve) => setTimeout(resolve, 200)); // every worker that will take a tarpit's delivery has
+      const heldAtOnce = atTarpits();
+      const orderId = newId();
+      const sentAt = Date.now();
+      await arrive('orders-service', 'order.created', 'order', orderId, orderData(orderId, victimId));
+      replica.wake();
+      const victimGot = () => received.some((request) => request.path === `/${victimPath}` && JSON.parse(request.body).subject === `order/${orderId}`);
+      for (const giveUpAt = sentAt + 20_000; !victimGot() && Date.now() < giveUpAt; ) await new Promise((resolve) => setTimeout(resolve, 10));
+      return { heldAtOnce, victimAfterMs: victimGot() ? Date.now() - sentAt : null };
+    } finally {
+      // The tarpits let go: hanging attempts end, the rest are answered at once, and the replica's drain ends.
+      answer = () => ({ status: 204 });
+      receiver.closeAllConnections();
+      await replica.stop();
+    }
+  }
+
   it("keeps other accounts' deliveries flowing while many accounts' failing endpoints take every attempt's whole timeout", async () => {
     // Five accounts, each at its share of two workers, would hold all eight: their endpoints failed before, so they get two between them.
     const attackers = await Promise.all(Array.from({ length: 5 }, () => customer()));
@@ -752,34 +787,13 @@ describe('replicas and owners', () => {
       for (let i = 0; i < 2; i++) tarpits.push({ token: attacker.token, id: (await register(attacker.token, { url: hookUrl(`sybil-${index}-${i}`), eventTypes: ['user.updated'] })).id });
     }
     await database.prisma.webhookEndpoint.updateMany({ where: { id: { in: tarpits.map((tarpit) => tarpit.id) } }, data: { failingSince: new Date(now.getTime() - 60_000) } });
-    await register(victim.token, { url: hookUrl('sybil-victim'), eventTypes: ['order.created'] });
-    answer = (request) => (request.path.startsWith('/sybil-') && request.path !== '/sybil-victim' ? 'hang' : { status: 204 });
-    const atTarpits = () => received.filter((request) => request.path.startsWith('/sybil-') && request.path !== '/sybil-victim').length;
-    const guard = new AddressGuard({ allowLoopback: true, resolve: async () => [{ address: '127.0.0.1', family: 4 }] });
-    const replica = new WebhookDispatcher(new WebhookRepository(database.prisma), guard, logger, { clock: () => now, timeoutMs: 3_000 });
-    replica.start(1_000);
-    let victimAfterMs: number | null = null;
-    let heldAtOnce = 0;
-    try {
+    await register(victim.token, { url: hookUrl('victim-of-many'), eventTypes: ['order.created'] });
+    const { heldAtOnce, victimAfterMs } = await whileTarpitsHang('sybil-', 'victim-of-many', victim.id, async (replica) => {
       for (const [index, attacker] of attackers.entries()) {
         await arrive('users-service', 'user.updated', 'user', attacker.id, { id: attacker.id, role: 'customer', name: `S${index}`, email: `s${index}@example.com`, version: 2, createdAt: now.toISOString() });
       }
       replica.wake();
-      for (const giveUpAt = Date.now() + 5_000; atTarpits() === 0 && Date.now() < giveUpAt; ) await new Promise((resolve) => setTimeout(resolve, 10));
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      heldAtOnce = atTarpits();
-      const orderId = newId();
-      const sentAt = Date.now();
-      await arrive('orders-service', 'order.created', 'order', orderId, orderData(orderId, victim.id));
-      replica.wake();
-      const victimGot = () => received.some((request) => request.path === '/sybil-victim' && JSON.parse(request.body).subject === `order/${orderId}`);
-      for (const giveUpAt = sentAt + 10_000; !victimGot() && Date.now() < giveUpAt; ) await new Promise((resolve) => setTimeout(resolve, 10));
-      if (victimGot()) victimAfterMs = Date.now() - sentAt;
-    } finally {
-      answer = () => ({ status: 204 });
-      receiver.closeAllConnections();
-      await replica.stop();
-    }
+    });
     // Two attempts at the failing endpoints at once, not eight; the victim's delivery did not wait for them.
     expect(heldAtOnce).toBe(2);
     expect(victimAfterMs).not.toBeNull();
@@ -793,38 +807,15 @@ describe('replicas and owners', () => {
     const tarpits: string[] = [];
     for (let i = 0; i < MAX_ENDPOINTS_PER_USER; i++) tarpits.push((await register(attacker.token, { url: hookUrl(`tarpit-${i}`), eventTypes: ['user.updated'] })).id);
     await register(victim.token, { url: hookUrl('victim'), eventTypes: ['order.created'] });
-    // The tarpits accept the request and never answer.
-    answer = (request) => (request.path.startsWith('/tarpit-') ? 'hang' : { status: 204 });
-    const atTarpits = () => received.filter((request) => request.path.startsWith('/tarpit-')).length;
-    // A replica as main.ts runs one: started, woken by intake, default workers; each attempt at a tarpit takes the whole 3 s.
-    const guard = new AddressGuard({ allowLoopback: true, resolve: async () => [{ address: '127.0.0.1', family: 4 }] });
-    const replica = new WebhookDispatcher(new WebhookRepository(database.prisma), guard, logger, { clock: () => now, timeoutMs: 3_000 });
-    replica.start(1_000);
-    let victimAfterMs: number | null = null;
-    try {
+    const { heldAtOnce, victimAfterMs } = await whileTarpitsHang('tarpit-', 'victim', victim.id, async (replica) => {
       // Two profile edits: 40 deliveries to the tarpits, due before the victim's.
       for (const version of [2, 3]) {
         await arrive('users-service', 'user.updated', 'user', attacker.id, { id: attacker.id, role: 'customer', name: 'T', email: 't@example.com', version, createdAt: now.toISOString() });
         replica.wake();
       }
-      for (const giveUpAt = Date.now() + 5_000; atTarpits() === 0 && Date.now() < giveUpAt; ) await new Promise((resolve) => setTimeout(resolve, 10));
-      expect(atTarpits()).toBeGreaterThan(0);
-
-      const orderId = newId();
-      const sentAt = Date.now();
-      await arrive('orders-service', 'order.created', 'order', orderId, orderData(orderId, victim.id));
-      replica.wake();
-      const victimGot = () => received.some((request) => request.path === '/victim' && JSON.parse(request.body).subject === `order/${orderId}`);
-      // Waits past the bound, so a failure shows how long the victim waited (unbounded, about 5 attempt timeouts, on the code this test was written against).
-      for (const giveUpAt = sentAt + 20_000; !victimGot() && Date.now() < giveUpAt; ) await new Promise((resolve) => setTimeout(resolve, 10));
-      if (victimGot()) victimAfterMs = Date.now() - sentAt;
-    } finally {
-      // The tarpits let go: hanging attempts end, the rest are answered at once, and the replica's drain ends.
-      answer = () => ({ status: 204 });
-      receiver.closeAllConnections();
-      await replica.stop();
-    }
-    // Within a third of one attempt's timeout, while the tarpits still hold their attempts.
+    });
+    expect(heldAtOnce).toBeGreaterThan(0);
+    // Within a third of one attempt's timeout (about 5 attempt timeouts on the code this test was written against), while the tarpits still hold their attempts.
     expect(victimAfterMs).not.toBeNull();
     expect(victimAfterMs).toBeLessThan(1_000);
     // The attacker's deliveries were held back, not dropped: each was attempted once.
