@@ -88,6 +88,19 @@ function view(doc: Json, node: unknown): SchemaView {
     }
     schema = rest;
     variants = nonNull.map((alternative) => resolve(doc, alternative).node);
+    // What the alternatives accept together, so that a schema that gains or loses alternatives
+    // is compared with one that has none (`string` -> `"a" | "b"`, `string` -> `number | boolean`):
+    // their types (none when one of them takes any type), and their values when each is a const
+    // or an enum.
+    if (types.length === 0) {
+      const views = nonNull.map((alternative) => view(doc, alternative));
+      if (views.every((alternative) => alternative.types.length > 0)) types = [...new Set(views.flatMap((alternative) => alternative.types))];
+      const valuesOf = (alternative: SchemaView): unknown[] | undefined =>
+        Array.isArray(alternative.schema.enum) ? alternative.schema.enum : alternative.schema.const !== undefined ? [alternative.schema.const] : undefined;
+      if (schema.enum === undefined && schema.const === undefined && views.every((alternative) => valuesOf(alternative) !== undefined)) {
+        schema = { ...schema, enum: views.flatMap((alternative) => valuesOf(alternative) as unknown[]) };
+      }
+    }
   }
   if (types.length === 0 && isObject(schema.properties)) types = ['object'];
   return { schema, nullable, types: [...types].sort(), variants, refs };
