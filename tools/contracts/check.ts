@@ -178,6 +178,30 @@ export async function runCheck(options: { today: string; usage?: unknown; zeroUs
     return [];
   });
   const approvals = readApprovals(readYaml(path.join(contractsDir, 'approvals.yaml')), options.today);
+  // An approval allows what it names and everything under it, so it must name something of the
+  // contracts (now or as released): "rest:GET" or "webhook:order" would allow every breaking change
+  // in every GET operation, or in every order.* webhook. Named as the gate prints elements: the
+  // element itself, or at least an existing operation, type, proto element or its parent, webhook
+  // or named schema (the alias) at its head.
+  const webhookNames = new Set([openapiAfter, openapiBefore].flatMap((doc) => Object.keys((doc as { webhooks?: object }).webhooks ?? {})));
+  const schemaNames = new Set([openapiAfter, openapiBefore].flatMap((doc) => Object.keys((doc as { components?: { schemas?: object } }).components?.schemas ?? {})));
+  const approvable = (element: string): boolean => {
+    if (exists(element)) return true;
+    const alias = /^rest:#\/components\/schemas\/([^./[{ ]+)/.exec(element);
+    if (alias) return schemaNames.has(alias[1]);
+    const operation = /^(rest:[A-Z]+ \/\S*)(?: |$)/.exec(element);
+    if (operation) return exists(operation[1]);
+    const webhook = /^webhook:(\S+?)(?: |$)/.exec(element);
+    if (webhook) return webhookNames.has(webhook[1]);
+    const type = /^(graphql:[_A-Za-z][_0-9A-Za-z]*)(?:\.|$)/.exec(element);
+    if (type) return exists(type[1]);
+    if (element.startsWith('proto:')) return exists(element.slice(0, element.lastIndexOf('.')));
+    return false;
+  };
+  approvals.entries.forEach((entry) => {
+    if (!approvable(entry.element)) approvals.problems.push(`approvals.yaml: ${JSON.stringify(entry.element)} names nothing in the contracts: name the element as contract:check prints it (rest:<METHOD> <path> ..., graphql:<Type>.<field>, proto:<package>.<Name>, webhook:<event type> ...)`);
+  });
+  approvals.entries = approvals.entries.filter((entry) => approvable(entry.element));
   // Without --usage, the export committed with the removal (CI runs the gate without --usage).
   const committedUsage = path.join(contractsDir, USAGE_EXPORT_FILE);
   let usageInput = options.usage;

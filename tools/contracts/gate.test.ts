@@ -110,6 +110,18 @@ describe('contract:check', () => {
     expect(expired.passed).toBe(false);
   });
 
+  it('refuses an approval that names nothing in the contracts, which would allow every change under it', async () => {
+    removeTrackingNumber();
+    const approval = (element: string) => `  - element: "${element}"\n    reason: "cleanup"\n    approvedBy: "@api-owner"\n    approved: 2026-11-20\n    expires: 2026-12-15\n`;
+    writeContractsFile('approvals.yaml', `approvals:\n${approval('rest:GET')}${approval('rest:PUT')}${approval('graphql:Shipment.trackingNumber')}`);
+    const result = await runCheck({ root, today, zeroUseDays: 14 });
+    expect(result.text).toContain('REGISTRY  approvals.yaml: "rest:GET" names nothing in the contracts');
+    expect(result.text).toContain('REGISTRY  approvals.yaml: "rest:PUT" names nothing in the contracts');
+    expect(result.text).toContain(`REFUSED: not allowed: ship it as a new major version`);
+    expect(result.text).not.toContain('"graphql:Shipment.trackingNumber" names nothing');
+    expect(result.passed).toBe(false);
+  });
+
   it('refuses an approval without a reason, an approver, an approval date or an expiry date', async () => {
     const whole = { element: '"graphql:Shipment.trackingNumber"', reason: '"never filled"', approvedBy: '"@api-owner"', approved: '2026-11-20', expires: '2026-12-15' };
     for (const missing of Object.keys(whole).filter((key) => key !== 'element')) {
