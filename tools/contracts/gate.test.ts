@@ -358,6 +358,29 @@ describe('contract:check', () => {
   describe('use of what holds a removed element', () => {
     const past = { announced: '2026-09-01', sunset: '2026-11-01' };
 
+    it('lets a completed replacement remove its element, never change it: a request field nobody sends made required refuses every caller', () => {
+      const couponCode = 'rest:POST /v1/orders request.body.couponCode';
+      const verdicts = judge({
+        changes: [
+          change('rest', 'breaking', couponCode, 'request-field-became-required', specRule.requiredParameter, 'request field is required now'),
+          change('rest', 'breaking', couponCode, 'request-constraint-tightened', specRule.tighterRequest, 'null is no longer accepted'),
+          change('rest', 'breaking', couponCode, 'field-removed', specRule.removed, 'request field removed'),
+        ],
+        deprecations: [{ element: couponCode, replacement: 'none', notice: 'https://docs.example.com/n', brownouts: [], ...past }],
+        approvals: [],
+        usage: usage({ 'rest:POST /v1/orders': { lastUsed: '2026-11-23T10:00:00Z', callers: [{ caller: 'user:u1 (shop-app/4.2)', lastUsed: '2026-11-23T10:00:00Z', calls: 5000 }] } }),
+        changelog: '',
+        today,
+        zeroUseDays: 14,
+      });
+      expect(verdicts.map((verdict) => [verdict.change.rule, verdict.allowed])).toEqual([
+        ['request-field-became-required', false],
+        ['request-constraint-tightened', false],
+        ['field-removed', true],
+      ]);
+      expect(verdicts[0].reason).toBe(`deprecated (${couponCode}), but a completed replacement lets it be removed, not changed (request-field-became-required): remove it, ship the change as a new major version, or approve it (contracts/approvals.yaml)`);
+    });
+
     it('refuses removing a nested response field while a caller reads the top-level field that holds it', () => {
       const nested = 'rest:GET /v1/orders/{id} response.200.body.items[].sku';
       const verdicts = judge({

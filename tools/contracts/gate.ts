@@ -122,6 +122,15 @@ export function judge(input: GateInput): Verdict[] {
   );
 }
 
+/**
+ * Whether a breaking rule is a removal (ours: `field-removed`, `operation-removed`, `rpc-removed`...;
+ * graphql-inspector's `FIELD_REMOVED`...; buf's `FIELD_NO_DELETE_UNLESS_NUMBER_RESERVED`...).
+ * `field-presence-removed` keeps the field: it is not one.
+ */
+export function isRemoval(rule: string): boolean {
+  return rule !== 'field-presence-removed' && (/(^|-)removed$/.test(rule) || /_REMOVED$/.test(rule) || /_NO_DELETE/.test(rule));
+}
+
 function judgeEach(input: GateInput): Verdict[] {
   const windowStart = input.zeroUseSince ?? daysBefore(input.today, input.zeroUseDays);
   const windowDay = windowStart.slice(0, 10);
@@ -142,6 +151,13 @@ function judgeEach(input: GateInput): Verdict[] {
     if (approval && approval.expires >= input.today) return { change: item, allowed: true, reason: `approved until ${approval.expires}: ${approval.reason}` };
 
     const deprecation = input.deprecations.find((entry) => covers(entry.element, item.element));
+    // A replacement ends with the element's removal: zero recorded use says nobody uses it, which
+    // makes removing it safe, not changing it. A request field nobody sends made required, a
+    // parameter nobody sends made required, a type or a default changed: every caller of the
+    // operation, none of which used the element, may be refused. Only removals pass this way.
+    if (deprecation && !isRemoval(item.rule)) {
+      return { change: item, allowed: false, reason: `deprecated (${deprecation.element}), but a completed replacement lets it be removed, not changed (${item.rule}): remove it, ship the change as a new major version, or approve it (contracts/approvals.yaml)` };
+    }
     if (deprecation) {
       if (deprecation.sunset >= input.today) return { change: item, allowed: false, reason: `deprecated (${deprecation.element}), but its sunset ${deprecation.sunset} has not passed` };
       // A receiver's reading of a payload cannot be recorded: it was told in every delivery instead.
