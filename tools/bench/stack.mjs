@@ -123,6 +123,8 @@ export async function startStack({ apps, databases, env = {}, offset = PORT_OFFS
     // As deployed: the image and the Kubernetes config maps set it. Libraries read it too:
     // graphql-js, in development, checks every instanceof test for a second copy of itself.
     NODE_ENV: 'production',
+    // The demo catalog, as every bench so far measured with (production leaves it out by default).
+    DEMO_DATA: 'true',
     PORT_OFFSET: String(offset),
     LOG_LEVEL: 'warn',
     JWT_SECRET: randomBytes(32).toString('hex'),

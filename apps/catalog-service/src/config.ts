@@ -1,5 +1,5 @@
 import { eventsConfigShape } from '@platform/events';
-import { loadConfig, portSetting } from '@platform/service-kit';
+import { demoDataSetting, loadConfig, portSetting } from '@platform/service-kit';
 import { z } from '@platform/validation';
 
 export function loadCatalogConfig(env: NodeJS.ProcessEnv = process.env) {
@@ -9,6 +9,8 @@ export function loadCatalogConfig(env: NodeJS.ProcessEnv = process.env) {
       ...eventsConfigShape,
       /** users-service, whose events (user.deleted) catalog consumes. */
       USERS_URL: z.url().default('http://127.0.0.1:3001'),
+      /** The demo catalog into an empty database at start: unset, everywhere but production. */
+      DEMO_DATA: demoDataSetting,
     },
     env,
   );

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { serviceTokenSource } from '@platform/auth';
 import { connectNatsIfConfigured, EmbeddedTransport, EventConsumer, sqlCursorStore, startOutboxRelay } from '@platform/events';
 import { createOutgoingCalls } from '@platform/outgoing-calls';
-import { configOrExit, runService } from '@platform/service-kit';
+import { configOrExit, runService, seedsDemoData } from '@platform/service-kit';
 import { createCatalogApp } from './app';
 import { catalogDatabase } from './database';
 import { loadCatalogConfig } from './config';
@@ -37,7 +37,7 @@ runService({
       app,
       resources: [() => consumer.stop(), events.stop, () => transport.close()],
       beforeListen: async () => {
-        const seeded = await products.seedDemoCatalog();
+        const seeded = seedsDemoData(config) ? await products.seedDemoCatalog() : 0;
         if (seeded) logger.info({ products: seeded }, 'demo catalog seeded into the empty database');
       },
     };

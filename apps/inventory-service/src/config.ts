@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { registrySetting } from '@platform/deprecations';
 import { eventsConfigShape } from '@platform/events';
-import { loadConfig, portSetting } from '@platform/service-kit';
+import { demoDataSetting, loadConfig, portSetting } from '@platform/service-kit';
 import { z } from '@platform/validation';
 import { DEFAULT_STREAM_LIMITS as limits } from './grpc/server';
 
@@ -13,6 +13,8 @@ export function loadInventoryConfig(env: NodeJS.ProcessEnv = process.env) {
       PORT: portSetting(3004),
       ...eventsConfigShape,
       GRPC_PORT: portSetting(50051),
+      /** The demo catalog's stock into an empty database at start: unset, everywhere but production. */
+      DEMO_DATA: demoDataSetting,
       /** The usage store shared with the gateway: Redis when set, else files under DATA_DIR/usage. */
       REDIS_URL: z.string().optional(),
       /** Record which calling service uses which RPC and request field (libs/usage); `off` only to measure its cost. */

@@ -3,7 +3,7 @@ import './instrument'; // first: tracing must patch modules before they load
 import path from 'node:path';
 import { serviceTokenSource, TokenVerifier } from '@platform/auth';
 import { connectNatsIfConfigured, EmbeddedTransport, startOutboxRelay } from '@platform/events';
-import { configOrExit, runService } from '@platform/service-kit';
+import { configOrExit, runService, seedsDemoData } from '@platform/service-kit';
 import { openUsageStore, UsageRecorder } from '@platform/usage';
 import { createInventoryApp } from './app';
 import { inventoryDatabase } from './database';
@@ -30,7 +30,7 @@ runService({
       app,
       resources: [events.stop, () => transport.close(), async () => usage?.stop().then(() => usage.store.close())],
       beforeListen: async () => {
-        const seeded = await stock.seedDemoStock();
+        const seeded = seedsDemoData(config) ? await stock.seedDemoStock() : 0;
         if (seeded) logger.info({ skus: seeded }, 'demo stock seeded into the empty database');
         const port = await grpc.listen(config.GRPC_PORT, config.LISTEN_HOST);
         logger.info({ port }, 'gRPC listening');

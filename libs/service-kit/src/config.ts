@@ -38,6 +38,18 @@ export type BaseConfig = z.output<z.ZodObject<typeof baseConfigShape>>;
 
 export { port as portSetting };
 
+/**
+ * DEMO_DATA, for a service with demo data (the catalog's 24 products, their stock): whether it is
+ * seeded into an empty database at start. Unset: yes, except with NODE_ENV=production, where a
+ * first rollout must not start selling demo products.
+ */
+export const demoDataSetting = z
+  .enum(['true', 'false'])
+  .optional()
+  .transform((value) => (value === undefined ? undefined : value === 'true'));
+
+export const seedsDemoData = (config: { DEMO_DATA?: boolean; NODE_ENV: string }): boolean => config.DEMO_DATA ?? config.NODE_ENV !== 'production';
+
 export interface LoadedConfig {
   jwtSecret: string;
   /** The current secret first, then the previous one during a rotation. */

@@ -1,5 +1,5 @@
 import './request-state';
-export { baseConfigShape, ConfigError, configOrExit, DEVELOPMENT_JWT_SECRET, loadConfig, portSetting, type BaseConfig, type LoadedConfig } from './config';
+export { baseConfigShape, ConfigError, configOrExit, demoDataSetting, DEVELOPMENT_JWT_SECRET, loadConfig, portSetting, seedsDemoData, type BaseConfig, type LoadedConfig } from './config';
 export { createLogger, type Logger } from './logger';
 export {
   currentContext,

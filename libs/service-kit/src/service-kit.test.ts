@@ -3,7 +3,7 @@ import { connect } from 'node:net';
 import express from 'express';
 import { ApiError } from '@platform/errors';
 import { updateAtVersion } from './conditional';
-import { loadConfig, portSetting } from './config';
+import { demoDataSetting, loadConfig, portSetting, seedsDemoData } from './config';
 import { createLogger } from './logger';
 import { createStopper, stoppableHttpServer } from './graceful-stop';
 import { Health } from './health';
@@ -16,6 +16,13 @@ describe('loadConfig', () => {
     expect(config.PORT).toBe(3001);
     expect(config.NODE_ENV).toBe('development');
     expect(config.warnings.join(' ')).toMatch(/DEVELOPMENT SECRET/);
+  });
+
+  it('seeds demo data into an empty database everywhere but production, unless DEMO_DATA says otherwise', () => {
+    const seeds = (env: NodeJS.ProcessEnv) => seedsDemoData(loadConfig({ DEMO_DATA: demoDataSetting }, { JWT_SECRET: 'x'.repeat(32), ...env }));
+    expect([seeds({}), seeds({ NODE_ENV: 'test' }), seeds({ NODE_ENV: 'production' })]).toEqual([true, true, false]);
+    expect([seeds({ NODE_ENV: 'production', DEMO_DATA: 'true' }), seeds({ DEMO_DATA: 'false' })]).toEqual([true, false]);
+    expect(() => loadConfig({ DEMO_DATA: demoDataSetting }, { DEMO_DATA: 'yes' })).toThrow(/DEMO_DATA/);
   });
 
   it('refuses to start in production without JWT_SECRET', () => {
