@@ -61,6 +61,10 @@ describe.each(overlays)('the %s overlay', (overlay) => {
     expect(ingress.metadata.annotations).toMatchObject({ 'cert-manager.io/cluster-issuer': expect.any(String), 'nginx.ingress.kubernetes.io/force-ssl-redirect': 'true' });
   });
 
+  it("lets bodies a little over the gateway's 1 MiB limit through the Ingress, so the gateway refuses them in the error format", () => {
+    expect(find(objects, 'Ingress', 'gateway').metadata.annotations['nginx.ingress.kubernetes.io/proxy-body-size']).toBe('2m');
+  });
+
   it('lets every app reach each server its environment points at: an egress rule of its own, and the ingress of a target that has a policy', () => {
     expect(blockedDependencies(objects)).toEqual([]);
     // What was checked: each app's addresses, as its variables name them.
