@@ -635,6 +635,14 @@ describe('contract:check', () => {
       expect(result.passed).toBe(false);
     });
 
+    it("judges by the released baseline's buf rules: a change cannot loosen them to pass itself", async () => {
+      edit(protoFile, (text) => text.replace('  string sku = 4;', '  string sku = 4 [json_name = "stockKeepingUnit"];'));
+      edit('proto/buf.yaml', (text) => `${text.trimEnd()}\n  except:\n    - FIELD_SAME_JSON_NAME\n`);
+      const result = await runCheck({ root, today, zeroUseDays: 14 });
+      expect(result.text).toContain('BREAKING  proto:inventory.v1.ReserveRequest.sku\n          FIELD_SAME_JSON_NAME');
+      expect(result.passed).toBe(false);
+    });
+
     it('refuses reusing the reserved number of the former item_id', async () => {
       edit(protoFile, (text) => text.replace('  reserved 2;\n  reserved "item_id";\n', '  string item_ref = 2;\n'));
       const result = await runCheck({ root, today, zeroUseDays: 14 });
@@ -702,9 +710,9 @@ describe('who reviews the contracts', () => {
     return owners;
   }
 
-  it('gives the approvals, the deprecation registry and the released baselines to the API owners (.github/CODEOWNERS)', () => {
+  it("gives the approvals, the deprecation registry, the released baselines and the proto's breaking rules to the API owners (.github/CODEOWNERS)", () => {
     const codeowners = readFileSync(path.join(repositoryRoot, '.github/CODEOWNERS'), 'utf8');
-    for (const file of ['contracts/approvals.yaml', 'contracts/deprecations.yaml', 'contracts/CHANGELOG.md', 'contracts/v1/openapi.json', 'contracts/v1/supergraph.graphql', 'contracts/v1/proto/inventory/v1/inventory.proto']) {
+    for (const file of ['contracts/approvals.yaml', 'contracts/deprecations.yaml', 'contracts/CHANGELOG.md', 'contracts/v1/openapi.json', 'contracts/v1/supergraph.graphql', 'contracts/v1/proto/inventory/v1/inventory.proto', 'proto/buf.yaml']) {
       expect({ file, owners: ownersOf(codeowners, file) }).toEqual({ file, owners: ['@order-platform/api-owners'] });
     }
   });

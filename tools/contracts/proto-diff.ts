@@ -1,8 +1,9 @@
-// Proto: `buf breaking` (the repository's WIRE_JSON rules in proto/buf.yaml) judges wire and JSON
+// Proto: `buf breaking` (the WIRE_JSON rules of the released baseline's buf.yaml) judges wire and JSON
 // compatibility; an element-by-element comparison of the two buf images adds what buf's wire
 // rules let through but the specification does not (a removed RPC, message or enum, a removed
 // field even when its number is reserved) and the safe and dangerous changes buf does not list.
 import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { change, specRule, type ContractChange } from './changes';
 
@@ -179,9 +180,15 @@ function elementOfFinding(finding: BufFinding, before: ProtoModel, after: ProtoM
   return `proto:${path.relative(moduleDir, path.resolve(finding.path))}`;
 }
 
+/**
+ * buf's findings, by the breaking rules of the released baseline's buf.yaml, not the change's own:
+ * a change cannot loosen the rules it is judged by (an `except:` added beside a json_name change
+ * would pass it). New rules take effect once released, as every contract does.
+ */
 function bufBreaking(afterDir: string, beforeDir: string): BufFinding[] {
+  const config = path.join(beforeDir, 'buf.yaml');
   try {
-    execFileSync(buf, ['breaking', afterDir, '--against', beforeDir, '--error-format', 'json'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    execFileSync(buf, ['breaking', afterDir, '--against', beforeDir, ...(existsSync(config) ? ['--config', config] : []), '--error-format', 'json'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
     return [];
   } catch (error) {
     const stdout = (error as { stdout?: string }).stdout ?? '';
