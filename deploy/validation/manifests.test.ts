@@ -65,6 +65,15 @@ describe.each(overlays)('the %s overlay', (overlay) => {
     expect(find(objects, 'Ingress', 'gateway').metadata.annotations['nginx.ingress.kubernetes.io/proxy-body-size']).toBe('2m');
   });
 
+  it("spreads orders' gRPC calls over every inventory pod: its address is a headless Service (a DNS answer per pod) of inventory's gRPC port", () => {
+    const address = find(objects, 'ConfigMap', 'orders-service-config').data.INVENTORY_ADDRESS as string;
+    const [, name, port] = /^dns:\/\/\/([a-z0-9-]+):(\d+)$/.exec(address) ?? [];
+    const service = find(objects, 'Service', name);
+    expect(service.spec.clusterIP).toBe('None');
+    expect(service.spec.selector).toEqual(find(objects, 'Deployment', 'inventory-service').spec.selector.matchLabels);
+    expect(service.spec.ports).toEqual([{ name: 'grpc', port: Number(port), targetPort: 'grpc' }]);
+  });
+
   it('lets every app reach each server its environment points at: an egress rule of its own, and the ingress of a target that has a policy', () => {
     expect(blockedDependencies(objects)).toEqual([]);
     // What was checked: each app's addresses, as its variables name them.
@@ -73,7 +82,7 @@ describe.each(overlays)('the %s overlay', (overlay) => {
     const broker = overlay === 'prod' ? ['NATS_URL nats:4222'] : [];
     expect(checked('gateway')).toEqual(['CATALOG_URL catalog-service:3003', 'INVENTORY_URL inventory-service:3004', 'ORDERS_URL orders-service:3002', collector, 'REDIS_URL redis:6379', 'USERS_URL users-service:3001']);
     expect(checked('users-service')).toEqual(['CATALOG_URL catalog-service:3003', 'DATABASE_URL postgres:5432', 'INVENTORY_URL inventory-service:3004', ...broker, 'ORDERS_URL orders-service:3002', collector, 'REDIS_URL redis:6379']);
-    expect(checked('orders-service')).toEqual(['CATALOG_URL catalog-service:3003', 'DATABASE_URL postgres:5432', 'INVENTORY_ADDRESS inventory-service:50051', ...broker, collector, 'USERS_URL users-service:3001']);
+    expect(checked('orders-service')).toEqual(['CATALOG_URL catalog-service:3003', 'DATABASE_URL postgres:5432', 'INVENTORY_ADDRESS inventory-service-grpc:50051', ...broker, collector, 'USERS_URL users-service:3001']);
     expect(checked('catalog-service')).toEqual(['DATABASE_URL postgres:5432', ...broker, collector, 'USERS_URL users-service:3001']);
     expect(checked('inventory-service')).toEqual(['DATABASE_URL postgres:5432', ...broker, collector, 'REDIS_URL redis:6379']);
     // Where PostgreSQL and Redis are: dev's pods, prod's servers outside the cluster.

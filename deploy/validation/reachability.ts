@@ -140,11 +140,15 @@ function resolve(objects: K8sObject[], namespace: string, host: string, port: nu
   });
 }
 
-/** The addresses in a variable's value: a URL, host:port, or a comma-separated list of either (a NATS cluster). */
+/**
+ * The addresses in a variable's value: a URL, host:port, a gRPC name target (`dns:///host:port`,
+ * the DNS server in the authority left out), or a comma-separated list of these (a NATS cluster).
+ */
 function addressesIn(value: string): { host: string; port: number }[] {
   return value.split(',').flatMap((entry) => {
+    const address = entry.trim().replace(/^dns:(\/\/[^/]*\/)?/, '');
     try {
-      const url = new URL(entry.includes('://') ? entry.trim() : `tcp://${entry.trim()}`);
+      const url = new URL(address.includes('://') ? address : `tcp://${address}`);
       const port = url.port ? Number(url.port) : DEFAULT_PORTS[url.protocol];
       return url.hostname && port ? [{ host: url.hostname, port }] : [];
     } catch {

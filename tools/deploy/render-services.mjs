@@ -56,6 +56,30 @@ const containerHardening = `        securityContext:
           mountPath: /tmp
 `;
 
+/**
+ * The name gRPC callers resolve (`dns:///<name>-grpc:50051`): headless, so DNS answers every ready
+ * pod's address and the client balances each call over them (round_robin). Through the ClusterIP
+ * Service a caller would hold one HTTP/2 connection to one pod, and every call of that replica
+ * would go there.
+ */
+const grpcHeadlessService = (name) => `---
+apiVersion: v1
+kind: Service
+metadata:
+  name: ${name}-grpc
+  labels:
+    app.kubernetes.io/name: ${name}
+    app.kubernetes.io/part-of: order-platform
+spec:
+  clusterIP: None
+  selector:
+    app.kubernetes.io/name: ${name}
+  ports:
+  - name: grpc
+    port: ${GRPC_PORT}
+    targetPort: grpc
+`;
+
 const templates = {
   'deployment.yaml': ({ name, port, extraEnv, grpcPort, probes }) => `# ${name}: deployment. Written by tools/deploy/render-services.mjs: change the template there.
 apiVersion: apps/v1
@@ -162,7 +186,7 @@ ${probes}${containerHardening}      volumes:
         emptyDir:
           sizeLimit: 64Mi
 `,
-  'service.yaml': ({ name, port, grpcServicePort }) => `# ${name}: service. Written by tools/deploy/render-services.mjs: change the template there.
+  'service.yaml': ({ name, port, grpcServicePort, grpcHeadlessService }) => `# ${name}: service. Written by tools/deploy/render-services.mjs: change the template there.
 apiVersion: v1
 kind: Service
 metadata:
@@ -177,7 +201,7 @@ spec:
   - name: http
     port: ${port}
     targetPort: http
-${grpcServicePort}`,
+${grpcServicePort}${grpcHeadlessService}`,
   'serviceaccount.yaml': ({ name }) => `# ${name}: serviceaccount. Written by tools/deploy/render-services.mjs: change the template there.
 apiVersion: v1
 kind: ServiceAccount
@@ -234,6 +258,7 @@ for (const service of SERVICES) {
     extraEnv: service.extraEnv ?? '',
     grpcPort: service.grpc ? `        - name: grpc\n          containerPort: ${GRPC_PORT}\n` : '',
     grpcServicePort: service.grpc ? `  - name: grpc\n    port: ${GRPC_PORT}\n    targetPort: grpc\n` : '',
+    grpcHeadlessService: service.grpc ? grpcHeadlessService(service.name) : '',
     probes: service.probes ?? probes('http'),
   };
   for (const [file, render] of Object.entries(templates)) {

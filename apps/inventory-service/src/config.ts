@@ -43,6 +43,8 @@ export function loadInventoryConfig(env: NodeJS.ProcessEnv = process.env) {
       GRPC_MAX_OPEN_STREAMS_PER_ADDRESS: count(limits.maxOpenStreamsPerAddress),
       /** A connection with no call open this long is closed (GOAWAY); its client reconnects on its next call. */
       GRPC_CONNECTION_IDLE_MS: count(limits.connectionIdleMs),
+      /** Every connection is closed (GOAWAY) this long after it opened, its streams let finish: clients reconnect and so reach replicas added since. */
+      GRPC_CONNECTION_MAX_AGE_MS: count(limits.connectionMaxAgeMs),
       /** The deprecation registry: its RPC entries answer with deprecation metadata, or UNIMPLEMENTED in a brownout and after the sunset. Default: deprecations.yaml beside main.js. */
       DEPRECATIONS_FILE: registrySetting(path.join(__dirname, 'deprecations.yaml')),
     },
@@ -65,5 +67,6 @@ export function streamLimitsOf(config: InventoryConfig) {
     maxOpenStreams: config.GRPC_MAX_OPEN_STREAMS,
     maxOpenStreamsPerAddress: config.GRPC_MAX_OPEN_STREAMS_PER_ADDRESS,
     connectionIdleMs: config.GRPC_CONNECTION_IDLE_MS,
+    connectionMaxAgeMs: config.GRPC_CONNECTION_MAX_AGE_MS,
   };
 }

@@ -30,6 +30,8 @@ const LIMITS: StreamLimits = {
   maxOpenStreams: 30,
   maxOpenStreamsPerAddress: 20,
   connectionIdleMs: 2_000,
+  // Longer than this file runs: only the test of the age itself meets it (on a server of its own).
+  connectionMaxAgeMs: 10 * 60_000,
 };
 const MB = 1024 * 1024;
 
@@ -43,11 +45,26 @@ let catalog: InventoryClient;
 let bystander: InventoryClient;
 let address: string;
 
+/** An inventory server on the test database; two services may call it (limits per caller are per service). */
+const inventoryApp = (name: string, appMetrics: ReturnType<typeof createMetrics>, streamLimits: StreamLimits) =>
+  createInventoryApp({
+    prisma: database.prisma,
+    notifications: database,
+    logger: createLogger(name, 'silent'),
+    health: new Health(),
+    metrics: appMetrics,
+    callers: { verifier: new TokenVerifier(SECRET, { audience: 'internal' }), allowed: ['orders-service', 'catalog-service'] },
+    verifier: new TokenVerifier(SECRET),
+    cursorSecret: 'inventory-test-cursor-secret',
+    requestTimeoutMs: 10_000,
+    introspection: true,
+    streamLimits,
+  });
+
 beforeAll(async () => {
   database = await openTestDatabase({ service: 'inventory_hostile', poolSize: 10, migrationsDir: path.join(__dirname, '../prisma/migrations'), createClient: (adapter) => new PrismaClient({ adapter }) });
   metrics = createMetrics('inventory-hostile');
-  const callers = { verifier: new TokenVerifier(SECRET, { audience: 'internal' }), allowed: ['orders-service', 'catalog-service'] };
-  built = createInventoryApp({ prisma: database.prisma, notifications: database, logger: createLogger('inventory-hostile', 'silent'), health: new Health(), metrics, callers, verifier: new TokenVerifier(SECRET), cursorSecret: 'inventory-test-cursor-secret', requestTimeoutMs: 10_000, introspection: true, streamLimits: LIMITS });
+  built = inventoryApp('inventory-hostile', metrics, LIMITS);
   address = `127.0.0.1:${await built.grpc.listen(0, '127.0.0.1')}`;
   const client = async (service: string) =>
     new InventoryClient(address, credentials.createInsecure(), { interceptors: [bearing(await serviceTokenSource(SECRET, service)())], 'grpc.use_local_subchannel_pool': 1 });
@@ -71,6 +88,8 @@ async function stockedSku(available: number): Promise<string> {
 }
 const deadline = (ms: number): Partial<CallOptions> => ({ deadline: new Date(Date.now() + ms) });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** What `promise` gave within `ms`, or 'still open'. */
+const within = <T>(promise: Promise<T>, ms: number) => Promise.race([promise, sleep(ms).then(() => 'still open' as const)]);
 
 /** The process's heap and buffers, sampled until `stop()`: what it rose to above where it started. */
 function memoryWatch() {
@@ -186,7 +205,6 @@ describe('streams that never end', () => {
     const line = () => call?.write({ orderId, sku, quantity: 1, replacesOrderId: '' });
     return { ended, line, cancel: () => call?.cancel() };
   }
-  const within = <T>(promise: Promise<T>, ms: number) => Promise.race([promise, sleep(ms).then(() => 'still open' as const)]);
 
   it('ends a ReserveOrder without a deadline that goes quiet (DEADLINE_EXCEEDED), and one that never stops sending at the maximum duration (UNAVAILABLE)', async () => {
     const sku = await stockedSku(10);
@@ -237,7 +255,6 @@ describe('streams anyone may open: Health.Watch and reflection take no token', (
     const ended = new Promise<number>((resolve) => call.on('error', (error: ServiceError) => resolve(error.code)));
     return { ended, statuses, close: () => (call.cancel(), client.close()) };
   }
-  const within = <T>(promise: Promise<T>, ms: number) => Promise.race([promise, sleep(ms).then(() => 'still open' as const)]);
   /** The health checker's watchers of '' (a private list): a watch the server ends must leave it. */
   const watchers = () => (built.grpc.health as unknown as { watchers: Map<string, Set<unknown>> }).watchers.get('')?.size ?? 0;
 
@@ -305,4 +322,50 @@ describe('streams anyone may open: Health.Watch and reflection take no token', (
       session.destroy();
     }
   }, 10_000);
+});
+
+describe('connections', () => {
+  it('closes a busy connection once it reaches its maximum age (GOAWAY), and a client goes on calling on a new one without a failed call', async () => {
+    const maxAgeMs = 1_500;
+    const aging = inventoryApp('inventory-aging', createMetrics('inventory-aging'), { ...LIMITS, connectionMaxAgeMs: maxAgeMs });
+    const agingAddress = `127.0.0.1:${await aging.grpc.listen(0, '127.0.0.1')}`;
+    const token = await serviceTokenSource(SECRET, 'orders-service')();
+    const sku = await stockedSku(3);
+    // A connection never idle: a GetStock every 100 ms, each answered before the next.
+    const session = connectHttp2(`http://${agingAddress}`);
+    session.on('error', () => undefined);
+    const goaway = new Promise<string>((resolve) => session.once('goaway', () => resolve('goaway')));
+    let busy = true;
+    const rawCalls = (async () => {
+      while (busy && !session.closed && !session.destroyed) {
+        const stream = session.request({ ':method': 'POST', ':path': '/inventory.v1.Inventory/GetStock', 'content-type': 'application/grpc', te: 'trailers', authorization: `Bearer ${token}` });
+        stream.on('error', () => undefined);
+        stream.end(Buffer.from([0, 0, 0, 0, 0]));
+        await new Promise((resolve) => stream.once('close', resolve));
+        await sleep(100);
+      }
+    })();
+    const client = new InventoryClient(agingAddress, credentials.createInsecure(), { interceptors: [bearing(token)], 'grpc.use_local_subchannel_pool': 1 });
+    const failed: string[] = [];
+    try {
+      expect(await within(goaway, maxAgeMs * 1.1 + 2_000)).toBe('goaway');
+      // grpc-js: the next calls go on a new connection, none lost.
+      for (const deadlineAt = Date.now() + 2 * maxAgeMs; Date.now() < deadlineAt; await sleep(50)) {
+        await new Promise<void>((resolve) =>
+          client.getStock({ skus: [sku] }, new Metadata(), deadline(5_000), (error) => {
+            if (error) failed.push(`${error.code} ${error.details}`);
+            resolve();
+          }),
+        );
+      }
+      expect(failed).toEqual([]);
+    } finally {
+      busy = false;
+      await rawCalls;
+      session.destroy();
+      client.close();
+      aging.grpc.server.forceShutdown();
+      await aging.watch.close();
+    }
+  }, 20_000);
 });

@@ -558,3 +558,27 @@ describe('metrics per method', () => {
     }
   });
 });
+
+describe('the client orders uses, given an address that names several replicas', () => {
+  /** GetStock calls replica `index` answered OK so far. */
+  const answered = async (index: number) => {
+    const { values } = await replicas[index].metrics.registry.getSingleMetric('grpc_server_handled_total')!.get();
+    return values.find(({ labels }) => labels.grpc_method === 'GetStock' && labels.grpc_code === 'OK')?.value ?? 0;
+  };
+
+  it('sends its calls to each replica in turn (round_robin), not all of them down the first connection', async () => {
+    const sku = await stockedSku(5);
+    // What a headless Service's DNS name gives: one address per pod.
+    const spread = createInventoryClient(`ipv4:${replicas.map(({ address }) => address).join(',')}`, { serviceToken: ordersToken });
+    const before = [await answered(0), await answered(1)];
+    try {
+      for (let call = 0; call < 20; call++) expect(await spread.getStock([sku])).toEqual([expect.objectContaining({ sku, available: 5 })]);
+    } finally {
+      spread.close();
+    }
+    const calls = [(await answered(0)) - before[0], (await answered(1)) - before[1]];
+    expect(calls[0] + calls[1]).toBe(20);
+    // Both connections open within the first calls; from then on, one call each in turn.
+    expect(Math.min(...calls)).toBeGreaterThanOrEqual(7);
+  });
+});

@@ -74,9 +74,25 @@ function reservationFailureOf(error: ServiceError): Error {
   return failure instanceof NotFound ? new OutOfStock(failure.message, failure.keys) : failure;
 }
 
+/**
+ * One channel per calling replica, spread over every inventory replica the address resolves to:
+ * `dns:///inventory-service-grpc:50051` (a headless Service) gives one address per pod, and
+ * round_robin sends each call to the next ready one. The default, pick_first, would send every call
+ * of this replica to one pod for the connection's life, and a ClusterIP Service balances
+ * connections, not calls. Inventory closes each connection after GRPC_CONNECTION_MAX_AGE_MS, so the
+ * name is resolved again and pods added by a scale-up get calls too. The service config is ours
+ * alone: none is read from DNS (no TXT lookups).
+ */
+const INVENTORY_CHANNEL_OPTIONS = {
+  'grpc.keepalive_time_ms': 30_000,
+  'grpc.keepalive_timeout_ms': 5_000,
+  'grpc.service_config': JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] }),
+  'grpc.service_config_disable_resolution': 1,
+};
+
 export function createInventoryClient(address: string, options: InventoryClientOptions = {}): InventoryGateway {
   const calls = options.calls ?? createOutgoingCalls({ serviceToken: options.serviceToken, registry: options.registry, defaultTimeoutMs: options.defaultTimeoutMs });
-  const client = calls.grpcClient(InventoryClient, 'inventory', address, { 'grpc.keepalive_time_ms': 30_000, 'grpc.keepalive_timeout_ms': 5_000 });
+  const client = calls.grpcClient(InventoryClient, 'inventory', address, INVENTORY_CHANNEL_OPTIONS);
 
   // The factory's interceptor sets each call's deadline and metadata.
   function unary<Req, Res>(method: (req: Req, metadata: Metadata, callback: (error: ServiceError | null, response: Res) => void) => unknown, request: Req, failure = failureOf): Promise<Res> {

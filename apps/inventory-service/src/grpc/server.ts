@@ -74,6 +74,13 @@ export interface StreamLimits {
   maxOpenStreamsPerAddress: number;
   /** A connection with no call open this long is closed (GOAWAY); a client reconnects on its next call. */
   connectionIdleMs: number;
+  /**
+   * Every connection is closed this long after it opened (GOAWAY, ±10 % so they do not all go at
+   * once), its open streams let finish within their longest life: the client connects again, so it
+   * resolves the address again and reaches replicas started since. Without it, a client that
+   * balances per call (round_robin) would never call a pod added by a scale-up.
+   */
+  connectionMaxAgeMs: number;
 }
 
 export const DEFAULT_STREAM_LIMITS: StreamLimits = {
@@ -87,6 +94,7 @@ export const DEFAULT_STREAM_LIMITS: StreamLimits = {
   maxOpenStreams: 200,
   maxOpenStreamsPerAddress: 20,
   connectionIdleMs: 65_000,
+  connectionMaxAgeMs: 5 * 60_000,
 };
 
 /** Past a limit of StreamLimits: RESOURCE_EXHAUSTED. */
@@ -484,6 +492,10 @@ export function createInventoryGrpc(options: { stock: StockService; callers: Inv
     // A connection no call uses is closed (a client reconnects on its next call): connections
     // opened and left idle cannot pile up until the process runs out of file descriptors.
     'grpc.max_connection_idle_ms': limits.connectionIdleMs,
+    'grpc.max_connection_age_ms': limits.connectionMaxAgeMs,
+    // A stream never outlives maxDurationMs: it ends by its own clock (UNAVAILABLE, reopened by
+    // its caller), not by the connection being cut under it.
+    'grpc.max_connection_age_grace_ms': limits.maxDurationMs,
     interceptors: [logCalls(logger), ...(options.usage ? [recordRpcUsage(options.usage)] : []), deprecatedRpcs(options.deprecations ?? [], logger, options.registry)],
   });
   // Health.Watch and reflection take no token (probes and tools), so nothing names a caller: what
