@@ -485,12 +485,16 @@ export interface CallerUse extends CallerIdentity {
   lastUsed: string;
 }
 
+/** Newest use first, then by element. */
+const newestFirst = (uses: Iterable<CallerUse>): CallerUse[] => [...uses].sort((a, b) => b.lastUsed.localeCompare(a.lastUsed) || a.element.localeCompare(b.element));
+
 /**
  * Each (element, caller, client) used in the last 30 days up to `today`, for the elements
  * `wanted` accepts; newest use first. "Last 1 day" is today (UTC), 7 days today and the 6 before.
+ * `days`: read only these days of the 30 (their counts still measured from `today`).
  */
-export async function usageByCaller(store: UsageStore, options: { today: string; wanted: (element: string) => boolean; caller?: string }): Promise<CallerUse[]> {
-  const rows = await store.read(daysBefore(options.today, 29), options.today);
+export async function usageByCaller(store: UsageStore, options: { today: string; wanted: (element: string) => boolean; caller?: string; days?: { from: string; to: string } }): Promise<CallerUse[]> {
+  const rows = await store.read(options.days?.from ?? daysBefore(options.today, 29), options.days?.to ?? options.today);
   const from7 = daysBefore(options.today, 6);
   const uses = new Map<string, CallerUse>();
   for (const row of rows) {
@@ -503,7 +507,59 @@ export async function usageByCaller(store: UsageStore, options: { today: string;
     if (row.lastUsed > use.lastUsed) use.lastUsed = row.lastUsed;
     uses.set(key, use);
   }
-  return [...uses.values()].sort((a, b) => b.lastUsed.localeCompare(a.lastUsed) || a.element.localeCompare(b.element));
+  return newestFirst(uses.values());
+}
+
+/** The uses of two spans of days as one: counts added, the later last use kept. */
+function combinedUses(older: CallerUse[], newer: CallerUse[]): CallerUse[] {
+  const uses = new Map<string, CallerUse>(older.map((use) => [rowKey(use), { ...use }]));
+  for (const use of newer) {
+    const sum = uses.get(rowKey(use));
+    if (!sum) uses.set(rowKey(use), use);
+    else {
+      sum.calls1d += use.calls1d;
+      sum.calls7d += use.calls7d;
+      sum.calls30d += use.calls30d;
+      if (use.lastUsed > sum.lastUsed) sum.lastUsed = use.lastUsed;
+    }
+  }
+  return newestFirst(uses.values());
+}
+
+/**
+ * usageByCaller for reports any caller may ask for (GET /v1/me/deprecations), at the cost of two
+ * days read, not thirty. The days before yesterday no longer change (every replica flushes within
+ * seconds of a call), so their sums are made once per day and kept; each report reads yesterday
+ * and today and adds them. Reports asked at the same moment share their reads. A recorder that
+ * could not write for more than a day adds its counts to a kept day: they appear the next day.
+ */
+export class UsageReports {
+  /** The kept sums: of the days from 29 to 2 days before `today`, for the elements of `elements`. */
+  private settled?: { today: string; elements: string; uses: Promise<CallerUse[]> };
+  private readonly recentReads = new Map<string, Promise<CallerUse[]>>();
+
+  constructor(private readonly store: UsageStore) {}
+
+  /** `elements` names what `wanted` accepts (the registry's elements): kept sums are of one `elements` at a time. */
+  async usage(options: { today: string; wanted: (element: string) => boolean; elements: string }): Promise<CallerUse[]> {
+    const { today, wanted, elements } = options;
+    const yesterday = daysBefore(today, 1);
+    let settled = this.settled;
+    if (settled?.today !== today || settled.elements !== elements) {
+      const uses = usageByCaller(this.store, { today, wanted, days: { from: daysBefore(today, 29), to: daysBefore(today, 2) } });
+      const kept = (settled = this.settled = { today, elements, uses });
+      // A failed read is not kept: the next report tries again.
+      uses.catch(() => this.settled === kept && (this.settled = undefined));
+    }
+    const key = `${today}\n${elements}`;
+    let recent = this.recentReads.get(key);
+    if (!recent) {
+      recent = usageByCaller(this.store, { today, wanted, days: { from: yesterday, to: today } }).finally(() => this.recentReads.delete(key));
+      this.recentReads.set(key, recent);
+    }
+    const [older, newer] = await Promise.all([settled.uses, recent]);
+    return combinedUses(older, newer);
+  }
 }
 
 /** The usage export the contract gate reads (tools/contracts/gate.ts `UsageExport`). */

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { Registry } from 'prom-client';
-import { exportUsage, FileUsageStore, RedisUsageStore, USAGE_METRIC_SERIES, UsageRecorder, usageByCaller, type UsageStore } from './index';
+import { exportUsage, FileUsageStore, RedisUsageStore, USAGE_METRIC_SERIES, UsageRecorder, UsageReports, usageByCaller, type UsageStore } from './index';
 
 const NOON = Date.parse('2026-11-24T12:00:00Z');
 const mobile = { caller: 'user:u1', client: 'shop-app/2.3.1' };
@@ -39,6 +39,34 @@ describe.each(stores)('usage store on %s', (_name, open) => {
     expect(exported.elements['rest:GET /v1/orders query.offset']).toEqual({ lastUsed: '2026-11-24T12:00:00.000Z', callers: [{ caller: 'user:u1 (shop-app/2.3.1)', calls: 3, lastUsed: '2026-11-24T12:00:00.000Z' }] });
     // The day recording began (the first flush), not the oldest day a row names.
     expect(exported.recordedSince).toBe('2026-11-24');
+  });
+
+  it('answers reports as usageByCaller does, reading two days per report once the older 28 are kept', async () => {
+    const row = (day: string, element: string, calls: number, caller = 'user:u1') => ({ day, element, caller, client: 'shop-app/2.3.1', calls, lastUsed: `${day}T08:00:00.000Z` });
+    // Today, yesterday, 3, 10 and 29 days ago (all in the 30), and 30 days ago (outside).
+    await store.add([row('2026-11-24', 'rest:GET /v1/orders', 1), row('2026-11-23', 'rest:GET /v1/orders', 2), row('2026-11-21', 'rest:GET /v1/orders', 4), row('2026-11-14', 'rest:GET /v1/orders', 8)]);
+    await store.add([row('2026-10-26', 'rest:GET /v1/orders', 16), row('2026-10-25', 'rest:GET /v1/orders', 32), row('2026-11-14', 'rest:GET /v1/users', 64, 'user:u2'), row('2026-11-23', 'rest:GET /v1/users', 1, 'user:u2')]);
+    const wanted = (element: string) => element.startsWith('rest:GET');
+    const expected = await usageByCaller(store, { today: '2026-11-24', wanted });
+    expect(expected).toEqual([
+      { element: 'rest:GET /v1/orders', caller: 'user:u1', client: 'shop-app/2.3.1', calls1d: 1, calls7d: 7, calls30d: 31, lastUsed: '2026-11-24T08:00:00.000Z' },
+      { element: 'rest:GET /v1/users', caller: 'user:u2', client: 'shop-app/2.3.1', calls1d: 0, calls7d: 1, calls30d: 65, lastUsed: '2026-11-23T08:00:00.000Z' },
+    ]);
+
+    const reports = new UsageReports(store);
+    const read = jest.spyOn(store, 'read');
+    expect(await reports.usage({ today: '2026-11-24', wanted, elements: 'rest:GET' })).toEqual(expected);
+    expect(read.mock.calls.sort()).toEqual([['2026-10-26', '2026-11-22'], ['2026-11-23', '2026-11-24']]);
+    // Another call today: only yesterday and today are read again, and it counts.
+    await store.add([row('2026-11-24', 'rest:GET /v1/orders', 100)]);
+    read.mockClear();
+    expect((await reports.usage({ today: '2026-11-24', wanted, elements: 'rest:GET' }))[0]).toMatchObject({ calls1d: 101, calls7d: 107, calls30d: 131 });
+    expect(read.mock.calls).toEqual([['2026-11-23', '2026-11-24']]);
+    // A new day, or other elements, sums the kept days again.
+    read.mockClear();
+    expect((await reports.usage({ today: '2026-11-25', wanted, elements: 'rest:GET' }))[0]).toMatchObject({ calls1d: 0, calls7d: 107, calls30d: 115 });
+    expect(read.mock.calls.sort()).toEqual([['2026-10-27', '2026-11-23'], ['2026-11-24', '2026-11-25']]);
+    read.mockRestore();
   });
 
   it('counts callers past the day cap as `other`, and keeps its Prometheus series fixed with 10,000 distinct clients', async () => {

@@ -8,7 +8,7 @@ import { principalOf, requireAdmin } from '@platform/auth';
 import { ApiError } from '@platform/errors';
 import { mayHaveUsed, type Deprecation } from '@platform/deprecations';
 import type { HttpTarget } from '@platform/outgoing-calls';
-import { dayOf, usageByCaller, type CallerUse, type UsageStore } from '@platform/usage';
+import { dayOf, type CallerUse, UsageReports, type UsageStore } from '@platform/usage';
 import { callerIdentityOf } from '../callers/caller-identity';
 
 export interface DeprecationUsage {
@@ -57,37 +57,18 @@ async function addContacts(items: DeprecationUsage[], users: HttpTarget, authori
 /** Seconds a caller is told to wait when the store does not answer: about its reconnect and command timeout. */
 const STORE_RETRY_AFTER_S = '5';
 
-/** The reads of the store under way, per store and (day, registry): requests that come meanwhile share them. */
-const readsUnderWay = new WeakMap<UsageStore, Map<string, Promise<CallerUse[]>>>();
-
-/**
- * Every caller's use of the registry's elements. A report reads the store's 30 days whole (its
- * cost grows with the store, not with the caller), so concurrent reports share one read: before,
- * 16 concurrent GET /v1/me/deprecations of one customer against a 48 MB store took the gateway
- * from 134 MB to 2.7 GB of memory for 99 s.
- */
-function sharedUses(store: UsageStore, registry: Deprecation[], today: string): Promise<CallerUse[]> {
-  let byKey = readsUnderWay.get(store);
-  if (!byKey) readsUnderWay.set(store, (byKey = new Map()));
-  const key = [today, ...registry.map((entry) => entry.element)].join('\n');
-  const running = byKey.get(key);
-  if (running) return running;
-  const reads = byKey;
-  const uses = usageByCaller(store, { today, wanted: (element) => registry.some((entry) => mayHaveUsed(entry.element, element)) }).finally(() => reads.delete(key));
-  reads.set(key, uses);
-  return uses;
-}
-
 /**
  * Each registry entry with the uses that may be of its element (mayHaveUsed: its parts, and what
  * holds it in an answer). A store that does not answer (Redis down or hung) is 503 with
  * Retry-After, as the gateway answers whatever it cannot look up right now: an empty report would
  * tell an operator that nobody uses a deprecated element.
  */
-export async function deprecationUsage(store: UsageStore, registry: Deprecation[], options: { today: string; caller?: string }): Promise<DeprecationUsage[]> {
+export async function deprecationUsage(reports: UsageReports, registry: Deprecation[], options: { today: string; caller?: string }): Promise<DeprecationUsage[]> {
   let uses: CallerUse[];
   try {
-    uses = (await sharedUses(store, registry, options.today)).filter((use) => options.caller === undefined || use.caller === options.caller);
+    // Every caller's use, shared by all reports: a report's cost does not grow with how many are asked.
+    const everyone = await reports.usage({ today: options.today, wanted: (element) => registry.some((entry) => mayHaveUsed(entry.element, element)), elements: registry.map((entry) => entry.element).join('\n') });
+    uses = everyone.filter((use) => options.caller === undefined || use.caller === options.caller);
   } catch (error) {
     throw new ApiError('SERVICE_UNAVAILABLE', 'Usage records cannot be read right now; retry shortly.', { cause: error, headers: { 'Retry-After': STORE_RETRY_AFTER_S } });
   }
@@ -103,14 +84,15 @@ export async function deprecationUsage(store: UsageStore, registry: Deprecation[
 
 /** The two routes' handler (upstream `usage` in the route table); `registry` is read per request so an edited file counts at once. */
 export function deprecationReports(store: UsageStore, registry: () => Deprecation[], users: HttpTarget): RequestHandler {
+  const reports = new UsageReports(store);
   return async (req, res) => {
     const today = dayOf(Date.now());
     let items: DeprecationUsage[];
     if (req.path.replace(/\/$/, '').endsWith('/me/deprecations')) {
-      items = (await deprecationUsage(store, registry(), { today, caller: callerIdentityOf(req, res).caller })).filter((entry) => entry.callers.length > 0);
+      items = (await deprecationUsage(reports, registry(), { today, caller: callerIdentityOf(req, res).caller })).filter((entry) => entry.callers.length > 0);
     } else {
       requireAdmin(principalOf(res));
-      items = await deprecationUsage(store, registry(), { today });
+      items = await deprecationUsage(reports, registry(), { today });
       await addContacts(items, users, req.headers.authorization);
     }
     res.json({ items, nextCursor: null, hasNext: false });

@@ -61,9 +61,7 @@ beforeAll(async () => {
     res.json({ id: req.params.id, status: 'PENDING' });
   });
   upstream = await listen(service, 0, '127.0.0.1');
-  // The shared store as deployed: Redis (TEST_REDIS_URL, under a prefix of this test's own) or files.
-  const store = process.env.TEST_REDIS_URL ? RedisUsageStore.connect(process.env.TEST_REDIS_URL, `usage:test:${randomUUID()}`) : new FileUsageStore(mkdtempSync(path.join(tmpdir(), 'gateway-usage-')));
-  recorder = new UsageRecorder(store, { registry: new Registry() });
+  recorder = new UsageRecorder(openStore(), { registry: new Registry() });
   ({ gateway, stop: stopGateway } = await startGateway(recorder));
 });
 
@@ -71,6 +69,9 @@ afterAll(async () => {
   await stopGateway();
   await upstream.server.close();
 });
+
+/** An empty store as deployed: Redis (TEST_REDIS_URL, under a prefix of its own) or files. */
+const openStore = () => (process.env.TEST_REDIS_URL ? RedisUsageStore.connect(process.env.TEST_REDIS_URL, `usage:test:${randomUUID()}`) : new FileUsageStore(mkdtempSync(path.join(tmpdir(), 'gateway-usage-'))));
 
 /** A gateway in front of the fake services, recording into `usage`'s store. */
 async function startGateway(usage: UsageRecorder): Promise<{ gateway: Listening; stop: () => Promise<void> }> {
@@ -251,17 +252,48 @@ describe('GET /v1/deprecations and /v1/me/deprecations', () => {
 });
 
 describe('concurrent reports', () => {
-  it('share one read of the store, whatever the number of GET /v1/me/deprecations in flight', async () => {
-    const user = await tokenFor(JWT_SECRET);
-    await get('/v1/products/p1/rating', { authorization: `Bearer ${user.token}` });
-    await recorder.flush();
-    const read = jest.spyOn(recorder.store, 'read');
+  it('read the older 28 days once between them, whatever the number of GET /v1/me/deprecations in flight', async () => {
+    // A gateway that has answered no report yet, so nothing is kept.
+    const fresh = new UsageRecorder(openStore(), { registry: new Registry() });
+    const { gateway: other, stop } = await startGateway(fresh);
+    const read = jest.spyOn(fresh.store, 'read');
     try {
-      const answers = await Promise.all(Array.from({ length: 12 }, () => get('/v1/me/deprecations', { authorization: `Bearer ${user.token}` })));
+      const user = await tokenFor(JWT_SECRET);
+      const ask = (route: string) => fetch(`http://127.0.0.1:${other.port}${route}`, { headers: { authorization: `Bearer ${user.token}` } });
+      await ask('/v1/products/p1/rating');
+      await fresh.flush();
+      const answers = await Promise.all(Array.from({ length: 12 }, () => ask('/v1/me/deprecations')));
       expect(answers.map((answer) => answer.status)).toEqual(Array(12).fill(200));
       const bodies = (await Promise.all(answers.map((answer) => answer.json()))) as { items: { callers: { caller: string }[] }[] }[];
       for (const body of bodies) expect(body.items[0].callers.every((caller) => caller.caller === `user:${user.userId}`)).toBe(true);
-      expect(read.mock.calls.length).toBeLessThanOrEqual(2);
+      const daysRead = read.mock.calls.map(([from, to]) => (Date.parse(to) - Date.parse(from)) / 86_400_000 + 1);
+      // The 28 older days once, and at most yesterday and today per report: 12 whole reads would be 360 days.
+      expect(daysRead.filter((days) => days === 28)).toHaveLength(1);
+      expect(daysRead.reduce((sum, days) => sum + days, 0)).toBeLessThanOrEqual(28 + 2 * 12);
+    } finally {
+      read.mockRestore();
+      await stop();
+    }
+  });
+});
+
+describe('repeated reports', () => {
+  it('read yesterday and today of the store, not thirty days, once the older days are kept', async () => {
+    const user = await tokenFor(JWT_SECRET);
+    await get('/v1/products/p1/rating', { authorization: `Bearer ${user.token}` });
+    await recorder.flush();
+    expect((await get('/v1/me/deprecations', { authorization: `Bearer ${user.token}` })).status).toBe(200);
+    const read = jest.spyOn(recorder.store, 'read');
+    try {
+      for (let report = 0; report < 5; report++) {
+        const answer = await get('/v1/me/deprecations', { authorization: `Bearer ${user.token}` });
+        expect(answer.status).toBe(200);
+        const { callers } = ((await answer.json()) as { items: { callers: { caller: string; calls1d: number }[] }[] }).items[0];
+        expect(callers.length).toBeGreaterThan(0);
+        expect(callers.every((caller) => caller.caller === `user:${user.userId}` && caller.calls1d === 1)).toBe(true);
+      }
+      const yesterday = new Date(Date.parse(`${today}T00:00:00Z`) - 86_400_000).toISOString().slice(0, 10);
+      expect(read.mock.calls).toEqual(Array(5).fill([yesterday, today]));
     } finally {
       read.mockRestore();
     }
