@@ -574,6 +574,19 @@ describe('contract:check', () => {
     expect(logged.passed).toBe(true);
   });
 
+  it('asks for a changelog entry when an enum clients read gains a value', async () => {
+    edit(supergraph, (text) => text.replace('  SHIPPED @join__enumValue(graph: ORDERS)\n', '  SHIPPED @join__enumValue(graph: ORDERS)\n\n  """Lost by the carrier."""\n  LOST @join__enumValue(graph: ORDERS)\n'));
+    const result = await runCheck({ root, today, zeroUseDays: 14 });
+    expect(result.text).toContain(`DANGEROUS graphql:OrderStatus.LOST (${supergraph})`);
+    expect(result.text).toContain('REFUSED: clients will read a value they have not seen: say what it means: name it in contracts/CHANGELOG.md as printed above');
+    expect(result.passed).toBe(false);
+
+    writeContractsFile('CHANGELOG.md', '# Contract changelog\n\n## 2026-11-24\n- `graphql:OrderStatus.LOST`: the carrier lost the parcel; a new order is the remedy.\n');
+    const logged = await runCheck({ root, today, zeroUseDays: 14 });
+    expect(logged.text).toContain('allowed: new response value recorded in contracts/CHANGELOG.md');
+    expect(logged.passed).toBe(true);
+  });
+
   it('takes only a changelog entry added since the release, not an older one naming the element', async () => {
     edit(supergraph, (text) => text.replace('"""The carrier\'s tracking number."""', '"""The carrier\'s tracking URL."""'));
     const released = '# Contract changelog\n\n## 2026-10-02\n- `graphql:Shipment.trackingNumber` is filled once the parcel ships.\n';

@@ -110,7 +110,7 @@ export interface GateInput {
 }
 
 /**
- * Which breaking change may pass and why; meaning changes need a changelog entry. A change that
+ * Which breaking change may pass and why; meaning changes and new response values need a changelog entry. A change that
  * would pass but leaves something undone (`unmet`: a removed proto field's number and name not
  * reserved) is refused until it is done.
  */
@@ -138,10 +138,12 @@ function judgeEach(input: GateInput): Verdict[] {
   /** A time (ISO) inside the window: by day, or by the second with zeroUseSince. */
   const inWindow = (time: string) => (input.zeroUseSince ? time >= input.zeroUseSince : time.slice(0, 10) >= windowStart);
   return input.changes.map((item): Verdict => {
-    if (item.spec === specRule.meaning) {
+    // What old clients cannot tell from the schema alone: they hear of it in the changelog.
+    if (item.spec === specRule.meaning || item.spec === specRule.newResponseValue) {
       const names = [item.element, item.alias].filter((name): name is string => Boolean(name));
       const logged = names.some((name) => input.changelog.includes(name) || input.changelog.includes(name.replace(/^[a-z]+:/, '')));
-      return { change: item, allowed: logged, reason: logged ? 'meaning change recorded in contracts/CHANGELOG.md' : 'a changed description may change the meaning: name it in contracts/CHANGELOG.md as printed above, in an entry added since the baseline was released (an older entry does not count)' };
+      const what = item.spec === specRule.meaning ? { done: 'meaning change', todo: 'a changed description may change the meaning' } : { done: 'new response value', todo: 'clients will read a value they have not seen: say what it means' };
+      return { change: item, allowed: logged, reason: logged ? `${what.done} recorded in contracts/CHANGELOG.md` : `${what.todo}: name it in contracts/CHANGELOG.md as printed above, in an entry added since the baseline was released (an older entry does not count)` };
     }
     if (item.class !== 'breaking') return { change: item, allowed: true, reason: '' };
 
