@@ -293,7 +293,9 @@ describe('the Dockerfile', () => {
     const nodeFlags = JSON.parse(readFileSync(path.join(deployDir, '../tools/start/node-flags.json'), 'utf8')) as string[];
     expect(lines.pop()).toBe(`CMD ${JSON.stringify(['node', '--enable-source-maps', ...nodeFlags, 'main.js'])}`.replaceAll('","', '", "'));
     expect(dockerfile).toContain('ENV NODE_ENV=production');
-    expect(dockerfile).toMatch(/npm install --omit=dev/);
+    // The runtime packages from the app's own lock file (tools/build): nothing resolved afresh at build time.
+    expect(lines.filter((line) => /\bnpm (ci|install)\b/.test(line) && line.includes('--omit=dev'))).toEqual([expect.stringMatching(/^RUN npm ci --omit=dev /)]);
+    expect(dockerfile).toMatch(/COPY --from=build \S+\/package\.json \S+\/package-lock\.json \.\//);
     expect(dockerfile).not.toMatch(/^\s*(HEALTHCHECK|ADD)\b/m);
   });
 });

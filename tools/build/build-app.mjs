@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Builds one app into dist/apps/<app>: main.js (workspace code bundled, npm packages left as
-// imports), its runtime files (migrations, GraphQL SDL), and a package.json that lists
-// only the npm packages the bundle imports, so an image installs nothing else.
+// imports), its runtime files (migrations, GraphQL SDL), a package.json that lists only the npm
+// packages the bundle imports, so an image installs nothing else, and the package-lock.json that
+// pins them and everything below them at the workspace lock's versions.
 // Usage: node tools/build/build-app.mjs <app> [out dir, default dist/apps/<app>]
 import { cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
@@ -9,6 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isBuiltin } from 'node:module';
 import { build } from 'esbuild';
+import { prunedLockfile } from './pruned-lockfile.cjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const app = process.argv[2];
@@ -74,9 +76,10 @@ for (const output of Object.values(result.metafile.outputs)) {
 }
 const installedVersion = async (name) => JSON.parse(await readFile(path.join(root, 'node_modules', name, 'package.json'), 'utf8')).version;
 const dependencies = Object.fromEntries(await Promise.all([...imported].sort().map(async (name) => [name, await installedVersion(name)])));
-await writeFile(
-  path.join(outDir, 'package.json'),
-  JSON.stringify({ name: app, version: rootPackage.version, private: true, main: 'main.js', engines: rootPackage.engines, dependencies }, null, 2) + '\n',
-);
-console.log(`built ${path.relative(root, outDir)} (${Object.keys(dependencies).length} runtime packages)`);
+const manifest = { name: app, version: rootPackage.version, private: true, main: 'main.js', engines: rootPackage.engines, dependencies };
+await writeFile(path.join(outDir, 'package.json'), JSON.stringify(manifest, null, 2) + '\n');
+// And the packages below them, at the versions of the workspace's lock (the image runs npm ci).
+const lock = prunedLockfile(JSON.parse(await readFile(path.join(root, 'package-lock.json'), 'utf8')), manifest);
+await writeFile(path.join(outDir, 'package-lock.json'), JSON.stringify(lock, null, 2) + '\n');
+console.log(`built ${path.relative(root, outDir)} (${Object.keys(dependencies).length} runtime packages, ${Object.keys(lock.packages).length - 1} locked)`);
 
