@@ -4,7 +4,8 @@
 // webhook_endpoint.disabled event, through the outbox like every other event): at a failed attempt,
 // and by a check once a minute, since an endpoint whose last delivery ran out of retries (about 3
 // days in) may see no attempt again. One account's deliveries take at most a few of the workers at
-// a time, so an account whose endpoints answer slowly or never holds up its own deliveries alone.
+// a time, so an account whose endpoints answer slowly or never holds up its own deliveries alone;
+// deliveries to endpoints failing, or never heard from, take a few workers between all accounts.
 import type { Deprecation } from '@platform/deprecations';
 import { domainEvent } from '@platform/events';
 import type { Logger } from '@platform/service-kit';
@@ -44,10 +45,25 @@ export const WORKERS_PER_ACCOUNT = 2;
  * worker and stall everyone else's deliveries (a share per account cannot stop many accounts).
  */
 export const FAILING_ENDPOINT_WORKERS = 2;
+/**
+ * Workers that deliveries to unproven endpoints (never answered yet) may hold at once, one per
+ * account: without it, accounts registering fresh endpoints that hang would hold every worker for
+ * a whole timeout each, and again with every new endpoint, before any of them counts as failing.
+ * Endpoints that answer keep the other workers; a new endpoint's first delivery waits at most
+ * behind one attempt per other account sending to a new endpoint.
+ */
+export const UNPROVEN_ENDPOINT_WORKERS = 2;
 
 const LEASE_MS = 60_000;
 const PURGE_EVERY_MS = 3_600_000;
 const DISABLE_CHECK_EVERY_MS = 60_000;
+
+const countUp = (counts: Map<string, number>, key: string) => counts.set(key, (counts.get(key) ?? 0) + 1);
+function countDown(counts: Map<string, number>, key: string): void {
+  const left = (counts.get(key) ?? 1) - 1;
+  if (left) counts.set(key, left);
+  else counts.delete(key);
+}
 
 export class WebhookDispatcher {
   private readonly clock: () => Date;
@@ -68,6 +84,8 @@ export class WebhookDispatcher {
   private readonly sending = new Map<string, number>();
   /** Deliveries being sent to failing endpoints. */
   private sendingToFailing = 0;
+  /** Deliveries being sent to unproven endpoints, by account. */
+  private readonly sendingToUnproven = new Map<string, number>();
   /** The last claim: claims run one at a time, so each sees the shares the ones before it took. */
   private claiming: Promise<unknown> = Promise.resolve();
   private lastPurge = 0;
@@ -162,22 +180,31 @@ export class WebhookDispatcher {
       try {
         await this.deliver(claimed.id);
       } finally {
-        if (claimed.failing) this.sendingToFailing--;
-        const left = (this.sending.get(claimed.ownerId) ?? 1) - 1;
-        if (left) this.sending.set(claimed.ownerId, left);
-        else this.sending.delete(claimed.ownerId);
+        if (claimed.standing === 'failing') this.sendingToFailing--;
+        if (claimed.standing === 'unproven') countDown(this.sendingToUnproven, claimed.ownerId);
+        countDown(this.sending, claimed.ownerId);
       }
     }
   }
 
-  /** The oldest due delivery of an account below its share of the workers (to a failing endpoint only while their few workers are not all taken), counted against that share. */
+  /**
+   * The oldest due delivery of an account below its share of the workers, counted against that
+   * share; to a failing endpoint only while their few workers are not all taken, and to an
+   * unproven one likewise, one per account.
+   */
   private claim(): Promise<ClaimedDelivery | undefined> {
     const claimed = this.claiming.then(async () => {
       const now = this.clock();
-      const atShare = [...this.sending].filter(([, count]) => count >= this.accountConcurrency).map(([ownerId]) => ownerId);
-      const [delivery] = await this.webhooks.claimDue(now, new Date(now.getTime() + LEASE_MS), 1, atShare, this.sendingToFailing < FAILING_ENDPOINT_WORKERS);
-      if (delivery) this.sending.set(delivery.ownerId, (this.sending.get(delivery.ownerId) ?? 0) + 1);
-      if (delivery?.failing) this.sendingToFailing++;
+      const unproven = [...this.sendingToUnproven.values()].reduce((sum, count) => sum + count, 0);
+      const [delivery] = await this.webhooks.claimDue(now, new Date(now.getTime() + LEASE_MS), 1, {
+        passOver: [...this.sending].filter(([, count]) => count >= this.accountConcurrency).map(([ownerId]) => ownerId),
+        failingToo: this.sendingToFailing < FAILING_ENDPOINT_WORKERS,
+        unprovenToo: unproven < UNPROVEN_ENDPOINT_WORKERS,
+        passOverUnproven: [...this.sendingToUnproven.keys()],
+      });
+      if (delivery) countUp(this.sending, delivery.ownerId);
+      if (delivery?.standing === 'failing') this.sendingToFailing++;
+      if (delivery?.standing === 'unproven') countUp(this.sendingToUnproven, delivery.ownerId);
       return delivery;
     });
     this.claiming = claimed.catch(() => undefined);

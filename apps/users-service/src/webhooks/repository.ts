@@ -70,11 +70,28 @@ export interface AttemptRow {
 }
 export type DeliveryWithAttempts = DeliveryRow & { attempts: AttemptRow[]; event: { type: string } };
 /** A delivery taken for sending, with the account whose endpoint it goes to. */
+/** Which of an endpoint's standings a delivery is sent under: each of the last two has a few workers only (dispatcher.ts). */
+export type EndpointStanding = 'answering' | 'failing' | 'unproven';
+
 export interface ClaimedDelivery {
   id: string;
   ownerId: string;
-  /** Its endpoint's last attempt failed (failing_since set): it counts against the failing endpoints' few workers. */
-  failing: boolean;
+  /**
+   * `failing`: its endpoint's last attempt failed (failing_since set); `unproven`: its endpoint has
+   * never answered (no proven_at) nor failed yet; `answering`: it answered, and not failed since.
+   */
+  standing: EndpointStanding;
+}
+
+/** Which due deliveries a claim may take: what the workers already sending leave room for. */
+export interface ClaimRoom {
+  /** Accounts at their share of the workers: their deliveries wait, however long due. */
+  passOver: readonly string[];
+  /** Whether a delivery to a failing endpoint may be taken. */
+  failingToo: boolean;
+  /** Whether a delivery to an unproven endpoint may be taken, and the accounts already sending one (one at a time each). */
+  unprovenToo: boolean;
+  passOverUnproven: readonly string[];
 }
 /** What a delivery needs to be sent: the event and the endpoint it goes to. */
 export type DeliveryToSend = DeliveryRow & { event: EventRow; endpoint: EndpointRow };
@@ -215,17 +232,20 @@ export class WebhookRepository {
   /**
    * Takes up to `limit` due deliveries for sending: each is leased until `leaseUntil` (another
    * replica passes over it; a crash leaves it due again then). On an ordered endpoint a delivery
-   * waits while an earlier one about the same resource is pending. Deliveries of the accounts in
-   * `passOver` (those at their share of the workers) are left for later, however long due, and so
-   * are those to failing endpoints unless `failingToo`.
+   * waits while an earlier one about the same resource is pending. What `room` leaves out waits:
+   * the accounts at their share of the workers, deliveries to failing endpoints unless
+   * `failingToo`, to unproven ones unless `unprovenToo` (and then of accounts not sending one yet).
    */
-  async claimDue(now: Date, leaseUntil: Date, limit: number, passOver: readonly string[] = [], failingToo = true): Promise<ClaimedDelivery[]> {
+  async claimDue(now: Date, leaseUntil: Date, limit: number, room: ClaimRoom): Promise<ClaimedDelivery[]> {
     const rows = await this.prisma.$queryRaw<ClaimedDelivery[]>`
       WITH due AS (
-        SELECT d.id, e.owner_id, e.failing_since IS NOT NULL AS failing FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+        SELECT d.id, e.owner_id,
+          CASE WHEN e.failing_since IS NOT NULL THEN 'failing' WHEN e.proven_at IS NULL THEN 'unproven' ELSE 'answering' END AS standing
+        FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
         WHERE d.status = 'PENDING' AND d.next_attempt_at <= ${now} AND e.status = 'ENABLED'
-          AND NOT (e.owner_id::text = ANY(${passOver}::text[]))
-          AND (${failingToo} OR e.failing_since IS NULL)
+          AND NOT (e.owner_id::text = ANY(${room.passOver}::text[]))
+          AND (${room.failingToo} OR e.failing_since IS NULL)
+          AND (e.failing_since IS NOT NULL OR e.proven_at IS NOT NULL OR (${room.unprovenToo} AND NOT (e.owner_id::text = ANY(${room.passOverUnproven}::text[]))))
           AND (NOT e.ordered OR NOT EXISTS (
             SELECT 1 FROM webhook_deliveries earlier
             WHERE earlier.endpoint_id = d.endpoint_id AND earlier.subject = d.subject AND earlier.status = 'PENDING' AND earlier.event_position < d.event_position))
@@ -233,7 +253,7 @@ export class WebhookRepository {
         LIMIT ${limit}
         FOR UPDATE OF d SKIP LOCKED)
       UPDATE webhook_deliveries SET next_attempt_at = ${leaseUntil}, leased_until = ${leaseUntil} FROM due WHERE webhook_deliveries.id = due.id
-      RETURNING webhook_deliveries.id::text AS id, due.owner_id::text AS "ownerId", due.failing`;
+      RETURNING webhook_deliveries.id::text AS id, due.owner_id::text AS "ownerId", due.standing`;
     return rows;
   }
 
@@ -258,7 +278,10 @@ export class WebhookRepository {
       await tx.webhookAttempt.create({ data: { id: newId(), ...attempt } });
       await tx.webhookDelivery.update({ where: { id: attempt.deliveryId }, data: { ...delivery, leasedUntil: null } });
       if (endpoint.succeeded) {
-        await tx.webhookEndpoint.updateMany({ where: { id: endpoint.id, failingSince: { not: null } }, data: { failingSince: null } });
+        // It answers: no longer failing, and proven from its first success on (written only when either changes).
+        await tx.$executeRaw`
+          UPDATE webhook_endpoints SET failing_since = NULL, proven_at = COALESCE(proven_at, ${attempt.attemptedAt})
+          WHERE id = ${endpoint.id}::uuid AND (failing_since IS NOT NULL OR proven_at IS NULL)`;
         return null;
       }
       await tx.webhookEndpoint.updateMany({ where: { id: endpoint.id, failingSince: null }, data: { failingSince: attempt.attemptedAt } });

@@ -801,6 +801,36 @@ describe('replicas and owners', () => {
     for (const tarpit of tarpits) await call('DELETE', `/webhook-endpoints/${tarpit.id}`, { token: tarpit.token });
   });
 
+  it("keeps deliveries to endpoints that answer flowing while many accounts' new endpoints hang on their first attempts", async () => {
+    // Five accounts with endpoints never heard from: at their share of two workers each they
+    // would hold all eight, before any attempt had failed.
+    const attackers = await Promise.all(Array.from({ length: 5 }, () => customer()));
+    const victim = await customer();
+    const tarpits: { token: string; id: string }[] = [];
+    for (const [index, attacker] of attackers.entries()) {
+      for (let i = 0; i < 2; i++) tarpits.push({ token: attacker.token, id: (await register(attacker.token, { url: hookUrl(`fresh-${index}-${i}`), eventTypes: ['user.updated'] })).id });
+    }
+    // The victim's endpoint has answered a delivery: it is proven.
+    const victimEndpoint = await register(victim.token, { url: hookUrl('victim-of-fresh'), eventTypes: ['order.created'] });
+    const firstOrder = newId();
+    await arrive('orders-service', 'order.created', 'order', firstOrder, orderData(firstOrder, victim.id));
+    await dispatcher.drain();
+    expect((await database.prisma.webhookEndpoint.findUniqueOrThrow({ where: { id: victimEndpoint.id } })).provenAt).toEqual(now);
+    expect(await database.prisma.webhookEndpoint.count({ where: { id: { in: tarpits.map((tarpit) => tarpit.id) }, provenAt: { not: null } } })).toBe(0);
+
+    const { heldAtOnce, victimAfterMs } = await whileTarpitsHang('fresh-', 'victim-of-fresh', victim.id, async (replica) => {
+      for (const [index, attacker] of attackers.entries()) {
+        await arrive('users-service', 'user.updated', 'user', attacker.id, { id: attacker.id, role: 'customer', name: `F${index}`, email: `f${index}@example.com`, version: 2, createdAt: now.toISOString() });
+      }
+      replica.wake();
+    });
+    // Two first attempts at the new endpoints at once, not eight; the proven endpoint's delivery did not wait for them.
+    expect(heldAtOnce).toBe(2);
+    expect(victimAfterMs).not.toBeNull();
+    expect(victimAfterMs).toBeLessThan(1_000);
+    for (const tarpit of tarpits) await call('DELETE', `/webhook-endpoints/${tarpit.id}`, { token: tarpit.token });
+  });
+
   it("keeps other accounts' deliveries flowing while one account's endpoints take every attempt's whole timeout", async () => {
     const attacker = await customer();
     const victim = await customer();
