@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { policyViolations } from './policy';
-import { blockedDependencies, dependenciesOf, SECRET_ADDRESSES } from './reachability';
+import { blockedDependencies, dependenciesOf, SECRET_ADDRESSES, unusedAppRules } from './reachability';
 import { deployDir, type K8sObject, renderOverlay, schemaErrors } from './render';
 
 const overlays = ['dev', 'prod'] as const;
@@ -17,6 +17,9 @@ const apps = ['gateway', 'users-service', 'orders-service', 'catalog-service', '
 
 describe.each(overlays)('the %s overlay', (overlay) => {
   const objects = rendered[overlay];
+  /** The NetworkPolicies that select an app's pods (its own, and in dev its event feed's). */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  const policiesOf = (app: string): any[] => objects.filter((object: any) => object.kind === 'NetworkPolicy' && object.spec.podSelector?.matchLabels?.['app.kubernetes.io/name'] === app);
 
   it('renders every app with its Deployment, Service, ServiceAccount, ConfigMap and NetworkPolicy', () => {
     for (const app of apps) {
@@ -80,19 +83,26 @@ describe.each(overlays)('the %s overlay', (overlay) => {
     const checked = (app: string) => dependenciesOf(objects, find(objects, 'Deployment', app)).map((dependency) => `${dependency.variable} ${dependency.address}`).sort();
     const collector = 'OTEL_EXPORTER_OTLP_ENDPOINT otel-collector.monitoring:4318';
     const broker = overlay === 'prod' ? ['NATS_URL nats:4222'] : [];
+    // The embedded event transport's producers (each service's /internal/events), in dev only: prod's services read events from the broker.
+    const feeds = (...addresses: string[]) => (overlay === 'dev' ? addresses : []);
     expect(checked('gateway')).toEqual(['CATALOG_URL catalog-service:3003', 'INVENTORY_URL inventory-service:3004', 'ORDERS_URL orders-service:3002', collector, 'REDIS_URL redis:6379', 'USERS_URL users-service:3001']);
-    expect(checked('users-service')).toEqual(['CATALOG_URL catalog-service:3003', 'DATABASE_URL postgres:5432', 'INVENTORY_URL inventory-service:3004', ...broker, 'ORDERS_URL orders-service:3002', collector, 'REDIS_URL redis:6379']);
-    expect(checked('orders-service')).toEqual(['CATALOG_URL catalog-service:3003', 'DATABASE_URL postgres:5432', 'INVENTORY_ADDRESS inventory-service-grpc:50051', ...broker, collector, 'USERS_URL users-service:3001']);
-    expect(checked('catalog-service')).toEqual(['DATABASE_URL postgres:5432', ...broker, collector, 'USERS_URL users-service:3001']);
+    expect(checked('users-service')).toEqual([...feeds('CATALOG_URL catalog-service:3003'), 'DATABASE_URL postgres:5432', ...feeds('INVENTORY_URL inventory-service:3004'), ...broker, ...feeds('ORDERS_URL orders-service:3002'), collector, 'REDIS_URL redis:6379']);
+    expect(checked('orders-service')).toEqual(['CATALOG_URL catalog-service:3003', 'DATABASE_URL postgres:5432', 'INVENTORY_ADDRESS inventory-service-grpc:50051', ...broker, collector, ...feeds('USERS_URL users-service:3001')]);
+    expect(checked('catalog-service')).toEqual(['DATABASE_URL postgres:5432', ...broker, collector, ...feeds('USERS_URL users-service:3001')]);
     expect(checked('inventory-service')).toEqual(['DATABASE_URL postgres:5432', ...broker, collector, 'REDIS_URL redis:6379']);
     // Where PostgreSQL and Redis are: dev's pods, prod's servers outside the cluster.
     const redis = dependenciesOf(objects, find(objects, 'Deployment', 'inventory-service')).find((dependency) => dependency.variable === 'REDIS_URL');
     expect(redis?.targets).toEqual([overlay === 'dev' ? expect.objectContaining({ pods: true, labels: { 'app.kubernetes.io/name': 'redis' }, port: 6379 }) : expect.objectContaining({ pods: false, port: 6379 })]);
   });
 
+  it('opens no path between the apps that no app uses: every rule naming an app is used by an address in some app\'s settings', () => {
+    expect(unusedAppRules(objects)).toEqual([]);
+  });
+
   it('lets each app reach only DNS, its database, Redis, the services it calls and the trace collector', () => {
+    // Every policy that selects the app's pods adds to what it may reach.
     const egressOf = (app: string) =>
-      (find(objects, 'NetworkPolicy', app).spec.egress as { to: Record<string, unknown>[]; ports: { port: number; protocol: string }[] }[]).flatMap((rule) =>
+      (policiesOf(app).flatMap((policy) => policy.spec.egress ?? []) as { to: Record<string, unknown>[]; ports: { port: number; protocol: string }[] }[]).flatMap((rule) =>
         rule.ports.map((port) => `${port.port}/${port.protocol} ${rule.to.map((to) => [to.namespaceSelector, to.podSelector, to.ipBlock].filter(Boolean).map((part) => JSON.stringify(part)).join('+')).join(' ')}`),
       );
     const dns = ['53/UDP', '53/TCP'].map((port) => `${port} ${JSON.stringify({ matchLabels: { 'kubernetes.io/metadata.name': 'kube-system' } })}+${JSON.stringify({ matchLabels: { 'k8s-app': 'kube-dns' } })}`);
@@ -100,11 +110,12 @@ describe.each(overlays)('the %s overlay', (overlay) => {
     const outside = (app: string) => `${pod(app)} ${JSON.stringify({ cidr: '0.0.0.0/0', except: ['169.254.0.0/16'] })}`;
     const collector = `4318/TCP ${JSON.stringify({ matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } })}`;
     expect(egressOf('gateway')).toEqual([...dns, `3001/TCP ${pod('users-service')}`, `3002/TCP ${pod('orders-service')}`, `3003/TCP ${pod('catalog-service')}`, `3004/TCP ${pod('inventory-service')}`, `6379/TCP ${outside('redis')}`, collector]);
-    // orders and catalog also read users-service's events (the embedded event transport); in prod
-    // every service reaches the broker too (NATS JetStream's client port).
+    // In dev, orders and catalog also read users-service's events (the embedded event transport,
+    // its own policy); in prod every service reaches the broker instead (NATS JetStream's client port).
     const broker = overlay === 'prod' ? [`4222/TCP ${pod('nats')}`] : [];
-    expect(egressOf('orders-service')).toEqual([...dns, `5432/TCP ${outside('postgres')}`, `3003/TCP ${pod('catalog-service')}`, `50051/TCP ${pod('inventory-service')}`, collector, `3001/TCP ${pod('users-service')}`, ...broker]);
-    expect(egressOf('catalog-service')).toEqual([...dns, `5432/TCP ${outside('postgres')}`, collector, `3001/TCP ${pod('users-service')}`, ...broker]);
+    const feeds = (...rules: string[]) => (overlay === 'dev' ? rules : []);
+    expect(egressOf('orders-service')).toEqual([...dns, `5432/TCP ${outside('postgres')}`, `3003/TCP ${pod('catalog-service')}`, `50051/TCP ${pod('inventory-service')}`, collector, ...broker, ...feeds(`3001/TCP ${pod('users-service')}`)]);
+    expect(egressOf('catalog-service')).toEqual([...dns, `5432/TCP ${outside('postgres')}`, collector, ...broker, ...feeds(`3001/TCP ${pod('users-service')}`)]);
     // inventory-service records its callers' RPCs in the usage store it shares with the gateway.
     expect(egressOf('inventory-service')).toEqual([...dns, `5432/TCP ${outside('postgres')}`, `6379/TCP ${outside('redis')}`, collector, ...broker]);
     // users-service publishes token revocations over Redis, reads every service's events for
@@ -118,26 +129,24 @@ describe.each(overlays)('the %s overlay', (overlay) => {
       `5432/TCP ${outside('postgres')}`,
       `6379/TCP ${outside('redis')}`,
       collector,
-      `3002/TCP ${pod('orders-service')}`,
-      `3003/TCP ${pod('catalog-service')}`,
-      `3004/TCP ${pod('inventory-service')}`,
       `443/TCP ${publicInternet}`,
       `80/TCP ${publicInternet}`,
       ...broker,
+      ...feeds(`3002/TCP ${pod('orders-service')}`, `3003/TCP ${pod('catalog-service')}`, `3004/TCP ${pod('inventory-service')}`),
     ]);
     expect(find(objects, 'NetworkPolicy', 'default-deny').spec).toEqual({ podSelector: {}, policyTypes: ['Ingress', 'Egress'] });
   });
 
   it('lets only the gateway be reached from outside the namespace, inventory\'s gRPC only from orders and its HTTP only from the gateway and users-service', () => {
-    const policy = (name: string) => (find(objects, 'NetworkPolicy', name) as { spec: { ingress: { from: Record<string, unknown>[] }[] } }).spec.ingress.flatMap((rule) => rule.from);
+    const policy = (name: string) => (policiesOf(name).flatMap((each) => each.spec.ingress ?? []) as { from: Record<string, unknown>[] }[]).flatMap((rule) => rule.from);
     const namespaceSources = (name: string) => policy(name).filter((from) => 'namespaceSelector' in from).map((from) => JSON.stringify(from));
     expect(namespaceSources('gateway')).toContain(JSON.stringify({ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ingress-nginx' } } }));
     for (const app of apps.filter((name) => name !== 'gateway')) expect(namespaceSources(app).every((source) => source.includes('monitoring'))).toBe(true);
-    const rules = (find(objects, 'NetworkPolicy', 'inventory-service') as { spec: { ingress: { from: Record<string, unknown>[]; ports: { port: number }[] }[] } }).spec.ingress;
+    const rules = policiesOf('inventory-service').flatMap((each) => each.spec.ingress ?? []) as { from: Record<string, unknown>[]; ports: { port: number }[] }[];
     const callersOf = (port: number) => rules.filter((rule) => rule.ports.some((entry) => entry.port === port)).flatMap((rule) => rule.from.filter((from) => 'podSelector' in from));
     expect(callersOf(50051)).toEqual([{ podSelector: { matchLabels: { 'app.kubernetes.io/name': 'orders-service' } } }]);
-    // Its HTTP: stock levels for the gateway, its event log for users-service (webhooks).
-    expect(callersOf(3004)).toEqual([{ podSelector: { matchLabels: { 'app.kubernetes.io/name': 'gateway' } } }, { podSelector: { matchLabels: { 'app.kubernetes.io/name': 'users-service' } } }]);
+    // Its HTTP: stock levels for the gateway; in dev, its event log for users-service (webhooks).
+    expect(callersOf(3004)).toEqual([{ podSelector: { matchLabels: { 'app.kubernetes.io/name': 'gateway' } } }, ...(overlay === 'dev' ? [{ podSelector: { matchLabels: { 'app.kubernetes.io/name': 'users-service' } } }] : [])]);
   });
 
   it("keeps the gateway's metrics port inside the cluster: no Service or Ingress carries it, only the monitoring namespace reaches it", () => {
@@ -259,7 +268,7 @@ describe('the policy check itself', () => {
     find(broken, 'ConfigMap', 'catalog-service-config').data.INVENTORY_URL = 'http://inventory-service:3004';
     expect(blockedDependencies(broken)).toEqual([
       'catalog-service → INVENTORY_URL (inventory-service:3004): no egress rule lets it reach inventory-service:3004',
-      'catalog-service → INVENTORY_URL (inventory-service:3004): NetworkPolicy default-deny, NetworkPolicy inventory-service admits no connection from it to inventory-service:3004',
+      'catalog-service → INVENTORY_URL (inventory-service:3004): NetworkPolicy default-deny, NetworkPolicy inventory-service, NetworkPolicy inventory-service-event-feed admits no connection from it to inventory-service:3004',
       'inventory-service → REDIS_URL (redis:6379): no egress rule lets it reach redis:6379',
       'inventory-service → REDIS_URL (redis:6379): NetworkPolicy default-deny, NetworkPolicy redis admits no connection from it to redis:6379',
     ]);
@@ -267,6 +276,17 @@ describe('the policy check itself', () => {
     const prod = structuredClone(rendered.prod);
     for (const rule of find(prod, 'NetworkPolicy', 'users-service').spec.egress.filter(redisRule)) rule.ports[0].port = 6380;
     expect(blockedDependencies(prod)).toEqual(['users-service → REDIS_URL (redis:6379): no egress rule lets it reach 10.20.30.40:6379 outside the cluster']);
+  });
+
+  it('and the unused-path check names a rule left behind when an address goes', () => {
+    // prod with dev's event-feed policy for orders (its USERS_URL is gone with the broker).
+    const prod = structuredClone(rendered.prod);
+    prod.push(structuredClone(find(rendered.dev, 'NetworkPolicy', 'orders-service-event-feed')));
+    expect(unusedAppRules(prod)).toEqual(['NetworkPolicy orders-service-event-feed: egress rule 1 (to users-service) is used by no address of orders-service', 'NetworkPolicy orders-service-event-feed: ingress rule 1 admits users-service, which no address of it uses']);
+    // dev with catalog's events no longer read from users-service.
+    const dev = structuredClone(rendered.dev);
+    delete find(dev, 'ConfigMap', 'catalog-service-config').data.USERS_URL;
+    expect(unusedAppRules(dev).sort()).toEqual(['NetworkPolicy catalog-service-event-feed: egress rule 1 (to users-service) is used by no address of catalog-service', 'NetworkPolicy users-service-event-feed: ingress rule 1 admits catalog-service, which no address of it uses']);
   });
 
   it('and the addresses it assumes for Secrets are those dev\'s create-secrets.sh writes', () => {

@@ -221,3 +221,47 @@ export function blockedDependencies(objects: K8sObject[]): string[] {
   }
   return problems;
 }
+
+/**
+ * The rules between the apps' own pods that no app's settings use: an egress rule of an app's
+ * policy naming pods of another app, or an ingress rule naming an app's pods as callers, with no
+ * dependency of those pods landing there on that port. Policies add up, so a rule left behind when
+ * an address goes (a transport replaced, a call removed) keeps a path open that nothing needs.
+ * Rules to or from the outside (address blocks, other namespaces: DNS, monitoring, the ingress
+ * controller) are not judged here.
+ */
+export function unusedAppRules(objects: K8sObject[]): string[] {
+  const apps = objects.filter((object) => object.kind === 'Deployment' && object.metadata.labels?.['app.kubernetes.io/part-of'] === 'order-platform');
+  const labelsOf = (app: K8sObject) => templateOf(app).metadata?.labels ?? {};
+  /** Every (caller, target pods, port) the apps' settings make. */
+  const uses = apps.flatMap((app) => dependenciesOf(objects, app).flatMap((dependency) => dependency.targets.filter((target) => target.pods).map((target) => ({ caller: app, target }))));
+  const used = (callers: K8sObject[], targets: (labels: Labels | undefined) => boolean, ports: PolicyPort[] | undefined) =>
+    uses.some((use) => callers.includes(use.caller) && use.target.pods && targets(use.target.labels) && portMatches(ports, use.target));
+  const problems: string[] = [];
+  for (const policy of policiesOf(objects)) {
+    const spec = policy.spec as PolicySpec;
+    const namespace = namespaceOf(policy);
+    const selected = apps.filter((app) => namespaceOf(app) === namespace && !emptySelector(spec.podSelector) && selects(spec.podSelector, labelsOf(app)));
+    if (!selected.length) continue;
+    (spec.egress ?? []).forEach((rule, index) => {
+      const peers = rule.to ?? [];
+      if (!peers.length || peers.some((peer) => peer.ipBlock || peer.namespaceSelector)) return;
+      const toApps = apps.filter((app) => peers.some((peer) => peerNamesPod(peer, namespace, namespaceOf(app), labelsOf(app))));
+      if (!toApps.length) return;
+      if (!used(selected, (labels) => !!labels && peers.some((peer) => selects(peer.podSelector, labels)), rule.ports)) {
+        problems.push(`NetworkPolicy ${policy.metadata.name}: egress rule ${index + 1} (to ${toApps.map((app) => app.metadata.name).join(', ')}) is used by no address of ${selected.map((app) => app.metadata.name).join(', ')}`);
+      }
+    });
+    (spec.ingress ?? []).forEach((rule, index) => {
+      const peers = rule.from ?? [];
+      if (!peers.length || peers.some((peer) => peer.ipBlock || peer.namespaceSelector)) return;
+      const fromApps = apps.filter((app) => peers.some((peer) => peerNamesPod(peer, namespace, namespaceOf(app), labelsOf(app))));
+      for (const caller of fromApps) {
+        if (!used([caller], (labels) => !!labels && selects(spec.podSelector, labels), rule.ports)) {
+          problems.push(`NetworkPolicy ${policy.metadata.name}: ingress rule ${index + 1} admits ${caller.metadata.name}, which no address of it uses`);
+        }
+      }
+    });
+  }
+  return problems;
+}
