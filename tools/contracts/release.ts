@@ -12,11 +12,12 @@ import { layoutOf } from './layout';
 export async function main(): Promise<void> {
   const named = process.argv.indexOf('--root');
   const { root, baselineDir, files: contracts, protoDir, protoBaselineDir, releaseFile } = layoutOf(named > 0 && process.argv[named + 1] ? path.resolve(process.argv[named + 1]) : undefined);
-  const git = (...args: string[]): string => execFileSync('git', args, { cwd: root, encoding: 'utf8' }).trim();
-  const commit = git('rev-parse', 'HEAD');
+  // Output as git wrote it: a porcelain status line starts with a space that trimming would take.
+  const git = (...args: string[]): string => execFileSync('git', args, { cwd: root, encoding: 'utf8' });
+  const commit = git('rev-parse', 'HEAD').trim();
   const sources = ['apps/gateway/src/openapi/openapi.json', 'apps/gateway/src/graphql/supergraph.graphql', 'apps/*/src/graphql/schema.graphql', 'proto', 'contracts/CHANGELOG.md', 'contracts/deprecations.yaml'];
-  // Not trimmed: each line is two status letters, a space and the path.
-  const dirty = execFileSync('git', ['status', '--porcelain', '--', ...sources], { cwd: root, encoding: 'utf8' }).split('\n').filter(Boolean).map((line) => line.slice(3));
+  // Each line: two status letters, a space and the path.
+  const dirty = git('status', '--porcelain', '--', ...sources).split('\n').filter(Boolean).map((line) => line.slice(3));
   const uncommitted = dirty.length > 0;
   if (uncommitted && !process.argv.includes('--allow-dirty')) {
     console.error(`contract:release: refused: not committed: ${dirty.join(', ')}. Commit them first, so that the baseline is the contracts of the commit it names (or pass -- --allow-dirty).`);
