@@ -106,7 +106,8 @@ export interface NewEndpoint {
   secret: string;
 }
 
-export type EndpointChanges = Partial<Pick<EndpointRow, 'url' | 'description' | 'eventTypes' | 'scope' | 'ordered' | 'status' | 'disabledAt' | 'failingSince' | 'secret' | 'previousSecret' | 'previousSecretExpiresAt'>>;
+/** `provenAt: null`: the endpoint is again one never heard from (its deliveries share the unproven endpoints' few workers until one succeeds). */
+export type EndpointChanges = Partial<Pick<EndpointRow, 'url' | 'description' | 'eventTypes' | 'scope' | 'ordered' | 'status' | 'disabledAt' | 'failingSince' | 'secret' | 'previousSecret' | 'previousSecretExpiresAt'> & { provenAt: null }>;
 
 /** Disabling endpoints that failed too long: as of `at`, those failing since `failingBefore` or earlier; `event` tells the owner. */
 export interface EndpointDisabling {

@@ -85,9 +85,12 @@ export class WebhookService {
       scope: input.scope,
       ordered: input.ordered,
     };
+    // Another URL is another receiver: it is proven by its own first success, not the old one's.
+    if (input.url !== undefined && input.url !== endpoint.url) changes.provenAt = null;
     if (input.status && input.status !== endpoint.status) {
-      // Enabling again starts the 5-day failure count afresh.
-      Object.assign(changes, input.status === 'DISABLED' ? { status: 'DISABLED', disabledAt: this.clock() } : { status: 'ENABLED', disabledAt: null, failingSince: null });
+      // Enabling again starts the 5-day failure count afresh; with its failures forgotten, it is
+      // unproven until it answers again (else it would take the answering endpoints' workers).
+      Object.assign(changes, input.status === 'DISABLED' ? { status: 'DISABLED', disabledAt: this.clock() } : { status: 'ENABLED', disabledAt: null, failingSince: null, provenAt: null });
     }
     const updated = await this.webhooks.updateEndpoint(endpoint.id, changes, expectedVersion);
     if (!updated) {

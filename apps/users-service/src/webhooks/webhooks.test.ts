@@ -831,6 +831,28 @@ describe('replicas and owners', () => {
     for (const tarpit of tarpits) await call('DELETE', `/webhook-endpoints/${tarpit.id}`, { token: tarpit.token });
   });
 
+  it('counts an endpoint moved to another URL, or enabled again, as never heard from until it answers there', async () => {
+    const owner = await customer();
+    const endpoint = await register(owner.token, { url: hookUrl('proven-then-moved'), eventTypes: ['order.created'] });
+    const order = newId();
+    await arrive('orders-service', 'order.created', 'order', order, orderData(order, owner.id));
+    await dispatcher.drain();
+    const provenAt = async () => (await database.prisma.webhookEndpoint.findUniqueOrThrow({ where: { id: endpoint.id } })).provenAt;
+    expect(await provenAt()).toEqual(now);
+    // A description changed: still the receiver that answered.
+    expect((await call('PATCH', `/webhook-endpoints/${endpoint.id}`, { token: owner.token, body: { description: 'same place' } })).status).toBe(200);
+    expect(await provenAt()).toEqual(now);
+    // Another URL: whatever is there has answered nothing yet (it may hang on every attempt).
+    expect((await call('PATCH', `/webhook-endpoints/${endpoint.id}`, { token: owner.token, body: { url: hookUrl('moved-elsewhere') } })).status).toBe(200);
+    expect(await provenAt()).toBeNull();
+    await database.prisma.webhookEndpoint.update({ where: { id: endpoint.id }, data: { provenAt: now } });
+    // Disabled and enabled again (as after failing for 5 days): its failures forgotten, so it must answer again first.
+    expect((await call('PATCH', `/webhook-endpoints/${endpoint.id}`, { token: owner.token, body: { status: 'DISABLED' } })).status).toBe(200);
+    expect((await call('PATCH', `/webhook-endpoints/${endpoint.id}`, { token: owner.token, body: { status: 'ENABLED' } })).status).toBe(200);
+    expect(await provenAt()).toBeNull();
+    expect((await call('DELETE', `/webhook-endpoints/${endpoint.id}`, { token: owner.token })).status).toBe(204);
+  });
+
   it("keeps other accounts' deliveries flowing while one account's endpoints take every attempt's whole timeout", async () => {
     const attacker = await customer();
     const victim = await customer();
