@@ -52,7 +52,8 @@ function applied(text: string, step: Step): string {
 }
 
 let scratch: string;
-const childEnv = { ...process.env, JEST_WORKER_ID: undefined, NODE_OPTIONS: undefined, FORCE_COLOR: '0' };
+// A new user's machine: the embedded default (PGlite, in-memory limits), whatever servers this run's suites use.
+const childEnv = { ...process.env, JEST_WORKER_ID: undefined, NODE_OPTIONS: undefined, FORCE_COLOR: '0', TEST_DATABASE_URL: undefined, TEST_REDIS_URL: undefined };
 
 function shell(command: string): { ok: boolean; output: string } {
   const run = spawnSync('bash', ['-c', command], { cwd: scratch, env: childEnv, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
