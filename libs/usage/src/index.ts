@@ -529,36 +529,49 @@ function combinedUses(older: CallerUse[], newer: CallerUse[]): CallerUse[] {
 /**
  * usageByCaller for reports any caller may ask for (GET /v1/me/deprecations), at the cost of two
  * days read, not thirty. The days before yesterday no longer change (every replica flushes within
- * seconds of a call), so their sums are made once per day and kept; each report reads yesterday
- * and today and adds them. Reports asked at the same moment share their reads. A recorder that
- * could not write for more than a day adds its counts to a kept day: they appear the next day.
+ * seconds of a call), so their sums are made once per day and kept, by caller; each report reads
+ * yesterday and today and adds them. A caller's own report then combines its own uses only, so its
+ * cost does not grow with everyone's. Reports asked at the same moment share their reads. A
+ * recorder that could not write for more than a day adds its counts to a kept day: they appear
+ * the next day.
  */
 export class UsageReports {
-  /** The kept sums: of the days from 29 to 2 days before `today`, for the elements of `elements`. */
-  private settled?: { today: string; elements: string; uses: Promise<CallerUse[]> };
+  /** The kept sums, by caller: of the days from 29 to 2 days before `today`, for the elements of `elements`. */
+  private settled?: { today: string; elements: string; byCaller: Promise<Map<string, CallerUse[]>> };
   private readonly recentReads = new Map<string, Promise<CallerUse[]>>();
 
   constructor(private readonly store: UsageStore) {}
 
-  /** `elements` names what `wanted` accepts (the registry's elements): kept sums are of one `elements` at a time. */
-  async usage(options: { today: string; wanted: (element: string) => boolean; elements: string }): Promise<CallerUse[]> {
-    const { today, wanted, elements } = options;
-    const yesterday = daysBefore(today, 1);
+  /**
+   * Each use of what `wanted` accepts, newest first; of `caller` only when given. `elements` names
+   * what `wanted` accepts (the registry's elements): kept sums are of one `elements` at a time.
+   */
+  async usage(options: { today: string; wanted: (element: string) => boolean; elements: string; caller?: string }): Promise<CallerUse[]> {
+    const { today, wanted, elements, caller } = options;
     let settled = this.settled;
     if (settled?.today !== today || settled.elements !== elements) {
-      const uses = usageByCaller(this.store, { today, wanted, days: { from: daysBefore(today, 29), to: daysBefore(today, 2) } });
-      const kept = (settled = this.settled = { today, elements, uses });
+      const byCaller = usageByCaller(this.store, { today, wanted, days: { from: daysBefore(today, 29), to: daysBefore(today, 2) } }).then((uses) => {
+        const grouped = new Map<string, CallerUse[]>();
+        for (const use of uses) {
+          const ofCaller = grouped.get(use.caller);
+          if (ofCaller) ofCaller.push(use);
+          else grouped.set(use.caller, [use]);
+        }
+        return grouped;
+      });
+      const kept = (settled = this.settled = { today, elements, byCaller });
       // A failed read is not kept: the next report tries again.
-      uses.catch(() => this.settled === kept && (this.settled = undefined));
+      byCaller.catch(() => this.settled === kept && (this.settled = undefined));
     }
     const key = `${today}\n${elements}`;
     let recent = this.recentReads.get(key);
     if (!recent) {
-      recent = usageByCaller(this.store, { today, wanted, days: { from: yesterday, to: today } }).finally(() => this.recentReads.delete(key));
+      recent = usageByCaller(this.store, { today, wanted, days: { from: daysBefore(today, 1), to: today } }).finally(() => this.recentReads.delete(key));
       this.recentReads.set(key, recent);
     }
-    const [older, newer] = await Promise.all([settled.uses, recent]);
-    return combinedUses(older, newer);
+    const [byCaller, newer] = await Promise.all([settled.byCaller, recent]);
+    if (caller === undefined) return combinedUses([...byCaller.values()].flat(), newer);
+    return combinedUses(byCaller.get(caller) ?? [], newer.filter((use) => use.caller === caller));
   }
 }
 

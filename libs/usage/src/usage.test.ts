@@ -62,6 +62,9 @@ describe.each(stores)('usage store on %s', (_name, open) => {
     read.mockClear();
     expect((await reports.usage({ today: '2026-11-24', wanted, elements: 'rest:GET' }))[0]).toMatchObject({ calls1d: 101, calls7d: 107, calls30d: 131 });
     expect(read.mock.calls).toEqual([['2026-11-23', '2026-11-24']]);
+    // One caller's report: its own uses, summed the same way.
+    expect(await reports.usage({ today: '2026-11-24', wanted, elements: 'rest:GET', caller: 'user:u2' })).toEqual([expected[1]]);
+    expect(await reports.usage({ today: '2026-11-24', wanted, elements: 'rest:GET', caller: 'user:nobody' })).toEqual([]);
     // A new day, or other elements, sums the kept days again.
     read.mockClear();
     expect((await reports.usage({ today: '2026-11-25', wanted, elements: 'rest:GET' }))[0]).toMatchObject({ calls1d: 0, calls7d: 107, calls30d: 115 });

@@ -66,9 +66,8 @@ const STORE_RETRY_AFTER_S = '5';
 export async function deprecationUsage(reports: UsageReports, registry: Deprecation[], options: { today: string; caller?: string }): Promise<DeprecationUsage[]> {
   let uses: CallerUse[];
   try {
-    // Every caller's use, shared by all reports: a report's cost does not grow with how many are asked.
-    const everyone = await reports.usage({ today: options.today, wanted: (element) => registry.some((entry) => mayHaveUsed(entry.element, element)), elements: registry.map((entry) => entry.element).join('\n') });
-    uses = everyone.filter((use) => options.caller === undefined || use.caller === options.caller);
+    // The store's reads are shared by all reports; a caller's own report combines its own uses only.
+    uses = await reports.usage({ today: options.today, wanted: (element) => registry.some((entry) => mayHaveUsed(entry.element, element)), elements: registry.map((entry) => entry.element).join('\n'), caller: options.caller });
   } catch (error) {
     throw new ApiError('SERVICE_UNAVAILABLE', 'Usage records cannot be read right now; retry shortly.', { cause: error, headers: { 'Retry-After': STORE_RETRY_AFTER_S } });
   }
