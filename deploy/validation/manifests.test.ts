@@ -287,6 +287,9 @@ describe('the policy check itself', () => {
     const dev = structuredClone(rendered.dev);
     delete find(dev, 'ConfigMap', 'catalog-service-config').data.USERS_URL;
     expect(unusedAppRules(dev).sort()).toEqual(['NetworkPolicy catalog-service-event-feed: egress rule 1 (to users-service) is used by no address of catalog-service', 'NetworkPolicy users-service-event-feed: ingress rule 1 admits catalog-service, which no address of it uses']);
+    // A rule naming two apps, one of them called no more.
+    find(dev, 'NetworkPolicy', 'orders-service').spec.egress.find((rule: { ports: { port: number }[] }) => rule.ports[0].port === 3003).to.push({ podSelector: { matchLabels: { 'app.kubernetes.io/name': 'gateway' } } });
+    expect(unusedAppRules(dev)).toContain('NetworkPolicy orders-service: egress rule 3 (to gateway) is used by no address of orders-service');
   });
 
   it('and the addresses it assumes for Secrets are those dev\'s create-secrets.sh writes', () => {

@@ -246,10 +246,11 @@ export function unusedAppRules(objects: K8sObject[]): string[] {
     (spec.egress ?? []).forEach((rule, index) => {
       const peers = rule.to ?? [];
       if (!peers.length || peers.some((peer) => peer.ipBlock || peer.namespaceSelector)) return;
-      const toApps = apps.filter((app) => peers.some((peer) => peerNamesPod(peer, namespace, namespaceOf(app), labelsOf(app))));
-      if (!toApps.length) return;
-      if (!used(selected, (labels) => !!labels && peers.some((peer) => selects(peer.podSelector, labels)), rule.ports)) {
-        problems.push(`NetworkPolicy ${policy.metadata.name}: egress rule ${index + 1} (to ${toApps.map((app) => app.metadata.name).join(', ')}) is used by no address of ${selected.map((app) => app.metadata.name).join(', ')}`);
+      // Each app the rule lets them reach: a rule naming two apps, one no longer called, is half unused.
+      for (const target of apps.filter((app) => peers.some((peer) => peerNamesPod(peer, namespace, namespaceOf(app), labelsOf(app))))) {
+        if (!used(selected, (labels) => !!labels && selects({ matchLabels: labelsOf(target) }, labels), rule.ports)) {
+          problems.push(`NetworkPolicy ${policy.metadata.name}: egress rule ${index + 1} (to ${target.metadata.name}) is used by no address of ${selected.map((app) => app.metadata.name).join(', ')}`);
+        }
       }
     });
     (spec.ingress ?? []).forEach((rule, index) => {
