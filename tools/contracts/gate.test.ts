@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { change, specRule } from './changes';
 import { runCheck, zeroUseWindow } from './check';
-import { judge, type UsageExport } from './gate';
+import { judge, namedIn, type UsageExport } from './gate';
 import { repositoryRoot } from './layout';
 // The endpoint declarations the document is generated from: a /v2 endpoint is declared here as a team would.
 import type { Endpoint } from '@platform/endpoints';
@@ -572,6 +572,16 @@ describe('contract:check', () => {
     const logged = await runCheck({ root, today, zeroUseDays: 14 });
     expect(logged.text).toContain('allowed: meaning change recorded in contracts/CHANGELOG.md');
     expect(logged.passed).toBe(true);
+  });
+
+  it('takes a changelog entry naming the element whole, not one naming a longer element it begins', () => {
+    expect(namedIn('- `graphql:Order.status` may be LOST.', 'graphql:Order.status')).toBe(true);
+    expect(namedIn('- Order.status may be LOST.', 'Order.status')).toBe(true);
+    expect(namedIn('- the carrier lost it: graphql:Order.status.', 'graphql:Order.status')).toBe(true);
+    expect(namedIn('- `graphql:Order.statusReason` is new.', 'graphql:Order.status')).toBe(false);
+    expect(namedIn('- `rest:GET /v1/orders/{id} response.200.body.status.code` changed.', 'rest:GET /v1/orders/{id} response.200.body.status')).toBe(false);
+    expect(namedIn('- `rest:GET /v1/orders/{id} response.200.body.items[].status` changed.', 'rest:GET /v1/orders/{id} response.200.body.items')).toBe(false);
+    expect(namedIn('- `graphql:MyOrder.status` changed.', 'Order.status')).toBe(false);
   });
 
   it('asks for a changelog entry when an enum clients read gains a value', async () => {

@@ -131,6 +131,21 @@ export function isRemoval(rule: string): boolean {
   return rule !== 'field-presence-removed' && (/(^|-)removed$/.test(rule) || /_REMOVED$/.test(rule) || /_NO_DELETE/.test(rule));
 }
 
+/**
+ * Whether `text` names `element` whole: `Order.status` is not named by `Order.statusReason`, nor
+ * `response.200.body.status` by `...body.status.code`, so an entry about another element cannot
+ * pass this one.
+ */
+export function namedIn(text: string, element: string): boolean {
+  for (let at = text.indexOf(element); at >= 0; at = text.indexOf(element, at + 1)) {
+    const before = text[at - 1] ?? ' ';
+    // A full stop ends a sentence, not the name, when no name character follows it.
+    const after = text.slice(at + element.length, at + element.length + 2).replace(/^\.(?![\w[{])/, ' ')[0] ?? ' ';
+    if (!/[\w.:/{}[\]-]/.test(before) && !/[\w.[{-]/.test(after)) return true;
+  }
+  return false;
+}
+
 function judgeEach(input: GateInput): Verdict[] {
   const windowStart = input.zeroUseSince ?? daysBefore(input.today, input.zeroUseDays);
   const windowDay = windowStart.slice(0, 10);
@@ -141,7 +156,7 @@ function judgeEach(input: GateInput): Verdict[] {
     // What old clients cannot tell from the schema alone: they hear of it in the changelog.
     if (item.spec === specRule.meaning || item.spec === specRule.newResponseValue) {
       const names = [item.element, item.alias].filter((name): name is string => Boolean(name));
-      const logged = names.some((name) => input.changelog.includes(name) || input.changelog.includes(name.replace(/^[a-z]+:/, '')));
+      const logged = names.some((name) => namedIn(input.changelog, name) || namedIn(input.changelog, name.replace(/^[a-z]+:/, '')));
       const what = item.spec === specRule.meaning ? { done: 'meaning change', todo: 'a changed description may change the meaning' } : { done: 'new response value', todo: 'clients will read a value they have not seen: say what it means' };
       return { change: item, allowed: logged, reason: logged ? `${what.done} recorded in contracts/CHANGELOG.md` : `${what.todo}: name it in contracts/CHANGELOG.md as printed above, in an entry added since the baseline was released (an older entry does not count)` };
     }
