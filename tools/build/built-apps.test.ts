@@ -100,7 +100,9 @@ describe('prunedLockfile', () => {
       'node_modules/b': { version: '1.0.0' },
       'node_modules/c': { version: '1.0.0', dependencies: { b: '^1.0.0' } },
       'node_modules/p': { version: '3.0.0', dev: true },
-      'node_modules/native-linux': { version: '1.0.0', optional: true },
+      'node_modules/native-linux': { version: '1.0.0', optional: true, dependencies: { 'native-helper': '1.0.0' } },
+      // Reached only through native-linux: optional for the app too (npm skips it on another platform).
+      'node_modules/native-helper': { version: '1.0.0', devOptional: true, os: ['linux'] },
       'node_modules/other': { version: '1.0.0' },
       'node_modules/cli': { version: '1.0.0', dev: true },
     },
@@ -114,9 +116,16 @@ describe('prunedLockfile', () => {
       'node_modules/a/node_modules/b': { version: '2.0.0' },
       'node_modules/b': { version: '1.0.0' },
       'node_modules/c': workspace.packages['node_modules/c'],
-      'node_modules/native-linux': { version: '1.0.0', optional: true },
+      'node_modules/native-helper': { version: '1.0.0', optional: true, os: ['linux'] },
+      'node_modules/native-linux': { version: '1.0.0', optional: true, dependencies: { 'native-helper': '1.0.0' } },
       'node_modules/p': { version: '3.0.0' },
     });
+  });
+
+  it('keeps a package optional only while nothing needs it outright', () => {
+    const lock = prunedLockfile({ ...workspace, packages: { ...workspace.packages, 'node_modules/other': { version: '1.0.0', dependencies: { 'native-helper': '1.0.0' } } } }, { name: 'app', version: '0.1.0', dependencies: { a: '1.0.0', other: '1.0.0' } });
+    expect(lock.packages['node_modules/native-helper']).toEqual({ version: '1.0.0', os: ['linux'] });
+    expect(lock.packages['node_modules/native-linux']).toEqual({ version: '1.0.0', optional: true, dependencies: { 'native-helper': '1.0.0' } });
   });
 
   it('refuses a package pinned at another version than the lock holds, or one the lock lacks', () => {

@@ -44,25 +44,31 @@ function prunedLockfile(workspaceLock, manifest) {
   const { packages } = workspaceLock;
   if (workspaceLock.lockfileVersion !== 3 || !packages) throw new Error('package-lock.json: expected lockfileVersion 3 with `packages`');
   const kept = new Map();
-  const visit = (from, need) => {
+  /** Reached only through optional dependencies (a platform's binaries): npm may skip them. */
+  const optionalOnly = new Set();
+  const visit = (from, need, viaOptional) => {
     const at = resolve(packages, from, need.name);
+    const optional = viaOptional || need.optional;
     if (!at) {
-      if (need.optional) return;
+      if (optional) return;
       throw new Error(`package-lock.json has no ${need.name} for ${from || manifest.name}: run npm install`);
     }
-    if (kept.has(at)) return;
+    if (kept.has(at) && (optional || !optionalOnly.has(at))) return;
+    if (optional) optionalOnly.add(at);
+    else optionalOnly.delete(at); // needed after all: its own needs are needed too, so walk them again
     // A dev flag says what the workspace needs it for; the app needs it at run time.
-    const { dev: _dev, devOptional: _devOptional, ...entry } = packages[at];
+    const { dev: _dev, devOptional: _devOptional, optional: _optional, ...entry } = packages[at];
     kept.set(at, entry);
-    for (const next of needsOf(entry)) visit(at, next);
+    for (const next of needsOf(entry)) visit(at, next, optional);
   };
   for (const [name, version] of Object.entries(manifest.dependencies ?? {})) {
     const locked = packages[`node_modules/${name}`]?.version;
     if (locked !== version) throw new Error(`${manifest.name} pins ${name}@${version}, but package-lock.json holds ${locked ?? 'none'}: run npm install`);
-    visit('', { name, optional: false });
+    visit('', { name, optional: false }, false);
   }
   const root = { name: manifest.name, version: manifest.version, dependencies: manifest.dependencies ?? {}, ...(manifest.engines ? { engines: manifest.engines } : {}) };
-  return { name: manifest.name, version: manifest.version, lockfileVersion: 3, requires: true, packages: { '': root, ...Object.fromEntries([...kept].sort(([a], [b]) => a.localeCompare(b))) } };
+  const entries = [...kept].sort(([a], [b]) => a.localeCompare(b)).map(([at, entry]) => [at, optionalOnly.has(at) ? { ...entry, optional: true } : entry]);
+  return { name: manifest.name, version: manifest.version, lockfileVersion: 3, requires: true, packages: { '': root, ...Object.fromEntries(entries) } };
 }
 
 module.exports = { prunedLockfile };
