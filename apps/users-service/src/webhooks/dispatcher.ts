@@ -88,6 +88,13 @@ export class WebhookDispatcher {
   private readonly sendingToUnproven = new Map<string, number>();
   /** The last claim: claims run one at a time, so each sees the shares the ones before it took. */
   private claiming: Promise<unknown> = Promise.resolve();
+  /**
+   * Counts what can make a delivery claimable: a wake (new deliveries, the tick: time passing) and
+   * every attempt recorded (a share freed, an ordered endpoint's next delivery unblocked).
+   */
+  private changes = 0;
+  /** `changes` when a claim last found nothing: until it moves, another claim would find nothing too. */
+  private nothingAt = -1;
   private lastPurge = 0;
   private lastDisableCheck = 0;
 
@@ -129,6 +136,7 @@ export class WebhookDispatcher {
 
   /** New deliveries are due: send them now rather than at the next tick (once started; before, drain() alone sends). */
   wake(): void {
+    this.changes++;
     if (!this.timer) return;
     if (this.running) {
       this.again = true;
@@ -148,6 +156,7 @@ export class WebhookDispatcher {
 
   /** Sends every delivery due now (and those falling due while it runs); resolves when none is left. */
   async drain(): Promise<void> {
+    this.changes++; // a fresh look, whatever the last claim found
     try {
       this.addWorkers();
       while (this.workers.size) await Promise.all(this.workers);
@@ -180,6 +189,7 @@ export class WebhookDispatcher {
       try {
         await this.deliver(claimed.id);
       } finally {
+        this.changes++;
         if (claimed.standing === 'failing') this.sendingToFailing--;
         if (claimed.standing === 'unproven') countDown(this.sendingToUnproven, claimed.ownerId);
         countDown(this.sending, claimed.ownerId);
@@ -194,6 +204,10 @@ export class WebhookDispatcher {
    */
   private claim(): Promise<ClaimedDelivery | undefined> {
     const claimed = this.claiming.then(async () => {
+      // The workers of one wake claim one after another: once one found nothing due, the rest
+      // leave without asking the database again (before, each tick cost a query per worker).
+      const seen = this.changes;
+      if (seen === this.nothingAt) return undefined;
       const now = this.clock();
       const unproven = [...this.sendingToUnproven.values()].reduce((sum, count) => sum + count, 0);
       const [delivery] = await this.webhooks.claimDue(now, new Date(now.getTime() + LEASE_MS), 1, {
@@ -202,6 +216,7 @@ export class WebhookDispatcher {
         unprovenToo: unproven < UNPROVEN_ENDPOINT_WORKERS,
         passOverUnproven: [...this.sendingToUnproven.keys()],
       });
+      if (!delivery) this.nothingAt = seen;
       if (delivery) countUp(this.sending, delivery.ownerId);
       if (delivery?.standing === 'failing') this.sendingToFailing++;
       if (delivery?.standing === 'unproven') countUp(this.sendingToUnproven, delivery.ownerId);

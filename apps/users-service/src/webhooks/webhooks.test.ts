@@ -592,6 +592,31 @@ describe('deliveries', () => {
     expect(enabled.body).toMatchObject({ status: 'ENABLED', disabledAt: null, failingSince: null });
   });
 
+  it('asks the database once per look when nothing more is due, not once per worker', async () => {
+    const owners = await Promise.all([customer(), customer(), customer()]);
+    for (const [index, owner] of owners.entries()) await register(owner.token, { url: hookUrl(`counted-${index}`), eventTypes: ['user.updated'] });
+    const guard = new AddressGuard({ allowLoopback: true, resolve: async () => [{ address: '127.0.0.1', family: 4 }] });
+    const repository = new WebhookRepository(database.prisma);
+    const replica = new WebhookDispatcher(repository, guard, logger, { clock: () => now });
+    await replica.drain(); // whatever earlier tests left due
+    const claims = jest.spyOn(repository, 'claimDue');
+    try {
+      // Idle, as the once-a-second tick finds it: one query, where eight workers asked eight times.
+      await replica.drain();
+      expect(claims).toHaveBeenCalledTimes(1);
+      // Three deliveries: each claimed, then one look that finds nothing more after each attempt at most.
+      claims.mockClear();
+      for (const [index, owner] of owners.entries()) await arrive('users-service', 'user.updated', 'user', owner.id, { id: owner.id, role: 'customer', name: `C${index}`, email: `c${index}@example.com`, version: 2, createdAt: now.toISOString() });
+      await replica.drain();
+      const taken = (await Promise.all(claims.mock.results.map((result) => result.value as Promise<unknown[]>))).filter((rows) => rows.length).length;
+      expect(taken).toBe(3);
+      expect(claims.mock.calls.length).toBeLessThanOrEqual(3 + 1 + 3);
+      expect(received.filter((request) => request.path.startsWith('/counted-'))).toHaveLength(3);
+    } finally {
+      claims.mockRestore();
+    }
+  });
+
   it('disables an endpoint failing for 5 days even when its only delivery ran out of retries after 3 days and nothing new came', async () => {
     const owner = await customer();
     const failing = await register(owner.token, { url: hookUrl('down-quiet'), eventTypes: ['user.updated'] });
