@@ -561,16 +561,33 @@ describe('contract:check', () => {
     });
   });
 
-  it('asks for a changelog entry when a field description changes', async () => {
-    edit(supergraph, (text) => text.replace('"""The carrier\'s tracking number."""', '"""The carrier\'s tracking URL."""'));
+  it.each([
+    {
+      change: 'a field description changes',
+      edit: (text: string) => text.replace('"""The carrier\'s tracking number."""', '"""The carrier\'s tracking URL."""'),
+      element: 'graphql:Shipment.trackingNumber',
+      refused: 'a changed description may change the meaning',
+      entry: 'now holds the tracking URL.',
+      allowed: 'meaning change',
+    },
+    {
+      change: 'an enum clients read gains a value',
+      edit: (text: string) => text.replace('  SHIPPED @join__enumValue(graph: ORDERS)\n', '  SHIPPED @join__enumValue(graph: ORDERS)\n\n  """Lost by the carrier."""\n  LOST @join__enumValue(graph: ORDERS)\n'),
+      element: 'graphql:OrderStatus.LOST',
+      refused: 'clients will read a value they have not seen: say what it means',
+      entry: ': the carrier lost the parcel; a new order is the remedy.',
+      allowed: 'new response value',
+    },
+  ])('asks for a changelog entry when $change', async ({ edit: change, element, refused, entry, allowed }) => {
+    edit(supergraph, change);
     const result = await runCheck({ root, today, zeroUseDays: 14 });
-    expect(result.text).toContain(`DANGEROUS graphql:Shipment.trackingNumber (${supergraph})`);
-    expect(result.text).toContain('REFUSED: a changed description may change the meaning: name it in contracts/CHANGELOG.md as printed above');
+    expect(result.text).toContain(`DANGEROUS ${element} (${supergraph})`);
+    expect(result.text).toContain(`REFUSED: ${refused}: name it in contracts/CHANGELOG.md as printed above`);
     expect(result.passed).toBe(false);
 
-    writeContractsFile('CHANGELOG.md', '# Contract changelog\n\n## 2026-11-24\n- `graphql:Shipment.trackingNumber` now holds the tracking URL.\n');
+    writeContractsFile('CHANGELOG.md', `# Contract changelog\n\n## 2026-11-24\n- \`${element}\` ${entry}\n`);
     const logged = await runCheck({ root, today, zeroUseDays: 14 });
-    expect(logged.text).toContain('allowed: meaning change recorded in contracts/CHANGELOG.md');
+    expect(logged.text).toContain(`allowed: ${allowed} recorded in contracts/CHANGELOG.md`);
     expect(logged.passed).toBe(true);
   });
 
@@ -582,19 +599,6 @@ describe('contract:check', () => {
     expect(namedIn('- `rest:GET /v1/orders/{id} response.200.body.status.code` changed.', 'rest:GET /v1/orders/{id} response.200.body.status')).toBe(false);
     expect(namedIn('- `rest:GET /v1/orders/{id} response.200.body.items[].status` changed.', 'rest:GET /v1/orders/{id} response.200.body.items')).toBe(false);
     expect(namedIn('- `graphql:MyOrder.status` changed.', 'Order.status')).toBe(false);
-  });
-
-  it('asks for a changelog entry when an enum clients read gains a value', async () => {
-    edit(supergraph, (text) => text.replace('  SHIPPED @join__enumValue(graph: ORDERS)\n', '  SHIPPED @join__enumValue(graph: ORDERS)\n\n  """Lost by the carrier."""\n  LOST @join__enumValue(graph: ORDERS)\n'));
-    const result = await runCheck({ root, today, zeroUseDays: 14 });
-    expect(result.text).toContain(`DANGEROUS graphql:OrderStatus.LOST (${supergraph})`);
-    expect(result.text).toContain('REFUSED: clients will read a value they have not seen: say what it means: name it in contracts/CHANGELOG.md as printed above');
-    expect(result.passed).toBe(false);
-
-    writeContractsFile('CHANGELOG.md', '# Contract changelog\n\n## 2026-11-24\n- `graphql:OrderStatus.LOST`: the carrier lost the parcel; a new order is the remedy.\n');
-    const logged = await runCheck({ root, today, zeroUseDays: 14 });
-    expect(logged.text).toContain('allowed: new response value recorded in contracts/CHANGELOG.md');
-    expect(logged.passed).toBe(true);
   });
 
   it('takes only a changelog entry added since the release, not an older one naming the element', async () => {

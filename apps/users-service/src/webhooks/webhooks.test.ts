@@ -803,38 +803,44 @@ describe('replicas and owners', () => {
     }
   }
 
-  it("keeps other accounts' deliveries flowing while many accounts' failing endpoints take every attempt's whole timeout", async () => {
-    // Five accounts, each at its share of two workers, would hold all eight: their endpoints failed before, so they get two between them.
+  /** Five accounts (at their share of two workers each, they would hold all eight), each with two endpoints at `prefix` that never answer. */
+  async function fiveAccountsOfTarpits(prefix: string) {
     const attackers = await Promise.all(Array.from({ length: 5 }, () => customer()));
-    const victim = await customer();
     const tarpits: { token: string; id: string }[] = [];
     for (const [index, attacker] of attackers.entries()) {
-      for (let i = 0; i < 2; i++) tarpits.push({ token: attacker.token, id: (await register(attacker.token, { url: hookUrl(`sybil-${index}-${i}`), eventTypes: ['user.updated'] })).id });
+      for (let i = 0; i < 2; i++) tarpits.push({ token: attacker.token, id: (await register(attacker.token, { url: hookUrl(`${prefix}${index}-${i}`), eventTypes: ['user.updated'] })).id });
     }
-    await database.prisma.webhookEndpoint.updateMany({ where: { id: { in: tarpits.map((tarpit) => tarpit.id) } }, data: { failingSince: new Date(now.getTime() - 60_000) } });
-    await register(victim.token, { url: hookUrl('victim-of-many'), eventTypes: ['order.created'] });
-    const { heldAtOnce, victimAfterMs } = await whileTarpitsHang('sybil-', 'victim-of-many', victim.id, async (replica) => {
+    /** Every account edits its profile: a delivery due at each tarpit. */
+    const editProfiles = async (replica: WebhookDispatcher) => {
       for (const [index, attacker] of attackers.entries()) {
-        await arrive('users-service', 'user.updated', 'user', attacker.id, { id: attacker.id, role: 'customer', name: `S${index}`, email: `s${index}@example.com`, version: 2, createdAt: now.toISOString() });
+        await arrive('users-service', 'user.updated', 'user', attacker.id, { id: attacker.id, role: 'customer', name: `${prefix}${index}`, email: `${prefix}${index}@example.com`, version: 2, createdAt: now.toISOString() });
       }
       replica.wake();
-    });
+    };
+    const remove = async () => {
+      for (const tarpit of tarpits) await call('DELETE', `/webhook-endpoints/${tarpit.id}`, { token: tarpit.token });
+    };
+    return { tarpits, editProfiles, remove };
+  }
+
+  it("keeps other accounts' deliveries flowing while many accounts' failing endpoints take every attempt's whole timeout", async () => {
+    // Their endpoints failed before, so they get two workers between them.
+    const { tarpits, editProfiles, remove } = await fiveAccountsOfTarpits('sybil-');
+    const victim = await customer();
+    await database.prisma.webhookEndpoint.updateMany({ where: { id: { in: tarpits.map((tarpit) => tarpit.id) } }, data: { failingSince: new Date(now.getTime() - 60_000) } });
+    await register(victim.token, { url: hookUrl('victim-of-many'), eventTypes: ['order.created'] });
+    const { heldAtOnce, victimAfterMs } = await whileTarpitsHang('sybil-', 'victim-of-many', victim.id, editProfiles);
     // Two attempts at the failing endpoints at once, not eight; the victim's delivery did not wait for them.
     expect(heldAtOnce).toBe(2);
     expect(victimAfterMs).not.toBeNull();
     expect(victimAfterMs).toBeLessThan(1_000);
-    for (const tarpit of tarpits) await call('DELETE', `/webhook-endpoints/${tarpit.id}`, { token: tarpit.token });
+    await remove();
   });
 
   it("keeps deliveries to endpoints that answer flowing while many accounts' new endpoints hang on their first attempts", async () => {
-    // Five accounts with endpoints never heard from: at their share of two workers each they
-    // would hold all eight, before any attempt had failed.
-    const attackers = await Promise.all(Array.from({ length: 5 }, () => customer()));
+    // Endpoints never heard from: before any attempt at them had failed.
+    const { tarpits, editProfiles, remove } = await fiveAccountsOfTarpits('fresh-');
     const victim = await customer();
-    const tarpits: { token: string; id: string }[] = [];
-    for (const [index, attacker] of attackers.entries()) {
-      for (let i = 0; i < 2; i++) tarpits.push({ token: attacker.token, id: (await register(attacker.token, { url: hookUrl(`fresh-${index}-${i}`), eventTypes: ['user.updated'] })).id });
-    }
     // The victim's endpoint has answered a delivery: it is proven.
     const victimEndpoint = await register(victim.token, { url: hookUrl('victim-of-fresh'), eventTypes: ['order.created'] });
     const firstOrder = newId();
@@ -842,18 +848,12 @@ describe('replicas and owners', () => {
     await dispatcher.drain();
     expect((await database.prisma.webhookEndpoint.findUniqueOrThrow({ where: { id: victimEndpoint.id } })).provenAt).toEqual(now);
     expect(await database.prisma.webhookEndpoint.count({ where: { id: { in: tarpits.map((tarpit) => tarpit.id) }, provenAt: { not: null } } })).toBe(0);
-
-    const { heldAtOnce, victimAfterMs } = await whileTarpitsHang('fresh-', 'victim-of-fresh', victim.id, async (replica) => {
-      for (const [index, attacker] of attackers.entries()) {
-        await arrive('users-service', 'user.updated', 'user', attacker.id, { id: attacker.id, role: 'customer', name: `F${index}`, email: `f${index}@example.com`, version: 2, createdAt: now.toISOString() });
-      }
-      replica.wake();
-    });
+    const { heldAtOnce, victimAfterMs } = await whileTarpitsHang('fresh-', 'victim-of-fresh', victim.id, editProfiles);
     // Two first attempts at the new endpoints at once, not eight; the proven endpoint's delivery did not wait for them.
     expect(heldAtOnce).toBe(2);
     expect(victimAfterMs).not.toBeNull();
     expect(victimAfterMs).toBeLessThan(1_000);
-    for (const tarpit of tarpits) await call('DELETE', `/webhook-endpoints/${tarpit.id}`, { token: tarpit.token });
+    await remove();
   });
 
   it('counts an endpoint moved to another URL, or enabled again, as never heard from until it answers there', async () => {
