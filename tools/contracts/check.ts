@@ -5,10 +5,11 @@
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
-import { sortChanges, type ContractChange } from './changes';
+import { sortChanges, specRule, type ContractChange } from './changes';
 import { type Deprecation, readDeprecations } from '@platform/deprecations';
 import { judge, readApprovals, readUsage, render } from './gate';
-import { diffGraphQL, graphqlDeprecationReason, graphqlElementExists, schemaOf } from './graphql-diff';
+import type { GraphQLSchema } from 'graphql';
+import { clientSchemaOf, diffGraphQL, graphqlDeprecationReason, graphqlElementExists, schemaOf } from './graphql-diff';
 import { diffOpenApi, restElementExists, webhookElementExists } from './openapi-diff';
 import { compareProto, protoElementDeprecated, protoElementExists, rpcsReading } from './proto-diff';
 import { layoutOf, repositoryRoot } from './layout';
@@ -114,6 +115,11 @@ export function noticeProblemsOf(current: readonly Deprecation[], released: read
   });
 }
 
+/** A subgraph's removal of an element (not a type's) the supergraph still serves: it moved to another subgraph. */
+function movedAway(item: ContractChange, servedNow: GraphQLSchema): boolean {
+  return item.class === 'breaking' && /_REMOVED$/.test(item.rule) && item.rule !== 'TYPE_REMOVED' && graphqlElementExists(servedNow, item.element);
+}
+
 export interface CheckResult {
   text: string;
   passed: boolean;
@@ -129,13 +135,20 @@ export async function runCheck(options: { today: string; usage?: unknown; zeroUs
   const openapiBefore = JSON.parse(readFileSync(openapi.baseline, 'utf8'));
   const openapiAfter = JSON.parse(readFileSync(openapi.current, 'utf8'));
   changes.push(...diffOpenApi(openapiBefore, openapiAfter));
+  // What clients can query now: the current supergraph's API schema (check-generated keeps the
+  // supergraph composed from today's subgraphs).
+  const servedNow = clientSchemaOf(readFileSync(supergraph.current, 'utf8'));
   for (const { current, baseline } of [supergraph, ...subgraphFiles]) {
     const source = path.relative(root, current);
     if (!existsSync(baseline)) {
       changes.push({ kind: 'graphql', class: 'safe', element: `graphql:${source}`, rule: 'subgraph-added', spec: 'A new subgraph; its types reach clients through the supergraph', message: 'new subgraph', source });
       continue;
     }
-    changes.push(...(await diffGraphQL(readFileSync(baseline, 'utf8'), readFileSync(current, 'utf8'), source)));
+    const found = await diffGraphQL(readFileSync(baseline, 'utf8'), readFileSync(current, 'utf8'), source);
+    // A subgraph that stops serving what the supergraph still serves (another subgraph resolves it
+    // now): a move between services, which clients do not see. Judged as a removal, it would be
+    // refused with advice meant for clients (deprecate it, a new major version).
+    changes.push(...(current === supergraph.current ? found : found.map((item) => (movedAway(item, servedNow) ? { ...item, class: 'safe' as const, rule: 'served-by-another-subgraph', spec: specRule.compatible, message: `${item.message}; the supergraph still serves it, from another subgraph: clients see no change` } : item))));
   }
   const proto = compareProto(protoBaselineDir, protoDir);
   changes.push(...proto.changes);

@@ -95,6 +95,15 @@ describe('contract:check', () => {
     expect(result.text).toContain('FIELD_REMOVED');
   });
 
+  it('passes a field one subgraph stops serving while the supergraph still serves it (moved to another subgraph)', async () => {
+    // The orders subgraph drops it; the composed supergraph (kept current by check-generated) still has it, from another subgraph.
+    edit(ordersSubgraph, (text) => text.replace(/\n\s*"+The carrier's tracking number\."+\n\s*trackingNumber: String/, ''));
+    const result = await runCheck({ root, today, zeroUseDays: 14 });
+    expect(result.text).toContain(`SAFE      graphql:Shipment.trackingNumber (${ordersSubgraph})\n          served-by-another-subgraph: Field 'trackingNumber' was removed from object type 'Shipment'; the supergraph still serves it, from another subgraph: clients see no change`);
+    expect(result.text).not.toContain('REFUSED');
+    expect(result.passed).toBe(true);
+  });
+
   it('lets an approved change pass until the approval expires', async () => {
     removeTrackingNumber();
     const approvals = (expires: string) =>
@@ -647,11 +656,13 @@ describe('contract:check', () => {
     expect(logged.passed).toBe(true);
   });
 
-  it('reports a new response enum value as dangerous without failing', async () => {
+  it('reports a new response enum value as dangerous, refused only for want of its changelog entry', async () => {
     edit(supergraph, (text) => text.replace(/(enum ShipmentStatus[^}]*?)\n}/, '$1\n\n  """Lost by the carrier."""\n  LOST\n}'));
     const result = await runCheck({ root, today, zeroUseDays: 14 });
     expect(result.text).toContain('DANGEROUS graphql:ShipmentStatus.LOST');
-    expect(result.passed).toBe(true);
+    expect(result.text).toMatch(/0 breaking, 1 dangerous, 0 safe; 1 refused, 0 registry problems: FAILED/);
+    writeContractsFile('CHANGELOG.md', '# Contract changelog\n\n## 2026-11-24\n- `graphql:ShipmentStatus.LOST`: the carrier lost the parcel.\n');
+    expect((await runCheck({ root, today, zeroUseDays: 14 })).passed).toBe(true);
   });
 
   describe('proto (buf breaking folded in)', () => {
