@@ -7,7 +7,7 @@ import path from 'node:path';
 import { parse } from 'yaml';
 import { sortChanges, specRule, type ContractChange } from './changes';
 import { type Deprecation, readDeprecations } from '@platform/deprecations';
-import { judge, readApprovals, readUsage, render } from './gate';
+import { isRemoval, judge, readApprovals, readUsage, render } from './gate';
 import type { GraphQLSchema } from 'graphql';
 import { clientSchemaOf, diffGraphQL, graphqlDeprecationReason, graphqlElementExists, schemaOf } from './graphql-diff';
 import { diffOpenApi, restElementExists, webhookElementExists } from './openapi-diff';
@@ -117,7 +117,7 @@ export function noticeProblemsOf(current: readonly Deprecation[], released: read
 
 /** A subgraph's removal of an element (not a type's) the supergraph still serves: it moved to another subgraph. */
 function movedAway(item: ContractChange, servedNow: GraphQLSchema): boolean {
-  return item.class === 'breaking' && /_REMOVED$/.test(item.rule) && item.rule !== 'TYPE_REMOVED' && graphqlElementExists(servedNow, item.element);
+  return item.class === 'breaking' && isRemoval(item.rule) && item.rule !== 'TYPE_REMOVED' && graphqlElementExists(servedNow, item.element);
 }
 
 export interface CheckResult {

@@ -49,8 +49,8 @@ export const FAILING_ENDPOINT_WORKERS = 2;
  * Workers that deliveries to unproven endpoints (never answered yet) may hold at once, one per
  * account: without it, accounts registering fresh endpoints that hang would hold every worker for
  * a whole timeout each, and again with every new endpoint, before any of them counts as failing.
- * Endpoints that answer keep the other workers; a new endpoint's first delivery waits at most
- * behind one attempt per other account sending to a new endpoint.
+ * Endpoints that answer keep the other workers; a new endpoint's first delivery waits its turn,
+ * oldest first, among the other unproven endpoints' deliveries.
  */
 export const UNPROVEN_ENDPOINT_WORKERS = 2;
 
@@ -84,8 +84,8 @@ export class WebhookDispatcher {
   private readonly sending = new Map<string, number>();
   /** Deliveries being sent to failing endpoints. */
   private sendingToFailing = 0;
-  /** Deliveries being sent to unproven endpoints, by account. */
-  private readonly sendingToUnproven = new Map<string, number>();
+  /** The accounts sending a delivery to an unproven endpoint: one each at most. */
+  private readonly sendingToUnproven = new Set<string>();
   /** The last claim: claims run one at a time, so each sees the shares the ones before it took. */
   private claiming: Promise<unknown> = Promise.resolve();
   /**
@@ -191,7 +191,7 @@ export class WebhookDispatcher {
       } finally {
         this.changes++;
         if (claimed.standing === 'failing') this.sendingToFailing--;
-        if (claimed.standing === 'unproven') countDown(this.sendingToUnproven, claimed.ownerId);
+        if (claimed.standing === 'unproven') this.sendingToUnproven.delete(claimed.ownerId);
         countDown(this.sending, claimed.ownerId);
       }
     }
@@ -209,17 +209,16 @@ export class WebhookDispatcher {
       const seen = this.changes;
       if (seen === this.nothingAt) return undefined;
       const now = this.clock();
-      const unproven = [...this.sendingToUnproven.values()].reduce((sum, count) => sum + count, 0);
       const [delivery] = await this.webhooks.claimDue(now, new Date(now.getTime() + LEASE_MS), 1, {
         passOver: [...this.sending].filter(([, count]) => count >= this.accountConcurrency).map(([ownerId]) => ownerId),
         failingToo: this.sendingToFailing < FAILING_ENDPOINT_WORKERS,
-        unprovenToo: unproven < UNPROVEN_ENDPOINT_WORKERS,
-        passOverUnproven: [...this.sendingToUnproven.keys()],
+        unprovenToo: this.sendingToUnproven.size < UNPROVEN_ENDPOINT_WORKERS,
+        passOverUnproven: [...this.sendingToUnproven],
       });
       if (!delivery) this.nothingAt = seen;
       if (delivery) countUp(this.sending, delivery.ownerId);
       if (delivery?.standing === 'failing') this.sendingToFailing++;
-      if (delivery?.standing === 'unproven') countUp(this.sendingToUnproven, delivery.ownerId);
+      if (delivery?.standing === 'unproven') this.sendingToUnproven.add(delivery.ownerId);
       return delivery;
     });
     this.claiming = claimed.catch(() => undefined);
