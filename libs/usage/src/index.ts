@@ -536,14 +536,15 @@ function combinedUses(older: CallerUse[], newer: CallerUse[]): CallerUse[] {
  * the next day.
  */
 export class UsageReports {
-  /** The kept sums, by caller: of the days from 29 to 2 days before `today`, for the elements of `elements`. */
+  /** The kept sums, by the caller accountable for them (a key's owner, else the caller): of the days from 29 to 2 days before `today`, for the elements of `elements`. */
   private settled?: { today: string; elements: string; byCaller: Promise<Map<string, CallerUse[]>> };
   private readonly recentReads = new Map<string, Promise<CallerUse[]>>();
 
   constructor(private readonly store: UsageStore) {}
 
   /**
-   * Each use of what `wanted` accepts, newest first; of `caller` only when given. `elements` names
+   * Each use of what `wanted` accepts, newest first; when `caller` is given, only its own uses and
+   * those of the keys it owns (a use whose `owner` is `caller`). `elements` names
    * what `wanted` accepts (the registry's elements): kept sums are of one `elements` at a time.
    */
   async usage(options: { today: string; wanted: (element: string) => boolean; elements: string; caller?: string }): Promise<CallerUse[]> {
@@ -553,9 +554,9 @@ export class UsageReports {
       const byCaller = usageByCaller(this.store, { today, wanted, days: { from: daysBefore(today, 29), to: daysBefore(today, 2) } }).then((uses) => {
         const grouped = new Map<string, CallerUse[]>();
         for (const use of uses) {
-          const ofCaller = grouped.get(use.caller);
+          const ofCaller = grouped.get(accountableFor(use));
           if (ofCaller) ofCaller.push(use);
-          else grouped.set(use.caller, [use]);
+          else grouped.set(accountableFor(use), [use]);
         }
         return grouped;
       });
@@ -571,9 +572,16 @@ export class UsageReports {
     }
     const [byCaller, newer] = await Promise.all([settled.byCaller, recent]);
     if (caller === undefined) return combinedUses([...byCaller.values()].flat(), newer);
-    return combinedUses(byCaller.get(caller) ?? [], newer.filter((use) => use.caller === caller));
+    return combinedUses(byCaller.get(caller) ?? [], newer.filter((use) => accountableFor(use) === caller));
   }
 }
+
+/**
+ * Whose report a use belongs in: an issued key's uses are its owner's (`user:<id>`), who manages the
+ * key and is the one told of its deprecated calls (a key cannot read the report itself); any other
+ * use is its caller's.
+ */
+const accountableFor = (use: CallerUse): string => use.owner ?? use.caller;
 
 /** The usage export the contract gate reads (tools/contracts/gate.ts `UsageExport`). */
 export interface UsageExport {

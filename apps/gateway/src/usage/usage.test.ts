@@ -249,6 +249,25 @@ describe('GET /v1/deprecations and /v1/me/deprecations', () => {
     const others = (await (await get('/v1/me/deprecations', { authorization: `Bearer ${other.token}` })).json()) as { items: unknown[] };
     expect(others.items).toEqual([]);
   });
+
+  it("shows a user the deprecated calls of their own API keys, and nobody else's keys", async () => {
+    // Keys are for programs, the callers most likely to keep calling a deprecated element; a key
+    // cannot read the report itself (keys are refused on it), so its owner is the one to tell.
+    // Before, the owner's report named only `user:<id>` and the key's use showed to admins alone.
+    const owner = await tokenFor(JWT_SECRET);
+    const stranger = await tokenFor(JWT_SECRET);
+    const id = newId();
+    const text = newApiKeyText(id);
+    issuedKeys.set(text, { id, ownerId: owner.userId });
+    expect((await get('/v1/products/p1/rating', { 'x-api-key': text, 'x-client-name': 'nightly-export', 'x-client-version': '1.0.0' })).status).toBe(200);
+    await recorder.flush();
+
+    const mine = (await (await get('/v1/me/deprecations', { authorization: `Bearer ${owner.token}` })).json()) as { items: { element: string; callers: { caller: string; owner: string | null; client: string }[] }[] };
+    expect(mine.items.map((item) => item.element)).toEqual([registry[0].element]);
+    expect(mine.items[0].callers).toContainEqual(expect.objectContaining({ caller: `key:${id}`, owner: `user:${owner.userId}`, client: 'nightly-export/1.0.0' }));
+    const theirs = (await (await get('/v1/me/deprecations', { authorization: `Bearer ${stranger.token}` })).json()) as { items: unknown[] };
+    expect(theirs.items).toEqual([]);
+  });
 });
 
 describe('concurrent reports', () => {
