@@ -900,7 +900,7 @@ export interface components {
             id: string;
             name: string;
             scopes: ("users:read" | "users:write" | "orders:read" | "orders:write" | "products:read" | "products:write" | "inventory:read" | "inventory:write")[];
-            /** @description The key's first characters, to tell keys apart; the rest is never shown again. */
+            /** @description The key's prefix and last 4 characters (opk_…AbCd), to tell keys apart; the rest is never shown again. */
             hint: string;
             /** @enum {string} */
             status: "ACTIVE" | "EXPIRED" | "REVOKED";
@@ -932,7 +932,7 @@ export interface components {
             id: string;
             name: string;
             scopes: ("users:read" | "users:write" | "orders:read" | "orders:write" | "products:read" | "products:write" | "inventory:read" | "inventory:write")[];
-            /** @description The key's first characters, to tell keys apart; the rest is never shown again. */
+            /** @description The key's prefix and last 4 characters (opk_…AbCd), to tell keys apart; the rest is never shown again. */
             hint: string;
             /** @enum {string} */
             status: "ACTIVE" | "EXPIRED" | "REVOKED";

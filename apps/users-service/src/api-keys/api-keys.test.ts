@@ -61,7 +61,7 @@ describe('POST /api-keys', () => {
       id: expect.any(String),
       name: 'CI deploys',
       scopes: ['orders:read', 'orders:write'],
-      hint: res.body.key.slice(0, 12),
+      hint: `opk_…${res.body.key.slice(-4)}`,
       status: 'ACTIVE',
       createdAt: expect.stringMatching(/Z$/),
       expiresAt: null,
@@ -81,6 +81,20 @@ describe('POST /api-keys', () => {
     expect(read.status).toBe(200);
     expect(read.body).not.toHaveProperty('key');
     expect(read.text).not.toContain(res.body.key.slice(37));
+  });
+
+  it('gives keys made within the same minute hints that tell them apart', async () => {
+    // The hint was the key's first 12 characters: `opk_` and the first 8 hex digits of its UUIDv7 id,
+    // which are the top bits of its creation time. Every key an account made within about 65 s
+    // showed the same hint (an outside test: three keys, all `opk_01a22635`), so it told nothing
+    // the id does not, and could not match a leaked key's text to its row at a glance.
+    const owner = await signUp();
+    const keys: { key: string; hint: string }[] = [];
+    for (const name of ['deploys', 'exports', 'backups']) keys.push((await call('POST', '/api-keys', { token: owner.token, body: { name, scopes: ['orders:read'] } })).body);
+    expect(new Set(keys.map((key) => key.hint)).size).toBe(3);
+    for (const { key, hint } of keys) expect(hint).toBe(`opk_…${key.slice(-4)}`);
+    const listed = await call('GET', '/api-keys', { token: owner.token });
+    expect(listed.body.items.map((item: { hint: string }) => item.hint).sort()).toEqual(keys.map((key) => key.hint).sort());
   });
 
   it('refuses an unknown scope, an empty or repeated list, a past expiry and unknown fields, each field named', async () => {

@@ -12,7 +12,7 @@ export const apiKeyRepresentation = component('ApiKey', z.object({
   id: idField(),
   name: z.string(),
   scopes: z.array(z.enum(apiKeyScopes)),
-  hint: z.string().meta({ description: 'The key\'s first characters, to tell keys apart; the rest is never shown again.' }),
+  hint: z.string().meta({ description: 'The key\'s prefix and last 4 characters (opk_…AbCd), to tell keys apart; the rest is never shown again.' }),
   status: z.enum(apiKeyStatuses),
   createdAt: z.iso.datetime(),
   expiresAt: z.iso.datetime().nullable(),

@@ -13,8 +13,13 @@ import type { CreateApiKeyInput, ListApiKeysQuery, RotateApiKeyInput } from './s
 
 /** Active keys one user may hold: enough for a key per deployment, few enough to review. */
 export const MAX_ACTIVE_KEYS_PER_USER = 25;
-/** Characters of the key kept in clear to recognise it (`opk_` and the id's first 8 hex digits). */
-const HINT_LENGTH = 12;
+/**
+ * What is kept in clear to recognise a key: `opk_…` and its last 4 characters (of the checksum), as
+ * GitHub shows tokens. The first characters were `opk_` and the top of the id's UUIDv7 timestamp,
+ * the same for every key made within about 65 s. Four characters of a CRC of the key leave its
+ * 190 random bits unguessable.
+ */
+const hintOf = (text: string): string => `opk_…${text.slice(-4)}`;
 
 export interface ApiKeyServiceSettings {
   /** API_KEY_HASH_SECRET: the HMAC key of the stored hashes. */
@@ -117,7 +122,7 @@ export class ApiKeyService {
   private async issue(writes: Parameters<Parameters<ApiKeyRepository['ownerTransaction']>[1]>[0], key: { userId: string; name: string; scopes: string[]; expiresAt: Date | null; rotatedFromId?: string }) {
     const id = newId();
     const text = newApiKeyText(id);
-    const row = await writes.create({ id, ...key, keyHash: this.hashOf(text), hint: text.slice(0, HINT_LENGTH) });
+    const row = await writes.create({ id, ...key, keyHash: this.hashOf(text), hint: hintOf(text) });
     return { row, key: text };
   }
 
