@@ -14,7 +14,8 @@ import { EventConsumer } from './consumer';
 import { EmbeddedTransport, eventLogRoutes, sqlCursorStore } from './embedded-transport';
 import { fromCloudEventJson, MalformedEvent, type PlatformEvent } from './envelope';
 import { InvalidEvent, recordEvent, type SqlClient, type SqlDatabase } from './outbox';
-import { OutboxRelay } from './relay';
+import { unitOfWork } from './outbox-signals';
+import { OutboxRelay, startOutboxRelay } from './relay';
 import type { Consumption, Delivery, EventTransport } from './transport';
 
 // The tables as a service's migrations create them (orders-service has both sides).
@@ -32,6 +33,7 @@ function sqlDatabaseOf(db: PGlite): SqlDatabase {
 }
 
 const logger = createLogger('events-test', 'silent');
+const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const userId = '01900000-0000-7000-8000-000000000001';
 const orderId = '01900000-0000-7000-8000-000000000002';
 const user = { id: userId, role: 'customer' as const, name: 'Kim', email: 'kim@example.com', version: 1, createdAt: '2026-11-24T00:00:00.000Z' };
@@ -173,6 +175,37 @@ describe('events', () => {
       expect(await registry.getSingleMetricAsString('outbox_backlog_events')).toContain('outbox_backlog_events 0');
       expect(await registry.getSingleMetricAsString('outbox_oldest_unpublished_age_seconds')).toContain('outbox_oldest_unpublished_age_seconds 0');
       expect(await registry.getSingleMetricAsString('outbox_events_published_total')).toContain('outbox_events_published_total{type="user.deleted"} 1');
+    });
+
+    it('on an embedded database (no other process writes it) it does not poll: a unit of work and the trigger\'s NOTIFY wake it; on a shared one it polls every pollMs', async () => {
+      const idlePasses = async (kind: 'pglite' | 'postgresql') => {
+        let passes = 0;
+        const counted: SqlDatabase = { ...db, $transaction: (work) => (passes++, db.$transaction(work)) };
+        const notified: { wake?: () => void } = {};
+        const listenTo = async (_channel: string, handlers: { onNotification(payload: string): void }) => ((notified.wake = () => handlers.onNotification('')), async () => undefined);
+        const transport = new RecordingTransport();
+        const { stop } = await startOutboxRelay({ prisma: counted, kind, listen: listenTo }, transport, logger, { service: 'users-service', pollMs: 50 });
+        try {
+          await wait(1_000);
+          const idle = passes;
+          // A unit of work that recorded an event wakes the relay in this process.
+          await unitOfWork(counted, (tx) => recordEvent(tx, domainEvent('user.deleted', userId, { id: userId })));
+          for (const giveUpAt = Date.now() + 2_000; transport.published.length < 1 && Date.now() < giveUpAt; ) await wait(10);
+          // A row SQL wrote by itself (inventory's stock trigger) announces itself with NOTIFY.
+          await db.$transaction((tx) => recordEvent(tx, domainEvent('user.deleted', orderId, { id: orderId })));
+          notified.wake?.();
+          for (const giveUpAt = Date.now() + 2_000; transport.published.length < 2 && Date.now() < giveUpAt; ) await wait(10);
+          return { idle, published: transport.published.length };
+        } finally {
+          await stop();
+        }
+      };
+      const embedded = await idlePasses('pglite');
+      expect(embedded.idle).toBeLessThanOrEqual(1); // the pass at start
+      expect(embedded.published).toBe(2);
+      const shared = await idlePasses('postgresql');
+      expect(shared.idle).toBeGreaterThanOrEqual(10);
+      expect(shared.published).toBe(2);
     });
   });
 
@@ -338,7 +371,6 @@ describe('events', () => {
 
   describe('the embedded transport with several replicas of one consumer (one database, one cursor per producer)', () => {
     const secret = 'events-test-secret-events-test-secret-012';
-    const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
     const subscription = { consumer: 'orders-service', sources: ['users-service'], types: ['user.updated'] };
     let server: Awaited<ReturnType<typeof listen>>;
     beforeEach(async () => {

@@ -3,8 +3,10 @@
 // them again (at least once); consumers drop what they have already handled. One relay per
 // service database works at a time (an advisory lock), so the published log's order is the
 // order of the marks, whatever the number of replicas. It runs when a unit of work of this
-// process committed events (outbox-signals), soon again when another replica held the lock, and
-// every `pollMs` besides (the commits of other replicas, writes made outside `unitOfWork`).
+// process committed events (outbox-signals) or SQL announced its own rows (NOTIFY), soon again when
+// another replica held the lock, and every `pollMs` besides (the commits of other replicas). On an
+// embedded database no other process can write, so every row is announced and the poll is only a
+// slow safety net.
 import type { Logger } from '@platform/service-kit';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { toCloudEvent } from './envelope';
@@ -20,6 +22,12 @@ const DAY_MS = 86_400_000;
  * this replica's commit), doubling while it keeps holding it, up to `pollMs`.
  */
 const LOCK_RETRY_MS = 20;
+/**
+ * How often a relay on a database no other process writes (embedded PGlite) looks unwoken: every
+ * row there is announced, so this only bounds the wait of one a bug left unannounced. Polling at
+ * `pollMs` cost the idle embedded stack about 70 ms of CPU a second (docs/benchmarks.md).
+ */
+export const PRIVATE_DATABASE_POLL_MS = 60_000;
 /** What publishBatch returns when another relay holds the lock. */
 const LOCKED_ELSEWHERE = -1;
 
@@ -29,6 +37,8 @@ export interface RelaySettings {
   batchSize?: number;
   /** How often to look without being woken: an event no wake announced waits this long at most. */
   pollMs?: number;
+  /** False: no other process writes the database (embedded), and the relay looks unwoken only every PRIVATE_DATABASE_POLL_MS. */
+  sharedDatabase?: boolean;
   /** Published events kept for readers of the embedded log (and replays). */
   retentionMs?: number;
   /** How long a batch may take to be acknowledged before the relay gives up and tries again. */
@@ -59,7 +69,7 @@ export class OutboxRelay {
     registry?: Registry,
   ) {
     this.batchSize = settings.batchSize ?? 200;
-    this.pollMs = settings.pollMs ?? 1_000;
+    this.pollMs = settings.sharedDatabase === false ? Math.max(settings.pollMs ?? 0, PRIVATE_DATABASE_POLL_MS) : (settings.pollMs ?? 1_000);
     this.retentionMs = settings.retentionMs ?? 30 * DAY_MS;
     this.publishTimeoutMs = settings.publishTimeoutMs ?? 10_000;
     const registers = registry ? [registry] : [];
@@ -182,12 +192,15 @@ export const OUTBOX_CHANNEL = 'outbox_events';
 /** What startOutboxRelay needs of a service's open database (`@platform/db`'s Database). */
 export interface OutboxDatabase {
   prisma: SqlDatabase;
+  /** 'pglite': embedded, written by this process only (@platform/db's Database). */
+  kind?: 'postgresql' | 'pglite';
   listen?(channel: string, handlers: { onNotification(payload: string): void; onReconnect?(): void }): Promise<() => Promise<void>>;
 }
 
 /**
  * Starts the service's relay, woken by every unit of work of this process that committed events
- * (and by NOTIFYs on OUTBOX_CHANNEL when the database can listen), polling besides. Returns the relay and the function that stops it.
+ * (and by NOTIFYs on OUTBOX_CHANNEL when the database can listen), polling besides: every `pollMs` on
+ * a shared database, rarely on an embedded one. Returns the relay and the function that stops it.
  */
 export async function startOutboxRelay(
   database: OutboxDatabase,
@@ -196,7 +209,7 @@ export async function startOutboxRelay(
   settings: RelaySettings,
   registry?: Registry,
 ): Promise<{ relay: OutboxRelay; stop: () => Promise<void> }> {
-  const relay = new OutboxRelay(database.prisma, transport, logger, settings, registry);
+  const relay = new OutboxRelay(database.prisma, transport, logger, { sharedDatabase: database.kind !== 'pglite', ...settings }, registry);
   const stopWaking = onOutbox(database.prisma, 'committed', () => relay.wake());
   const unlisten = (await database.listen?.(OUTBOX_CHANNEL, { onNotification: () => relay.wake(), onReconnect: () => relay.wake() })) ?? (async () => undefined);
   relay.start();
