@@ -30,6 +30,8 @@ export interface WebhookRequest {
   timeoutMs: number;
   /** The TCP connection must be made within this (TLS and the answer then have the rest of timeoutMs). */
   connectTimeoutMs: number;
+  /** Aborted: the attempt ends at once as a timeout (the dispatcher's slow attempts are all taken). */
+  cutShort?: AbortSignal;
 }
 
 export function sendWebhook(request: WebhookRequest): Promise<AttemptResult> {
@@ -49,6 +51,7 @@ export function sendWebhook(request: WebhookRequest): Promise<AttemptResult> {
       settled = true;
       clearTimeout(deadline);
       clearTimeout(connectDeadline);
+      request.cutShort?.removeEventListener('abort', cut);
       resolve({ ...result, latencyMs: elapsed() });
     };
     const outgoing = client.request(url, {
@@ -65,6 +68,12 @@ export function sendWebhook(request: WebhookRequest): Promise<AttemptResult> {
       finish({ outcome: 'TIMEOUT', statusCode: null, responseBody: null, error: `no connection within ${request.connectTimeoutMs} ms` });
       outgoing.destroy();
     }, request.connectTimeoutMs);
+    const cut = () => {
+      finish({ outcome: 'TIMEOUT', statusCode: null, responseBody: null, error: `cut short after ${elapsed()} ms: no answer yet while many receivers were slow` });
+      outgoing.destroy();
+    };
+    if (request.cutShort?.aborted) cut();
+    else request.cutShort?.addEventListener('abort', cut, { once: true });
     outgoing.on('socket', (socket) => {
       if (!socket.connecting) clearTimeout(connectDeadline);
       else socket.once('connect', () => clearTimeout(connectDeadline));

@@ -5,7 +5,8 @@
 // and by a check once a minute, since an endpoint whose last delivery ran out of retries (about 3
 // days in) may see no attempt again. One account's deliveries take at most a few of the workers at
 // a time, so an account whose endpoints answer slowly or never holds up its own deliveries alone;
-// deliveries to endpoints failing, or never heard from, take a few workers between all accounts.
+// deliveries to endpoints failing, or never heard from, take a few workers between all accounts;
+// and an attempt that is slow to be answered leaves its worker for the next delivery.
 import type { Deprecation } from '@platform/deprecations';
 import { domainEvent } from '@platform/events';
 import type { Logger } from '@platform/service-kit';
@@ -26,6 +27,10 @@ export interface DispatcherSettings {
   accountConcurrency?: number;
   timeoutMs?: number;
   connectTimeoutMs?: number;
+  /** An attempt unanswered after this leaves its worker (SLOW_ATTEMPT_AFTER_MS). */
+  slowAfterMs?: number;
+  /** Slow attempts kept going beside the workers (SLOW_ATTEMPTS). */
+  slowAttempts?: number;
   /** The deprecation registry's entries (DEPRECATIONS_FILE): its webhook entries shape each delivery (payload-deprecations.ts). */
   deprecations?: readonly Deprecation[];
 }
@@ -54,9 +59,35 @@ export const FAILING_ENDPOINT_WORKERS = 2;
  */
 export const UNPROVEN_ENDPOINT_WORKERS = 2;
 
+/**
+ * How long an attempt holds its worker before it counts as slow: it then goes on beside the
+ * workers, and its worker takes the next delivery. Shares per account and lanes for failing and
+ * unproven endpoints cannot see an endpoint that answered before and hangs now: five accounts at
+ * their share of two held all eight workers for a whole timeout, and another customer's delivery
+ * waited 30 s (an outside test). Now such a hang holds a worker this long.
+ */
+export const SLOW_ATTEMPT_AFTER_MS = 2_000;
+/**
+ * Slow attempts one replica keeps going beside its workers. Past them, an attempt that turns slow
+ * is cut short as a timeout (retried on its schedule; its endpoint counts as failing and shares
+ * the failing endpoints' few workers from then on), so slow receivers cannot pile up without end.
+ */
+export const SLOW_ATTEMPTS = 8;
+
 const LEASE_MS = 60_000;
 const PURGE_EVERY_MS = 3_600_000;
 const DISABLE_CHECK_EVERY_MS = 60_000;
+
+/** Whether `work` settled (resolved or rejected) within `ms`. */
+async function settledWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => (timer = setTimeout(resolve, ms, false)));
+  try {
+    return await Promise.race([work.then(() => true, () => true), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 const countUp = (counts: Map<string, number>, key: string) => counts.set(key, (counts.get(key) ?? 0) + 1);
 function countDown(counts: Map<string, number>, key: string): void {
@@ -71,6 +102,8 @@ export class WebhookDispatcher {
   private readonly accountConcurrency: number;
   private readonly timeoutMs: number;
   private readonly connectTimeoutMs: number;
+  private readonly slowAfterMs: number;
+  private readonly slowAttempts: number;
   private readonly deprecations: readonly Deprecation[];
   private readonly outcomes: Counter;
   private readonly latency: Histogram;
@@ -78,6 +111,8 @@ export class WebhookDispatcher {
   private running: Promise<void> | undefined;
   private again = false;
   private readonly workers = new Set<Promise<void>>();
+  /** Attempts that turned slow and left their workers; each settles once recorded. */
+  private readonly slow = new Set<Promise<void>>();
   /** Why a worker stopped early, reported when the drain ends. */
   private failure: unknown;
   /** Deliveries being sent, by account. */
@@ -110,6 +145,8 @@ export class WebhookDispatcher {
     this.accountConcurrency = settings.accountConcurrency ?? WORKERS_PER_ACCOUNT;
     this.timeoutMs = settings.timeoutMs ?? DELIVERY_TIMEOUT_MS;
     this.connectTimeoutMs = settings.connectTimeoutMs ?? DELIVERY_CONNECT_TIMEOUT_MS;
+    this.slowAfterMs = settings.slowAfterMs ?? SLOW_ATTEMPT_AFTER_MS;
+    this.slowAttempts = settings.slowAttempts ?? SLOW_ATTEMPTS;
     this.deprecations = settings.deprecations ?? [];
     const registers = registry ? [registry] : [];
     this.outcomes = new Counter({ name: 'webhook_deliveries_total', help: 'Webhook delivery attempts, by outcome (SUCCEEDED, HTTP_ERROR, TIMEOUT, NETWORK_ERROR, FORBIDDEN_ADDRESS)', labelNames: ['outcome'], registers });
@@ -154,12 +191,12 @@ export class WebhookDispatcher {
     });
   }
 
-  /** Sends every delivery due now (and those falling due while it runs); resolves when none is left. */
+  /** Sends every delivery due now (and those falling due while it runs); resolves when none is left, slow attempts included. */
   async drain(): Promise<void> {
     this.changes++; // a fresh look, whatever the last claim found
     try {
       this.addWorkers();
-      while (this.workers.size) await Promise.all(this.workers);
+      while (this.workers.size || this.slow.size) await Promise.all([...this.workers, ...this.slow]);
       const failure = this.failure;
       this.failure = undefined;
       if (failure) throw failure;
@@ -186,15 +223,38 @@ export class WebhookDispatcher {
     for (;;) {
       const claimed = await this.claim();
       if (!claimed) return;
-      try {
-        await this.deliver(claimed.id);
-      } finally {
+      const cutShort = new AbortController();
+      // The account's share and the lanes count the attempt until it is recorded, wherever it runs.
+      const attempt = this.deliver(claimed.id, cutShort.signal).finally(() => {
         this.changes++;
         if (claimed.standing === 'failing') this.sendingToFailing--;
         if (claimed.standing === 'unproven') this.sendingToUnproven.delete(claimed.ownerId);
         countDown(this.sending, claimed.ownerId);
+      });
+      if (!(await settledWithin(attempt, this.slowAfterMs))) {
+        if (this.goOnBeside(attempt)) continue;
+        cutShort.abort(); // no room beside the workers: it ends now, as a timeout
       }
+      await attempt;
     }
+  }
+
+  /**
+   * Lets a slow attempt finish beside the workers while there is room (false when there is none);
+   * when it is recorded, a wake brings back workers for what its share held back.
+   */
+  private goOnBeside(attempt: Promise<void>): boolean {
+    if (this.slow.size >= this.slowAttempts) return false;
+    const beside: Promise<void> = attempt
+      .catch((error: unknown) => {
+        this.failure = error;
+      })
+      .finally(() => {
+        this.slow.delete(beside);
+        this.wake();
+      });
+    this.slow.add(beside);
+    return true;
   }
 
   /**
@@ -225,16 +285,16 @@ export class WebhookDispatcher {
     return claimed;
   }
 
-  private async deliver(id: string): Promise<void> {
+  private async deliver(id: string, cutShort: AbortSignal): Promise<void> {
     const delivery = await this.webhooks.findDeliveryToSend(id);
     if (!delivery || delivery.status !== 'PENDING') return;
-    const result = await this.attempt(delivery);
+    const result = await this.attempt(delivery, cutShort);
     this.outcomes.inc({ outcome: result.outcome });
     this.latency.observe({ outcome: result.outcome }, result.latencyMs / 1000);
     await this.record(delivery, result);
   }
 
-  private async attempt(delivery: DeliveryToSend): Promise<AttemptResult> {
+  private async attempt(delivery: DeliveryToSend, cutShort: AbortSignal): Promise<AttemptResult> {
     const { endpoint } = delivery;
     let target;
     try {
@@ -249,7 +309,7 @@ export class WebhookDispatcher {
     const { payload, headers } = applyPayloadDeprecations(this.deprecations, delivery.event.type, toEventResponse(delivery.event), now);
     const body = JSON.stringify(payload);
     // The event id is the webhook-id of every attempt: receivers deduplicate on it.
-    return sendWebhook({ target, body, headers: { ...headers, ...signedHeaders(delivery.eventId, now, body, secrets) }, timeoutMs: this.timeoutMs, connectTimeoutMs: this.connectTimeoutMs });
+    return sendWebhook({ target, body, headers: { ...headers, ...signedHeaders(delivery.eventId, now, body, secrets) }, timeoutMs: this.timeoutMs, connectTimeoutMs: this.connectTimeoutMs, cutShort });
   }
 
   private async record(delivery: DeliveryToSend, result: AttemptResult): Promise<void> {

@@ -17,7 +17,7 @@ import { Webhook } from 'standardwebhooks';
 import { createUsersApp } from '../app';
 import { PrismaClient } from '../generated/prisma/client';
 import { AddressGuard, forbiddenKindOf, type ResolvedAddress } from './address-guard';
-import { WebhookDispatcher } from './dispatcher';
+import { type DispatcherSettings, WebhookDispatcher } from './dispatcher';
 import { EVENT_SOURCES } from './intake';
 import { WebhookRepository } from './repository';
 import { MAX_ATTEMPTS, RETRY_DELAYS_MS } from './retry-schedule';
@@ -776,12 +776,12 @@ describe('replicas and owners', () => {
    * attempts the tarpits held then, and how long the other delivery took (null: not within 20 s,
    * past the tests' bound, so a failure shows how long it waited).
    */
-  async function whileTarpitsHang(tarpitPrefix: string, victimPath: string, victimId: string, load: (replica: WebhookDispatcher) => Promise<void>): Promise<{ heldAtOnce: number; victimAfterMs: number | null }> {
+  async function whileTarpitsHang(tarpitPrefix: string, victimPath: string, victimId: string, load: (replica: WebhookDispatcher) => Promise<void>, settings: DispatcherSettings = {}): Promise<{ heldAtOnce: number; victimAfterMs: number | null }> {
     const isTarpit = (path: string) => path.startsWith(`/${tarpitPrefix}`);
     answer = (request) => (isTarpit(request.path) ? 'hang' : { status: 204 });
     const atTarpits = () => received.filter((request) => isTarpit(request.path)).length;
     const guard = new AddressGuard({ allowLoopback: true, resolve: async () => [{ address: '127.0.0.1', family: 4 }] });
-    const replica = new WebhookDispatcher(new WebhookRepository(database.prisma), guard, logger, { clock: () => now, timeoutMs: 3_000 });
+    const replica = new WebhookDispatcher(new WebhookRepository(database.prisma), guard, logger, { clock: () => now, timeoutMs: 3_000, ...settings });
     replica.start(1_000);
     try {
       await load(replica);
@@ -853,6 +853,31 @@ describe('replicas and owners', () => {
     expect(heldAtOnce).toBe(2);
     expect(victimAfterMs).not.toBeNull();
     expect(victimAfterMs).toBeLessThan(1_000);
+    await remove();
+  });
+
+  it("keeps other accounts' deliveries flowing while many accounts' endpoints that answered before hang now", async () => {
+    // Proven and not failing: no lane holds them back, and five accounts at their share of two
+    // would hold all eight workers for a whole timeout (before: the victim waited the 3 s timeout).
+    const { tarpits, editProfiles, remove } = await fiveAccountsOfTarpits('turncoat-');
+    await database.prisma.webhookEndpoint.updateMany({ where: { id: { in: tarpits.map((tarpit) => tarpit.id) } }, data: { provenAt: now, failingSince: null } });
+    const victim = await customer();
+    await register(victim.token, { url: hookUrl('victim-of-turncoats'), eventTypes: ['order.created'] });
+    const { heldAtOnce, victimAfterMs } = await whileTarpitsHang('turncoat-', 'victim-of-turncoats', victim.id, editProfiles, { slowAfterMs: 300, slowAttempts: 6 });
+    expect(heldAtOnce).toBe(8);
+    // A hang holds a worker for 300 ms; then the worker takes the next delivery.
+    expect(victimAfterMs).not.toBeNull();
+    expect(victimAfterMs).toBeLessThan(1_000);
+    // Six of the eight went on beside the workers (until the test let go of them); the two that turned
+    // slow while those six were going were cut short: a timeout that says why, retried on schedule
+    // like any other, and their endpoints now count as failing (the failing endpoints' few workers).
+    const attempts = await database.prisma.webhookAttempt.findMany({ where: { delivery: { endpointId: { in: tarpits.map((tarpit) => tarpit.id) } } }, include: { delivery: true } });
+    expect(attempts).toHaveLength(10);
+    const cut = attempts.filter((attempt) => attempt.error?.startsWith('cut short'));
+    expect(cut.length).toBeGreaterThanOrEqual(2);
+    expect(cut.map((attempt) => [attempt.outcome, attempt.delivery.status])).toEqual(cut.map(() => ['TIMEOUT', 'PENDING']));
+    const cutEndpoints = await database.prisma.webhookEndpoint.findMany({ where: { id: { in: cut.map((attempt) => attempt.delivery.endpointId) } } });
+    expect(cutEndpoints.every((endpoint) => endpoint.failingSince !== null)).toBe(true);
     await remove();
   });
 
