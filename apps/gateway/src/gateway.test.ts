@@ -377,6 +377,13 @@ describe('what the gateway answers itself', () => {
     expect(res.body.paths['/orders'].post.requestBody.content['application/json'].schema.additionalProperties).toBe(false);
   });
 
+  it('refuses a query parameter its own documents do not take, as every route does: 400 UNKNOWN_PARAMETER', async () => {
+    for (const route of ['/v1/openapi.json?x=1', '/v1/event-schemas?version=2']) {
+      const res = await call('GET', route);
+      expect([res.status, res.body.code, res.body.errors?.[0]?.code]).toEqual([400, 'VALIDATION_FAILED', 'UNKNOWN_PARAMETER']);
+    }
+  });
+
   it("serves the events' JSON Schemas beside it, without a token", async () => {
     const res = await call('GET', '/v1/event-schemas');
     expect(res.status).toBe(200);

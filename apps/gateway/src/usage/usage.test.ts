@@ -248,6 +248,13 @@ describe('GET /v1/deprecations and /v1/me/deprecations', () => {
     expect(mine.items[0].callers.every((caller) => caller.contact === null)).toBe(true);
     const others = (await (await get('/v1/me/deprecations', { authorization: `Bearer ${other.token}` })).json()) as { items: unknown[] };
     expect(others.items).toEqual([]);
+
+    // No paging or filter: a parameter it does not take is refused, as on every route; `fields` is the gateway's own.
+    for (const [route, token] of [['/v1/deprecations?size=5', admin.token], ['/v1/me/deprecations?x=1', user.token]]) {
+      const refused = await get(route, { authorization: `Bearer ${token}` });
+      expect([refused.status, ((await refused.json()) as { errors: { code: string }[] }).errors[0].code]).toEqual([400, 'UNKNOWN_PARAMETER']);
+    }
+    expect((await get('/v1/me/deprecations?fields=element,callers', { authorization: `Bearer ${user.token}` })).status).toBe(200);
   });
 
   it("shows a user the deprecated calls of their own API keys, and nobody else's keys", async () => {
