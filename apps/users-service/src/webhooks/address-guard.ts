@@ -166,7 +166,9 @@ export class AddressGuard {
     for (const { address } of addresses) {
       const kind = forbiddenKindOf(address);
       if (kind && !(kind === 'loopback' && this.settings.allowLoopback)) {
-        throw new ForbiddenUrl(host === address ? `${address} is a ${kind} address` : `${host} resolves to ${address}, a ${kind} address`);
+        // A name's address stays unsaid: in a cluster the resolver is the cluster's, and naming
+        // what an internal name resolves to would map the inside for whoever registers URLs.
+        throw new ForbiddenUrl(host === address ? `${address} is a ${kind} address` : `${host} resolves to a ${kind} address`);
       }
     }
     return { url, address: addresses[0] };

@@ -222,9 +222,9 @@ describe('the SSRF guard', () => {
     ['http://[2002:a9fe:a9fe::]/', /metadata/], // 6to4 of 169.254.169.254
     ['http://[fec0::1]/', /private/], // site-local
     ['http://0.0.0.0:8080/', /reserved/],
-    ['http://internal.test/hook', /internal\.test resolves to 10\.1\.2\.3, a private address/],
+    ['http://internal.test/hook', /^internal\.test resolves to a private address$/], // not which: the inside of a cluster stays unmapped
     ['http://metadata.test/hook', /metadata/],
-    ['http://split.test/hook', /split\.test resolves to 192\.168\.0\.9/],
+    ['http://split.test/hook', /^split\.test resolves to a private address$/],
   ])('refuses %s at registration with 422 and the reason', async (url, reason) => {
     dns.set('internal.test', [{ address: '10.1.2.3', family: 4 }]);
     dns.set('metadata.test', [{ address: '169.254.169.254', family: 4 }]);
@@ -257,7 +257,7 @@ describe('the SSRF guard', () => {
     await expect(strict.pin('http://127.0.0.1:8080/')).rejects.toThrow(/loopback/);
     await expect(strict.pin('http://[::1]/')).rejects.toThrow(/loopback/);
     await expect(strict.pin('http://[::ffff:7f00:1]/')).rejects.toThrow(/loopback/);
-    await expect(strict.pin('http://localhost.test/')).rejects.toThrow(/localhost\.test resolves to 127\.0\.0\.1, a loopback address/);
+    await expect(strict.pin('http://localhost.test/')).rejects.toThrow(/^localhost\.test resolves to a loopback address$/);
     const lenient = new AddressGuard({ allowLoopback: true, resolve: async () => [{ address: '127.0.0.1', family: 4 }] });
     await expect(lenient.pin('http://localhost.test/')).resolves.toMatchObject({ address: { address: '127.0.0.1' } });
     await expect(lenient.pin('http://10.0.0.1/')).rejects.toThrow(/private/);
@@ -307,7 +307,7 @@ describe('the SSRF guard', () => {
     await dispatcher.drain();
     expect(received).toEqual([]);
     const [delivery] = await deliveriesOf(owner.token, endpoint.id);
-    expect(delivery.attempts).toEqual([expect.objectContaining({ outcome: 'FORBIDDEN_ADDRESS', statusCode: null, error: 'rebind.test resolves to 10.9.9.9, a private address' })]);
+    expect(delivery.attempts).toEqual([expect.objectContaining({ outcome: 'FORBIDDEN_ADDRESS', statusCode: null, error: 'rebind.test resolves to a private address' })]);
     expect(delivery.status).toBe('PENDING');
   });
 });
