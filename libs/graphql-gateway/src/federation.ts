@@ -166,7 +166,7 @@ export async function createFederatedGraph(options: FederatedGraphOptions): Prom
     if (refusal) return { errors: [graphQLErrorOf(refusal)] };
     // Charged before it runs: a refusal (429) leaves every mutation field unrun.
     const rootFields = rootFieldsOf(args.document, operation);
-    await options.admit?.(context.exchange.req, context.exchange.res, { type: operation.operation, cost: cost.requested, mutationFields: operation.operation === 'mutation' ? rootFields.length : 0, rootFields });
+    await options.admit?.(context.exchange.req, context.exchange.res, { type: operation.operation, cost: cost.requested, mutationFields: operation.operation === 'mutation' ? rootFields.length : 0, rootFields, outputFields: selection.outputFields });
     options.selected?.(context.exchange.req, context.exchange.res, selectedElements(schema, args.document, args.operationName));
     // A fault of the planner or executor is ours: INTERNAL in the body (logged), never a 500 the
     // client's document could trigger again and again.

@@ -55,6 +55,8 @@ export interface OperationWork {
   mutationFields: number;
   /** The root fields selected, by name (an API key's scopes are checked against them). */
   rootFields: string[];
+  /** Every output field selected at any depth, as `graphql:Type.field` (selected-elements.ts): what an API key's scopes must cover besides the root fields. */
+  outputFields: ReadonlySet<string>;
 }
 
 /** The root fields of an operation by name, through fragments, each alias once, `__typename` and introspection left out. */

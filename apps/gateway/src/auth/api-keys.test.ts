@@ -226,6 +226,14 @@ describe('API keys at the gateway', () => {
     expect(allowed.body.data).toEqual({ orders: [{ id: 'o1' }] });
     expect(JSON.stringify(lastForwarded)).not.toContain(reader.text);
     expectRefused(await graphql('{ me { id } }'), 403, 'FORBIDDEN');
+    // A user's data is the users resource wherever it is selected: an order's user by id and name
+    // only, without users:read (before, orders:read read every customer's email, phone and address).
+    expect((await graphql('{ orders(first: 1) { id user { id } } }')).status).toBe(200);
+    for (const query of ['{ orders(first: 1) { user { email } } }', '{ order(id: "o1") { ...U } } fragment U on Order { user { address { line1 } } }']) {
+      const refused = await graphql(query);
+      expectRefused(refused, 403, 'FORBIDDEN');
+      expect(refused.body.message).toBe('This API key lacks the scope users:read.');
+    }
     expectRefused(await graphql('query { ...F } fragment F on Query { orders { id } product(id: "x") { id } }'), 403, 'FORBIDDEN');
     const mutation = await graphql('mutation { cancelOrder(id: "x") { id } }');
     expectRefused(mutation, 403, 'FORBIDDEN');

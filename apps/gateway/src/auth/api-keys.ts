@@ -185,6 +185,16 @@ export const graphqlRootResources: Record<string, ScopedResource> = {
   createReview: 'products',
 };
 
+/**
+ * Object types that are a resource's data wherever they are selected (an order's `user`): an API
+ * key needs that resource's read scope for their fields, except the ones named here as open. Else
+ * an `orders:read` key read every customer's email, phone and address through `orders { user }`,
+ * which `GET /v1/users` refuses it without `users:read`.
+ */
+export const graphqlTypeResources: Record<string, { resource: ScopedResource; open: readonly string[] }> = {
+  User: { resource: 'users', open: ['id', 'name'] },
+};
+
 function missingScope(scope: string): ApiError {
   return ApiError.forbidden(`This API key lacks the scope ${scope}.`);
 }
@@ -200,12 +210,23 @@ export function assertRouteScope(key: { scopes: string[] }, route: { resource?: 
   if (!key.scopes.includes(scope)) throw missingScope(scope);
 }
 
-/** 403 unless the key's scopes cover every root field: a query reads, a mutation writes; an unclassified root field is refused. */
-export function assertGraphQLScopes(key: { scopes: string[] }, operation: { type: string; rootFields: string[] }): void {
+/**
+ * 403 unless the key's scopes cover every root field (a query reads, a mutation writes; an
+ * unclassified root field is refused) and, at any depth, the fields of a resource's types
+ * (graphqlTypeResources: read).
+ */
+export function assertGraphQLScopes(key: { scopes: string[] }, operation: { type: string; rootFields: string[]; outputFields: ReadonlySet<string> }): void {
   for (const field of operation.rootFields) {
     const resource = graphqlRootResources[field];
     if (!resource) throw ApiError.forbidden(`API keys cannot select ${field}: sign in with a token (POST /v1/tokens).`);
     const scope = scopeFor(resource, operation.type !== 'query');
+    if (!key.scopes.includes(scope)) throw missingScope(scope);
+  }
+  for (const element of operation.outputFields) {
+    const [, type, field] = /^graphql:([^.]+)\.(.+)$/.exec(element) ?? [];
+    const owned = graphqlTypeResources[type];
+    if (!owned || owned.open.includes(field)) continue;
+    const scope = scopeFor(owned.resource, false);
     if (!key.scopes.includes(scope)) throw missingScope(scope);
   }
 }
