@@ -8,7 +8,6 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 // The build's own module (plain CommonJS, so build-app.mjs and this test share it).
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const { prunedLockfile } = require('./pruned-lockfile.cjs') as { prunedLockfile: (lock: unknown, manifest: unknown) => Lock };
 
 const root = path.resolve(__dirname, '../..');
