@@ -52,6 +52,8 @@ interface SchemaView {
   /** Alternatives other than null (anyOf/oneOf of two or more shapes). */
   variants: Json[];
   refs: string[];
+  /** With variants: what the schema says beside its alternatives (each alternative holds with it). */
+  outer?: Json;
 }
 
 /** One schema as a client meets it: refs followed, allOf merged, null split off from the type. */
@@ -73,6 +75,7 @@ function view(doc: Json, node: unknown): SchemaView {
   if (types.includes('null')) nullable = true;
   types = types.filter((type) => type !== 'null');
   let variants: Json[] = [];
+  let outer: Json | undefined;
   const alternatives = Array.isArray(schema.anyOf) ? schema.anyOf : Array.isArray(schema.oneOf) ? schema.oneOf : undefined;
   if (alternatives) {
     const nonNull = alternatives.filter((alternative) => {
@@ -87,6 +90,7 @@ function view(doc: Json, node: unknown): SchemaView {
       return { schema: { ...inner.schema, ...rest, type: inner.schema.type }, nullable: nullable || inner.nullable, types: inner.types, variants: inner.variants, refs: [...refs, ...inner.refs] };
     }
     schema = rest;
+    outer = rest;
     variants = nonNull.map((alternative) => resolve(doc, alternative).node);
     // What the alternatives accept together, so that a schema that gains or loses alternatives
     // is compared with one that has none (`string` -> `"a" | "b"`, `string` -> `number | boolean`):
@@ -103,7 +107,7 @@ function view(doc: Json, node: unknown): SchemaView {
     }
   }
   if (types.length === 0 && isObject(schema.properties)) types = ['object'];
-  return { schema, nullable, types: [...types].sort(), variants, refs };
+  return { schema, nullable, types: [...types].sort(), variants, refs, ...(outer ? { outer } : {}) };
 }
 
 const numeric = new Set(['integer', 'number']);
@@ -154,6 +158,7 @@ class OpenApiComparison {
   }
 
   private compareViews(b: SchemaView, a: SchemaView, direction: Direction, element: string, nextSeen: string[], withDescription: boolean): void {
+    const first = this.changes.length;
     if (withDescription) this.description(element, b.schema.description, a.schema.description);
 
     if (!same(b.types, a.types)) {
@@ -200,6 +205,18 @@ class OpenApiComparison {
       const wider = a.variants.length > b.variants.length;
       const breaking = direction === 'request' ? !wider : wider;
       this.add(breaking ? 'breaking' : 'safe', element, breaking ? 'type-changed' : direction === 'request' ? 'type-widened' : 'type-narrowed', breaking ? specRule.typeChanged : specRule.compatible, `${b.variants.length} -> ${a.variants.length} alternative shapes`);
+    }
+    // One shape became alternatives (`string` -> `uuid | "first"`): what the alternatives accept
+    // together is compared above (their types, their values when all are literals), but not what
+    // each of them constrains. What an old client sends must still fit one of them, as a whole.
+    const refused = this.changes.slice(first).some((found) => found.class === 'breaking' && found.element === element);
+    if (direction === 'request' && b.variants.length === 0 && a.variants.length > 0 && !refused) {
+      const fits = a.variants.some((variant) => {
+        const trial = new OpenApiComparison(this.before, this.after);
+        trial.compareViews(b, { ...view(this.after, { allOf: [a.outer ?? {}, variant] }), nullable: b.nullable }, direction, element, nextSeen, false);
+        return !trial.changes.some((found) => found.class === 'breaking');
+      });
+      if (!fits) this.add('breaking', element, 'request-constraint-tightened', specRule.tighterRequest, `one shape -> ${a.variants.length} alternative shapes, none of which accepts everything accepted before`);
     }
   }
 
