@@ -280,16 +280,22 @@ class OpenApiComparison {
     const afterProperties = isObject(a.properties) ? a.properties : {};
     const beforeRequired = new Set(Array.isArray(b.required) ? (b.required as string[]) : []);
     const afterRequired = new Set(Array.isArray(a.required) ? (a.required as string[]) : []);
-    // readOnly fields are never sent by a client, writeOnly ones never answered.
-    const visible = (schema: unknown): boolean => {
-      const { node } = resolve(direction === 'request' ? this.before : this.after, schema);
+    // readOnly fields are never sent by a client, writeOnly ones never answered: each side's in its
+    // own document. A field that becomes so has left this direction, as a removed one has.
+    const visible = (doc: Json, schema: unknown): boolean => {
+      const { node } = resolve(doc, schema);
       return direction === 'request' ? node.readOnly !== true : node.writeOnly !== true;
     };
+    const hidden = direction === 'request' ? 'readOnly' : 'writeOnly';
     for (const [name, schema] of Object.entries(beforeProperties)) {
-      if (!visible(schema)) continue;
+      if (!visible(this.before, schema)) continue;
       const path = `${element}.${name}`;
       if (!(name in afterProperties)) {
         this.add('breaking', path, 'field-removed', specRule.removed, `${direction} field removed`);
+        continue;
+      }
+      if (!visible(this.after, afterProperties[name])) {
+        this.add('breaking', path, 'field-removed', specRule.removed, `${direction} field removed (${hidden} now: ${direction === 'request' ? 'no longer taken from a request' : 'no longer answered'})`);
         continue;
       }
       const wasRequired = beforeRequired.has(name);
@@ -304,7 +310,7 @@ class OpenApiComparison {
       this.compareSchemas(schema, afterProperties[name], direction, path, seen, true);
     }
     for (const [name, schema] of Object.entries(afterProperties)) {
-      if (name in beforeProperties || !visible(schema)) continue;
+      if ((name in beforeProperties && visible(this.before, beforeProperties[name])) || !visible(this.after, schema)) continue;
       const path = `${element}.${name}`;
       if (direction === 'response') this.add('safe', path, 'response-field-added', specRule.nonBreaking, 'response field added');
       else if (afterRequired.has(name)) this.add('breaking', path, 'required-request-field-added', specRule.requiredParameter, 'new required request field');
