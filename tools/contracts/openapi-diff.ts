@@ -408,11 +408,48 @@ function accessOf(doc: Json, operation: Operation): AccessView {
 }
 
 /**
+ * The ways a caller may present credentials to the operation, as the caller sends them: one entry
+ * per security requirement (its schemes together), each scheme by what it asks of a request (an
+ * API key's header, query parameter or cookie and its name; an HTTP scheme), not by its name in
+ * the document. `''` is the empty requirement (no credential).
+ */
+function credentialsOf(doc: Json, operation: Operation): Set<string> {
+  const security = (Array.isArray(operation.operation.security) ? operation.operation.security : Array.isArray(doc.security) ? doc.security : []).filter(isObject);
+  const schemes = isObject(doc.components) && isObject(doc.components.securitySchemes) ? doc.components.securitySchemes : {};
+  const sent = (name: string): string => {
+    const scheme = resolve(doc, schemes[name]).node;
+    if (scheme.type === 'apiKey') return `an API key in ${String(scheme.in)} ${scheme.in === 'header' ? String(scheme.name).toLowerCase() : String(scheme.name)}`;
+    if (scheme.type === 'http') return `HTTP ${String(scheme.scheme).toLowerCase()} authentication`;
+    if (scheme.type === 'oauth2') return `OAuth 2 (${Object.entries(isObject(scheme.flows) ? scheme.flows : {}).map(([flow, value]) => `${flow} ${isObject(value) ? String(value.tokenUrl ?? value.authorizationUrl ?? '') : ''}`).sort().join(', ')})`;
+    if (scheme.type === 'openIdConnect') return `OpenID Connect (${String(scheme.openIdConnectUrl)})`;
+    return String(scheme.type ?? name);
+  };
+  return new Set(security.map((requirement) => Object.keys(requirement).map(sent).sort().join(' with ')));
+}
+
+/**
+ * Who may call the operation, and how they present their credentials: a way of presenting them
+ * that worked (an API key in the X-Api-Key header, a bearer token) and no longer does refuses
+ * every old client that uses it, whatever the access level says.
+ */
+function compareAccess(comparison: OpenApiComparison, old: Operation, operation: Operation): void {
+  const first = comparison.changes.length;
+  compareWhoMayCall(comparison, old, operation);
+  if (comparison.changes.slice(first).some((found) => found.class === 'breaking')) return;
+  const before = credentialsOf(comparison.before, old);
+  const after = credentialsOf(comparison.after, operation);
+  if (after.has('')) return; // public now: any credential, or none, is taken
+  const lost = [...before].filter((way) => way !== '' && !after.has(way));
+  if (lost.length === 0) return;
+  comparison.changes.push(change('rest', 'breaking', `${operation.element} security`, 'credentials-changed', specRule.narrowerAccess, `${lost.join('; ')} no longer accepted (now: ${[...after].join('; ') || 'nothing'}): callers presenting it are refused (401)`));
+}
+
+/**
  * Who may call the operation: narrower (public -> signed-in or admin, signed-in -> admin, a key
  * refused, a scope a key needs added or changed) is breaking, wider is safe. A baseline that did
  * not say (no `x-access`, the document's default security) gets it documented: safe.
  */
-function compareAccess(comparison: OpenApiComparison, old: Operation, operation: Operation): void {
+function compareWhoMayCall(comparison: OpenApiComparison, old: Operation, operation: Operation): void {
   const add = (cls: ChangeClass, rule: string, spec: string, message: string): void => {
     comparison.changes.push(change('rest', cls, `${operation.element} security`, rule, spec, message));
   };
