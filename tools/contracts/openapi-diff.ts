@@ -370,6 +370,20 @@ function parametersOf(doc: Json, path: string, operation: Operation): Map<string
   return parameters;
 }
 
+/**
+ * How a client writes a parameter's value (OpenAPI's style and explode, with their defaults:
+ * form and exploded in a query or cookie, simple elsewhere): `status=A,B` against
+ * `status=A&status=B` for a list. `structured` when the value is a list or an object, the only
+ * values explode changes.
+ */
+function serializationOf(doc: Json, parameter: Json): { style: string; explode: boolean; structured: boolean; label: string } {
+  const style = typeof parameter.style === 'string' ? parameter.style : parameter.in === 'query' || parameter.in === 'cookie' ? 'form' : 'simple';
+  const explode = typeof parameter.explode === 'boolean' ? parameter.explode : style === 'form';
+  const types = view(doc, parameter.schema ?? {}).types;
+  const structured = types.includes('array') || types.includes('object');
+  return { style, explode, structured, label: `${style}${structured ? (explode ? ', exploded' : ', not exploded') : ''}` };
+}
+
 /** The `code` values a response documents (the generator writes "`code`: A, B." into its description). */
 function errorCodesOf(response: Json): string[] {
   const match = typeof response.description === 'string' ? /`code`:\s*([A-Z0-9_,\s]+)/.exec(response.description) : null;
@@ -510,6 +524,11 @@ function compareOperation(comparison: OpenApiComparison, old: Operation, operati
     if (wasRequired && !isRequired) add('safe', parameterElement, 'parameter-became-optional', specRule.compatible, 'parameter is optional now');
     if (typeof parameter.node.description === 'string' && parameter.node.description !== next.node.description) {
       add('dangerous', parameterElement, 'description-changed', specRule.meaning, `description changed: ${JSON.stringify(parameter.node.description)} -> ${JSON.stringify(next.node.description ?? '')}`);
+    }
+    const was = serializationOf(before, parameter.node);
+    const is = serializationOf(after, next.node);
+    if (was.style !== is.style || (was.explode !== is.explode && (was.structured || is.structured))) {
+      add('breaking', parameterElement, 'parameter-serialization-changed', specRule.tighterRequest, `serialized as ${was.label} -> ${is.label}: a value written the old way is read as another value, or refused`);
     }
     comparison.compareSchemas(parameter.node.schema ?? {}, next.node.schema ?? {}, 'request', parameterElement, [], false);
   }
