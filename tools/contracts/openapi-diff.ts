@@ -195,9 +195,14 @@ class OpenApiComparison {
     }
 
     this.compareProperties(b.schema, a.schema, direction, element, nextSeen);
-    if (b.schema.items !== undefined && a.schema.items !== undefined) this.compareSchemas(b.schema.items, a.schema.items, direction, `${element}[]`, nextSeen, false);
-    if (isObject(b.schema.additionalProperties) && isObject(a.schema.additionalProperties)) {
-      this.compareSchemas(b.schema.additionalProperties, a.schema.additionalProperties, direction, `${element}{}`, nextSeen, false);
+    // A list without `items`, or an object without a schema for its other properties, holds any
+    // value there: `tags: array` -> `tags: array of string` narrows what a request may hold, and the
+    // reverse widens what an answer may hold, as a changed item type does.
+    if (b.schema.items !== undefined || a.schema.items !== undefined) this.compareSchemas(b.schema.items ?? {}, a.schema.items ?? {}, direction, `${element}[]`, nextSeen, false);
+    const others = (schema: Json): Json | undefined => (isObject(schema.additionalProperties) ? schema.additionalProperties : schema.additionalProperties === undefined || schema.additionalProperties === true ? {} : undefined);
+    const [beforeOthers, afterOthers] = [others(b.schema), others(a.schema)];
+    if (beforeOthers && afterOthers && (isObject(b.schema.additionalProperties) || isObject(a.schema.additionalProperties))) {
+      this.compareSchemas(beforeOthers, afterOthers, direction, `${element}{}`, nextSeen, false);
     }
     const shared = Math.min(b.variants.length, a.variants.length);
     for (let index = 0; index < shared; index++) this.compareSchemas(b.variants[index], a.variants[index], direction, `${element}<${index}>`, nextSeen, false);
