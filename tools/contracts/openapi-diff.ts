@@ -594,8 +594,14 @@ function compareOperation(comparison: OpenApiComparison, old: Operation, operati
     const afterHeaderNames = new Map(Object.keys(afterHeaders).map((name) => [name.toLowerCase(), name]));
     for (const [name, header] of Object.entries(beforeHeaders)) {
       const nextName = afterHeaderNames.get(name.toLowerCase());
-      if (!nextName) add('breaking', `${responseElement}.header.${name}`, 'response-header-removed', specRule.removed, `header ${name} no longer sent`);
-      else comparison.compareSchemas(resolve(before, header).node.schema ?? {}, resolve(after, afterHeaders[nextName]).node.schema ?? {}, 'response', `${responseElement}.header.${name}`, [], false);
+      if (!nextName) {
+        add('breaking', `${responseElement}.header.${name}`, 'response-header-removed', specRule.removed, `header ${name} no longer sent`);
+        continue;
+      }
+      const [was, is] = [resolve(before, header).node, resolve(after, afterHeaders[nextName]).node];
+      // A header always sent that may be left out now is, for a client reading it, a removal at times.
+      if (was.required === true && is.required !== true) add('breaking', `${responseElement}.header.${name}`, 'response-header-became-optional', specRule.removed, `header ${name} may be left out now`);
+      comparison.compareSchemas(was.schema ?? {}, is.schema ?? {}, 'response', `${responseElement}.header.${name}`, [], false);
     }
     const beforeHeaderNames = new Set(Object.keys(beforeHeaders).map((name) => name.toLowerCase()));
     for (const name of Object.keys(afterHeaders)) {
