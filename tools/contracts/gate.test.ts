@@ -600,6 +600,18 @@ describe('contract:check', () => {
     expect(logged.passed).toBe(true);
   });
 
+  it('asks for a changelog entry when a union clients read gains a member', async () => {
+    // A __typename old clients have not seen, as an enum's new value is (before, DANGEROUS and passed).
+    const parcel = (members: string) => `union Parcel\n  @join__type(graph: ORDERS)\n${members.split(' | ').map((member) => `  @join__unionMember(graph: ORDERS, member: "${member}")\n`).join('')} = ${members}\n\n`;
+    for (const [file, members] of [['contracts/v1/supergraph.graphql', 'Shipment'], [supergraph, 'Shipment | Order']]) edit(file, (text) => text.replace(/\ntype Query\b/, `\n${parcel(members)}type Query`));
+    const result = await runCheck({ root, today, zeroUseDays: 14 });
+    expect(result.text).toContain(`DANGEROUS graphql:Parcel (${supergraph})`);
+    expect(result.text).toContain('REFUSED: clients will read a value they have not seen: say what it means: name it in contracts/CHANGELOG.md as printed above');
+    expect(result.passed).toBe(false);
+    writeContractsFile('CHANGELOG.md', '# Contract changelog\n\n## 2026-11-24\n- `graphql:Parcel` may be an Order now: one shipped whole.\n');
+    expect((await runCheck({ root, today, zeroUseDays: 14 })).passed).toBe(true);
+  });
+
   it('takes a changelog entry naming the element whole, not one naming a longer element it begins', () => {
     expect(namedIn('- `graphql:Order.status` may be LOST.', 'graphql:Order.status')).toBe(true);
     expect(namedIn('- Order.status may be LOST.', 'Order.status')).toBe(true);

@@ -71,6 +71,9 @@ function classify(found: Change, enumsRead: Set<string>): { cls: ChangeClass; sp
     const enumName = (found.path ?? '').split('.')[0];
     return enumsRead.has(enumName) ? { cls: 'dangerous', spec: specRule.newResponseValue } : { cls: 'safe', spec: specRule.nonBreaking };
   }
+  // A union's new member, or an interface's new implementation, is a `__typename` old clients have
+  // not seen where they read that union or interface: a new response value, as an enum's.
+  if (found.type === 'UNION_MEMBER_ADDED' || found.type === 'OBJECT_TYPE_INTERFACE_ADDED') return { cls: 'dangerous', spec: specRule.newResponseValue };
   if (removals.has(found.type)) return { cls: inspected, spec: specRule.removed };
   if (typeChanges.has(found.type)) {
     const types = typesOf(found);
