@@ -151,7 +151,7 @@ export interface EmbeddedTransportSettings {
   pageSize?: number;
   /**
    * How long a replica's hold on a producer's log lasts unrenewed (default 10 s): after a replica
-   * died, another takes the log over within it. Renewed every third of it while reading.
+   * died, another takes the log over within it. Renewed once a third of it is gone while a page is handled, and before a read that it might not cover.
    */
   leaseMs?: number;
   /** This replica's name in the leases (default: host, process id and a random suffix). */
@@ -238,10 +238,19 @@ export class EmbeddedTransport implements EventTransport {
     const holder = this.replica;
     let failures = 0;
     let holding = false;
+    /** The cursor as this replica left it, and when it last took or renewed the lease. */
+    let position = '0';
+    let claimedAt = 0;
+    // A renewal is a write: it is skipped while the lease, as last renewed, still covers the next
+    // read (up to waitMs) and the first renewal during its page's handling (a third of the lease).
+    const renewAfterMs = (leaseMs * 2) / 3 - waitMs;
     try {
       while (!signal.aborted) {
         try {
-          const after = await cursors.claim(source, holder, leaseMs);
+          const now = Date.now();
+          const fresh = holding && now - claimedAt < renewAfterMs;
+          const after = fresh ? position : await cursors.claim(source, holder, leaseMs);
+          if (!fresh) claimedAt = now; // the lease runs from the claim's statement, which is no earlier
           if (after === undefined) {
             // Another replica reads this log: look again within a third of its lease.
             if (holding) this.settings.logger.info({ source, replica: holder }, 'another replica holds this event log now');
@@ -250,14 +259,19 @@ export class EmbeddedTransport implements EventTransport {
             continue;
           }
           holding = true;
+          position = after;
           const asked = Date.now();
           const page = await readLogPage(producer, `/internal/events?after=${after}&limit=${pageSize}&wait=${waitMs}`, signal, waitMs + 10_000);
           // The lease is renewed while the page is handled (its handlers may take long); once it
           // is lost, no further event of the page is handed over.
           let lost = false;
           const renewal = setInterval(() => {
+            const renewedAt = Date.now();
             cursors.claim(source, holder, leaseMs).then(
-              (position) => (lost ||= position === undefined),
+              (renewed) => {
+                lost ||= renewed === undefined;
+                if (!lost) claimedAt = renewedAt;
+              },
               () => undefined, // the next renewal or the cursor's advance tells
             );
           }, leaseMs / 3);
@@ -282,6 +296,8 @@ export class EmbeddedTransport implements EventTransport {
           } finally {
             clearInterval(renewal);
             if (handledTo && !(await cursors.advance(source, holder, handledTo))) holding = false;
+            else if (handledTo) position = handledTo;
+            if (lost) holding = false;
           }
           failures = 0;
           // A read that waited its time for nothing goes again at once; one answered empty sooner

@@ -420,6 +420,34 @@ describe('events', () => {
       }
     });
 
+    it('an idle reader renews its lease when a third of it is gone, not at every read (each renewal is a write)', async () => {
+      const store = sqlCursorStore(db);
+      let claims = 0;
+      const counted = { ...store, claim: (...args: Parameters<typeof store.claim>) => (claims++, store.claim(...args)) };
+      let reads = 0;
+      const app = express();
+      app.use((req, _res, next) => ((reads += req.path === '/internal/events' ? 1 : 0), next()));
+      app.use(eventLogRoutes(db, 'users-service', new TokenVerifier([secret], { audience: 'internal' })));
+      const counting = await listen(app, 0, '127.0.0.1');
+      const handled: number[] = [];
+      // Lease 1.5 s, reads waiting 200 ms: a renewal at most every 1.5 × 2/3 − 0.2 = 0.8 s keeps the
+      // lease whole through the next read and the handling of its page.
+      const reader = new EmbeddedTransport({ producers: { 'users-service': counting.url }, serviceToken: serviceTokenSource(secret, 'orders-service'), cursors: counted, logger, pollMs: 20, waitMs: 200, leaseMs: 1_500 });
+      const consumption = await reader.consume(subscription, async (delivery) => void handled.push(Number(delivery.event.aggregatesequence)));
+      try {
+        await wait(2_400);
+        expect(reads).toBeGreaterThanOrEqual(8);
+        expect(claims).toBeLessThanOrEqual(Math.ceil(reads / 3));
+        // Still the reader, still on time: what is published reaches it.
+        await publishVersions(1, 2);
+        await until(() => handled.length === 2);
+        expect(handled).toEqual([1, 2]);
+      } finally {
+        await consumption.stop();
+        await counting.close();
+      }
+    });
+
     it('a replica that died holding the lease keeps the log from the others only until its lease runs out', async () => {
       await publishVersions(1, 3);
       // A replica that read, then was killed: its lease stays behind, unrenewed, for 1.5 s.
