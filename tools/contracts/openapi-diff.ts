@@ -111,6 +111,12 @@ function view(doc: Json, node: unknown): SchemaView {
 }
 
 const numeric = new Set(['integer', 'number']);
+/**
+ * Formats that generators turn into a type of their own (a date, a 64-bit integer, a UUID, bytes):
+ * a response value in one of them is parsed by it. Others (email, hostname…) describe a string that
+ * clients keep as a string.
+ */
+const FORMATS_CLIENTS_PARSE = new Set(['date-time', 'date', 'time', 'duration', 'int32', 'int64', 'float', 'double', 'decimal', 'uuid', 'uri', 'byte', 'binary']);
 /** Whether every type of `narrow` is accepted by `wide` (an integer is a number). */
 function covers(wide: string[], narrow: string[]): boolean {
   if (wide.length === 0) return true;
@@ -271,8 +277,15 @@ class OpenApiComparison {
       if (removed.length) report(true, `sort fields removed: ${removed.join(', ')}`);
       if (added.length) report(false, `sort fields added: ${added.join(', ')}`);
     }
+    // A response value's format is how a generated client reads it (date-time as a date, int32 in
+    // a 32-bit integer): one changed or dropped may answer what an old client cannot read.
+    const parsed = direction === 'response' && typeof b.format === 'string' && FORMATS_CLIENTS_PARSE.has(b.format);
+    if (parsed && !same(b.format, a.format)) {
+      this.add('breaking', element, 'response-format-changed', specRule.typeChanged, `format ${JSON.stringify(b.format)} -> ${JSON.stringify(a.format ?? null)}: values old clients parse by the old format may not fit it`);
+    }
     for (const key of ['pattern', 'format', 'multipleOf']) {
       if (same(b[key], a[key]) || (key === 'pattern' && sortFields[0] && sortFields[1])) continue;
+      if (key === 'format' && parsed) continue;
       report(a[key] !== undefined, `${key} ${JSON.stringify(b[key] ?? null)} -> ${JSON.stringify(a[key] ?? null)}`);
     }
     if (Boolean(b.uniqueItems) !== Boolean(a.uniqueItems)) report(Boolean(a.uniqueItems), `uniqueItems ${Boolean(b.uniqueItems)} -> ${Boolean(a.uniqueItems)}`);
