@@ -155,7 +155,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** A new signing secret, shown once; the previous one keeps signing for 24 hours */
+        /** A new signing secret, shown once; the previous one keeps signing for the overlap asked (24 hours unless said; 0: it stops now) */
         post: operations["rotateWebhookSecret"];
         delete?: never;
         options?: never;
@@ -3762,7 +3762,17 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: int32
+                     * @description How long the replaced secret keeps signing beside the new one, in seconds (0: it stops now, for a leaked secret; default and most 86400, 24 hours).
+                     */
+                    overlapSeconds?: number;
+                };
+            };
+        };
         responses: {
             /** @description The endpoint and its new secret */
             200: {
@@ -3787,7 +3797,11 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["ConflictRotateWebhookSecret"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
             502: components["responses"]["BadGateway"];
             503: components["responses"]["ServiceUnavailable"];

@@ -15,7 +15,7 @@ import {
   webhookEndpointWithSecretRepresentation,
   webhookEventPageRepresentation,
 } from './representation';
-import { createEndpointBody, endpointSortFields, eventSortFields, listDeliveriesQuery, listEndpointsQuery, listEventsQuery, patchEndpointBody } from './schemas';
+import { createEndpointBody, endpointSortFields, eventSortFields, listDeliveriesQuery, listEndpointsQuery, listEventsQuery, patchEndpointBody, rotateSecretBody } from './schemas';
 import type { WebhookService } from './service';
 
 const etagOf = (endpoint: { version: number }) => `"${endpoint.version}"`;
@@ -51,8 +51,9 @@ export const webhookEndpoints = defineEndpoints('users', {
     responses: { 204: { description: 'Deleted' } },
   },
   rotateWebhookSecret: {
-    method: 'POST', path: '/webhook-endpoints/:id/secret/rotation', summary: 'A new signing secret, shown once; the previous one keeps signing for 24 hours', access: 'signed-in',
+    method: 'POST', path: '/webhook-endpoints/:id/secret/rotation', summary: 'A new signing secret, shown once; the previous one keeps signing for the overlap asked (24 hours unless said; 0: it stops now)', access: 'signed-in',
     params: { id: webhookEndpointInPath },
+    body: rotateSecretBody,
     conflicts: ['CONFLICT'],
     responses: { 200: { description: 'The endpoint and its new secret', body: webhookEndpointWithSecretRepresentation, headers: ['ETag'] } },
   },
@@ -97,8 +98,8 @@ export function webhookRoutes(webhooks: WebhookService) {
       await webhooks.delete(principal, params.id);
       res.status(204).end();
     },
-    rotateWebhookSecret: async ({ principal, params, res }) => {
-      const endpoint = await webhooks.rotateSecret(principal, params.id);
+    rotateWebhookSecret: async ({ principal, params, body, res }) => {
+      const endpoint = await webhooks.rotateSecret(principal, params.id, body?.overlapSeconds);
       res.setHeader('ETag', etagOf(endpoint)).setHeader('Cache-Control', 'no-store').json(toEndpointWithSecretResponse(endpoint));
     },
     listWebhookDeliveries: async ({ principal, params, query, res }) => {

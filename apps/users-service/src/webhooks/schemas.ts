@@ -29,6 +29,19 @@ export const patchEndpointBody = z.strictObject({
   status: z.enum(endpointStatuses).optional().meta({ description: 'DISABLED stops deliveries; ENABLED resumes them (also after an automatic disable).' }),
 });
 
+/** How long the replaced secret keeps signing beside the new one, at most (and by default): a day. */
+export const MAX_SECRET_OVERLAP_S = 86_400;
+
+export const rotateSecretBody = z.strictObject({
+  overlapSeconds: z
+    .number()
+    .int()
+    .min(0)
+    .max(MAX_SECRET_OVERLAP_S)
+    .optional()
+    .meta({ description: `How long the replaced secret keeps signing beside the new one, in seconds (0: it stops now, for a leaked secret; default and most ${MAX_SECRET_OVERLAP_S}, 24 hours).` }),
+});
+
 export const listEndpointsQuery = z.strictObject({ ...pagingQueryShape });
 
 export const listDeliveriesQuery = z.strictObject({
@@ -53,3 +66,5 @@ export type CreateEndpointInput = z.output<typeof createEndpointBody>;
 export type PatchEndpointInput = z.output<typeof patchEndpointBody>;
 export type ListEventsQuery = z.output<typeof listEventsQuery>;
 export type ListDeliveriesQuery = z.output<typeof listDeliveriesQuery>;
+
+export type RotateSecretInput = z.output<typeof rotateSecretBody>;

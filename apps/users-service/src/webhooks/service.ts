@@ -107,16 +107,15 @@ export class WebhookService {
 
   /**
    * A new secret, shown once; the one it replaces keeps signing (both signatures in every
-   * delivery) for 24 hours, so receivers can switch without losing a delivery. A second rotation
-   * within those hours drops the oldest secret at once.
+   * delivery) for the overlap asked, 24 hours unless said, so receivers can switch without losing
+   * a delivery; 0 drops it at once (a leaked secret). A second rotation within the overlap drops
+   * the oldest secret at once.
    */
-  async rotateSecret(principal: Principal, id: string): Promise<EndpointRow> {
+  async rotateSecret(principal: Principal, id: string, overlapSeconds?: number): Promise<EndpointRow> {
     const endpoint = await this.get(principal, id);
-    const rotated = await this.webhooks.updateEndpoint(
-      endpoint.id,
-      { secret: newSigningSecret(), previousSecret: endpoint.secret, previousSecretExpiresAt: new Date(this.clock().getTime() + PREVIOUS_SECRET_GRACE_MS) },
-      endpoint.version,
-    );
+    const overlapMs = overlapSeconds === undefined ? PREVIOUS_SECRET_GRACE_MS : overlapSeconds * 1_000;
+    const previous = overlapMs > 0 ? { previousSecret: endpoint.secret, previousSecretExpiresAt: new Date(this.clock().getTime() + overlapMs) } : { previousSecret: null, previousSecretExpiresAt: null };
+    const rotated = await this.webhooks.updateEndpoint(endpoint.id, { secret: newSigningSecret(), ...previous }, endpoint.version);
     if (!rotated) throw new Conflict('CONFLICT', 'The endpoint changed meanwhile; rotate again.');
     return rotated;
   }

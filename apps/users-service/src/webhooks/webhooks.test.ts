@@ -728,6 +728,26 @@ describe('deliveries', () => {
     expect(received[1].headers['webhook-signature'].split(' ')).toHaveLength(1);
     expect((await call('POST', `/webhook-endpoints/${endpoint.id}/secret/rotation`, { token: owner.token })).body.secret).not.toBe(rotated.body.secret);
   });
+
+  it('drops the old secret at once when the rotation asks for no overlap (a leaked secret), and refuses an overlap past 24 hours', async () => {
+    const owner = await customer();
+    const endpoint = await register(owner.token, { url: hookUrl('leaked'), eventTypes: ['user.updated'] });
+    const rotated = await call('POST', `/webhook-endpoints/${endpoint.id}/secret/rotation`, { token: owner.token, body: { overlapSeconds: 0 } });
+    expect(rotated.status).toBe(200);
+    expect(rotated.body.previousSecretExpiresAt).toBeNull();
+    await arrive('users-service', 'user.updated', 'user', owner.id, { id: owner.id, role: 'customer', name: 'L', email: 'l@example.com', version: 2, createdAt: now.toISOString() });
+    await dispatcher.drain();
+    const [delivery] = received.filter((request) => request.path === '/leaked');
+    expect(delivery.headers['webhook-signature'].split(' ')).toHaveLength(1);
+    expect(new Webhook(rotated.body.secret).verify(delivery.body, delivery.headers)).toMatchObject({ type: 'user.updated' });
+    expect(() => new Webhook(endpoint.secret).verify(delivery.body, delivery.headers)).toThrow();
+    // An overlap of its own, within the 24 hours.
+    const hour = await call('POST', `/webhook-endpoints/${endpoint.id}/secret/rotation`, { token: owner.token, body: { overlapSeconds: 3_600 } });
+    expect(hour.body.previousSecretExpiresAt).toBe(new Date(now.getTime() + 3_600_000).toISOString());
+    const tooLong = await call('POST', `/webhook-endpoints/${endpoint.id}/secret/rotation`, { token: owner.token, body: { overlapSeconds: 86_401 } });
+    expect(tooLong.status).toBe(422);
+    expect(tooLong.body.errors[0]).toMatchObject({ field: 'overlapSeconds', code: 'OUT_OF_RANGE' });
+  });
 });
 
 describe('replicas and owners', () => {
