@@ -110,6 +110,16 @@ function view(doc: Json, node: unknown): SchemaView {
   return { schema, nullable, types: [...types].sort(), variants, refs, ...(outer ? { outer } : {}) };
 }
 
+/**
+ * What a client may send under one shape, in the parts each of which one alternative must take
+ * whole: each value of its enum, else each of its types, else the shape itself.
+ */
+function sentAs(sent: SchemaView): SchemaView[] {
+  if (Array.isArray(sent.schema.enum) && sent.schema.enum.length > 1) return sent.schema.enum.map((value) => ({ ...sent, schema: { ...sent.schema, enum: [value] } }));
+  if (sent.types.length > 1) return sent.types.map((type) => ({ ...sent, types: [type], schema: { ...sent.schema, type } }));
+  return [sent];
+}
+
 const numeric = new Set(['integer', 'number']);
 /**
  * Formats that generators turn into a type of their own (a date, a 64-bit integer, a UUID, bytes):
@@ -219,15 +229,18 @@ class OpenApiComparison {
     }
     // One shape became alternatives (`string` -> `uuid | "first"`): what the alternatives accept
     // together is compared above (their types, their values when all are literals), but not what
-    // each of them constrains. What an old client sends must still fit one of them, as a whole.
+    // each of them constrains. What an old client sends must still fit one of them, as a whole:
+    // each value of an old enum, or each of several old types, on its own (`"a" | "b"` as two
+    // literals, `string | integer` as two alternatives, take what the one shape took).
     const refused = this.changes.slice(first).some((found) => found.class === 'breaking' && found.element === element);
     if (direction === 'request' && b.variants.length === 0 && a.variants.length > 0 && !refused) {
-      const fits = a.variants.some((variant) => {
-        const trial = new OpenApiComparison(this.before, this.after);
-        trial.compareViews(b, { ...view(this.after, { allOf: [a.outer ?? {}, variant] }), nullable: b.nullable }, direction, element, nextSeen, false);
-        return !trial.changes.some((found) => found.class === 'breaking');
-      });
-      if (!fits) this.add('breaking', element, 'request-constraint-tightened', specRule.tighterRequest, `one shape -> ${a.variants.length} alternative shapes, none of which accepts everything accepted before`);
+      const fitsOne = (sent: SchemaView): boolean =>
+        a.variants.some((variant) => {
+          const trial = new OpenApiComparison(this.before, this.after);
+          trial.compareViews(sent, { ...view(this.after, { allOf: [a.outer ?? {}, variant] }), nullable: b.nullable }, direction, element, nextSeen, false);
+          return !trial.changes.some((found) => found.class === 'breaking');
+        });
+      if (!sentAs(b).every(fitsOne)) this.add('breaking', element, 'request-constraint-tightened', specRule.tighterRequest, `one shape -> ${a.variants.length} alternative shapes, none of which accepts everything accepted before`);
     }
   }
 
