@@ -207,6 +207,22 @@ describe('events', () => {
       expect(shared.idle).toBeGreaterThanOrEqual(10);
       expect(shared.published).toBe(2);
     });
+    it('on an embedded database, tries a failed pass again within pollMs, not at its once-a-minute look', async () => {
+      // The broker (NATS_URL beside an embedded database) refuses the batch the commit woke the
+      // relay for: nothing will announce that row again, so the relay must not wait its minute.
+      const transport = new RecordingTransport();
+      const { stop } = await startOutboxRelay({ prisma: db, kind: 'pglite' }, transport, logger, { service: 'users-service', pollMs: 50 });
+      try {
+        transport.down = true;
+        await unitOfWork(db, (tx) => recordEvent(tx, domainEvent('user.deleted', userId, { id: userId })));
+        await wait(100); // the woken pass failed
+        transport.down = false;
+        for (const giveUpAt = Date.now() + 2_000; transport.published.length < 1 && Date.now() < giveUpAt; ) await wait(10);
+        expect(transport.published).toHaveLength(1);
+      } finally {
+        await stop();
+      }
+    });
   });
 
   describe('the consumer', () => {

@@ -24,7 +24,8 @@ const DAY_MS = 86_400_000;
 const LOCK_RETRY_MS = 20;
 /**
  * How often a relay on a database no other process writes (embedded PGlite) looks unwoken: every
- * row there is announced, so this only bounds the wait of one a bug left unannounced. Polling at
+ * row there is announced, so this only bounds the wait of one a bug left unannounced (a pass that
+ * failed, whose rows no wake announces again, is tried again at `pollMs`). Polling at
  * `pollMs` cost the idle embedded stack about 70 ms of CPU a second (docs/benchmarks.md).
  */
 export const PRIVATE_DATABASE_POLL_MS = 60_000;
@@ -48,6 +49,10 @@ export interface RelaySettings {
 export class OutboxRelay {
   private readonly batchSize: number;
   private readonly pollMs: number;
+  /** How soon a pass that failed is tried again: `pollMs` as configured, even on an embedded database. */
+  private readonly retryMs: number;
+  /** The last pass failed (transport or database): what it was woken for is still unpublished, and no wake will come again for it. */
+  private failed = false;
   private readonly retentionMs: number;
   private readonly publishTimeoutMs: number;
   private timer: NodeJS.Timeout | undefined;
@@ -69,7 +74,8 @@ export class OutboxRelay {
     registry?: Registry,
   ) {
     this.batchSize = settings.batchSize ?? 200;
-    this.pollMs = settings.sharedDatabase === false ? Math.max(settings.pollMs ?? 0, PRIVATE_DATABASE_POLL_MS) : (settings.pollMs ?? 1_000);
+    this.retryMs = settings.pollMs ?? 1_000;
+    this.pollMs = settings.sharedDatabase === false ? Math.max(this.retryMs, PRIVATE_DATABASE_POLL_MS) : this.retryMs;
     this.retentionMs = settings.retentionMs ?? 30 * DAY_MS;
     this.publishTimeoutMs = settings.publishTimeoutMs ?? 10_000;
     const registers = registry ? [registry] : [];
@@ -123,7 +129,8 @@ export class OutboxRelay {
         this.again = false;
         this.wake();
       } else {
-        this.timer = setTimeout(() => this.wake(), this.lockMisses ? Math.min(LOCK_RETRY_MS * 2 ** (this.lockMisses - 1), this.pollMs) : this.pollMs);
+        const next = this.failed ? this.retryMs : this.pollMs;
+        this.timer = setTimeout(() => this.wake(), this.lockMisses ? Math.min(LOCK_RETRY_MS * 2 ** (this.lockMisses - 1), next) : next);
         this.timer.unref();
       }
     });
@@ -137,6 +144,7 @@ export class OutboxRelay {
 
   /** Publishes batches until the outbox is empty or a batch fails; then purges old published rows now and then. */
   private async pass(): Promise<void> {
+    this.failed = false;
     try {
       let published: number;
       do published = await this.publishBatch();
@@ -147,6 +155,7 @@ export class OutboxRelay {
         await purgePublished(this.db, new Date(Date.now() - this.retentionMs), 10_000);
       }
     } catch (error) {
+      this.failed = true;
       this.failures.inc();
       this.logger.warn({ err: error }, 'outbox relay pass failed; it tries again');
     }
