@@ -241,7 +241,8 @@ export class WebhookDispatcher {
 
   /**
    * Lets a slow attempt finish beside the workers while there is room (false when there is none);
-   * when it is recorded, a wake brings back workers for what its share held back.
+   * when it is recorded, workers come back for what its share held back: the drain that waits for
+   * it is still under way (a wake alone does nothing before start(), when drain() was called itself).
    */
   private goOnBeside(attempt: Promise<void>): boolean {
     if (this.slow.size >= this.slowAttempts) return false;
@@ -252,6 +253,7 @@ export class WebhookDispatcher {
       .finally(() => {
         this.slow.delete(beside);
         this.wake();
+        this.addWorkers();
       });
     this.slow.add(beside);
     return true;

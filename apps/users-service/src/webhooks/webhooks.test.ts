@@ -617,6 +617,22 @@ describe('deliveries', () => {
     }
   });
 
+  it('drain() also sends what a slow attempt held back by its account\'s share, once that attempt is recorded', async () => {
+    const owner = await customer();
+    const endpoints = [await register(owner.token, { url: hookUrl('held-back-a'), eventTypes: ['user.updated'] }), await register(owner.token, { url: hookUrl('held-back-b'), eventTypes: ['user.updated'] })];
+    await database.prisma.webhookEndpoint.updateMany({ where: { id: { in: endpoints.map((endpoint) => endpoint.id) } }, data: { provenAt: now, failingSince: null } });
+    const guard = new AddressGuard({ allowLoopback: true, resolve: async () => [{ address: '127.0.0.1', family: 4 }] });
+    const replica = new WebhookDispatcher(new WebhookRepository(database.prisma), guard, logger, { clock: () => now, accountConcurrency: 1, timeoutMs: 600, slowAfterMs: 200 });
+    await replica.drain(); // whatever earlier tests left due
+    answer = (request) => (request.path.startsWith('/held-back-') ? 'hang' : { status: 204 });
+    await arrive('users-service', 'user.updated', 'user', owner.id, { id: owner.id, role: 'customer', name: 'Held', email: 'held@example.com', version: 2, createdAt: now.toISOString() });
+    // The first attempt turns slow and goes on beside the workers; the account's share (1) holds
+    // the second back, so every worker leaves. The first is recorded (a timeout) while drain() waits.
+    await replica.drain();
+    const deliveries = await database.prisma.webhookDelivery.findMany({ where: { endpointId: { in: endpoints.map((endpoint) => endpoint.id) } } });
+    expect(deliveries.map((delivery) => delivery.attemptCount)).toEqual([1, 1]);
+  });
+
   it('disables an endpoint failing for 5 days even when its only delivery ran out of retries after 3 days and nothing new came', async () => {
     const owner = await customer();
     const failing = await register(owner.token, { url: hookUrl('down-quiet'), eventTypes: ['user.updated'] });
