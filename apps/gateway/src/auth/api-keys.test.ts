@@ -240,6 +240,18 @@ describe('API keys at the gateway', () => {
     expect(mutation.body.message).toBe('This API key lacks the scope orders:write.');
   });
 
+  it('let a users:write key read back the user updateMe returns, as PATCH /v1/users/me answers it; beside another resource, a user\'s fields still need users:read', async () => {
+    const writer = issueKey(['users:write']);
+    const headers = { 'x-api-key': writer.text };
+    expect((await call('PATCH', '/v1/users/me', { headers, body: { nickname: 'bot' } })).status).toBe(200);
+    const updated = await call('POST', '/v1/graphql', { headers, body: { query: 'mutation { updateMe(input: { nickname: "bot" }) { id nickname email } }' } });
+    expect(updated.status).toBe(200);
+    const both = issueKey(['users:write', 'orders:write']);
+    const mixed = await call('POST', '/v1/graphql', { headers: { 'x-api-key': both.text }, body: { query: 'mutation { updateMe(input: { nickname: "bot" }) { id } cancelOrder(id: "x") { user { email } } }' } });
+    expectRefused(mixed, 403, 'FORBIDDEN');
+    expect(mixed.body.message).toBe('This API key lacks the scope users:read.');
+  });
+
   it('cannot take over the owner\'s account: no password change, no deletion, whatever the scopes', async () => {
     const key = issueKey(['users:read', 'users:write']);
     const headers = { 'x-api-key': key.text };

@@ -213,7 +213,7 @@ export function assertRouteScope(key: { scopes: string[] }, route: { resource?: 
 /**
  * 403 unless the key's scopes cover every root field (a query reads, a mutation writes; an
  * unclassified root field is refused) and, at any depth, the fields of a resource's types
- * (graphqlTypeResources: read).
+ * (graphqlTypeResources: read) unless every root field is of that resource.
  */
 export function assertGraphQLScopes(key: { scopes: string[] }, operation: { type: string; rootFields: string[]; outputFields: ReadonlySet<string> }): void {
   for (const field of operation.rootFields) {
@@ -222,10 +222,15 @@ export function assertGraphQLScopes(key: { scopes: string[] }, operation: { type
     const scope = scopeFor(resource, operation.type !== 'query');
     if (!key.scopes.includes(scope)) throw missingScope(scope);
   }
+  // Root fields of one resource only (`me`, `user`, `updateMe`): the scope checked above covers the
+  // resource's own data they return, as REST's GET and PATCH /v1/users/{id} answer the user with
+  // users:read or users:write. Beside another resource's, its types need their read scope.
+  const rootResources = new Set(operation.rootFields.map((field) => graphqlRootResources[field]));
   for (const element of operation.outputFields) {
     const [, type, field] = /^graphql:([^.]+)\.(.+)$/.exec(element) ?? [];
     const owned = graphqlTypeResources[type];
     if (!owned || owned.open.includes(field)) continue;
+    if (rootResources.size === 1 && rootResources.has(owned.resource)) continue;
     const scope = scopeFor(owned.resource, false);
     if (!key.scopes.includes(scope)) throw missingScope(scope);
   }
