@@ -480,11 +480,17 @@ function credentialsOf(doc: Json, operation: Operation): Set<string> {
 function compareAccess(comparison: OpenApiComparison, old: Operation, operation: Operation): void {
   const first = comparison.changes.length;
   compareWhoMayCall(comparison, old, operation);
-  if (comparison.changes.slice(first).some((found) => found.class === 'breaking')) return;
+  const judged = comparison.changes.slice(first);
+  if (judged.some((found) => found.class === 'breaking')) return;
   const before = credentialsOf(comparison.before, old);
   const after = credentialsOf(comparison.after, operation);
   if (after.has('')) return; // public now: any credential, or none, is taken
-  const lost = [...before].filter((way) => way !== '' && !after.has(way));
+  // A baseline that did not say who may call (the document's default security) getting it
+  // documented without API keys is access-documented, safe: its default's API key was no promise.
+  const documentedNow = judged.some((found) => found.rule === 'access-documented');
+  const isKey = (way: string): boolean => way.startsWith('an API key');
+  const keysAfter = [...after].some((way) => way.split(' with ').some(isKey));
+  const lost = [...before].filter((way) => way !== '' && !after.has(way) && !(documentedNow && !keysAfter && way.split(' with ').some(isKey)));
   if (lost.length === 0) return;
   comparison.changes.push(change('rest', 'breaking', `${operation.element} security`, 'credentials-changed', specRule.narrowerAccess, `${lost.join('; ')} no longer accepted (now: ${[...after].join('; ') || 'nothing'}): callers presenting it are refused (401)`));
 }
