@@ -812,7 +812,7 @@ describe('replicas and owners', () => {
    * attempts the tarpits held then, and how long the other delivery took (null: not within 20 s,
    * past the tests' bound, so a failure shows how long it waited).
    */
-  async function whileTarpitsHang(tarpitPrefix: string, victimPath: string, victimId: string, load: (replica: WebhookDispatcher) => Promise<void>, settings: DispatcherSettings = {}): Promise<{ heldAtOnce: number; victimAfterMs: number | null }> {
+  async function whileTarpitsHang(tarpitPrefix: string, victimPath: string, victimId: string, load: (replica: WebhookDispatcher) => Promise<void>, settings: DispatcherSettings = {}, stillHanging: () => Promise<void> = async () => undefined): Promise<{ heldAtOnce: number; victimAfterMs: number | null }> {
     const isTarpit = (path: string) => path.startsWith(`/${tarpitPrefix}`);
     answer = (request) => (isTarpit(request.path) ? 'hang' : { status: 204 });
     const atTarpits = () => received.filter((request) => isTarpit(request.path)).length;
@@ -830,7 +830,9 @@ describe('replicas and owners', () => {
       replica.wake();
       const victimGot = () => received.some((request) => request.path === `/${victimPath}` && JSON.parse(request.body).subject === `order/${orderId}`);
       for (const giveUpAt = sentAt + 20_000; !victimGot() && Date.now() < giveUpAt; ) await new Promise((resolve) => setTimeout(resolve, 10));
-      return { heldAtOnce, victimAfterMs: victimGot() ? Date.now() - sentAt : null };
+      const victimAfterMs = victimGot() ? Date.now() - sentAt : null;
+      await stillHanging();
+      return { heldAtOnce, victimAfterMs };
     } finally {
       // The tarpits let go: hanging attempts end, the rest are answered at once, and the replica's drain ends.
       answer = () => ({ status: 204 });
@@ -899,7 +901,13 @@ describe('replicas and owners', () => {
     await database.prisma.webhookEndpoint.updateMany({ where: { id: { in: tarpits.map((tarpit) => tarpit.id) } }, data: { provenAt: now, failingSince: null } });
     const victim = await customer();
     await register(victim.token, { url: hookUrl('victim-of-turncoats'), eventTypes: ['order.created'] });
-    const { heldAtOnce, victimAfterMs } = await whileTarpitsHang('turncoat-', 'victim-of-turncoats', victim.id, editProfiles, { slowAfterMs: 300, slowAttempts: 6 });
+    const tarpitAttempts = () => database.prisma.webhookAttempt.findMany({ where: { delivery: { endpointId: { in: tarpits.map((tarpit) => tarpit.id) } } }, include: { delivery: true } });
+    const cutShort = async () => (await tarpitAttempts()).filter((attempt) => attempt.error?.startsWith('cut short'));
+    // While the tarpits still hang: the attempts that turned slow with the six places beside the workers taken are cut.
+    const untilCut = async () => {
+      for (const giveUpAt = Date.now() + 2_000; (await cutShort()).length < 2 && Date.now() < giveUpAt; ) await new Promise((resolve) => setTimeout(resolve, 20));
+    };
+    const { heldAtOnce, victimAfterMs } = await whileTarpitsHang('turncoat-', 'victim-of-turncoats', victim.id, editProfiles, { slowAfterMs: 300, slowAttempts: 6 }, untilCut);
     expect(heldAtOnce).toBe(8);
     // A hang holds a worker for 300 ms; then the worker takes the next delivery.
     expect(victimAfterMs).not.toBeNull();
@@ -907,7 +915,7 @@ describe('replicas and owners', () => {
     // Six of the eight went on beside the workers (until the test let go of them); the two that turned
     // slow while those six were going were cut short: a timeout that says why, retried on schedule
     // like any other, and their endpoints now count as failing (the failing endpoints' few workers).
-    const attempts = await database.prisma.webhookAttempt.findMany({ where: { delivery: { endpointId: { in: tarpits.map((tarpit) => tarpit.id) } } }, include: { delivery: true } });
+    const attempts = await tarpitAttempts();
     expect(attempts).toHaveLength(10);
     const cut = attempts.filter((attempt) => attempt.error?.startsWith('cut short'));
     expect(cut.length).toBeGreaterThanOrEqual(2);
