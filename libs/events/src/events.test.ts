@@ -452,8 +452,9 @@ describe('events', () => {
       const consumption = await reader.consume(subscription, async (delivery) => void handled.push(Number(delivery.event.aggregatesequence)));
       try {
         await wait(2_400);
-        expect(reads).toBeGreaterThanOrEqual(8);
-        expect(claims).toBeLessThanOrEqual(Math.ceil(reads / 3));
+        // About 11 reads of 200 ms waits; a claim at most every 800 ms. Before: a claim per read.
+        expect(reads).toBeGreaterThanOrEqual(6);
+        expect(claims).toBeLessThanOrEqual(Math.ceil(reads / 2));
         // Still the reader, still on time: what is published reaches it.
         await publishVersions(1, 2);
         await until(() => handled.length === 2);
