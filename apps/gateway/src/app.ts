@@ -37,12 +37,12 @@ import { connectRedis, RateLimits, redisReady } from './rate-limit/rate-limits';
 import { DeprecationOutcomes } from './deprecations/deprecation-outcomes';
 import { graphqlDeprecations } from './deprecations/graphql-deprecations';
 import { enforceDeprecations } from './deprecations/rest-deprecations';
+import { gatewayEndpoints } from './routing/gateway-endpoints';
 import { type RouteDefinition, routeTable } from './routing/route-table';
 import { callerIdentityOf } from './callers/caller-identity';
 import { operationUsageOf, recordRestUsage, type OpenApiDocument } from './usage/recording';
 import { deprecationReports } from './usage/routes';
 import { emptyUsageStore, openUsageStore, UsageRecorder } from '@platform/usage';
-import { noQueryParameters, parseQuery } from '@platform/validation';
 import { RouteTable } from './routing/router';
 
 /** Below this, compressing costs more CPU than the bytes it saves are worth. */
@@ -153,11 +153,8 @@ async function createGatewayApp(deps: GatewayAppDeps) {
         inventory: createUpstreamProxy(config.INVENTORY_URL, { service: 'inventory', calls, ...config.UPSTREAM_LIMITS.inventory }),
         graphql: [parseJsonBody({ limit: MAX_BODY_BYTES, type: 'application/json' }), graph.middleware],
         usage: deprecationReports(usage?.store ?? emptyUsageStore, () => deprecations, calls.http('users', config.USERS_URL)),
-        openapi: (req, res) => {
-          parseQuery(noQueryParameters, req.query); // 400 UNKNOWN_PARAMETER, as on every route
-          res.type('application/json').send(req.path.endsWith('/event-schemas') ? eventSchemas : openapi);
-        },
-      }), // proxy over connections shared fairly between callers, with the remaining-deadline header; 502/503/504 in the error format
+        openapi: (req, res) => void res.type('application/json').send(req.path.endsWith('/event-schemas') ? eventSchemas : openapi),
+      }, gatewayEndpoints), // proxy over connections shared fairly between callers, with the remaining-deadline header; 502/503/504 in the error format
     ]),
   );
   app.use(chargeEarlyRefusals(deps.rateLimits)); // what was refused before rateLimit (400, 404, 405, 406, 413, 415) is counted by address and carries the RateLimit headers too

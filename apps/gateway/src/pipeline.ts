@@ -4,8 +4,10 @@
 import { AsyncResource } from 'node:async_hooks';
 import type { Request, RequestHandler } from 'express';
 import type { TokenVerifier } from '@platform/auth';
+import type { Endpoint } from '@platform/endpoints';
 import { ApiError, MAX_BODY_BYTES } from '@platform/errors';
 import { inOrder, TIMEOUT_HEADER } from '@platform/service-kit';
+import { noQueryParameters, parseQuery } from '@platform/validation';
 import { type ApiKeyCheck, apiKeyOf, assertRouteScope } from './auth/api-keys';
 import type { CallerCredentials } from './auth/credentials';
 import type { CompiledRoute, RouteTable } from './routing/router';
@@ -283,11 +285,21 @@ export function revokeApiKeysAfterWrite(apiKeys: Pick<ApiKeyCheck, 'revoked'>): 
   };
 }
 
-/** Hands the request to what serves its route. */
-export function dispatch(handlers: Record<CompiledRoute['upstream'], RequestHandler | RequestHandler[]>): RequestHandler {
+/**
+ * Hands the request to what serves its route. The services check their own endpoints' queries;
+ * the gateway's own endpoints (`own`, declared in routing/gateway-endpoints.ts) have theirs checked
+ * here, from the same declarations: 400 UNKNOWN_PARAMETER for one they do not take. GraphQL's
+ * endpoints are left to the graph, which answers in GraphQL's own format.
+ */
+export function dispatch(handlers: Record<CompiledRoute['upstream'], RequestHandler | RequestHandler[]>, own: readonly Endpoint[]): RequestHandler {
   const handlerOf = Object.fromEntries(Object.entries(handlers).map(([upstream, handler]) => [upstream, Array.isArray(handler) ? inOrder(handler) : handler]));
+  const queryOf = new Map(own.filter((endpoint) => !endpoint.graphqlErrors).map((endpoint) => [`${endpoint.method} ${endpoint.path}`, endpoint.query ?? noQueryParameters]));
   return (req, res, next) => {
-    const handler = handlerOf[(res.locals.route as CompiledRoute).upstream];
-    return handler ? handler(req, res, next) : next();
+    const route = res.locals.route as CompiledRoute;
+    const handler = handlerOf[route.upstream];
+    if (!handler) return next();
+    const query = queryOf.get(`${req.method === 'HEAD' ? 'GET' : req.method} ${route.pattern}`);
+    if (query) parseQuery(query, req.query);
+    return handler(req, res, next);
   };
 }

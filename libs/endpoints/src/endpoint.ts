@@ -64,7 +64,7 @@ export interface EndpointDeclaration {
    * or a key the request writes (`writtenKey(rule)`). The document publishes each rule.
    */
   params?: Readonly<Record<string, PathParameter>>;
-  /** The query string's schema (`z.strictObject`: unknown parameters are refused); unset: not read. */
+  /** The query string's schema (`z.strictObject`: unknown parameters are refused); unset: it takes none (any parameter is 400 UNKNOWN_PARAMETER). */
   query?: z.ZodObject;
   /** The fields `sort` accepts. */
   sortFields?: readonly string[];

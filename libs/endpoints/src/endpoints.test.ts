@@ -92,6 +92,15 @@ describe('an endpoint group served by a service', () => {
     expect([tooLong.status, tooLong.body.errors[0].code]).toEqual([422, 'TOO_LONG']);
   });
 
+  it('refuses a query parameter on an endpoint that declares none: a misspelt `?dryRun=true` is not acted on', async () => {
+    handled.length = 0;
+    const dryRun = await json('POST', '/notes?dryRun=true', { body: { text: 'hello' } });
+    expect([dryRun.status, dryRun.body.code, dryRun.body.errors]).toEqual([400, 'VALIDATION_FAILED', [expect.objectContaining({ field: 'dryRun', code: 'UNKNOWN_PARAMETER' })]]);
+    const author = await json('GET', '/notes/01890a5d-ac96-774b-bcce-b302099a8057/authors/01890a5d-ac96-774b-bcce-b302099a8058?expand=1', { token: customer });
+    expect([author.status, author.body.errors]).toEqual([400, [expect.objectContaining({ field: 'expand', code: 'UNKNOWN_PARAMETER' })]]);
+    expect(handled).toEqual([]);
+  });
+
   it('needs a token for a signed-in endpoint on the same path, and checks its query', async () => {
     expect((await json('GET', '/notes')).status).toBe(401);
     expect(await json('GET', '/notes?q=abc', { token: customer })).toMatchObject({ status: 200, body: { q: 'abc', caller: 'u-customer' } });

@@ -7,7 +7,7 @@ import type { z } from 'zod';
 import { adminOnly, principalOf, type Principal } from '@platform/auth';
 import { methodNotAllowed } from '@platform/errors';
 import { expectedVersion } from '@platform/service-kit';
-import { parseBody, parsePath, parseQuery } from '@platform/validation';
+import { noQueryParameters, parseBody, parsePath, parseQuery } from '@platform/validation';
 import { type Endpoint, type EndpointDeclaration, pathParameterNames, type Upstream } from './endpoint';
 
 // Without `params` there are none: a handler reading one does not compile (nor does the declaration load).
@@ -95,7 +95,8 @@ function stagesOf(endpoint: Endpoint, handler: EndpointHandler<EndpointDeclarati
   const call: RequestHandler = async (req, res) => {
     // A route below the token check has a caller; one above it may not: principalOf is a 401 then.
     const principal = endpoint.access === 'public' ? undefined : principalOf(res);
-    const query = endpoint.query ? parseQuery(endpoint.query, req.query) : undefined;
+    // Undeclared, it takes none: a misspelt `?dryRun=true` on a write is refused, not acted on as if absent.
+    const query = endpoint.query ? parseQuery(endpoint.query, req.query) : void parseQuery(noQueryParameters, req.query);
     const body = endpoint.body ? parseBody(endpoint.body, req.body) : undefined;
     const version = endpoint.ifMatch ? expectedVersion(req) : undefined;
     // Last, where the services looked their ids up: a refused body is still refused so on a path that names nothing.

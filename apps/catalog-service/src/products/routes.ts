@@ -2,7 +2,6 @@
 // answers, who may call it), its handler beside it.
 import { defineEndpoints, publicPath } from '@platform/endpoints';
 import { mapListItems, pageHeaders } from '@platform/paging';
-import { noQueryParameters } from '@platform/validation';
 import { etagOf, productPageRepresentation, productRepresentation, ratingRepresentation, toProductResponse, toRatingResponse } from './representation';
 import { createProductBody, listProductsQuery, patchProductBody, productInPath, productSortFields, replaceProductBody } from './schemas';
 import type { ProductService } from './service';
@@ -21,7 +20,6 @@ export const productEndpoints = defineEndpoints('catalog', {
   getProduct: {
     method: 'GET', path: '/products/:id', summary: 'Read a product', access: 'signed-in', scope: 'products',
     params: { id: productInPath },
-    query: noQueryParameters,
     responses: { 200: { description: 'The product', body: productRepresentation, headers: ['ETag'] } },
   },
   updateProduct: {
@@ -44,7 +42,6 @@ export const productEndpoints = defineEndpoints('catalog', {
   getProductRating: {
     method: 'GET', path: '/products/:id/rating', summary: "Read a product's rating", access: 'signed-in', scope: 'products',
     params: { id: productInPath },
-    query: noQueryParameters,
     responses: { 200: { description: 'The rating', body: ratingRepresentation } },
   },
 });

@@ -1,7 +1,7 @@
 // HTTP in and out for reviews of a product: each endpoint declared once, its handler beside it.
 import { defineEndpoints, publicPath } from '@platform/endpoints';
 import { mapListItems } from '@platform/paging';
-import { noQueryParameters, resourceId } from '@platform/validation';
+import { resourceId } from '@platform/validation';
 import { reviewPageRepresentation, reviewRepresentation, toReviewResponse } from './representation';
 import { createReviewBody, listReviewsQuery, reviewSortFields } from './schemas';
 import { productInPath } from '../products/schemas';
@@ -23,7 +23,6 @@ export const reviewEndpoints = defineEndpoints('catalog', {
   getProductReview: {
     method: 'GET', path: '/products/:id/reviews/:reviewId', summary: 'Read a review', access: 'signed-in', scope: 'products',
     params: { id: resourceId('Review'), reviewId: resourceId('Review') },
-    query: noQueryParameters,
     responses: { 200: { description: 'The review', body: reviewRepresentation } },
   },
 });

@@ -9,7 +9,6 @@ import { ApiError } from '@platform/errors';
 import { mayHaveUsed, type Deprecation } from '@platform/deprecations';
 import type { HttpTarget } from '@platform/outgoing-calls';
 import { dayOf, type CallerUse, UsageReports, type UsageStore } from '@platform/usage';
-import { noQueryParameters, parseQuery } from '@platform/validation';
 import { callerIdentityOf } from '../callers/caller-identity';
 
 export interface DeprecationUsage {
@@ -86,7 +85,6 @@ export async function deprecationUsage(reports: UsageReports, registry: Deprecat
 export function deprecationReports(store: UsageStore, registry: () => Deprecation[], users: HttpTarget): RequestHandler {
   const reports = new UsageReports(store);
   return async (req, res) => {
-    parseQuery(noQueryParameters, req.query); // 400 UNKNOWN_PARAMETER: no paging or filter (`fields` was the gateway's, and is gone)
     const today = dayOf(Date.now());
     let items: DeprecationUsage[];
     if (req.path.replace(/\/$/, '').endsWith('/me/deprecations')) {

@@ -5,7 +5,7 @@ import { defineEndpoints, publicPath } from '@platform/endpoints';
 import { Invalid } from '@platform/errors';
 import { newId } from '@platform/ids';
 import { mapListItems, parseSort, toListEnvelope, toPageRequest } from '@platform/paging';
-import { noQueryParameters, parseParts, writtenKey } from '@platform/validation';
+import { parseParts, writtenKey } from '@platform/validation';
 import { etagOf, stockLevelPageRepresentation, stockLevelRepresentation, toStockLevelResponse } from './representation';
 import { listStockLevelsQuery, putStockLevelBody, setStockRequest, skuInPath, stockLevelInPath } from './schemas';
 import type { StockService } from './service';
@@ -29,7 +29,6 @@ export const stockLevelEndpoints = defineEndpoints('inventory', {
   getStockLevel: {
     method: 'GET', path: '/stock-levels/:sku', summary: "Read a SKU's stock level", access: 'signed-in', scope: 'inventory',
     params: { sku: stockLevelInPath },
-    query: noQueryParameters,
     responses: { 200: { description: 'The stock level', body: stockLevelRepresentation, headers: ['ETag'] } },
   },
   setStockLevel: {

@@ -1,6 +1,5 @@
 // HTTP in and out for an order's cancellation: each endpoint declared once, its handler beside it.
 import { defineEndpoints, publicPath } from '@platform/endpoints';
-import { noQueryParameters } from '@platform/validation';
 import { cancellationBody, orderInPath } from '../orders/schemas';
 import { cancellationRepresentation, toCancellationResponse } from './representation';
 import type { CancellationService } from './service';
@@ -9,7 +8,6 @@ export const cancellationEndpoints = defineEndpoints('orders', {
   getCancellation: {
     method: 'GET', path: '/orders/:id/cancellation', summary: 'Read the cancellation record', access: 'signed-in', scope: 'orders',
     params: { id: orderInPath },
-    query: noQueryParameters,
     responses: { 200: { description: 'The cancellation', body: cancellationRepresentation } },
   },
   cancelOrder: {

@@ -3,7 +3,7 @@
 import type { Response } from 'express';
 import { defineEndpoints, publicPath } from '@platform/endpoints';
 import { type ListEnvelope, mapListItems, pageHeaders } from '@platform/paging';
-import { noQueryParameters, resourceId } from '@platform/validation';
+import { resourceId } from '@platform/validation';
 import type { IdempotentUseCase } from '../idempotency/idempotent';
 import { checkedIdempotencyKey } from '../idempotency/store';
 import type { ChangeOrder } from './change-order';
@@ -66,7 +66,6 @@ export const orderEndpoints = defineEndpoints('orders', {
   getOrderItem: {
     method: 'GET', path: '/order-items/:id', summary: 'Read an order item', access: 'signed-in', scope: 'orders',
     params: { id: resourceId('Order item') },
-    query: noQueryParameters,
     responses: { 200: { description: 'The order item', body: orderItemRepresentation } },
   },
 });

@@ -1,6 +1,5 @@
 // HTTP in and out for an order's shipment: each endpoint declared once, its handler beside it.
 import { defineEndpoints } from '@platform/endpoints';
-import { noQueryParameters } from '@platform/validation';
 import type { OrderQueries } from '../orders/queries';
 import { shipmentRepresentation, toShipmentResponse } from '../orders/representation';
 import { orderInPath, shipmentBody } from '../orders/schemas';
@@ -10,7 +9,6 @@ export const shipmentEndpoints = defineEndpoints('orders', {
   getShipment: {
     method: 'GET', path: '/orders/:id/shipment', summary: "Read an order's shipment", access: 'signed-in', scope: 'orders',
     params: { id: orderInPath },
-    query: noQueryParameters,
     responses: { 200: { description: 'The shipment', body: shipmentRepresentation } },
   },
   putShipment: {

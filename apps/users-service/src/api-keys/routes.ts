@@ -6,7 +6,7 @@ import { principalOf } from '@platform/auth';
 import { defineEndpoints, publicPath } from '@platform/endpoints';
 import { ApiError, methodNotAllowed } from '@platform/errors';
 import { mapListItems } from '@platform/paging';
-import { noQueryParameters, parseBody, resourceId } from '@platform/validation';
+import { parseBody, resourceId } from '@platform/validation';
 import { CREDENTIAL_CHECKERS } from '../credentials/routes';
 import { apiKeyPageRepresentation, apiKeyRepresentation, issuedApiKeyRepresentation, toApiKeyResponse, toIssuedApiKeyResponse } from './representation';
 import { createApiKeyBody, listApiKeysQuery, rotateApiKeyBody, verifyApiKeyBody } from './schemas';
@@ -28,7 +28,6 @@ export const apiKeyEndpoints = defineEndpoints('users', {
   getApiKey: {
     method: 'GET', path: '/api-keys/:id', summary: "Read one of the caller's API keys", access: 'signed-in', scope: 'api-keys',
     params: { id: apiKeyInPath },
-    query: noQueryParameters,
     responses: { 200: { description: 'The key (without its secret)', body: apiKeyRepresentation } },
   },
   revokeApiKey: {

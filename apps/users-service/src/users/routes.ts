@@ -3,7 +3,6 @@
 // the app's token check; everything else below it.
 import { defineEndpoints, publicPath } from '@platform/endpoints';
 import { mapListItems, pageHeaders } from '@platform/paging';
-import { noQueryParameters } from '@platform/validation';
 import { etagOf, tokenRepresentation, toUserResponse, userPageRepresentation, userRepresentation } from './representation';
 import { listUsersQuery, patchUserBody, replaceUserBody, signUpBody, tokenBody, userInPath, userSortFields } from './schemas';
 import type { UserService } from './service';
@@ -22,7 +21,6 @@ export const userEndpoints = defineEndpoints('users', {
   getUser: {
     method: 'GET', path: '/users/:id', summary: 'Read a user (`me` for the caller)', access: 'signed-in', scope: 'users',
     params: { id: userInPath },
-    query: noQueryParameters,
     responses: { 200: { description: 'The user', body: userRepresentation, headers: ['ETag'] } },
   },
   updateUser: {

@@ -2,7 +2,7 @@
 // declared once, its handler beside it.
 import { defineEndpoints, publicPath } from '@platform/endpoints';
 import { mapListItems } from '@platform/paging';
-import { noQueryParameters, resourceId } from '@platform/validation';
+import { resourceId } from '@platform/validation';
 import {
   toDeliveryResponse,
   toEndpointResponse,
@@ -36,7 +36,6 @@ export const webhookEndpoints = defineEndpoints('users', {
   getWebhookEndpoint: {
     method: 'GET', path: '/webhook-endpoints/:id', summary: 'Read a webhook endpoint (never its secret)', access: 'signed-in',
     params: { id: webhookEndpointInPath },
-    query: noQueryParameters,
     responses: { 200: { description: 'The endpoint', body: webhookEndpointRepresentation, headers: ['ETag'] } },
   },
   updateWebhookEndpoint: {
