@@ -1,7 +1,7 @@
 // The catalog-service request pipeline, in the order a request meets it.
 import { databaseOutages } from '@platform/db';
 import { TokenVerifier } from '@platform/auth';
-import { type EventHandlers, eventRoutes } from '@platform/events';
+import { type DatabaseKind, type EventHandlers, eventRoutes } from '@platform/events';
 import { createSubgraphMiddleware } from '@platform/graphql-kit';
 import { createService, type Health, type Logger, type Metrics } from '@platform/service-kit';
 import type { DatabaseClient } from './database';
@@ -18,7 +18,7 @@ export interface CatalogAppDeps {
   config: Pick<CatalogConfig, 'jwtVerifySecrets' | 'cursorSecret' | 'REQUEST_TIMEOUT_MS' | 'NODE_ENV'>;
   prisma: DatabaseClient;
   /** The database behind `prisma`: an embedded one (PGlite) serves this process alone. Unset: treated as shared. */
-  databaseKind?: 'postgresql' | 'pglite';
+  databaseKind?: DatabaseKind;
   logger: Logger;
   health: Health;
   metrics: Metrics;
@@ -48,7 +48,7 @@ export async function createCatalogApp(deps: CatalogAppDeps) {
     metrics: deps.metrics,
     requestTimeoutMs: config.REQUEST_TIMEOUT_MS,
     graphql, // /graphql: the subgraph; verifies the forwarded token itself
-    internal: [eventRoutes({ db: deps.prisma, sharedDatabase: deps.databaseKind !== 'pglite', service: 'catalog-service', internalVerifier, consumer: { handlers: eventHandlers, logger: deps.logger } })], // /internal/events: its published events; /internal/dead-letters: what its consumer parked (service tokens only)
+    internal: [eventRoutes({ db: deps.prisma, databaseKind: deps.databaseKind, service: 'catalog-service', internalVerifier, consumer: { handlers: eventHandlers, logger: deps.logger } })], // /internal/events: its published events; /internal/dead-letters: what its consumer parked (service tokens only)
     verifier, // everything below needs a bearer token
     resources: [
       productsRoutes(products), // /products, /products/:id, /products/:id/rating

@@ -2,7 +2,7 @@
 // levels people read and set through the gateway).
 import { databaseOutages } from '@platform/db';
 import type { TokenVerifier } from '@platform/auth';
-import { eventRoutes } from '@platform/events';
+import { type DatabaseKind, eventRoutes } from '@platform/events';
 import { createSubgraphMiddleware } from '@platform/graphql-kit';
 import { createService, type Health, type Logger, type Metrics } from '@platform/service-kit';
 import type { DatabaseClient } from './database';
@@ -18,7 +18,7 @@ import { type Notifications, StockWatch } from './stock/watch';
 export interface InventoryAppDeps {
   prisma: DatabaseClient;
   /** The database behind `prisma`: an embedded one (PGlite) serves this process alone. Unset: treated as shared. */
-  databaseKind?: 'postgresql' | 'pglite';
+  databaseKind?: DatabaseKind;
   logger: Logger;
   health: Health;
   metrics: Metrics;
@@ -61,7 +61,7 @@ export function createInventoryApp(deps: InventoryAppDeps) {
     metrics: deps.metrics,
     requestTimeoutMs: deps.requestTimeoutMs,
     graphql: createSubgraphMiddleware({ typeDefs: inventoryTypeDefs, resolvers: inventoryResolvers(stock), verifier: deps.verifier, introspection: deps.introspection }), // /graphql: the subgraph; verifies the forwarded token itself
-    internal: [eventRoutes({ db: deps.prisma, sharedDatabase: deps.databaseKind !== 'pglite', service: 'inventory-service', internalVerifier: deps.callers.verifier })], // /internal/events: its published events (service tokens only; it consumes none)
+    internal: [eventRoutes({ db: deps.prisma, databaseKind: deps.databaseKind, service: 'inventory-service', internalVerifier: deps.callers.verifier })], // /internal/events: its published events (service tokens only; it consumes none)
     verifier: deps.verifier, // everything below needs a bearer token
     resources: [stockLevelRoutes(stock, deps.cursorSecret)], // /stock-levels, /stock-levels/:sku
     outages: [databaseOutages], // an unreachable database: 503 + Retry-After, not 500

@@ -1,7 +1,7 @@
 // The orders-service request pipeline, in the order a request meets it.
 import { databaseOutages } from '@platform/db';
 import { TokenVerifier } from '@platform/auth';
-import { type EventHandlers, eventRoutes } from '@platform/events';
+import { type DatabaseKind, type EventHandlers, eventRoutes } from '@platform/events';
 import { createSubgraphMiddleware } from '@platform/graphql-kit';
 import type { InventoryGateway } from '@platform/inventory-contract';
 import { createService, type Health, type Logger, type Metrics } from '@platform/service-kit';
@@ -35,7 +35,7 @@ export interface OrdersAppDeps {
   config: Pick<OrdersConfig, 'jwtVerifySecrets' | 'cursorSecret' | 'REQUEST_TIMEOUT_MS' | 'NODE_ENV'>;
   prisma: DatabaseClient;
   /** The database behind `prisma`: an embedded one (PGlite) serves this process alone. Unset: treated as shared. */
-  databaseKind?: 'postgresql' | 'pglite';
+  databaseKind?: DatabaseKind;
   catalog: Catalog;
   inventory: InventoryGateway;
   logger: Logger;
@@ -104,7 +104,7 @@ export async function createOrdersApp(deps: OrdersAppDeps) {
     metrics: deps.metrics,
     requestTimeoutMs: config.REQUEST_TIMEOUT_MS,
     graphql, // /graphql: the subgraph; verifies the forwarded token itself
-    internal: [eventRoutes({ db: deps.prisma, sharedDatabase: deps.databaseKind !== 'pglite', service: 'orders-service', internalVerifier, consumer: { handlers: eventHandlers, logger: deps.logger } })], // /internal/events: its published events; /internal/dead-letters: what its consumer parked (service tokens only)
+    internal: [eventRoutes({ db: deps.prisma, databaseKind: deps.databaseKind, service: 'orders-service', internalVerifier, consumer: { handlers: eventHandlers, logger: deps.logger } })], // /internal/events: its published events; /internal/dead-letters: what its consumer parked (service tokens only)
     verifier, // everything below needs a bearer token
     resources: [
       ordersRoutes(orders.queries, orders.placeOrder, orders.changeOrder), // /orders..., /order-items/:id

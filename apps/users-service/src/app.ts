@@ -1,7 +1,7 @@
 // The users-service request pipeline, in the order a request meets it.
 import { databaseOutages } from '@platform/db';
 import { authenticate, TokenVerifier } from '@platform/auth';
-import { eventRoutes } from '@platform/events';
+import { type DatabaseKind, eventRoutes } from '@platform/events';
 import { createSubgraphMiddleware } from '@platform/graphql-kit';
 import { createService, type Health, type Logger, type Metrics } from '@platform/service-kit';
 import type { DatabaseClient } from './database';
@@ -26,7 +26,7 @@ export interface UsersAppDeps {
   config: Pick<UsersConfig, 'API_KEY_HASH_SECRET' | 'jwtSecret' | 'jwtVerifySecrets' | 'cursorSecret' | 'ACCESS_TOKEN_TTL_S' | 'REQUEST_TIMEOUT_MS' | 'NODE_ENV'> & Partial<Pick<UsersConfig, 'WEBHOOK_ALLOW_LOOPBACK' | 'WEBHOOK_ACCOUNT_CONCURRENCY' | 'WEBHOOK_CONNECT_TIMEOUT_MS' | 'DEPRECATIONS_FILE'>>;
   prisma: DatabaseClient;
   /** The database behind `prisma`: an embedded one (PGlite) serves this process alone. Unset: treated as shared. */
-  databaseKind?: 'postgresql' | 'pglite';
+  databaseKind?: DatabaseKind;
   logger: Logger;
   health: Health;
   metrics: Metrics;
@@ -71,7 +71,7 @@ export async function createUsersApp(deps: UsersAppDeps) {
     graphql, // /graphql: the subgraph; verifies the forwarded token itself
     internal: [
       { path: '/internal', handlers: [authenticate(internalVerifier), credentialsRoutes(users), apiKeyVerificationRoutes(apiKeys)] }, // the gateway's revocation and API key checks (service tokens only)
-      eventRoutes({ db: deps.prisma, sharedDatabase: deps.databaseKind !== 'pglite', service: 'users-service', internalVerifier, consumer: { handlers: eventHandlers, logger: deps.logger } }), // /internal/events: its published events; /internal/dead-letters: what its consumer (webhooks) parked (service tokens only)
+      eventRoutes({ db: deps.prisma, databaseKind: deps.databaseKind, service: 'users-service', internalVerifier, consumer: { handlers: eventHandlers, logger: deps.logger } }), // /internal/events: its published events; /internal/dead-letters: what its consumer (webhooks) parked (service tokens only)
     ],
     verifier, // everything below needs a bearer token
     resources: [

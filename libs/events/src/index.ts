@@ -1,6 +1,6 @@
 export { dataSchemaOf, domainEvent, eventCatalog, eventJsonSchemas, eventTypes, isEventType, type DomainEvent, type EventData, type EventType } from './catalog';
 export { fromCloudEventJson, MalformedEvent, toCloudEvent, type PlatformEvent, type ReceivedEvent, type RecordedEvent } from './envelope';
-export { InvalidEvent, outboxBacklog, recordEvent, type SqlClient, type SqlDatabase } from './outbox';
+export { InvalidEvent, isSharedDatabase, outboxBacklog, recordEvent, type DatabaseKind, type SqlClient, type SqlDatabase } from './outbox';
 export { unitOfWork } from './outbox-signals';
 export { OUTBOX_CHANNEL, OutboxRelay, startOutboxRelay, type OutboxDatabase, type RelaySettings } from './relay';
 export { deadLettersOf, EventConsumer, HandlerTimeout, type ConsumerSettings, type HandleOutcome } from './consumer';

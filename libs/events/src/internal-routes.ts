@@ -8,7 +8,7 @@ import { Router } from 'express';
 import { deadLettersOf } from './consumer';
 import { deadLetterRoutes, type EventHandlers } from './dead-letters';
 import { eventLogRoutes } from './embedded-transport';
-import type { SqlClient } from './outbox';
+import { type DatabaseKind, isSharedDatabase, type SqlClient } from './outbox';
 
 export interface EventRoutesOptions {
   db: SqlClient;
@@ -18,13 +18,13 @@ export interface EventRoutesOptions {
   internalVerifier: TokenVerifier;
   /** The service's consumer: its handlers replay a parked event. Without one, no dead-letter door. */
   consumer?: { handlers: EventHandlers; logger: Logger };
-  /** False for an embedded database (one process): a waiting read of its log is woken by this process alone. Default true. */
-  sharedDatabase?: boolean;
+  /** Embedded (`pglite`): a waiting read of its log is woken by this process alone. Unset: shared. */
+  databaseKind?: DatabaseKind;
 }
 
-export function eventRoutes({ db, service, internalVerifier, consumer, sharedDatabase }: EventRoutesOptions): Router {
+export function eventRoutes({ db, service, internalVerifier, consumer, databaseKind }: EventRoutesOptions): Router {
   const router = Router();
-  router.use(eventLogRoutes(db, service, internalVerifier, { sharedDatabase }));
+  router.use(eventLogRoutes(db, service, internalVerifier, { sharedDatabase: isSharedDatabase(databaseKind) }));
   if (consumer) router.use(deadLetterRoutes(deadLettersOf(db, consumer.handlers, consumer.logger), internalVerifier));
   return router;
 }

@@ -18,6 +18,16 @@ export interface SqlDatabase extends SqlClient {
   $transaction<R>(work: (tx: SqlClient) => Promise<R>, options?: { maxWait?: number; timeout?: number }): Promise<R>;
 }
 
+/** Where the service's database lives: a server others connect to, or embedded in this process. */
+export type DatabaseKind = 'postgresql' | 'pglite';
+
+/**
+ * Whether other processes may write the database. An embedded one is this process's alone, so
+ * every outbox write is announced in-process and nobody needs to look unwoken; unknown counts as
+ * shared, the safe guess. The relay's polling and the event log's waiting reads both follow it.
+ */
+export const isSharedDatabase = (kind: DatabaseKind | undefined): boolean => kind !== 'pglite';
+
 export class InvalidEvent extends Error {}
 
 /**

@@ -10,7 +10,7 @@
 import type { Logger } from '@platform/service-kit';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { toCloudEvent } from './envelope';
-import { markPublished, outboxBacklog, purgePublished, type SqlDatabase, unpublishedEvents } from './outbox';
+import { type DatabaseKind, isSharedDatabase, markPublished, outboxBacklog, purgePublished, type SqlDatabase, unpublishedEvents } from './outbox';
 import { onOutbox, signalOutbox } from './outbox-signals';
 import type { EventTransport } from './transport';
 
@@ -202,7 +202,7 @@ export const OUTBOX_CHANNEL = 'outbox_events';
 export interface OutboxDatabase {
   prisma: SqlDatabase;
   /** 'pglite': embedded, written by this process only (@platform/db's Database). */
-  kind?: 'postgresql' | 'pglite';
+  kind?: DatabaseKind;
   listen?(channel: string, handlers: { onNotification(payload: string): void; onReconnect?(): void }): Promise<() => Promise<void>>;
 }
 
@@ -218,7 +218,7 @@ export async function startOutboxRelay(
   settings: RelaySettings,
   registry?: Registry,
 ): Promise<{ relay: OutboxRelay; stop: () => Promise<void> }> {
-  const relay = new OutboxRelay(database.prisma, transport, logger, { sharedDatabase: database.kind !== 'pglite', ...settings }, registry);
+  const relay = new OutboxRelay(database.prisma, transport, logger, { sharedDatabase: isSharedDatabase(database.kind), ...settings }, registry);
   const stopWaking = onOutbox(database.prisma, 'committed', () => relay.wake());
   const unlisten = (await database.listen?.(OUTBOX_CHANNEL, { onNotification: () => relay.wake(), onReconnect: () => relay.wake() })) ?? (async () => undefined);
   relay.start();
