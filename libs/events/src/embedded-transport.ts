@@ -235,46 +235,21 @@ export class EmbeddedTransport implements EventTransport {
     const pageSize = this.settings.pageSize ?? 100;
     const waitMs = Math.min(this.settings.waitMs ?? 2_000, MAX_WAIT_MS);
     const leaseMs = Math.max(this.settings.leaseMs ?? 10_000, waitMs + 1_000);
-    const holder = this.replica;
+    const lease = new LogLease(cursors, source, this.replica, leaseMs, waitMs, this.settings.logger);
     let failures = 0;
-    let holding = false;
-    /** The cursor as this replica left it, and when it last took or renewed the lease. */
-    let position = '0';
-    let claimedAt = 0;
-    // A renewal is a write: it is skipped while the lease, as last renewed, still covers the next
-    // read (up to waitMs) and the first renewal during its page's handling (a third of the lease).
-    const renewAfterMs = (leaseMs * 2) / 3 - waitMs;
     try {
       while (!signal.aborted) {
         try {
-          const now = Date.now();
-          const fresh = holding && now - claimedAt < renewAfterMs;
-          const after = fresh ? position : await cursors.claim(source, holder, leaseMs);
-          if (!fresh) claimedAt = now; // the lease runs from the claim's statement, which is no earlier
+          const after = await lease.take();
           if (after === undefined) {
-            // Another replica reads this log: look again within a third of its lease.
-            if (holding) this.settings.logger.info({ source, replica: holder }, 'another replica holds this event log now');
-            holding = false;
-            await sleep(leaseMs / 3, signal);
+            await sleep(leaseMs / 3, signal); // another replica reads this log: look again within a third of its lease
             continue;
           }
-          holding = true;
-          position = after;
           const asked = Date.now();
           const page = await readLogPage(producer, `/internal/events?after=${after}&limit=${pageSize}&wait=${waitMs}`, signal, waitMs + 10_000);
           // The lease is renewed while the page is handled (its handlers may take long); once it
           // is lost, no further event of the page is handed over.
-          let lost = false;
-          const renewal = setInterval(() => {
-            const renewedAt = Date.now();
-            cursors.claim(source, holder, leaseMs).then(
-              (renewed) => {
-                lost ||= renewed === undefined;
-                if (!lost) claimedAt = renewedAt;
-              },
-              () => undefined, // the next renewal or the cursor's advance tells
-            );
-          }, leaseMs / 3);
+          const renewal = lease.renewWhileHandling();
           // The cursor moves once a page (one write, not one an event): a crash mid-page hands the
           // page's handled events over again, which consumers drop as duplicates.
           let handledTo: string | undefined;
@@ -282,7 +257,7 @@ export class EmbeddedTransport implements EventTransport {
             page: for (const entry of page.events) {
               for (let attempt = 1; ; attempt++) {
                 if (signal.aborted) return;
-                if (lost) break page;
+                if (renewal.lost()) break page;
                 try {
                   await handle({ event: entry.event, attempt });
                   break;
@@ -294,10 +269,8 @@ export class EmbeddedTransport implements EventTransport {
               handledTo = entry.position;
             }
           } finally {
-            clearInterval(renewal);
-            if (handledTo && !(await cursors.advance(source, holder, handledTo))) holding = false;
-            else if (handledTo) position = handledTo;
-            if (lost) holding = false;
+            renewal.stop();
+            await lease.handled(handledTo, renewal.lost());
           }
           failures = 0;
           // A read that waited its time for nothing goes again at once; one answered empty sooner
@@ -311,8 +284,74 @@ export class EmbeddedTransport implements EventTransport {
         }
       }
     } finally {
-      // Stopping: another replica takes the log over at once rather than when the lease ends.
-      if (holding) await cursors.release(source, holder).catch(() => undefined);
+      await lease.release(); // stopping: another replica takes the log over at once rather than when the lease ends
     }
+  }
+}
+
+/**
+ * One replica's hold on reading one producer's log, kept in the cursor store so that one replica
+ * reads a log at a time: the cursor it reads from, and when it last took or renewed the lease.
+ * A renewal is a write: it is skipped while the lease, as last renewed, still covers the next
+ * read (up to waitMs) and the first renewal during its page's handling (a third of the lease).
+ */
+class LogLease {
+  private holding = false;
+  private position = '0';
+  private claimedAt = 0;
+  private readonly renewAfterMs: number;
+
+  constructor(
+    private readonly cursors: CursorStore,
+    private readonly source: string,
+    private readonly holder: string,
+    private readonly leaseMs: number,
+    waitMs: number,
+    private readonly logger: Logger,
+  ) {
+    this.renewAfterMs = (leaseMs * 2) / 3 - waitMs;
+  }
+
+  /** Where to read after, the lease kept or taken; undefined while another replica holds it. */
+  async take(): Promise<string | undefined> {
+    const now = Date.now();
+    if (this.holding && now - this.claimedAt < this.renewAfterMs) return this.position;
+    const after = await this.cursors.claim(this.source, this.holder, this.leaseMs);
+    this.claimedAt = now; // the lease runs from the claim's statement, which is no earlier
+    if (after === undefined) {
+      if (this.holding) this.logger.info({ source: this.source, replica: this.holder }, 'another replica holds this event log now');
+      this.holding = false;
+      return undefined;
+    }
+    this.holding = true;
+    this.position = after;
+    return after;
+  }
+
+  /** Renews the lease every third of it while a page is handled; `lost()` is true once another replica has it. */
+  renewWhileHandling(): { lost: () => boolean; stop: () => void } {
+    let lost = false;
+    const renewal = setInterval(() => {
+      const renewedAt = Date.now();
+      this.cursors.claim(this.source, this.holder, this.leaseMs).then(
+        (renewed) => {
+          lost ||= renewed === undefined;
+          if (!lost) this.claimedAt = renewedAt;
+        },
+        () => undefined, // the next renewal or the cursor's advance tells
+      );
+    }, this.leaseMs / 3);
+    return { lost: () => lost, stop: () => clearInterval(renewal) };
+  }
+
+  /** A page handled up to `handledTo` (unset: none of it): the cursor moves there, unless the lease was lost. */
+  async handled(handledTo: string | undefined, lost: boolean): Promise<void> {
+    if (handledTo && !(await this.cursors.advance(this.source, this.holder, handledTo))) this.holding = false;
+    else if (handledTo) this.position = handledTo;
+    if (lost) this.holding = false;
+  }
+
+  async release(): Promise<void> {
+    if (this.holding) await this.cursors.release(this.source, this.holder).catch(() => undefined);
   }
 }
