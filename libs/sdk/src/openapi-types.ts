@@ -506,7 +506,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The deprecated elements the caller used in the last 30 days */
+        /** The deprecated elements the caller, or an API key of theirs, used in the last 30 days */
         get: operations["listMyDeprecations"];
         put?: never;
         post?: never;

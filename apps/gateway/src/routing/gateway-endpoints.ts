@@ -72,7 +72,7 @@ export const usageEndpoints = defineEndpoints('usage', {
     responses: { 200: { description: 'The deprecation registry with callers and calls in the last 1, 7 and 30 days', body: deprecationUsagePage } },
   },
   listMyDeprecations: {
-    method: 'GET', path: '/me/deprecations', summary: 'The deprecated elements the caller used in the last 30 days', access: 'signed-in',
+    method: 'GET', path: '/me/deprecations', summary: 'The deprecated elements the caller, or an API key of theirs, used in the last 30 days', access: 'signed-in',
     responses: { 200: { description: 'The deprecated elements the caller used', body: deprecationUsagePage } },
   },
 });
