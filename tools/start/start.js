@@ -63,6 +63,9 @@ const apps = [
   { name: 'orders-service', port: port(3002), db: 'ORDERS', color: 34, env: { CATALOG_URL: urls.catalog, USERS_URL: urls.users, INVENTORY_ADDRESS: `127.0.0.1:${upstreamGrpcPort}` } },
   { name: 'gateway', port: port(8080), color: 36, env: { METRICS_PORT: port(9464), USERS_URL: urls.users, ORDERS_URL: urls.orders, CATALOG_URL: urls.catalog, INVENTORY_URL: urls.inventory } },
 ].map((app) => ({ ...app, ready: `http://127.0.0.1:${app.port}/readyz` }));
+// An app that exits is reported at once; one still starting is waited for this long. On a busy
+// 2-core machine an embedded database's first migrations alone have taken 50 s.
+const readyTimeoutMs = Number(process.env.START_READY_TIMEOUT_MS ?? 180_000);
 const only = process.env.START_APPS ? process.env.START_APPS.split(',') : null;
 const selected = apps.filter((app) => !only || only.includes(app.name));
 const width = Math.max(...selected.map((app) => app.name.length));
@@ -194,9 +197,9 @@ process.on('SIGHUP', () => stop(0));
 process.stdout.on('error', () => stop(1));
 
 (async () => {
-  const results = await Promise.all(selected.map((app) => waitReady(app, 60_000)));
+  const results = await Promise.all(selected.map((app) => waitReady(app, readyTimeoutMs)));
   if (results.some((ready) => !ready)) {
-    say(`not ready: ${selected.filter((_, i) => !results[i]).map((app) => app.name).join(', ')}`);
+    say(`not ready within ${readyTimeoutMs / 1000} s (START_READY_TIMEOUT_MS): ${selected.filter((_, i) => !results[i]).map((app) => app.name).join(', ')}`);
     return stop(1);
   }
   allReady = true;
