@@ -904,6 +904,17 @@ describe('GraphQL at the gateway', () => {
     const line = gateway.logs.map((entry) => JSON.parse(entry) as Record<string, unknown>).find((entry) => entry.msg === 'graphql operation' && entry.operationName === 'WhoAmI');
     expect(line).toMatchObject({ operationType: 'query', traceId: res.headers.get('x-request-id'), durationMs: expect.any(Number), errorCodes: expect.any(Array) });
   });
+
+  it("names at most 20 new operations for one caller, so one account's made-up names cannot take every place", async () => {
+    const flooder = (await tokenFor(JWT_SECRET)).token;
+    for (let i = 0; i < 25; i++) await call('POST', '/v1/graphql', { token: flooder, body: { query: `query Flood${i} { me { id } }` } });
+    const other = (await tokenFor(JWT_SECRET)).token;
+    await call('POST', '/v1/graphql', { token: other, body: { query: 'query NewScreen { me { id } }' } });
+    const operations = await gateway.metrics.registry.getSingleMetricAsString('graphql_operation_duration_seconds');
+    expect(new Set(operations.match(/operation="Flood\d+"/g)).size).toBe(20);
+    expect(operations).toMatch(/graphql_operation_duration_seconds_count\{[^}]*operation="other",type="query"[^}]*\} 5/);
+    expect(operations).toContain('operation="NewScreen"');
+  });
 });
 
 describe('subgraph calls that fail', () => {

@@ -789,6 +789,17 @@ describe('response headers', () => {
     expect(text).toContain('route="/products",method="GET",status="200",client="other"');
     expect(text).toContain('route="/products",method="GET",status="401",client="anonymous"');
   });
+
+  it("keeps a place for clients released later: one account's made-up User-Agents take five client labels, not all 200", async () => {
+    const flooder = await tokenFor(JWT_SECRET);
+    for (let i = 0; i < 210; i++) await call('GET', '/v1/openapi.json', { token: flooder.token, headers: { 'user-agent': `flood${i}/1.0` } });
+    const customer = await tokenFor(JWT_SECRET);
+    await call('GET', '/v1/products', { token: customer.token, headers: { 'user-agent': 'shop-app/4.0.0' } });
+    const text = await gateway.metrics.registry.getSingleMetricAsString('gateway_requests_total');
+    expect(text).toContain('route="/products",method="GET",status="200",client="shop-app/4.0.0"');
+    expect(new Set(text.match(/client="flood\d+\/1\.0"/g)).size).toBe(5);
+    expect(text).toContain('route="/openapi.json",method="GET",status="200",client="other"');
+  });
 });
 
 describe('behind a proxy (TRUST_PROXY)', () => {

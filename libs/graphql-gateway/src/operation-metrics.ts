@@ -6,9 +6,12 @@ import type { RequestHandler, Response } from 'express';
 import type { GraphQLError } from 'graphql';
 import type { Logger } from 'pino';
 import { Counter, Histogram, type Registry } from 'prom-client';
+import type { Principal } from '@platform/auth';
+import { ClientChosenLabel } from '@platform/service-kit';
 
-/** Operation names are the client's to choose: past this many distinct ones, the rest count as "other". */
+/** Operation names are the client's to choose: past this many distinct ones, or this many new ones from one caller, "other" (ClientChosenLabel). */
 const MAX_OPERATION_NAMES = 200;
+const NEW_OPERATION_NAMES_PER_CALLER = 20;
 
 const BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 
@@ -35,13 +38,7 @@ export function graphMetrics(registry: Registry, logger: Logger): GraphMetrics {
     registers: [registry],
   });
   const errors = new Counter({ name: 'graphql_operation_errors_total', help: 'GraphQL errors in responses, by operation name, type and error code', labelNames: ['operation', 'type', 'code'], registers: [registry] });
-  const seen = new Set<string>();
-  const boundedName = (name: string) => {
-    if (seen.has(name)) return name;
-    if (seen.size >= MAX_OPERATION_NAMES) return 'other';
-    seen.add(name);
-    return name;
-  };
+  const operationNames = new ClientChosenLabel(MAX_OPERATION_NAMES, NEW_OPERATION_NAMES_PER_CALLER);
 
   return {
     observe: (handler) => (req, res, next) => {
@@ -50,7 +47,9 @@ export function graphMetrics(registry: Registry, logger: Logger): GraphMetrics {
         const facts = res.locals.graphqlOperation;
         const seconds = Number(process.hrtime.bigint() - started) / 1e9;
         // A document refused before it ran (syntax, limits, validation) is "unparsed"/"unknown".
-        const labels = { operation: boundedName(facts ? (facts.operationName ?? 'anonymous') : 'unparsed'), type: facts?.type ?? 'unknown' };
+        const named = facts?.operationName;
+        const operation = named !== undefined ? operationNames.valueOf(named, (res.locals.principal as Principal | undefined)?.userId) : facts ? 'anonymous' : 'unparsed';
+        const labels = { operation, type: facts?.type ?? 'unknown' };
         const codes = facts ? (facts.errors ?? []).map((error) => String(error.extensions?.code ?? 'INTERNAL')) : res.statusCode < 300 ? ['GRAPHQL_VALIDATION_FAILED'] : [`HTTP_${res.statusCode}`];
         operations.observe({ ...labels, outcome: codes.length ? 'error' : 'ok' }, seconds);
         for (const code of codes) errors.inc({ ...labels, code });

@@ -35,3 +35,31 @@ export function createMetrics(service: string): Metrics {
   };
   return { registry, middleware, handler };
 }
+
+/**
+ * A label whose values the client chooses (a User-Agent's product and version, a GraphQL
+ * operation's name), kept bounded: at most `max` distinct values in all, and at most `perCaller`
+ * new ones brought by any one caller; past either, `other`. Without the share, one account's
+ * made-up values took every place, and each real value that came later (a new SDK version, a new
+ * operation) counted as `other` until a restart.
+ */
+export class ClientChosenLabel {
+  private readonly seen = new Set<string>();
+  /** New values brought, by caller: never more entries than `seen` has. */
+  private readonly broughtBy = new Map<string, number>();
+
+  constructor(
+    private readonly max: number,
+    private readonly perCaller: number,
+  ) {}
+
+  /** `value` as the label carries it for `caller` (a user id; unset: the unauthenticated share one). */
+  valueOf(value: string, caller: string | undefined): string {
+    if (this.seen.has(value)) return value;
+    const brought = this.broughtBy.get(caller ?? '') ?? 0;
+    if (this.seen.size >= this.max || brought >= this.perCaller) return 'other';
+    this.broughtBy.set(caller ?? '', brought + 1);
+    this.seen.add(value);
+    return value;
+  }
+}

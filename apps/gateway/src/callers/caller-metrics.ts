@@ -4,11 +4,15 @@
 // one. Labels never carry who the caller is (no user ids), and their values are bounded: an
 // unauthenticated caller is `anonymous` whatever it sends, any other User-Agent is `other`.
 import type { RequestHandler } from 'express';
+import type { Principal } from '@platform/auth';
+import { ClientChosenLabel } from '@platform/service-kit';
 import { Counter, type Registry } from 'prom-client';
 
 /** `name/1.2.3`: a product name and a numeric version of at most four parts. */
 const CLIENT_SHAPE = /^([A-Za-z][\w.-]{0,39})\/(\d{1,6}(?:\.\d{1,6}){0,3})(?![\w.-])/;
+/** Distinct client labels in all, and new ones any one caller may bring (ClientChosenLabel). */
 const MAX_CLIENTS = 200;
+const NEW_CLIENTS_PER_CALLER = 5;
 
 export function callerMetrics(registry: Registry): RequestHandler {
   const requests = new Counter({
@@ -17,17 +21,11 @@ export function callerMetrics(registry: Registry): RequestHandler {
     labelNames: ['version', 'route', 'method', 'status', 'client'],
     registers: [registry],
   });
-  const seen = new Set<string>();
-  const clientOf = (userAgent: string | undefined, authenticated: boolean): string => {
-    if (!authenticated) return 'anonymous';
+  const clients = new ClientChosenLabel(MAX_CLIENTS, NEW_CLIENTS_PER_CALLER);
+  const clientOf = (userAgent: string | undefined, caller: string | undefined): string => {
+    if (caller === undefined) return 'anonymous';
     const product = userAgent ? CLIENT_SHAPE.exec(userAgent) : null;
-    if (!product) return 'other';
-    const client = `${product[1]}/${product[2]}`;
-    // Bounded label cardinality: past the cap, new clients are counted together.
-    if (seen.has(client)) return client;
-    if (seen.size >= MAX_CLIENTS) return 'other';
-    seen.add(client);
-    return client;
+    return product ? clients.valueOf(`${product[1]}/${product[2]}`, caller) : 'other';
   };
   return (req, res, next) => {
     res.on('finish', () => {
@@ -36,7 +34,7 @@ export function callerMetrics(registry: Registry): RequestHandler {
         route: res.locals.route?.pattern ?? 'unmatched',
         method: req.method,
         status: String(res.statusCode),
-        client: clientOf(req.headers['user-agent'], res.locals.principal !== undefined),
+        client: clientOf(req.headers['user-agent'], (res.locals.principal as Principal | undefined)?.userId),
       });
     });
     next();
