@@ -23,6 +23,15 @@ export interface AttemptResult {
   error: string | null;
 }
 
+/**
+ * Cut short before the request was handed to a connection in full (no connection yet, a TLS
+ * handshake unfinished, or not even started): the receiver never saw it, so it is no attempt.
+ */
+export interface NotSent {
+  outcome: 'NOT_SENT';
+  latencyMs: number;
+}
+
 export interface WebhookRequest {
   target: PinnedTarget;
   headers: Record<string, string>;
@@ -30,11 +39,14 @@ export interface WebhookRequest {
   timeoutMs: number;
   /** The TCP connection must be made within this (TLS and the answer then have the rest of timeoutMs). */
   connectTimeoutMs: number;
-  /** Aborted: the attempt ends at once as a timeout (the dispatcher's slow attempts are all taken). */
+  /**
+   * Aborted (the dispatcher's slow attempts are all taken): the attempt ends at once, NOT_SENT
+   * when the request was not sent yet, else as a timeout.
+   */
   cutShort?: AbortSignal;
 }
 
-export function sendWebhook(request: WebhookRequest): Promise<AttemptResult> {
+export function sendWebhook(request: WebhookRequest): Promise<AttemptResult | NotSent> {
   const { url, address } = request.target;
   const pinnedLookup: LookupFunction = (_host, options, callback) => {
     if (options.all) (callback as unknown as (error: null, addresses: { address: string; family: number }[]) => void)(null, [address]);
@@ -44,9 +56,12 @@ export function sendWebhook(request: WebhookRequest): Promise<AttemptResult> {
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
 
+  if (request.cutShort?.aborted) return Promise.resolve({ outcome: 'NOT_SENT', latencyMs: 0 });
   return new Promise((resolve) => {
     let settled = false;
-    const finish = (result: Omit<AttemptResult, 'latencyMs'>) => {
+    /** The request was handed to the connection in full: from then on the receiver has it. */
+    let sent = false;
+    const finish = (result: Omit<AttemptResult, 'latencyMs'> | Omit<NotSent, 'latencyMs'>) => {
       if (settled) return;
       settled = true;
       clearTimeout(deadline);
@@ -69,11 +84,13 @@ export function sendWebhook(request: WebhookRequest): Promise<AttemptResult> {
       outgoing.destroy();
     }, request.connectTimeoutMs);
     const cut = () => {
-      finish({ outcome: 'TIMEOUT', statusCode: null, responseBody: null, error: `cut short after ${elapsed()} ms: no answer yet while many receivers were slow` });
+      if (!sent) finish({ outcome: 'NOT_SENT' });
+      else finish({ outcome: 'TIMEOUT', statusCode: null, responseBody: null, error: `cut short after ${elapsed()} ms: no answer yet while many receivers were slow` });
       outgoing.destroy();
     };
-    if (request.cutShort?.aborted) cut();
-    else request.cutShort?.addEventListener('abort', cut, { once: true });
+    request.cutShort?.addEventListener('abort', cut, { once: true });
+    // 'finish': the whole request went to the connection (for https, after the handshake), not before.
+    outgoing.on('finish', () => (sent = true));
     outgoing.on('socket', (socket) => {
       if (!socket.connecting) clearTimeout(connectDeadline);
       else socket.once('connect', () => clearTimeout(connectDeadline));

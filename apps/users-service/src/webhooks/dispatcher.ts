@@ -12,11 +12,11 @@ import { domainEvent } from '@platform/events';
 import type { Logger } from '@platform/service-kit';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import { type AddressGuard, ForbiddenUrl } from './address-guard';
-import { type AttemptResult, sendWebhook } from './delivery-client';
+import { type AttemptResult, type NotSent, sendWebhook } from './delivery-client';
 import { applyPayloadDeprecations } from './payload-deprecations';
 import { toEventResponse } from './representation';
 import type { ClaimedDelivery, DeliveryToSend, EndpointDisabling, WebhookRepository } from './repository';
-import { DELIVERY_CONNECT_TIMEOUT_MS, DELIVERY_TIMEOUT_MS, DISABLE_AFTER_MS, EVENT_RETENTION_MS, MAX_ATTEMPTS, nextAttemptAt } from './retry-schedule';
+import { DELIVERY_CONNECT_TIMEOUT_MS, DELIVERY_TIMEOUT_MS, DISABLE_AFTER_MS, EVENT_RETENTION_MS, MAX_ATTEMPTS, nextAttemptAt, RETRY_DELAYS_MS } from './retry-schedule';
 import { signedHeaders } from './signing';
 
 export interface DispatcherSettings {
@@ -71,8 +71,18 @@ export const SLOW_ATTEMPT_AFTER_MS = 2_000;
  * Slow attempts one replica keeps going beside its workers. Past them, an attempt that turns slow
  * is cut short as a timeout (retried on its schedule; its endpoint counts as failing and shares
  * the failing endpoints' few workers from then on), so slow receivers cannot pile up without end.
+ * One cut before its request was sent (see NOT_SENT_AGAIN_AFTER_MS) is no attempt.
  */
 export const SLOW_ATTEMPTS = 8;
+
+/**
+ * An attempt cut short before its request was handed to a connection (no connection yet, a TLS
+ * handshake unfinished, the address still being checked) is no attempt: the receiver never saw
+ * it. Its delivery is due again this much later, its attempt count and its endpoint's standing
+ * as they were (before, it was a timeout that marked the endpoint failing, "cut short after 0 ms").
+ * Not at once: while the slow attempts stay taken it would be cut again straight away.
+ */
+export const NOT_SENT_AGAIN_AFTER_MS = RETRY_DELAYS_MS[0];
 
 const LEASE_MS = 60_000;
 const PURGE_EVERY_MS = 3_600_000;
@@ -149,7 +159,7 @@ export class WebhookDispatcher {
     this.slowAttempts = settings.slowAttempts ?? SLOW_ATTEMPTS;
     this.deprecations = settings.deprecations ?? [];
     const registers = registry ? [registry] : [];
-    this.outcomes = new Counter({ name: 'webhook_deliveries_total', help: 'Webhook delivery attempts, by outcome (SUCCEEDED, HTTP_ERROR, TIMEOUT, NETWORK_ERROR, FORBIDDEN_ADDRESS)', labelNames: ['outcome'], registers });
+    this.outcomes = new Counter({ name: 'webhook_deliveries_total', help: 'Webhook delivery attempts, by outcome (SUCCEEDED, HTTP_ERROR, TIMEOUT, NETWORK_ERROR, FORBIDDEN_ADDRESS; NOT_SENT: cut short before it was sent, put back, not counted)', labelNames: ['outcome'], registers });
     this.latency = new Histogram({
       name: 'webhook_delivery_duration_seconds',
       help: 'From sending a webhook to its answer (or the timeout), by outcome',
@@ -233,7 +243,7 @@ export class WebhookDispatcher {
       });
       if (!(await settledWithin(attempt, this.slowAfterMs))) {
         if (this.goOnBeside(attempt)) continue;
-        cutShort.abort(); // no room beside the workers: it ends now, as a timeout
+        cutShort.abort(); // no room beside the workers: it ends now, as a timeout (or put back, when not sent yet)
       }
       await attempt;
     }
@@ -292,11 +302,12 @@ export class WebhookDispatcher {
     if (!delivery || delivery.status !== 'PENDING') return;
     const result = await this.attempt(delivery, cutShort);
     this.outcomes.inc({ outcome: result.outcome });
+    if (result.outcome === 'NOT_SENT') return this.putBack(delivery);
     this.latency.observe({ outcome: result.outcome }, result.latencyMs / 1000);
     await this.record(delivery, result);
   }
 
-  private async attempt(delivery: DeliveryToSend, cutShort: AbortSignal): Promise<AttemptResult> {
+  private async attempt(delivery: DeliveryToSend, cutShort: AbortSignal): Promise<AttemptResult | NotSent> {
     const { endpoint } = delivery;
     let target;
     try {
@@ -312,6 +323,12 @@ export class WebhookDispatcher {
     const body = JSON.stringify(payload);
     // The event id is the webhook-id of every attempt: receivers deduplicate on it.
     return sendWebhook({ target, body, headers: { ...headers, ...signedHeaders(delivery.eventId, now, body, secrets) }, timeoutMs: this.timeoutMs, connectTimeoutMs: this.connectTimeoutMs, cutShort });
+  }
+
+  /** Cut short before it was sent: due again a little later, nothing charged (NOT_SENT_AGAIN_AFTER_MS). */
+  private async putBack(delivery: DeliveryToSend): Promise<void> {
+    await this.webhooks.releaseDelivery(delivery.id, new Date(this.clock().getTime() + NOT_SENT_AGAIN_AFTER_MS));
+    this.logger.info({ deliveryId: delivery.id, endpointId: delivery.endpoint.id }, 'webhook attempt cut short before it was sent: put back, not counted');
   }
 
   private async record(delivery: DeliveryToSend, result: AttemptResult): Promise<void> {

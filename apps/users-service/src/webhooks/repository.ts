@@ -258,6 +258,11 @@ export class WebhookRepository {
     return rows;
   }
 
+  /** Ends a delivery's lease with no attempt recorded: due again at `dueAt`, its attempts and its endpoint as they were. */
+  async releaseDelivery(id: string, dueAt: Date): Promise<void> {
+    await this.prisma.webhookDelivery.updateMany({ where: { id, status: 'PENDING' }, data: { nextAttemptAt: dueAt, leasedUntil: null } });
+  }
+
   findDeliveryToSend(id: string): Promise<DeliveryToSend | null> {
     return this.prisma.webhookDelivery.findUnique({ where: { id }, include: { event: true, endpoint: true } });
   }

@@ -916,13 +916,66 @@ describe('replicas and owners', () => {
     // slow while those six were going were cut short: a timeout that says why, retried on schedule
     // like any other, and their endpoints now count as failing (the failing endpoints' few workers).
     const attempts = await tarpitAttempts();
-    expect(attempts).toHaveLength(10);
+    // Each tarpit's delivery attempted once, or put back uncounted when it was cut before its request went out.
+    const deliveries = await database.prisma.webhookDelivery.findMany({ where: { endpointId: { in: tarpits.map((tarpit) => tarpit.id) } } });
+    expect(deliveries.filter((delivery) => delivery.attemptCount === 0).map((delivery) => delivery.nextAttemptAt)).toEqual(deliveries.filter((delivery) => delivery.attemptCount === 0).map(() => new Date(now.getTime() + 5_000)));
+    expect(attempts).toHaveLength(deliveries.filter((delivery) => delivery.attemptCount === 1).length);
+    expect(deliveries.filter((delivery) => delivery.attemptCount > 1)).toEqual([]);
     const cut = attempts.filter((attempt) => attempt.error?.startsWith('cut short'));
     expect(cut.length).toBeGreaterThanOrEqual(2);
     expect(cut.map((attempt) => [attempt.outcome, attempt.delivery.status])).toEqual(cut.map(() => ['TIMEOUT', 'PENDING']));
     const cutEndpoints = await database.prisma.webhookEndpoint.findMany({ where: { id: { in: cut.map((attempt) => attempt.delivery.endpointId) } } });
     expect(cutEndpoints.every((endpoint) => endpoint.failingSince !== null)).toBe(true);
     await remove();
+  });
+
+  it('puts back, uncounted, an attempt cut short before its request was sent: its receiver never saw it', async () => {
+    const owner = await customer();
+    // One endpoint whose address takes a second to check; one on a host that takes the connection
+    // and never finishes the TLS handshake. Neither gets a request within the 200 ms below.
+    const held: net.Socket[] = [];
+    const silent = net.createServer((socket) => held.push(socket.on('error', () => undefined)));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    dns.set('slow-dns.test', [{ address: '127.0.0.1', family: 4 }]);
+    dns.set('silent-tls.test', [{ address: '127.0.0.1', family: 4 }]);
+    const slowDns = await register(owner.token, { url: `http://slow-dns.test:${receiverPort}/slow-dns`, eventTypes: ['user.updated'] });
+    const silentTls = await register(owner.token, { url: `https://silent-tls.test:${(silent.address() as net.AddressInfo).port}/silent-tls`, eventTypes: ['user.updated'] });
+    let dnsDelayMs = 1_000;
+    const guard = new AddressGuard({
+      allowLoopback: true,
+      resolve: async (host) => {
+        if (host === 'slow-dns.test') await new Promise((resolve) => setTimeout(resolve, dnsDelayMs));
+        return [{ address: '127.0.0.1', family: 4 }];
+      },
+    });
+    const settings = { clock: () => now, timeoutMs: 1_000, slowAfterMs: 200 };
+    try {
+      await arrive('users-service', 'user.updated', 'user', owner.id, { id: owner.id, role: 'customer', name: 'N', email: 'n@example.com', version: 2, createdAt: now.toISOString() });
+      // No room beside the workers: every attempt still going after 200 ms is cut short.
+      await new WebhookDispatcher(new WebhookRepository(database.prisma), guard, logger, { ...settings, slowAttempts: 0 }).drain();
+      expect(received.filter((request) => request.path === '/slow-dns')).toEqual([]);
+      for (const endpoint of [slowDns, silentTls]) {
+        // No attempt in the log, none counted; due again 5 s later; the endpoint not failing.
+        expect(await deliveriesOf(owner.token, endpoint.id)).toEqual([expect.objectContaining({ status: 'PENDING', attemptCount: 0, attempts: [], nextAttemptAt: new Date(now.getTime() + 5_000).toISOString() })]);
+        expect((await call('GET', `/webhook-endpoints/${endpoint.id}`, { token: owner.token })).body).toMatchObject({ status: 'ENABLED', failingSince: null });
+      }
+
+      // Sent this time, with room beside the workers: the one that answers has it at its first
+      // attempt; the silent one's own timeout is a failure like any other.
+      now = new Date(now.getTime() + 5_000);
+      dnsDelayMs = 0;
+      await new WebhookDispatcher(new WebhookRepository(database.prisma), guard, logger, settings).drain();
+      expect(received.filter((request) => request.path === '/slow-dns')).toHaveLength(1);
+      expect(await deliveriesOf(owner.token, slowDns.id)).toEqual([expect.objectContaining({ status: 'SUCCEEDED', attemptCount: 1, attempts: [expect.objectContaining({ outcome: 'SUCCEEDED' })] })]);
+      expect(await deliveriesOf(owner.token, silentTls.id)).toEqual([
+        expect.objectContaining({ status: 'PENDING', attemptCount: 1, attempts: [expect.objectContaining({ outcome: 'TIMEOUT', error: 'no complete answer within 1000 ms' })] }),
+      ]);
+      expect((await call('GET', `/webhook-endpoints/${silentTls.id}`, { token: owner.token })).body.failingSince).toBe(now.toISOString());
+    } finally {
+      for (const socket of held) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+      for (const endpoint of [slowDns, silentTls]) await call('DELETE', `/webhook-endpoints/${endpoint.id}`, { token: owner.token });
+    }
   });
 
   it('counts an endpoint moved to another URL, or enabled again, as never heard from until it answers there', async () => {
