@@ -2,6 +2,8 @@
 // lookup that answers the pinned address (TLS still checks the certificate against the host
 // name), one deadline for the whole exchange and a shorter one for the connection, redirects
 // answered but never followed, and the response body read up to a small limit and then dropped.
+// The status decides: once the head of the answer is in, a deadline or a cut ends the attempt with
+// that status and the body read so far (a 2xx is a delivery, however slowly its body comes).
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
@@ -41,7 +43,7 @@ export interface WebhookRequest {
   connectTimeoutMs: number;
   /**
    * Aborted (the dispatcher's slow attempts are all taken): the attempt ends at once, NOT_SENT
-   * when the request was not sent yet, else as a timeout.
+   * when the request was not sent yet, with the answer's status once its head is in, else as a timeout.
    */
   cutShort?: AbortSignal;
 }
@@ -61,6 +63,8 @@ export function sendWebhook(request: WebhookRequest): Promise<AttemptResult | No
     let settled = false;
     /** The request was handed to the connection in full: from then on the receiver has it. */
     let sent = false;
+    /** Ends the attempt with the answer's status and the body read so far; set once its head is in. */
+    let answered: (() => void) | undefined;
     const finish = (result: Omit<AttemptResult, 'latencyMs'> | Omit<NotSent, 'latencyMs'>) => {
       if (settled) return;
       settled = true;
@@ -76,7 +80,8 @@ export function sendWebhook(request: WebhookRequest): Promise<AttemptResult | No
       headers: { ...request.headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(request.body)), 'user-agent': 'order-platform-webhooks/1' },
     });
     const deadline = setTimeout(() => {
-      finish({ outcome: 'TIMEOUT', statusCode: null, responseBody: null, error: `no complete answer within ${request.timeoutMs} ms` });
+      if (answered) answered();
+      else finish({ outcome: 'TIMEOUT', statusCode: null, responseBody: null, error: `no complete answer within ${request.timeoutMs} ms` });
       outgoing.destroy();
     }, request.timeoutMs);
     const connectDeadline = setTimeout(() => {
@@ -84,7 +89,8 @@ export function sendWebhook(request: WebhookRequest): Promise<AttemptResult | No
       outgoing.destroy();
     }, request.connectTimeoutMs);
     const cut = () => {
-      if (!sent) finish({ outcome: 'NOT_SENT' });
+      if (answered) answered();
+      else if (!sent) finish({ outcome: 'NOT_SENT' });
       else finish({ outcome: 'TIMEOUT', statusCode: null, responseBody: null, error: `cut short after ${elapsed()} ms: no answer yet while many receivers were slow` });
       outgoing.destroy();
     };
@@ -107,6 +113,7 @@ export function sendWebhook(request: WebhookRequest): Promise<AttemptResult | No
         finish({ outcome: succeeded ? 'SUCCEEDED' : 'HTTP_ERROR', statusCode: status, responseBody: body || null, error: succeeded ? null : `answered ${status}` });
         response.destroy();
       };
+      answered = done;
       response.on('data', (chunk: Buffer) => {
         chunks.push(chunk);
         read += chunk.length;

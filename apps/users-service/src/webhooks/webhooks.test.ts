@@ -46,7 +46,8 @@ interface Received {
   body: string;
 }
 let received: Received[] = [];
-let answer: (request: Received) => { status: number; body?: string; headers?: Record<string, string> } | 'hang' = () => ({ status: 204 });
+/** `unfinished`: the head and `body` are sent, and the rest of the body never comes. */
+let answer: (request: Received) => { status: number; body?: string; headers?: Record<string, string>; unfinished?: true } | 'hang' = () => ({ status: 204 });
 let receiver: http.Server;
 let receiverPort: number;
 
@@ -83,6 +84,7 @@ beforeAll(async () => {
       received.push(request);
       const reply = answer(request);
       if (reply === 'hang') return; // never answers: the delivery times out
+      if (reply.unfinished) return void res.writeHead(reply.status, { 'content-length': '1000', ...reply.headers }).write(reply.body ?? '');
       res.writeHead(reply.status, reply.headers).end(reply.body);
     });
   });
@@ -438,6 +440,27 @@ describe('deliveries', () => {
     const [delivery] = await deliveriesOf(owner.token, endpoint.id);
     expect(delivery.attempts[0]).toMatchObject({ outcome: 'TIMEOUT', statusCode: null });
     receiver.closeAllConnections();
+  });
+
+  it('counts a 2xx whose body is still coming at the deadline, or when the attempt is cut short, as delivered', async () => {
+    const owner = await customer();
+    const endpoint = await register(owner.token, { url: hookUrl('accepted-slowly'), eventTypes: ['user.updated'] });
+    answer = () => ({ status: 200, body: 'accepted, more to come', unfinished: true });
+    const profile = (version: number) => ({ id: owner.id, role: 'customer', name: 'A', email: 'a@example.com', version, createdAt: now.toISOString() });
+    const guard = new AddressGuard({ allowLoopback: true, resolve: async () => [{ address: '127.0.0.1', family: 4 }] });
+    try {
+      // The 1 s deadline, then an attempt cut short after 1 s with no room beside the workers.
+      await arrive('users-service', 'user.updated', 'user', owner.id, profile(2));
+      await dispatcher.drain();
+      await arrive('users-service', 'user.updated', 'user', owner.id, profile(3));
+      await new WebhookDispatcher(new WebhookRepository(database.prisma), guard, logger, { clock: () => now, timeoutMs: 5_000, slowAfterMs: 1_000, slowAttempts: 0 }).drain();
+      const deliveries = await deliveriesOf(owner.token, endpoint.id);
+      const delivered = { status: 'SUCCEEDED', attemptCount: 1, nextAttemptAt: null, attempts: [expect.objectContaining({ outcome: 'SUCCEEDED', statusCode: 200, responseBody: 'accepted, more to come', error: null })] };
+      expect(deliveries).toEqual([expect.objectContaining(delivered), expect.objectContaining(delivered)]);
+      expect((await call('GET', `/webhook-endpoints/${endpoint.id}`, { token: owner.token })).body.failingSince).toBeNull();
+    } finally {
+      receiver.closeAllConnections();
+    }
   });
 
   it('gives up on a host that does not take the connection after the connect timeout, not the whole attempt timeout', async () => {
