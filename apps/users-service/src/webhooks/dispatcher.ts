@@ -251,8 +251,9 @@ export class WebhookDispatcher {
 
   /**
    * Lets a slow attempt finish beside the workers while there is room (false when there is none);
-   * when it is recorded, workers come back for what its share held back: the drain that waits for
-   * it is still under way (a wake alone does nothing before start(), when drain() was called itself).
+   * when it is recorded, workers come back for what its share held back. Adding them is all it
+   * takes: the drain that waits for this attempt is still under way and waits for them too, and
+   * the attempt's end already moved `changes` (a wake would only ask for one more drain after it).
    */
   private goOnBeside(attempt: Promise<void>): boolean {
     if (this.slow.size >= this.slowAttempts) return false;
@@ -262,7 +263,6 @@ export class WebhookDispatcher {
       })
       .finally(() => {
         this.slow.delete(beside);
-        this.wake();
         this.addWorkers();
       });
     this.slow.add(beside);
