@@ -54,8 +54,8 @@ export const FAILING_ENDPOINT_WORKERS = 2;
  * Workers that deliveries to unproven endpoints (never answered yet) may hold at once, one per
  * account: without it, accounts registering fresh endpoints that hang would hold every worker for
  * a whole timeout each, and again with every new endpoint, before any of them counts as failing.
- * Endpoints that answer keep the other workers; a new endpoint's first delivery waits its turn,
- * oldest first, among the other unproven endpoints' deliveries.
+ * Endpoints that answer keep the other workers; a new endpoint's first delivery waits one turn of
+ * each other account with unproven endpoints' deliveries due (`unprovenRound`), not all of them.
  */
 export const UNPROVEN_ENDPOINT_WORKERS = 2;
 
@@ -131,6 +131,13 @@ export class WebhookDispatcher {
   private sendingToFailing = 0;
   /** The accounts sending a delivery to an unproven endpoint: one each at most. */
   private readonly sendingToUnproven = new Set<string>();
+  /**
+   * The accounts that had their turn at an unproven endpoint in this round: passed over while
+   * another account's such delivery is due, however old their own (before, one account's backlog
+   * of new endpoints, oldest first, went ahead of another account's first delivery). The round
+   * ends when a claim with room for one finds none of another account: the oldest go first again.
+   */
+  private readonly unprovenRound = new Set<string>();
   /** The last claim: claims run one at a time, so each sees the shares the ones before it took. */
   private claiming: Promise<unknown> = Promise.resolve();
   /**
@@ -272,7 +279,7 @@ export class WebhookDispatcher {
   /**
    * The oldest due delivery of an account below its share of the workers, counted against that
    * share; to a failing endpoint only while their few workers are not all taken, and to an
-   * unproven one likewise, one per account.
+   * unproven one likewise, one per account, and in turns between accounts (`unprovenRound`).
    */
   private claim(): Promise<ClaimedDelivery | undefined> {
     const claimed = this.claiming.then(async () => {
@@ -281,16 +288,28 @@ export class WebhookDispatcher {
       const seen = this.changes;
       if (seen === this.nothingAt) return undefined;
       const now = this.clock();
-      const [delivery] = await this.webhooks.claimDue(now, new Date(now.getTime() + LEASE_MS), 1, {
-        passOver: [...this.sending].filter(([, count]) => count >= this.accountConcurrency).map(([ownerId]) => ownerId),
-        failingToo: this.sendingToFailing < FAILING_ENDPOINT_WORKERS,
-        unprovenToo: this.sendingToUnproven.size < UNPROVEN_ENDPOINT_WORKERS,
-        passOverUnproven: [...this.sendingToUnproven],
-      });
+      const unprovenToo = this.sendingToUnproven.size < UNPROVEN_ENDPOINT_WORKERS;
+      const claimDue = () =>
+        this.webhooks.claimDue(now, new Date(now.getTime() + LEASE_MS), 1, {
+          passOver: [...this.sending].filter(([, count]) => count >= this.accountConcurrency).map(([ownerId]) => ownerId),
+          failingToo: this.sendingToFailing < FAILING_ENDPOINT_WORKERS,
+          unprovenToo,
+          passOverUnproven: [...new Set([...this.sendingToUnproven, ...this.unprovenRound])],
+        });
+      let [delivery] = await claimDue();
+      // No other account's unproven delivery was older than what it took (or none was due): the
+      // accounts that had their turn may go again; at once when nothing else was due.
+      if (unprovenToo && delivery?.standing !== 'unproven' && [...this.unprovenRound].some((ownerId) => !this.sendingToUnproven.has(ownerId))) {
+        this.unprovenRound.clear();
+        if (!delivery) [delivery] = await claimDue();
+      }
       if (!delivery) this.nothingAt = seen;
       if (delivery) countUp(this.sending, delivery.ownerId);
       if (delivery?.standing === 'failing') this.sendingToFailing++;
-      if (delivery?.standing === 'unproven') this.sendingToUnproven.add(delivery.ownerId);
+      if (delivery?.standing === 'unproven') {
+        this.sendingToUnproven.add(delivery.ownerId);
+        this.unprovenRound.add(delivery.ownerId);
+      }
       return delivery;
     });
     this.claiming = claimed.catch(() => undefined);

@@ -89,7 +89,7 @@ export interface ClaimRoom {
   passOver: readonly string[];
   /** Whether a delivery to a failing endpoint may be taken. */
   failingToo: boolean;
-  /** Whether a delivery to an unproven endpoint may be taken, and the accounts already sending one (one at a time each). */
+  /** Whether a delivery to an unproven endpoint may be taken, and the accounts whose such deliveries wait (sending one already, or had their turn). */
   unprovenToo: boolean;
   passOverUnproven: readonly string[];
 }

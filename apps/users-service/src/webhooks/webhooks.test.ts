@@ -1001,6 +1001,29 @@ describe('replicas and owners', () => {
     }
   });
 
+  it("gives new endpoints one turn per account: other accounts' many new endpoints do not hold back one account's first delivery", async () => {
+    const [first, second, latecomer] = await Promise.all([customer(), customer(), customer()]);
+    const guard = new AddressGuard({ allowLoopback: true, resolve: async () => [{ address: '127.0.0.1', family: 4 }] });
+    // One worker, never leaving an attempt: the order of the claims is the order the receiver sees.
+    const replica = new WebhookDispatcher(new WebhookRepository(database.prisma), guard, logger, { clock: () => now, concurrency: 1, slowAfterMs: 60_000 });
+    await replica.drain(); // whatever earlier tests left due
+    const endpoints: { id: string; owner: { id: string; token: string } }[] = [];
+    for (const [index, owner] of [first, second].entries()) {
+      for (let i = 0; i < 3; i++) endpoints.push({ id: (await register(owner.token, { url: hookUrl(`turns-${index}-${i}`), eventTypes: ['user.updated'] })).id, owner });
+    }
+    endpoints.push({ id: (await register(latecomer.token, { url: hookUrl('turns-latecomer'), eventTypes: ['user.updated'] })).id, owner: latecomer });
+    // The two accounts' deliveries to their new endpoints are due first, the latecomer's last.
+    for (const [index, owner] of [first, second, latecomer].entries()) {
+      await arrive('users-service', 'user.updated', 'user', owner.id, { id: owner.id, role: 'customer', name: `Turn ${index}`, email: `turn${index}@example.com`, version: 2, createdAt: now.toISOString() });
+    }
+    await replica.drain();
+    const accountOf = (path: string) => (path === '/turns-latecomer' ? 'latecomer' : path.slice(0, '/turns-0'.length));
+    const order = received.filter((request) => request.path.startsWith('/turns-')).map((request) => accountOf(request.path));
+    // One turn each, then the rest in turns (before: the latecomer's after all six others).
+    expect(order).toEqual(['/turns-0', '/turns-1', 'latecomer', '/turns-0', '/turns-1', '/turns-0', '/turns-1']);
+    for (const endpoint of endpoints) await call('DELETE', `/webhook-endpoints/${endpoint.id}`, { token: endpoint.owner.token });
+  });
+
   it('counts an endpoint moved to another URL, or enabled again, as never heard from until it answers there', async () => {
     const owner = await customer();
     const endpoint = await register(owner.token, { url: hookUrl('proven-then-moved'), eventTypes: ['order.created'] });
