@@ -835,7 +835,7 @@ describe('replicas and owners', () => {
    * attempts the tarpits held then, and how long the other delivery took (null: not within 20 s,
    * past the tests' bound, so a failure shows how long it waited).
    */
-  async function whileTarpitsHang(tarpitPrefix: string, victimPath: string, victimId: string, load: (replica: WebhookDispatcher) => Promise<void>, settings: DispatcherSettings = {}, stillHanging: () => Promise<void> = async () => undefined): Promise<{ heldAtOnce: number; victimAfterMs: number | null }> {
+  async function whileTarpitsHang(tarpitPrefix: string, victimPath: string, victimId: string, load: (replica: WebhookDispatcher) => Promise<void>, settings: DispatcherSettings = {}, then: { heldAtLeast?: number; stillHanging?: () => Promise<void> } = {}): Promise<{ heldAtOnce: number; victimAfterMs: number | null }> {
     const isTarpit = (path: string) => path.startsWith(`/${tarpitPrefix}`);
     answer = (request) => (isTarpit(request.path) ? 'hang' : { status: 204 });
     const atTarpits = () => received.filter((request) => isTarpit(request.path)).length;
@@ -844,8 +844,9 @@ describe('replicas and owners', () => {
     replica.start(1_000);
     try {
       await load(replica);
-      for (const giveUpAt = Date.now() + 5_000; atTarpits() === 0 && Date.now() < giveUpAt; ) await new Promise((resolve) => setTimeout(resolve, 10));
-      await new Promise((resolve) => setTimeout(resolve, 200)); // every worker that will take a tarpit's delivery has
+      // The first tarpit's request (or, on a loaded machine, the first `heldAtLeast`), then 200 ms: every worker that will take a tarpit's delivery has.
+      for (const giveUpAt = Date.now() + 5_000; atTarpits() < (then.heldAtLeast ?? 1) && Date.now() < giveUpAt; ) await new Promise((resolve) => setTimeout(resolve, 10));
+      await new Promise((resolve) => setTimeout(resolve, 200));
       const heldAtOnce = atTarpits();
       const orderId = newId();
       const sentAt = Date.now();
@@ -854,7 +855,7 @@ describe('replicas and owners', () => {
       const victimGot = () => received.some((request) => request.path === `/${victimPath}` && JSON.parse(request.body).subject === `order/${orderId}`);
       for (const giveUpAt = sentAt + 20_000; !victimGot() && Date.now() < giveUpAt; ) await new Promise((resolve) => setTimeout(resolve, 10));
       const victimAfterMs = victimGot() ? Date.now() - sentAt : null;
-      await stillHanging();
+      await then.stillHanging?.();
       return { heldAtOnce, victimAfterMs };
     } finally {
       // The tarpits let go: hanging attempts end, the rest are answered at once, and the replica's drain ends.
@@ -930,8 +931,10 @@ describe('replicas and owners', () => {
     const untilCut = async () => {
       for (const giveUpAt = Date.now() + 2_000; (await cutShort()).length < 2 && Date.now() < giveUpAt; ) await new Promise((resolve) => setTimeout(resolve, 20));
     };
-    const { heldAtOnce, victimAfterMs } = await whileTarpitsHang('turncoat-', 'victim-of-turncoats', victim.id, editProfiles, { slowAfterMs: 300, slowAttempts: 6 }, untilCut);
-    expect(heldAtOnce).toBe(8);
+    // Every worker taken by a tarpit. Attempts turn slow after 300 ms here, so a worker may take a
+    // second tarpit before a loaded machine has sent all eight first ones: at least eight.
+    const { heldAtOnce, victimAfterMs } = await whileTarpitsHang('turncoat-', 'victim-of-turncoats', victim.id, editProfiles, { slowAfterMs: 300, slowAttempts: 6 }, { heldAtLeast: 8, stillHanging: untilCut });
+    expect(heldAtOnce).toBeGreaterThanOrEqual(8);
     // A hang holds a worker for 300 ms; then the worker takes the next delivery.
     expect(victimAfterMs).not.toBeNull();
     expect(victimAfterMs).toBeLessThan(1_000);
