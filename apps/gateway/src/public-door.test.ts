@@ -308,6 +308,38 @@ describe('request framing (no desync between the gateway and a service)', () => 
     expect(upstream.seen.length).toBe(before);
   });
 
+  it('answers a request with two Host headers 400 in the error format, and never forwards it (RFC 9112 §3.2)', async () => {
+    const before = upstream.seen.length;
+    const client = await RawClient.open(gateway.server.port);
+    client.send(`GET /v1/users/echo HTTP/1.1\r\nHost: gateway\r\nHost: elsewhere.example\r\nAuthorization: Bearer ${token}\r\n\r\n`);
+    const res = await client.response();
+    expect(res.status).toBe(400);
+    expect(JSON.parse(res.body)).toEqual({ code: 'MALFORMED_REQUEST', message: expect.stringContaining('Host'), traceId: expect.stringMatching(TRACE_ID), errors: [] });
+    await client.closedByPeer();
+    expect(upstream.seen.length).toBe(before);
+  });
+
+  it('serves an absolute-form request target as the path it names, and forwards that path (RFC 9112 §3.2.2)', async () => {
+    const client = await RawClient.open(gateway.server.port);
+    client.send(`GET http://gateway/v1/users/echo?client=absolute HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer ${token}\r\nConnection: close\r\n\r\n`);
+    const res = await client.response();
+    expect(res.status).toBe(200);
+    expect(JSON.parse(res.body)).toMatchObject({ method: 'GET', path: '/users/echo?client=absolute' });
+    expect(upstream.seen).toContain('GET /users/echo?client=absolute');
+  });
+
+  it('refuses a request target that is neither a path nor an http(s) URL without credentials, and never forwards it', async () => {
+    const before = upstream.seen.length;
+    for (const target of ['a://users/v1/users/echo', 'http://user:secret@gateway/v1/users/echo']) {
+      const client = await RawClient.open(gateway.server.port);
+      client.send(`GET ${target} HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer ${token}\r\n\r\n`);
+      const res = await client.response();
+      expect({ target, status: res.status, code: JSON.parse(res.body).code }).toEqual({ target, status: 400, code: 'MALFORMED_REQUEST' });
+      await client.closedByPeer();
+    }
+    expect(upstream.seen.length).toBe(before);
+  });
+
   it('answers 431 in the error format after the answer already under way on the connection (pipelined)', async () => {
     const client = await RawClient.open(gateway.server.port);
     client.send(`GET /v1/users/echo?delay=50 HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer ${token}\r\n\r\nGET /v1/products HTTP/1.1\r\nHost: gateway\r\nX-Padding: ${'a'.repeat(20_000)}\r\n\r\n`);

@@ -79,6 +79,34 @@ function refuseRequest(req: IncomingMessage, res: ServerResponse, error: ApiErro
   res.writeHead(error.status, headers).end(body);
 }
 
+/** An absolute-form request target (RFC 9112 §3.2.2): `http(s)://<authority><path>?<query>`. */
+const ABSOLUTE_FORM = /^https?:\/\/([^/?#@]+)([/?][^#]*)?$/i;
+
+/**
+ * What RFC 9112 §3.2 asks of the request line and Host before any app reads them, or the refusal:
+ * an HTTP/1.1 request names exactly one Host (HTTP/1.0 may name none; two could be read as two
+ * different hosts by two hops), and a server must accept the absolute-form (`GET
+ * http://host/v1/users/me`), whose host replaces Host. Apps route by `req.url` and the gateway
+ * forwards a slice of it, so an absolute-form target becomes the origin-form it names
+ * (`/v1/users/me`): the path routed, checked and forwarded is then the one the client named. Its
+ * bytes are kept as sent (no dot segments resolved), as for any other path. Another scheme, or
+ * credentials in the authority, is refused.
+ */
+function requestTargetError(req: IncomingMessage): ApiError | undefined {
+  let hostLines = 0;
+  for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i].toLowerCase() === 'host') hostLines += 1;
+  if (hostLines > 1) return new ApiError('MALFORMED_REQUEST', 'A request must carry one Host header, not several.');
+  if (hostLines === 0 && req.httpVersion !== '1.0') return new ApiError('MALFORMED_REQUEST', 'An HTTP/1.1 request must carry a Host header.');
+  const url = req.url ?? '/';
+  if (url.startsWith('/') || url === '*') return undefined;
+  const absolute = ABSOLUTE_FORM.exec(url);
+  if (!absolute) return new ApiError('MALFORMED_REQUEST', 'The request target must be a path, or an absolute http(s) URL without credentials.');
+  const [, authority, rest = '/'] = absolute;
+  req.url = rest.startsWith('/') ? rest : `/${rest}`;
+  req.headers.host = authority;
+  return undefined;
+}
+
 /**
  * A request Node's parser refused (ambiguous or broken framing, too-large headers, a request not
  * received in time) never reaches the app, so it is answered here, on the raw socket, in the one
@@ -135,8 +163,8 @@ export async function listen(handler: RequestListener, port: number, host = '0.0
     },
     (req, res) => {
       res.setHeader('X-Content-Type-Options', 'nosniff');
-      // RFC 9112 §3.2: an HTTP/1.1 request must name its Host (HTTP/1.0 may not).
-      if (req.headers.host === undefined && req.httpVersion !== '1.0') return refuseRequest(req, res, new ApiError('MALFORMED_REQUEST', 'An HTTP/1.1 request must carry a Host header.'));
+      const targetError = requestTargetError(req);
+      if (targetError) return refuseRequest(req, res, targetError);
       handler(req, res);
     },
   );
@@ -148,7 +176,8 @@ export async function listen(handler: RequestListener, port: number, host = '0.0
   // announced over the limit is refused here instead, before the client sends a byte of it.
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
     res.setHeader('X-Content-Type-Options', 'nosniff');
-    if (req.headers.host === undefined && req.httpVersion !== '1.0') return refuseRequest(req, res, new ApiError('MALFORMED_REQUEST', 'An HTTP/1.1 request must carry a Host header.'));
+    const targetError = requestTargetError(req);
+    if (targetError) return refuseRequest(req, res, targetError);
     if (Number(req.headers['content-length'] ?? 0) > MAX_BODY_BYTES) return refuseRequest(req, res, ApiError.payloadTooLarge());
     res.writeContinue();
     handler(req, res);
