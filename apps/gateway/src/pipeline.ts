@@ -6,7 +6,7 @@ import type { Request, RequestHandler } from 'express';
 import type { TokenVerifier } from '@platform/auth';
 import type { Endpoint } from '@platform/endpoints';
 import { ApiError, MAX_BODY_BYTES } from '@platform/errors';
-import { inOrder, TIMEOUT_HEADER } from '@platform/service-kit';
+import { inOrder, readForwardedJson, TIMEOUT_HEADER } from '@platform/service-kit';
 import { noQueryParameters, parseQuery } from '@platform/validation';
 import { type ApiKeyCheck, apiKeyOf, assertRouteScope } from './auth/api-keys';
 import type { CallerCredentials } from './auth/credentials';
@@ -241,19 +241,17 @@ export function forgetCredentialsAfterUserWrite(credentials: CallerCredentials):
 
 /**
  * 403 when an API key would take over its owner's account: delete it, or change its password (a
- * leaked key must not lock its owner out). Read from the received body, as the service will read
- * it; a body that is not JSON is left for the service to refuse (400).
+ * leaked key must not lock its owner out). Read from the received body as the service will read
+ * it (its charset, a byte-order mark); a body the gateway cannot read so is refused here (400),
+ * never passed on for the service to read another way.
  */
 export const keepAccountsFromApiKeys: RequestHandler = (req, res, next) => {
   const route = res.locals.route as CompiledRoute;
   if (!res.locals.apiKey || route.pattern !== '/users/:id' || req.method === 'GET' || req.method === 'HEAD') return next();
   if (req.method === 'DELETE') throw ApiError.forbidden("An API key cannot delete its owner's account: sign in with a token (POST /v1/tokens).");
-  let body: unknown;
-  try {
-    body = JSON.parse(res.locals.forwardBody?.toString('utf8') ?? '{}');
-  } catch {
-    return next();
-  }
+  const read = readForwardedJson(res.locals.forwardBody, req.headers['content-type']);
+  if (!read) throw new ApiError('MALFORMED_JSON', 'The request body is not valid JSON in the charset its Content-Type names.');
+  const body = read.value;
   if (body && typeof body === 'object' && Object.hasOwn(body, 'password')) throw ApiError.forbidden("An API key cannot change its owner's password: sign in with a token (POST /v1/tokens).");
   next();
 };
@@ -270,11 +268,8 @@ export function revokeApiKeysAfterWrite(apiKeys: Pick<ApiKeyCheck, 'revoked'>): 
     const endsNow = () => {
       if (route.pattern === '/api-keys/:id' && req.method === 'DELETE') return true;
       if (route.pattern !== '/api-keys/:id/rotation') return false;
-      try {
-        return (JSON.parse(res.locals.forwardBody?.toString('utf8') ?? '{}') as { overlapSeconds?: unknown }).overlapSeconds === 0;
-      } catch {
-        return false;
-      }
+      const body = readForwardedJson(res.locals.forwardBody, req.headers['content-type'])?.value as { overlapSeconds?: unknown } | null | undefined;
+      return body?.overlapSeconds === 0;
     };
     if (id && endsNow()) {
       res.once('finish', () => {

@@ -3,7 +3,7 @@
 import { gzipSync } from 'node:zlib';
 import express from 'express';
 import { ApiError, errorHandler } from '@platform/errors';
-import { jsonBody, MAX_JSON_NESTING, nestsDeeperThan, requireJsonBody, requireReadableBody } from './json-body';
+import { jsonBody, MAX_JSON_NESTING, nestsDeeperThan, readForwardedJson, requireJsonBody, requireReadableBody } from './json-body';
 import { listen, type Listening } from './listen';
 
 let service: Listening;
@@ -141,5 +141,35 @@ describe('a proxy that forwards bodies as they came (requireJsonBody with refuse
       body: { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'Send the request body without a content coding.' },
     });
     expect(await post(proxy.url, '{"a":1}', { 'content-type': 'application/json', 'content-encoding': 'identity' })).toEqual({ status: 201, body: { bytes: 7 } });
+  });
+});
+
+describe('a proxy that judges a body it forwards (readForwardedJson)', () => {
+  it('reads every body the service parses as the service parses it: charset named, byte-order mark dropped', async () => {
+    const json = '{"password":"p","n":1}';
+    const bodies: [string, Buffer][] = [
+      ['application/json', Buffer.from(json)],
+      ['application/json', Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(json)])],
+      ['application/json; charset=utf-16le', Buffer.from(json, 'utf16le')],
+      ['application/json; charset="UTF-16"', Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(json, 'utf16le')])],
+      ['application/json; charset=utf-16be', Buffer.from(json, 'utf16le').swap16()],
+      ['application/merge-patch+json; charset=utf-8', Buffer.from('"text"')],
+    ];
+    for (const [contentType, body] of bodies) {
+      const served = await post(service.url, body, { 'content-type': contentType });
+      expect({ contentType, status: served.status }).toEqual({ contentType, status: 201 });
+      expect({ contentType, read: readForwardedJson(body, contentType) }).toEqual({ contentType, read: { value: served.body.received } });
+    }
+  });
+
+  it('cannot read what the service refuses', async () => {
+    for (const [contentType, body] of [
+      ['application/json', Buffer.from('{"a":')],
+      ['application/json', Buffer.from('{"name":"\xff"}', 'latin1')],
+      ['application/json; charset=utf-16be', Buffer.from('{"a":1}', 'utf16le')],
+    ] as [string, Buffer][]) {
+      expect((await post(service.url, body, { 'content-type': contentType })).status).toBe(400);
+      expect(readForwardedJson(body, contentType)).toBeUndefined();
+    }
   });
 });

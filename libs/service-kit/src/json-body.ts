@@ -120,6 +120,29 @@ function asText(body: Buffer, encoding: string): Buffer | string {
   }
 }
 
+/** The charset a Content-Type names, as the parser reads it (lower-cased); UTF-8 when it names none. */
+function charsetOf(contentType: string | undefined): string {
+  const named = /;\s*charset\s*=\s*(?:"([^"]*)"|([^;\s]*))/i.exec(contentType ?? '');
+  return (named?.[1] ?? named?.[2] ?? 'utf-8').toLowerCase();
+}
+
+/**
+ * A body as the services' parser (jsonBody) reads it, for a proxy that judges a body it forwards
+ * (the gateway): decoded in the charset its Content-Type names (UTF-8 unless it names another,
+ * a byte-order mark dropped, as the parser decodes), then parsed; an empty body reads as `{}`.
+ * `undefined` when it cannot be read so. Read as UTF-8 bytes whatever it said, a body sent in
+ * UTF-16 or behind a byte-order mark looked like "not JSON, the service will refuse it" to the
+ * gateway while the service read it and acted on it.
+ */
+export function readForwardedJson(body: Buffer | undefined, contentType: string | undefined): { value: unknown } | undefined {
+  if (!body || body.length === 0) return { value: {} };
+  try {
+    return { value: JSON.parse(new TextDecoder(charsetOf(contentType), { fatal: true }).decode(body)) as unknown };
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Before JSON.parse sees a body, one pass over its bytes each: bytes that are not text in their
  * charset are refused, and so is nesting past MAX_JSON_NESTING, so no later walk over the value

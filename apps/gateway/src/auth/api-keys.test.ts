@@ -265,6 +265,26 @@ describe('API keys at the gateway', () => {
     expectRefused(await call('DELETE', `/v1/users/${key.ownerId}`, { headers }), 403, 'FORBIDDEN');
   });
 
+  it("cannot change the owner's password by sending the body in another charset or behind a byte-order mark, which the service reads", async () => {
+    const key = issueKey(['users:read', 'users:write']);
+    const json = JSON.stringify({ password: 'taken-over-1' });
+    const variants: [string, Buffer][] = [
+      ['application/json; charset=utf-16le', Buffer.from(json, 'utf16le')],
+      ['application/json; charset=UTF-16', Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(json, 'utf16le')])],
+      ['application/json', Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(json)])],
+    ];
+    for (const [contentType, body] of variants) {
+      const res = await fetch(`${gateway.server.url}/v1/users/me`, { method: 'PATCH', headers: { 'x-api-key': key.text, 'content-type': contentType }, body });
+      expect({ contentType, status: res.status, message: ((await res.json()) as { message: string }).message }).toEqual({ contentType, status: 403, message: expect.stringMatching(/cannot change its owner's password/) });
+    }
+    const nickname = Buffer.from(JSON.stringify({ nickname: 'bot' }), 'utf16le');
+    expect((await fetch(`${gateway.server.url}/v1/users/me`, { method: 'PATCH', headers: { 'x-api-key': key.text, 'content-type': 'application/json; charset=utf-16le' }, body: nickname })).status).toBe(200);
+    // What the gateway cannot read in the charset named is refused, not left for the service to read another way.
+    const unreadable = await fetch(`${gateway.server.url}/v1/users/me`, { method: 'PATCH', headers: { 'x-api-key': key.text, 'content-type': 'application/json; charset=utf-16be' }, body: Buffer.from(json, 'utf16le') });
+    expect(unreadable.status).toBe(400);
+    expect(((await unreadable.json()) as { code: string }).code).toBe('MALFORMED_JSON');
+  });
+
   it('every root field of the supergraph has a resource, so none is refused or allowed by accident', () => {
     const sdl = readFileSync(generated('graphql/supergraph.graphql'), 'utf8');
     const schema = buildASTSchema(parse(sdl), { assumeValidSDL: true });

@@ -9,6 +9,7 @@
 // field is left out of the answer instead (docs/evolving-the-api.md).
 import type { RequestHandler } from 'express';
 import { deprecationHeaders, type Deprecation, phaseAt } from '@platform/deprecations';
+import { readForwardedJson } from '@platform/service-kit';
 import type { DeprecationOutcomes } from './deprecation-outcomes';
 
 /** A path into a JSON body: property names and `[]` (every item of an array). */
@@ -108,7 +109,7 @@ export function enforceDeprecations(outcomes: DeprecationOutcomes): RequestHandl
     }
     for (const [name, entry] of rules.headers) if (req.headers[name] !== undefined) used.push(entry);
     if (rules.requestFields.length > 0) {
-      const body = parseJson(res.locals.forwardBody as Buffer | undefined);
+      const body = readForwardedJson(res.locals.forwardBody as Buffer | undefined, req.headers['content-type'])?.value;
       for (const [path, entry] of rules.requestFields) if (present(body, path)) used.push(entry);
     }
     const { refusal } = outcomes.judge(req, res, used);

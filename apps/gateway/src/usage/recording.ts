@@ -11,6 +11,7 @@
 import type { RequestHandler, Request } from 'express';
 import { ApiError } from '@platform/errors';
 import type { UsageRecorder } from '@platform/usage';
+import { readForwardedJson } from '@platform/service-kit';
 import { callerIdentityOf } from '../callers/caller-identity';
 import type { CompiledRoute } from '../routing/router';
 
@@ -215,11 +216,9 @@ export function recordRestUsage(recorder: UsageRecorder | undefined, operations:
     for (const [name, declared] of operation.headerParameters) if (req.headers[name] !== undefined) elements.push(`${operation.element} header.${declared}`);
     const body = res.locals.forwardBody;
     if (body && body.length > 0 && operation.bodyPaths.size > 0) {
-      try {
-        bodyElements(JSON.parse(body.toString('utf8')), operation, '', elements);
-      } catch {
-        // Not JSON: the service answers 400; the operation alone is recorded.
-      }
+      // Not JSON: the service answers 400; the operation alone is recorded.
+      const read = readForwardedJson(body, req.headers['content-type']);
+      if (read) bodyElements(read.value, operation, '', elements);
     }
     res.once('finish', () => {
       const response = operation.responses.get(res.statusCode);
