@@ -29,9 +29,24 @@ beforeAll(async () => {
     })
     .all(methodNotAllowed);
   app.use(privateThings);
-  app.get('/things/:id', (req, res) => {
-    res.json({ id: req.params.id });
-  });
+  // A literal path before a parameter one that also matches it, as /orders/search before /orders/:id.
+  const searchThings = express.Router();
+  searchThings
+    .route('/things/search')
+    .post((_req, res) => {
+      res.json({ items: [] });
+    })
+    .all(methodNotAllowed);
+  app.use(searchThings);
+  app
+    .route('/things/:id')
+    .get((req, res) => {
+      res.json({ id: req.params.id });
+    })
+    .delete((_req, res) => {
+      res.status(204).end();
+    })
+    .all(methodNotAllowed);
   app.get('/boom', () => {
     const error = new Error('relation "users" does not exist: SELECT * FROM users WHERE password_hash = $1');
     throw error;
@@ -84,6 +99,15 @@ describe('the error format', () => {
     expect(res.status).toBe(405);
     expect(res.headers.get('allow')).toBe('GET, POST, HEAD');
     expect(((await res.json()) as { code: string }).code).toBe('METHOD_NOT_ALLOWED');
+  });
+
+  it("answers 405 at a literal path with its own methods only, not those of a parameter route after it that never sees the path", async () => {
+    for (const method of ['GET', 'DELETE', 'PUT']) {
+      const res = await fetch(`${url}/things/search`, { method, headers: { authorization: 'Bearer any' } });
+      expect({ method, status: res.status, allow: res.headers.get('allow') }).toEqual({ method, status: 405, allow: 'POST' });
+    }
+    const other = await fetch(`${url}/things/1`, { method: 'PUT', headers: { authorization: 'Bearer any' } });
+    expect(other.headers.get('allow')).toBe('GET, DELETE, HEAD');
   });
 
   it('answers 406 when the client accepts no JSON', async () => {

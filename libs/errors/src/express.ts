@@ -47,15 +47,24 @@ interface RouterLayer {
   match(path: string): unknown;
 }
 
-/** The methods the routes of `stack` (and of routers mounted at `/` in it) answer at `path`. */
-function methodsServedAt(stack: RouterLayer[], path: string, methods: Set<string>): void {
+/**
+ * The methods the routes of `stack` (and of routers mounted at `/` in it) answer at `path`, in
+ * the order Express tries them. A route that takes every method (`.all(methodNotAllowed)`) ends
+ * the search: the routes after it never see the path, so a literal path declared before a
+ * parameter one (`/orders/search` before `/orders/:id`) names only its own methods. Returns
+ * whether such a route was met.
+ */
+function methodsServedAt(stack: RouterLayer[], path: string, methods: Set<string>): boolean {
   for (const layer of stack) {
     if (layer.route) {
-      if (layer.match(path)) for (const method of Object.keys(layer.route.methods)) if (method !== '_all') methods.add(method.toUpperCase());
+      if (!layer.match(path)) continue;
+      for (const method of Object.keys(layer.route.methods)) if (method !== '_all') methods.add(method.toUpperCase());
+      if (layer.route.methods._all) return true;
     } else if (layer.slash && layer.handle?.stack) {
-      methodsServedAt(layer.handle.stack, path, methods);
+      if (methodsServedAt(layer.handle.stack, path, methods)) return true;
     }
   }
+  return false;
 }
 
 /**
