@@ -336,6 +336,13 @@ describe('what the gateway answers itself', () => {
     expect(await hsts({})).toBeNull();
   });
 
+  it('answers 405 at a literal path with its own methods, never routing it to the parameter route that also matches it', async () => {
+    for (const method of ['GET', 'DELETE', 'OPTIONS']) {
+      const res = await call(method, '/v1/orders/search', { token });
+      expect({ method, status: res.status, allow: res.headers.get('allow'), code: res.body?.code }).toEqual({ method, status: 405, allow: 'POST', code: 'METHOD_NOT_ALLOWED' });
+    }
+  });
+
   it('answers 404 UNSUPPORTED_VERSION, 404 NOT_FOUND and 405 with Allow', async () => {
     const v2 = await call('GET', '/v2/orders', { token });
     expect(v2.status).toBe(404);

@@ -79,8 +79,13 @@ export class RouteTable {
     if (!routes) throw new ApiError('UNSUPPORTED_VERSION', `API version ${version} does not exist; the versions served are ${this.versions.join(', ')}.`);
     const wanted = (method === 'HEAD' ? 'GET' : method) as HttpMethod;
     const allow = new Set<string>();
+    // The path belongs to the first pattern that matches it, as in the service, whose router stops
+    // there: `/orders/search` is not an order id for `/orders/:id`, whatever the method.
+    let owner: string | undefined;
     for (const route of routes) {
       if (!route.regex.test(path)) continue;
+      owner ??= pathShape(route.pattern);
+      if (pathShape(route.pattern) !== owner) continue;
       if (route.methods.includes(wanted)) return route;
       for (const m of route.methods) allow.add(m);
     }
