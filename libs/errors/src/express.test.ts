@@ -115,6 +115,13 @@ describe('the error format', () => {
     expect(res.status).toBe(406);
     expect(((await res.json()) as { code: string }).code).toBe('NOT_ACCEPTABLE');
   });
+
+  it('answers 406 when the client refuses JSON with q=0, and serves JSON asked for with parameters or beside other types', async () => {
+    const statusFor = async (accept: string) => ({ accept, status: (await fetch(`${url}/things`, { headers: { accept, authorization: 'Bearer any' } })).status });
+    expect(await statusFor('application/json;q=0')).toEqual({ accept: 'application/json;q=0', status: 406 });
+    expect(await statusFor('application/json; q=0, text/html')).toEqual({ accept: 'application/json; q=0, text/html', status: 406 });
+    for (const accept of ['application/json', 'application/json; charset=utf-8', 'application/json, text/plain, */*', 'application/json;q=0.5']) expect(await statusFor(accept)).toEqual({ accept, status: 200 });
+  });
 });
 
 describe('requests express cannot read', () => {

@@ -88,10 +88,14 @@ export const methodNotAllowed: RequestHandler = (req) => {
 /** The GraphQL-over-HTTP specification's own media type (its answers follow HTTP status rules). */
 const GRAPHQL_RESPONSE_JSON = 'application/graphql-response+json';
 
+/** `application/json` first, with a weight of 0: not acceptable (RFC 9110 §12.4.2). */
+const REFUSES_JSON = /^application\/json\s*;[^,]*\bq\s*=\s*0(?:\.0{0,3})?\s*(?:[,;]|$)/i;
+
 export const requireAcceptableResponse: RequestHandler = (req, _res, next) => {
   const accept = req.headers.accept;
-  // Fast path for what nearly every client sends; the full parser only for the rest.
-  if (!accept || accept === '*/*' || accept.startsWith('application/json')) return next();
+  // Fast path for what nearly every client sends (`application/json; charset=utf-8` too, which the
+  // parser would not match); the full parser for the rest, and for JSON refused (`;q=0`).
+  if (!accept || accept === '*/*' || (accept.startsWith('application/json') && !REFUSES_JSON.test(accept))) return next();
   if (!req.accepts(['application/json', PROBLEM_JSON, GRAPHQL_RESPONSE_JSON])) {
     throw new ApiError('NOT_ACCEPTABLE', 'This API answers with application/json (or application/problem+json for errors).');
   }
