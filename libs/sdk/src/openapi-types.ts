@@ -4523,6 +4523,8 @@ export interface operations {
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
                     "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
+                    /** @description The version of the representation; send it back in If-Match to change it safely. */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4548,6 +4550,8 @@ export interface operations {
                 fields?: components["parameters"]["fields"];
             };
             header?: {
+                /** @description The ETag last read; the write happens only if the resource is still at that version (else 412). */
+                "If-Match"?: components["parameters"]["If-Match"];
                 /** @description W3C Trace Context: continues the caller's trace; its trace id becomes X-Request-Id. */
                 traceparent?: components["parameters"]["traceparent"];
             };
@@ -4577,6 +4581,8 @@ export interface operations {
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["Link"];
                     "Deprecated-Fields": components["headers"]["Deprecated-Fields"];
+                    /** @description The version of the representation; send it back in If-Match to change it safely. */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4590,6 +4596,7 @@ export interface operations {
             406: components["responses"]["NotAcceptable"];
             408: components["responses"]["RequestTimeout"];
             409: components["responses"]["ConflictPutShipment"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableContent"];

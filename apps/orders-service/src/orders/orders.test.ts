@@ -772,6 +772,21 @@ describe('shipping an order', () => {
     expect(await database.prisma.outboxEvent.count({ where: { type: 'order.shipped', aggregateId: order.id } })).toBe(1);
   });
 
+  it('guards PUT .../shipment with If-Match against the ETag its GET returns: a carrier changed meanwhile is 412, never overwritten', async () => {
+    const { order } = await newOrder(alice.token, 1);
+    const read = await call('GET', `/orders/${order.id}/shipment`, { token: admin });
+    const etag = read.headers.get('etag');
+    expect(etag).toMatch(/^"\d+"$/);
+    const first = await call('PUT', `/orders/${order.id}/shipment`, { token: admin, body: { status: 'PREPARING', carrier: 'CJ', trackingNumber: 'T-1' }, headers: { 'if-match': etag! } });
+    expect([first.status, first.headers.get('etag')]).toEqual([200, expect.not.stringMatching(`^${etag}$`)]);
+    // A second admin who read the shipment before the first wrote it.
+    const stale = await call('PUT', `/orders/${order.id}/shipment`, { token: admin, body: { status: 'PREPARING', carrier: 'Hanjin', trackingNumber: 'T-2' }, headers: { 'if-match': etag! } });
+    expect([stale.status, stale.body.code]).toEqual([412, 'PRECONDITION_FAILED']);
+    expect((await call('GET', `/orders/${order.id}/shipment`, { token: admin })).body).toMatchObject({ carrier: 'CJ', trackingNumber: 'T-1' });
+    const current = await call('PUT', `/orders/${order.id}/shipment`, { token: admin, body: { status: 'PREPARING', carrier: 'Hanjin', trackingNumber: 'T-2' }, headers: { 'if-match': first.headers.get('etag')! } });
+    expect([current.status, current.body.carrier]).toEqual([200, 'Hanjin']);
+  });
+
   it('keeps the fulfilment and retries it while inventory is down', async () => {
     const { order } = await newOrder(alice.token, 1);
     await call('PATCH', `/orders/${order.id}`, { token: admin, body: { status: 'CONFIRMED' } });

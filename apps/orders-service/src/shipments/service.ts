@@ -24,11 +24,12 @@ export class ShipmentService {
     private readonly stock: StockReservations,
   ) {}
 
-  async put(principal: Principal, orderId: string, input: ShipmentInput): Promise<OrderRow> {
+  /** `expectedVersion`: the client's If-Match, the ETag of the shipment it read (its order's version). */
+  async put(principal: Principal, orderId: string, input: ShipmentInput, expectedVersion?: number): Promise<OrderRow> {
     requireAdmin(principal);
     const order = await this.queries.get(principal, orderId);
     if (order.status === 'CANCELED') throw new Conflict('CONFLICT', 'The order is canceled; it has no shipment to change.');
-    await this.record(order, { status: input.status, carrier: input.carrier ?? null, trackingNumber: input.trackingNumber ?? null });
+    await this.record(order, { status: input.status, carrier: input.carrier ?? null, trackingNumber: input.trackingNumber ?? null }, expectedVersion);
     return this.queries.get(principal, orderId);
   }
 
@@ -47,7 +48,9 @@ export class ShipmentService {
     const now = new Date();
     await updateOrderAtVersion(this.orders, order, expectedVersion, (version) =>
       this.orders.unitOfWork(async (writes) => {
-        if (moves && !(await writes.updateAtVersion(order.id, version, { status: target }))) return null;
+        // The order's version moves with its shipment too, status or not: it is the shipment's
+        // ETag, so a write at a version read before another changed the carrier loses its race.
+        if (!(await writes.updateAtVersion(order.id, version, moves ? { status: target } : {}))) return null;
         if (ships) await this.stock.fulfilAfterCommit(writes, order.reservationKey);
         await writes.upsertShipment(order.id, {
           status: shipment.status,
