@@ -178,12 +178,14 @@ class OpenApiComparison {
     if (withDescription) this.description(element, b.schema.description, a.schema.description);
 
     if (!same(b.types, a.types)) {
+      // Widened in a request (`string` -> `string|integer`), narrowed in a response: every value
+      // exchanged before still is, whatever types came or went beside it.
+      const compatible = direction === 'request' ? covers(a.types, b.types) : covers(b.types, a.types) && a.types.length > 0;
       const numberString = (b.types.some((t) => numeric.has(t)) && a.types.includes('string')) || (b.types.includes('string') && a.types.some((t) => numeric.has(t)));
-      if (numberString) {
+      if (!compatible && numberString) {
         this.add('breaking', element, 'number-string-changed', specRule.numberString, `type ${b.types.join('|')} -> ${a.types.join('|')}`);
         return;
       }
-      const compatible = direction === 'request' ? covers(a.types, b.types) : covers(b.types, a.types) && a.types.length > 0;
       if (!compatible) {
         this.add('breaking', element, 'type-changed', specRule.typeChanged, `type ${b.types.join('|') || 'any'} -> ${a.types.join('|') || 'any'}`);
         return;
