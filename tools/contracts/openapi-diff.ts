@@ -404,15 +404,33 @@ function parametersOf(doc: Json, path: string, operation: Operation): Map<string
 }
 
 /**
+ * The media type a parameter or header is written in when it says so (`content` instead of
+ * `schema`: `?filter={"name":"x"}` as application/json). OpenAPI allows exactly one.
+ */
+function contentTypeOf(parameter: Json): string | undefined {
+  return isObject(parameter.content) ? Object.keys(parameter.content)[0] : undefined;
+}
+
+/** The schema of a parameter's or header's value: its `schema`, or that of its one `content` media type. */
+function valueSchemaOf(parameter: Json): unknown {
+  const mediaType = contentTypeOf(parameter);
+  if (mediaType === undefined) return parameter.schema ?? {};
+  const media = (parameter.content as Json)[mediaType];
+  return isObject(media) ? media.schema ?? {} : {};
+}
+
+/**
  * How a client writes a parameter's value (OpenAPI's style and explode, with their defaults:
  * form and exploded in a query or cookie, simple elsewhere): `status=A,B` against
  * `status=A&status=B` for a list. `structured` when the value is a list or an object, the only
- * values explode changes.
+ * values explode changes. A value written in a media type (`content`) is written as that says.
  */
 function serializationOf(doc: Json, parameter: Json): { style: string; explode: boolean; structured: boolean; label: string } {
+  const mediaType = contentTypeOf(parameter);
+  if (mediaType !== undefined) return { style: `content ${mediaType}`, explode: false, structured: false, label: `${mediaType} (content)` };
   const style = typeof parameter.style === 'string' ? parameter.style : parameter.in === 'query' || parameter.in === 'cookie' ? 'form' : 'simple';
   const explode = typeof parameter.explode === 'boolean' ? parameter.explode : style === 'form';
-  const types = view(doc, parameter.schema ?? {}).types;
+  const types = view(doc, valueSchemaOf(parameter)).types;
   const structured = types.includes('array') || types.includes('object');
   return { style, explode, structured, label: `${style}${structured ? (explode ? ', exploded' : ', not exploded') : ''}` };
 }
@@ -569,7 +587,7 @@ function compareOperation(comparison: OpenApiComparison, old: Operation, operati
     if (was.style !== is.style || (was.explode !== is.explode && (was.structured || is.structured))) {
       add('breaking', parameterElement, 'parameter-serialization-changed', specRule.tighterRequest, `serialized as ${was.label} -> ${is.label}: a value written the old way is read as another value, or refused`);
     }
-    comparison.compareSchemas(parameter.node.schema ?? {}, next.node.schema ?? {}, 'request', parameterElement, [], false);
+    comparison.compareSchemas(valueSchemaOf(parameter.node), valueSchemaOf(next.node), 'request', parameterElement, [], false);
   }
   for (const [parameterKey, parameter] of afterParameters) {
     if (beforeParameters.has(parameterKey)) continue;
@@ -635,7 +653,7 @@ function compareOperation(comparison: OpenApiComparison, old: Operation, operati
       const [was, is] = [resolve(before, header).node, resolve(after, afterHeaders[nextName]).node];
       // A header always sent that may be left out now is, for a client reading it, a removal at times.
       if (was.required === true && is.required !== true) add('breaking', `${responseElement}.header.${name}`, 'response-header-became-optional', specRule.removed, `header ${name} may be left out now`);
-      comparison.compareSchemas(was.schema ?? {}, is.schema ?? {}, 'response', `${responseElement}.header.${name}`, [], false);
+      comparison.compareSchemas(valueSchemaOf(was), valueSchemaOf(is), 'response', `${responseElement}.header.${name}`, [], false);
     }
     const beforeHeaderNames = new Set(Object.keys(beforeHeaders).map((name) => name.toLowerCase()));
     for (const name of Object.keys(afterHeaders)) {
@@ -715,7 +733,7 @@ function compareWebhook(comparison: OpenApiComparison, old: Webhook, webhook: We
   for (const [key, header] of beforeHeaders) {
     const next = afterHeaders.get(key);
     if (!next) add('breaking', `${element} header.${header.name}`, 'webhook-header-removed', specRule.removed, `header ${header.name} no longer sent`);
-    else comparison.compareSchemas(header.schema ?? {}, next.schema ?? {}, 'response', `${element} header.${header.name}`, [], false);
+    else comparison.compareSchemas(valueSchemaOf(header), valueSchemaOf(next), 'response', `${element} header.${header.name}`, [], false);
   }
   for (const [key, header] of afterHeaders) {
     if (!beforeHeaders.has(key)) add('safe', `${element} header.${header.name}`, 'webhook-header-added', specRule.nonBreaking, `header ${header.name} sent`);
