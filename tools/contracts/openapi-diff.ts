@@ -56,22 +56,74 @@ interface SchemaView {
   outer?: Json;
 }
 
-/** One schema as a client meets it: refs followed, allOf merged, null split off from the type. */
-function view(doc: Json, node: unknown): SchemaView {
-  const { node: resolved, refs } = resolve(doc, node);
-  let schema: Json = { ...resolved };
-  if (Array.isArray(schema.allOf)) {
-    const parts = schema.allOf.map((part) => view(doc, part));
-    delete schema.allOf;
-    for (const part of parts) {
-      refs.push(...part.refs);
-      const properties = { ...(isObject(schema.properties) ? schema.properties : {}), ...(isObject(part.schema.properties) ? part.schema.properties : {}) };
-      const required = [...new Set([...(Array.isArray(schema.required) ? schema.required : []), ...(Array.isArray(part.schema.required) ? part.schema.required : [])])];
-      schema = { ...part.schema, ...schema, properties, required };
+const typeListOf = (schema: Json): string[] | undefined => (Array.isArray(schema.type) ? (schema.type as string[]) : typeof schema.type === 'string' ? [schema.type] : undefined);
+const valuesOf = (schema: Json): unknown[] | undefined => (Array.isArray(schema.enum) ? schema.enum : schema.const !== undefined ? [schema.const] : undefined);
+
+/**
+ * Two schemas a value must both satisfy (an allOf), as one: the tighter of each limit, the types
+ * and values both take, both patterns, both sets of properties (one named in both is both
+ * schemas of it), closed if either is. Where two cannot be put together (a description, a
+ * default, a format, alternatives) `first`'s stays.
+ */
+function bothOf(first: Json, second: Json): Json {
+  const merged: Json = { ...second, ...first };
+  for (const [key, tightWhen] of limits) {
+    const [x, y] = [first[key], second[key]];
+    if (typeof x === 'number' && typeof y === 'number') merged[key] = tightWhen === 'lower' ? Math.min(x, y) : Math.max(x, y);
+  }
+  const [firstTypes, secondTypes] = [typeListOf(first), typeListOf(second)];
+  if (firstTypes && secondTypes) {
+    const common = [...new Set(firstTypes.flatMap((type) => (secondTypes.includes(type) ? [type] : numeric.has(type) && secondTypes.some((other) => numeric.has(other)) ? ['integer'] : [])))];
+    if (common.length > 0) merged.type = common.length === 1 ? common[0] : common;
+  }
+  const [firstValues, secondValues] = [valuesOf(first), valuesOf(second)];
+  if (firstValues && secondValues) {
+    delete merged.const;
+    merged.enum = firstValues.filter((value) => secondValues.some((other) => same(value, other)));
+  }
+  // Each pattern may match anywhere in the value: both do when each does from some point on.
+  if (typeof first.pattern === 'string' && typeof second.pattern === 'string' && first.pattern !== second.pattern) {
+    merged.pattern = `(?=[\\s\\S]*?(?:${first.pattern}))(?=[\\s\\S]*?(?:${second.pattern}))`;
+  }
+  if (first.uniqueItems === true || second.uniqueItems === true) merged.uniqueItems = true;
+  for (const key of ['additionalProperties', 'unevaluatedProperties']) {
+    if (first[key] === false || second[key] === false) merged[key] = false;
+    else if (isObject(first[key]) && isObject(second[key])) merged[key] = { allOf: [first[key], second[key]] };
+  }
+  for (const key of ['items', 'propertyNames']) {
+    if (first[key] !== undefined && second[key] !== undefined) merged[key] = { allOf: [first[key], second[key]] };
+  }
+  if (isObject(first.properties) || isObject(second.properties)) {
+    const [firstProperties, secondProperties] = [isObject(first.properties) ? first.properties : {}, isObject(second.properties) ? second.properties : {}];
+    merged.properties = { ...secondProperties, ...firstProperties };
+    for (const name of Object.keys(firstProperties)) {
+      if (name in secondProperties) (merged.properties as Json)[name] = { allOf: [firstProperties[name], secondProperties[name]] };
     }
   }
+  if (Array.isArray(first.required) || Array.isArray(second.required)) {
+    merged.required = [...new Set([...(Array.isArray(first.required) ? first.required : []), ...(Array.isArray(second.required) ? second.required : [])])];
+  }
+  return merged;
+}
+
+/**
+ * `node` with its allOf members put into it (theirs in turn), refs followed: each ref met is
+ * added to `refs`, and one met again (a shape made of itself) adds nothing.
+ */
+function withAllOf(doc: Json, node: unknown, refs: string[]): Json {
+  const { node: resolved, refs: followed } = resolve(doc, node);
+  if (followed.some((ref) => refs.includes(ref))) return {};
+  refs.push(...followed);
+  const { allOf, ...own } = resolved;
+  return Array.isArray(allOf) ? allOf.reduce<Json>((merged, part) => bothOf(merged, withAllOf(doc, part, refs)), own) : own;
+}
+
+/** One schema as a client meets it: refs followed, allOf merged, null split off from the type. */
+function view(doc: Json, node: unknown): SchemaView {
+  const refs: string[] = [];
+  let schema: Json = withAllOf(doc, node, refs);
   let nullable = schema.nullable === true;
-  let types = Array.isArray(schema.type) ? (schema.type as string[]) : typeof schema.type === 'string' ? [schema.type] : [];
+  let types = typeListOf(schema) ?? [];
   if (types.includes('null')) nullable = true;
   types = types.filter((type) => type !== 'null');
   let variants: Json[] = [];
@@ -99,10 +151,8 @@ function view(doc: Json, node: unknown): SchemaView {
     if (types.length === 0) {
       const views = nonNull.map((alternative) => view(doc, alternative));
       if (views.every((alternative) => alternative.types.length > 0)) types = [...new Set(views.flatMap((alternative) => alternative.types))];
-      const valuesOf = (alternative: SchemaView): unknown[] | undefined =>
-        Array.isArray(alternative.schema.enum) ? alternative.schema.enum : alternative.schema.const !== undefined ? [alternative.schema.const] : undefined;
-      if (schema.enum === undefined && schema.const === undefined && views.every((alternative) => valuesOf(alternative) !== undefined)) {
-        schema = { ...schema, enum: views.flatMap((alternative) => valuesOf(alternative) as unknown[]) };
+      if (schema.enum === undefined && schema.const === undefined && views.every((alternative) => valuesOf(alternative.schema) !== undefined)) {
+        schema = { ...schema, enum: views.flatMap((alternative) => valuesOf(alternative.schema) as unknown[]) };
       }
     }
   }
@@ -316,7 +366,7 @@ class OpenApiComparison {
     // readOnly fields are never sent by a client, writeOnly ones never answered: each side's in its
     // own document. A field that becomes so has left this direction, as a removed one has.
     const visible = (doc: Json, schema: unknown): boolean => {
-      const { node } = resolve(doc, schema);
+      const node = withAllOf(doc, schema, []);
       return direction === 'request' ? node.readOnly !== true : node.writeOnly !== true;
     };
     const hidden = direction === 'request' ? 'readOnly' : 'writeOnly';
