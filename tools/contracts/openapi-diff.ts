@@ -272,6 +272,14 @@ class OpenApiComparison {
     if (beforeOthers && afterOthers && (isObject(b.schema.additionalProperties) || isObject(a.schema.additionalProperties))) {
       this.compareSchemas(beforeOthers, afterOthers, direction, `${element}{}`, nextSeen, false);
     }
+    // A map's keys (`propertyNames`, always strings) are sent or read as its values are: a key
+    // pattern or enum is compared as a value's would be in this direction, reported on the map.
+    if (b.schema.propertyNames !== undefined || a.schema.propertyNames !== undefined) {
+      const keysOf = (schema: Json): Json => ({ allOf: [{ type: 'string' }, schema.propertyNames ?? {}] });
+      const keys = new OpenApiComparison(this.before, this.after);
+      keys.compareSchemas(keysOf(b.schema), keysOf(a.schema), direction, element, nextSeen, false);
+      for (const found of keys.changes) this.add(found.class, found.element, found.rule, found.spec, `keys: ${found.message}`);
+    }
     const shared = Math.min(b.variants.length, a.variants.length);
     for (let index = 0; index < shared; index++) this.compareSchemas(b.variants[index], a.variants[index], direction, `${element}<${index}>`, nextSeen, false);
     if (b.variants.length !== a.variants.length && (b.variants.length > 0 || a.variants.length > 0) && shared > 0) {
