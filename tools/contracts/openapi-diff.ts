@@ -280,13 +280,7 @@ class OpenApiComparison {
       keys.compareSchemas(keysOf(b.schema), keysOf(a.schema), direction, element, nextSeen, false);
       for (const found of keys.changes) this.add(found.class, found.element, found.rule, found.spec, `keys: ${found.message}`);
     }
-    const shared = Math.min(b.variants.length, a.variants.length);
-    for (let index = 0; index < shared; index++) this.compareSchemas(b.variants[index], a.variants[index], direction, `${element}<${index}>`, nextSeen, false);
-    if (b.variants.length !== a.variants.length && (b.variants.length > 0 || a.variants.length > 0) && shared > 0) {
-      const wider = a.variants.length > b.variants.length;
-      const breaking = direction === 'request' ? !wider : wider;
-      this.add(breaking ? 'breaking' : 'safe', element, breaking ? 'type-changed' : direction === 'request' ? 'type-widened' : 'type-narrowed', breaking ? specRule.typeChanged : specRule.compatible, `${b.variants.length} -> ${a.variants.length} alternative shapes`);
-    }
+    if (b.variants.length > 0 && a.variants.length > 0) this.compareAlternatives(b.variants, a.variants, direction, element, nextSeen);
     // One shape became alternatives (`string` -> `uuid | "first"`): what the alternatives accept
     // together is compared above (their types, their values when all are literals), but not what
     // each of them constrains. What an old client sends must still fit one of them, as a whole:
@@ -302,6 +296,51 @@ class OpenApiComparison {
         });
       if (!sentAs(b).every(fitsOne)) this.add('breaking', element, 'request-constraint-tightened', specRule.tighterRequest, `one shape -> ${a.variants.length} alternative shapes, none of which accepts everything accepted before`);
     }
+  }
+
+  /**
+   * Alternatives (anyOf/oneOf) as sets, in whatever order they are written: in a request each old
+   * alternative must be taken whole by a new one (what an old client sends still fits one), in a
+   * response each new one must be taken whole by an old one (what an old client reads is of a
+   * shape it knows). Each is compared with the alternative that takes it with the fewest changes,
+   * the one at its own position first; one no alternative takes is a type change, and one left
+   * over on the other side is a widening (request) or a narrowing (response).
+   */
+  private compareAlternatives(before: Json[], after: Json[], direction: Direction, element: string, seen: string[]): void {
+    // Request: each old alternative looks for a new one that takes it; response: each new one for an old one.
+    const [seekers, candidates] = direction === 'request' ? [before, after] : [after, before];
+    const pairOf = (seeker: number, candidate: number): [number, number] => (direction === 'request' ? [seeker, candidate] : [candidate, seeker]);
+    const matchedCandidates = new Set<number>();
+    const describe = (alternative: Json, doc: Json): string => {
+      const shape = view(doc, alternative);
+      const properties = isObject(shape.schema.properties) ? ` (${Object.keys(shape.schema.properties).join(', ')})` : '';
+      return `${shape.types.join('|') || 'any'}${properties}`;
+    };
+    seekers.forEach((seeker, seekerIndex) => {
+      const order = [...candidates.keys()].sort((x, y) => Number(y === seekerIndex) - Number(x === seekerIndex));
+      let best: { index: number; changes: number } | undefined;
+      for (const candidateIndex of order) {
+        const [beforeIndex, afterIndex] = pairOf(seekerIndex, candidateIndex);
+        const trial = new OpenApiComparison(this.before, this.after);
+        trial.compareSchemas(before[beforeIndex], after[afterIndex], direction, element, seen, false);
+        if (trial.changes.some((found) => found.class === 'breaking')) continue;
+        if (!best || trial.changes.length < best.changes) best = { index: candidateIndex, changes: trial.changes.length };
+      }
+      if (best) {
+        matchedCandidates.add(best.index);
+        const [beforeIndex, afterIndex] = pairOf(seekerIndex, best.index);
+        this.compareSchemas(before[beforeIndex], after[afterIndex], direction, `${element}<${afterIndex}>`, seen, false);
+      } else if (direction === 'request') {
+        this.add('breaking', element, 'type-changed', specRule.typeChanged, `old alternative ${seekerIndex} (${describe(seeker, this.before)}) is taken by none of the ${after.length} alternatives now`);
+      } else {
+        this.add('breaking', element, 'type-changed', specRule.typeChanged, `alternative ${seekerIndex} (${describe(seeker, this.after)}) may be answered, a shape none of the ${before.length} old alternatives had`);
+      }
+    });
+    candidates.forEach((candidate, candidateIndex) => {
+      if (matchedCandidates.has(candidateIndex)) return;
+      if (direction === 'request') this.add('safe', element, 'type-widened', specRule.compatible, `alternative ${candidateIndex} (${describe(candidate, this.after)}) is accepted now`);
+      else this.add('safe', element, 'type-narrowed', specRule.compatible, `old alternative ${candidateIndex} (${describe(candidate, this.before)}) is no longer answered`);
+    });
   }
 
   private compareEnums(b: Json, a: Json, direction: Direction, element: string): void {
