@@ -313,6 +313,8 @@ class OpenApiComparison {
     const matchedCandidates = new Set<number>();
     const describe = (alternative: Json, doc: Json): string => {
       const shape = view(doc, alternative);
+      const values = valuesOf(shape.schema);
+      if (values) return values.map((value) => JSON.stringify(value)).join(' | ');
       const properties = isObject(shape.schema.properties) ? ` (${Object.keys(shape.schema.properties).join(', ')})` : '';
       return `${shape.types.join('|') || 'any'}${properties}`;
     };
@@ -325,6 +327,7 @@ class OpenApiComparison {
         trial.compareSchemas(before[beforeIndex], after[afterIndex], direction, element, seen, false);
         if (trial.changes.some((found) => found.class === 'breaking')) continue;
         if (!best || trial.changes.length < best.changes) best = { index: candidateIndex, changes: trial.changes.length };
+        if (best.changes === 0) break;
       }
       if (best) {
         matchedCandidates.add(best.index);
@@ -344,9 +347,8 @@ class OpenApiComparison {
   }
 
   private compareEnums(b: Json, a: Json, direction: Direction, element: string): void {
-    const values = (schema: Json): unknown[] | undefined => (Array.isArray(schema.enum) ? schema.enum : schema.const !== undefined ? [schema.const] : undefined);
-    const before = values(b);
-    const after = values(a);
+    const before = valuesOf(b);
+    const after = valuesOf(a);
     if (!before && !after) return;
     if (before && after) {
       const afterKeys = new Set(after.map((value) => JSON.stringify(value)));
