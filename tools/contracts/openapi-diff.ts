@@ -321,22 +321,34 @@ class OpenApiComparison {
     seekers.forEach((seeker, seekerIndex) => {
       const order = [...candidates.keys()].sort((x, y) => Number(y === seekerIndex) - Number(x === seekerIndex));
       let best: { index: number; changes: number } | undefined;
+      // Without a match, what keeps the nearest alternative from being one is named in the finding:
+      // the one with the fewest refusals, one of another type only after those of the same.
+      let closest: { index: number; refusals: string[]; distance: number } | undefined;
       for (const candidateIndex of order) {
         const [beforeIndex, afterIndex] = pairOf(seekerIndex, candidateIndex);
         const trial = new OpenApiComparison(this.before, this.after);
         trial.compareSchemas(before[beforeIndex], after[afterIndex], direction, element, seen, false);
-        if (trial.changes.some((found) => found.class === 'breaking')) continue;
+        const breaking = trial.changes.filter((found) => found.class === 'breaking');
+        if (breaking.length > 0) {
+          const retyped = breaking.some((found) => found.element === element && (found.rule === 'type-changed' || found.rule === 'number-string-changed'));
+          const distance = breaking.length + (retyped ? candidates.length * 1000 : 0);
+          const refusals = breaking.map((found) => `${found.element.slice(element.length)} ${found.message}`.trim());
+          if (!closest || distance < closest.distance) closest = { index: candidateIndex, refusals, distance };
+          continue;
+        }
         if (!best || trial.changes.length < best.changes) best = { index: candidateIndex, changes: trial.changes.length };
         if (best.changes === 0) break;
       }
+      const nearest = closest ? `; the nearest, ${direction === 'request' ? '' : 'old '}alternative ${closest.index}, differs: ${closest.refusals.slice(0, 3).join('; ')}` : '';
+      if (!best && closest) matchedCandidates.add(closest.index);
       if (best) {
         matchedCandidates.add(best.index);
         const [beforeIndex, afterIndex] = pairOf(seekerIndex, best.index);
         this.compareSchemas(before[beforeIndex], after[afterIndex], direction, `${element}<${afterIndex}>`, seen, false);
       } else if (direction === 'request') {
-        this.add('breaking', element, 'type-changed', specRule.typeChanged, `old alternative ${seekerIndex} (${describe(seeker, this.before)}) is taken by none of the ${after.length} alternatives now`);
+        this.add('breaking', element, 'type-changed', specRule.typeChanged, `old alternative ${seekerIndex} (${describe(seeker, this.before)}) is taken by none of the ${after.length} alternatives now${nearest}`);
       } else {
-        this.add('breaking', element, 'type-changed', specRule.typeChanged, `alternative ${seekerIndex} (${describe(seeker, this.after)}) may be answered, a shape none of the ${before.length} old alternatives had`);
+        this.add('breaking', element, 'type-changed', specRule.typeChanged, `alternative ${seekerIndex} (${describe(seeker, this.after)}) may be answered, a shape none of the ${before.length} old alternatives had${nearest}`);
       }
     });
     candidates.forEach((candidate, candidateIndex) => {
