@@ -58,7 +58,7 @@ export class WebhookService {
   async list(principal: Principal, query: { size?: number; cursor?: string; page?: number; offset?: number; limit?: number; withTotal?: boolean; sort?: string }): Promise<ListEnvelope<EndpointRow>> {
     const { sort: sortParam, ...paging } = query;
     const sort = parseSort(sortParam, endpointSortFields, { field: 'createdAt', direction: 'desc' });
-    const request = toPageRequest(paging, { list: 'webhook-endpoints', sort, secret: this.settings.cursorSecret });
+    const request = toPageRequest(paging, { list: 'webhook-endpoints', sort, filters: { owner: principal.userId }, secret: this.settings.cursorSecret });
     const { rows, total } = await this.webhooks.listEndpoints(principal.userId, request);
     return toListEnvelope(rows, request, { secret: this.settings.cursorSecret, sortValue: (row) => row.createdAt, totalCount: total });
   }
@@ -146,8 +146,10 @@ export class WebhookService {
   async listEvents(principal: Principal, query: ListEventsQuery): Promise<ListEnvelope<EventRow>> {
     const { sort: sortParam, type, resource, ...paging } = query;
     const sort = parseSort(sortParam, eventSortFields, { field: 'time', direction: 'desc' });
-    const request = toPageRequest(paging, { list: 'events', sort, filters: { type, resource }, secret: this.settings.cursorSecret });
-    const { rows, total } = await this.webhooks.listEvents({ ownerId: isAdmin(principal) ? undefined : principal.userId, types: type, subject: resource }, request);
+    // The filters as applied, the owner included, scope the cursor: another caller's cursor is a 400.
+    const filters = { ownerId: isAdmin(principal) ? undefined : principal.userId, types: type, subject: resource };
+    const request = toPageRequest(paging, { list: 'events', sort, filters, secret: this.settings.cursorSecret });
+    const { rows, total } = await this.webhooks.listEvents(filters, request);
     return toListEnvelope(rows, request, { secret: this.settings.cursorSecret, sortValue: (row) => row.occurredAt, totalCount: total });
   }
 

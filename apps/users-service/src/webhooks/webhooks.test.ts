@@ -184,6 +184,24 @@ describe('endpoints', () => {
     expect((await call('GET', `/webhook-endpoints/${endpoint.id}`, { token: owner.token })).status).toBe(200);
   });
 
+  it("refuses another caller's list cursor with 400 INVALID_CURSOR; the owner's own still pages", async () => {
+    const owner = await customer();
+    const other = await customer();
+    await register(owner.token, { url: hookUrl('page-1'), eventTypes: ['user.updated'] });
+    await register(owner.token, { url: hookUrl('page-2'), eventTypes: ['user.updated'] });
+    await register(other.token, { url: hookUrl('page-other'), eventTypes: ['user.updated'] });
+    const first = await call('GET', '/webhook-endpoints?size=1', { token: owner.token });
+    expect(first.body.hasNext).toBe(true);
+    const cursor = encodeURIComponent(first.body.nextCursor);
+
+    const foreign = await call('GET', `/webhook-endpoints?size=1&cursor=${cursor}`, { token: other.token });
+    expect([foreign.status, foreign.body.code]).toEqual([400, 'INVALID_CURSOR']);
+    const own = await call('GET', `/webhook-endpoints?size=1&cursor=${cursor}`, { token: owner.token });
+    expect(own.status).toBe(200);
+    expect(own.body.items).toHaveLength(1);
+    expect(own.body.items[0].id).not.toBe(first.body.items[0].id);
+  });
+
   it('refuses unknown event types, missing fields, and scope ALL to a customer', async () => {
     const owner = await customer();
     const unknown = await call('POST', '/webhook-endpoints', { token: owner.token, body: { url: hookUrl('x'), eventTypes: ['order.teleported'] } });
@@ -1110,6 +1128,24 @@ describe('GET /events', () => {
     expect((await call('GET', '/events?type=order.teleported', { token: owner.token })).status).toBe(422);
     expect((await call('GET', '/events?colour=red', { token: owner.token })).status).toBe(400);
     expect((await call('GET', '/events?cursor=forged', { token: owner.token })).status).toBe(400);
+  });
+
+  it("refuses another caller's cursor with 400 INVALID_CURSOR; the owner's own still pages", async () => {
+    const owner = await customer();
+    const other = await customer();
+    for (const orderId of [newId(), newId()]) await arrive('orders-service', 'order.created', 'order', orderId, orderData(orderId, owner.id));
+    await arrive('orders-service', 'order.created', 'order', newId(), orderData(newId(), other.id));
+    const first = await call('GET', '/events?size=1', { token: owner.token });
+    expect(first.body.hasNext).toBe(true);
+    const cursor = encodeURIComponent(first.body.nextCursor);
+
+    const foreign = await call('GET', `/events?size=1&cursor=${cursor}`, { token: other.token });
+    expect(foreign.status).toBe(400);
+    expect(foreign.body.code).toBe('INVALID_CURSOR');
+    const own = await call('GET', `/events?size=1&cursor=${cursor}`, { token: owner.token });
+    expect(own.status).toBe(200);
+    expect(own.body.items).toHaveLength(1);
+    expect(own.body.items[0].id).not.toBe(first.body.items[0].id);
   });
 
   it('no event type can carry a password, a token, a key or a secret', () => {
