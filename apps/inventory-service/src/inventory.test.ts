@@ -10,13 +10,14 @@ import type { Database } from '@platform/db';
 import { openTestDatabase } from '@platform/db/testing';
 import { ApiError, asApiError, OutOfStock } from '@platform/errors';
 import { createInventoryClient, fromGrpcStatus, type FulfilReply, InventoryClient, ReserveReply, type ReleaseReply } from '@platform/inventory-contract';
-import { createLogger, createMetrics, Health, listen } from '@platform/service-kit';
+import { createLogger, createMetrics, createService, Health, listen } from '@platform/service-kit';
 import { isId, newId } from '@platform/ids';
 import { apiClient, tokenFor } from '@platform/test-kit';
 import { createInventoryApp } from './app';
 import { PrismaClient } from './generated/prisma/client';
 import { createInventoryGrpc } from './grpc/server';
 import { StockRepository } from './stock/repository';
+import { stockLevelRoutes } from './stock/routes';
 import { StockService } from './stock/service';
 import { bearing, callers, failure, ordersToken, SECRET } from './testing/callers';
 
@@ -454,6 +455,46 @@ describe('stock levels over REST (behind the gateway\'s /v1/stock-levels)', () =
     const below = await call('PUT', `/stock-levels/${sku}`, { token: admin, body: { onHand: 4 } });
     expect([below.status, below.body.code]).toEqual([409, 'CONFLICT']);
     expect((await call('GET', `/stock-levels/${sku}`, { token: admin })).body.onHand).toBe(20);
+  });
+
+  it('answers a replay with the same Idempotency-Key exactly as the first PUT: 201 with Location, the same body', async () => {
+    const sku = `REPLAY-${Date.now()}`;
+    const key = `replay-${sku}`;
+    const first = await call('PUT', `/stock-levels/${sku}`, { token: admin, body: { onHand: 5 }, headers: { 'idempotency-key': key } });
+    const again = await call('PUT', `/stock-levels/${sku}`, { token: admin, body: { onHand: 5 }, headers: { 'idempotency-key': key } });
+    expect([first.status, first.headers.get('location')]).toEqual([201, `/v1/stock-levels/${sku}`]);
+    expect([again.status, again.headers.get('location'), again.headers.get('etag'), again.body]).toEqual([201, `/v1/stock-levels/${sku}`, first.headers.get('etag'), first.body]);
+    // A later PUT with another key changes a SKU that exists: 200, no Location, and the replay of that one says so too.
+    const later = await call('PUT', `/stock-levels/${sku}`, { token: admin, body: { onHand: 6 }, headers: { 'idempotency-key': `${key}-2` } });
+    const laterAgain = await call('PUT', `/stock-levels/${sku}`, { token: admin, body: { onHand: 6 }, headers: { 'idempotency-key': `${key}-2` } });
+    expect([later.status, later.headers.get('location'), laterAgain.status, laterAgain.headers.get('location')]).toEqual([200, null, 200, null]);
+  });
+
+  it('says 201 to exactly one of two first PUTs of a new SKU racing, even when both looked before either wrote', async () => {
+    // Each look at the SKU's level waits until both PUTs have looked: a 201 decided by a look
+    // before the write would go to both.
+    let looked = 0;
+    let bothLooked: () => void = () => undefined;
+    const barrier = new Promise<void>((resolve) => (bothLooked = resolve));
+    class LookingTogether extends StockRepository {
+      override async findLevels(skus: readonly string[]) {
+        if (++looked === 2) bothLooked();
+        await barrier;
+        return super.findLevels(skus);
+      }
+    }
+    const racing = createService({
+      logger: createLogger('inventory-race-test', 'silent'), health: new Health(), metrics: createMetrics('inventory-race-test'), requestTimeoutMs: 10_000,
+      graphql: (_req, _res, next) => next(), internal: [], verifier: new TokenVerifier(SECRET), outages: [],
+      resources: [stockLevelRoutes(new StockService(new LookingTogether(database.prisma)), 'inventory-test-cursor-secret')],
+    });
+    const racingHttp = await listen(racing, 0, '127.0.0.1');
+    afterThisTest.push(() => void racingHttp.close());
+    const racingCall = apiClient(() => racingHttp.url);
+    const sku = `RACE-${Date.now()}`;
+    const answers = await Promise.all([5, 7].map((onHand) => racingCall('PUT', `/stock-levels/${sku}`, { token: admin, body: { onHand } })));
+    expect(answers.map((answer) => answer.status).sort()).toEqual([200, 201]);
+    expect(answers.map((answer) => answer.headers.get('location')).filter(Boolean)).toEqual([`/v1/stock-levels/${sku}`]);
   });
 
   it('lists levels in SKU order with cursor paging, or only the SKUs asked for', async () => {

@@ -72,8 +72,15 @@ export interface StockChangeRequest {
   expectedVersion?: number;
 }
 
+/** A change applied now, or a repeat of its request id; `created`: it inserted the SKU's row (a repeat tells what the first application did). */
+export interface AppliedStockChange {
+  kind: 'applied' | 'repeat';
+  level: { sku: string; available: number; reserved: number };
+  created: boolean;
+}
+
 export type StockChangeOutcome =
-  | { kind: 'applied' | 'repeat'; level: { sku: string; available: number; reserved: number } }
+  | AppliedStockChange
   /** The request_id names an earlier change that was not this one. */
   | { kind: 'request-id-reused' }
   | { kind: 'unknown-sku' }
@@ -342,33 +349,36 @@ export class StockRepository {
         if (claimed === 0) {
           const prior = await tx.stockChange.findUniqueOrThrow({ where: { requestId: change.requestId } });
           const same = prior.sku === change.sku && prior.kind === change.kind && prior.amount === change.amount && prior.reason === change.reason;
-          return same ? { kind: 'repeat', level: { sku: prior.sku, available: prior.availableAfter, reserved: prior.reservedAfter } } : { kind: 'request-id-reused' };
+          return same ? { kind: 'repeat', level: { sku: prior.sku, available: prior.availableAfter, reserved: prior.reservedAfter }, created: prior.createdStock } : { kind: 'request-id-reused' };
         }
+        // `created` comes from the write itself: xmax is 0 only on a row version this statement
+        // inserted (ON CONFLICT's update sets it), so of two first SETs of a SKU racing, the one
+        // whose INSERT won says created and the other, having waited for it, updated.
         const [level] =
           change.kind === 'SET' && change.expectedVersion !== undefined
-            ? await tx.$queryRaw<{ available: number; reserved: number }[]>`
+            ? await tx.$queryRaw<{ available: number; reserved: number; created: boolean }[]>`
                 UPDATE stock SET available = ${change.amount} - reserved, updated_at = now()
                 WHERE sku = ${change.sku} AND version = ${change.expectedVersion} AND reserved <= ${change.amount}
-                RETURNING available, reserved`
+                RETURNING available, reserved, false AS created`
             : change.kind === 'SET'
-            ? await tx.$queryRaw<{ available: number; reserved: number }[]>`
+            ? await tx.$queryRaw<{ available: number; reserved: number; created: boolean }[]>`
                 INSERT INTO stock (sku, available, reserved, updated_at) VALUES (${change.sku}, ${change.amount}, 0, now())
                 ON CONFLICT (sku) DO UPDATE SET available = ${change.amount} - stock.reserved, updated_at = now()
                 WHERE stock.reserved <= ${change.amount}
-                RETURNING available, reserved`
-            : await tx.$queryRaw<{ available: number; reserved: number }[]>`
+                RETURNING available, reserved, (xmax = 0) AS created`
+            : await tx.$queryRaw<{ available: number; reserved: number; created: boolean }[]>`
                 UPDATE stock SET available = available + ${change.amount}, updated_at = now()
                 WHERE sku = ${change.sku} AND available + ${change.amount} >= 0 AND available::bigint + reserved + ${change.amount} <= ${maxOnHand}
-                RETURNING available, reserved`;
+                RETURNING available, reserved, false AS created`;
         if (!level) {
           const [current] = await tx.$queryRaw<{ available: number; reserved: number; version: number }[]>`SELECT available, reserved, version::float8 AS version FROM stock WHERE sku = ${change.sku}`;
           if (change.expectedVersion !== undefined && current?.version !== change.expectedVersion) throw new ChangeRefused({ kind: 'version-mismatch' });
           throw new ChangeRefused(current ? { kind: 'out-of-bounds', available: current.available, reserved: current.reserved } : { kind: 'unknown-sku' });
         }
         await tx.$executeRaw`
-          UPDATE stock_changes SET on_hand_after = ${level.available + level.reserved}, reserved_after = ${level.reserved}, available_after = ${level.available}
+          UPDATE stock_changes SET on_hand_after = ${level.available + level.reserved}, reserved_after = ${level.reserved}, available_after = ${level.available}, created_stock = ${level.created}
           WHERE request_id = ${change.requestId}`;
-        return { kind: 'applied', level: { sku: change.sku, ...level } };
+        return { kind: 'applied', level: { sku: change.sku, available: level.available, reserved: level.reserved }, created: level.created };
       });
     } catch (error) {
       if (error instanceof ChangeRefused) return error.outcome;

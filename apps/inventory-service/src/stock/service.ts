@@ -6,7 +6,7 @@ import { Conflict, Invalid, NotFound, OutOfStock, VersionMismatch } from '@platf
 import { newId } from '@platform/ids';
 import { isDeadlock, isUniqueViolation } from '@platform/db';
 import type { PageRequest } from '@platform/paging';
-import type { ReserveOrderOutcome, StockChangeOutcome, StockLevelRow, StockRepository } from './repository';
+import type { AppliedStockChange, ReserveOrderOutcome, StockChangeOutcome, StockChangeRequest, StockLevelRow, StockRepository } from './repository';
 import { type StockLevel, toStockLevel } from './representation';
 import { ReserveBatcher } from './reserve-batcher';
 import { MAX_ON_HAND, type AdjustStockRequest, type ReserveOrderRequest, type ReserveRequest, type SetStockRequest } from './schemas';
@@ -24,6 +24,11 @@ const MAX_ATTEMPTS = 3;
 
 /** The name of a change's request id in the caller's words: gRPC's field, or what a REST client sent it as. */
 type RequestIdName = 'request_id' | 'Idempotency-Key';
+
+/** SetStock as the repository's change: on hand set to `onHand`. */
+function setChangeOf(request: SetStockRequest): StockChangeRequest {
+  return { requestId: request.requestId, sku: request.sku, kind: 'SET', amount: request.onHand, reason: null, expectedVersion: request.expectedVersion };
+}
 
 export class StockService {
   private readonly batcher: ReserveBatcher;
@@ -83,19 +88,24 @@ export class StockService {
   }
 
   setStock(request: SetStockRequest, requestIdName: RequestIdName = 'request_id'): Promise<StockLevel> {
-    return this.change({ requestId: request.requestId, sku: request.sku, kind: 'SET', amount: request.onHand, reason: null, expectedVersion: request.expectedVersion }, requestIdName);
+    return this.change(setChangeOf(request), requestIdName);
   }
 
   adjustStock(request: AdjustStockRequest): Promise<StockLevel> {
     return this.change({ requestId: request.requestId, sku: request.sku, kind: 'ADJUST', amount: request.delta, reason: request.reason || null }, 'request_id');
   }
 
-  private async change(request: Parameters<StockRepository['applyChange']>[0], requestIdName: RequestIdName): Promise<StockLevel> {
+  private async change(request: StockChangeRequest, requestIdName: RequestIdName): Promise<StockLevel> {
+    return toStockLevel((await this.applied(request, requestIdName)).level);
+  }
+
+  /** The change applied (or the earlier application of its request id), or the refusal of what it met. */
+  private async applied(request: StockChangeRequest, requestIdName: RequestIdName): Promise<AppliedStockChange> {
     const outcome: StockChangeOutcome = await this.stock.applyChange(request, MAX_ON_HAND);
     switch (outcome.kind) {
       case 'applied':
       case 'repeat':
-        return toStockLevel(outcome.level);
+        return outcome;
       case 'request-id-reused':
         throw new Invalid(`${requestIdName} ${request.requestId} was already used for another change.`, [
           { field: requestIdName, code: 'INVALID_FORMAT', message: `${requestIdName} ${request.requestId} was already used for another change.` },
@@ -129,9 +139,10 @@ export class StockService {
    * only a row still at that version changes: VersionMismatch otherwise, and for a SKU that does not exist.
    */
   async putOnHand(request: SetStockRequest): Promise<{ row: StockLevelRow; created: boolean }> {
-    const existed = (await this.stock.findLevels([request.sku])).length > 0;
-    await this.setStock(request, 'Idempotency-Key');
-    return { row: await this.level(request.sku), created: !existed };
+    // Whether the SKU is new is what the write found (kept with the change for a replay), not a
+    // read before it: two first PUTs racing cannot both say created, and a retry answers as the first did.
+    const { created } = await this.applied(setChangeOf(request), 'Idempotency-Key');
+    return { row: await this.level(request.sku), created };
   }
 
   /** See StockWatch.watch. */
