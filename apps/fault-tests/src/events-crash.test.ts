@@ -140,7 +140,7 @@ beforeAll(async () => {
       [event.id, event.type, event.aggregateId, event.sequence],
     );
   };
-  const handlers = Object.fromEntries(['order.created', 'order.updated', 'order.confirmed', 'order.canceled', 'order.shipped', 'order.deleted', 'order.cancellation.completed'].map((type) => [type, record]));
+  const handlers = Object.fromEntries(['order.created', 'order.updated', 'order.confirmed', 'order.canceled', 'order.shipped', 'order.unlinked', 'order.deleted', 'order.cancellation.completed'].map((type) => [type, record]));
   witness = new EventConsumer(sqlDatabase(witnessPool), witnessTransport, logger, { consumer: 'events-witness', sources: ['orders-service'], handlers, maxAttempts: 1_000 });
   await witness.start();
 

@@ -73,6 +73,12 @@ export const eventCatalog = {
   'order.canceled': defineEvent({ aggregate: 'order', version: 1, description: 'An order was canceled; its stock is being released.', data: orderData }),
   'order.shipped': defineEvent({ aggregate: 'order', version: 1, description: 'An order moved to SHIPPED.', data: orderData }),
   'order.delivered': defineEvent({ aggregate: 'order', version: 1, description: 'An order moved to DELIVERED.', data: orderData }),
+  'order.unlinked': defineEvent({
+    aggregate: 'order',
+    version: 1,
+    description: "An order lost its link to a customer who deleted their account: the order is kept, a financial record, with userId null; the data is the order after the change.",
+    data: orderData,
+  }),
   'order.deleted': defineEvent({ aggregate: 'order', version: 1, description: 'An order was deleted.', data: z.strictObject({ id, userId: id.nullable() }) }),
   'order.cancellation.completed': defineEvent({
     aggregate: 'order',

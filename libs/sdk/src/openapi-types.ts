@@ -732,6 +732,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "order.unlinked": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.unlinked: An order lost its link to a customer who deleted their account: the order is kept, a financial record, with userId null; the data is the order after the change.
+         * @description Sent to every enabled endpoint subscribed to order.unlinked (yours only, or every one with scope ALL). A 2xx within 15 s acknowledges it; anything else (3xx included: redirects are not followed) is retried 9 times after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h. An endpoint failing for 5 days is disabled.
+         */
+        post: operations["onOrderUnlinkedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "order.deleted": {
         parameters: {
             query?: never;
@@ -1000,7 +1020,7 @@ export interface components {
             /** Format: uri */
             url: string;
             description: string | null;
-            eventTypes: ("user.created" | "user.updated" | "user.deleted" | "order.created" | "order.updated" | "order.confirmed" | "order.canceled" | "order.shipped" | "order.delivered" | "order.deleted" | "order.cancellation.completed" | "product.created" | "product.updated" | "product.deleted" | "review.created" | "stock.changed" | "webhook_endpoint.disabled")[];
+            eventTypes: ("user.created" | "user.updated" | "user.deleted" | "order.created" | "order.updated" | "order.confirmed" | "order.canceled" | "order.shipped" | "order.delivered" | "order.unlinked" | "order.deleted" | "order.cancellation.completed" | "product.created" | "product.updated" | "product.deleted" | "review.created" | "stock.changed" | "webhook_endpoint.disabled")[];
             /** @enum {string} */
             scope: "OWN" | "ALL";
             ordered: boolean;
@@ -1038,7 +1058,7 @@ export interface components {
             /** Format: uri */
             url: string;
             description: string | null;
-            eventTypes: ("user.created" | "user.updated" | "user.deleted" | "order.created" | "order.updated" | "order.confirmed" | "order.canceled" | "order.shipped" | "order.delivered" | "order.deleted" | "order.cancellation.completed" | "product.created" | "product.updated" | "product.deleted" | "review.created" | "stock.changed" | "webhook_endpoint.disabled")[];
+            eventTypes: ("user.created" | "user.updated" | "user.deleted" | "order.created" | "order.updated" | "order.confirmed" | "order.canceled" | "order.shipped" | "order.delivered" | "order.unlinked" | "order.deleted" | "order.cancellation.completed" | "product.created" | "product.updated" | "product.deleted" | "review.created" | "stock.changed" | "webhook_endpoint.disabled")[];
             /** @enum {string} */
             scope: "OWN" | "ALL";
             ordered: boolean;
@@ -1915,6 +1935,47 @@ export interface components {
             id: string;
             /** @constant */
             type: "order.delivered";
+            /**
+             * Format: date-time
+             * @example 2026-11-21T09:30:00.000Z
+             */
+            timestamp: string;
+            /** @description `order/<id>`: what the event is about. */
+            subject: string;
+            data: {
+                /** Format: uuid */
+                id: string;
+                userId: string | null;
+                /** @enum {string} */
+                status: "PENDING" | "CONFIRMED" | "SHIPPED" | "DELIVERED" | "CANCELED";
+                amount: number;
+                currency: string;
+                couponCode: string | null;
+                items: {
+                    /** Format: uuid */
+                    id: string;
+                    /** Format: uuid */
+                    productId: string;
+                    sku: string;
+                    productName: string;
+                    quantity: number;
+                    unitPrice: number;
+                    amount: number;
+                }[];
+                version: number;
+                /** Format: date-time */
+                createdAt: string;
+            };
+        };
+        /** @description An order lost its link to a customer who deleted their account: the order is kept, a financial record, with userId null; the data is the order after the change. */
+        OrderUnlinkedEvent: {
+            /**
+             * Format: uuid
+             * @description The event id; the `webhook-id` header carries it too. Deduplicate on it.
+             */
+            id: string;
+            /** @constant */
+            type: "order.unlinked";
             /**
              * Format: date-time
              * @example 2026-11-21T09:30:00.000Z
@@ -3541,7 +3602,7 @@ export interface operations {
                     /** Format: uri */
                     url: string;
                     /** @description The event types to receive. */
-                    eventTypes: ("user.created" | "user.updated" | "user.deleted" | "order.created" | "order.updated" | "order.confirmed" | "order.canceled" | "order.shipped" | "order.delivered" | "order.deleted" | "order.cancellation.completed" | "product.created" | "product.updated" | "product.deleted" | "review.created" | "stock.changed" | "webhook_endpoint.disabled")[];
+                    eventTypes: ("user.created" | "user.updated" | "user.deleted" | "order.created" | "order.updated" | "order.confirmed" | "order.canceled" | "order.shipped" | "order.delivered" | "order.unlinked" | "order.deleted" | "order.cancellation.completed" | "product.created" | "product.updated" | "product.deleted" | "review.created" | "stock.changed" | "webhook_endpoint.disabled")[];
                     description?: string | null;
                     /**
                      * @description OWN (default): events about your own resources. ALL (admins only): every event.
@@ -3698,7 +3759,7 @@ export interface operations {
                 "application/json": {
                     /** Format: uri */
                     url?: string;
-                    eventTypes?: ("user.created" | "user.updated" | "user.deleted" | "order.created" | "order.updated" | "order.confirmed" | "order.canceled" | "order.shipped" | "order.delivered" | "order.deleted" | "order.cancellation.completed" | "product.created" | "product.updated" | "product.deleted" | "review.created" | "stock.changed" | "webhook_endpoint.disabled")[];
+                    eventTypes?: ("user.created" | "user.updated" | "user.deleted" | "order.created" | "order.updated" | "order.confirmed" | "order.canceled" | "order.shipped" | "order.delivered" | "order.unlinked" | "order.deleted" | "order.cancellation.completed" | "product.created" | "product.updated" | "product.deleted" | "review.created" | "stock.changed" | "webhook_endpoint.disabled")[];
                     description?: string | null;
                     /** @enum {string} */
                     scope?: "OWN" | "ALL";
@@ -3924,7 +3985,7 @@ export interface operations {
                 withTotal?: boolean;
                 /** @description `field`, `field,asc`, `field,desc` or `-field` (descending); fields: time. */
                 sort?: string;
-                type?: ("user.created" | "user.updated" | "user.deleted" | "order.created" | "order.updated" | "order.confirmed" | "order.canceled" | "order.shipped" | "order.delivered" | "order.deleted" | "order.cancellation.completed" | "product.created" | "product.updated" | "product.deleted" | "review.created" | "stock.changed" | "webhook_endpoint.disabled")[];
+                type?: ("user.created" | "user.updated" | "user.deleted" | "order.created" | "order.updated" | "order.confirmed" | "order.canceled" | "order.shipped" | "order.delivered" | "order.unlinked" | "order.deleted" | "order.cancellation.completed" | "product.created" | "product.updated" | "product.deleted" | "review.created" | "stock.changed" | "webhook_endpoint.disabled")[];
                 /** @description Only events about this resource: `<resource type>/<id>` (the `subject` of an event), e.g. `order/<id>`. */
                 resource?: string;
                 /** @description The top-level fields the client reads (of each item, for a list), comma-separated. The answer stays whole; the gateway records that this client uses only these fields, so it is not counted as a user of the others when they are deprecated. Without it, every field of the answer counts as used. An unknown name is 400 VALIDATION_FAILED. */
@@ -6001,6 +6062,41 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["OrderDeliveredEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; the body is read up to 4 KiB and otherwise ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onOrderUnlinkedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every attempt of a delivery. Deduplicate on it. */
+                "webhook-id": string;
+                /** @description Seconds since the Unix epoch when this attempt was signed; refuse deliveries more than 5 minutes away from your clock. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `<webhook-id>.<webhook-timestamp>.<body>` (Standard Webhooks), one per secret in force: two for 24 hours after a rotation. */
+                "webhook-signature": string;
+                /** @description RFC 9745: when a deprecated element this delivery carries was announced (`@` + Unix time; the earliest, if several): the event type, or a payload field it contains (marked `deprecated` in the schema). Only on such deliveries. A deprecated field is left out of the payload during a brownout of it and from its sunset day on. */
+                Deprecation?: string;
+                /** @description RFC 8594: when the deprecated element this delivery carries stops being sent (HTTP date; the earliest, if several). Only with Deprecation. */
+                Sunset?: string;
+                /** @description The deprecation notice of each deprecated element carried (`<url>; rel="deprecation"; type="text/html"`). Only with Deprecation. */
+                Link?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderUnlinkedEvent"];
             };
         };
         responses: {

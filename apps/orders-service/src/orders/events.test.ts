@@ -180,7 +180,12 @@ describe('user.deleted, consumed', () => {
     expect(graph.body).toEqual({ data: { order: { id: shipped.id, status: 'SHIPPED', user: null } } });
     // The orders are no longer the (deleted) user's to read.
     expect((await call('GET', `/orders/${shipped.id}`, { token: leaving.token })).status).toBe(404);
-    expect((await eventsOf(open.id)).map((recorded) => recorded.type)).toEqual(['order.created', 'order.canceled']);
+    expect((await eventsOf(open.id)).map((recorded) => recorded.type)).toEqual(['order.created', 'order.canceled', 'order.unlinked']);
+    // The unlinking is a change like any other: each order records order.unlinked, the order as it became.
+    const shippedEvents = await eventsOf(shipped.id);
+    expect(shippedEvents.map((recorded) => recorded.type)).toEqual(['order.created', 'order.confirmed', 'order.shipped', 'order.unlinked']);
+    expect(shippedEvents.at(-1)).toEqual({ type: 'order.unlinked', sequence: 4, data: expect.objectContaining({ id: shipped.id, userId: null, status: 'SHIPPED' }) });
+    expect(shippedEvents.at(-1)!.data.version).toBeGreaterThan(shippedEvents.at(-2)!.data.version as number);
 
     const before = await database.prisma.outboxEvent.count();
     expect(await consumer.deliver({ event, attempt: 2 })).toBe('duplicate');

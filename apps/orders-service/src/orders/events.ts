@@ -4,7 +4,7 @@ import { domainEvent, type DomainEvent } from '@platform/events';
 import type { OrderRow, OrderWrites } from './repository';
 import type { OrderStatus } from './status';
 
-export type OrderEventType = 'order.created' | 'order.updated' | 'order.confirmed' | 'order.canceled' | 'order.shipped' | 'order.delivered';
+export type OrderEventType = 'order.created' | 'order.updated' | 'order.confirmed' | 'order.canceled' | 'order.shipped' | 'order.delivered' | 'order.unlinked';
 
 /** The event of an order's move to `status`; PENDING is no move anyone makes. */
 export function statusEventOf(status: OrderStatus): OrderEventType | undefined {

@@ -333,12 +333,6 @@ export class OrderRepository {
     return (await this.prisma.order.findMany({ where: { userId, status: { in: statuses } }, select: { id: true } })).map((order) => order.id);
   }
 
-  /** Removes the link from a deleted user's orders to them: the orders stay, as financial records. */
-  async removeUser(userId: string): Promise<number> {
-    const { count } = await this.prisma.order.updateMany({ where: { userId }, data: { userId: null } });
-    return count;
-  }
-
   findItem(id: string): Promise<(OrderItemRow & { order: { userId: string | null } }) | null> {
     return this.prisma.orderItem.findUnique({ where: { id }, include: { order: { select: { userId: true } } } });
   }
@@ -411,6 +405,14 @@ export class OrderWrites {
   async isDeletedUser(userId: string): Promise<boolean> {
     await this.tx.$executeRaw`SELECT pg_advisory_xact_lock_shared(${USER_DELETION_LOCK}::int, hashtext(${userId}::text))`;
     return (await this.tx.deletedUser.count({ where: { userId } })) > 0;
+  }
+
+  /**
+   * Removes the link from a deleted user's orders to them (the orders stay, as financial
+   * records), moving each one's version as every write does; the ids of the orders it changed.
+   */
+  async removeUser(userId: string): Promise<string[]> {
+    return (await this.tx.order.updateManyAndReturn({ where: { userId }, data: { userId: null, version: { increment: 1 } }, select: { id: true } })).map((order) => order.id);
   }
 
   /** The event that tells the other services about this change, committed with it. */

@@ -2,11 +2,13 @@
 // recorded first, so that no order of theirs can be placed from then on (placement checks it in
 // its transaction, and the record waits for placements under way to commit); then their open
 // orders are canceled through the cancel use case (their stock goes back, order.canceled is
-// recorded), and every order of theirs loses its link to them and stays, a financial record.
+// recorded), and every order of theirs loses its link to them and stays, a financial record
+// (order.unlinked recorded for each).
 // Without the record first, an order placed between the look-up of open orders and the unlinking
 // stayed open, unlinked, its stock held. Running it twice changes nothing the second time: the
 // record exists, a canceled order is not canceled again, and no order links to the user any more.
 import type { CancelOrder } from '../cancellations/cancel-order';
+import { recordOrderEvent } from '../orders/events';
 import type { OrderRepository } from '../orders/repository';
 import { canTransition, orderStatuses } from '../orders/status';
 
@@ -28,6 +30,12 @@ export class DeletedUsers {
       if (outcome === 'contended') throw new Error(`order ${orderId} kept changing while being canceled for a deleted user`);
       if (outcome === 'canceled') canceled++;
     }
-    return { canceled, unlinked: await this.orders.removeUser(userId) };
+    // Each order unlinked records order.unlinked with the unlinking, as every change records its event.
+    const unlinked = await this.orders.unitOfWork(async (writes) => {
+      const orderIds = await writes.removeUser(userId);
+      for (const orderId of orderIds) await recordOrderEvent(writes, 'order.unlinked', orderId);
+      return orderIds.length;
+    });
+    return { canceled, unlinked };
   }
 }
