@@ -15,7 +15,7 @@ import { type AddressGuard, ForbiddenUrl } from './address-guard';
 import { type AttemptResult, type NotSent, sendWebhook } from './delivery-client';
 import { applyPayloadDeprecations } from './payload-deprecations';
 import { toEventResponse } from './representation';
-import type { ClaimedDelivery, DeliveryToSend, EndpointDisabling, WebhookRepository } from './repository';
+import type { ClaimedDelivery, ClaimRoom, DeliveryToSend, EndpointDisabling, WebhookRepository } from './repository';
 import { DELIVERY_CONNECT_TIMEOUT_MS, DELIVERY_TIMEOUT_MS, DISABLE_AFTER_MS, EVENT_RETENTION_MS, MAX_ATTEMPTS, nextAttemptAt, RETRY_DELAYS_MS } from './retry-schedule';
 import { signedHeaders } from './signing';
 
@@ -289,19 +289,24 @@ export class WebhookDispatcher {
       if (seen === this.nothingAt) return undefined;
       const now = this.clock();
       const unprovenToo = this.sendingToUnproven.size < UNPROVEN_ENDPOINT_WORKERS;
-      const claimDue = () =>
-        this.webhooks.claimDue(now, new Date(now.getTime() + LEASE_MS), 1, {
-          passOver: [...this.sending].filter(([, count]) => count >= this.accountConcurrency).map(([ownerId]) => ownerId),
-          failingToo: this.sendingToFailing < FAILING_ENDPOINT_WORKERS,
-          unprovenToo,
-          passOverUnproven: [...new Set([...this.sendingToUnproven, ...this.unprovenRound])],
-        });
+      const room = (): ClaimRoom => ({
+        passOver: [...this.sending].filter(([, count]) => count >= this.accountConcurrency).map(([ownerId]) => ownerId),
+        failingToo: this.sendingToFailing < FAILING_ENDPOINT_WORKERS,
+        unprovenToo,
+        passOverUnproven: [...new Set([...this.sendingToUnproven, ...this.unprovenRound])],
+      });
+      const claimDue = () => this.webhooks.claimDue(now, new Date(now.getTime() + LEASE_MS), 1, room());
       let [delivery] = await claimDue();
-      // No other account's unproven delivery was older than what it took (or none was due): the
-      // accounts that had their turn may go again; at once when nothing else was due.
+      // The round ends when no other account's unproven delivery is due: the accounts that had
+      // their turn may go again, at once when nothing else was due. An older delivery to an
+      // answering endpoint taken first does not end it: one newer, of an account still waiting
+      // for its turn, may be due behind it (before, it ended the round, and with answering
+      // deliveries due, the usual case, an account's backlog went again ahead of another's first).
       if (unprovenToo && delivery?.standing !== 'unproven' && [...this.unprovenRound].some((ownerId) => !this.sendingToUnproven.has(ownerId))) {
-        this.unprovenRound.clear();
-        if (!delivery) [delivery] = await claimDue();
+        if (!delivery || !(await this.webhooks.unprovenDue(now, room()))) {
+          this.unprovenRound.clear();
+          if (!delivery) [delivery] = await claimDue();
+        }
       }
       if (!delivery) this.nothingAt = seen;
       if (delivery) countUp(this.sending, delivery.ownerId);

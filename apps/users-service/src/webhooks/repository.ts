@@ -3,7 +3,7 @@
 import { type DomainEvent, recordEvent, unitOfWork } from '@platform/events';
 import { newId } from '@platform/ids';
 import { findKeysetPage, type PageRequest, type RowsPage } from '@platform/paging';
-import type { Prisma, PrismaClient } from '../generated/prisma/client';
+import { Prisma, type PrismaClient } from '../generated/prisma/client';
 
 /** A URL a user registered to receive events at. */
 export interface EndpointRow {
@@ -93,6 +93,24 @@ export interface ClaimRoom {
   unprovenToo: boolean;
   passOverUnproven: readonly string[];
 }
+/**
+ * The due deliveries a claim with `room` may take (alias `d`), each with its owner and its
+ * endpoint's standing: claimDue takes the oldest of them, unprovenDue asks whether one is unproven.
+ */
+function dueDeliveries(now: Date, room: ClaimRoom): Prisma.Sql {
+  return Prisma.sql`
+        SELECT d.id, e.owner_id,
+          CASE WHEN e.failing_since IS NOT NULL THEN 'failing' WHEN e.proven_at IS NULL THEN 'unproven' ELSE 'answering' END AS standing
+        FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+        WHERE d.status = 'PENDING' AND d.next_attempt_at <= ${now} AND e.status = 'ENABLED'
+          AND NOT (e.owner_id::text = ANY(${room.passOver}::text[]))
+          AND (${room.failingToo} OR e.failing_since IS NULL)
+          AND (e.failing_since IS NOT NULL OR e.proven_at IS NOT NULL OR (${room.unprovenToo} AND NOT (e.owner_id::text = ANY(${room.passOverUnproven}::text[]))))
+          AND (NOT e.ordered OR NOT EXISTS (
+            SELECT 1 FROM webhook_deliveries earlier
+            WHERE earlier.endpoint_id = d.endpoint_id AND earlier.subject = d.subject AND earlier.status = 'PENDING' AND earlier.event_position < d.event_position))`;
+}
+
 /** What a delivery needs to be sent: the event and the endpoint it goes to. */
 export type DeliveryToSend = DeliveryRow & { event: EventRow; endpoint: EndpointRow };
 
@@ -240,22 +258,20 @@ export class WebhookRepository {
   async claimDue(now: Date, leaseUntil: Date, limit: number, room: ClaimRoom): Promise<ClaimedDelivery[]> {
     const rows = await this.prisma.$queryRaw<ClaimedDelivery[]>`
       WITH due AS (
-        SELECT d.id, e.owner_id,
-          CASE WHEN e.failing_since IS NOT NULL THEN 'failing' WHEN e.proven_at IS NULL THEN 'unproven' ELSE 'answering' END AS standing
-        FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
-        WHERE d.status = 'PENDING' AND d.next_attempt_at <= ${now} AND e.status = 'ENABLED'
-          AND NOT (e.owner_id::text = ANY(${room.passOver}::text[]))
-          AND (${room.failingToo} OR e.failing_since IS NULL)
-          AND (e.failing_since IS NOT NULL OR e.proven_at IS NOT NULL OR (${room.unprovenToo} AND NOT (e.owner_id::text = ANY(${room.passOverUnproven}::text[]))))
-          AND (NOT e.ordered OR NOT EXISTS (
-            SELECT 1 FROM webhook_deliveries earlier
-            WHERE earlier.endpoint_id = d.endpoint_id AND earlier.subject = d.subject AND earlier.status = 'PENDING' AND earlier.event_position < d.event_position))
+        ${dueDeliveries(now, room)}
         ORDER BY d.next_attempt_at, d.event_position
         LIMIT ${limit}
         FOR UPDATE OF d SKIP LOCKED)
       UPDATE webhook_deliveries SET next_attempt_at = ${leaseUntil}, leased_until = ${leaseUntil} FROM due WHERE webhook_deliveries.id = due.id
       RETURNING webhook_deliveries.id::text AS id, due.owner_id::text AS "ownerId", due.standing`;
     return rows;
+  }
+
+  /** Whether a claim with `room` could take a delivery to an unproven endpoint now (one the claim before it passed over for an older one). */
+  async unprovenDue(now: Date, room: ClaimRoom): Promise<boolean> {
+    const [row] = await this.prisma.$queryRaw<{ due: boolean }[]>`
+      SELECT EXISTS (SELECT 1 FROM (${dueDeliveries(now, room)}) due WHERE due.standing = 'unproven') AS due`;
+    return row?.due === true;
   }
 
   /** Ends a delivery's lease with no attempt recorded: due again at `dueAt`, its attempts and its endpoint as they were. */

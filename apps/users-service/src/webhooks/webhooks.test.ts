@@ -1045,6 +1045,31 @@ describe('replicas and owners', () => {
     for (const endpoint of endpoints) await call('DELETE', `/webhook-endpoints/${endpoint.id}`, { token: endpoint.owner.token });
   });
 
+  it("keeps the turns of new endpoints while deliveries to answering endpoints are due: one account's backlog does not go again ahead of another's first", async () => {
+    const [first, busy, latecomer] = await Promise.all([customer(), customer(), customer()]);
+    const guard = new AddressGuard({ allowLoopback: true, resolve: async () => [{ address: '127.0.0.1', family: 4 }] });
+    const replica = new WebhookDispatcher(new WebhookRepository(database.prisma), guard, logger, { clock: () => now, concurrency: 1, slowAfterMs: 60_000 });
+    await replica.drain(); // whatever earlier tests left due
+    const endpoints: { id: string; owner: { id: string; token: string } }[] = [];
+    for (let i = 0; i < 3; i++) endpoints.push({ id: (await register(first.token, { url: hookUrl(`rounds-first-${i}`), eventTypes: ['user.updated'] })).id, owner: first });
+    // An endpoint that has answered before: its delivery is no unproven one.
+    const answering = (await register(busy.token, { url: hookUrl('rounds-busy'), eventTypes: ['user.updated'] })).id;
+    await database.prisma.webhookEndpoint.update({ where: { id: answering }, data: { provenAt: now } });
+    endpoints.push({ id: answering, owner: busy });
+    endpoints.push({ id: (await register(latecomer.token, { url: hookUrl('rounds-latecomer'), eventTypes: ['user.updated'] })).id, owner: latecomer });
+    // Due in this order: the first account's three new endpoints, the answering one, the latecomer's new one.
+    for (const [index, owner] of [first, busy, latecomer].entries()) {
+      await arrive('users-service', 'user.updated', 'user', owner.id, { id: owner.id, role: 'customer', name: `Round ${index}`, email: `round${index}@example.com`, version: 2, createdAt: now.toISOString() });
+    }
+    await replica.drain();
+    const order = received.filter((request) => request.path.startsWith('/rounds-')).map((request) => (request.path.startsWith('/rounds-first') ? 'first' : request.path.slice('/rounds-'.length)));
+    // The first account had its turn; the answering delivery older than the latecomer's goes
+    // first (age decides outside the lane), then the latecomer's turn, then the first account's
+    // rest (before: the answering delivery ended the round, and the first account went again).
+    expect(order).toEqual(['first', 'busy', 'latecomer', 'first', 'first']);
+    for (const endpoint of endpoints) await call('DELETE', `/webhook-endpoints/${endpoint.id}`, { token: endpoint.owner.token });
+  });
+
   it('counts an endpoint moved to another URL, or enabled again, as never heard from until it answers there', async () => {
     const owner = await customer();
     const endpoint = await register(owner.token, { url: hookUrl('proven-then-moved'), eventTypes: ['order.created'] });
