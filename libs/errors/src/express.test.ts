@@ -122,6 +122,15 @@ describe('the error format', () => {
     expect(await statusFor('application/json; q=0, text/html')).toEqual({ accept: 'application/json; q=0, text/html', status: 406 });
     for (const accept of ['application/json', 'application/json; charset=utf-8', 'application/json, text/plain, */*', 'application/json;q=0.5']) expect(await statusFor(accept)).toEqual({ accept, status: 200 });
   });
+
+  it('answers 406 when the client refuses JSON by name beside a wildcard or problem+json: a success would still be JSON', async () => {
+    for (const accept of ['application/json;q=0, */*', '*/*, application/json;q=0', 'text/html, application/json; q=0, application/*', 'application/problem+json, application/json;q=0']) {
+      const res = await fetch(`${url}/things`, { headers: { accept, authorization: 'Bearer any' } });
+      expect({ accept, status: res.status, type: res.headers.get('content-type') }).toEqual({ accept, status: 406, type: expect.not.stringMatching(/^application\/json/) });
+    }
+    // Errors alone in problem+json, JSON not refused: served as before.
+    expect((await fetch(`${url}/things`, { headers: { accept: 'application/problem+json', authorization: 'Bearer any' } })).status).toBe(200);
+  });
 });
 
 describe('requests express cannot read', () => {

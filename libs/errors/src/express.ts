@@ -88,15 +88,21 @@ export const methodNotAllowed: RequestHandler = (req) => {
 /** The GraphQL-over-HTTP specification's own media type (its answers follow HTTP status rules). */
 const GRAPHQL_RESPONSE_JSON = 'application/graphql-response+json';
 
-/** `application/json` first, with a weight of 0: not acceptable (RFC 9110 §12.4.2). */
-const REFUSES_JSON = /^application\/json\s*;[^,]*\bq\s*=\s*0(?:\.0{0,3})?\s*(?:[,;]|$)/i;
+/** An `application/json` range with a weight of 0, wherever in the list: JSON not acceptable (RFC 9110 §12.4.2). */
+const REFUSES_JSON = /(?:^|,)\s*application\/json\s*;[^,]*\bq\s*=\s*0(?:\.0{0,3})?\s*(?=[,;]|$)/i;
+/** GraphQL's own type named in the list (not reached through a wildcard). */
+const NAMES_GRAPHQL_RESPONSE = /(?:^|,)\s*application\/graphql-response\+json\s*(?=[,;]|$)/i;
 
 export const requireAcceptableResponse: RequestHandler = (req, _res, next) => {
   const accept = req.headers.accept;
+  const refusesJson = accept !== undefined && REFUSES_JSON.test(accept);
   // Fast path for what nearly every client sends (`application/json; charset=utf-8` too, which the
   // parser would not match); the full parser for the rest, and for JSON refused (`;q=0`).
-  if (!accept || accept === '*/*' || (accept.startsWith('application/json') && !REFUSES_JSON.test(accept))) return next();
-  if (!req.accepts(['application/json', PROBLEM_JSON, GRAPHQL_RESPONSE_JSON])) {
+  if (!accept || accept === '*/*' || (accept.startsWith('application/json') && !refusesJson)) return next();
+  // JSON refused by name: a wildcard or problem+json beside it does not make the answer acceptable,
+  // since a success is JSON (problem+json is for errors); only GraphQL's own type, named, is one.
+  const acceptable = refusesJson ? NAMES_GRAPHQL_RESPONSE.test(accept) && req.accepts(GRAPHQL_RESPONSE_JSON) : req.accepts(['application/json', PROBLEM_JSON, GRAPHQL_RESPONSE_JSON]);
+  if (!acceptable) {
     throw new ApiError('NOT_ACCEPTABLE', 'This API answers with application/json (or application/problem+json for errors).');
   }
   next();
