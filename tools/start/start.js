@@ -65,7 +65,11 @@ const apps = [
 ].map((app) => ({ ...app, ready: `http://127.0.0.1:${app.port}/readyz` }));
 // An app that exits is reported at once; one still starting is waited for this long. On a busy
 // 2-core machine an embedded database's first migrations alone have taken 50 s.
-const readyTimeoutMs = Number(process.env.START_READY_TIMEOUT_MS ?? 180_000);
+const readyTimeoutMs = Number(process.env.START_READY_TIMEOUT_MS || 180_000);
+if (!Number.isInteger(readyTimeoutMs) || readyTimeoutMs < 1_000) {
+  process.stderr.write(`[start] START_READY_TIMEOUT_MS=${process.env.START_READY_TIMEOUT_MS}: must be a whole number of milliseconds, at least 1000\n`);
+  process.exit(1);
+}
 const only = process.env.START_APPS ? process.env.START_APPS.split(',') : null;
 const selected = apps.filter((app) => !only || only.includes(app.name));
 const width = Math.max(...selected.map((app) => app.name.length));
