@@ -351,7 +351,7 @@ export class WebhookDispatcher {
 
   /** Cut short before it was sent: due again a little later, nothing charged (NOT_SENT_AGAIN_AFTER_MS). */
   private async putBack(delivery: DeliveryToSend): Promise<void> {
-    await this.webhooks.releaseDelivery(delivery.id, new Date(this.clock().getTime() + NOT_SENT_AGAIN_AFTER_MS));
+    await this.webhooks.releaseDelivery(delivery.id, delivery.leasedUntil, new Date(this.clock().getTime() + NOT_SENT_AGAIN_AFTER_MS));
     this.logger.info({ deliveryId: delivery.id, endpointId: delivery.endpoint.id }, 'webhook attempt cut short before it was sent: put back, not counted');
   }
 

@@ -274,9 +274,13 @@ export class WebhookRepository {
     return row?.due === true;
   }
 
-  /** Ends a delivery's lease with no attempt recorded: due again at `dueAt`, its attempts and its endpoint as they were. */
-  async releaseDelivery(id: string, dueAt: Date): Promise<void> {
-    await this.prisma.webhookDelivery.updateMany({ where: { id, status: 'PENDING' }, data: { nextAttemptAt: dueAt, leasedUntil: null } });
+  /**
+   * Ends a delivery's lease with no attempt recorded: due again at `dueAt`, its attempts and its
+   * endpoint as they were. Only the lease `leasedUntil` names (the claimer's): once it ran out and
+   * another replica claimed the delivery, that replica's lease stands.
+   */
+  async releaseDelivery(id: string, leasedUntil: Date | null, dueAt: Date): Promise<void> {
+    await this.prisma.webhookDelivery.updateMany({ where: { id, status: 'PENDING', leasedUntil }, data: { nextAttemptAt: dueAt, leasedUntil: null } });
   }
 
   findDeliveryToSend(id: string): Promise<DeliveryToSend | null> {

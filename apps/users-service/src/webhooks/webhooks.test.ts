@@ -1022,6 +1022,31 @@ describe('replicas and owners', () => {
     }
   });
 
+  it("puts back only its own lease: a delivery another replica took over while the address was checked is left to that replica", async () => {
+    const owner = await customer();
+    dns.set('lease-taken.test', [{ address: '127.0.0.1', family: 4 }]);
+    const endpoint = await register(owner.token, { url: `http://lease-taken.test:${receiverPort}/lease-taken`, eventTypes: ['user.updated'] });
+    // Past this replica's lease, another replica claimed the delivery (its own lease, two minutes on).
+    const takenOverUntil = new Date(now.getTime() + 120_000);
+    const guard = new AddressGuard({
+      allowLoopback: true,
+      resolve: async () => {
+        await database.prisma.webhookDelivery.updateMany({ where: { endpointId: endpoint.id }, data: { leasedUntil: takenOverUntil, nextAttemptAt: takenOverUntil } });
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        return [{ address: '127.0.0.1', family: 4 }];
+      },
+    });
+    try {
+      await arrive('users-service', 'user.updated', 'user', owner.id, { id: owner.id, role: 'customer', name: 'L', email: 'l@example.com', version: 2, createdAt: now.toISOString() });
+      // No room beside the workers: the attempt is cut at 200 ms, before anything was sent.
+      await new WebhookDispatcher(new WebhookRepository(database.prisma), guard, logger, { clock: () => now, timeoutMs: 1_000, slowAfterMs: 200, slowAttempts: 0 }).drain();
+      const [delivery] = await database.prisma.webhookDelivery.findMany({ where: { endpointId: endpoint.id } });
+      expect([delivery.status, delivery.attemptCount, delivery.leasedUntil, delivery.nextAttemptAt]).toEqual(['PENDING', 0, takenOverUntil, takenOverUntil]);
+    } finally {
+      await call('DELETE', `/webhook-endpoints/${endpoint.id}`, { token: owner.token });
+    }
+  });
+
   it("gives new endpoints one turn per account: other accounts' many new endpoints do not hold back one account's first delivery", async () => {
     const [first, second, latecomer] = await Promise.all([customer(), customer(), customer()]);
     const guard = new AddressGuard({ allowLoopback: true, resolve: async () => [{ address: '127.0.0.1', family: 4 }] });
