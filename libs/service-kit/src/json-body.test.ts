@@ -153,6 +153,8 @@ describe('a proxy that judges a body it forwards (readForwardedJson)', () => {
       ['application/json; charset=utf-16le', Buffer.from(json, 'utf16le')],
       ['application/json; charset="UTF-16"', Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(json, 'utf16le')])],
       ['application/json; charset=utf-16be', Buffer.from(json, 'utf16le').swap16()],
+      // `utf-16` follows the byte-order mark: big-endian behind FE FF (TextDecoder reads it little-endian).
+      ['application/json; charset=utf-16', Buffer.concat([Buffer.from([0xfe, 0xff]), Buffer.from(json, 'utf16le').swap16()])],
       ['application/merge-patch+json; charset=utf-8', Buffer.from('"text"')],
     ];
     for (const [contentType, body] of bodies) {
@@ -167,6 +169,8 @@ describe('a proxy that judges a body it forwards (readForwardedJson)', () => {
       ['application/json', Buffer.from('{"a":')],
       ['application/json', Buffer.from('{"name":"\xff"}', 'latin1')],
       ['application/json; charset=utf-16be', Buffer.from('{"a":1}', 'utf16le')],
+      // Two charsets: the service reads it in neither the first nor the last.
+      ['application/json; charset=utf-8; charset=utf-16le', Buffer.from('{"a":1}', 'utf16le')],
     ] as [string, Buffer][]) {
       expect((await post(service.url, body, { 'content-type': contentType })).status).toBe(400);
       expect(readForwardedJson(body, contentType)).toBeUndefined();

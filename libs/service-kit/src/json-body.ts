@@ -2,7 +2,9 @@
 // JSON parser, whose refusals it throws in the error format. The gateway checks without parsing
 // (it forwards bodies as they came); services check and parse.
 import { isUtf8 } from 'node:buffer';
+import contentType from 'content-type';
 import express, { type Request, type RequestHandler } from 'express';
+import iconv from 'iconv-lite';
 import { ApiError, MAX_BODY_BYTES } from '@platform/errors';
 
 /**
@@ -120,24 +122,23 @@ function asText(body: Buffer, encoding: string): Buffer | string {
   }
 }
 
-/** The charset a Content-Type names, as the parser reads it (lower-cased); UTF-8 when it names none. */
-function charsetOf(contentType: string | undefined): string {
-  const named = /;\s*charset\s*=\s*(?:"([^"]*)"|([^;\s]*))/i.exec(contentType ?? '');
-  return (named?.[1] ?? named?.[2] ?? 'utf-8').toLowerCase();
-}
-
 /**
  * A body as the services' parser (jsonBody) reads it, for a proxy that judges a body it forwards
- * (the gateway): decoded in the charset its Content-Type names (UTF-8 unless it names another,
- * a byte-order mark dropped, as the parser decodes), then parsed; an empty body reads as `{}`.
- * `undefined` when it cannot be read so. Read as UTF-8 bytes whatever it said, a body sent in
- * UTF-16 or behind a byte-order mark looked like "not JSON, the service will refuse it" to the
- * gateway while the service read it and acted on it.
+ * (the gateway), with the parser's own libraries: the charset as `content-type` reads the header
+ * (UTF-8 when it names none; naming two, it is refused, as the service refuses it), the bytes checked as the parser checks them
+ * (asText), then decoded by `iconv-lite` (a byte-order mark followed, and dropped) and parsed; an
+ * empty body reads as `{}`. `undefined` when the service would refuse it. Read any other way (as
+ * UTF-8 whatever it said, or UTF-16 as little-endian only), a body looked like "not JSON, the
+ * service will refuse it" to the gateway while the service read it and acted on it.
  */
-export function readForwardedJson(body: Buffer | undefined, contentType: string | undefined): { value: unknown } | undefined {
+export function readForwardedJson(body: Buffer | undefined, contentTypeHeader: string | undefined): { value: unknown } | undefined {
   if (!body || body.length === 0) return { value: {} };
   try {
-    return { value: JSON.parse(new TextDecoder(charsetOf(contentType), { fatal: true }).decode(body)) as unknown };
+    if (contentTypeHeader && (contentTypeHeader.match(/;\s*charset\s*=/gi)?.length ?? 0) > 1) return undefined; // two charsets: the service reads it in neither
+    const charset = contentTypeHeader ? (contentType.parse(contentTypeHeader).parameters.charset?.toLowerCase() ?? 'utf-8') : 'utf-8';
+    if (!charset.startsWith('utf-') || !iconv.encodingExists(charset)) return undefined; // 415 at the service
+    asText(body, charset);
+    return { value: JSON.parse(iconv.decode(body, charset)) as unknown };
   } catch {
     return undefined;
   }
