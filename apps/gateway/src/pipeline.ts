@@ -3,7 +3,7 @@
 // request takes a connection to a service, and forwarded as it came.
 import { AsyncResource } from 'node:async_hooks';
 import type { Request, RequestHandler } from 'express';
-import type { TokenVerifier } from '@platform/auth';
+import { principalOf, requireAdmin, type TokenVerifier } from '@platform/auth';
 import type { Endpoint } from '@platform/endpoints';
 import { ApiError, MAX_BODY_BYTES } from '@platform/errors';
 import { inOrder, readForwardedJson, TIMEOUT_HEADER } from '@platform/service-kit';
@@ -281,20 +281,24 @@ export function revokeApiKeysAfterWrite(apiKeys: Pick<ApiKeyCheck, 'revoked'>): 
 }
 
 /**
- * Hands the request to what serves its route. The services check their own endpoints' queries;
- * the gateway's own endpoints (`own`, declared in routing/gateway-endpoints.ts) have theirs checked
- * here, from the same declarations: 400 UNKNOWN_PARAMETER for one they do not take. GraphQL's
+ * Hands the request to what serves its route. The services check their own endpoints' callers and
+ * queries; the gateway's own endpoints (`own`, declared in routing/gateway-endpoints.ts) have
+ * theirs checked here, from the same declarations and in the services' order: 403 for a customer
+ * on an admin endpoint, then 400 UNKNOWN_PARAMETER for a parameter it does not take. GraphQL's
  * endpoints are left to the graph, which answers in GraphQL's own format.
  */
 export function dispatch(handlers: Record<CompiledRoute['upstream'], RequestHandler | RequestHandler[]>, own: readonly Endpoint[]): RequestHandler {
   const handlerOf = Object.fromEntries(Object.entries(handlers).map(([upstream, handler]) => [upstream, Array.isArray(handler) ? inOrder(handler) : handler]));
-  const queryOf = new Map(own.filter((endpoint) => !endpoint.graphqlErrors).map((endpoint) => [`${endpoint.method} ${endpoint.path}`, endpoint.query ?? noQueryParameters]));
+  const ownEndpoint = new Map(own.filter((endpoint) => !endpoint.graphqlErrors).map((endpoint) => [`${endpoint.method} ${endpoint.path}`, endpoint]));
   return (req, res, next) => {
     const route = res.locals.route as CompiledRoute;
     const handler = handlerOf[route.upstream];
     if (!handler) return next();
-    const query = queryOf.get(`${req.method === 'HEAD' ? 'GET' : req.method} ${route.pattern}`);
-    if (query) parseQuery(query, req.query);
+    const endpoint = ownEndpoint.get(`${req.method === 'HEAD' ? 'GET' : req.method} ${route.pattern}`);
+    if (endpoint) {
+      if (endpoint.access === 'admin') requireAdmin(principalOf(res));
+      parseQuery(endpoint.query ?? noQueryParameters, req.query);
+    }
     return handler(req, res, next);
   };
 }

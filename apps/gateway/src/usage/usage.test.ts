@@ -242,6 +242,8 @@ describe('GET /v1/deprecations and /v1/me/deprecations', () => {
     expect(count.callers.some((caller) => caller.caller === `user:${other.userId}`)).toBe(false);
 
     expect((await get('/v1/deprecations', { authorization: `Bearer ${user.token}` })).status).toBe(403);
+    // Who may call it before what was sent, as on the services' admin routes: a parameter it does not take does not tell a customer more.
+    expect((await get('/v1/deprecations?size=5', { authorization: `Bearer ${user.token}` })).status).toBe(403);
     const mine = (await (await get('/v1/me/deprecations', { authorization: `Bearer ${user.token}` })).json()) as { items: { element: string; callers: { caller: string; contact: string | null }[] }[] };
     expect(mine.items.map((item) => item.element)).toEqual([registry[0].element]);
     expect(mine.items[0].callers.every((caller) => caller.caller === `user:${user.userId}`)).toBe(true);
