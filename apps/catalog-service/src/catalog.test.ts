@@ -143,7 +143,11 @@ describe('product writes', () => {
     expect(replaced.status).toBe(200);
     expect(replaced.body).toMatchObject({ name: 'Renamed', description: null, imageUrl: null, currency: 'KRW' });
 
-    const deleted = await call('DELETE', `/products/${created.id}`, { token: admin });
+    // A delete made on a version another admin has since changed is refused, as a change is.
+    const stale = await call('DELETE', `/products/${created.id}`, { token: admin, headers: { 'if-match': '"1"' } });
+    expect([stale.status, stale.body.code]).toEqual([412, 'PRECONDITION_FAILED']);
+    expect((await call('GET', `/products/${created.id}`, { token: admin })).status).toBe(200);
+    const deleted = await call('DELETE', `/products/${created.id}`, { token: admin, headers: { 'if-match': replaced.headers.get('etag')! } });
     expect(deleted.status).toBe(204);
     expect(deleted.text).toBe('');
     expect((await call('GET', `/products/${created.id}`, { token: admin })).status).toBe(404);

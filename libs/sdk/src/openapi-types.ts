@@ -3112,6 +3112,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The ETag last read; the write happens only if the resource is still at that version (else 412). */
+                "If-Match"?: components["parameters"]["If-Match"];
                 /** @description W3C Trace Context: continues the caller's trace; its trace id becomes X-Request-Id. */
                 traceparent?: components["parameters"]["traceparent"];
             };
@@ -3142,6 +3144,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             502: components["responses"]["BadGateway"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3701,6 +3704,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The ETag last read; the write happens only if the resource is still at that version (else 412). */
+                "If-Match"?: components["parameters"]["If-Match"];
                 /** @description W3C Trace Context: continues the caller's trace; its trace id becomes X-Request-Id. */
                 traceparent?: components["parameters"]["traceparent"];
             };
@@ -3730,6 +3735,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             502: components["responses"]["BadGateway"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5008,6 +5014,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The ETag last read; the write happens only if the resource is still at that version (else 412). */
+                "If-Match"?: components["parameters"]["If-Match"];
                 /** @description W3C Trace Context: continues the caller's trace; its trace id becomes X-Request-Id. */
                 traceparent?: components["parameters"]["traceparent"];
             };
@@ -5037,6 +5045,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             502: components["responses"]["BadGateway"];
             503: components["responses"]["ServiceUnavailable"];

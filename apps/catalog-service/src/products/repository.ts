@@ -195,8 +195,9 @@ export class ProductWrites {
     return count === 1 ? toProductRowOrNull(await this.tx.product.findUnique({ where: { id } })) : null;
   }
 
-  async delete(id: string): Promise<boolean> {
-    const { count } = await this.tx.product.deleteMany({ where: { id } });
+  /** Deletes the product, at `version` only when given; false when it is gone or at another version. */
+  async delete(id: string, version?: number): Promise<boolean> {
+    const { count } = await this.tx.product.deleteMany({ where: { id, ...(version === undefined ? {} : { version }) } });
     return count === 1;
   }
 

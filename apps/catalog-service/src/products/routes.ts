@@ -36,7 +36,7 @@ export const productEndpoints = defineEndpoints('catalog', {
   },
   deleteProduct: {
     method: 'DELETE', path: '/products/:id', summary: 'Delete a product (admin)', access: 'admin', scope: 'products',
-    params: { id: productInPath },
+    params: { id: productInPath }, ifMatch: true,
     responses: { 204: { description: 'Deleted' } },
   },
   getProductRating: {
@@ -68,8 +68,8 @@ export function productsRoutes(products: ProductService) {
       const product = await products.replace(principal, params.id, body, expectedVersion);
       res.setHeader('ETag', etagOf(product)).json(toProductResponse(product));
     },
-    deleteProduct: async ({ principal, params, res }) => {
-      await products.delete(principal, params.id);
+    deleteProduct: async ({ principal, params, expectedVersion, res }) => {
+      await products.delete(principal, params.id, expectedVersion);
       res.status(204).end();
     },
     getProductRating: async ({ params, res }) => {

@@ -88,15 +88,22 @@ export class ProductService {
     return this.update(id, wholeProductOf(input), expectedVersion);
   }
 
-  async delete(principal: Principal, id: string): Promise<void> {
+  /** Deletes the product; with `expectedVersion` (If-Match) only at that version, as a change is made. */
+  async delete(principal: Principal, id: string, expectedVersion?: number): Promise<void> {
     requireAdmin(principal);
     const product = await this.get(id);
-    const deleted = await this.products.unitOfWork(async (writes) => {
-      if (!(await writes.delete(product.id))) return false;
-      await writes.recordEvent(domainEvent('product.deleted', product.id, { id: product.id, sku: product.sku }));
-      return true;
-    });
-    if (!deleted) throw NotFound.of('Product');
+    await updateAtVersion(
+      'product',
+      product.version,
+      expectedVersion,
+      (version) =>
+        this.products.unitOfWork(async (writes) => {
+          if (!(await writes.delete(product.id, expectedVersion === undefined ? undefined : version))) return null;
+          await writes.recordEvent(domainEvent('product.deleted', product.id, { id: product.id, sku: product.sku }));
+          return true;
+        }),
+      { explainLostRace: async () => NotFound.of('Product') }, // unconditional: only a delete beside it leaves nothing to delete
+    );
   }
 
   /** Seeds the demo catalog into an empty database; a database with products is left alone. */

@@ -187,8 +187,9 @@ export class UserWrites {
     return count === 1 ? this.tx.user.findUnique({ where: { id } }) : null;
   }
 
-  async delete(id: string): Promise<boolean> {
-    const { count } = await this.tx.user.deleteMany({ where: { id } });
+  /** Deletes the user, at `version` only when given; false when gone or at another version. */
+  async delete(id: string, version?: number): Promise<boolean> {
+    const { count } = await this.tx.user.deleteMany({ where: { id, ...(version === undefined ? {} : { version }) } });
     return count === 1;
   }
 

@@ -37,7 +37,7 @@ export const userEndpoints = defineEndpoints('users', {
   },
   deleteUser: {
     method: 'DELETE', path: '/users/:id', summary: 'Delete a user', access: 'signed-in', scope: 'users',
-    params: { id: userInPath },
+    params: { id: userInPath }, ifMatch: true,
     responses: { 204: { description: 'Deleted' } },
   },
   createToken: {
@@ -69,8 +69,8 @@ export function usersRoutes(users: UserService) {
       const user = await users.replace(principal, params.id, body, expectedVersion);
       res.setHeader('ETag', etagOf(user)).json(toUserResponse(user));
     },
-    deleteUser: async ({ principal, params, res }) => {
-      await users.delete(principal, params.id);
+    deleteUser: async ({ principal, params, expectedVersion, res }) => {
+      await users.delete(principal, params.id, expectedVersion);
       res.status(204).end();
     },
     createToken: async ({ body, res }) => {

@@ -123,14 +123,21 @@ export class UserService {
     return this.update(principal, id, profileOf(input), expectedVersion);
   }
 
-  async delete(principal: Principal, id: string): Promise<void> {
+  /** Deletes the user; with `expectedVersion` (If-Match) only at that version, as a change is made. */
+  async delete(principal: Principal, id: string, expectedVersion?: number): Promise<void> {
     const user = await this.get(principal, id);
-    const deleted = await this.users.unitOfWork(async (writes) => {
-      if (!(await writes.delete(user.id))) return false;
-      await writes.recordEvent(domainEvent('user.deleted', user.id, { id: user.id }));
-      return true;
-    });
-    if (!deleted) throw NotFound.of('User');
+    await updateAtVersion(
+      'user',
+      user.version,
+      expectedVersion,
+      (version) =>
+        this.users.unitOfWork(async (writes) => {
+          if (!(await writes.delete(user.id, expectedVersion === undefined ? undefined : version))) return null;
+          await writes.recordEvent(domainEvent('user.deleted', user.id, { id: user.id }));
+          return true;
+        }),
+      { explainLostRace: async () => NotFound.of('User') }, // unconditional: only a delete beside it leaves nothing to delete
+    );
     await this.settings.revocations?.publish({ userId: user.id, credentialVersion: null });
   }
 

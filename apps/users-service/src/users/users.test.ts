@@ -430,6 +430,17 @@ describe('DELETE /users/{id}', () => {
     expect((await call('DELETE', `/users/${user.id}`, { token: adminToken })).status).toBe(404);
   });
 
+  it('with If-Match, deletes only the version it names: 412 once the user changed, and the user stays', async () => {
+    const { user } = await signUp();
+    const read = await call('GET', `/users/${user.id}`, { token: adminToken });
+    const changed = await call('PATCH', `/users/${user.id}`, { token: adminToken, body: { name: 'Renamed by another admin' } });
+    expect(changed.status).toBe(200);
+    const stale = await call('DELETE', `/users/${user.id}`, { token: adminToken, headers: { 'if-match': read.headers.get('etag')! } });
+    expect([stale.status, stale.body.code]).toEqual([412, 'PRECONDITION_FAILED']);
+    expect((await call('GET', `/users/${user.id}`, { token: adminToken })).status).toBe(200);
+    expect((await call('DELETE', `/users/${user.id}`, { token: adminToken, headers: { 'if-match': changed.headers.get('etag')! } })).status).toBe(204);
+  });
+
   it('answers 405 with Allow for a method the resource lacks', async () => {
     const res = await call('POST', '/users/me', { token: adminToken, body: {} });
     expect(res.status).toBe(405);

@@ -181,8 +181,9 @@ export class WebhookRepository {
     return count === 1 ? this.findEndpoint(id) : null;
   }
 
-  async deleteEndpoint(id: string): Promise<boolean> {
-    const { count } = await this.prisma.webhookEndpoint.deleteMany({ where: { id } });
+  /** Deletes the endpoint (its deliveries with it), at `version` only when given; false when gone or at another version. */
+  async deleteEndpoint(id: string, version?: number): Promise<boolean> {
+    const { count } = await this.prisma.webhookEndpoint.deleteMany({ where: { id, version } });
     return count === 1;
   }
 

@@ -46,7 +46,7 @@ export const webhookEndpoints = defineEndpoints('users', {
   },
   deleteWebhookEndpoint: {
     method: 'DELETE', path: '/webhook-endpoints/:id', summary: 'Delete a webhook endpoint and its deliveries', access: 'signed-in',
-    params: { id: webhookEndpointInPath },
+    params: { id: webhookEndpointInPath }, ifMatch: true,
     responses: { 204: { description: 'Deleted' } },
   },
   rotateWebhookSecret: {
@@ -93,8 +93,8 @@ export function webhookRoutes(webhooks: WebhookService) {
       const endpoint = await webhooks.patch(principal, params.id, body, expectedVersion);
       res.setHeader('ETag', etagOf(endpoint)).json(toEndpointResponse(endpoint));
     },
-    deleteWebhookEndpoint: async ({ principal, params, res }) => {
-      await webhooks.delete(principal, params.id);
+    deleteWebhookEndpoint: async ({ principal, params, expectedVersion, res }) => {
+      await webhooks.delete(principal, params.id, expectedVersion);
       res.status(204).end();
     },
     rotateWebhookSecret: async ({ principal, params, body, res }) => {

@@ -100,9 +100,13 @@ export class WebhookService {
     return updated;
   }
 
-  async delete(principal: Principal, id: string): Promise<void> {
+  /** Deletes the endpoint; with `expectedVersion` (If-Match) only at that version, as a change is made. */
+  async delete(principal: Principal, id: string, expectedVersion?: number): Promise<void> {
     const endpoint = await this.get(principal, id);
-    if (!(await this.webhooks.deleteEndpoint(endpoint.id))) throw NotFound.of('Webhook endpoint');
+    if (!(await this.webhooks.deleteEndpoint(endpoint.id, expectedVersion))) {
+      if (expectedVersion !== undefined) throw new VersionMismatch();
+      throw NotFound.of('Webhook endpoint');
+    }
   }
 
   /**

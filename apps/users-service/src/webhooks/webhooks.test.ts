@@ -163,7 +163,10 @@ describe('endpoints', () => {
     expect(patched.body).toMatchObject({ eventTypes: ['order.canceled'], ordered: true, description: null });
     expect((await call('PATCH', `/webhook-endpoints/${created.body.id}`, { token: owner.token, headers: { 'if-match': read.headers.get('etag')! }, body: { ordered: false } })).status).toBe(412);
 
-    expect((await call('DELETE', `/webhook-endpoints/${created.body.id}`, { token: owner.token })).status).toBe(204);
+    // A delete made on the version read before the PATCH is refused, and the endpoint stays.
+    expect((await call('DELETE', `/webhook-endpoints/${created.body.id}`, { token: owner.token, headers: { 'if-match': read.headers.get('etag')! } })).status).toBe(412);
+    expect((await call('GET', `/webhook-endpoints/${created.body.id}`, { token: owner.token })).status).toBe(200);
+    expect((await call('DELETE', `/webhook-endpoints/${created.body.id}`, { token: owner.token, headers: { 'if-match': patched.headers.get('etag')! } })).status).toBe(204);
     expect((await call('GET', `/webhook-endpoints/${created.body.id}`, { token: owner.token })).status).toBe(404);
     expect(await database.prisma.webhookEndpoint.count({ where: { id: created.body.id } })).toBe(0);
   });
