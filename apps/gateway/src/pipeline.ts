@@ -6,10 +6,11 @@ import type { Request, RequestHandler } from 'express';
 import { principalOf, requireAdmin, type TokenVerifier } from '@platform/auth';
 import type { Endpoint } from '@platform/endpoints';
 import { ApiError, MAX_BODY_BYTES } from '@platform/errors';
-import { inOrder, readForwardedJson, TIMEOUT_HEADER } from '@platform/service-kit';
+import { inOrder, TIMEOUT_HEADER } from '@platform/service-kit';
 import { noQueryParameters, parseQuery } from '@platform/validation';
 import { type ApiKeyCheck, apiKeyOf, assertRouteScope } from './auth/api-keys';
 import type { CallerCredentials } from './auth/credentials';
+import { forwardedJson } from './request-state';
 import type { CompiledRoute, RouteTable } from './routing/router';
 
 /** Headers only the gateway sets for a service; a client's are dropped, never believed. */
@@ -249,7 +250,7 @@ export const keepAccountsFromApiKeys: RequestHandler = (req, res, next) => {
   const route = res.locals.route as CompiledRoute;
   if (!res.locals.apiKey || route.pattern !== '/users/:id' || req.method === 'GET' || req.method === 'HEAD') return next();
   if (req.method === 'DELETE') throw ApiError.forbidden("An API key cannot delete its owner's account: sign in with a token (POST /v1/tokens).");
-  const read = readForwardedJson(res.locals.forwardBody, req.headers['content-type']);
+  const read = forwardedJson(req, res);
   if (!read) throw new ApiError('MALFORMED_JSON', 'The request body is not valid JSON in the charset its Content-Type names.');
   const body = read.value;
   if (body && typeof body === 'object' && Object.hasOwn(body, 'password')) throw ApiError.forbidden("An API key cannot change its owner's password: sign in with a token (POST /v1/tokens).");
@@ -268,7 +269,7 @@ export function revokeApiKeysAfterWrite(apiKeys: Pick<ApiKeyCheck, 'revoked'>): 
     const endsNow = () => {
       if (route.pattern === '/api-keys/:id' && req.method === 'DELETE') return true;
       if (route.pattern !== '/api-keys/:id/rotation') return false;
-      const body = readForwardedJson(res.locals.forwardBody, req.headers['content-type'])?.value as { overlapSeconds?: unknown } | null | undefined;
+      const body = forwardedJson(req, res)?.value as { overlapSeconds?: unknown } | null | undefined;
       return body?.overlapSeconds === 0;
     };
     if (id && endsNow()) {

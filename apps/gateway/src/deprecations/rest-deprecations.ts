@@ -9,8 +9,8 @@
 // field is left out of the answer instead (docs/evolving-the-api.md).
 import type { RequestHandler } from 'express';
 import { deprecationHeaders, type Deprecation, phaseAt } from '@platform/deprecations';
-import { readForwardedJson } from '@platform/service-kit';
 import type { DeprecationOutcomes } from './deprecation-outcomes';
+import { forwardedJson } from '../request-state';
 
 /** A path into a JSON body: property names and `[]` (every item of an array). */
 type FieldPath = string[];
@@ -109,7 +109,7 @@ export function enforceDeprecations(outcomes: DeprecationOutcomes): RequestHandl
     }
     for (const [name, entry] of rules.headers) if (req.headers[name] !== undefined) used.push(entry);
     if (rules.requestFields.length > 0) {
-      const body = readForwardedJson(res.locals.forwardBody as Buffer | undefined, req.headers['content-type'])?.value;
+      const body = forwardedJson(req, res)?.value;
       for (const [path, entry] of rules.requestFields) if (present(body, path)) used.push(entry);
     }
     const { refusal } = outcomes.judge(req, res, used);

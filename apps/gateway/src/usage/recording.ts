@@ -11,9 +11,9 @@
 import type { RequestHandler, Request } from 'express';
 import { ApiError } from '@platform/errors';
 import type { UsageRecorder } from '@platform/usage';
-import { readForwardedJson } from '@platform/service-kit';
 import { callerIdentityOf } from '../callers/caller-identity';
 import type { CompiledRoute } from '../routing/router';
+import { forwardedJson } from '../request-state';
 
 export const FIELDS_PARAMETER = 'fields';
 /** Body paths followed this deep; the request schemas are shallower. */
@@ -214,10 +214,9 @@ export function recordRestUsage(recorder: UsageRecorder | undefined, operations:
     if (!recorder || route.servedAs !== route.version) return next();
     const elements = [operation.element, ...(search ? queryNames(search, operation) : [])];
     for (const [name, declared] of operation.headerParameters) if (req.headers[name] !== undefined) elements.push(`${operation.element} header.${declared}`);
-    const body = res.locals.forwardBody;
-    if (body && body.length > 0 && operation.bodyPaths.size > 0) {
+    if (res.locals.forwardBody?.length && operation.bodyPaths.size > 0) {
       // Not JSON: the service answers 400; the operation alone is recorded.
-      const read = readForwardedJson(body, req.headers['content-type']);
+      const read = forwardedJson(req, res);
       if (read) bodyElements(read.value, operation, '', elements);
     }
     res.once('finish', () => {
