@@ -12,7 +12,7 @@ import fc from 'fast-check';
 import { buildSchema, isEnumType, isObjectType } from 'graphql';
 import pino from 'pino';
 import { createMetrics, Health, listen, type Listening } from '@platform/service-kit';
-import { apiClient, percentile, RedisServer, runBounded, testRedisUrl, timeAnswer, tokenFor } from '@platform/test-kit';
+import { apiClient, percentile, RedisServer, runBounded, testRedisUrl, timeAnswer, tokenFor, PROMPT_REFUSAL_MS } from '@platform/test-kit';
 import { MAX_BODY_BYTES } from '@platform/errors';
 import { issueAccessToken, publishRevocation, serviceTokenSource } from '@platform/auth';
 import { Redis } from 'ioredis';
@@ -861,19 +861,19 @@ describe('JSON nested past 64 levels', () => {
   const levels = MAX_BODY_BYTES / 2;
   const nesting = '['.repeat(levels) + ']'.repeat(levels);
 
-  it('is refused on the GraphQL route: a 1 MiB body of it answers 400 in the error format within 50 ms, and the next query at once', async () => {
+  it('is refused on the GraphQL route: a 1 MiB body of it answers 400 in the error format within a second, and the next query at once', async () => {
     const answer = await timeAnswer(gateway.server.url, 'POST', '/v1/graphql', { 'content-type': 'application/json', authorization: `Bearer ${token}` }, nesting);
     expect(answer).toMatchObject({ status: 400, body: { code: 'MALFORMED_JSON', message: 'The request body nests deeper than 64 levels.', traceId: expect.any(String), errors: [] } });
-    expect(answer.ms).toBeLessThan(50);
+    expect(answer.ms).toBeLessThan(PROMPT_REFUSAL_MS);
     const next = await call('POST', '/v1/graphql', { token, body: { query: '{ me { id } }' } });
     expect(next.status).toBe(200);
   });
 
-  it('is refused on the token route: the most it reads (16 KiB) of it answers 400 within 50 ms, 1 MiB answers 413', async () => {
+  it('is refused on the token route: the most it reads (16 KiB) of it answers 400 within a second, 1 MiB answers 413', async () => {
     const tokenLevels = 8 * 1024;
     const answer = await timeAnswer(gateway.server.url, 'POST', '/v1/tokens', { 'content-type': 'application/json' }, '['.repeat(tokenLevels) + ']'.repeat(tokenLevels));
     expect(answer).toMatchObject({ status: 400, body: { code: 'MALFORMED_JSON', message: 'The request body nests deeper than 64 levels.' } });
-    expect(answer.ms).toBeLessThan(50);
+    expect(answer.ms).toBeLessThan(PROMPT_REFUSAL_MS);
     const whole = await timeAnswer(gateway.server.url, 'POST', '/v1/tokens', { 'content-type': 'application/json' }, nesting);
     expect([whole.status, whole.body.code]).toEqual([413, 'PAYLOAD_TOO_LARGE']);
     const next = await call('POST', '/v1/tokens', { body: { email: 'a@example.com', password: 'x' } });

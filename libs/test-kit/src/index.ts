@@ -10,7 +10,7 @@ import type { CallOptions } from './traffic';
 export { percentile, runBounded } from './load';
 export { freePort, NatsServer, PostgresCluster, RedisServer, testRedisUrl } from './servers';
 export { connects, otherAddresses } from './reachability';
-export { timeAnswer, type TimedAnswer } from './timed-answer';
+export { PROMPT_REFUSAL_MS, timeAnswer, type TimedAnswer } from './timed-answer';
 export { type Answer, between, brief, type CallOptions, type Door, door, tally, Traffic } from './traffic';
 export { alive, createDatabases, dropDatabases, ensureDatabases, Stack, stackPorts, stopStackProcesses, workspaceRoot, type StackOptions } from './stack';
 export { expectedFields, type FieldDifferences, sdlFields } from './field-lists';

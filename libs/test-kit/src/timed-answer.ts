@@ -13,6 +13,14 @@ export interface TimedAnswer {
 
 const SETTLE_MS = 200;
 
+/**
+ * The bound a refused hostile body must be answered within. Before the depth limit, one 1 MiB
+ * nested body held a service's event loop for minutes; a refusal in well under a second proves
+ * the limit holds. A tighter bound would measure the CI machine's load, not the server: 50 ms
+ * failed once in CI while four suites shared two cores.
+ */
+export const PROMPT_REFUSAL_MS = 1_000;
+
 /** Sends `method path` with `body` on a fresh connection to `url` and times the answer (see above). */
 export function timeAnswer(url: string, method: string, path: string, headers: Record<string, string>, body: string): Promise<TimedAnswer> {
   const { hostname, port } = new URL(url);
