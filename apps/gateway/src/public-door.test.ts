@@ -319,6 +319,17 @@ describe('request framing (no desync between the gateway and a service)', () => 
     expect(upstream.seen.length).toBe(before);
   });
 
+  it.each(['HTTP/2.0', 'HTTP/0.9'])('answers a %s request line 400 in the error format, and never forwards it as HTTP/1.1', async (version) => {
+    const before = upstream.seen.length;
+    const client = await RawClient.open(gateway.server.port);
+    client.send(`GET /v1/users/echo ${version}\r\nHost: gateway\r\nAuthorization: Bearer ${token}\r\n\r\n`);
+    const res = await client.response();
+    expect(res.status).toBe(400);
+    expect(JSON.parse(res.body)).toEqual({ code: 'MALFORMED_REQUEST', message: `The request line names ${version}; this server speaks HTTP/1.1.`, traceId: expect.stringMatching(TRACE_ID), errors: [] });
+    await client.closedByPeer();
+    expect(upstream.seen.length).toBe(before);
+  });
+
   it('serves an absolute-form request target as the path it names, and forwards that path (RFC 9112 §3.2.2)', async () => {
     const client = await RawClient.open(gateway.server.port);
     client.send(`GET http://gateway/v1/users/echo?client=absolute HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer ${token}\r\nConnection: close\r\n\r\n`);

@@ -84,7 +84,7 @@ const ABSOLUTE_FORM = /^https?:\/\/([^/?#@]+)([/?][^#]*)?$/i;
 
 /**
  * What RFC 9112 §3.2 asks of the request line and Host before any app reads them, or the refusal:
- * an HTTP/1.1 request names exactly one Host (HTTP/1.0 may name none; two could be read as two
+ * an HTTP/1.x version; an HTTP/1.1 request names exactly one Host (HTTP/1.0 may name none; two could be read as two
  * different hosts by two hops), and a server must accept the absolute-form (`GET
  * http://host/v1/users/me`), whose host replaces Host. Apps route by `req.url` and the gateway
  * forwards a slice of it, so an absolute-form target becomes the origin-form it names
@@ -93,6 +93,10 @@ const ABSOLUTE_FORM = /^https?:\/\/([^/?#@]+)([/?][^#]*)?$/i;
  * credentials in the authority, is refused.
  */
 function requestTargetError(req: IncomingMessage): ApiError | undefined {
+  // Node's parser takes `HTTP/2.0` and `HTTP/0.9` request lines (it refuses 1.2 and 3.0 with an
+  // empty 400) and would answer them as HTTP/1.1: a hop that reads the version differently could
+  // frame the bytes differently. Only HTTP/1.x is served here; HTTP/2 comes over its own preface.
+  if (req.httpVersionMajor !== 1) return new ApiError('MALFORMED_REQUEST', `The request line names HTTP/${req.httpVersion}; this server speaks HTTP/1.1.`);
   let hostLines = 0;
   for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i].toLowerCase() === 'host') hostLines += 1;
   if (hostLines > 1) return new ApiError('MALFORMED_REQUEST', 'A request must carry one Host header, not several.');
