@@ -134,6 +134,18 @@ describe('fields', () => {
     expect(seenByService.at(-1)).toBe('/orders/o1?include=amountDetail');
   });
 
+  it('adds up `fields` given twice, as a client sending an array one name per parameter does', async () => {
+    const { token, userId } = await tokenFor(JWT_SECRET);
+    const answer = await get('/v1/products/p1/rating?fields=productId&fields=distribution', { authorization: `Bearer ${token}` });
+    expect(answer.status).toBe(200);
+    expect(seenByService.at(-1)).toBe('/products/p1/rating');
+    expect((await usesOf(`user:${userId}`)).map((use) => use.element).filter((element) => element.includes('response.')).sort()).toEqual([
+      'rest:GET /v1/products/{id}/rating response.200.body.distribution',
+      'rest:GET /v1/products/{id}/rating response.200.body.productId',
+    ]);
+    expect((await get('/v1/products/p1/rating?fields=productId&fields=colour', { authorization: `Bearer ${token}` })).status).toBe(400);
+  });
+
   it('takes the fields of each item for a list, and records them per item', async () => {
     const { token, userId } = await tokenFor(JWT_SECRET);
     expect((await get('/v1/products?size=1&fields=name', { authorization: `Bearer ${token}` })).status).toBe(200);
