@@ -156,6 +156,10 @@ describe('a proxy that judges a body it forwards (readForwardedJson)', () => {
       // `utf-16` follows the byte-order mark: big-endian behind FE FF (TextDecoder reads it little-endian).
       ['application/json; charset=utf-16', Buffer.concat([Buffer.from([0xfe, 0xff]), Buffer.from(json, 'utf16le').swap16()])],
       ['application/merge-patch+json; charset=utf-8', Buffer.from('"text"')],
+      // A header the parser reads leniently: an empty parameter (a trailing `;`), and two charsets, the first one counting.
+      ['application/json;', Buffer.from(json)],
+      ['application/json; charset=utf-8;', Buffer.from(json)],
+      ['application/json; charset=utf-16le; charset=utf-8', Buffer.from(json, 'utf16le')],
     ];
     for (const [contentType, body] of bodies) {
       const served = await post(service.url, body, { 'content-type': contentType });
@@ -169,7 +173,7 @@ describe('a proxy that judges a body it forwards (readForwardedJson)', () => {
       ['application/json', Buffer.from('{"a":')],
       ['application/json', Buffer.from('{"name":"\xff"}', 'latin1')],
       ['application/json; charset=utf-16be', Buffer.from('{"a":1}', 'utf16le')],
-      // Two charsets: the service reads it in neither the first nor the last.
+      // Two charsets: the service reads it in the first.
       ['application/json; charset=utf-8; charset=utf-16le', Buffer.from('{"a":1}', 'utf16le')],
     ] as [string, Buffer][]) {
       expect((await post(service.url, body, { 'content-type': contentType })).status).toBe(400);

@@ -2,9 +2,8 @@
 // JSON parser, whose refusals it throws in the error format. The gateway checks without parsing
 // (it forwards bodies as they came); services check and parse.
 import { isUtf8 } from 'node:buffer';
-import contentType from 'content-type';
+import { createRequire } from 'node:module';
 import express, { type Request, type RequestHandler } from 'express';
-import iconv from 'iconv-lite';
 import { ApiError, MAX_BODY_BYTES } from '@platform/errors';
 
 /**
@@ -95,6 +94,17 @@ function refusalOf(error: unknown): unknown {
 
 type ParserOptions = NonNullable<Parameters<typeof express.json>[0]>;
 
+/**
+ * The two libraries express.json (body-parser) reads a body with, as it resolves them: the
+ * header's parser and the decoder. Not the copies a package.json of ours would name: content-type
+ * 1 (the workspace's) throws on `application/json;` and keeps the last of two charsets, where
+ * body-parser's content-type 2 reads the header leniently and keeps the first, so a body the
+ * service took looked unreadable to the gateway, and went by its checks.
+ */
+const parserRequire = createRequire(createRequire(require.resolve('express')).resolve('body-parser'));
+const parserContentType = parserRequire('content-type') as { parse(header: string): { parameters: Record<string, string | undefined> } };
+const parserDecoder = parserRequire('iconv-lite') as { encodingExists(encoding: string): boolean; decode(bytes: Buffer, encoding: string): string };
+
 const notText = () => Object.assign(new Error('not text in its charset'), { type: 'entity.text.invalid' });
 
 /**
@@ -124,21 +134,20 @@ function asText(body: Buffer, encoding: string): Buffer | string {
 
 /**
  * A body as the services' parser (jsonBody) reads it, for a proxy that judges a body it forwards
- * (the gateway), with the parser's own libraries: the charset as `content-type` reads the header
- * (UTF-8 when it names none; naming two, it is refused, as the service refuses it), the bytes checked as the parser checks them
- * (asText), then decoded by `iconv-lite` (a byte-order mark followed, and dropped) and parsed; an
- * empty body reads as `{}`. `undefined` when the service would refuse it. Read any other way (as
- * UTF-8 whatever it said, or UTF-16 as little-endian only), a body looked like "not JSON, the
+ * (the gateway), with the parser's own libraries (parserContentType, parserDecoder): the charset
+ * as it reads the header (UTF-8 when it names none; the first of two), the bytes checked as the
+ * parser checks them (asText), then decoded (a byte-order mark followed, and dropped) and parsed;
+ * an empty body reads as `{}`. `undefined` when the service would refuse it. Read any other way
+ * (as UTF-8 whatever it said, or UTF-16 as little-endian only), a body looked like "not JSON, the
  * service will refuse it" to the gateway while the service read it and acted on it.
  */
 export function readForwardedJson(body: Buffer | undefined, contentTypeHeader: string | undefined): { value: unknown } | undefined {
   if (!body || body.length === 0) return { value: {} };
   try {
-    if (contentTypeHeader && (contentTypeHeader.match(/;\s*charset\s*=/gi)?.length ?? 0) > 1) return undefined; // two charsets: the service reads it in neither
-    const charset = contentTypeHeader ? (contentType.parse(contentTypeHeader).parameters.charset?.toLowerCase() ?? 'utf-8') : 'utf-8';
-    if (!charset.startsWith('utf-') || !iconv.encodingExists(charset)) return undefined; // 415 at the service
+    const charset = (contentTypeHeader ? parserContentType.parse(contentTypeHeader).parameters.charset?.toLowerCase() : undefined) ?? 'utf-8';
+    if (!charset.startsWith('utf-') || !parserDecoder.encodingExists(charset)) return undefined; // 415 at the service
     asText(body, charset);
-    return { value: JSON.parse(iconv.decode(body, charset)) as unknown };
+    return { value: JSON.parse(parserDecoder.decode(body, charset)) as unknown };
   } catch {
     return undefined;
   }
