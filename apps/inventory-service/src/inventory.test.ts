@@ -468,6 +468,9 @@ describe('stock levels over REST (behind the gateway\'s /v1/stock-levels)', () =
     const later = await call('PUT', `/stock-levels/${sku}`, { token: admin, body: { onHand: 6 }, headers: { 'idempotency-key': `${key}-2` } });
     const laterAgain = await call('PUT', `/stock-levels/${sku}`, { token: admin, body: { onHand: 6 }, headers: { 'idempotency-key': `${key}-2` } });
     expect([later.status, later.headers.get('location'), laterAgain.status, laterAgain.headers.get('location')]).toEqual([200, null, 200, null]);
+    // The first key again, after that change: still the first answer (its level and ETag), not the level now.
+    const replayedLater = await call('PUT', `/stock-levels/${sku}`, { token: admin, body: { onHand: 5 }, headers: { 'idempotency-key': key } });
+    expect([replayedLater.status, replayedLater.headers.get('location'), replayedLater.headers.get('etag'), replayedLater.body]).toEqual([201, `/v1/stock-levels/${sku}`, first.headers.get('etag'), first.body]);
   });
 
   it('says 201 to exactly one of two first PUTs of a new SKU racing, even when both looked before either wrote', async () => {

@@ -72,12 +72,20 @@ export interface StockChangeRequest {
   expectedVersion?: number;
 }
 
-/** A change applied now, or a repeat of its request id; `created`: it inserted the SKU's row (a repeat tells what the first application did). */
+/**
+ * A change applied now, or a repeat of its request id, each as the change left things (a repeat
+ * tells what the first application did): `created`, it inserted the SKU's row; `row`, the level
+ * with its version and time (undefined for a repeat of a change made before versions were kept).
+ */
 export interface AppliedStockChange {
   kind: 'applied' | 'repeat';
   level: { sku: string; available: number; reserved: number };
   created: boolean;
+  row: StockLevelRow | undefined;
 }
+
+/** A stock row as a change's statement left it (the version as its trigger raised it). */
+type ChangedLevel = Omit<StockLevelRow, 'sku'> & { created: boolean };
 
 export type StockChangeOutcome =
   | AppliedStockChange
@@ -349,36 +357,41 @@ export class StockRepository {
         if (claimed === 0) {
           const prior = await tx.stockChange.findUniqueOrThrow({ where: { requestId: change.requestId } });
           const same = prior.sku === change.sku && prior.kind === change.kind && prior.amount === change.amount && prior.reason === change.reason;
-          return same ? { kind: 'repeat', level: { sku: prior.sku, available: prior.availableAfter, reserved: prior.reservedAfter }, created: prior.createdStock } : { kind: 'request-id-reused' };
+          if (!same) return { kind: 'request-id-reused' };
+          const level = { sku: prior.sku, available: prior.availableAfter, reserved: prior.reservedAfter };
+          // The level's updated_at was set by the change's own statement, at its transaction's now(): created_at.
+          const row = prior.versionAfter === null ? undefined : { ...level, version: Number(prior.versionAfter), updatedAt: prior.createdAt };
+          return { kind: 'repeat', level, created: prior.createdStock, row };
         }
         // `created` comes from the write itself: xmax is 0 only on a row version this statement
         // inserted (ON CONFLICT's update sets it), so of two first SETs of a SKU racing, the one
         // whose INSERT won says created and the other, having waited for it, updated.
         const [level] =
           change.kind === 'SET' && change.expectedVersion !== undefined
-            ? await tx.$queryRaw<{ available: number; reserved: number; created: boolean }[]>`
+            ? await tx.$queryRaw<ChangedLevel[]>`
                 UPDATE stock SET available = ${change.amount} - reserved, updated_at = now()
                 WHERE sku = ${change.sku} AND version = ${change.expectedVersion} AND reserved <= ${change.amount}
-                RETURNING available, reserved, false AS created`
+                RETURNING available, reserved, version::float8 AS version, updated_at AS "updatedAt", false AS created`
             : change.kind === 'SET'
-            ? await tx.$queryRaw<{ available: number; reserved: number; created: boolean }[]>`
+            ? await tx.$queryRaw<ChangedLevel[]>`
                 INSERT INTO stock (sku, available, reserved, updated_at) VALUES (${change.sku}, ${change.amount}, 0, now())
                 ON CONFLICT (sku) DO UPDATE SET available = ${change.amount} - stock.reserved, updated_at = now()
                 WHERE stock.reserved <= ${change.amount}
-                RETURNING available, reserved, (xmax = 0) AS created`
-            : await tx.$queryRaw<{ available: number; reserved: number; created: boolean }[]>`
+                RETURNING available, reserved, version::float8 AS version, updated_at AS "updatedAt", (xmax = 0) AS created`
+            : await tx.$queryRaw<ChangedLevel[]>`
                 UPDATE stock SET available = available + ${change.amount}, updated_at = now()
                 WHERE sku = ${change.sku} AND available + ${change.amount} >= 0 AND available::bigint + reserved + ${change.amount} <= ${maxOnHand}
-                RETURNING available, reserved, false AS created`;
+                RETURNING available, reserved, version::float8 AS version, updated_at AS "updatedAt", false AS created`;
         if (!level) {
           const [current] = await tx.$queryRaw<{ available: number; reserved: number; version: number }[]>`SELECT available, reserved, version::float8 AS version FROM stock WHERE sku = ${change.sku}`;
           if (change.expectedVersion !== undefined && current?.version !== change.expectedVersion) throw new ChangeRefused({ kind: 'version-mismatch' });
           throw new ChangeRefused(current ? { kind: 'out-of-bounds', available: current.available, reserved: current.reserved } : { kind: 'unknown-sku' });
         }
         await tx.$executeRaw`
-          UPDATE stock_changes SET on_hand_after = ${level.available + level.reserved}, reserved_after = ${level.reserved}, available_after = ${level.available}, created_stock = ${level.created}
+          UPDATE stock_changes SET on_hand_after = ${level.available + level.reserved}, reserved_after = ${level.reserved}, available_after = ${level.available}, created_stock = ${level.created}, version_after = ${level.version}
           WHERE request_id = ${change.requestId}`;
-        return { kind: 'applied', level: { sku: change.sku, available: level.available, reserved: level.reserved }, created: level.created };
+        const { created, ...row } = level;
+        return { kind: 'applied', level: { sku: change.sku, available: level.available, reserved: level.reserved }, created, row: { sku: change.sku, ...row } };
       });
     } catch (error) {
       if (error instanceof ChangeRefused) return error.outcome;

@@ -141,8 +141,9 @@ export class StockService {
   async putOnHand(request: SetStockRequest): Promise<{ row: StockLevelRow; created: boolean }> {
     // Whether the SKU is new is what the write found (kept with the change for a replay), not a
     // read before it: two first PUTs racing cannot both say created, and a retry answers as the first did.
-    const { created } = await this.applied(setChangeOf(request), 'Idempotency-Key');
-    return { row: await this.level(request.sku), created };
+    // The level is the one the change left (a replay's too, as its first answer gave it), not one read after.
+    const { created, row } = await this.applied(setChangeOf(request), 'Idempotency-Key');
+    return { row: row ?? (await this.level(request.sku)), created };
   }
 
   /** See StockWatch.watch. */
