@@ -120,6 +120,13 @@ describe('an endpoint group served by a service', () => {
     const other = await json('DELETE', '/notes/7', { token: customer });
     expect([other.status, other.headers.get('allow')]).toEqual([405, 'PUT']);
   });
+
+  it("routes a path by its exact case, as the gateway does: `/Notes` is no route, not the `/notes` one", async () => {
+    // The gateway's route table is case-sensitive; a service that folded case would answer a path
+    // the gateway routed elsewhere (`/orders/Search` as an order id there, the search route here).
+    const res = await json('GET', '/Notes', { token: customer });
+    expect([res.status, res.body.code]).toEqual([404, 'NOT_FOUND']);
+  });
 });
 
 describe("the path's parameters, declared with the endpoint", () => {

@@ -72,8 +72,9 @@ export function defineEndpoints<const T extends Record<string, EndpointDeclarati
 export const servedPathOf = (endpoint: Endpoint): string => (endpoint.version && endpoint.version !== 'v1' ? `/${endpoint.version}${endpoint.path}` : endpoint.path);
 
 function routesOf(endpoints: Endpoint[], handlers: Record<string, EndpointHandler<EndpointDeclaration>>): EndpointRoutes {
-  const withoutToken = Router();
-  const withToken = Router();
+  // Case-sensitive, as the gateway's route table is: a path it routed one way is never served as another.
+  const withoutToken = Router({ caseSensitive: true });
+  const withToken = Router({ caseSensitive: true });
   const paths = [...new Set(endpoints.map(servedPathOf))];
   for (const path of paths) {
     const here = endpoints.filter((endpoint) => servedPathOf(endpoint) === path);
