@@ -2,7 +2,7 @@
 // when an endpoint is registered or changed, and again before every delivery, after DNS
 // resolution; the delivery then connects to the address checked here (no second lookup, so a
 // name that resolves elsewhere the next time cannot slip past — DNS rebinding).
-import { lookup } from 'node:dns/promises';
+import { Resolver } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
@@ -14,7 +14,61 @@ export interface ResolvedAddress {
 /** Resolves a host name to every address it has (A and AAAA). */
 export type HostResolver = (host: string) => Promise<ResolvedAddress[]>;
 
-export const systemResolver: HostResolver = async (host) => (await lookup(host, { all: true, verbatim: true })).map(({ address, family }) => ({ address, family: family === 6 ? 6 : 4 }));
+/** The longest a webhook URL's host name may take to resolve, every name server and retry included. */
+export const RESOLVE_TIMEOUT_MS = 5_000;
+
+/** A name that did not resolve within its time: said apart from one that does not exist. */
+export class ResolveTimedOut extends Error {
+  constructor(readonly timeoutMs: number) {
+    super(`no answer within ${timeoutMs} ms`);
+  }
+}
+
+export interface DnsResolverSettings {
+  /** Name servers to ask (`127.0.0.1:5353`); the system's (resolv.conf) when unset. */
+  servers?: string[];
+  timeoutMs?: number;
+}
+
+const LOOPBACK: ResolvedAddress[] = [
+  { address: '127.0.0.1', family: 4 },
+  { address: '::1', family: 6 },
+];
+
+/**
+ * Resolves names by asking DNS from the event loop (c-ares, `dns.Resolver`), never with
+ * getaddrinfo (`dns.lookup`). A lookup holds one of libuv's four pool threads until the system
+ * resolver gives up, seconds per name server, and the same four threads hash passwords (scrypt):
+ * four webhook URLs on a domain whose name server never answers, registered or delivered to at
+ * once, would hold every sign-in of the service until they timed out. Here a name costs a socket, and
+ * its time is bounded as a whole. `localhost` and its subdomains are loopback without asking
+ * (RFC 6761 §6.3), as getaddrinfo read them from /etc/hosts.
+ */
+export function dnsResolver(settings: DnsResolverSettings = {}): HostResolver {
+  const timeoutMs = settings.timeoutMs ?? RESOLVE_TIMEOUT_MS;
+  return async (host) => {
+    const name = host.toLowerCase().replace(/\.$/, '');
+    if (name === 'localhost' || name.endsWith('.localhost')) return LOOPBACK;
+    // Two tries a server, the second with twice the first's time (c-ares' back-off).
+    const resolver = new Resolver({ timeout: Math.max(1, Math.floor(timeoutMs / 3)), tries: 2 });
+    if (settings.servers) resolver.setServers(settings.servers);
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      resolver.cancel();
+    }, timeoutMs);
+    try {
+      const [v4, v6] = await Promise.allSettled([resolver.resolve4(host), resolver.resolve6(host)]);
+      const addresses: ResolvedAddress[] = [...(v4.status === 'fulfilled' ? v4.value.map((address) => ({ address, family: 4 as const })) : []), ...(v6.status === 'fulfilled' ? v6.value.map((address) => ({ address, family: 6 as const })) : [])];
+      if (addresses.length > 0) return addresses;
+      const timeouts = [v4, v6].filter((result) => result.status === 'rejected' && ['ETIMEOUT', 'ECANCELLED'].includes((result.reason as NodeJS.ErrnoException).code ?? ''));
+      if (timedOut || timeouts.length > 0) throw new ResolveTimedOut(timeoutMs);
+      throw v4.status === 'rejected' ? v4.reason : new Error(`${host} has no address`);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+}
 
 export type ForbiddenKind = 'loopback' | 'private' | 'link-local' | 'metadata' | 'reserved';
 
@@ -128,7 +182,7 @@ export class AddressGuard {
   private readonly resolve: HostResolver;
 
   constructor(private readonly settings: AddressGuardSettings) {
-    this.resolve = settings.resolve ?? systemResolver;
+    this.resolve = settings.resolve ?? dnsResolver();
   }
 
   /** The shape rules, no DNS: http(s), no credentials in it, no fragment. Throws ForbiddenUrl. */
@@ -158,7 +212,8 @@ export class AddressGuard {
     else {
       try {
         addresses = await this.resolve(host);
-      } catch {
+      } catch (error) {
+        if (error instanceof ResolveTimedOut) throw new ForbiddenUrl(`the host ${host} did not resolve within ${error.timeoutMs} ms`, true);
         throw new ForbiddenUrl(`the host ${host} does not resolve`, true);
       }
       if (addresses.length === 0) throw new ForbiddenUrl(`the host ${host} does not resolve`, true);
