@@ -63,7 +63,7 @@ const valuesOf = (schema: Json): unknown[] | undefined => (Array.isArray(schema.
  * Two schemas a value must both satisfy (an allOf), as one: the tighter of each limit, the types
  * and values both take, both patterns, both sets of properties (one named in both is both
  * schemas of it), closed if either is. Where two cannot be put together (a description, a
- * default, a format, alternatives) `first`'s stays.
+ * default, a format) `first`'s stays; two lists of alternatives are combined by withAllOf.
  */
 function bothOf(first: Json, second: Json): Json {
   const merged: Json = { ...second, ...first };
@@ -106,6 +106,43 @@ function bothOf(first: Json, second: Json): Json {
   return merged;
 }
 
+/** Whether no value can satisfy both schemas: no type or no enum value they share. */
+function contradicts(first: Json, second: Json): boolean {
+  const [firstTypes, secondTypes] = [typeListOf(first), typeListOf(second)];
+  const typesMeet = (type: string, others: string[]) => others.includes(type) || (numeric.has(type) && others.some((other) => numeric.has(other)));
+  if (firstTypes && secondTypes && !firstTypes.some((type) => typesMeet(type, secondTypes))) return true;
+  const [firstValues, secondValues] = [valuesOf(first), valuesOf(second)];
+  return Boolean(firstValues && secondValues && !firstValues.some((value) => secondValues.some((other) => same(value, other))));
+}
+
+/** The most alternatives an allOf of several lists of them may make: past it the gate stops rather than compare part of them. */
+const MAX_COMBINED_ALTERNATIVES = 256;
+
+/**
+ * Several lists of alternatives a value must satisfy together (allOf members with anyOf/oneOf
+ * each, or one schema with both), as one list: a value is one of each list at once, so each
+ * combination of one alternative from every list is an alternative (`{ allOf: [...] }`), less
+ * those no value can be (a string that is an integer). A combination that only null fits is
+ * null.
+ */
+function combinedAlternatives(doc: Json, lists: unknown[][]): Json[] {
+  let combinations: unknown[][] = [[]];
+  for (const list of lists) {
+    combinations = combinations.flatMap((parts) =>
+      list.flatMap((alternative) => {
+        const merged = withAllOf(doc, { allOf: parts }, []);
+        return parts.length > 0 && contradicts(merged, withAllOf(doc, alternative, [])) ? [] : [[...parts, alternative]];
+      }),
+    );
+    if (combinations.length > MAX_COMBINED_ALTERNATIVES) throw new Error(`an allOf of alternatives makes more than ${MAX_COMBINED_ALTERNATIVES} shapes; the contract gate cannot compare it: write the alternatives out`);
+  }
+  return combinations.map((parts) => {
+    if (parts.length === 1) return parts[0] as Json;
+    const types = typeListOf(withAllOf(doc, { allOf: parts }, []));
+    return types?.length === 1 && types[0] === 'null' ? { type: 'null' } : { allOf: parts };
+  });
+}
+
 /**
  * `node` with its allOf members put into it (theirs in turn), refs followed: each ref met is
  * added to `refs`, and one met again (a shape made of itself) adds nothing.
@@ -115,7 +152,15 @@ function withAllOf(doc: Json, node: unknown, refs: string[]): Json {
   if (followed.some((ref) => refs.includes(ref))) return {};
   refs.push(...followed);
   const { allOf, ...own } = resolved;
-  return Array.isArray(allOf) ? allOf.reduce<Json>((merged, part) => bothOf(merged, withAllOf(doc, part, refs)), own) : own;
+  const members = [own, ...(Array.isArray(allOf) ? allOf.map((part) => withAllOf(doc, part, refs)) : [])];
+  const merged = members.slice(1).reduce<Json>((soFar, member) => bothOf(soFar, member), own);
+  // bothOf keeps one list of alternatives; where there are more, each holds.
+  const lists = members.flatMap((member) => ['anyOf', 'oneOf'].flatMap((key) => (Array.isArray(member[key]) ? [member[key] as unknown[]] : [])));
+  if (lists.length > 1) {
+    delete merged.oneOf;
+    merged.anyOf = combinedAlternatives(doc, lists);
+  }
+  return merged;
 }
 
 /** One schema as a client meets it: refs followed, allOf merged, null split off from the type. */
