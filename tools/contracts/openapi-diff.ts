@@ -58,12 +58,44 @@ interface SchemaView {
 
 const typeListOf = (schema: Json): string[] | undefined => (Array.isArray(schema.type) ? (schema.type as string[]) : typeof schema.type === 'string' ? [schema.type] : undefined);
 const valuesOf = (schema: Json): unknown[] | undefined => (Array.isArray(schema.enum) ? schema.enum : schema.const !== undefined ? [schema.const] : undefined);
+/** A schema's formats: one as written, several where allOf members each give one (bothOf). */
+const formatsOf = (schema: Json): string[] => (typeof schema.format === 'string' ? [schema.format] : Array.isArray(schema.format) ? (schema.format as string[]) : []);
+
+/** A JSON number exactly as written, as a whole number of 10^-scale (0.05 is 5 at scale 2). */
+function decimalOf(value: number): { units: bigint; scale: number } {
+  const [mantissa, exponent = '0'] = String(value).split('e');
+  const [whole, fraction = ''] = mantissa.split('.');
+  const scale = fraction.length - Number(exponent);
+  const units = BigInt(`${whole}${fraction}`);
+  return scale >= 0 ? { units, scale } : { units: units * 10n ** BigInt(-scale), scale: 0 };
+}
+
+/** Two numbers as whole numbers of the same unit, so that multiples are exact (0.1 * 3 is not 0.3 in floating point). */
+function onOneScale(x: number, y: number): { x: bigint; y: bigint; scale: number } {
+  const [a, b] = [decimalOf(x), decimalOf(y)];
+  const scale = Math.max(a.scale, b.scale);
+  return { x: a.units * 10n ** BigInt(scale - a.scale), y: b.units * 10n ** BigInt(scale - b.scale), scale };
+}
+
+/** Whether `value` is a whole multiple of `of` (both positive, as multipleOf is). */
+function isMultipleOf(value: number, of: number): boolean {
+  const { x, y } = onOneScale(value, of);
+  return y !== 0n && x % y === 0n;
+}
+
+/** The least number that is a multiple of both: what two multipleOf a value must satisfy together say. */
+function leastCommonMultiple(first: number, second: number): number {
+  const { x, y, scale } = onOneScale(first, second);
+  const divisor = (m: bigint, n: bigint): bigint => (n === 0n ? m : divisor(n, m % n));
+  return Number(`${(x / divisor(x, y)) * y}e-${scale}`);
+}
 
 /**
  * Two schemas a value must both satisfy (an allOf), as one: the tighter of each limit, the types
  * and values both take, both patterns, both sets of properties (one named in both is both
- * schemas of it), closed if either is. Where two cannot be put together (a description, a
- * default, a format) `first`'s stays; two lists of alternatives are combined by withAllOf.
+ * schemas of it), every format, multiples of both multipleOf, closed if either is. Where two
+ * cannot be put together (a description, a default) `first`'s stays; two lists of alternatives
+ * are combined by withAllOf.
  */
 function bothOf(first: Json, second: Json): Json {
   const merged: Json = { ...second, ...first };
@@ -85,6 +117,10 @@ function bothOf(first: Json, second: Json): Json {
   if (typeof first.pattern === 'string' && typeof second.pattern === 'string' && first.pattern !== second.pattern) {
     merged.pattern = `(?=[\\s\\S]*?(?:${first.pattern}))(?=[\\s\\S]*?(?:${second.pattern}))`;
   }
+  // A value has each member's format, and is a multiple of each member's multipleOf.
+  const formats = [...new Set([...formatsOf(first), ...formatsOf(second)])].sort();
+  if (formats.length > 1) merged.format = formats;
+  if (typeof first.multipleOf === 'number' && typeof second.multipleOf === 'number') merged.multipleOf = leastCommonMultiple(first.multipleOf, second.multipleOf);
   if (first.uniqueItems === true || second.uniqueItems === true) merged.uniqueItems = true;
   for (const key of ['additionalProperties', 'unevaluatedProperties']) {
     if (first[key] === false || second[key] === false) merged[key] = false;
@@ -450,14 +486,22 @@ class OpenApiComparison {
     }
     // A response value's format is how a generated client reads it (date-time as a date, int32 in
     // a 32-bit integer): one changed or dropped may answer what an old client cannot read.
-    const parsed = direction === 'response' && typeof b.format === 'string' && FORMATS_CLIENTS_PARSE.has(b.format);
-    if (parsed && !same(b.format, a.format)) {
-      this.add('breaking', element, 'response-format-changed', specRule.typeChanged, `format ${JSON.stringify(b.format)} -> ${JSON.stringify(a.format ?? null)}: values old clients parse by the old format may not fit it`);
+    // Several formats (allOf members' each) all hold: one more is tighter, one fewer looser.
+    const [beforeFormats, afterFormats] = [formatsOf(b), formatsOf(a)];
+    const formatChange = `format ${JSON.stringify(b.format ?? null)} -> ${JSON.stringify(a.format ?? null)}`;
+    const parsed = direction === 'response' && beforeFormats.some((format) => FORMATS_CLIENTS_PARSE.has(format) && !afterFormats.includes(format));
+    if (parsed) {
+      this.add('breaking', element, 'response-format-changed', specRule.typeChanged, `${formatChange}: values old clients parse by the old format may not fit it`);
+    } else if (!same([...beforeFormats].sort(), [...afterFormats].sort())) {
+      report(afterFormats.some((format) => !beforeFormats.includes(format)), formatChange);
     }
-    for (const key of ['pattern', 'format', 'multipleOf']) {
-      if (same(b[key], a[key]) || (key === 'pattern' && sortFields[0] && sortFields[1])) continue;
-      if (key === 'format' && parsed) continue;
-      report(a[key] !== undefined, `${key} ${JSON.stringify(b[key] ?? null)} -> ${JSON.stringify(a[key] ?? null)}`);
+    // A multiple of the new multipleOf is one of the old when the new is a multiple of the old: 0.01 -> 0.05 refuses 1.01.
+    if (!same(b.multipleOf, a.multipleOf)) {
+      const [was, is] = [b.multipleOf, a.multipleOf];
+      report(typeof is === 'number' && (typeof was !== 'number' || !isMultipleOf(was, is)), `multipleOf ${JSON.stringify(was ?? null)} -> ${JSON.stringify(is ?? null)}`);
+    }
+    if (!same(b.pattern, a.pattern) && !(sortFields[0] && sortFields[1])) {
+      report(a.pattern !== undefined, `pattern ${JSON.stringify(b.pattern ?? null)} -> ${JSON.stringify(a.pattern ?? null)}`);
     }
     if (Boolean(b.uniqueItems) !== Boolean(a.uniqueItems)) report(Boolean(a.uniqueItems), `uniqueItems ${Boolean(b.uniqueItems)} -> ${Boolean(a.uniqueItems)}`);
     const closed = (schema: Json): boolean => schema.additionalProperties === false || schema.unevaluatedProperties === false;
