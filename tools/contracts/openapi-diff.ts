@@ -93,7 +93,8 @@ function leastCommonMultiple(first: number, second: number): number {
 /**
  * Two schemas a value must both satisfy (an allOf), as one: the tighter of each limit, the types
  * and values both take, both patterns, both sets of properties (one named in both is both
- * schemas of it), every format, multiples of both multipleOf, closed if either is. Where two
+ * schemas of it), every format, multiples of both multipleOf, closed if either is (withAllOf
+ * drops what a closed member does not name). Where two
  * cannot be put together (a description, a default) `first`'s stays; two lists of alternatives
  * are combined by withAllOf.
  */
@@ -190,6 +191,17 @@ function withAllOf(doc: Json, node: unknown, refs: string[]): Json {
   const { allOf, ...own } = resolved;
   const members = [own, ...(Array.isArray(allOf) ? allOf.map((part) => withAllOf(doc, part, refs)) : [])];
   const merged = members.slice(1).reduce<Json>((soFar, member) => bothOf(soFar, member), own);
+  // A closed member (additionalProperties: false; a member's unevaluatedProperties: false too, which
+  // sees that member only) refuses every property it does not name itself, whichever member
+  // describes it (JSON Schema 2020-12, which OpenAPI 3.1 is, and every validator a client may use):
+  // such a property can be neither sent nor answered. The schema's own unevaluatedProperties: false
+  // sees every member, and refuses none of theirs.
+  const closedMembers = members.filter((member, index) => member.additionalProperties === false || (index > 0 && member.unevaluatedProperties === false));
+  if (members.length > 1 && closedMembers.length > 0 && isObject(merged.properties)) {
+    const names = (member: Json, name: string): boolean =>
+      (isObject(member.properties) && name in member.properties) || (isObject(member.patternProperties) && Object.keys(member.patternProperties).some((pattern) => new RegExp(pattern, 'u').test(name)));
+    merged.properties = Object.fromEntries(Object.entries(merged.properties).filter(([name]) => closedMembers.every((member) => names(member, name))));
+  }
   // bothOf keeps one list of alternatives; where there are more, each holds.
   const lists = members.flatMap((member) => ['anyOf', 'oneOf'].flatMap((key) => (Array.isArray(member[key]) ? [member[key] as unknown[]] : [])));
   if (lists.length > 1) {
@@ -541,6 +553,15 @@ class OpenApiComparison {
         else this.add('breaking', path, 'response-field-became-optional', specRule.removed, 'response field may be left out now');
       }
       this.compareSchemas(schema, afterProperties[name], direction, path, seen, true);
+    }
+    // A closed object that requires a property it does not take (one an allOf member requires and a
+    // closed member refuses) takes no value at all: no request fits.
+    const unsatisfiable = (schema: Json, properties: Json, required: Set<string>): string[] =>
+      schema.additionalProperties === false && !isObject(schema.patternProperties) ? [...required].filter((name) => !(name in properties)) : [];
+    const wasUnsatisfiable = unsatisfiable(b, beforeProperties, beforeRequired).length > 0;
+    const refusedRequired = unsatisfiable(a, afterProperties, afterRequired);
+    if (direction === 'request' && refusedRequired.length > 0 && !wasUnsatisfiable) {
+      this.add('breaking', element, 'request-constraint-tightened', specRule.tighterRequest, `requires ${refusedRequired.join(', ')}, yet additionalProperties: false refuses ${refusedRequired.length > 1 ? 'them' : 'it'}: no request fits`);
     }
     for (const [name, schema] of Object.entries(afterProperties)) {
       if ((name in beforeProperties && visible(this.before, beforeProperties[name])) || !visible(this.after, schema)) continue;
