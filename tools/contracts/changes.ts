@@ -21,6 +21,12 @@ export interface ContractChange {
   alias?: string;
   /** What the change must also do before an approval or a completed replacement lets it pass (proto: reserve a removed field's number and name). */
   unmet?: string;
+  /**
+   * REST, an alternative (anyOf/oneOf) no alternative takes any more: what keeps the nearest from
+   * taking it, named inside that alternative (`... request.body.payment<0>.brand`). Approvals of
+   * every one of them allow the change, as one of the whole element does.
+   */
+  within?: { element: string; alias?: string; rule: string }[];
 }
 
 export const specRule = {

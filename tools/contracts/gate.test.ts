@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { change, specRule } from './changes';
 import { runCheck, zeroUseWindow } from './check';
-import { judge, namedIn, type UsageExport } from './gate';
+import { judge, namedIn, render, type Approval, type UsageExport } from './gate';
+import { diffOpenApi } from './openapi-diff';
 import { repositoryRoot } from './layout';
 // The endpoint declarations the document is generated from: a /v2 endpoint is declared here as a team would.
 import type { Endpoint } from '@platform/endpoints';
@@ -740,6 +741,43 @@ describe('contract:check', () => {
       expect(result.text).toContain('BREAKING  rest:GET /v1/products/{id} response.200.header.ETag\n          response-header-removed: header ETag no longer sent');
       expect(result.passed).toBe(false);
     });
+  });
+});
+
+describe('a breaking change inside one alternative (oneOf/anyOf)', () => {
+  // The card's brand may be 10 characters now, 20 before: the card alternative takes no old card,
+  // so the change is found on the payment as a whole (type-changed), and an approval may name
+  // what changed inside the alternative instead of the whole payment.
+  const fixture = path.join(__dirname, 'fixtures/rest/request-alternative-field-tightened');
+  const [before, after] = ['before', 'after'].map((side) => JSON.parse(readFileSync(path.join(fixture, `${side}.json`), 'utf8')));
+  const changes = diffOpenApi(before, after).filter((found) => found.class === 'breaking');
+  const approval = (element: string, rule?: string): Approval => ({ element, reason: 'brands are 10 characters at most at the card network', approvedBy: 'api-owner', approved: today, expires: '2026-12-24', ...(rule ? { rule } : {}) });
+  const verdictWith = (approvals: Approval[]) => judge({ changes, deprecations: [], approvals, changelog: '', today, zeroUseDays: 14 });
+
+  it('is one refused finding on the whole payment without an approval', () => {
+    expect(changes.map((found) => `${found.rule} ${found.element}`)).toEqual(['type-changed rest:POST /v1/things request.body.payment']);
+    expect(verdictWith([]).map((verdict) => verdict.allowed)).toEqual([false]);
+    // The report names what to approve instead of the whole payment.
+    expect(render(verdictWith([]), []).text).toContain('          inside: rest:#/components/schemas/ThingInput.payment<0>.brand (request-constraint-tightened)\n          REFUSED: not allowed');
+  });
+
+  it('passes with an approval naming the changed field inside the alternative, by its place or its schema', () => {
+    for (const element of ['rest:POST /v1/things request.body.payment<0>.brand', 'rest:#/components/schemas/ThingInput.payment<0>.brand', 'rest:POST /v1/things request.body.payment<0>']) {
+      const [verdict] = verdictWith([approval(element)]);
+      expect({ element, allowed: verdict.allowed, reason: verdict.reason }).toEqual({ element, allowed: true, reason: 'approved until 2026-12-24: brands are 10 characters at most at the card network' });
+    }
+    expect(verdictWith([approval('rest:POST /v1/things request.body.payment<0>.brand', 'request-constraint-tightened')])[0].allowed).toBe(true);
+  });
+
+  it('refuses with an approval of another alternative, another field, or another rule', () => {
+    for (const approved of [approval('rest:POST /v1/things request.body.payment<1>.iban'), approval('rest:POST /v1/things request.body.payment<1>'), approval('rest:POST /v1/things request.body.payment<0>.kind'), approval('rest:POST /v1/things request.body.payment<0>.brand', 'field-removed')]) {
+      expect({ approved: approved.element, allowed: verdictWith([approved])[0].allowed }).toEqual({ approved: approved.element, allowed: false });
+    }
+  });
+
+  it('takes no changelog entry naming a place inside an alternative for the whole field', () => {
+    expect(namedIn('- `rest:POST /v1/things request.body.payment<0>.brand` is shorter.', 'rest:POST /v1/things request.body.payment')).toBe(false);
+    expect(namedIn('- `rest:POST /v1/things request.body.payment<0>.brand` is shorter.', 'rest:POST /v1/things request.body.payment<0>.brand')).toBe(true);
   });
 });
 

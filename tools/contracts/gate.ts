@@ -133,15 +133,15 @@ export function isRemoval(rule: string): boolean {
 
 /**
  * Whether `text` names `element` whole: `Order.status` is not named by `Order.statusReason`, nor
- * `response.200.body.status` by `...body.status.code`, so an entry about another element cannot
- * pass this one.
+ * `response.200.body.status` by `...body.status.code` or `...body.status<0>` (inside one of its
+ * alternatives), so an entry about another element cannot pass this one.
  */
 export function namedIn(text: string, element: string): boolean {
   for (let at = text.indexOf(element); at >= 0; at = text.indexOf(element, at + 1)) {
     const before = text[at - 1] ?? ' ';
     // A full stop ends a sentence, not the name, when no name character follows it.
-    const after = text.slice(at + element.length, at + element.length + 2).replace(/^\.(?![\w[{])/, ' ')[0] ?? ' ';
-    if (!/[\w.:/{}[\]-]/.test(before) && !/[\w.[{-]/.test(after)) return true;
+    const after = text.slice(at + element.length, at + element.length + 2).replace(/^\.(?![\w[{<])/, ' ')[0] ?? ' ';
+    if (!/[\w.:/{}[\]-]/.test(before) && !/[\w.[{<-]/.test(after)) return true;
   }
   return false;
 }
@@ -162,9 +162,16 @@ function judgeEach(input: GateInput): Verdict[] {
     }
     if (item.class !== 'breaking') return { change: item, allowed: true, reason: '' };
 
-    const approval = input.approvals.find(
-      (entry) => (covers(entry.element, item.element) || (item.alias !== undefined && covers(entry.element, item.alias))) && (!entry.rule || entry.rule === item.rule),
-    );
+    const approvalOf = (place: { element: string; alias?: string; rule: string }): Approval | undefined =>
+      input.approvals.find((entry) => (covers(entry.element, place.element) || (place.alias !== undefined && covers(entry.element, place.alias))) && (!entry.rule || entry.rule === place.rule));
+    // An alternative no new one takes may be approved by what keeps the nearest from taking it,
+    // each named inside that alternative: all of them, until the first approval expires.
+    const partApprovals = item.within?.length ? item.within.map(approvalOf) : [];
+    const approval =
+      approvalOf(item) ??
+      (partApprovals.length > 0 && partApprovals.every((found): found is Approval => found !== undefined)
+        ? partApprovals.reduce((first, found) => (found.expires < first.expires ? found : first))
+        : undefined);
     if (approval && approval.expires >= input.today) return { change: item, allowed: true, reason: `approved until ${approval.expires}: ${approval.reason}` };
 
     const deprecation = input.deprecations.find((entry) => covers(entry.element, item.element));
@@ -227,6 +234,7 @@ export function render(verdicts: Verdict[], problems: string[]): { text: string;
     const heading = group.length > 1 && item.alias ? `${item.alias} (${group.length} places)` : item.element;
     lines.push(`${item.class.toUpperCase().padEnd(9)} ${heading}${source}`);
     lines.push(`          ${item.rule}: ${item.message} | ${item.spec}`);
+    if (item.within?.length) lines.push(`          inside: ${item.within.map((place) => `${place.alias ?? place.element} (${place.rule})`).join('; ')}`);
     if (reason) lines.push(`          ${allowed ? 'allowed' : 'REFUSED'}: ${reason}`);
     if (group.length > 1) {
       for (const { change: place } of group.slice(0, 3)) lines.push(`          at ${place.element}`);

@@ -416,7 +416,7 @@ class OpenApiComparison {
       let best: { index: number; changes: number } | undefined;
       // Without a match, what keeps the nearest alternative from being one is named in the finding:
       // the one with the fewest refusals, one of another type only after those of the same.
-      let closest: { index: number; refusals: string[]; distance: number } | undefined;
+      let closest: { index: number; refusals: string[]; distance: number; within: { place: string; rule: string }[] } | undefined;
       for (const candidateIndex of order) {
         const [beforeIndex, afterIndex] = pairOf(seekerIndex, candidateIndex);
         const trial = new OpenApiComparison(this.before, this.after);
@@ -426,7 +426,8 @@ class OpenApiComparison {
           const retyped = breaking.some((found) => found.element === element && (found.rule === 'type-changed' || found.rule === 'number-string-changed'));
           const distance = breaking.length + (retyped ? candidates.length * 1000 : 0);
           const refusals = breaking.map((found) => `${found.element.slice(element.length)} ${found.message}`.trim());
-          if (!closest || distance < closest.distance) closest = { index: candidateIndex, refusals, distance };
+          const within = breaking.map((found) => ({ place: found.element.slice(element.length), rule: found.rule }));
+          if (!closest || distance < closest.distance) closest = { index: candidateIndex, refusals, distance, within };
           continue;
         }
         if (!best || trial.changes.length < best.changes) best = { index: candidateIndex, changes: trial.changes.length };
@@ -438,10 +439,16 @@ class OpenApiComparison {
         matchedCandidates.add(best.index);
         const [beforeIndex, afterIndex] = pairOf(seekerIndex, best.index);
         this.compareSchemas(before[beforeIndex], after[afterIndex], direction, `${element}<${afterIndex}>`, seen, false);
-      } else if (direction === 'request') {
-        this.add('breaking', element, 'type-changed', specRule.typeChanged, `old alternative ${seekerIndex} (${describe(seeker, this.before)}) is taken by none of the ${after.length} alternatives now${nearest}`);
       } else {
-        this.add('breaking', element, 'type-changed', specRule.typeChanged, `alternative ${seekerIndex} (${describe(seeker, this.after)}) may be answered, a shape none of the ${before.length} old alternatives had${nearest}`);
+        if (direction === 'request') this.add('breaking', element, 'type-changed', specRule.typeChanged, `old alternative ${seekerIndex} (${describe(seeker, this.before)}) is taken by none of the ${after.length} alternatives now${nearest}`);
+        else this.add('breaking', element, 'type-changed', specRule.typeChanged, `alternative ${seekerIndex} (${describe(seeker, this.after)}) may be answered, a shape none of the ${before.length} old alternatives had${nearest}`);
+        // What differs in the nearest, named inside the alternative as a match would be (<new index>),
+        // so that an approval can name that instead of every change to the whole element.
+        const found = this.changes[this.changes.length - 1];
+        if (closest) {
+          const at = `<${pairOf(seekerIndex, closest.index)[1]}>`;
+          found.within = closest.within.map(({ place, rule }) => ({ element: `${element}${at}${place}`, ...(found.alias ? { alias: `${found.alias}${at}${place}` } : {}), rule }));
+        }
       }
     });
     candidates.forEach((candidate, candidateIndex) => {
