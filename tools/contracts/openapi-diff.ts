@@ -3,6 +3,7 @@
 // compared in its direction, since what is safe in a request (a new enum value, a looser
 // constraint, null accepted) breaks a client in a response and the other way round.
 import { SORT_FIELDS_EXTENSION, sortPattern } from '@platform/paging';
+import { CHECKS_EXTENSION } from '@platform/validation';
 import { change, specRule, type ChangeClass, type ContractChange } from './changes';
 
 type Json = Record<string, unknown>;
@@ -58,6 +59,26 @@ interface SchemaView {
 
 const typeListOf = (schema: Json): string[] | undefined => (Array.isArray(schema.type) ? (schema.type as string[]) : typeof schema.type === 'string' ? [schema.type] : undefined);
 const valuesOf = (schema: Json): unknown[] | undefined => (Array.isArray(schema.enum) ? schema.enum : schema.const !== undefined ? [schema.const] : undefined);
+/** The checks a schema makes that JSON Schema cannot state (zod refine), by their messages (libs/validation unstated-checks.ts). */
+const checksOf = (schema: Json): string[] => (Array.isArray(schema[CHECKS_EXTENSION]) ? (schema[CHECKS_EXTENSION] as unknown[]).filter((check): check is string => typeof check === 'string') : []);
+
+/** What `list` holds that `other` does not, as many times as it holds it more. */
+function beyond(list: string[], other: string[]): string[] {
+  const left = [...other];
+  return list.filter((item) => {
+    const at = left.indexOf(item);
+    if (at >= 0) left.splice(at, 1);
+    return at < 0;
+  });
+}
+
+const statesChecks = new WeakMap<Json, boolean>();
+/** Whether a document lists checks at all: one released before they were listed made them unseen. */
+function documentStatesChecks(doc: Json): boolean {
+  if (!statesChecks.has(doc)) statesChecks.set(doc, JSON.stringify(doc).includes(`"${CHECKS_EXTENSION}"`));
+  return statesChecks.get(doc) as boolean;
+}
+
 /** A schema's formats: one as written, several where allOf members each give one (bothOf). */
 const formatsOf = (schema: Json): string[] => (typeof schema.format === 'string' ? [schema.format] : Array.isArray(schema.format) ? (schema.format as string[]) : []);
 
@@ -122,6 +143,7 @@ function bothOf(first: Json, second: Json): Json {
   const formats = [...new Set([...formatsOf(first), ...formatsOf(second)])].sort();
   if (formats.length > 1) merged.format = formats;
   if (typeof first.multipleOf === 'number' && typeof second.multipleOf === 'number') merged.multipleOf = leastCommonMultiple(first.multipleOf, second.multipleOf);
+  if (checksOf(first).length > 0 && checksOf(second).length > 0) merged[CHECKS_EXTENSION] = [...checksOf(first), ...checksOf(second)];
   if (first.uniqueItems === true || second.uniqueItems === true) merged.uniqueItems = true;
   for (const key of ['additionalProperties', 'unevaluatedProperties']) {
     if (first[key] === false || second[key] === false) merged[key] = false;
@@ -523,6 +545,15 @@ class OpenApiComparison {
       report(a.pattern !== undefined, `pattern ${JSON.stringify(b.pattern ?? null)} -> ${JSON.stringify(a.pattern ?? null)}`);
     }
     if (Boolean(b.uniqueItems) !== Boolean(a.uniqueItems)) report(Boolean(a.uniqueItems), `uniqueItems ${Boolean(b.uniqueItems)} -> ${Boolean(a.uniqueItems)}`);
+    // A check JSON Schema cannot state (a zod refine), listed by its message: one added refuses
+    // what old clients may send. Against a document that listed none, the server made them unseen.
+    const [addedChecks, droppedChecks] = [beyond(checksOf(a), checksOf(b)), beyond(checksOf(b), checksOf(a))];
+    if (addedChecks.length > 0) {
+      const what = `checks added: ${addedChecks.map((check) => JSON.stringify(check)).join(', ')}`;
+      if (direction === 'request' && !documentStatesChecks(this.before)) this.add('safe', element, 'checks-documented', specRule.compatible, `${what}, in a document whose release listed no checks: the server made them before too`);
+      else report(true, what);
+    }
+    if (droppedChecks.length > 0) report(false, `checks dropped: ${droppedChecks.map((check) => JSON.stringify(check)).join(', ')}`);
     const closed = (schema: Json): boolean => schema.additionalProperties === false || schema.unevaluatedProperties === false;
     if (closed(b) !== closed(a)) report(closed(a), closed(a) ? 'unknown properties refused now' : 'unknown properties accepted now');
   }
