@@ -57,6 +57,11 @@ function removeTrackingNumber(): void {
   for (const file of [supergraph, ordersSubgraph]) edit(file, (text) => text.replace(/\n\s*"+The carrier's tracking number\."+\n\s*trackingNumber: String/, ''));
 }
 
+/** `file` (the committed document, or the released one) generated from `endpoints`, as `node tools/openapi/generate.mjs` writes it. */
+function generateDocument(file: string, endpoints: Endpoint[]): void {
+  writeFileSync(path.join(root, file), `${JSON.stringify(buildDocument(path.join(root, 'contracts/deprecations.yaml'), endpoints), null, 2)}\n`);
+}
+
 function writeContractsFile(name: string, text: string): void {
   writeFileSync(path.join(root, 'contracts', name), text);
 }
@@ -721,8 +726,7 @@ describe('contract:check', () => {
     const getProduct = apiEndpoints.find((endpoint) => endpoint.operationId === 'getProduct')!;
     // The product's read without its ETag: a removal, breaking for a client that reads it.
     const withoutETag: Endpoint = { ...getProduct, responses: { 200: { ...getProduct.responses[200]!, headers: [] } } };
-    /** The committed document regenerated from `endpoints`, as `node tools/openapi/generate.mjs` would write it. */
-    const generate = (endpoints: Endpoint[]): void => writeFileSync(path.join(root, openapi), `${JSON.stringify(buildDocument(path.join(root, 'contracts/deprecations.yaml'), endpoints), null, 2)}\n`);
+    const generate = (endpoints: Endpoint[]): void => generateDocument(openapi, endpoints);
 
     it('passes a removal in /v2, /v1 unchanged, as the new major version', async () => {
       generate([...apiEndpoints, { ...withoutETag, version: 'v2', operationId: 'getProductV2' }]);
@@ -740,6 +744,29 @@ describe('contract:check', () => {
       const result = await runCheck({ root, today, zeroUseDays: 14 });
       expect(result.text).toContain('BREAKING  rest:GET /v1/products/{id} response.200.header.ETag\n          response-header-removed: header ETag no longer sent');
       expect(result.passed).toBe(false);
+    });
+  });
+
+  describe('a check JSON Schema cannot state (a zod refine)', () => {
+    const createOrder = apiEndpoints.find((endpoint) => endpoint.operationId === 'createOrder')!;
+    const withSundayRule: Endpoint = { ...createOrder, body: createOrder.body!.refine(() => true, { message: 'must not be placed on a Sunday' }) };
+
+    it('refuses one added to a request once the released document lists checks (x-checks)', async () => {
+      generateDocument('contracts/v1/openapi.json', apiEndpoints);
+      generateDocument(openapi, apiEndpoints.map((endpoint) => (endpoint === createOrder ? withSundayRule : endpoint)));
+      const result = await runCheck({ root, today, zeroUseDays: 14 });
+      expect(result.text).toContain('BREAKING  rest:POST /v1/orders request.body\n          request-constraint-tightened: checks added: "must not be placed on a Sunday"');
+      expect(result.passed).toBe(false);
+    });
+
+    it('passes the checks a released document did not list, as documented: the server made them before', async () => {
+      // Released before the document listed checks: today's document without x-checks.
+      const released = buildDocument(path.join(root, 'contracts/deprecations.yaml'), apiEndpoints);
+      writeFileSync(path.join(root, 'contracts/v1/openapi.json'), `${JSON.stringify(released, (key, value) => (key === 'x-checks' ? undefined : value), 2)}\n`);
+      generateDocument(openapi, apiEndpoints);
+      const result = await runCheck({ root, today, zeroUseDays: 14 });
+      expect(result.text).toContain('SAFE      rest:POST /v1/orders request.body.items\n          checks-documented: checks added: "must name each product once"');
+      expect(result.passed).toBe(true);
     });
   });
 });

@@ -9,6 +9,7 @@ import { scopeFor } from '@platform/auth';
 import { component, type Endpoint, namedComponents, pathParameterNames, type SuccessHeader } from '@platform/endpoints';
 import { errorBodySchema, errorCatalog, problemBodySchema, type ErrorCode } from '@platform/errors';
 import { SORT_FIELDS_EXTENSION, sortPattern } from '@platform/paging';
+import { CHECKS_EXTENSION, unstatedChecksOf } from '@platform/validation';
 import { eventCatalog, eventJsonSchemas, eventTypes } from '@platform/events';
 import { loadDeprecations } from '@platform/deprecations';
 import { markDeprecations } from './deprecation-marks';
@@ -138,6 +139,9 @@ const requestSchema = (schema: Schema) =>
         if (meta?.queryType) Object.assign(json, { type: meta.queryType, queryType: undefined });
         if (meta?.default !== undefined) json.default = meta.default;
         describeFormat(json);
+        // What a request must also satisfy that JSON Schema cannot say (refine, superRefine).
+        const checks = unstatedChecksOf(context.zodSchema);
+        if (checks.length > 0) json[CHECKS_EXTENSION] = checks;
       },
     }) as Record<string, unknown>,
   );
