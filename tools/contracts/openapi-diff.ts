@@ -184,20 +184,20 @@ const MAX_COMBINED_ALTERNATIVES = 256;
  * those no value can be (a string that is an integer). A combination that only null fits is
  * null.
  */
-function combinedAlternatives(doc: Json, lists: unknown[][]): Json[] {
+function combinedAlternatives(doc: Json, lists: unknown[][], refs: string[]): Json[] {
+  // Each alternative is read as the schema holding it is: a ref to that schema again (a shape made
+  // of itself) reads as nothing, rather than without end.
+  const read = (node: unknown): Json => withAllOf(doc, node, [...refs]);
   let combinations: unknown[][] = [[]];
   for (const list of lists) {
     combinations = combinations.flatMap((parts) =>
-      list.flatMap((alternative) => {
-        const merged = withAllOf(doc, { allOf: parts }, []);
-        return parts.length > 0 && contradicts(merged, withAllOf(doc, alternative, [])) ? [] : [[...parts, alternative]];
-      }),
+      list.flatMap((alternative) => (parts.length > 0 && contradicts(read({ allOf: parts }), read(alternative)) ? [] : [[...parts, alternative]])),
     );
     if (combinations.length > MAX_COMBINED_ALTERNATIVES) throw new Error(`an allOf of alternatives makes more than ${MAX_COMBINED_ALTERNATIVES} shapes; the contract gate cannot compare it: write the alternatives out`);
   }
   return combinations.map((parts) => {
     if (parts.length === 1) return parts[0] as Json;
-    const types = typeListOf(withAllOf(doc, { allOf: parts }, []));
+    const types = typeListOf(read({ allOf: parts }));
     return types?.length === 1 && types[0] === 'null' ? { type: 'null' } : { allOf: parts };
   });
 }
@@ -228,7 +228,7 @@ function withAllOf(doc: Json, node: unknown, refs: string[]): Json {
   const lists = members.flatMap((member) => ['anyOf', 'oneOf'].flatMap((key) => (Array.isArray(member[key]) ? [member[key] as unknown[]] : [])));
   if (lists.length > 1) {
     delete merged.oneOf;
-    merged.anyOf = combinedAlternatives(doc, lists);
+    merged.anyOf = combinedAlternatives(doc, lists, refs);
   }
   return merged;
 }
@@ -405,8 +405,13 @@ class OpenApiComparison {
     if (direction === 'request' && b.variants.length === 0 && a.variants.length > 0 && !refused) {
       const fitsOne = (sent: SchemaView): boolean =>
         a.variants.some((variant) => {
+          const taker = view(this.after, { allOf: [a.outer ?? {}, variant] });
+          // An alternative made of the schema being compared (a shape made of itself) is taken as
+          // it is being judged already, rather than tried again without end.
+          const pair = `${sent.refs.join(',')}|${taker.refs.join(',')}`;
+          if (taker.refs.length > 0 && nextSeen.includes(pair)) return true;
           const trial = new OpenApiComparison(this.before, this.after);
-          trial.compareViews(sent, { ...view(this.after, { allOf: [a.outer ?? {}, variant] }), nullable: b.nullable }, direction, element, nextSeen, false);
+          trial.compareViews(sent, { ...taker, nullable: b.nullable }, direction, element, [...nextSeen, pair], false);
           return !trial.changes.some((found) => found.class === 'breaking');
         });
       if (!sentAs(b).every(fitsOne)) this.add('breaking', element, 'request-constraint-tightened', specRule.tighterRequest, `one shape -> ${a.variants.length} alternative shapes, none of which accepts everything accepted before`);
