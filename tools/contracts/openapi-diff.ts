@@ -220,8 +220,16 @@ function withAllOf(doc: Json, node: unknown, refs: string[]): Json {
   // sees every member, and refuses none of theirs.
   const closedMembers = members.filter((member, index) => member.additionalProperties === false || (index > 0 && member.unevaluatedProperties === false));
   if (members.length > 1 && closedMembers.length > 0 && isObject(merged.properties)) {
+    // A pattern this engine cannot read is taken to name the property: the gate keeps what it cannot judge.
+    const matches = (pattern: string, name: string): boolean => {
+      try {
+        return new RegExp(pattern, 'u').test(name);
+      } catch {
+        return true;
+      }
+    };
     const names = (member: Json, name: string): boolean =>
-      (isObject(member.properties) && name in member.properties) || (isObject(member.patternProperties) && Object.keys(member.patternProperties).some((pattern) => new RegExp(pattern, 'u').test(name)));
+      (isObject(member.properties) && name in member.properties) || (isObject(member.patternProperties) && Object.keys(member.patternProperties).some((pattern) => matches(pattern, name)));
     merged.properties = Object.fromEntries(Object.entries(merged.properties).filter(([name]) => closedMembers.every((member) => names(member, name))));
   }
   // bothOf keeps one list of alternatives; where there are more, each holds.
