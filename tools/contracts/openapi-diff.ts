@@ -149,6 +149,12 @@ function bothOf(first: Json, second: Json): Json {
     if (first[key] === false || second[key] === false) merged[key] = false;
     else if (isObject(first[key]) && isObject(second[key])) merged[key] = { allOf: [first[key], second[key]] };
   }
+  if (Array.isArray(first.prefixItems) && Array.isArray(second.prefixItems)) {
+    const [firstPositions, secondPositions] = [first.prefixItems, second.prefixItems];
+    merged.prefixItems = Array.from({ length: Math.max(firstPositions.length, secondPositions.length) }, (_, at) =>
+      at < firstPositions.length && at < secondPositions.length ? { allOf: [firstPositions[at], secondPositions[at]] } : (firstPositions[at] ?? secondPositions[at]),
+    );
+  }
   for (const key of ['items', 'propertyNames']) {
     if (first[key] !== undefined && second[key] !== undefined) merged[key] = { allOf: [first[key], second[key]] };
   }
@@ -390,6 +396,14 @@ class OpenApiComparison {
     // value there: `tags: array` -> `tags: array of string` narrows what a request may hold, and the
     // reverse widens what an answer may hold, as a changed item type does.
     if (b.schema.items !== undefined || a.schema.items !== undefined) this.compareSchemas(b.schema.items ?? {}, a.schema.items ?? {}, direction, `${element}[]`, nextSeen, false);
+    // A tuple (prefixItems, as zod writes z.tuple) holds a schema per position, `items` after them
+    // (false: nothing more, which maxItems says too): each position is compared as a value, `[1]`.
+    const positions = (schema: Json): unknown[] => (Array.isArray(schema.prefixItems) ? schema.prefixItems : []);
+    const [beforePositions, afterPositions] = [positions(b.schema), positions(a.schema)];
+    for (let at = 0; at < Math.max(beforePositions.length, afterPositions.length); at++) {
+      const [was, is] = [beforePositions[at] ?? b.schema.items ?? {}, afterPositions[at] ?? a.schema.items ?? {}];
+      if (was !== false && is !== false) this.compareSchemas(was, is, direction, `${element}[${at}]`, nextSeen, false);
+    }
     const others = (schema: Json): Json | undefined => (isObject(schema.additionalProperties) ? schema.additionalProperties : schema.additionalProperties === undefined || schema.additionalProperties === true ? {} : undefined);
     const [beforeOthers, afterOthers] = [others(b.schema), others(a.schema)];
     if (beforeOthers && afterOthers && (isObject(b.schema.additionalProperties) || isObject(a.schema.additionalProperties))) {
