@@ -144,6 +144,9 @@ function bothOf(first: Json, second: Json): Json {
   if (formats.length > 1) merged.format = formats;
   if (typeof first.multipleOf === 'number' && typeof second.multipleOf === 'number') merged.multipleOf = leastCommonMultiple(first.multipleOf, second.multipleOf);
   if (checksOf(first).length > 0 && checksOf(second).length > 0) merged[CHECKS_EXTENSION] = [...checksOf(first), ...checksOf(second)];
+  for (const key of wholeKeywords) {
+    if (first[key] !== undefined && second[key] !== undefined && !same(first[key], second[key])) merged[key] = { allOf: [first[key], second[key]] };
+  }
   if (first.uniqueItems === true || second.uniqueItems === true) merged.uniqueItems = true;
   for (const key of ['additionalProperties', 'unevaluatedProperties']) {
     if (first[key] === false || second[key] === false) merged[key] = false;
@@ -316,7 +319,16 @@ function covers(wide: string[], narrow: string[]): boolean {
 const limits: [string, 'lower' | 'higher'][] = [
   ['maxLength', 'lower'], ['maxItems', 'lower'], ['maxProperties', 'lower'], ['maximum', 'lower'], ['exclusiveMaximum', 'lower'],
   ['minLength', 'higher'], ['minItems', 'higher'], ['minProperties', 'higher'], ['minimum', 'higher'], ['exclusiveMinimum', 'higher'],
+  ['maxContains', 'lower'], ['minContains', 'higher'],
 ];
+
+/**
+ * Keywords the gate does not take apart (conditions, negations, dependencies, what a list must
+ * contain): each is compared whole, as written, so that a new or changed one is at least a
+ * tighter request and a dropped one a looser one, never nothing. (patternProperties is not one:
+ * beside additionalProperties: false a new pattern takes more names, elsewhere it constrains.)
+ */
+const wholeKeywords = ['not', 'if', 'then', 'else', 'dependentRequired', 'dependentSchemas', 'contains', 'unevaluatedItems'];
 
 class OpenApiComparison {
   readonly changes: ContractChange[] = [];
@@ -572,6 +584,10 @@ class OpenApiComparison {
       report(a.pattern !== undefined, `pattern ${JSON.stringify(b.pattern ?? null)} -> ${JSON.stringify(a.pattern ?? null)}`);
     }
     if (Boolean(b.uniqueItems) !== Boolean(a.uniqueItems)) report(Boolean(a.uniqueItems), `uniqueItems ${Boolean(b.uniqueItems)} -> ${Boolean(a.uniqueItems)}`);
+    for (const key of wholeKeywords) {
+      if (same(b[key], a[key])) continue;
+      report(a[key] !== undefined, `${key} ${b[key] === undefined ? 'added' : a[key] === undefined ? 'dropped' : 'changed'} (compared as written: ${JSON.stringify(b[key] ?? null).slice(0, 80)} -> ${JSON.stringify(a[key] ?? null).slice(0, 80)})`);
+    }
     // A check JSON Schema cannot state (a zod refine), listed by its message: one added refuses
     // what old clients may send. Against a document that listed none, the server made them unseen.
     const [addedChecks, droppedChecks] = [beyond(checksOf(a), checksOf(b)), beyond(checksOf(b), checksOf(a))];
