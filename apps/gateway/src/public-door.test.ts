@@ -330,6 +330,17 @@ describe('request framing (no desync between the gateway and a service)', () => 
     expect(upstream.seen.length).toBe(before);
   });
 
+  it.each(['gateway:443', '/v1/users/echo'])('answers CONNECT %s 405 in the error format instead of dropping the connection, and never forwards it', async (target) => {
+    const before = upstream.seen.length;
+    const client = await RawClient.open(gateway.server.port);
+    client.send(`CONNECT ${target} HTTP/1.1\r\nHost: gateway:443\r\nAuthorization: Bearer ${token}\r\n\r\n`);
+    const res = await client.response();
+    expect([res.status, res.headers.allow, res.headers['x-content-type-options']]).toEqual([405, '', 'nosniff']);
+    expect(JSON.parse(res.body)).toEqual({ code: 'METHOD_NOT_ALLOWED', message: expect.stringContaining('CONNECT'), traceId: expect.stringMatching(TRACE_ID), errors: [] });
+    await client.closedByPeer();
+    expect(upstream.seen.length).toBe(before);
+  });
+
   it('serves an absolute-form request target as the path it names, and forwards that path (RFC 9112 §3.2.2)', async () => {
     const client = await RawClient.open(gateway.server.port);
     client.send(`GET http://gateway/v1/users/echo?client=absolute HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer ${token}\r\nConnection: close\r\n\r\n`);

@@ -137,12 +137,28 @@ function answerParserRefusal(error: Error & { code?: string; reason?: string }, 
     }
   }
   const refusal = PARSER_REFUSALS[error.code ?? ''] ?? { code: 'MALFORMED_REQUEST', message: `The request is not valid HTTP/1.1${error.reason ? ` (${error.reason})` : ''}.` };
-  const apiError = new ApiError(refusal.code, refusal.message);
-  const { body, headers } = refusalOf(apiError, undefined);
-  const head = Object.entries(headers)
+  refuseOnSocket(socket, new ApiError(refusal.code, refusal.message), undefined);
+}
+
+/** Writes `error` (its own headers too) in the error format on a socket Node handed over raw, then closes it. */
+function refuseOnSocket(socket: Duplex, error: ApiError, traceparent: string | undefined): void {
+  const { body, headers } = refusalOf(error, traceparent);
+  const head = Object.entries({ ...error.headers, ...headers })
     .map(([name, value]) => `${name}: ${value}\r\n`)
     .join('');
-  socket.end(`HTTP/1.1 ${apiError.status} ${STATUS_CODES[apiError.status]}\r\n${head}\r\n${body}`, () => socket.destroy());
+  socket.end(`HTTP/1.1 ${error.status} ${STATUS_CODES[error.status]}\r\n${head}\r\n${body}`, () => socket.destroy());
+}
+
+/**
+ * A CONNECT request asks for a tunnel, which no app here opens. Node hands it to a `connect`
+ * listener and, without one, drops the connection with no answer at all; it is answered 405 in
+ * the error format instead. Its `Allow` is empty: the target names a host, not one of our
+ * resources, so no method applies to it (RFC 9110 §10.2.1).
+ */
+function refuseTunnel(req: IncomingMessage, socket: Duplex): void {
+  socket.on('error', () => socket.destroy());
+  const error = new ApiError('METHOD_NOT_ALLOWED', 'CONNECT is not supported here: this server opens no tunnels.', { headers: { Allow: '' } });
+  refuseOnSocket(socket, error, req.headers.traceparent as string | undefined);
 }
 
 /**
@@ -175,6 +191,7 @@ export async function listen(handler: RequestListener, port: number, host = '0.0
   // With tracing on, a request the sampler leaves out skips the HTTP instrumentation (libs/tracing).
   sampledRequestsOnly(server);
   server.on('clientError', answerParserRefusal);
+  server.on('connect', refuseTunnel);
   // `Expect: 100-continue`: Node would say "continue" to every such request before the app sees
   // it, so a client would send a body the app then refuses, and meet a closed connection. A body
   // announced over the limit is refused here instead, before the client sends a byte of it.
