@@ -215,6 +215,16 @@ describe('reviews and rating', () => {
     expect((await call('GET', first.headers.get('location')!.replace('/v1', ''), { token: customer })).body.id).toBe(first.body.id);
   });
 
+  it('answers a product read with If-None-Match in full, with the rating a review changed under the same ETag', async () => {
+    const product = await createProduct();
+    const read = await call('GET', `/products/${product.id}`, { token: customer });
+    const etag = read.headers.get('etag')!;
+    expect(await call('POST', `/products/${product.id}/reviews`, { token: customer, body: { rating: 5 } })).toMatchObject({ status: 201 });
+    // As a browser revalidates (fetch would add `Cache-Control: no-cache`, which skips the check).
+    const again = await call('GET', `/products/${product.id}`, { token: customer, headers: { 'if-none-match': etag, 'cache-control': 'max-age=0' } });
+    expect([again.status, again.headers.get('etag'), again.body?.rating, again.body?.reviewCount]).toEqual([200, etag, 5, 1]);
+  });
+
   it('answers 422 for a rating outside 1..5 and 404 for an unknown product', async () => {
     const product = await createProduct();
     for (const rating of [0, 6]) {

@@ -49,6 +49,11 @@ export function createService(parts: ServiceParts): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false); // ETags are the versions resources set, never express's body hashes
+  // Express answers a GET 304 on its own when If-None-Match names the ETag the route set. Our
+  // ETags are the versions writes check (If-Match), and some answers change without their version
+  // moving (a product's rating with each review, a user's lastLoginAt with each sign-in): a 304
+  // would keep a client on a stale copy. So If-None-Match is not evaluated; a GET answers in full.
+  Object.defineProperty(app.request, 'fresh', { get: () => false });
   app.set('query parser', readQueryString); // a broken %-escape in the query is the client's 400, as in the path
   // Steps mounted on every path run as one express layer per group (inOrder), not one layer each.
   app.use(
