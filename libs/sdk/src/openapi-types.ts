@@ -2571,7 +2571,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The request conflicts with the current state. `code`: API_KEY_NOT_ACTIVE. */
+        /** @description The request conflicts with the current state. `code`: API_KEY_NOT_ACTIVE, API_KEY_LIMIT_REACHED. */
         ConflictRotateApiKey: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];

@@ -226,6 +226,23 @@ describe('POST /api-keys/{id}/rotation', () => {
     expect([again.status, again.body.code]).toEqual([409, 'API_KEY_NOT_ACTIVE']);
   });
 
+  it(`counts the new key against the ${MAX_ACTIVE_KEYS_PER_USER} active ones: only the key on its way out may be one more, during its overlap`, async () => {
+    const owner = await signUp();
+    const made = await Promise.all(Array.from({ length: MAX_ACTIVE_KEYS_PER_USER }, (_, i) => call('POST', '/api-keys', { token: owner.token, body: { name: `k${i}`, scopes: ['orders:read'] } })));
+    const [first, second] = made.map((res) => res.body);
+    const rotated = await call('POST', `/api-keys/${first.id}/rotation`, { token: owner.token, body: { overlapSeconds: 3600 } });
+    expect(rotated.status).toBe(201);
+    // Each further rotation would add a key living as long as the overlap: the same key, its successor or another.
+    for (const id of [first.id, rotated.body.id, second.id]) {
+      const refused = await call('POST', `/api-keys/${id}/rotation`, { token: owner.token, body: { overlapSeconds: 3600 } });
+      expect([refused.status, refused.body.code]).toEqual([409, 'API_KEY_LIMIT_REACHED']);
+    }
+    const active = await database.prisma.apiKey.count({ where: { userId: owner.id, revokedAt: null, OR: [{ expiresAt: null }, { expiresAt: { gt: new Date() } }] } });
+    expect(active).toBe(MAX_ACTIVE_KEYS_PER_USER + 1);
+    expect((await call('DELETE', `/api-keys/${first.id}`, { token: owner.token })).status).toBe(204);
+    expect((await call('POST', `/api-keys/${second.id}/rotation`, { token: owner.token, body: { overlapSeconds: 3600 } })).status).toBe(201);
+  });
+
   it('stops the old key at once with an overlap of 0, and refuses an overlap beyond 7 days', async () => {
     const owner = await signUp();
     const old = (await call('POST', '/api-keys', { token: owner.token, body: { name: 'leaked', scopes: ['orders:read'] } })).body;

@@ -38,7 +38,7 @@ export const apiKeyEndpoints = defineEndpoints('users', {
   rotateApiKey: {
     method: 'POST', path: '/api-keys/:id/rotation', summary: 'Replace an API key: a new key (shown once), the old one working for the overlap chosen (at most 7 days)', access: 'signed-in', scope: 'api-keys',
     params: { id: apiKeyInPath },
-    body: rotateApiKeyBody, conflicts: ['API_KEY_NOT_ACTIVE'],
+    body: rotateApiKeyBody, conflicts: ['API_KEY_NOT_ACTIVE', 'API_KEY_LIMIT_REACHED'],
     responses: { 201: { description: 'The new key, with its secret (shown once)', body: issuedApiKeyRepresentation, headers: ['Location'] } },
   },
 });

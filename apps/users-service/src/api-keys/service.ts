@@ -95,6 +95,14 @@ export class ApiKeyService {
       if (!old) throw NotFound.of('API key');
       const status = statusOf(old, now.getTime());
       if (status !== 'ACTIVE') throw new Conflict('API_KEY_NOT_ACTIVE', `This API key is ${status.toLowerCase()}; only an active key can be rotated. Create a new key instead.`);
+      // The new key counts like a created one; the key rotated does not (it is on its way out), so
+      // an owner at the limit can still rotate, and only that one key is over it, for its overlap.
+      // Without this, rotating again and again (the same key, its successor or another) added a
+      // key per call, each living as long as its overlap.
+      const othersActive = (await writes.countActive(principal.userId, now)) - 1;
+      if (othersActive >= MAX_ACTIVE_KEYS_PER_USER) {
+        throw new Conflict('API_KEY_LIMIT_REACHED', `A user may hold at most ${MAX_ACTIVE_KEYS_PER_USER} active API keys, the new key of a rotation included; revoke one (DELETE /v1/api-keys/{id}), or let a rotated key's overlap end, before rotating another.`);
+      }
       const overlapEnd = new Date(now.getTime() + input.overlapSeconds * 1000);
       if (input.overlapSeconds === 0) await writes.revoke(old.id, now);
       else if (!old.expiresAt || old.expiresAt > overlapEnd) await writes.expire(old.id, overlapEnd);
