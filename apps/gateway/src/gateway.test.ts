@@ -1067,6 +1067,15 @@ describe('GraphQL over HTTP (the GraphQL-over-HTTP specification)', () => {
     expect([mutation.status, mutation.headers.get('allow'), mutation.headers.get('content-type'), mutation.body.code]).toEqual([405, 'POST', expect.stringMatching(/json/), 'METHOD_NOT_ALLOWED']);
   });
 
+  it('answers HEAD as it answers GET, without the body: a query runs, a mutation is 405', async () => {
+    const path = `/v1/graphql?query=${encodeURIComponent('query Me { me { id } }')}`;
+    const get = await call('GET', path, { token, headers: { accept: 'application/json' } });
+    const head = await call('HEAD', path, { token, headers: { accept: 'application/json' } });
+    expect([head.status, head.headers.get('content-type'), head.text]).toEqual([get.status, get.headers.get('content-type'), '']);
+    const mutation = await call('HEAD', `/v1/graphql?query=${encodeURIComponent('mutation { cancelOrder(id: "x") { id } }')}`, { token, headers: { accept: 'application/json' } });
+    expect([mutation.status, mutation.headers.get('allow')]).toEqual([405, 'POST']);
+  });
+
   it('never answers a 5xx to 1,000 malformed and hostile documents', async () => {
     // A caller of its own: a thousand requests spend one user's rate-limit budget.
     const fuzzer = (await tokenFor(JWT_SECRET)).token;

@@ -226,13 +226,16 @@ export async function createFederatedGraph(options: FederatedGraphOptions): Prom
   // graphql-http's own answers without a body (406, 415) become the one error format.
   const serve: RequestHandler = async (req, res, next) => {
     try {
+      // HEAD is GET without the body (RFC 9110 §9.3.2), as on every other path: graphql-http
+      // knows only GET and POST, so it is handed a GET and Node leaves the body out.
+      const method = req.method === 'HEAD' ? 'GET' : req.method;
       // Trusted documents: a hash stands for its text; with `only`, nothing else runs.
       const url = new URL(req.url, 'http://gateway');
-      const params = (req.method === 'GET' ? Object.fromEntries(url.searchParams) : (req.body ?? {})) as Record<string, unknown>;
+      const params = (method === 'GET' ? Object.fromEntries(url.searchParams) : (req.body ?? {})) as Record<string, unknown>;
       // GET's variables and extensions are JSON too: held to the body's nesting limit before anything parses them.
       for (const name of ['variables', 'extensions']) {
         const text = params[name];
-        if (req.method === 'GET' && typeof text === 'string' && nestsDeeperThan(text)) throw tooDeeplyNested(`The ${name} parameter`);
+        if (method === 'GET' && typeof text === 'string' && nestsDeeperThan(text)) throw tooDeeplyNested(`The ${name} parameter`);
       }
       let extensions = params.extensions as { persistedQuery?: { sha256Hash?: unknown } } | string | undefined;
       if (typeof extensions === 'string') extensions = parseJsonObject(extensions);
@@ -242,12 +245,12 @@ export async function createFederatedGraph(options: FederatedGraphOptions): Prom
         const text = trustedTexts.get(hash);
         if (!text) return refuse(req, res, 'PERSISTED_QUERY_NOT_FOUND', `No trusted document has the hash ${hash.slice(0, 64)}.`);
         if (query !== undefined && query !== text) return refuse(req, res, 'PERSISTED_QUERY_HASH_MISMATCH', 'The query sent is not the trusted document its hash names.');
-        if (req.method === 'GET') url.searchParams.set('query', text);
+        if (method === 'GET') url.searchParams.set('query', text);
         else (req.body as Record<string, unknown>).query = text;
       } else if (trusted.mode === 'only') {
         return refuse(req, res, 'PERSISTED_QUERY_NOT_ALLOWED', 'This gateway runs trusted documents only: send extensions.persistedQuery.sha256Hash of one of them.');
       }
-      const [body, init] = await handle({ url: `${url.pathname}${url.search}`, method: req.method, headers: req.headers, body: () => req.body as Record<string, unknown>, raw: req, context: { res } });
+      const [body, init] = await handle({ url: `${url.pathname}${url.search}`, method, headers: req.headers, body: () => req.body as Record<string, unknown>, raw: req, context: { res } });
       // A mutation over GET: graphql-http answers 405 with a body but no content type; clients get
       // the one error format instead, as for any other method a path does not take.
       if (init.status === 405 && body !== null) throw new ApiError('METHOD_NOT_ALLOWED', 'A mutation cannot run over GET: send it with POST.', { headers: { Allow: 'POST' } });
