@@ -457,6 +457,16 @@ describe('stock levels over REST (behind the gateway\'s /v1/stock-levels)', () =
     expect((await call('GET', `/stock-levels/${sku}`, { token: admin })).body.onHand).toBe(20);
   });
 
+  it('never creates a SKU under If-Match: * (only a level that exists matches it), and replaces an existing one', async () => {
+    const sku = `ANY-${Date.now()}`;
+    const refused = await call('PUT', `/stock-levels/${sku}`, { token: admin, body: { onHand: 3 }, headers: { 'if-match': '*' } });
+    expect([refused.status, refused.body.code]).toEqual([412, 'PRECONDITION_FAILED']);
+    expect((await call('GET', `/stock-levels/${sku}`, { token: admin })).status).toBe(404);
+    expect((await call('PUT', `/stock-levels/${sku}`, { token: admin, body: { onHand: 3 } })).status).toBe(201);
+    const replaced = await call('PUT', `/stock-levels/${sku}`, { token: admin, body: { onHand: 4 }, headers: { 'if-match': '*' } });
+    expect([replaced.status, replaced.body.onHand]).toEqual([200, 4]);
+  });
+
   it('answers a replay with the same Idempotency-Key exactly as the first PUT: 201 with Location, the same body', async () => {
     const sku = `REPLAY-${Date.now()}`;
     const key = `replay-${sku}`;

@@ -14,6 +14,14 @@ export function expectedVersion(req: Request): number | undefined {
 }
 
 /**
+ * Whether `If-Match` is `*`: the write applies to a resource that exists, whatever its version,
+ * and never creates one (RFC 9110 §13.1.1: `*` is false where there is no current representation).
+ */
+export function ifMatchesAnyExisting(req: Request): boolean {
+  return req.headers['if-match']?.trim() === '*';
+}
+
+/**
  * Optimistic concurrency for a write at a known version: 412 when the client's If-Match names
  * another version; `write` updates only if the row is still at `currentVersion` and returns null
  * otherwise, which means another write won meanwhile: 412 with If-Match, else 409 (read again),

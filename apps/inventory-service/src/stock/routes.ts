@@ -2,9 +2,10 @@
 // reads them; an admin sets what is on hand. The rules are the gRPC calls' (StockService). Each
 // endpoint is declared once, its handler beside it.
 import { defineEndpoints, publicPath } from '@platform/endpoints';
-import { Invalid } from '@platform/errors';
+import { ApiError, Invalid } from '@platform/errors';
 import { newId } from '@platform/ids';
 import { mapListItems, parseSort, toListEnvelope, toPageRequest } from '@platform/paging';
+import { ifMatchesAnyExisting } from '@platform/service-kit';
 import { parseParts, writtenKey } from '@platform/validation';
 import { etagOf, stockLevelPageRepresentation, stockLevelRepresentation, toStockLevelResponse } from './representation';
 import { listStockLevelsQuery, putStockLevelBody, setStockRequest, skuInPath, stockLevelInPath } from './schemas';
@@ -58,6 +59,9 @@ export function stockLevelRoutes(stock: StockService, cursorSecret: string) {
     },
     setStockLevel: async ({ params, body, expectedVersion, req, res }) => {
       const { sku } = params;
+      // If-Match: * replaces a level that exists and never creates one: 412 for a SKU inventory
+      // does not know. Levels are never deleted, so one found here is still there for the write.
+      if (ifMatchesAnyExisting(req) && !(await stock.hasLevel(sku))) throw ApiError.preconditionFailed();
       // A retried PUT with the same Idempotency-Key applies once; without one, setting the same
       // count twice is harmless (PUT is idempotent by itself).
       const requestId = (req.headers['idempotency-key'] as string | undefined) ?? newId();
