@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import compression from 'compression';
-import express from 'express';
+import express, { type RequestHandler } from 'express';
 import './request-state';
 import { serviceTokenSource, TokenVerifier } from '@platform/auth';
 import { errorHandler, MAX_BODY_BYTES, requireAcceptableResponse } from '@platform/errors';
@@ -47,6 +47,17 @@ import { RouteTable } from './routing/router';
 
 /** Below this, compressing costs more CPU than the bytes it saves are worth. */
 const COMPRESS_FROM_BYTES = 1024;
+
+/**
+ * Compression, with a HEAD answered as the GET it stands for. The compression package leaves
+ * HEAD alone, so a HEAD carried the uncompressed Content-Length while its GET went out compressed
+ * without one, and RFC 9110 §8.6 forbids a HEAD Content-Length that GET would not send. The
+ * package is shown the request as a GET; Node writes no body for a HEAD, whatever is written.
+ */
+function compressionAsForGet(threshold: number): RequestHandler {
+  const compress = compression({ threshold });
+  return (req, res, next) => compress(req.method === 'HEAD' ? (Object.create(req, { method: { value: 'GET' } }) as typeof req) : req, res, next);
+}
 
 export interface GatewayAppDeps {
   config: Pick<
@@ -122,7 +133,7 @@ async function createGatewayApp(deps: GatewayAppDeps) {
       deps.metrics.middleware, // latency by route
       callerMetrics(deps.metrics.registry), // who calls which version and route
       deps.health.router(), // /healthz, /readyz (unversioned, public)
-      compression({ threshold: COMPRESS_FROM_BYTES }), // gzip or br for answers of 1 KiB and more, proxied ones too, as they stream
+      compressionAsForGet(COMPRESS_FROM_BYTES), // gzip or br for answers of 1 KiB and more, proxied ones too, as they stream; HEAD as its GET
       crossOrigin(corsOrigins), // CORS: preflights answered here, before routing and tokens; other origins get no CORS header
     ]),
   );

@@ -619,6 +619,14 @@ describe('compression', () => {
     expect(JSON.parse(brotliDecompressSync(answer.body).toString('utf8'))).toEqual(LARGE_PAGE);
   });
 
+  it('answers HEAD with the coding GET would use and never a Content-Length GET would not send (RFC 9110 §8.6)', async () => {
+    const headers = { authorization: `Bearer ${token}`, 'accept-encoding': 'gzip' };
+    const get = await rawRequest(`${gateway.server.url}/v1/users/large`, 'GET', headers);
+    const head = await rawRequest(`${gateway.server.url}/v1/users/large`, 'HEAD', headers);
+    expect([head.status, head.headers['content-encoding'], head.headers['content-length'], head.body.length]).toEqual([200, get.headers['content-encoding'], get.headers['content-length'], 0]);
+    expect(varyOf(head)).toEqual(varyOf(get));
+  });
+
   it('leaves small answers and clients that accept no coding alone', async () => {
     const small = await rawRequest(`${gateway.server.url}/v1/products`, 'GET', { authorization: `Bearer ${token}`, 'accept-encoding': 'gzip, br' });
     expect([small.status, small.headers['content-encoding'], JSON.parse(small.body.toString('utf8')).items]).toEqual([200, undefined, []]);
