@@ -71,7 +71,9 @@ describe('parseBody', () => {
   it('treats a body that is not an object as a type error', () => {
     const error = failure(() => parseBody(signUp, [1, 2]));
     expect(error.status).toBe(400);
-    expect(error.fieldErrors[0]).toMatchObject({ field: 'body', code: 'INVALID_TYPE' });
+    expect(error.fieldErrors[0]).toEqual({ field: 'body', code: 'INVALID_TYPE', message: 'body must be an object.' });
+    const list = failure(() => parseBody(z.strictObject({ status: z.array(z.string()), name: z.string() }), { status: 'PENDING', name: 1 }));
+    expect(list.fieldErrors.map((entry) => entry.message)).toEqual(['status must be an array.', 'name must be a string.']);
   });
 
   it('names array positions in field paths', () => {

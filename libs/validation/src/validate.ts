@@ -43,6 +43,12 @@ function fieldPath(relative: PropertyKey[], source: Source): string {
   return path.reduce<string>((joined, key) => (typeof key === 'number' ? `${joined}[${key}]` : joined ? `${joined}.${String(key)}` : String(key)), '');
 }
 
+/** A type as a field message names it: "an integer", "an array", "an object", "a string". */
+function typeWithArticle(expected: string): string {
+  const name = expected === 'int' ? 'integer' : expected;
+  return `${/^[aeiou]/.test(name) ? 'an' : 'a'} ${name}`;
+}
+
 function lengthWord(origin: string | undefined): string {
   return origin === 'array' || origin === 'set' ? 'items' : 'characters';
 }
@@ -59,7 +65,7 @@ function toFieldErrors(issue: z.core.$ZodIssue, source: Source): FieldError[] {
     case 'invalid_type':
       return issue.input === undefined
         ? [{ field, code: 'REQUIRED', message: `${field} is required.` }]
-        : [{ field, code: 'INVALID_TYPE', message: `${field} must be ${issue.expected === 'int' ? 'an integer' : `a ${issue.expected}`}.` }];
+        : [{ field, code: 'INVALID_TYPE', message: `${field} must be ${typeWithArticle(issue.expected)}.` }];
     case 'too_small':
       return issue.origin === 'string' || issue.origin === 'array'
         ? [{ field, code: 'TOO_SHORT', message: `${field} must have at least ${String(issue.minimum)} ${lengthWord(issue.origin)}.` }]
