@@ -531,6 +531,17 @@ describe('status changes', () => {
     expect(again.body.code).toBe('ORDER_ALREADY_CANCELED');
   });
 
+  it('writes nothing for a PATCH that changes nothing: the ETag others hold stays, If-Match is still checked', async () => {
+    const { order } = await newOrder(alice.token, 1, { couponCode: 'SAME-1' });
+    for (const body of [{}, { status: 'PENDING' }, { couponCode: 'SAME-1' }, { status: 'PENDING', couponCode: 'SAME-1' }]) {
+      const res = await call('PATCH', `/orders/${order.id}`, { token: alice.token, body });
+      expect([res.status, res.headers.get('etag'), res.body.updatedAt]).toEqual([200, '"1"', order.updatedAt]);
+    }
+    const stale = await call('PATCH', `/orders/${order.id}`, { token: alice.token, body: {}, headers: { 'if-match': '"7"' } });
+    expect([stale.status, stale.body.code]).toEqual([412, 'PRECONDITION_FAILED']);
+    expect((await call('PATCH', `/orders/${order.id}`, { token: alice.token, body: { couponCode: 'OTHER-1' } })).headers.get('etag')).toBe('"2"');
+  });
+
   it('moves an order through CONFIRMED, SHIPPED and DELIVERED (admin); cancel after shipping is 409 ORDER_NOT_CANCELABLE', async () => {
     const { order } = await newOrder();
     expect((await call('PATCH', `/orders/${order.id}`, { token: alice.token, body: { status: 'CONFIRMED' } })).status).toBe(403);
