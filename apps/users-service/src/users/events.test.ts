@@ -64,6 +64,20 @@ it('records user.created, user.updated and user.deleted with the changes, in seq
   expect(everything).not.toMatch(/correct-horse|scrypt|password|accessToken/i);
 });
 
+it('a PATCH or PUT that changes nothing records nothing and leaves the ETag; If-Match still counts', async () => {
+  const profile = { name: 'Same', email: 'same-events@example.com', phone: '010-1234-5678', address: { zipCode: '04524', line1: 'Sejong-daero 110', line2: null }, nickname: 'same', marketingAgreed: true };
+  const created = await call('POST', '/users', { body: { ...profile, password: 'correct-horse-1' } });
+  const id = created.body.id as string;
+  const token = (await call('POST', '/tokens', { body: { email: profile.email, password: 'correct-horse-1' } })).body.accessToken as string;
+  for (const [method, body] of [['PATCH', {}], ['PATCH', { nickname: 'same', address: profile.address }], ['PUT', profile]] as const) {
+    const res = await call(method, `/users/${id}`, { token, body });
+    expect([method, res.status, res.headers.get('etag')]).toEqual([method, 200, '"1"']);
+  }
+  expect((await call('PATCH', `/users/${id}`, { token, headers: { 'if-match': '"5"' }, body: {} })).status).toBe(412);
+  expect((await call('PATCH', `/users/${id}`, { token, body: { nickname: 'other' } })).headers.get('etag')).toBe('"2"');
+  expect((await eventsOf(id)).map((event) => event.type)).toEqual(['user.created', 'user.updated']);
+});
+
 it('a sign-up refused for a taken email records nothing', async () => {
   const before = await database.prisma.outboxEvent.count();
   expect((await call('POST', '/users', { body: { name: 'Twin', email: 'ROOT@example.com', password: 'correct-horse-1' } })).status).toBe(409);

@@ -129,6 +129,14 @@ function changedColumns(changes: UserChanges): Prisma.UserUpdateManyMutationInpu
   };
 }
 
+/**
+ * Whether `changes` would leave `row` as it is: every column they set already holds that value.
+ * A password change never does (its hash is new, its token revocation counts up).
+ */
+export function changesNothing(row: UserRow, changes: UserChanges): boolean {
+  return Object.entries(changedColumns(changes)).every(([column, value]) => row[column as keyof UserRow] === value);
+}
+
 export class UserRepository {
   constructor(private readonly prisma: PrismaClient) {}
 

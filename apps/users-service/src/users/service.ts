@@ -1,6 +1,6 @@
 // Rules of the users resource: sign-up, credentials, who may read or change whom.
 import { assertOwnerOrAdmin, issueAccessToken, type Principal, requireAdmin } from '@platform/auth';
-import { Conflict, NotFound, Unauthenticated } from '@platform/errors';
+import { ApiError, Conflict, NotFound, Unauthenticated } from '@platform/errors';
 import { domainEvent } from '@platform/events';
 import { isId, newId } from '@platform/ids';
 import { type ListEnvelope, parseSort, toListEnvelope, toPageRequest } from '@platform/paging';
@@ -10,7 +10,7 @@ import { decoyHash, hashPassword, verifyPassword } from './password';
 import { whenUniqueViolated } from '@platform/db';
 import { pathId } from '@platform/validation';
 import { userEvent } from './events';
-import { type UserChanges, type UserProfile, type UserRepository, UserRepository as Repo, type UserRow } from './repository';
+import { changesNothing, type UserChanges, type UserProfile, type UserRepository, UserRepository as Repo, type UserRow } from './repository';
 import type { TokenResponse } from './representation';
 import { type ListUsersQuery, type PatchUserInput, type ReplaceUserInput, type SignUpInput, userSortFields } from './schemas';
 
@@ -160,6 +160,12 @@ export class UserService {
 
   private async update(principal: Principal, id: string, changes: UserChanges, expectedVersion?: number): Promise<UserRow> {
     const current = await this.get(principal, id);
+    // A change to what the user already is writes nothing and records no user.updated: the
+    // version, the ETag other clients hold for their If-Match, stays. If-Match still counts.
+    if (changesNothing(current, changes)) {
+      if (expectedVersion !== undefined && expectedVersion !== current.version) throw ApiError.preconditionFailed();
+      return current;
+    }
     return updateAtVersion('user', current.version, expectedVersion, (version) =>
       whenUniqueViolated(
         this.users.unitOfWork(async (writes) => {
