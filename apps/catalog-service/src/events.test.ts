@@ -59,6 +59,18 @@ it('records product.created, product.updated and product.deleted; a refused chan
   expect(await database.prisma.outboxEvent.count({ where: { type: 'product.created' } })).toBe(1);
 });
 
+it('a PATCH or PUT that changes nothing records nothing and leaves the ETag; If-Match still counts', async () => {
+  const whole = { sku: 'EVT-SAME', name: 'Mug', price: 9_000, description: 'Blue', imageUrl: 'https://img.example.com/mug.png', currency: 'KRW' };
+  const id = (await call('POST', '/products', { token: admin, body: whole })).body.id as string;
+  for (const [method, body] of [['PATCH', {}], ['PATCH', { price: 9_000, name: 'Mug' }], ['PUT', whole]] as const) {
+    const res = await call(method, `/products/${id}`, { token: admin, body });
+    expect([method, res.status, res.headers.get('etag')]).toEqual([method, 200, '"1"']);
+  }
+  expect((await call('PATCH', `/products/${id}`, { token: admin, headers: { 'if-match': '"4"' }, body: {} })).status).toBe(412);
+  expect((await call('PATCH', `/products/${id}`, { token: admin, body: { price: 9_500 } })).headers.get('etag')).toBe('"2"');
+  expect((await eventsOf(id)).map(([type]) => type)).toEqual(['product.created', 'product.updated']);
+});
+
 it('records review.created with the review; a second review by the same user records nothing', async () => {
   const product = (await call('POST', '/products', { token: admin, body: { sku: 'EVT-2', name: 'Teapot', price: 20_000 } })).body;
   const review = await call('POST', `/products/${product.id}/reviews`, { token: customer.token, body: { rating: 4, title: 'Good' } });
