@@ -52,7 +52,7 @@ export const webhookEndpoints = defineEndpoints('users', {
   rotateWebhookSecret: {
     method: 'POST', path: '/webhook-endpoints/:id/secret/rotation', summary: 'A new signing secret, shown once; the previous one keeps signing for the overlap asked (24 hours unless said; 0: it stops now)', access: 'signed-in',
     params: { id: webhookEndpointInPath },
-    body: rotateSecretBody,
+    body: rotateSecretBody, ifMatch: true,
     conflicts: ['CONFLICT'],
     responses: { 200: { description: 'The endpoint and its new secret', body: webhookEndpointWithSecretRepresentation, headers: ['ETag'] } },
   },
@@ -97,8 +97,8 @@ export function webhookRoutes(webhooks: WebhookService) {
       await webhooks.delete(principal, params.id, expectedVersion);
       res.status(204).end();
     },
-    rotateWebhookSecret: async ({ principal, params, body, res }) => {
-      const endpoint = await webhooks.rotateSecret(principal, params.id, body?.overlapSeconds);
+    rotateWebhookSecret: async ({ principal, params, body, expectedVersion, res }) => {
+      const endpoint = await webhooks.rotateSecret(principal, params.id, body?.overlapSeconds, expectedVersion);
       res.setHeader('ETag', etagOf(endpoint)).setHeader('Cache-Control', 'no-store').json(toEndpointWithSecretResponse(endpoint));
     },
     listWebhookDeliveries: async ({ principal, params, query, res }) => {

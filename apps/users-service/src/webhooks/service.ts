@@ -115,12 +115,17 @@ export class WebhookService {
    * a delivery; 0 drops it at once (a leaked secret). A second rotation within the overlap drops
    * the oldest secret at once.
    */
-  async rotateSecret(principal: Principal, id: string, overlapSeconds?: number): Promise<EndpointRow> {
+  /**
+   * A new signing secret. With `expectedVersion` (If-Match) only at that version: of two clients
+   * rotating at once, the second is refused rather than dropping the secret the first was shown.
+   */
+  async rotateSecret(principal: Principal, id: string, overlapSeconds?: number, expectedVersion?: number): Promise<EndpointRow> {
     const endpoint = await this.get(principal, id);
+    if (expectedVersion !== undefined && expectedVersion !== endpoint.version) throw new VersionMismatch();
     const overlapMs = overlapSeconds === undefined ? PREVIOUS_SECRET_GRACE_MS : overlapSeconds * 1_000;
     const previous = overlapMs > 0 ? { previousSecret: endpoint.secret, previousSecretExpiresAt: new Date(this.clock().getTime() + overlapMs) } : { previousSecret: null, previousSecretExpiresAt: null };
     const rotated = await this.webhooks.updateEndpoint(endpoint.id, { secret: newSigningSecret(), ...previous }, endpoint.version);
-    if (!rotated) throw new Conflict('CONFLICT', 'The endpoint changed meanwhile; rotate again.');
+    if (!rotated) throw expectedVersion !== undefined ? new VersionMismatch() : new Conflict('CONFLICT', 'The endpoint changed meanwhile; rotate again.');
     return rotated;
   }
 

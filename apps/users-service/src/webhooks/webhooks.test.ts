@@ -789,6 +789,18 @@ describe('deliveries', () => {
     expect((await call('POST', `/webhook-endpoints/${endpoint.id}/secret/rotation`, { token: owner.token })).body.secret).not.toBe(rotated.body.secret);
   });
 
+  it("rotates only at the version If-Match names: a rotation another client made meanwhile is 412, its secret kept", async () => {
+    const owner = await customer();
+    const endpoint = await register(owner.token, { url: hookUrl('rotating-twice'), eventTypes: ['user.updated'] });
+    const read = await call('GET', `/webhook-endpoints/${endpoint.id}`, { token: owner.token });
+    const first = await call('POST', `/webhook-endpoints/${endpoint.id}/secret/rotation`, { token: owner.token, headers: { 'if-match': read.headers.get('etag')! } });
+    expect(first.status).toBe(200);
+    const second = await call('POST', `/webhook-endpoints/${endpoint.id}/secret/rotation`, { token: owner.token, headers: { 'if-match': read.headers.get('etag')! } });
+    expect([second.status, second.body.code]).toEqual([412, 'PRECONDITION_FAILED']);
+    const third = await call('POST', `/webhook-endpoints/${endpoint.id}/secret/rotation`, { token: owner.token, body: { overlapSeconds: 60 }, headers: { 'if-match': first.headers.get('etag')! } });
+    expect(third.status).toBe(200);
+  });
+
   it('drops the old secret at once when the rotation asks for no overlap (a leaked secret), and refuses an overlap past 24 hours', async () => {
     const owner = await customer();
     const endpoint = await register(owner.token, { url: hookUrl('leaked'), eventTypes: ['user.updated'] });
