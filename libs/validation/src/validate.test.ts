@@ -76,6 +76,12 @@ describe('parseBody', () => {
     expect(list.fieldErrors.map((entry) => entry.message)).toEqual(['status must be an array.', 'name must be a string.']);
   });
 
+  it('counts lengths in the singular for one: "at least 1 item", "at least 1 character"', () => {
+    const schema = z.strictObject({ items: z.array(z.string()).min(1), name: z.string().min(1), tags: z.array(z.string()).max(2) });
+    const error = failure(() => parseBody(schema, { items: [], name: '', tags: ['a', 'b', 'c'] }));
+    expect(error.fieldErrors.map((entry) => entry.message)).toEqual(['items must have at least 1 item.', 'name must have at least 1 character.', 'tags must have at most 2 items.']);
+  });
+
   it('names array positions in field paths', () => {
     const schema = z.strictObject({ items: z.array(z.strictObject({ quantity: z.number().int().min(1) })).min(1) });
     const error = failure(() => parseBody(schema, { items: [{ quantity: 1 }, { quantity: 0 }] }));

@@ -49,8 +49,10 @@ function typeWithArticle(expected: string): string {
   return `${/^[aeiou]/.test(name) ? 'an' : 'a'} ${name}`;
 }
 
-function lengthWord(origin: string | undefined): string {
-  return origin === 'array' || origin === 'set' ? 'items' : 'characters';
+/** What a length counts, in the number the bound asks for: "1 item", "10 characters". */
+function lengthWord(origin: string | undefined, bound: number | bigint): string {
+  const word = origin === 'array' || origin === 'set' ? 'item' : 'character';
+  return Number(bound) === 1 ? word : `${word}s`;
 }
 
 function toFieldErrors(issue: z.core.$ZodIssue, source: Source): FieldError[] {
@@ -68,11 +70,11 @@ function toFieldErrors(issue: z.core.$ZodIssue, source: Source): FieldError[] {
         : [{ field, code: 'INVALID_TYPE', message: `${field} must be ${typeWithArticle(issue.expected)}.` }];
     case 'too_small':
       return issue.origin === 'string' || issue.origin === 'array'
-        ? [{ field, code: 'TOO_SHORT', message: `${field} must have at least ${String(issue.minimum)} ${lengthWord(issue.origin)}.` }]
+        ? [{ field, code: 'TOO_SHORT', message: `${field} must have at least ${String(issue.minimum)} ${lengthWord(issue.origin, issue.minimum)}.` }]
         : [{ field, code: 'OUT_OF_RANGE', message: `${field} must be ${issue.inclusive ? 'at least' : 'more than'} ${String(issue.minimum)}.` }];
     case 'too_big':
       return issue.origin === 'string' || issue.origin === 'array'
-        ? [{ field, code: 'TOO_LONG', message: `${field} must have at most ${String(issue.maximum)} ${lengthWord(issue.origin)}.` }]
+        ? [{ field, code: 'TOO_LONG', message: `${field} must have at most ${String(issue.maximum)} ${lengthWord(issue.origin, issue.maximum)}.` }]
         : [{ field, code: 'OUT_OF_RANGE', message: `${field} must be ${issue.inclusive ? 'at most' : 'less than'} ${String(issue.maximum)}.` }];
     case 'invalid_format':
       return [{ field, code: 'INVALID_FORMAT', message: issue.message && !issue.message.startsWith('Invalid') ? issue.message : `${field} is not a valid ${issue.format}.` }];
