@@ -24,6 +24,12 @@ function forbiddenUrl(error: ForbiddenUrl): Invalid {
   return new Invalid(message, [{ field: 'url', code: 'NOT_ALLOWED', message: error.reason }]);
 }
 
+/** Whether a field's new value is the one it holds (a list: the same items in the same order). */
+function sameValue(held: unknown, sent: unknown): boolean {
+  if (Array.isArray(held) && Array.isArray(sent)) return held.length === sent.length && held.every((item, index) => item === sent[index]);
+  return held === sent;
+}
+
 export class WebhookService {
   private readonly clock: () => Date;
 
@@ -91,6 +97,12 @@ export class WebhookService {
       // Enabling again starts the 5-day failure count afresh; with its failures forgotten, it is
       // unproven until it answers again (else it would take the answering endpoints' workers).
       Object.assign(changes, input.status === 'DISABLED' ? { status: 'DISABLED', disabledAt: this.clock() } : { status: 'ENABLED', disabledAt: null, failingSince: null, provenAt: null });
+    }
+    // A change to what the endpoint already is writes nothing: the version, the ETag other
+    // clients hold for their If-Match, stays. If-Match still counts.
+    if (Object.entries(changes).every(([field, value]) => value === undefined || sameValue(endpoint[field as keyof EndpointRow], value))) {
+      if (expectedVersion !== undefined && expectedVersion !== endpoint.version) throw new VersionMismatch();
+      return endpoint;
     }
     const updated = await this.webhooks.updateEndpoint(endpoint.id, changes, expectedVersion);
     if (!updated) {

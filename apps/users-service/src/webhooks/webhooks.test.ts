@@ -171,6 +171,18 @@ describe('endpoints', () => {
     expect(await database.prisma.webhookEndpoint.count({ where: { id: created.body.id } })).toBe(0);
   });
 
+  it('writes nothing for a PATCH that changes nothing: the ETag others hold stays, If-Match is still checked', async () => {
+    const owner = await customer();
+    const body = { url: hookUrl('same'), eventTypes: ['order.created', 'order.shipped'], description: 'same', ordered: true };
+    const created = await register(owner.token, body);
+    for (const patch of [{}, { status: 'ENABLED' }, body]) {
+      const res = await call('PATCH', `/webhook-endpoints/${created.id}`, { token: owner.token, body: patch });
+      expect([res.status, res.headers.get('etag')]).toEqual([200, '"1"']);
+    }
+    expect((await call('PATCH', `/webhook-endpoints/${created.id}`, { token: owner.token, headers: { 'if-match': '"3"' }, body: {} })).status).toBe(412);
+    expect((await call('PATCH', `/webhook-endpoints/${created.id}`, { token: owner.token, body: { eventTypes: ['order.shipped', 'order.created'] } })).headers.get('etag')).toBe('"2"');
+  });
+
   it("answers 404 for another user's endpoint, whoever asks, and every operation on it", async () => {
     const owner = await customer();
     const other = await customer();
