@@ -26,12 +26,24 @@ export const TIMEOUT_HEADER = 'x-request-timeout-ms';
 
 const storage = new AsyncLocalStorage<RequestContext>();
 
-const TRACEPARENT = /^[\da-f]{2}-([\da-f]{32})-[\da-f]{16}-[\da-f]{2}$/;
+/**
+ * A W3C `traceparent` (Trace Context §3.2) as OpenTelemetry's propagator reads it, so a hop with
+ * tracing on and one without agree on the trace: lowercase hex only, version `ff` never, ids not
+ * all zeros; a later version may carry more fields after the flags, version 00 may not.
+ */
+const TRACEPARENT = /^(?!ff)([\da-f]{2})-(?!0{32})([\da-f]{32})-(?!0{16})([\da-f]{16})-([\da-f]{2})(-.*)?$/;
 
-/** The trace id of a valid W3C `traceparent` header (not all zeros), or undefined. */
-function validTraceId(traceparent: string | undefined): string | undefined {
-  const match = traceparent ? TRACEPARENT.exec(traceparent.trim().toLowerCase()) : null;
-  return match && !/^0+$/.test(match[1]) ? match[1] : undefined;
+interface TraceParent {
+  traceId: string;
+  parentId: string;
+  flags: string;
+}
+
+/** A valid `traceparent`'s parts, or undefined (the header is then ignored, and a trace starts here). */
+function parseTraceparent(traceparent: string | undefined): TraceParent | undefined {
+  const match = traceparent ? TRACEPARENT.exec(traceparent.trim()) : null;
+  if (!match || (match[1] === '00' && match[5] !== undefined)) return undefined;
+  return { traceId: match[2], parentId: match[3], flags: match[4] };
 }
 
 /** 32 random hex digits. randomUUID draws from a pooled buffer: much cheaper per request than randomBytes(16). */
@@ -39,7 +51,7 @@ const randomHex32 = () => randomUUID().replaceAll('-', '');
 
 /** The W3C trace id of a `traceparent` header, or a new one. */
 export function traceIdFrom(traceparent: string | undefined): string {
-  return validTraceId(traceparent) ?? randomHex32();
+  return parseTraceparent(traceparent)?.traceId ?? randomHex32();
 }
 
 /**
@@ -48,7 +60,9 @@ export function traceIdFrom(traceparent: string | undefined): string {
  * a new one for `traceId`, not sampled (this hop recorded nothing for a child to hang under).
  */
 function traceparentFor(incoming: string | undefined, traceId: string): string {
-  if (incoming && validTraceId(incoming) === traceId) return incoming.trim().toLowerCase();
+  const parent = parseTraceparent(incoming);
+  // Passed on in the version this hop speaks (a later version's extra fields are not ours to forward).
+  if (parent?.traceId === traceId) return `00-${parent.traceId}-${parent.parentId}-${parent.flags}`;
   return `00-${traceId}-${randomHex32().slice(0, 16)}-00`;
 }
 

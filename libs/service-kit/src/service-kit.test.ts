@@ -48,15 +48,29 @@ describe('trace ids', () => {
     expect(traceIdFrom('00-00000000000000000000000000000000-00f067aa0ba902b7-01')).not.toBe('00000000000000000000000000000000');
   });
 
+  it("ignores a traceparent OpenTelemetry's propagator ignores, so a hop without tracing and one with it agree on the trace", () => {
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    // W3C Trace Context §3.2: version ff is invalid, hex is lowercase, no id is all zeros, and version 00 has four fields.
+    for (const invalid of [`ff-${traceId}-00f067aa0ba902b7-01`, `00-${traceId.toUpperCase()}-00f067aa0ba902b7-01`, `00-${traceId}-0000000000000000-01`, `00-${traceId}-00f067aa0ba902b7-01-extra`]) {
+      expect([invalid, traceIdFrom(invalid)]).not.toEqual([invalid, traceId]);
+    }
+    // A later version may carry more fields: its trace is kept, as the propagator keeps it.
+    const later = `01-${traceId}-00f067aa0ba902b7-01-extra`;
+    expect(traceIdFrom(later)).toBe(traceId);
+  });
+
   it("gives outgoing calls the caller's traceparent, or one that starts the request's trace (no tracing SDK running)", async () => {
     const app = express();
     app.use(requestContext(1000));
     app.get('/', (_req, res) => void res.json({ traceId: currentContext()?.traceId, outgoing: outgoingTraceparent() }));
     const server = await listen(app, 0, '127.0.0.1');
     try {
-      const continued = await (await fetch(server.url, { headers: { traceparent: '00-4BF92F3577B34DA6A3CE929D0E0E4736-00F067AA0BA902B7-01' } })).json();
+      const continued = await (await fetch(server.url, { headers: { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' } })).json();
       expect(continued).toEqual({ traceId: '4bf92f3577b34da6a3ce929d0e0e4736', outgoing: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' });
-      for (const traceparent of [undefined, 'garbage', '00-00000000000000000000000000000000-00f067aa0ba902b7-01']) {
+      // A later version's trace continues, passed on in version 00 without the fields this hop does not know.
+      const later = await (await fetch(server.url, { headers: { traceparent: '01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra' } })).json();
+      expect(later).toEqual({ traceId: '4bf92f3577b34da6a3ce929d0e0e4736', outgoing: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' });
+      for (const traceparent of [undefined, 'garbage', '00-00000000000000000000000000000000-00f067aa0ba902b7-01', '00-4BF92F3577B34DA6A3CE929D0E0E4736-00F067AA0BA902B7-01', 'ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01']) {
         const started = (await (await fetch(server.url, { headers: traceparent ? { traceparent } : {} })).json()) as { traceId: string; outgoing: string };
         expect(started.outgoing).toMatch(new RegExp(`^00-${started.traceId}-[\\da-f]{16}-00$`));
       }
