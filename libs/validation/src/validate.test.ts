@@ -46,6 +46,15 @@ describe('parseBody', () => {
     expect(error.fieldErrors).toHaveLength(6);
   });
 
+  it('reads no body as an empty object, but refuses a body of null or an array as not an object', () => {
+    const optional = z.strictObject({ nickname: z.string().optional() });
+    expect(parseBody(optional, undefined)).toEqual({});
+    for (const body of [null, []]) {
+      const error = failure(() => parseBody(optional, body));
+      expect([error.status, error.code, error.fieldErrors.map(({ code }) => code)]).toEqual([400, 'VALIDATION_FAILED', ['INVALID_TYPE']]);
+    }
+  });
+
   it('answers 422 when every field is readable but breaks a rule', () => {
     const error = failure(() => parseBody(signUp, { name: 'a very long name', email: 'not-an-email', password: 'short' }));
     expect(error.status).toBe(422);

@@ -167,9 +167,13 @@ function parse<S extends z.ZodType>(schema: S, input: unknown, source: Source): 
   return checked.data;
 }
 
-/** Checks a JSON body. Use `z.strictObject` so unknown fields are refused. */
+/**
+ * Checks a JSON body. Use `z.strictObject` so unknown fields are refused. No body at all reads as
+ * `{}`; a body of `null` is a value, refused like `[]` (a merge patch of null would mean "remove
+ * everything", never "change nothing").
+ */
 export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {
-  return parse(schema, body ?? {}, 'body');
+  return parse(schema, body === undefined ? {} : body, 'body');
 }
 
 /**
