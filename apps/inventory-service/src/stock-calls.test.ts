@@ -2,6 +2,7 @@
 // PostgreSQL with TEST_DATABASE_URL): GetStock, SetStock, AdjustStock (idempotent per
 // request_id), WatchStock (levels first, then every change in order, across replicas),
 // ReserveOrder (all lines or none, also under 200 concurrent orders) and ReserveStream.
+import dns from 'node:dns';
 import path from 'node:path';
 import { type CallOptions, type ClientReadableStream, credentials, Metadata, status, type ServiceError } from '@grpc/grpc-js';
 import { TokenVerifier } from '@platform/auth';
@@ -12,6 +13,7 @@ import { describeInventoryRules } from '@platform/inventory-contract/testing';
 import { createInventoryClient, fromGrpcStatus, InventoryClient, type InventoryGateway, REFUSED_SKUS_METADATA, type ReserveOrderReply, type ReserveReply, type ReserveRequest, type StockLevel } from '@platform/inventory-contract';
 import { createLogger, createMetrics, Health } from '@platform/service-kit';
 import { createInventoryApp } from './app';
+import { DEFAULT_STREAM_LIMITS } from './grpc/server';
 import { PrismaClient } from './generated/prisma/client';
 import { bearing, callers, failure, ordersToken, SECRET } from './testing/callers';
 
@@ -580,5 +582,72 @@ describe('the client orders uses, given an address that names several replicas',
     expect(calls[0] + calls[1]).toBe(20);
     // Both connections open within the first calls; from then on, one call each in turn.
     expect(Math.min(...calls)).toBeGreaterThanOrEqual(7);
+  });
+});
+
+describe('the client orders uses, given a DNS name whose addresses change (a headless Service scaled, then rolled)', () => {
+  /** A name only this test answers (dns.promises.lookup, which grpc-js's dns resolver asks). */
+  const NAME = 'inventory-grpc.replicas.test';
+  let addresses: string[] = [];
+  const systemLookup = dns.promises.lookup.bind(dns.promises);
+
+  /** A replica on its own loopback address, every one on the same port as behind a headless Service; its connections age out after 1 s. */
+  async function replicaAt(name: string, host: string, port: number) {
+    const metrics = createMetrics(name);
+    const built = createInventoryApp({ prisma: database.prisma, notifications: database, logger: createLogger(name, 'silent'), health: new Health(), metrics, callers, verifier: new TokenVerifier(SECRET), cursorSecret: 'inventory-test-cursor-secret', requestTimeoutMs: 10_000, introspection: false, streamLimits: { ...DEFAULT_STREAM_LIMITS, connectionMaxAgeMs: 1_000 } });
+    const bound = await built.grpc.listen(port, host);
+    const answered = async () => (await metrics.registry.getSingleMetric('grpc_server_handled_total')!.get()).values.find(({ labels }) => labels.grpc_method === 'GetStock' && labels.grpc_code === 'OK')?.value ?? 0;
+    return { ...built, port: bound, answered };
+  }
+
+  it('calls a replica the name gains once its connections age out, and answers every call while a replica leaves', async () => {
+    const lookup = jest.spyOn(dns.promises, 'lookup').mockImplementation((async (host: string, options: dns.LookupOptions) => (host === NAME ? addresses.map((address) => ({ address, family: 4 })) : systemLookup(host, options))) as typeof dns.promises.lookup);
+    const first = await replicaAt('inventory-first', '127.0.0.2', 0);
+    const added = await replicaAt('inventory-added', '127.0.0.3', first.port);
+    addresses = ['127.0.0.2'];
+    const spread = createInventoryClient(`dns:///${NAME}:${first.port}`, { serviceToken: ordersToken });
+    const sku = await stockedSku(5);
+    const failures: string[] = [];
+    const call = async () => {
+      try {
+        expect(await spread.getStock([sku])).toEqual([expect.objectContaining({ sku, available: 5 })]);
+      } catch (error) {
+        failures.push(String(error));
+      }
+    };
+    try {
+      for (let i = 0; i < 5; i++) await call();
+      expect([await first.answered(), await added.answered()]).toEqual([5, 0]);
+
+      // Scaled up: the name now has both. The first replica's connection ages out (GOAWAY), the
+      // client resolves the name again and spreads its calls over both.
+      addresses = ['127.0.0.2', '127.0.0.3'];
+      for (const giveUpAt = Date.now() + 10_000; (await added.answered()) === 0 && Date.now() < giveUpAt; ) {
+        await call();
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(await added.answered()).toBeGreaterThan(0);
+
+      // Rolled: the first replica leaves the name and stops as a pod does (NOT_SERVING, then GOAWAY
+      // with its calls let finish). Every call goes on being answered, by the one left.
+      addresses = ['127.0.0.3'];
+      const before = (await first.answered()) + (await added.answered());
+      const stopped = first.grpc.stoppable.close();
+      for (let i = 0; i < 20; i++) await call();
+      await stopped;
+      expect((await first.answered()) + (await added.answered()) - before).toBe(20);
+      // Once it has stopped, the one left answers them all.
+      const left = await added.answered();
+      for (let i = 0; i < 5; i++) await call();
+      expect(failures).toEqual([]);
+      expect((await added.answered()) - left).toBe(5);
+    } finally {
+      spread.close();
+      lookup.mockRestore();
+      for (const replica of [first, added]) {
+        await replica.watch.close();
+        replica.grpc.server.forceShutdown();
+      }
+    }
   });
 });

@@ -80,12 +80,17 @@ function reservationFailureOf(error: ServiceError): Error {
  * round_robin sends each call to the next ready one. The default, pick_first, would send every call
  * of this replica to one pod for the connection's life, and a ClusterIP Service balances
  * connections, not calls. Inventory closes each connection after GRPC_CONNECTION_MAX_AGE_MS, so the
- * name is resolved again and pods added by a scale-up get calls too. The service config is ours
- * alone: none is read from DNS (no TXT lookups).
+ * name is resolved again and pods added by a scale-up get calls too; a pod stopping closes its
+ * connections too, and the name is resolved again then. grpc-js resolves a name at most every 30 s
+ * by default, so a pod added or replaced waited up to that long before it got a call, and a
+ * rolling update faster than that could leave a replica with no address it knew still serving:
+ * here at most every 2 s (a query per replica only when a connection closes). The service config
+ * is ours alone: none is read from DNS (no TXT lookups).
  */
 const INVENTORY_CHANNEL_OPTIONS = {
   'grpc.keepalive_time_ms': 30_000,
   'grpc.keepalive_timeout_ms': 5_000,
+  'grpc.dns_min_time_between_resolutions_ms': 2_000,
   'grpc.service_config': JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] }),
   'grpc.service_config_disable_resolution': 1,
 };
