@@ -1,6 +1,6 @@
 // Both overlays render, every object matches the Kubernetes schemas, and our policy holds; a
 // deliberately broken copy proves the policy check can fail.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
@@ -385,6 +385,12 @@ describe('the monitoring component (deploy/monitoring)', () => {
       const url = entry.annotations?.runbook_url ?? '';
       expect([entry.alert, url.startsWith('docs/runbook.md#') && anchors.has(url.split('#')[1])]).toEqual([entry.alert, true]);
     }
+  });
+
+  it('loads the alert rules as Prometheus does and passes their promtool unit tests (tools/monitoring/check-rules.mjs)', () => {
+    // The rules' unit tests (rules/*.test.yaml) run here, with the manifests: nothing else runs them.
+    const result = spawnSync(process.execPath, [path.join(deployDir, '../tools/monitoring/check-rules.mjs')], { encoding: 'utf8' });
+    expect(result.status === 0 ? 'passed' : `${result.stdout}${result.stderr}`).toBe('passed');
   });
 
   it('keeps the promtool unit tests next to the rules they test', () => {
