@@ -184,6 +184,27 @@ it('prod signs list cursors with CURSOR_SECRET from a Secret in every service th
   }
 });
 
+describe("the runbook's commands (docs/runbook.md), against the prod overlay they are run on", () => {
+  const runbook = readFileSync(path.join(deployDir, '../docs/runbook.md'), 'utf8');
+  /** A `### title` section's text, up to the next heading. */
+  const section = (title: string) => runbook.split(/^#{2,3} /m).find((part) => part.startsWith(`${title}\n`)) ?? '';
+  const readsSecret = (deployment: K8sObject, secret: string) =>
+    (deployment.spec as { template: { spec: { containers: { env?: { valueFrom?: { secretKeyRef?: { name: string } } }[] }[] } } }).template.spec.containers.some((container) => (container.env ?? []).some((variable) => variable.valueFrom?.secretKeyRef?.name === secret));
+
+  it('rotates the cursor secret by restarting every Deployment that reads it', () => {
+    const restarted = [...section('Rotate the cursor secret').matchAll(/deploy\/([a-z-]+)/g)].map((match) => match[1]).sort();
+    const readers = rendered.prod.filter((object) => object.kind === 'Deployment' && readsSecret(object, 'platform-cursor')).map((object) => object.metadata.name).sort();
+    expect(readers.length).toBeGreaterThan(0);
+    expect(restarted).toEqual(readers);
+  });
+
+  it('scales prod through the autoscalers, never with kubectl scale (the HPA owns the replica counts and undoes it)', () => {
+    expect(rendered.prod.filter((object) => object.kind === 'HorizontalPodAutoscaler').map((object) => object.metadata.name).sort()).toEqual([...apps].sort());
+    expect(runbook.match(/`(k|kubectl)\b[^`]*\bscale\b[^`]*`/g)).toBeNull(); // `k scale deploy/…`
+    expect(runbook).toMatch(/`k patch hpa <service> -p '\{"spec":\{"minReplicas":<n>\}\}'`/);
+  });
+});
+
 describe('prod carries events over NATS JetStream', () => {
   const services = ['users-service', 'orders-service', 'catalog-service', 'inventory-service'];
 
