@@ -37,8 +37,8 @@ describe.each(overlays)('the %s overlay', (overlay) => {
     expect(policyViolations(objects)).toEqual([]);
   });
 
-  it('disables Apollo telemetry in the gateway and migrates before every service pod serves, in an init container of the same image', () => {
-    expect((find(objects, 'ConfigMap', 'gateway-config') as { data: Record<string, string> }).data.APOLLO_TELEMETRY_DISABLED).toBe('true');
+  it('disables Apollo telemetry in every app (the gateway federates, the four services are Apollo subgraphs) and migrates before every service pod serves, in an init container of the same image', () => {
+    for (const app of apps) expect([app, (find(objects, 'ConfigMap', `${app}-config`) as { data: Record<string, string> }).data.APOLLO_TELEMETRY_DISABLED]).toEqual([app, 'true']);
     for (const app of apps.filter((name) => name !== 'gateway')) {
       const pod = find(objects, 'Deployment', app).spec.template.spec as { initContainers: { name: string; image: string; args: string[]; env: { name: string; valueFrom?: unknown }[] }[]; containers: { image: string }[] };
       expect(pod.initContainers.map((container) => [container.name, container.args])).toEqual([['migrate', ['node', 'main.js', 'migrate']]]);
