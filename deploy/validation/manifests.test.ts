@@ -64,6 +64,18 @@ describe.each(overlays)('the %s overlay', (overlay) => {
     expect(ingress.metadata.annotations).toMatchObject({ 'cert-manager.io/cluster-issuer': expect.any(String), 'nginx.ingress.kubernetes.io/force-ssl-redirect': 'true' });
   });
 
+  it('gives each pod the time its stop takes before the kubelet kills it: the drain, in-flight requests, for users-service a webhook attempt under way, and 5 s', () => {
+    // users-service closes its webhook dispatcher after its listeners, and waits for the attempts
+    // it started meanwhile: one may take DELIVERY_TIMEOUT_MS (15 s, apps/users-service/src/webhooks/retry-schedule.ts).
+    const afterListenersS: Record<string, number> = { 'users-service': 15 };
+    for (const app of apps) {
+      const settings = find(objects, 'ConfigMap', `${app}-config`).data as Record<string, string>;
+      const stopS = (Number(settings.SHUTDOWN_DRAIN_MS) + Number(settings.SHUTDOWN_TIMEOUT_MS)) / 1000 + (afterListenersS[app] ?? 0) + 5;
+      const grace = find(objects, 'Deployment', app).spec.template.spec.terminationGracePeriodSeconds as number;
+      expect({ app, enough: grace >= stopS }).toEqual({ app, enough: true });
+    }
+  });
+
   it("lets bodies a little over the gateway's 1 MiB limit through the Ingress, so the gateway refuses them in the error format", () => {
     expect(find(objects, 'Ingress', 'gateway').metadata.annotations['nginx.ingress.kubernetes.io/proxy-body-size']).toBe('2m');
   });

@@ -30,8 +30,17 @@ function probes(kind, grpcService) {
 /** A variable read from a Secret key. */
 const secretEnv = (name, secret, key) => `        - name: ${name}\n          valueFrom:\n            secretKeyRef:\n              name: ${secret}\n              key: ${key}\n`;
 
+/**
+ * Seconds from SIGTERM to SIGKILL: the readiness drain (SHUTDOWN_DRAIN_MS, 5 s) and in-flight
+ * requests (SHUTDOWN_TIMEOUT_MS, 10 s), then the resources close, plus a margin. users-service's
+ * webhook dispatcher closes after the listeners and waits for the attempts it started until then,
+ * each up to 15 s (DELIVERY_TIMEOUT_MS): killed before, an attempt's outcome is lost and the
+ * receiver gets it again once its lease runs out.
+ */
+const TERMINATION_GRACE_S = 20;
+
 const SERVICES = [
-  { name: 'users-service', port: 3001, extraEnv: secretEnv('ADMIN_EMAIL', 'platform-admin', 'email') + secretEnv('ADMIN_PASSWORD', 'platform-admin', 'password') + secretEnv('REDIS_URL', 'platform-redis', 'url') + secretEnv('API_KEY_HASH_SECRET', 'platform-api-keys', 'secret') },
+  { name: 'users-service', port: 3001, terminationGracePeriodSeconds: 35, extraEnv: secretEnv('ADMIN_EMAIL', 'platform-admin', 'email') + secretEnv('ADMIN_PASSWORD', 'platform-admin', 'password') + secretEnv('REDIS_URL', 'platform-redis', 'url') + secretEnv('API_KEY_HASH_SECRET', 'platform-api-keys', 'secret') },
   { name: 'orders-service', port: 3002 },
   { name: 'catalog-service', port: 3003 },
   // Probed over gRPC: the port clients depend on is the gRPC one.
@@ -81,7 +90,7 @@ spec:
 `;
 
 const templates = {
-  'deployment.yaml': ({ name, port, extraEnv, grpcPort, probes }) => `# ${name}: deployment. Written by tools/deploy/render-services.mjs: change the template there.
+  'deployment.yaml': ({ name, port, extraEnv, grpcPort, probes, terminationGracePeriodSeconds }) => `# ${name}: deployment. Written by tools/deploy/render-services.mjs: change the template there.
 apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -108,7 +117,7 @@ spec:
     spec:
       serviceAccountName: ${name}
       automountServiceAccountToken: false
-      terminationGracePeriodSeconds: 20
+      terminationGracePeriodSeconds: ${terminationGracePeriodSeconds}
       securityContext:
         runAsNonRoot: true
         runAsUser: 1000
@@ -260,6 +269,7 @@ for (const service of SERVICES) {
     grpcServicePort: service.grpc ? `  - name: grpc\n    port: ${GRPC_PORT}\n    targetPort: grpc\n` : '',
     grpcHeadlessService: service.grpc ? grpcHeadlessService(service.name) : '',
     probes: service.probes ?? probes('http'),
+    terminationGracePeriodSeconds: service.terminationGracePeriodSeconds ?? TERMINATION_GRACE_S,
   };
   for (const [file, render] of Object.entries(templates)) {
     writeOrCheck(root, path.join(root, 'deploy/k8s/base', service.name, file), render(values), 'node tools/deploy/render-services.mjs');
