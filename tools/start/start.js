@@ -2,7 +2,7 @@
 // `npm start`: builds the five apps, starts them on the embedded defaults (PGlite, in-memory
 // rate limits), waits until each is ready, prints where to go, and stops them all on Ctrl-C.
 // Set DATABASE_URL_<APP> (e.g. DATABASE_URL_USERS) or REDIS_URL to use real servers instead
-// (those databases are migrated first, as the Kubernetes Job does). PORT_OFFSET=N moves every
+// (those databases are migrated first, as each pod's `migrate` init container does in Kubernetes). PORT_OFFSET=N moves every
 // port by N so a second stack (the e2e suite's) can run beside a development one;
 // UPSTREAM_PORT_OFFSET=M makes the apps call each other where a stack at offset M listens.
 'use strict';
@@ -130,7 +130,7 @@ function envOf(app) {
 }
 
 // SKIP_MIGRATIONS=true: the databases are migrated already (a replica of the cluster started
-// again during a rollout, as Kubernetes starts pods after the release's migration Job).
+// again during a rollout; in Kubernetes its `migrate` init container would find nothing to apply).
 const failedMigration = process.env.SKIP_MIGRATIONS === 'true' ? null : migrate(selected.map((app) => app.name));
 if (failedMigration) {
   process.stdout.write(failedMigration.output);

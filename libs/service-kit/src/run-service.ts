@@ -1,6 +1,6 @@
 // The life of a service process, the same for every app: read config → open the database →
 // build the app → listen → stop cleanly on SIGTERM. `main.js migrate` applies pending
-// migrations to DATABASE_URL and exits (the Kubernetes migration Job).
+// migrations to DATABASE_URL and exits (in Kubernetes, each pod's `migrate` init container).
 import type { RequestListener } from 'node:http';
 import type { BaseConfig, LoadedConfig } from './config';
 import { createStopper, stopOnSignals, stoppableHttpServer, type Stoppable } from './graceful-stop';
