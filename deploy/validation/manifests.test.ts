@@ -210,6 +210,14 @@ describe("the runbook's commands (docs/runbook.md), against the prod overlay the
     expect(restarted).toEqual(readers);
   });
 
+  it('lists and replays parked events of every consuming service the dead-letter command knows, each by its address variable', () => {
+    const command = readFileSync(path.join(deployDir, '../tools/events/dead-letters.ts'), 'utf8');
+    const consumers = [...command.matchAll(/'([a-z]+-service)': \{ env: '([A-Z_]+)'/g)].map((match) => `${match[1]} ${match[2]}`);
+    expect(consumers.length).toBeGreaterThan(2);
+    const procedure = section('EventsParked');
+    expect(consumers.filter((consumer) => consumer.split(' ').some((word) => !procedure.includes(word)))).toEqual([]);
+  });
+
   it('scales prod through the autoscalers, never with kubectl scale (the HPA owns the replica counts and undoes it)', () => {
     expect(rendered.prod.filter((object) => object.kind === 'HorizontalPodAutoscaler').map((object) => object.metadata.name).sort()).toEqual([...apps].sort());
     expect(runbook.match(/`(k|kubectl)\b[^`]*\bscale\b[^`]*`/g)).toBeNull(); // `k scale deploy/…`
