@@ -58,7 +58,7 @@ const dashboards = {
       panel('Consumer lag p99 (write to handling)', 's', [['histogram_quantile(0.99, sum by (le, source) (rate(events_consumer_lag_seconds_bucket{service="$service"}[$__rate_interval])))', '{{source}}']], 'runbook: EventConsumerLagging'),
       panel('Webhook deliveries by outcome (users)', 'ops', [['sum by (outcome) (rate(webhook_deliveries_total[$__rate_interval]))', '{{outcome}}']], 'Attempts to client URLs. HTTP_ERROR and TIMEOUT are the receivers\' (retried ~3 days); FORBIDDEN_ADDRESS rising: URLs re-pointed inside (docs/security.md).'),
       panel('Webhook delivery latency p50 and p99 (users)', 's', [['histogram_quantile(0.5, sum by (le) (rate(webhook_delivery_duration_seconds_bucket[$__rate_interval])))', 'p50'], ['histogram_quantile(0.99, sum by (le) (rate(webhook_delivery_duration_seconds_bucket[$__rate_interval])))', 'p99']], 'Send to answer; 15 s is the timeout.'),
-      panel('Events waiting for this consumer at the broker', 'none', [['sum by (source) (events_consumer_pending{service="$service"})', '{{source}}']], 'Stored, not yet acknowledged (NATS). Growing while nothing is consumed: runbook EventConsumerStalled.'),
+      panel('Events waiting for this consumer at the broker', 'none', [['max by (source) (events_consumer_pending{service="$service"})', '{{source}}']], 'Stored, not yet acknowledged (NATS; every replica reports the same backlog). Growing while nothing is consumed: runbook EventConsumerStalled.'),
       panel('Dead letters waiting for an operator', 'none', [['max(events_dead_letters_waiting{service="$service"})', 'parked']], 'npm run events:dead-letters -- list, then replay <id> once the cause is fixed (runbook: EventsParked).'),
     ],
   },
