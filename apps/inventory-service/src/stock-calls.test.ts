@@ -651,3 +651,28 @@ describe('the client orders uses, given a DNS name whose addresses change (a hea
     }
   });
 });
+
+describe('when the database cannot be reached', () => {
+  it('answers UNAVAILABLE, which the client orders uses turns into 503 with Retry-After, not INTERNAL', async () => {
+    const { PrismaPg } = await import('@prisma/adapter-pg');
+    // Nothing listens on port 1: every query fails to connect, as when PostgreSQL is down.
+    const unreachable = new PrismaClient({ adapter: new PrismaPg({ connectionString: 'postgresql://postgres@127.0.0.1:1/inventory', connectionTimeoutMillis: 1_000 }) });
+    const metrics = createMetrics('inventory-down');
+    const built = createInventoryApp({ prisma: unreachable, notifications: database, logger: createLogger('inventory-down', 'silent'), health: new Health(), metrics, callers, verifier: new TokenVerifier(SECRET), cursorSecret: 'inventory-test-cursor-secret', requestTimeoutMs: 10_000, introspection: false });
+    const address = `127.0.0.1:${await built.grpc.listen(0, '127.0.0.1')}`;
+    const raw = new InventoryClient(address, credentials.createInsecure(), { interceptors: [bearing(await ordersToken())] });
+    const orders = createInventoryClient(address, { serviceToken: ordersToken });
+    try {
+      const refused = await unary(raw.getStock, { skus: ['ANY-SKU'] }, raw).catch((error: ServiceError) => error);
+      expect([(refused as ServiceError).code, (refused as ServiceError).details]).toEqual([status.UNAVAILABLE, 'Inventory cannot reach its database right now; retry shortly.']);
+      const seenByOrders = await orders.getStock(['ANY-SKU']).catch((error: unknown) => error);
+      expect(seenByOrders).toMatchObject({ status: 503, code: 'SERVICE_UNAVAILABLE', headers: { 'Retry-After': expect.stringMatching(/^\d+$/) } });
+    } finally {
+      orders.close();
+      raw.close();
+      await built.watch.close();
+      built.grpc.server.forceShutdown();
+      await unreachable.$disconnect();
+    }
+  });
+});

@@ -37,6 +37,7 @@ import {
   type WatchStockRequest,
   toGrpcStatus,
 } from '@platform/inventory-contract';
+import { isDatabaseUnavailable } from '@platform/db';
 import { DomainError, Forbidden, Unauthenticated } from '@platform/errors';
 import type { Logger, Stoppable } from '@platform/service-kit';
 import type { UsageRecorder } from '@platform/usage';
@@ -273,6 +274,12 @@ export function createInventoryGrpc(options: { stock: StockService; callers: Inv
     }
     if (reason instanceof DeadlineExceeded) return { code: status.DEADLINE_EXCEEDED, details: `${method} did not finish before the caller's deadline.` };
     if (reason instanceof LimitReached) return { code: status.RESOURCE_EXHAUSTED, details: reason.message };
+    // As the HTTP side answers 503 (databaseOutages): a temporary outage the caller may retry
+    // (UNAVAILABLE, which orders answers 503 with Retry-After), not a fault of the call (INTERNAL).
+    if (isDatabaseUnavailable(reason)) {
+      logger.warn({ err: reason, method }, 'gRPC call refused: the database cannot be reached');
+      return { code: status.UNAVAILABLE, details: 'Inventory cannot reach its database right now; retry shortly.' };
+    }
     logger.error({ err: reason, method }, 'gRPC call failed');
     return { code: status.INTERNAL, details: 'Internal error.' };
   }
