@@ -48,14 +48,22 @@ describe.each(overlays)('the %s overlay', (overlay) => {
     expect(objects.some((object) => object.kind === 'Job')).toBe(false);
   });
 
-  it('gives the gateway the deprecation registry of contracts/deprecations.yaml, mounted where DEPRECATIONS_FILE points', () => {
-    const pod = find(objects, 'Deployment', 'gateway').spec.template.spec;
-    const volume = pod.volumes.find((candidate: { name: string }) => candidate.name === 'deprecations');
-    const registry = find(objects, 'ConfigMap', volume.configMap.name) as { data: Record<string, string> };
-    expect(volume.configMap.name).toMatch(/^gateway-deprecations-[a-z0-9]+$/);
-    expect(registry.data['deprecations.yaml']).toContain(readFileSync(path.join(deployDir, '../contracts/deprecations.yaml'), 'utf8'));
-    const mount = pod.containers[0].volumeMounts.find((candidate: { name: string }) => candidate.name === 'deprecations');
-    expect(`${mount.mountPath}/deprecations.yaml`).toBe(find(objects, 'ConfigMap', 'gateway-config').data.DEPRECATIONS_FILE);
+  it('gives every app that reads the deprecation registry the one of contracts/deprecations.yaml, mounted where DEPRECATIONS_FILE points, in every container', () => {
+    // The apps whose configuration reads DEPRECATIONS_FILE: a brownout of their elements must reach them with the manifests.
+    const readers = apps.filter((app) => readFileSync(path.join(deployDir, `../apps/${app}/src/config.ts`), 'utf8').includes('DEPRECATIONS_FILE'));
+    expect(readers).toEqual(['gateway', 'users-service', 'inventory-service']);
+    for (const app of readers) {
+      const pod = find(objects, 'Deployment', app).spec.template.spec;
+      const volume = pod.volumes.find((candidate: { name: string }) => candidate.name === 'deprecations');
+      expect([app, volume?.configMap.name]).toEqual([app, expect.stringMatching(new RegExp(`^${app}-deprecations-[a-z0-9]+$`))]);
+      const registry = find(objects, 'ConfigMap', volume.configMap.name) as { data: Record<string, string> };
+      expect(registry.data['deprecations.yaml']).toContain(readFileSync(path.join(deployDir, '../contracts/deprecations.yaml'), 'utf8'));
+      // The migrate init container loads the same configuration, which reads the file too.
+      for (const container of [...(pod.initContainers ?? []), ...pod.containers]) {
+        const mount = container.volumeMounts.find((candidate: { name: string }) => candidate.name === 'deprecations');
+        expect([app, container.name, mount && `${mount.mountPath}/deprecations.yaml`]).toEqual([app, container.name, find(objects, 'ConfigMap', `${app}-config`).data.DEPRECATIONS_FILE]);
+      }
+    }
   });
 
   it('terminates TLS at the Ingress with a certificate Secret cert-manager keeps, and redirects plain HTTP', () => {
@@ -366,8 +374,8 @@ describe('the Dockerfile', () => {
 
 it("keeps every service's shared objects as the one template writes them (tools/deploy/render-services.mjs)", () => {
   const run = () => execFileSync(process.execPath, [path.join(deployDir, '../tools/deploy/render-services.mjs'), '--check'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-  // Five objects of each of the four services, and the gateway's copy of the deprecation registry.
-  expect(run().match(/matches its sources/g)).toHaveLength(21);
+  // Five objects of each of the four services, and the copies of the deprecation registry (gateway, users, inventory).
+  expect(run().match(/matches its sources/g)).toHaveLength(23);
   // A hand edit of a generated file fails the check.
   const file = path.join(deployDir, 'k8s/base/catalog-service/pdb.yaml');
   const committed = readFileSync(file, 'utf8');
