@@ -155,6 +155,12 @@ describe.each(overlays)('the %s overlay', (overlay) => {
       ...feeds(`3002/TCP ${pod('orders-service')}`, `3003/TCP ${pod('catalog-service')}`, `3004/TCP ${pod('inventory-service')}`),
     ]);
     expect(find(objects, 'NetworkPolicy', 'default-deny').spec).toEqual({ podSelector: {}, policyTypes: ['Ingress', 'Egress'] });
+    // The API takes webhook URLs on exactly the ports the policy lets deliveries out on: a URL on
+    // another would be accepted and then fail every delivery unseen.
+    const internetPorts = egressOf('users-service')
+      .filter((rule) => rule.endsWith(publicInternet))
+      .map((rule) => Number(rule.split('/')[0]));
+    expect((find(objects, 'ConfigMap', 'users-service-config') as { data: Record<string, string> }).data.WEBHOOK_ALLOWED_PORTS?.split(',').map(Number)).toEqual(internetPorts);
   });
 
   it('lets only the gateway be reached from outside the namespace, inventory\'s gRPC only from orders and its HTTP only from the gateway and users-service', () => {

@@ -23,7 +23,7 @@ import { webhookRoutes } from './webhooks/routes';
 import { WebhookService } from './webhooks/service';
 
 export interface UsersAppDeps {
-  config: Pick<UsersConfig, 'API_KEY_HASH_SECRET' | 'jwtSecret' | 'jwtVerifySecrets' | 'cursorSecret' | 'ACCESS_TOKEN_TTL_S' | 'REQUEST_TIMEOUT_MS' | 'NODE_ENV'> & Partial<Pick<UsersConfig, 'WEBHOOK_ALLOW_LOOPBACK' | 'WEBHOOK_ACCOUNT_CONCURRENCY' | 'WEBHOOK_CONNECT_TIMEOUT_MS' | 'DEPRECATIONS_FILE'>>;
+  config: Pick<UsersConfig, 'API_KEY_HASH_SECRET' | 'jwtSecret' | 'jwtVerifySecrets' | 'cursorSecret' | 'ACCESS_TOKEN_TTL_S' | 'REQUEST_TIMEOUT_MS' | 'NODE_ENV'> & Partial<Pick<UsersConfig, 'WEBHOOK_ALLOW_LOOPBACK' | 'WEBHOOK_ALLOWED_PORTS' | 'WEBHOOK_ACCOUNT_CONCURRENCY' | 'WEBHOOK_CONNECT_TIMEOUT_MS' | 'DEPRECATIONS_FILE'>>;
   prisma: DatabaseClient;
   /** The database behind `prisma`: an embedded one (PGlite) serves this process alone. Unset: treated as shared. */
   databaseKind?: DatabaseKind;
@@ -47,7 +47,7 @@ export async function createUsersApp(deps: UsersAppDeps) {
     revocations: deps.revocations,
   });
   const webhookRepository = new WebhookRepository(deps.prisma);
-  const guard = new AddressGuard({ allowLoopback: config.WEBHOOK_ALLOW_LOOPBACK ?? false, resolve: deps.webhooks?.resolve });
+  const guard = new AddressGuard({ allowLoopback: config.WEBHOOK_ALLOW_LOOPBACK ?? false, allowedPorts: config.WEBHOOK_ALLOWED_PORTS, resolve: deps.webhooks?.resolve });
   const dispatcher = new WebhookDispatcher(
     webhookRepository,
     guard,

@@ -26,6 +26,17 @@ export function loadUsersConfig(env: NodeJS.ProcessEnv = process.env) {
       WEBHOOK_DISPATCH_MS: z.coerce.number().int().min(50).max(60_000).default(1_000),
       /** Webhook deliveries to one account's endpoints a replica sends at once, of its 8: the rest stay free for other accounts however slowly that account's endpoints answer. */
       WEBHOOK_ACCOUNT_CONCURRENCY: z.coerce.number().int().min(1).max(DISPATCH_WORKERS).default(WORKERS_PER_ACCOUNT),
+      /**
+       * The ports a webhook URL may name (`443,80`), as the network lets deliveries out: a URL on
+       * another is refused at registration (422) instead of failing every delivery unseen. Unset:
+       * any port (a machine whose network lets every port out).
+       */
+      WEBHOOK_ALLOWED_PORTS: z
+        .string()
+        .regex(/^\s*\d{1,5}\s*(,\s*\d{1,5}\s*)*$/, 'a comma-separated list of ports, e.g. 443,80')
+        .transform((list) => list.split(',').map(Number))
+        .refine((ports) => ports.every((port) => port >= 1 && port <= 65_535), 'every port is 1 to 65535')
+        .optional(),
       /** How long a webhook delivery may take to connect (ms), inside the 15 s the whole attempt has. */
       WEBHOOK_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(DELIVERY_TIMEOUT_MS).default(DELIVERY_CONNECT_TIMEOUT_MS),
       /** The HMAC key of stored API key hashes; unset: derived from JWT_SECRET (set it in production, so a JWT_SECRET rotation keeps every key working). */

@@ -77,6 +77,15 @@ describe('the name resolution of webhook URLs', () => {
     await Promise.all(unanswered);
   });
 
+  it('refuses a URL on a port the network does not let deliveries out on, when the ports are set (WEBHOOK_ALLOWED_PORTS)', async () => {
+    const guard = new AddressGuard({ allowLoopback: false, allowedPorts: [443, 80], resolve: dnsResolver({ servers }) });
+    await expect(guard.pin(`https://${ANSWERED}/hooks`)).resolves.toMatchObject({ address: { address: '93.184.216.34' } });
+    await expect(guard.pin(`http://${ANSWERED}:80/hooks`)).resolves.toMatchObject({ address: { address: '93.184.216.34' } });
+    await expect(guard.pin(`https://${ANSWERED}:8443/hooks`)).rejects.toMatchObject({ reason: 'port 8443 is closed to webhooks here; a URL may use port 443 or 80', unreachable: false });
+    // Unset, any port.
+    await expect(new AddressGuard({ allowLoopback: false, resolve: dnsResolver({ servers }) }).pin(`https://${ANSWERED}:8443/hooks`)).resolves.toMatchObject({ url: expect.objectContaining({ port: '8443' }) });
+  });
+
   it('answers localhost and its subdomains as loopback without asking DNS, as /etc/hosts did', async () => {
     const before = asked.length;
     const resolve = dnsResolver({ servers, timeoutMs: 5_000 });

@@ -169,6 +169,8 @@ export class ForbiddenUrl extends Error {
 export interface AddressGuardSettings {
   /** Lets loopback addresses through: for tests and local development only, never in production. */
   allowLoopback: boolean;
+  /** The ports a URL may name (its scheme's when it names none); unset: any (WEBHOOK_ALLOWED_PORTS). */
+  allowedPorts?: readonly number[];
   resolve?: HostResolver;
 }
 
@@ -196,6 +198,10 @@ export class AddressGuard {
     if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new ForbiddenUrl('only http and https URLs can receive webhooks');
     if (url.username || url.password) throw new ForbiddenUrl('a URL may not carry credentials; use the signature to authenticate deliveries');
     if (url.hash) throw new ForbiddenUrl('a URL may not carry a fragment');
+    // The network lets deliveries out on these ports only: a URL on another would fail every attempt unseen.
+    const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
+    const allowed = this.settings.allowedPorts;
+    if (allowed && !allowed.includes(port)) throw new ForbiddenUrl(`port ${port} is closed to webhooks here; a URL may use port ${allowed.join(' or ')}`);
     return url;
   }
 
