@@ -4,7 +4,7 @@
 // Then each step is left out in turn, and the check the page names for it must be the first to
 // fail, so the page cannot promise a safety net the repository does not have.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import ts from 'typescript';
@@ -52,6 +52,8 @@ function applied(text: string, step: Step): string {
 }
 
 let scratch: string;
+/** The page's `prepare` command, run once on the fresh scratch copy. */
+let prepared: { ok: boolean; output: string };
 // A new user's machine: the embedded default (PGlite, in-memory limits), whatever servers this run's suites use.
 const childEnv = { ...process.env, JEST_WORKER_ID: undefined, NODE_OPTIONS: undefined, FORCE_COLOR: '0', TEST_DATABASE_URL: undefined, TEST_REDIS_URL: undefined };
 
@@ -126,14 +128,9 @@ beforeAll(() => {
   if (uncommitted.length > 0) execFileSync('git', ['apply', '--whitespace=nowarn'], { cwd: scratch, input: uncommitted });
   execFileSync('git', ['add', '--all'], { cwd: scratch }); // the index is what each run starts from
   symlinkSync(path.join(root, 'node_modules'), path.join(scratch, 'node_modules'));
-  // The generated clients (Prisma, gRPC) are not in git: linked, file by file, from this checkout.
-  for (const base of ['apps', 'libs']) {
-    for (const project of readdirSync(path.join(root, base))) {
-      const generated = path.join(root, base, project, 'src/generated');
-      const copy = path.join(scratch, base, project, 'src/generated');
-      if (existsSync(generated) && spawnSync('cp', ['-al', generated, copy]).status !== 0) execFileSync('cp', ['-a', generated, copy]); // hard links need one file system
-    }
-  }
+  // As in a fresh clone, the generated clients (Prisma, gRPC) are not there: they are not in git,
+  // and the page's own command must write what its checks need.
+  prepared = checks.prepare === undefined ? { ok: false, output: 'the page names no command that writes the generated clients' } : shell(checks.prepare);
 });
 
 afterAll(() => {
@@ -147,10 +144,11 @@ describe('docs/adding-an-endpoint.md, followed as written', () => {
   it('has its steps and checks', () => {
     expect(steps.length).toBeGreaterThanOrEqual(6);
     expect(steps.every((step) => ['typecheck', 'generator', 'test'].includes(step.fails))).toBe(true);
-    expect(Object.keys(checks).sort()).toEqual(['test', 'typecheck']);
+    expect(Object.keys(checks).sort()).toEqual(['prepare', 'test', 'typecheck']);
   });
 
   it('gives an endpoint that typechecks, answers as its test says, and is in the document and the gateway routes', () => {
+    expect(prepared).toMatchObject({ ok: true });
     edit();
     runCommands();
     const typecheck = shell(checks.typecheck);
