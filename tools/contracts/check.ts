@@ -185,7 +185,9 @@ export async function runCheck(options: { today: string; usage?: unknown; zeroUs
       const replacement = entry.replacement.replace(/^graphql:/, '');
       const namesReplacement = entry.replacement.startsWith('none') || reason?.includes(replacement) || reason?.includes(replacement.split('.').pop() ?? replacement);
       if (reason && namesReplacement && reason.includes(entry.sunset)) return [];
-      return [`${label}: the subgraph SDL must mark it @deprecated(reason: "Use ${replacement}; removed on ${entry.sunset}.")${reason ? `, not "${reason}"` : ''}`];
+      // With no replacement ("none" and why), the reason says why, as the gateway's 410 message does.
+      const suggested = entry.replacement.startsWith('none') ? `No replacement${entry.replacement.slice('none'.length)}` : `Use ${replacement}`;
+      return [`${label}: the subgraph SDL must mark it @deprecated(reason: "${suggested}; removed on ${entry.sunset}.")${reason ? `, not "${reason}"` : ''}`];
     }
     if (entry.element.startsWith('proto:') && protoElementDeprecated(proto.after, entry.element) === false) return [`${label}: the .proto must mark it deprecated ([deprecated = true] on a field or enum value, option deprecated = true; in an RPC, message or enum)`];
     return [];

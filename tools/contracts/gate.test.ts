@@ -567,6 +567,14 @@ describe('contract:check', () => {
       expect(wrongDate.passed).toBe(false);
     });
 
+    it('asks a GraphQL entry without a replacement for a reason that says why, not "Use none"', async () => {
+      writeContractsFile('deprecations.yaml', registryOf([['graphql:Shipment.trackingNumber', 'none: the carrier page has it']]));
+      const unmarked = await runCheck({ root, today, zeroUseDays: 14 });
+      expect(unmarked.text).toContain('REGISTRY  deprecations.yaml entry 1 (graphql:Shipment.trackingNumber): the subgraph SDL must mark it @deprecated(reason: "No replacement: the carrier page has it; removed on 2027-05-01.")');
+      expect(unmarked.text).not.toContain('Use none');
+      expect(unmarked.passed).toBe(false);
+    });
+
     it('refuses a proto entry whose .proto does not mark it deprecated', async () => {
       writeContractsFile('deprecations.yaml', registryOf(everyKind.filter(([element]) => element.startsWith('proto:'))));
       const result = await runCheck({ root, today, zeroUseDays: 14 });
