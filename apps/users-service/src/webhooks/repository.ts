@@ -150,7 +150,9 @@ export interface EventFilters {
   subject?: string;
 }
 
-const withAttempts = { attempts: { orderBy: { attemptedAt: 'asc' } }, event: { select: { type: true } } } as const;
+// Attempts in the order they were made: by time, then by id (a UUIDv7, minted when the attempt is
+// recorded) for two recorded in the same millisecond, so the log's last entry is the latest attempt.
+const withAttempts = { attempts: { orderBy: [{ attemptedAt: 'asc' }, { id: 'asc' }] }, event: { select: { type: true } } } satisfies Prisma.WebhookDeliveryInclude;
 
 export class WebhookRepository {
   constructor(private readonly prisma: PrismaClient) {}

@@ -541,6 +541,23 @@ describe('deliveries', () => {
     }
   });
 
+  it('lists attempts recorded in the same millisecond in the order they were made (their ids), whatever order the table returns them in', async () => {
+    const owner = await customer();
+    const endpoint = await register(owner.token, { url: hookUrl('same-instant'), eventTypes: ['user.updated'] });
+    answer = () => ({ status: 503 });
+    await arrive('users-service', 'user.updated', 'user', owner.id, { id: owner.id, role: 'customer', name: 'S', email: 's@example.com', version: 2, createdAt: now.toISOString() });
+    await dispatcher.drain();
+    const [delivery] = await deliveriesOf(owner.token, endpoint.id);
+    // Two more at one instant: the later one (the larger UUIDv7) stored first, as a table may return it.
+    const [earlier, later] = [newId(), newId()];
+    const at = new Date(now.getTime() + 60_000);
+    for (const [id, statusCode] of [[later, 200], [earlier, 502]] as const) {
+      await database.prisma.webhookAttempt.create({ data: { id, deliveryId: delivery.id, attemptedAt: at, outcome: statusCode === 200 ? 'SUCCEEDED' : 'HTTP_ERROR', statusCode, latencyMs: 1 } });
+    }
+    const [listed] = await deliveriesOf(owner.token, endpoint.id);
+    expect(listed.attempts.map((attempt: { statusCode: number }) => attempt.statusCode)).toEqual([503, 502, 200]);
+  });
+
   it('retries on the published schedule, 10 attempts over about 3 days, then gives up; a manual retry sends it again', async () => {
     const owner = await customer();
     const endpoint = await register(owner.token, { url: hookUrl('failing'), eventTypes: ['user.updated'] });
