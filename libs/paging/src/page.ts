@@ -25,7 +25,8 @@ export const pagingQueryShape = {
 /** The same parameters in a JSON body (`POST .../search`). */
 export const pagingBodyShape = {
   size: int32().optional().meta({ minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE }),
-  cursor: z.string().min(1).optional(),
+  // null is no cursor: a client sends back the nextCursor it last got, null before the first page.
+  cursor: z.string().min(1).nullable().optional(),
   page: int32().optional().meta({ minimum: 1 }),
   offset: int32().optional().meta({ minimum: 0 }),
   limit: int32().optional().meta({ minimum: 1, maximum: MAX_PAGE_SIZE }),
@@ -35,7 +36,8 @@ export const pagingBodyShape = {
 
 export interface PagingParams {
   size?: number;
-  cursor?: string;
+  /** null: none (the first page), as a body may send back a last page's nextCursor. */
+  cursor?: string | null;
   page?: number;
   offset?: number;
   limit?: number;
@@ -85,7 +87,8 @@ export function toPageRequest<F extends string>(
   params: PagingParams,
   options: { list: string; sort: Sort<F>; filters?: unknown; secret: string },
 ): PageRequest<F> {
-  const styles = [params.cursor !== undefined && 'cursor', params.page !== undefined && 'page', (params.offset !== undefined || params.limit !== undefined) && 'offset/limit'].filter(Boolean);
+  const cursor = params.cursor ?? undefined;
+  const styles = [cursor !== undefined && 'cursor', params.page !== undefined && 'page', (params.offset !== undefined || params.limit !== undefined) && 'offset/limit'].filter(Boolean);
   if (styles.length > 1 || (params.limit !== undefined && params.size !== undefined)) {
     throw fieldError(String(styles[1] ?? 'limit'), 'NOT_ALLOWED', `Use one paging style: cursor, page+size or offset+limit (got ${styles.join(' and ') || 'limit and size'}).`, true);
   }
@@ -102,8 +105,8 @@ export function toPageRequest<F extends string>(
     withTotal: params.withTotal ?? false,
     scope,
   };
-  if (params.cursor !== undefined) {
-    const values = decodeCursor(options.secret, scope, params.cursor);
+  if (cursor !== undefined) {
+    const values = decodeCursor(options.secret, scope, cursor);
     if (values.length !== 2 || typeof values[1] !== 'string') throw new ApiError('INVALID_CURSOR', 'The cursor is not valid for this list.');
     request.after = { value: values[0], id: values[1] };
   }

@@ -4182,7 +4182,7 @@ export interface operations {
                      * @default 20
                      */
                     size?: number;
-                    cursor?: string;
+                    cursor?: string | null;
                     /** Format: int32 */
                     page?: number;
                     /** Format: int32 */

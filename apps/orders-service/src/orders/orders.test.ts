@@ -473,6 +473,9 @@ describe('GET /orders and POST /orders/search', () => {
     expect([ids(first), first.body.hasNext, first.body.totalCount]).toEqual([[byAmount[0]], true, 2]);
     const last = await call('POST', '/orders/search', { token: shopper.token, body: { ...search, cursor: first.body.nextCursor } });
     expect([ids(last), last.body.hasNext, last.body.nextCursor]).toEqual([[byAmount[1]], false, null]);
+    // A client that sends back the nextCursor it holds starts with null: the first page, as with none.
+    const fromNull = await call('POST', '/orders/search', { token: shopper.token, body: { ...search, cursor: null } });
+    expect([fromNull.status, ids(fromNull), fromNull.body.nextCursor]).toEqual([200, [byAmount[0]], first.body.nextCursor]);
   });
 
   it('matches keywords of one or two characters, and punctuation and wildcards as plain characters', async () => {
