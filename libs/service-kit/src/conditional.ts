@@ -21,6 +21,21 @@ export function ifMatchesAnyExisting(req: Request): boolean {
   return req.headers['if-match']?.trim() === '*';
 }
 
+/** 412 when the client's If-Match names another version than the one the resource is at. */
+function requireExpectedVersion(currentVersion: number, expected: number | undefined): void {
+  if (expected !== undefined && expected !== currentVersion) throw ApiError.preconditionFailed();
+}
+
+/**
+ * A write that would change nothing (`{}`, or the values the resource holds): nothing is written,
+ * so the version, the ETag other clients hold for their If-Match, stays, and no `*.updated` event
+ * is recorded. If-Match still counts: 412 when it names another version.
+ */
+export function unchangedAtVersion<T extends { version: number }>(current: T, expected: number | undefined): T {
+  requireExpectedVersion(current.version, expected);
+  return current;
+}
+
 /**
  * Optimistic concurrency for a write at a known version: 412 when the client's If-Match names
  * another version; `write` updates only if the row is still at `currentVersion` and returns null
@@ -35,7 +50,7 @@ export async function updateAtVersion<T>(
   write: (version: number) => Promise<T | null>,
   options: { explainLostRace?: () => Promise<Error | undefined> } = {},
 ): Promise<T> {
-  if (expected !== undefined && expected !== currentVersion) throw ApiError.preconditionFailed();
+  requireExpectedVersion(currentVersion, expected);
   const updated = await write(currentVersion);
   if (updated !== null) return updated;
   if (expected !== undefined) throw ApiError.preconditionFailed();

@@ -1,11 +1,11 @@
 // Rules of products: anyone signed in reads; only admins create, change or delete.
 import { type Principal, requireAdmin } from '@platform/auth';
 import { demoImageUrl, demoProducts } from '@platform/catalog-data';
-import { ApiError, Conflict, Invalid, NotFound } from '@platform/errors';
+import { Conflict, Invalid, NotFound } from '@platform/errors';
 import { domainEvent } from '@platform/events';
 import { isId, newId } from '@platform/ids';
 import { type CursorValue, type ListEnvelope, parseSort, toListEnvelope, toPageRequest } from '@platform/paging';
-import { updateAtVersion } from '@platform/service-kit';
+import { unchangedAtVersion, updateAtVersion } from '@platform/service-kit';
 import { whenUniqueViolated } from '@platform/db';
 import { pathId } from '@platform/validation';
 import { productEvent } from './events';
@@ -117,12 +117,7 @@ export class ProductService {
 
   private async update(id: string, changes: ProductChanges, expectedVersion?: number): Promise<ProductRow> {
     const current = await this.get(id);
-    // A change to what the product already is writes nothing and records no product.updated: the
-    // version, the ETag other admins hold for their If-Match, stays. If-Match still counts.
-    if (Object.entries(changes).every(([field, value]) => current[field as keyof ProductRow] === value)) {
-      if (expectedVersion !== undefined && expectedVersion !== current.version) throw ApiError.preconditionFailed();
-      return current;
-    }
+    if (Object.entries(changes).every(([field, value]) => current[field as keyof ProductRow] === value)) return unchangedAtVersion(current, expectedVersion);
     return updateAtVersion('product', current.version, expectedVersion, (version) =>
       whenUniqueViolated(
         this.products.unitOfWork(async (writes) => {

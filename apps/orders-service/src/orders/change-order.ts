@@ -3,7 +3,8 @@
 // it holds given back). Every write is at the version the client read (If-Match); canceling is
 // the cancellations' story (CancelOrder).
 import { type Principal, requireAdmin } from '@platform/auth';
-import { ApiError, Conflict } from '@platform/errors';
+import { Conflict } from '@platform/errors';
+import { unchangedAtVersion } from '@platform/service-kit';
 import { domainEvent } from '@platform/events';
 import { newId } from '@platform/ids';
 import type { CancelOrder } from '../cancellations/cancel-order';
@@ -36,12 +37,8 @@ export class ChangeOrder {
       assertTransition(order.status, input.status!);
     }
     if (input.couponCode !== undefined && order.status !== 'PENDING') throw new Conflict('ORDER_NOT_EDITABLE', 'The coupon can change only while the order is PENDING.');
-    if (!moves && (input.couponCode === undefined || input.couponCode === order.couponCode)) {
-      // Nothing changes (`{}`, the status or coupon it has): no write, so the version, which is
-      // the ETag other clients hold for their If-Match, stays where it is. If-Match still counts.
-      if (expectedVersion !== undefined && expectedVersion !== order.version) throw ApiError.preconditionFailed();
-      return order;
-    }
+    // Nothing changes (`{}`, the status or coupon it has).
+    if (!moves && (input.couponCode === undefined || input.couponCode === order.couponCode)) return unchangedAtVersion(order, expectedVersion);
     if (moves && (input.status === 'SHIPPED' || input.status === 'DELIVERED')) {
       // Shipping is one step whichever door asks for it (PUT .../shipment takes it too); the
       // carrier and tracking number the shipment has are kept.

@@ -1,10 +1,10 @@
 // Rules of the users resource: sign-up, credentials, who may read or change whom.
 import { assertOwnerOrAdmin, issueAccessToken, type Principal, requireAdmin } from '@platform/auth';
-import { ApiError, Conflict, NotFound, Unauthenticated } from '@platform/errors';
+import { Conflict, NotFound, Unauthenticated } from '@platform/errors';
 import { domainEvent } from '@platform/events';
 import { isId, newId } from '@platform/ids';
 import { type ListEnvelope, parseSort, toListEnvelope, toPageRequest } from '@platform/paging';
-import { updateAtVersion } from '@platform/service-kit';
+import { unchangedAtVersion, updateAtVersion } from '@platform/service-kit';
 import type { RevocationPublisher } from '../credentials/revocations';
 import { decoyHash, hashPassword, verifyPassword } from './password';
 import { whenUniqueViolated } from '@platform/db';
@@ -160,12 +160,7 @@ export class UserService {
 
   private async update(principal: Principal, id: string, changes: UserChanges, expectedVersion?: number): Promise<UserRow> {
     const current = await this.get(principal, id);
-    // A change to what the user already is writes nothing and records no user.updated: the
-    // version, the ETag other clients hold for their If-Match, stays. If-Match still counts.
-    if (changesNothing(current, changes)) {
-      if (expectedVersion !== undefined && expectedVersion !== current.version) throw ApiError.preconditionFailed();
-      return current;
-    }
+    if (changesNothing(current, changes)) return unchangedAtVersion(current, expectedVersion);
     return updateAtVersion('user', current.version, expectedVersion, (version) =>
       whenUniqueViolated(
         this.users.unitOfWork(async (writes) => {
