@@ -55,12 +55,11 @@ export function traceIdFrom(traceparent: string | undefined): string {
 }
 
 /**
- * The `traceparent` a hop that records no span passes on: the caller's unchanged when it carries
+ * The `traceparent` a hop that records no span passes on: the caller's (`parent`, read once) when it carries
  * `traceId` (W3C Trace Context lets a hop that does not take part forward it as it came), otherwise
  * a new one for `traceId`, not sampled (this hop recorded nothing for a child to hang under).
  */
-function traceparentFor(incoming: string | undefined, traceId: string): string {
-  const parent = parseTraceparent(incoming);
+function traceparentFor(parent: TraceParent | undefined, traceId: string): string {
   // Passed on in the version this hop speaks (a later version's extra fields are not ours to forward).
   if (parent?.traceId === traceId) return `00-${parent.traceId}-${parent.parentId}-${parent.flags}`;
   return `00-${traceId}-${randomHex32().slice(0, 16)}-00`;
@@ -108,13 +107,14 @@ export function outgoingBudgetMs(fallbackMs: number, callee: string): number {
  */
 export function requestContext(defaultTimeoutMs: number): RequestHandler {
   return (req, res, next) => {
-    const incoming = req.headers.traceparent as string | undefined;
-    const traceId = activeTraceId() ?? traceIdFrom(incoming);
+    // Read once per request: for the trace id, and for the traceparent outgoing calls pass on.
+    const parent = parseTraceparent(req.headers.traceparent as string | undefined);
+    const traceId = activeTraceId() ?? parent?.traceId ?? randomHex32();
     res.locals.span = activeSpan();
     const timeout = Number(req.headers[TIMEOUT_HEADER]);
     const budget = Number.isFinite(timeout) && timeout > 0 ? Math.min(timeout, defaultTimeoutMs * 6) : defaultTimeoutMs;
     res.locals.traceId = traceId;
     res.setHeader('X-Request-Id', traceId);
-    storage.run({ traceId, traceparent: traceparentFor(incoming, traceId), deadline: Date.now() + budget, authorization: req.headers.authorization, response: res }, next);
+    storage.run({ traceId, traceparent: traceparentFor(parent, traceId), deadline: Date.now() + budget, authorization: req.headers.authorization, response: res }, next);
   };
 }
