@@ -156,6 +156,25 @@ export interface EmbeddedTransportSettings {
   leaseMs?: number;
   /** This replica's name in the leases (default: host, process id and a random suffix). */
   replica?: string;
+  /** How long a producer never read yet may stay unreachable before it is warned of (default PRODUCER_START_GRACE_MS). */
+  startGraceMs?: number;
+}
+
+/**
+ * Services start in any order (`npm start`, a rollout, a whole cluster coming up), so a consumer
+ * often asks a producer's log before the producer listens. Until a log has been read once and
+ * within this time, a failed read is one info line (`waiting for an event log`) rather than a
+ * warning with a stack trace per producer at every start; past it, or after a first read, a
+ * failure warns as before (the runbook's `reading an event log failed`).
+ */
+export const PRODUCER_START_GRACE_MS = 30_000;
+
+/** An error's message and its cause's, in one line (`…unavailable; retry shortly.: connect ECONNREFUSED …`), without the stacks. */
+function failureReason(error: unknown): string {
+  const messageOf = (value: unknown) => (typeof value === 'object' && value !== null && typeof (value as { message?: unknown }).message === 'string' ? (value as { message: string }).message : undefined);
+  const message = messageOf(error) ?? String(error);
+  const cause = messageOf((error as { cause?: unknown } | null)?.cause); // a socket's error comes from another realm under test runners: no instanceof
+  return cause ? `${message}: ${cause}` : message;
 }
 
 /** Waits `ms`, or less when `signal` aborts; leaves no listener behind on the long-lived signal. */
@@ -236,6 +255,9 @@ export class EmbeddedTransport implements EventTransport {
     const waitMs = Math.min(this.settings.waitMs ?? 2_000, MAX_WAIT_MS);
     const leaseMs = Math.max(this.settings.leaseMs ?? 10_000, waitMs + 1_000);
     const lease = new LogLease(cursors, source, this.replica, leaseMs, waitMs, this.settings.logger);
+    const graceEndsAt = Date.now() + (this.settings.startGraceMs ?? PRODUCER_START_GRACE_MS);
+    let readOnce = false;
+    let waitingLogged = false;
     let failures = 0;
     try {
       while (!signal.aborted) {
@@ -247,6 +269,7 @@ export class EmbeddedTransport implements EventTransport {
           }
           const asked = Date.now();
           const page = await readLogPage(producer, `/internal/events?after=${after}&limit=${pageSize}&wait=${waitMs}`, signal, waitMs + 10_000);
+          readOnce = true;
           // The lease is renewed while the page is handled (its handlers may take long); once it
           // is lost, no further event of the page is handed over.
           const renewal = lease.renewWhileHandling();
@@ -278,6 +301,12 @@ export class EmbeddedTransport implements EventTransport {
           if (!page.events.length && (waitMs === 0 || Date.now() - asked < waitMs)) await sleep(pollMs, signal);
         } catch (error) {
           if (signal.aborted) return;
+          if (!readOnce && Date.now() < graceEndsAt) {
+            if (!waitingLogged) this.settings.logger.info({ source, reason: failureReason(error) }, 'waiting for an event log: its producer is not answering yet');
+            waitingLogged = true;
+            await sleep(pollMs * 2, signal);
+            continue;
+          }
           failures++;
           if (failures === 1 || failures % 50 === 0) this.settings.logger.warn({ err: error, source, failures }, 'reading an event log failed; trying again');
           await sleep(Math.min(pollMs * 2 ** Math.min(failures, 5), 5_000), signal);

@@ -7,7 +7,9 @@ import { PGlite, type Transaction } from '@electric-sql/pglite';
 import { serviceTokenSource, TokenVerifier } from '@platform/auth';
 import { EMBEDDED_EXTENSIONS } from '@platform/db/testing';
 import { createLogger, listen } from '@platform/service-kit';
+import { Writable } from 'node:stream';
 import express from 'express';
+import pino from 'pino';
 import { Registry } from 'prom-client';
 import { domainEvent, eventCatalog, eventJsonSchemas, eventTypes } from './catalog';
 import { EventConsumer } from './consumer';
@@ -383,6 +385,40 @@ describe('events', () => {
     } finally {
       await server.close();
     }
+  });
+
+  describe('a producer not answering yet, as when the services start in any order', () => {
+    const secret = 'events-test-secret-events-test-secret-012';
+    /** A port nothing listens on: the producer has not started. */
+    async function closedPortUrl(): Promise<string> {
+      const server = await listen(express(), 0, '127.0.0.1');
+      await server.close();
+      return server.url;
+    }
+    async function linesWhileFollowing(producerUrl: string, startGraceMs: number | undefined): Promise<Record<string, unknown>[]> {
+      const lines: Record<string, unknown>[] = [];
+      const captured = pino({ level: 'info' }, new Writable({ write: (chunk, _encoding, done) => (lines.push(JSON.parse(String(chunk)) as Record<string, unknown>), done()) }));
+      const transport = new EmbeddedTransport({ producers: { 'users-service': producerUrl }, serviceToken: serviceTokenSource(secret, 'orders-service'), cursors: sqlCursorStore(db), logger: captured, pollMs: 20, waitMs: 0, startGraceMs });
+      const consumption = await transport.consume({ consumer: 'orders-service', sources: ['users-service'], types: ['user.updated'] }, async () => undefined);
+      await wait(600); // several reads fail meanwhile
+      await consumption.stop();
+      return lines;
+    }
+
+    it('is one info line while it has never been read and the start grace lasts, with no warning', async () => {
+      const lines = await linesWhileFollowing(await closedPortUrl(), undefined);
+      expect(lines.filter((line) => line.msg === 'waiting for an event log: its producer is not answering yet')).toEqual([
+        expect.objectContaining({ level: 30, source: 'users-service', reason: expect.stringContaining('ECONNREFUSED') }),
+      ]);
+      expect(lines.filter((line) => Number(line.level) >= 40)).toEqual([]);
+    });
+
+    it('is warned of with its error once the grace is over, as the runbook says', async () => {
+      const lines = await linesWhileFollowing(await closedPortUrl(), 0);
+      expect(lines.filter((line) => line.msg === 'reading an event log failed; trying again')).toEqual([
+        expect.objectContaining({ level: 40, source: 'users-service', failures: 1, err: expect.objectContaining({ code: 'SERVICE_UNAVAILABLE' }) }),
+      ]);
+    });
   });
 
   describe('the embedded transport with several replicas of one consumer (one database, one cursor per producer)', () => {
