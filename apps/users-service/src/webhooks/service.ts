@@ -3,6 +3,7 @@
 import { isAdmin, type Principal } from '@platform/auth';
 import { Conflict, Forbidden, Invalid, NotFound, VersionMismatch } from '@platform/errors';
 import { type ListEnvelope, parseSort, toListEnvelope, toPageRequest } from '@platform/paging';
+import { unchangedAtVersion } from '@platform/service-kit';
 import { type AddressGuard, ForbiddenUrl } from './address-guard';
 import type { DeliveryWithAttempts, EndpointChanges, EndpointRow, EventRow, WebhookRepository } from './repository';
 import { PREVIOUS_SECRET_GRACE_MS } from './retry-schedule';
@@ -98,12 +99,7 @@ export class WebhookService {
       // unproven until it answers again (else it would take the answering endpoints' workers).
       Object.assign(changes, input.status === 'DISABLED' ? { status: 'DISABLED', disabledAt: this.clock() } : { status: 'ENABLED', disabledAt: null, failingSince: null, provenAt: null });
     }
-    // A change to what the endpoint already is writes nothing: the version, the ETag other
-    // clients hold for their If-Match, stays. If-Match still counts.
-    if (Object.entries(changes).every(([field, value]) => value === undefined || sameValue(endpoint[field as keyof EndpointRow], value))) {
-      if (expectedVersion !== undefined && expectedVersion !== endpoint.version) throw new VersionMismatch();
-      return endpoint;
-    }
+    if (Object.entries(changes).every(([field, value]) => value === undefined || sameValue(endpoint[field as keyof EndpointRow], value))) return unchangedAtVersion(endpoint, expectedVersion);
     const updated = await this.webhooks.updateEndpoint(endpoint.id, changes, expectedVersion);
     if (!updated) {
       if (expectedVersion !== undefined) throw new VersionMismatch();
