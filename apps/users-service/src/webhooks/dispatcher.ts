@@ -84,7 +84,8 @@ export const SLOW_ATTEMPTS = 8;
  */
 export const NOT_SENT_AGAIN_AFTER_MS = RETRY_DELAYS_MS[0];
 
-const LEASE_MS = 60_000;
+/** How long a claim holds a delivery: another replica passes over it until then (a crash leaves it due again). */
+export const LEASE_MS = 60_000;
 const PURGE_EVERY_MS = 3_600_000;
 const DISABLE_CHECK_EVERY_MS = 60_000;
 
@@ -242,7 +243,7 @@ export class WebhookDispatcher {
       if (!claimed) return;
       const cutShort = new AbortController();
       // The account's share and the lanes count the attempt until it is recorded, wherever it runs.
-      const attempt = this.deliver(claimed.id, cutShort.signal).finally(() => {
+      const attempt = this.deliver(claimed, cutShort.signal).finally(() => {
         this.changes++;
         if (claimed.standing === 'failing') this.sendingToFailing--;
         if (claimed.standing === 'unproven') this.sendingToUnproven.delete(claimed.ownerId);
@@ -321,14 +322,14 @@ export class WebhookDispatcher {
     return claimed;
   }
 
-  private async deliver(id: string, cutShort: AbortSignal): Promise<void> {
-    const delivery = await this.webhooks.findDeliveryToSend(id);
+  private async deliver(claimed: ClaimedDelivery, cutShort: AbortSignal): Promise<void> {
+    const delivery = await this.webhooks.findDeliveryToSend(claimed.id);
     if (!delivery || delivery.status !== 'PENDING') return;
     const result = await this.attempt(delivery, cutShort);
     this.outcomes.inc({ outcome: result.outcome });
-    if (result.outcome === 'NOT_SENT') return this.putBack(delivery);
+    if (result.outcome === 'NOT_SENT') return this.putBack(delivery, claimed.leasedUntil);
     this.latency.observe({ outcome: result.outcome }, result.latencyMs / 1000);
-    await this.record(delivery, result);
+    await this.record(delivery, claimed.leasedUntil, result);
   }
 
   private async attempt(delivery: DeliveryToSend, cutShort: AbortSignal): Promise<AttemptResult | NotSent> {
@@ -350,12 +351,12 @@ export class WebhookDispatcher {
   }
 
   /** Cut short before it was sent: due again a little later, nothing charged (NOT_SENT_AGAIN_AFTER_MS). */
-  private async putBack(delivery: DeliveryToSend): Promise<void> {
-    await this.webhooks.releaseDelivery(delivery.id, delivery.leasedUntil, new Date(this.clock().getTime() + NOT_SENT_AGAIN_AFTER_MS));
+  private async putBack(delivery: DeliveryToSend, lease: Date): Promise<void> {
+    await this.webhooks.releaseDelivery(delivery.id, lease, new Date(this.clock().getTime() + NOT_SENT_AGAIN_AFTER_MS));
     this.logger.info({ deliveryId: delivery.id, endpointId: delivery.endpoint.id }, 'webhook attempt cut short before it was sent: put back, not counted');
   }
 
-  private async record(delivery: DeliveryToSend, result: AttemptResult): Promise<void> {
+  private async record(delivery: DeliveryToSend, lease: Date, result: AttemptResult): Promise<void> {
     const attemptedAt = this.clock();
     const attemptCount = delivery.attemptCount + 1;
     const succeeded = result.outcome === 'SUCCEEDED';
@@ -365,11 +366,16 @@ export class WebhookDispatcher {
     // Whether the endpoint failed long enough is the repository's call, on the row as it is at
     // the write: what this worker read before sending may be stale (another worker's success, or
     // disable, in between).
-    const disabled = await this.webhooks.recordAttempt(
+    const { recorded, disabled } = await this.webhooks.recordAttempt(
       { deliveryId: delivery.id, attemptedAt, outcome: result.outcome, statusCode: result.statusCode, latencyMs: result.latencyMs, responseBody: result.responseBody, error: result.error },
+      lease,
       { status, attemptCount, nextAttemptAt: next },
       { id: endpoint.id, succeeded, disabling: this.disablingAt(attemptedAt) },
     );
+    if (!recorded) {
+      this.logger.warn({ deliveryId: delivery.id, endpointId: endpoint.id, outcome: result.outcome }, 'webhook attempt not recorded: its lease ran out and another replica took the delivery over (or it is gone)');
+      return;
+    }
     if (disabled) this.logger.warn({ endpointId: endpoint.id, failingSince: disabled.failingSince }, 'webhook endpoint disabled after failing for 5 days');
     if (!succeeded && attemptCount >= MAX_ATTEMPTS) this.logger.info({ deliveryId: delivery.id, endpointId: endpoint.id }, 'webhook delivery gave up after its last attempt');
   }

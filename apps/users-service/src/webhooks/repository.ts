@@ -81,6 +81,13 @@ export interface ClaimedDelivery {
    * never answered (no proven_at) nor failed yet; `answering`: it answered, and not failed since.
    */
   standing: EndpointStanding;
+  /**
+   * The lease this claim took, and its token: whatever the claimer writes of the delivery later
+   * (an attempt, a put-back) is written only while the row still holds it. Another replica can
+   * claim the delivery only once it ran out, at its own clock's now plus the lease, so a later
+   * claim's lease ends later (replicas' clocks agree to well within the lease): two never hold the same one.
+   */
+  leasedUntil: Date;
 }
 
 /** Which due deliveries a claim may take: what the workers already sending leave room for. */
@@ -259,7 +266,7 @@ export class WebhookRepository {
    * `failingToo`, to unproven ones unless `unprovenToo` (and then of accounts not sending one yet).
    */
   async claimDue(now: Date, leaseUntil: Date, limit: number, room: ClaimRoom): Promise<ClaimedDelivery[]> {
-    const rows = await this.prisma.$queryRaw<ClaimedDelivery[]>`
+    const rows = await this.prisma.$queryRaw<Omit<ClaimedDelivery, 'leasedUntil'>[]>`
       WITH due AS (
         ${dueDeliveries(now, room)}
         ORDER BY d.next_attempt_at, d.event_position
@@ -267,7 +274,7 @@ export class WebhookRepository {
         FOR UPDATE OF d SKIP LOCKED)
       UPDATE webhook_deliveries SET next_attempt_at = ${leaseUntil}, leased_until = ${leaseUntil} FROM due WHERE webhook_deliveries.id = due.id
       RETURNING webhook_deliveries.id::text AS id, due.owner_id::text AS "ownerId", due.standing`;
-    return rows;
+    return rows.map((row) => ({ ...row, leasedUntil: leaseUntil }));
   }
 
   /** Whether a claim with `room` could take a delivery to an unproven endpoint now (one the claim before it passed over for an older one). */
@@ -279,11 +286,11 @@ export class WebhookRepository {
 
   /**
    * Ends a delivery's lease with no attempt recorded: due again at `dueAt`, its attempts and its
-   * endpoint as they were. Only the lease `leasedUntil` names (the claimer's): once it ran out and
+   * endpoint as they were. Only the lease `lease` names (the claimer's): once it ran out and
    * another replica claimed the delivery, that replica's lease stands.
    */
-  async releaseDelivery(id: string, leasedUntil: Date | null, dueAt: Date): Promise<void> {
-    await this.prisma.webhookDelivery.updateMany({ where: { id, status: 'PENDING', leasedUntil }, data: { nextAttemptAt: dueAt, leasedUntil: null } });
+  async releaseDelivery(id: string, lease: Date, dueAt: Date): Promise<void> {
+    await this.prisma.webhookDelivery.updateMany({ where: { id, status: 'PENDING', leasedUntil: lease }, data: { nextAttemptAt: dueAt, leasedUntil: null } });
   }
 
   findDeliveryToSend(id: string): Promise<DeliveryToSend | null> {
@@ -295,26 +302,34 @@ export class WebhookRepository {
    * endpoint's state is decided here, in SQL, not from what the dispatcher read before sending:
    * replicas and workers record attempts at the same endpoint side by side. A failure starts its
    * failing-since clock unless it runs already, then `disabling` applies (see disableIfFailing).
-   * Answers the endpoint when this attempt disabled it, null otherwise.
+   *
+   * Only while the delivery still holds `lease`, the one its claim took: a replica whose lease ran
+   * out while its receiver was slow, and whose delivery another replica claimed and tried since,
+   * would otherwise add a second attempt and put its old result over the newer one (a success
+   * turned back into a pending retry, its endpoint marked failing). Such a late result writes
+   * nothing: `recorded` false. Else `disabled` is the endpoint when this attempt disabled it.
    */
   async recordAttempt(
     attempt: Omit<AttemptRow, 'id'>,
+    lease: Date,
     delivery: { status: string; attemptCount: number; nextAttemptAt: Date | null },
     endpoint: { id: string; succeeded: boolean; disabling: EndpointDisabling },
-  ): Promise<EndpointRow | null> {
+  ): Promise<{ recorded: boolean; disabled: EndpointRow | null }> {
     // A unit of work: the disabled event it may record wakes the relay at its commit, not at its next poll.
     return unitOfWork(this.prisma, async (tx) => {
+      // The delivery first: the update locks its row, so a claim racing this one waits for the commit and sees the result.
+      const { count } = await tx.webhookDelivery.updateMany({ where: { id: attempt.deliveryId, status: 'PENDING', leasedUntil: lease }, data: { ...delivery, leasedUntil: null } });
+      if (count !== 1) return { recorded: false, disabled: null };
       await tx.webhookAttempt.create({ data: { id: newId(), ...attempt } });
-      await tx.webhookDelivery.update({ where: { id: attempt.deliveryId }, data: { ...delivery, leasedUntil: null } });
       if (endpoint.succeeded) {
         // It answers: no longer failing, and proven from its first success on (written only when either changes).
         await tx.$executeRaw`
           UPDATE webhook_endpoints SET failing_since = NULL, proven_at = COALESCE(proven_at, ${attempt.attemptedAt})
           WHERE id = ${endpoint.id}::uuid AND (failing_since IS NOT NULL OR proven_at IS NULL)`;
-        return null;
+        return { recorded: true, disabled: null };
       }
       await tx.webhookEndpoint.updateMany({ where: { id: endpoint.id, failingSince: null }, data: { failingSince: attempt.attemptedAt } });
-      return disableIfFailing(tx, endpoint.id, endpoint.disabling);
+      return { recorded: true, disabled: await disableIfFailing(tx, endpoint.id, endpoint.disabling) };
     });
   }
 

@@ -17,7 +17,7 @@ import { Webhook } from 'standardwebhooks';
 import { createUsersApp } from '../app';
 import { PrismaClient } from '../generated/prisma/client';
 import { AddressGuard, forbiddenKindOf, type ResolvedAddress } from './address-guard';
-import { type DispatcherSettings, WebhookDispatcher } from './dispatcher';
+import { type DispatcherSettings, LEASE_MS, WebhookDispatcher } from './dispatcher';
 import { EVENT_SOURCES } from './intake';
 import { WebhookRepository } from './repository';
 import { MAX_ATTEMPTS, RETRY_DELAYS_MS } from './retry-schedule';
@@ -46,8 +46,10 @@ interface Received {
   body: string;
 }
 let received: Received[] = [];
-/** `unfinished`: the head and `body` are sent, and the rest of the body never comes. */
-let answer: (request: Received) => { status: number; body?: string; headers?: Record<string, string>; unfinished?: true } | 'hang' = () => ({ status: 204 });
+/** `unfinished`: the head and `body` are sent, and the rest of the body never comes. `hold`: kept in `holding`, for the test to answer. */
+let answer: (request: Received) => { status: number; body?: string; headers?: Record<string, string>; unfinished?: true } | 'hang' | 'hold' = () => ({ status: 204 });
+/** Requests the receiver holds unanswered until the test answers them: an attempt kept under way exactly as long as a test needs. */
+let holding: { request: Received; res: http.ServerResponse }[] = [];
 let receiver: http.Server;
 let receiverPort: number;
 
@@ -84,6 +86,7 @@ beforeAll(async () => {
       received.push(request);
       const reply = answer(request);
       if (reply === 'hang') return; // never answers: the delivery times out
+      if (reply === 'hold') return void holding.push({ request, res });
       if (reply.unfinished) return void res.writeHead(reply.status, { 'content-length': '1000', ...reply.headers }).write(reply.body ?? '');
       res.writeHead(reply.status, reply.headers).end(reply.body);
     });
@@ -103,8 +106,14 @@ afterAll(async () => {
 beforeEach(() => {
   now = new Date();
   received = [];
+  holding = [];
   answer = () => ({ status: 204 });
 });
+
+/** Until the receiver holds `count` requests (at most 5 s, then the test's own expectations fail). */
+async function untilHeld(count: number): Promise<void> {
+  for (const giveUpAt = Date.now() + 5_000; holding.length < count && Date.now() < giveUpAt; ) await new Promise((resolve) => setTimeout(resolve, 10));
+}
 
 const hookUrl = (name: string) => `http://hooks.test:${receiverPort}/${name}`;
 
@@ -1093,6 +1102,34 @@ describe('replicas and owners', () => {
       await new WebhookDispatcher(new WebhookRepository(database.prisma), guard, logger, { clock: () => now, timeoutMs: 1_000, slowAfterMs: 200, slowAttempts: 0 }).drain();
       const [delivery] = await database.prisma.webhookDelivery.findMany({ where: { endpointId: endpoint.id } });
       expect([delivery.status, delivery.attemptCount, delivery.leasedUntil, delivery.nextAttemptAt]).toEqual(['PENDING', 0, takenOverUntil, takenOverUntil]);
+    } finally {
+      await call('DELETE', `/webhook-endpoints/${endpoint.id}`, { token: owner.token });
+    }
+  });
+
+  it('records nothing of an attempt answered after its lease ran out and another replica took the delivery over: the late answer does not undo the newer one', async () => {
+    const owner = await customer();
+    const endpoint = await register(owner.token, { url: hookUrl('late-answer'), eventTypes: ['user.updated'] });
+    // The first request held (the first replica's attempt), any later one answered at once.
+    answer = (request) => (request.path === '/late-answer' && !holding.length ? 'hold' : { status: 204 });
+    const guard = new AddressGuard({ allowLoopback: true, resolve: async () => [{ address: '127.0.0.1', family: 4 }] });
+    const repository = new WebhookRepository(database.prisma);
+    try {
+      await arrive('users-service', 'user.updated', 'user', owner.id, { id: owner.id, role: 'customer', name: 'L', email: 'l@example.com', version: 2, createdAt: now.toISOString() });
+      const late = new WebhookDispatcher(repository, guard, logger, { clock: () => now, timeoutMs: 10_000, slowAfterMs: 10_000 });
+      const lateDrain = late.drain();
+      await untilHeld(1);
+      // Past the first replica's lease, by the clock: another replica claims the delivery, and its receiver has it.
+      now = new Date(now.getTime() + LEASE_MS + 1_000);
+      await new WebhookDispatcher(repository, guard, logger, { clock: () => now, timeoutMs: 1_000 }).drain();
+      const delivered = [expect.objectContaining({ status: 'SUCCEEDED', attemptCount: 1, nextAttemptAt: null, attempts: [expect.objectContaining({ outcome: 'SUCCEEDED', attemptedAt: now.toISOString() })] })];
+      expect(await deliveriesOf(owner.token, endpoint.id)).toEqual(delivered);
+      // The first attempt is answered at last, with a failure: no second attempt, no retry, the endpoint not failing.
+      holding[0].res.writeHead(500).end();
+      await lateDrain;
+      expect(received.filter((request) => request.path === '/late-answer')).toHaveLength(2);
+      expect(await deliveriesOf(owner.token, endpoint.id)).toEqual(delivered);
+      expect((await call('GET', `/webhook-endpoints/${endpoint.id}`, { token: owner.token })).body).toMatchObject({ status: 'ENABLED', failingSince: null });
     } finally {
       await call('DELETE', `/webhook-endpoints/${endpoint.id}`, { token: owner.token });
     }
