@@ -80,9 +80,19 @@ export const SLOW_ATTEMPTS = 8;
  * handshake unfinished, the address still being checked) is no attempt: the receiver never saw
  * it. Its delivery is due again this much later, its attempt count and its endpoint's standing
  * as they were (before, it was a timeout that marked the endpoint failing, "cut short after 0 ms").
- * Not at once: while the slow attempts stay taken it would be cut again straight away.
+ * Not at once: while the slow attempts stay taken it would be cut again straight away. And not
+ * without end: see NOT_SENT_PUT_BACKS.
  */
 export const NOT_SENT_AGAIN_AFTER_MS = RETRY_DELAYS_MS[0];
+
+/**
+ * Put-backs in a row a delivery gets; cut short before it was sent once more, it counts as an
+ * attempt (a timeout that says so), retried on its schedule, its endpoint failing. Without a
+ * bound, while the slow attempts stayed taken a delivery whose receiver is slow to take the
+ * connection (or whose address is slow to check) was claimed, cut and put back every 5 s for as
+ * long as they did, never attempted, never counted, its retries and the 5-day rule never reached.
+ */
+export const NOT_SENT_PUT_BACKS = 3;
 
 /** How long a claim holds a delivery: another replica passes over it until then (a crash leaves it due again). */
 export const LEASE_MS = 60_000;
@@ -325,9 +335,15 @@ export class WebhookDispatcher {
   private async deliver(claimed: ClaimedDelivery, cutShort: AbortSignal): Promise<void> {
     const delivery = await this.webhooks.findDeliveryToSend(claimed.id);
     if (!delivery || delivery.status !== 'PENDING') return;
-    const result = await this.attempt(delivery, cutShort);
+    let result = await this.attempt(delivery, cutShort);
+    if (result.outcome === 'NOT_SENT') {
+      if (delivery.putBacks < NOT_SENT_PUT_BACKS) {
+        this.outcomes.inc({ outcome: result.outcome });
+        return this.putBack(delivery, claimed.leasedUntil);
+      }
+      result = { outcome: 'TIMEOUT', statusCode: null, latencyMs: result.latencyMs, responseBody: null, error: `not sent: cut short before its request went out ${delivery.putBacks + 1} times in a row while many receivers were slow` };
+    }
     this.outcomes.inc({ outcome: result.outcome });
-    if (result.outcome === 'NOT_SENT') return this.putBack(delivery, claimed.leasedUntil);
     this.latency.observe({ outcome: result.outcome }, result.latencyMs / 1000);
     await this.record(delivery, claimed.leasedUntil, result);
   }
@@ -350,10 +366,10 @@ export class WebhookDispatcher {
     return sendWebhook({ target, body, headers: { ...headers, ...signedHeaders(delivery.eventId, now, body, secrets) }, timeoutMs: this.timeoutMs, connectTimeoutMs: this.connectTimeoutMs, cutShort });
   }
 
-  /** Cut short before it was sent: due again a little later, nothing charged (NOT_SENT_AGAIN_AFTER_MS). */
+  /** Cut short before it was sent: due again a little later, nothing charged but the put-back (NOT_SENT_AGAIN_AFTER_MS, NOT_SENT_PUT_BACKS). */
   private async putBack(delivery: DeliveryToSend, lease: Date): Promise<void> {
-    await this.webhooks.releaseDelivery(delivery.id, lease, new Date(this.clock().getTime() + NOT_SENT_AGAIN_AFTER_MS));
-    this.logger.info({ deliveryId: delivery.id, endpointId: delivery.endpoint.id }, 'webhook attempt cut short before it was sent: put back, not counted');
+    await this.webhooks.releaseDelivery(delivery.id, lease, { dueAt: new Date(this.clock().getTime() + NOT_SENT_AGAIN_AFTER_MS), putBack: true });
+    this.logger.info({ deliveryId: delivery.id, endpointId: delivery.endpoint.id, putBacks: delivery.putBacks + 1 }, 'webhook attempt cut short before it was sent: put back, not counted');
   }
 
   private async record(delivery: DeliveryToSend, lease: Date, result: AttemptResult): Promise<void> {

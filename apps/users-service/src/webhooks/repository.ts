@@ -54,6 +54,8 @@ export interface DeliveryRow {
   attemptCount: number;
   nextAttemptAt: Date | null;
   leasedUntil: Date | null;
+  /** Times in a row it was cut short before its request was sent and put back uncounted. */
+  putBacks: number;
   createdAt: Date;
 }
 
@@ -286,11 +288,16 @@ export class WebhookRepository {
 
   /**
    * Ends a delivery's lease with no attempt recorded: due again at `dueAt`, its attempts and its
-   * endpoint as they were. Only the lease `lease` names (the claimer's): once it ran out and
-   * another replica claimed the delivery, that replica's lease stands.
+   * endpoint as they were; `putBack` counts one more cut before its request was sent (putBacks).
+   * Only the lease `lease` names (the claimer's): once it ran out and another replica claimed the
+   * delivery, that replica's lease stands. False when the lease was no longer held.
    */
-  async releaseDelivery(id: string, lease: Date, dueAt: Date): Promise<void> {
-    await this.prisma.webhookDelivery.updateMany({ where: { id, status: 'PENDING', leasedUntil: lease }, data: { nextAttemptAt: dueAt, leasedUntil: null } });
+  async releaseDelivery(id: string, lease: Date, release: { dueAt: Date; putBack: boolean }): Promise<boolean> {
+    const { count } = await this.prisma.webhookDelivery.updateMany({
+      where: { id, status: 'PENDING', leasedUntil: lease },
+      data: { nextAttemptAt: release.dueAt, leasedUntil: null, ...(release.putBack ? { putBacks: { increment: 1 } } : {}) },
+    });
+    return count === 1;
   }
 
   findDeliveryToSend(id: string): Promise<DeliveryToSend | null> {
@@ -318,7 +325,7 @@ export class WebhookRepository {
     // A unit of work: the disabled event it may record wakes the relay at its commit, not at its next poll.
     return unitOfWork(this.prisma, async (tx) => {
       // The delivery first: the update locks its row, so a claim racing this one waits for the commit and sees the result.
-      const { count } = await tx.webhookDelivery.updateMany({ where: { id: attempt.deliveryId, status: 'PENDING', leasedUntil: lease }, data: { ...delivery, leasedUntil: null } });
+      const { count } = await tx.webhookDelivery.updateMany({ where: { id: attempt.deliveryId, status: 'PENDING', leasedUntil: lease }, data: { ...delivery, leasedUntil: null, putBacks: 0 } });
       if (count !== 1) return { recorded: false, disabled: null };
       await tx.webhookAttempt.create({ data: { id: newId(), ...attempt } });
       if (endpoint.succeeded) {

@@ -17,7 +17,7 @@ import { Webhook } from 'standardwebhooks';
 import { createUsersApp } from '../app';
 import { PrismaClient } from '../generated/prisma/client';
 import { AddressGuard, forbiddenKindOf, type ResolvedAddress } from './address-guard';
-import { type DispatcherSettings, LEASE_MS, WebhookDispatcher } from './dispatcher';
+import { type DispatcherSettings, LEASE_MS, NOT_SENT_AGAIN_AFTER_MS, NOT_SENT_PUT_BACKS, WebhookDispatcher } from './dispatcher';
 import { EVENT_SOURCES } from './intake';
 import { WebhookRepository } from './repository';
 import { MAX_ATTEMPTS, RETRY_DELAYS_MS } from './retry-schedule';
@@ -1102,6 +1102,52 @@ describe('replicas and owners', () => {
       await new WebhookDispatcher(new WebhookRepository(database.prisma), guard, logger, { clock: () => now, timeoutMs: 1_000, slowAfterMs: 200, slowAttempts: 0 }).drain();
       const [delivery] = await database.prisma.webhookDelivery.findMany({ where: { endpointId: endpoint.id } });
       expect([delivery.status, delivery.attemptCount, delivery.leasedUntil, delivery.nextAttemptAt]).toEqual(['PENDING', 0, takenOverUntil, takenOverUntil]);
+    } finally {
+      await call('DELETE', `/webhook-endpoints/${endpoint.id}`, { token: owner.token });
+    }
+  });
+
+  it('counts a delivery cut short before it was sent, claim after claim, as an attempt after a few put-backs: it is not put back for ever', async () => {
+    const owner = await customer();
+    // An address that takes a second to check, and no room beside the workers: every claim of its delivery is cut at 200 ms, unsent.
+    dns.set('slow-dns-always.test', [{ address: '127.0.0.1', family: 4 }]);
+    const endpoint = await register(owner.token, { url: `http://slow-dns-always.test:${receiverPort}/slow-dns-always`, eventTypes: ['user.updated'] });
+    let claims = 0;
+    const guard = new AddressGuard({
+      allowLoopback: true,
+      resolve: async (host) => {
+        if (host === 'slow-dns-always.test') {
+          claims++;
+          await new Promise((resolve) => setTimeout(resolve, 1_000));
+        }
+        return [{ address: '127.0.0.1', family: 4 }];
+      },
+    });
+    const replica = new WebhookDispatcher(new WebhookRepository(database.prisma), guard, logger, { clock: () => now, timeoutMs: 1_000, slowAfterMs: 200, slowAttempts: 0 });
+    try {
+      await arrive('users-service', 'user.updated', 'user', owner.id, { id: owner.id, role: 'customer', name: 'P', email: 'p@example.com', version: 2, createdAt: now.toISOString() });
+      for (let putBack = 1; putBack <= NOT_SENT_PUT_BACKS; putBack++) {
+        await replica.drain();
+        expect(await deliveriesOf(owner.token, endpoint.id)).toEqual([expect.objectContaining({ status: 'PENDING', attemptCount: 0, attempts: [], nextAttemptAt: new Date(now.getTime() + NOT_SENT_AGAIN_AFTER_MS).toISOString() })]);
+        now = new Date(now.getTime() + NOT_SENT_AGAIN_AFTER_MS);
+      }
+      // Cut once more: an attempt, retried on the schedule, its endpoint failing (before: put back again, and at every claim after).
+      await replica.drain();
+      expect(await deliveriesOf(owner.token, endpoint.id)).toEqual([
+        expect.objectContaining({
+          status: 'PENDING',
+          attemptCount: 1,
+          nextAttemptAt: new Date(now.getTime() + RETRY_DELAYS_MS[0]).toISOString(),
+          attempts: [expect.objectContaining({ outcome: 'TIMEOUT', statusCode: null, error: `not sent: cut short before its request went out ${NOT_SENT_PUT_BACKS + 1} times in a row while many receivers were slow` })],
+        }),
+      ]);
+      expect((await call('GET', `/webhook-endpoints/${endpoint.id}`, { token: owner.token })).body.failingSince).toBe(now.toISOString());
+      expect(claims).toBe(NOT_SENT_PUT_BACKS + 1);
+      expect(received.filter((request) => request.path === '/slow-dns-always')).toEqual([]);
+      // The put-backs start again from none: the next attempt is due on the schedule, put back first like the first one was.
+      now = new Date(now.getTime() + RETRY_DELAYS_MS[0]);
+      await replica.drain();
+      expect(await deliveriesOf(owner.token, endpoint.id)).toEqual([expect.objectContaining({ status: 'PENDING', attemptCount: 1, nextAttemptAt: new Date(now.getTime() + NOT_SENT_AGAIN_AFTER_MS).toISOString() })]);
     } finally {
       await call('DELETE', `/webhook-endpoints/${endpoint.id}`, { token: owner.token });
     }
