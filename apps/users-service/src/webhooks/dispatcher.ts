@@ -99,6 +99,9 @@ export const LEASE_MS = 60_000;
 const PURGE_EVERY_MS = 3_600_000;
 const DISABLE_CHECK_EVERY_MS = 60_000;
 
+/** Why an attempt was cut short when it was the stop's doing (its lease handed back), not the slow attempts'. */
+const STOPPING = Symbol('the dispatcher is stopping');
+
 /** Whether `work` settled (resolved or rejected) within `ms`. */
 async function settledWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
@@ -132,6 +135,10 @@ export class WebhookDispatcher {
   private running: Promise<void> | undefined;
   private again = false;
   private readonly workers = new Set<Promise<void>>();
+  /** Set by stop(): no claim from then on. */
+  private stopping = false;
+  /** What cuts each attempt under way short, for a stop whose grace ran out. */
+  private readonly underWay = new Set<AbortController>();
   /** Attempts that turned slow and left their workers; each settles once recorded. */
   private readonly slow = new Set<Promise<void>>();
   /** Why a worker stopped early, reported when the drain ends. */
@@ -177,7 +184,7 @@ export class WebhookDispatcher {
     this.slowAttempts = settings.slowAttempts ?? SLOW_ATTEMPTS;
     this.deprecations = settings.deprecations ?? [];
     const registers = registry ? [registry] : [];
-    this.outcomes = new Counter({ name: 'webhook_deliveries_total', help: 'Webhook delivery attempts, by outcome (SUCCEEDED, HTTP_ERROR, TIMEOUT, NETWORK_ERROR, FORBIDDEN_ADDRESS; NOT_SENT: cut short before it was sent, put back, not counted)', labelNames: ['outcome'], registers });
+    this.outcomes = new Counter({ name: 'webhook_deliveries_total', help: 'Webhook delivery attempts, by outcome (SUCCEEDED, HTTP_ERROR, TIMEOUT, NETWORK_ERROR, FORBIDDEN_ADDRESS; NOT_SENT: cut short before it was sent, or by a stop before its answer, put back, not counted)', labelNames: ['outcome'], registers });
     this.latency = new Histogram({
       name: 'webhook_delivery_duration_seconds',
       help: 'From sending a webhook to its answer (or the timeout), by outcome',
@@ -193,10 +200,22 @@ export class WebhookDispatcher {
     this.timer.unref();
   }
 
-  async stop(): Promise<void> {
+  /**
+   * Claims nothing more (before, the workers went on claiming until nothing was due, and a stop
+   * waited for every delivery due, sending deliveries a replica going on would have sent), lets
+   * the attempts under way end within `graceMs`, then cuts what is left short and hands its
+   * lease back, due at once for the other replicas: an answer already in is recorded, one not
+   * sent or not answered yet is no attempt (its receiver may have it: the webhook-id lets it tell).
+   */
+  async stop(graceMs = this.timeoutMs): Promise<void> {
+    this.stopping = true;
     clearInterval(this.timer);
     this.timer = undefined;
-    await this.running;
+    const running = this.running;
+    if (running && !(await settledWithin(running, graceMs))) {
+      for (const underWay of this.underWay) underWay.abort(STOPPING);
+      await running;
+    }
   }
 
   /** New deliveries are due: send them now rather than at the next tick (once started; before, drain() alone sends). */
@@ -228,6 +247,7 @@ export class WebhookDispatcher {
       const failure = this.failure;
       this.failure = undefined;
       if (failure) throw failure;
+      if (this.stopping) return; // the replicas going on check and purge
       await this.disableLongFailing();
       await this.purgeOldEvents();
     } catch (error) {
@@ -252,8 +272,10 @@ export class WebhookDispatcher {
       const claimed = await this.claim();
       if (!claimed) return;
       const cutShort = new AbortController();
+      this.underWay.add(cutShort);
       // The account's share and the lanes count the attempt until it is recorded, wherever it runs.
       const attempt = this.deliver(claimed, cutShort.signal).finally(() => {
+        this.underWay.delete(cutShort);
         this.changes++;
         if (claimed.standing === 'failing') this.sendingToFailing--;
         if (claimed.standing === 'unproven') this.sendingToUnproven.delete(claimed.ownerId);
@@ -297,7 +319,7 @@ export class WebhookDispatcher {
       // The workers of one wake claim one after another: once one found nothing due, the rest
       // leave without asking the database again (before, each tick cost a query per worker).
       const seen = this.changes;
-      if (seen === this.nothingAt) return undefined;
+      if (this.stopping || seen === this.nothingAt) return undefined;
       const now = this.clock();
       const unprovenToo = this.sendingToUnproven.size < UNPROVEN_ENDPOINT_WORKERS;
       const room = (): ClaimRoom => ({
@@ -336,6 +358,11 @@ export class WebhookDispatcher {
     const delivery = await this.webhooks.findDeliveryToSend(claimed.id);
     if (!delivery || delivery.status !== 'PENDING') return;
     let result = await this.attempt(delivery, cutShort);
+    // Cut by the stop with no answer in: handed back, due at once, nothing counted or marked.
+    if (cutShort.reason === STOPPING && (result.outcome === 'NOT_SENT' || result.outcome === 'TIMEOUT')) {
+      this.outcomes.inc({ outcome: 'NOT_SENT' });
+      return this.handBack(delivery, claimed.leasedUntil);
+    }
     if (result.outcome === 'NOT_SENT') {
       if (delivery.putBacks < NOT_SENT_PUT_BACKS) {
         this.outcomes.inc({ outcome: result.outcome });
@@ -370,6 +397,12 @@ export class WebhookDispatcher {
   private async putBack(delivery: DeliveryToSend, lease: Date): Promise<void> {
     await this.webhooks.releaseDelivery(delivery.id, lease, { dueAt: new Date(this.clock().getTime() + NOT_SENT_AGAIN_AFTER_MS), putBack: true });
     this.logger.info({ deliveryId: delivery.id, endpointId: delivery.endpoint.id, putBacks: delivery.putBacks + 1 }, 'webhook attempt cut short before it was sent: put back, not counted');
+  }
+
+  /** Cut short by the stop: due now, for a replica that goes on. */
+  private async handBack(delivery: DeliveryToSend, lease: Date): Promise<void> {
+    await this.webhooks.releaseDelivery(delivery.id, lease, { dueAt: this.clock(), putBack: false });
+    this.logger.info({ deliveryId: delivery.id, endpointId: delivery.endpoint.id }, 'webhook attempt cut short by the stop: handed back to the other replicas, not counted');
   }
 
   private async record(delivery: DeliveryToSend, lease: Date, result: AttemptResult): Promise<void> {

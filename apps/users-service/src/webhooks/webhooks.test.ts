@@ -940,6 +940,8 @@ describe('replicas and owners', () => {
       answer = () => ({ status: 204 });
       receiver.closeAllConnections();
       await replica.stop();
+      // A stopped replica claims nothing more: what it left due, another replica sends.
+      await dispatcher.drain();
     }
   }
 
@@ -1176,6 +1178,54 @@ describe('replicas and owners', () => {
       expect(received.filter((request) => request.path === '/late-answer')).toHaveLength(2);
       expect(await deliveriesOf(owner.token, endpoint.id)).toEqual(delivered);
       expect((await call('GET', `/webhook-endpoints/${endpoint.id}`, { token: owner.token })).body).toMatchObject({ status: 'ENABLED', failingSince: null });
+    } finally {
+      await call('DELETE', `/webhook-endpoints/${endpoint.id}`, { token: owner.token });
+    }
+  });
+
+  it('claims nothing once stopped: the attempt under way ends, or is cut and handed back when the grace runs out; what is due is left to the other replicas', async () => {
+    const owner = await customer();
+    const endpoint = await register(owner.token, { url: hookUrl('stopping'), eventTypes: ['user.updated'] });
+    const guard = new AddressGuard({ allowLoopback: true, resolve: async () => [{ address: '127.0.0.1', family: 4 }] });
+    const repository = new WebhookRepository(database.prisma);
+    // One worker, attempts that keep it: each claim is the one attempt under way.
+    const replica = () => new WebhookDispatcher(repository, guard, logger, { clock: () => now, concurrency: 1, timeoutMs: 10_000, slowAfterMs: 10_000 });
+    const rows = () => database.prisma.webhookDelivery.findMany({ where: { endpointId: endpoint.id }, include: { attempts: true }, orderBy: { eventPosition: 'asc' } });
+    const atReceiver = () => received.filter((request) => request.path === '/stopping');
+    try {
+      await dispatcher.drain(); // whatever earlier tests left due: the one worker below takes this test's deliveries
+      for (let i = 0; i < 3; i++) await arrive('users-service', 'user.updated', 'user', owner.id, { id: owner.id, role: 'customer', name: `S${i}`, email: 's@example.com', version: 2 + i, createdAt: now.toISOString() });
+      answer = (request) => (request.path === '/stopping' && !holding.length ? 'hold' : { status: 204 });
+      const first = replica();
+      first.start(60_000);
+      first.wake();
+      await untilHeld(1);
+      // Stopped while its first attempt is under way and two more deliveries are due: that attempt ends and is recorded, nothing more is claimed.
+      const stopped = first.stop();
+      holding[0].res.writeHead(204).end();
+      await stopped;
+      expect(atReceiver()).toHaveLength(1);
+      const [sent, ...left] = await rows();
+      expect([sent.status, sent.attemptCount, sent.leasedUntil, sent.attempts.map((attempt) => attempt.outcome)]).toEqual(['SUCCEEDED', 1, null, ['SUCCEEDED']]);
+      expect(left.map((row) => [row.status, row.attemptCount, row.leasedUntil, row.nextAttemptAt, row.attempts])).toEqual(left.map(() => ['PENDING', 0, null, now, []]));
+
+      // Stopped while its attempt gets no answer: past the grace it is cut, no attempt, its lease handed back, due at once.
+      answer = (request) => (request.path === '/stopping' ? 'hold' : { status: 204 });
+      const second = replica();
+      second.start(60_000);
+      second.wake();
+      await untilHeld(2);
+      await second.stop(200);
+      expect(atReceiver()).toHaveLength(2);
+      expect((await rows()).slice(1).map((row) => [row.status, row.attemptCount, row.leasedUntil, row.nextAttemptAt, row.attempts])).toEqual(left.map(() => ['PENDING', 0, null, now, []]));
+      // Another replica sends both at once, the clock where it was.
+      answer = () => ({ status: 204 });
+      await replica().drain();
+      expect((await rows()).map((row) => [row.status, row.attemptCount])).toEqual([
+        ['SUCCEEDED', 1],
+        ['SUCCEEDED', 1],
+        ['SUCCEEDED', 1],
+      ]);
     } finally {
       await call('DELETE', `/webhook-endpoints/${endpoint.id}`, { token: owner.token });
     }
