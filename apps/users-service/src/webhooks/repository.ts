@@ -255,7 +255,7 @@ export class WebhookRepository {
   async requeueDelivery(id: string, dueAt: Date): Promise<boolean> {
     const { count } = await this.prisma.webhookDelivery.updateMany({
       where: { id, OR: [{ leasedUntil: null }, { leasedUntil: { lte: dueAt } }] },
-      data: { status: 'PENDING', nextAttemptAt: dueAt },
+      data: { status: 'PENDING', nextAttemptAt: dueAt, putBacks: 0 }, // asked for by hand: its put-backs count from none, as after an attempt
     });
     return count === 1;
   }

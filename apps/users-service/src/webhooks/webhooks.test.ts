@@ -1150,6 +1150,14 @@ describe('replicas and owners', () => {
       now = new Date(now.getTime() + RETRY_DELAYS_MS[0]);
       await replica.drain();
       expect(await deliveriesOf(owner.token, endpoint.id)).toEqual([expect.objectContaining({ status: 'PENDING', attemptCount: 1, nextAttemptAt: new Date(now.getTime() + NOT_SENT_AGAIN_AFTER_MS).toISOString() })]);
+      // A retry asked for by hand also starts the count again: put back as many times before a cut counts.
+      const [delivery] = await deliveriesOf(owner.token, endpoint.id);
+      expect((await call('POST', `/webhook-endpoints/${endpoint.id}/deliveries/${delivery.id}/retry`, { token: owner.token })).status).toBe(202);
+      for (let putBack = 1; putBack <= NOT_SENT_PUT_BACKS; putBack++) {
+        await replica.drain();
+        expect(await deliveriesOf(owner.token, endpoint.id)).toEqual([expect.objectContaining({ status: 'PENDING', attemptCount: 1, attempts: [expect.objectContaining({ outcome: 'TIMEOUT' })] })]);
+        now = new Date(now.getTime() + NOT_SENT_AGAIN_AFTER_MS);
+      }
     } finally {
       await call('DELETE', `/webhook-endpoints/${endpoint.id}`, { token: owner.token });
     }
