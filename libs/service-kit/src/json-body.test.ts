@@ -160,6 +160,9 @@ describe('a proxy that judges a body it forwards (readForwardedJson)', () => {
       ['application/json;', Buffer.from(json)],
       ['application/json; charset=utf-8;', Buffer.from(json)],
       ['application/json; charset=utf-16le; charset=utf-8', Buffer.from(json, 'utf16le')],
+      // An empty charset is none: the parser reads UTF-8.
+      ['application/json; charset=', Buffer.from(json)],
+      ['application/json; charset=""', Buffer.from(json)],
     ];
     for (const [contentType, body] of bodies) {
       const served = await post(service.url, body, { 'content-type': contentType });

@@ -135,7 +135,7 @@ function asText(body: Buffer, encoding: string): Buffer | string {
 /**
  * A body as the services' parser (jsonBody) reads it, for a proxy that judges a body it forwards
  * (the gateway), with the parser's own libraries (parserContentType, parserDecoder): the charset
- * as it reads the header (UTF-8 when it names none; the first of two), the bytes checked as the
+ * as it reads the header (UTF-8 when it names none or an empty one; the first of two), the bytes checked as the
  * parser checks them (asText), then decoded (a byte-order mark followed, and dropped) and parsed;
  * an empty body reads as `{}`. `undefined` when the service would refuse it. Read any other way
  * (as UTF-8 whatever it said, or UTF-16 as little-endian only), a body looked like "not JSON, the
@@ -144,7 +144,8 @@ function asText(body: Buffer, encoding: string): Buffer | string {
 export function readForwardedJson(body: Buffer | undefined, contentTypeHeader: string | undefined): { value: unknown } | undefined {
   if (!body || body.length === 0) return { value: {} };
   try {
-    const charset = (contentTypeHeader ? parserContentType.parse(contentTypeHeader).parameters.charset?.toLowerCase() : undefined) ?? 'utf-8';
+    // `||`, as body-parser reads it: an empty charset (`charset=`, `charset=""`) is none, so UTF-8.
+    const charset = (contentTypeHeader ? parserContentType.parse(contentTypeHeader).parameters.charset?.toLowerCase() : undefined) || 'utf-8';
     if (!charset.startsWith('utf-') || !parserDecoder.encodingExists(charset)) return undefined; // 415 at the service
     asText(body, charset);
     return { value: JSON.parse(parserDecoder.decode(body, charset)) as unknown };
