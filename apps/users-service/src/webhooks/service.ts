@@ -3,7 +3,7 @@
 import { isAdmin, type Principal } from '@platform/auth';
 import { Conflict, Forbidden, Invalid, NotFound, VersionMismatch } from '@platform/errors';
 import { type ListEnvelope, parseSort, toListEnvelope, toPageRequest } from '@platform/paging';
-import { unchangedAtVersion } from '@platform/service-kit';
+import { unchangedAtVersion, updateAtVersion } from '@platform/service-kit';
 import { type AddressGuard, ForbiddenUrl } from './address-guard';
 import type { DeliveryWithAttempts, EndpointChanges, EndpointRow, EventRow, WebhookRepository } from './repository';
 import { PREVIOUS_SECRET_GRACE_MS } from './retry-schedule';
@@ -99,6 +99,8 @@ export class WebhookService {
       // unproven until it answers again (else it would take the answering endpoints' workers).
       Object.assign(changes, input.status === 'DISABLED' ? { status: 'DISABLED', disabledAt: this.clock() } : { status: 'ENABLED', disabledAt: null, failingSince: null, provenAt: null });
     }
+    // A change to what the endpoint already is writes nothing: the version, the ETag other
+    // clients hold for their If-Match, stays. If-Match still counts.
     if (Object.entries(changes).every(([field, value]) => value === undefined || sameValue(endpoint[field as keyof EndpointRow], value))) return unchangedAtVersion(endpoint, expectedVersion);
     const updated = await this.webhooks.updateEndpoint(endpoint.id, changes, expectedVersion);
     if (!updated) {
@@ -129,12 +131,9 @@ export class WebhookService {
    */
   async rotateSecret(principal: Principal, id: string, overlapSeconds?: number, expectedVersion?: number): Promise<EndpointRow> {
     const endpoint = await this.get(principal, id);
-    if (expectedVersion !== undefined && expectedVersion !== endpoint.version) throw new VersionMismatch();
     const overlapMs = overlapSeconds === undefined ? PREVIOUS_SECRET_GRACE_MS : overlapSeconds * 1_000;
     const previous = overlapMs > 0 ? { previousSecret: endpoint.secret, previousSecretExpiresAt: new Date(this.clock().getTime() + overlapMs) } : { previousSecret: null, previousSecretExpiresAt: null };
-    const rotated = await this.webhooks.updateEndpoint(endpoint.id, { secret: newSigningSecret(), ...previous }, endpoint.version);
-    if (!rotated) throw expectedVersion !== undefined ? new VersionMismatch() : new Conflict('CONFLICT', 'The endpoint changed meanwhile; rotate again.');
-    return rotated;
+    return updateAtVersion('webhook endpoint', endpoint.version, expectedVersion, (version) => this.webhooks.updateEndpoint(endpoint.id, { secret: newSigningSecret(), ...previous }, version));
   }
 
   async listDeliveries(principal: Principal, endpointId: string, query: ListDeliveriesQuery): Promise<ListEnvelope<DeliveryWithAttempts>> {
