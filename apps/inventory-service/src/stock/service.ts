@@ -121,12 +121,12 @@ export class StockService {
     }
   }
 
-  /** One SKU's stock as stored (with its version and last change): NotFound when inventory does not know it. `sku` comes checked (GET /stock-levels/{sku}'s route, SetStock's schema). */
   /** Whether inventory knows the SKU (has a stock level for it). */
   async hasLevel(sku: string): Promise<boolean> {
     return (await this.stock.findLevels([sku])).length > 0;
   }
 
+  /** One SKU's stock as stored (with its version and last change): NotFound when inventory does not know it. `sku` comes checked (GET /stock-levels/{sku}'s route, SetStock's schema). */
   async level(sku: string): Promise<StockLevelRow> {
     const [row] = await this.stock.findLevels([sku]);
     if (!row) throw NotFound.of(`Stock level for SKU ${sku}`, [sku]);
