@@ -801,6 +801,22 @@ describe('shipping an order', () => {
     expect([current.status, current.body.carrier]).toEqual([200, 'Hanjin']);
   });
 
+  it('writes nothing for a PUT .../shipment that changes nothing: the order\'s ETag others hold stays, If-Match is still checked', async () => {
+    const { order } = await newOrder(alice.token, 1);
+    const set = await call('PUT', `/orders/${order.id}/shipment`, { token: admin, body: { status: 'PREPARING', carrier: 'CJ', trackingNumber: 'T-9' } });
+    const etag = set.headers.get('etag');
+    // A carrier's feed sending the same shipment again: the order's version, its ETag, stays.
+    const again = await call('PUT', `/orders/${order.id}/shipment`, { token: admin, body: { status: 'PREPARING', carrier: 'CJ', trackingNumber: 'T-9' } });
+    expect([again.status, again.headers.get('etag'), again.body.trackingNumber]).toEqual([200, etag, 'T-9']);
+    expect((await call('GET', `/orders/${order.id}`, { token: alice.token })).headers.get('etag')).toBe(etag);
+    const stale = await call('PUT', `/orders/${order.id}/shipment`, { token: admin, body: { status: 'PREPARING', carrier: 'CJ', trackingNumber: 'T-9' }, headers: { 'if-match': '"99"' } });
+    expect([stale.status, stale.body.code]).toEqual([412, 'PRECONDITION_FAILED']);
+    // A new order's shipment is PREPARING with nothing set: sending that is no change either.
+    const { order: fresh } = await newOrder(alice.token, 1);
+    const freshEtag = (await call('GET', `/orders/${fresh.id}/shipment`, { token: admin })).headers.get('etag');
+    expect((await call('PUT', `/orders/${fresh.id}/shipment`, { token: admin, body: { status: 'PREPARING' } })).headers.get('etag')).toBe(freshEtag);
+  });
+
   it('keeps the fulfilment and retries it while inventory is down', async () => {
     const { order } = await newOrder(alice.token, 1);
     await call('PATCH', `/orders/${order.id}`, { token: admin, body: { status: 'CONFIRMED' } });

@@ -3,6 +3,7 @@
 // inventory. PATCH /orders/{id} with such a status takes the same step (`record`).
 import { type Principal, requireAdmin } from '@platform/auth';
 import { Conflict } from '@platform/errors';
+import { unchangedAtVersion } from '@platform/service-kit';
 import { recordOrderEvent, statusEventOf } from '../orders/events';
 import type { OrderQueries } from '../orders/queries';
 import type { OrderRepository, OrderRow } from '../orders/repository';
@@ -29,7 +30,12 @@ export class ShipmentService {
     requireAdmin(principal);
     const order = await this.queries.get(principal, orderId);
     if (order.status === 'CANCELED') throw new Conflict('CONFLICT', 'The order is canceled; it has no shipment to change.');
-    await this.record(order, { status: input.status, carrier: input.carrier ?? null, trackingNumber: input.trackingNumber ?? null }, expectedVersion);
+    const shipment = { status: input.status, carrier: input.carrier ?? null, trackingNumber: input.trackingNumber ?? null };
+    // The shipment it has (PREPARING with nothing set until one is written): no write, so the
+    // order's version, the ETag others hold for their If-Match, stays.
+    const held = order.shipment ?? { status: 'PREPARING', carrier: null, trackingNumber: null };
+    if (shipment.status === held.status && shipment.carrier === held.carrier && shipment.trackingNumber === held.trackingNumber) return unchangedAtVersion(order, expectedVersion);
+    await this.record(order, shipment, expectedVersion);
     return this.queries.get(principal, orderId);
   }
 
