@@ -251,7 +251,7 @@ export const keepAccountsFromApiKeys: RequestHandler = (req, res, next) => {
   if (!res.locals.apiKey || route.pattern !== '/users/:id' || req.method === 'GET' || req.method === 'HEAD') return next();
   if (req.method === 'DELETE') throw ApiError.forbidden("An API key cannot delete its owner's account: sign in with a token (POST /v1/tokens).");
   const read = forwardedJson(req, res);
-  if (!read) throw new ApiError('MALFORMED_JSON', 'The request body is not valid JSON in the charset its Content-Type names.');
+  if (read.refusal) throw read.refusal;
   const body = read.value;
   if (body && typeof body === 'object' && Object.hasOwn(body, 'password')) throw ApiError.forbidden("An API key cannot change its owner's password: sign in with a token (POST /v1/tokens).");
   next();
@@ -269,7 +269,7 @@ export function revokeApiKeysAfterWrite(apiKeys: Pick<ApiKeyCheck, 'revoked'>): 
     const endsNow = () => {
       if (route.pattern === '/api-keys/:id' && req.method === 'DELETE') return true;
       if (route.pattern !== '/api-keys/:id/rotation') return false;
-      const body = forwardedJson(req, res)?.value as { overlapSeconds?: unknown } | null | undefined;
+      const body = forwardedJson(req, res).value as { overlapSeconds?: unknown } | null | undefined;
       return body?.overlapSeconds === 0;
     };
     if (id && endsNow()) {

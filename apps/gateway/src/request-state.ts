@@ -1,7 +1,7 @@
 // What the gateway's pipeline leaves on a response for the steps after it (express's res.locals), typed,
 // and the one reading of the forwarded body the steps share.
 import type { Request, Response } from 'express';
-import { readForwardedJson } from '@platform/service-kit';
+import { type ForwardedJson, readForwardedJson } from '@platform/service-kit';
 import type { CompiledRoute } from './routing/router';
 
 declare global {
@@ -20,8 +20,8 @@ declare global {
       apiKey?: { id: string; ownerId: string; scopes: string[] };
       /** The request body, read whole (receiveBody, or the token route's rate limit), forwarded as it came. */
       forwardBody?: Buffer;
-      /** forwardBody as the service will read it, once read (forwardedJson); null when it cannot be read so. */
-      forwardJson?: { value: unknown } | null;
+      /** forwardBody as the service will read it, or its refusal, once read (forwardedJson). */
+      forwardJson?: ForwardedJson;
     }
   }
 }
@@ -29,9 +29,9 @@ declare global {
 /**
  * The received body as the service will read it (readForwardedJson: its charset, a byte-order
  * mark), read once per request whichever step asks first (the account guard, the key revocation,
- * deprecated body fields, usage); undefined when there is none it can read so.
+ * deprecated body fields, usage); its `refusal` (the service's) when it cannot be read so.
  */
-export function forwardedJson(req: Request, res: Response): { value: unknown } | undefined {
-  if (res.locals.forwardJson === undefined) res.locals.forwardJson = readForwardedJson(res.locals.forwardBody, req.headers['content-type']) ?? null;
-  return res.locals.forwardJson ?? undefined;
+export function forwardedJson(req: Request, res: Response): ForwardedJson {
+  res.locals.forwardJson ??= readForwardedJson(res.locals.forwardBody, req.headers['content-type']);
+  return res.locals.forwardJson;
 }

@@ -132,25 +132,31 @@ function asText(body: Buffer, encoding: string): Buffer | string {
   }
 }
 
+/** What readForwardedJson found: the value the service will read, or the service's refusal of the body. */
+export type ForwardedJson = { value: unknown; refusal?: undefined } | { value?: undefined; refusal: ApiError };
+
 /**
  * A body as the services' parser (jsonBody) reads it, for a proxy that judges a body it forwards
  * (the gateway), with the parser's own libraries (parserContentType, parserDecoder): the charset
  * as it reads the header (UTF-8 when it names none or an empty one; the first of two), the bytes checked as the
  * parser checks them (asText), then decoded (a byte-order mark followed, and dropped) and parsed;
- * an empty body reads as `{}`. `undefined` when the service would refuse it. Read any other way
- * (as UTF-8 whatever it said, or UTF-16 as little-endian only), a body looked like "not JSON, the
- * service will refuse it" to the gateway while the service read it and acted on it.
+ * an empty body reads as `{}`. Read any other way (as UTF-8 whatever it said, or UTF-16 as
+ * little-endian only), a body looked like "not JSON, the service will refuse it" to the gateway
+ * while the service read it and acted on it. A body the service would refuse comes back as the
+ * service's refusal (parserRefusals: 415 for a charset, 400 for text or JSON it cannot read), so
+ * a proxy that refuses it answers as the service would have.
  */
-export function readForwardedJson(body: Buffer | undefined, contentTypeHeader: string | undefined): { value: unknown } | undefined {
+export function readForwardedJson(body: Buffer | undefined, contentTypeHeader: string | undefined): ForwardedJson {
   if (!body || body.length === 0) return { value: {} };
   try {
     // `||`, as body-parser reads it: an empty charset (`charset=`, `charset=""`) is none, so UTF-8.
     const charset = (contentTypeHeader ? parserContentType.parse(contentTypeHeader).parameters.charset?.toLowerCase() : undefined) || 'utf-8';
-    if (!charset.startsWith('utf-') || !parserDecoder.encodingExists(charset)) return undefined; // 415 at the service
+    if (!charset.startsWith('utf-') || !parserDecoder.encodingExists(charset)) throw Object.assign(new Error('unsupported charset'), { type: 'charset.unsupported' });
     asText(body, charset);
     return { value: JSON.parse(parserDecoder.decode(body, charset)) as unknown };
-  } catch {
-    return undefined;
+  } catch (error) {
+    const refusal = refusalOf(error instanceof SyntaxError ? Object.assign(error, { type: 'entity.parse.failed' }) : error);
+    return { refusal: refusal instanceof ApiError ? refusal : (refusalOf({ type: 'entity.parse.failed' }) as ApiError) };
   }
 }
 

@@ -286,6 +286,9 @@ describe('API keys at the gateway', () => {
     const unreadable = await fetch(`${gateway.server.url}/v1/users/me`, { method: 'PATCH', headers: { 'x-api-key': key.text, 'content-type': 'application/json; charset=utf-16be' }, body: Buffer.from(json, 'utf16le') });
     expect(unreadable.status).toBe(400);
     expect(((await unreadable.json()) as { code: string }).code).toBe('MALFORMED_JSON');
+    // Refused as the service refuses it: a charset JSON is not sent in is 415, as with a token, not 400.
+    const latin1 = await fetch(`${gateway.server.url}/v1/users/me`, { method: 'PATCH', headers: { 'x-api-key': key.text, 'content-type': 'application/json; charset=iso-8859-1' }, body: JSON.stringify({ nickname: 'bot-3' }) });
+    expect([latin1.status, await latin1.json()]).toEqual([415, expect.objectContaining({ code: 'UNSUPPORTED_MEDIA_TYPE', message: 'The request body charset is not supported; send UTF-8.' })]);
   });
 
   it('every root field of the supergraph has a resource, so none is refused or allowed by accident', () => {

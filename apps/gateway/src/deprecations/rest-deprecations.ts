@@ -109,7 +109,7 @@ export function enforceDeprecations(outcomes: DeprecationOutcomes): RequestHandl
     }
     for (const [name, entry] of rules.headers) if (req.headers[name] !== undefined) used.push(entry);
     if (rules.requestFields.length > 0) {
-      const body = forwardedJson(req, res)?.value;
+      const body = forwardedJson(req, res).value;
       for (const [path, entry] of rules.requestFields) if (present(body, path)) used.push(entry);
     }
     const { refusal } = outcomes.judge(req, res, used);

@@ -217,7 +217,7 @@ export function recordRestUsage(recorder: UsageRecorder | undefined, operations:
     if (res.locals.forwardBody?.length && operation.bodyPaths.size > 0) {
       // Not JSON: the service answers 400; the operation alone is recorded.
       const read = forwardedJson(req, res);
-      if (read) bodyElements(read.value, operation, '', elements);
+      if (!read.refusal) bodyElements(read.value, operation, '', elements);
     }
     res.once('finish', () => {
       const response = operation.responses.get(res.statusCode);
