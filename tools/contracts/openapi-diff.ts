@@ -46,6 +46,23 @@ function resolve(doc: Json, node: unknown): { node: Json; refs: string[] } {
   return { node: isObject(current) ? current : {}, refs };
 }
 
+/**
+ * `node` with every local `$ref` in it replaced by what it names, at any depth: what a keyword the
+ * gate compares whole (`not`, `if`...) says is what its refs say, so that a change to a schema it
+ * names is seen and moving the same schema to another name is not. A ref met again inside itself
+ * (a shape made of itself) stays as written.
+ */
+function inlined(doc: Json, node: unknown, refs: string[] = []): unknown {
+  if (Array.isArray(node)) return node.map((item) => inlined(doc, item, refs));
+  if (!isObject(node)) return node;
+  if (typeof node.$ref === 'string') {
+    if (refs.includes(node.$ref) || !node.$ref.startsWith('#/')) return node;
+    const { node: target, refs: followed } = resolve(doc, node);
+    return inlined(doc, target, [...refs, ...followed]);
+  }
+  return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, inlined(doc, value, refs)]));
+}
+
 interface SchemaView {
   schema: Json;
   nullable: boolean;
@@ -585,8 +602,10 @@ class OpenApiComparison {
     }
     if (Boolean(b.uniqueItems) !== Boolean(a.uniqueItems)) report(Boolean(a.uniqueItems), `uniqueItems ${Boolean(b.uniqueItems)} -> ${Boolean(a.uniqueItems)}`);
     for (const key of wholeKeywords) {
-      if (same(b[key], a[key])) continue;
-      report(a[key] !== undefined, `${key} ${b[key] === undefined ? 'added' : a[key] === undefined ? 'dropped' : 'changed'} (compared as written: ${JSON.stringify(b[key] ?? null).slice(0, 80)} -> ${JSON.stringify(a[key] ?? null).slice(0, 80)})`);
+      if (b[key] === undefined && a[key] === undefined) continue;
+      const [was, is] = [inlined(this.before, b[key]), inlined(this.after, a[key])];
+      if (same(was, is)) continue;
+      report(a[key] !== undefined, `${key} ${b[key] === undefined ? 'added' : a[key] === undefined ? 'dropped' : 'changed'} (compared as written, refs followed: ${JSON.stringify(was ?? null).slice(0, 80)} -> ${JSON.stringify(is ?? null).slice(0, 80)})`);
     }
     // A check JSON Schema cannot state (a zod refine), listed by its message: one added refuses
     // what old clients may send. Against a document that listed none, the server made them unseen.
