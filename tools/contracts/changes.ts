@@ -23,7 +23,7 @@ export interface ContractChange {
   unmet?: string;
   /**
    * REST, an alternative (anyOf/oneOf) no alternative takes any more: what keeps the nearest from
-   * taking it, named inside that alternative (`... request.body.payment<0>.brand`). Approvals of
+   * taking it, named inside that alternative (`... request.body.payment<kind=card>.brand`). Approvals of
    * every one of them allow the change, as one of the whole element does.
    */
   within?: { element: string; alias?: string; rule: string }[];

@@ -7,7 +7,8 @@ import path from 'node:path';
 import { change, specRule } from './changes';
 import { runCheck, zeroUseWindow } from './check';
 import { judge, namedIn, render, type Approval, type UsageExport } from './gate';
-import { diffOpenApi } from './openapi-diff';
+import { diffOpenApi, restElementExists } from './openapi-diff';
+import { mayHaveUsed } from '@platform/deprecations';
 import { repositoryRoot } from './layout';
 // The endpoint declarations the document is generated from: a /v2 endpoint is declared here as a team would.
 import type { Endpoint } from '@platform/endpoints';
@@ -782,37 +783,51 @@ describe('contract:check', () => {
 describe('a breaking change inside one alternative (oneOf/anyOf)', () => {
   // The card's brand may be 10 characters now, 20 before: the card alternative takes no old card,
   // so the change is found on the payment as a whole (type-changed), and an approval may name
-  // what changed inside the alternative instead of the whole payment.
-  const fixture = path.join(__dirname, 'fixtures/rest/request-alternative-field-tightened');
-  const [before, after] = ['before', 'after'].map((side) => JSON.parse(readFileSync(path.join(fixture, `${side}.json`), 'utf8')));
-  const changes = diffOpenApi(before, after).filter((found) => found.class === 'breaking');
+  // what changed inside the alternative instead of the whole payment. The alternative is named by
+  // the kind that tells it apart (`payment<kind=card>`), not its position: in the second case the
+  // bank account is written first now, and the same approval still names the card.
   const approval = (element: string, rule?: string): Approval => ({ element, reason: 'brands are 10 characters at most at the card network', approvedBy: 'api-owner', approved: today, expires: '2026-12-24', ...(rule ? { rule } : {}) });
-  const verdictWith = (approvals: Approval[]) => judge({ changes, deprecations: [], approvals, changelog: '', today, zeroUseDays: 14 });
+  describe.each(['request-alternative-field-tightened', 'request-alternative-field-tightened-reordered'])('%s', (name) => {
+    const fixture = path.join(__dirname, 'fixtures/rest', name);
+    const [before, after] = ['before', 'after'].map((side) => JSON.parse(readFileSync(path.join(fixture, `${side}.json`), 'utf8')));
+    const changes = diffOpenApi(before, after).filter((found) => found.class === 'breaking');
+    const verdictWith = (approvals: Approval[]) => judge({ changes, deprecations: [], approvals, changelog: '', today, zeroUseDays: 14 });
 
-  it('is one refused finding on the whole payment without an approval', () => {
-    expect(changes.map((found) => `${found.rule} ${found.element}`)).toEqual(['type-changed rest:POST /v1/things request.body.payment']);
-    expect(verdictWith([]).map((verdict) => verdict.allowed)).toEqual([false]);
-    // The report names what to approve instead of the whole payment.
-    expect(render(verdictWith([]), []).text).toContain('          inside: rest:#/components/schemas/ThingInput.payment<0>.brand (request-constraint-tightened)\n          REFUSED: not allowed');
-  });
+    it('is one refused finding on the whole payment without an approval', () => {
+      expect(changes.map((found) => `${found.rule} ${found.element}`)).toEqual(['type-changed rest:POST /v1/things request.body.payment']);
+      expect(verdictWith([]).map((verdict) => verdict.allowed)).toEqual([false]);
+      // The report names what to approve instead of the whole payment.
+      expect(render(verdictWith([]), []).text).toContain('          inside: rest:#/components/schemas/ThingInput.payment<kind=card>.brand (request-constraint-tightened)\n          REFUSED: not allowed');
+    });
 
-  it('passes with an approval naming the changed field inside the alternative, by its place or its schema', () => {
-    for (const element of ['rest:POST /v1/things request.body.payment<0>.brand', 'rest:#/components/schemas/ThingInput.payment<0>.brand', 'rest:POST /v1/things request.body.payment<0>']) {
-      const [verdict] = verdictWith([approval(element)]);
-      expect({ element, allowed: verdict.allowed, reason: verdict.reason }).toEqual({ element, allowed: true, reason: 'approved until 2026-12-24: brands are 10 characters at most at the card network' });
-    }
-    expect(verdictWith([approval('rest:POST /v1/things request.body.payment<0>.brand', 'request-constraint-tightened')])[0].allowed).toBe(true);
-  });
+    it('passes with an approval naming the changed field inside the alternative, by its place or its schema', () => {
+      for (const element of ['rest:POST /v1/things request.body.payment<kind=card>.brand', 'rest:#/components/schemas/ThingInput.payment<kind=card>.brand', 'rest:POST /v1/things request.body.payment<kind=card>', 'rest:POST /v1/things request.body.payment']) {
+        const [verdict] = verdictWith([approval(element)]);
+        expect({ element, allowed: verdict.allowed, reason: verdict.reason }).toEqual({ element, allowed: true, reason: 'approved until 2026-12-24: brands are 10 characters at most at the card network' });
+      }
+      expect(verdictWith([approval('rest:POST /v1/things request.body.payment<kind=card>.brand', 'request-constraint-tightened')])[0].allowed).toBe(true);
+    });
 
-  it('refuses with an approval of another alternative, another field, or another rule', () => {
-    for (const approved of [approval('rest:POST /v1/things request.body.payment<1>.iban'), approval('rest:POST /v1/things request.body.payment<1>'), approval('rest:POST /v1/things request.body.payment<0>.kind'), approval('rest:POST /v1/things request.body.payment<0>.brand', 'field-removed')]) {
-      expect({ approved: approved.element, allowed: verdictWith([approved])[0].allowed }).toEqual({ approved: approved.element, allowed: false });
-    }
+    it('refuses with an approval of another alternative, another field, or another rule', () => {
+      for (const approved of [approval('rest:POST /v1/things request.body.payment<kind=bank>.iban'), approval('rest:POST /v1/things request.body.payment<kind=bank>'), approval('rest:POST /v1/things request.body.payment<kind=card>.kind'), approval('rest:POST /v1/things request.body.payment<kind=card>.brand', 'field-removed')]) {
+        expect({ approved: approved.element, allowed: verdictWith([approved])[0].allowed }).toEqual({ approved: approved.element, allowed: false });
+      }
+    });
+
+    it('lets the registry name a place inside an alternative by that name, and nothing the alternatives do not hold', () => {
+      for (const element of ['rest:POST /v1/things request.body.payment<kind=card>.brand', 'rest:POST /v1/things request.body.payment<kind=bank>.iban', 'rest:POST /v1/things request.body.payment<kind=card>']) expect({ element, exists: restElementExists(after, element) }).toEqual({ element, exists: true });
+      for (const element of ['rest:POST /v1/things request.body.payment<kind=bank>.brand', 'rest:POST /v1/things request.body.payment<kind=cash>', 'rest:POST /v1/things request.body.payment<0>.brand']) expect({ element, exists: restElementExists(after, element) }).toEqual({ element, exists: false });
+    });
   });
 
   it('takes no changelog entry naming a place inside an alternative for the whole field', () => {
-    expect(namedIn('- `rest:POST /v1/things request.body.payment<0>.brand` is shorter.', 'rest:POST /v1/things request.body.payment')).toBe(false);
-    expect(namedIn('- `rest:POST /v1/things request.body.payment<0>.brand` is shorter.', 'rest:POST /v1/things request.body.payment<0>.brand')).toBe(true);
+    expect(namedIn('- `rest:POST /v1/things request.body.payment<kind=card>.brand` is shorter.', 'rest:POST /v1/things request.body.payment')).toBe(false);
+    expect(namedIn('- `rest:POST /v1/things request.body.payment<kind=card>.brand` is shorter.', 'rest:POST /v1/things request.body.payment<kind=card>.brand')).toBe(true);
+  });
+
+  it('counts use of the field path, whichever alternative it was sent in, as use of a place inside one (the gateway records paths)', () => {
+    expect(mayHaveUsed('rest:POST /v1/things request.body.payment<kind=card>.brand', 'rest:POST /v1/things request.body.payment.brand')).toBe(true);
+    expect(mayHaveUsed('rest:POST /v1/things request.body.payment<kind=card>.brand', 'rest:POST /v1/things request.body.payment.iban')).toBe(false);
   });
 });
 

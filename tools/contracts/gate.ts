@@ -133,7 +133,7 @@ export function isRemoval(rule: string): boolean {
 
 /**
  * Whether `text` names `element` whole: `Order.status` is not named by `Order.statusReason`, nor
- * `response.200.body.status` by `...body.status.code` or `...body.status<0>` (inside one of its
+ * `response.200.body.status` by `...body.status.code` or `...body.status<kind=card>` (inside one of its
  * alternatives), so an entry about another element cannot pass this one.
  */
 export function namedIn(text: string, element: string): boolean {

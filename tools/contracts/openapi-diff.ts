@@ -69,6 +69,8 @@ interface SchemaView {
   types: string[];
   /** Alternatives other than null (anyOf/oneOf of two or more shapes). */
   variants: Json[];
+  /** The alternatives as written ($refs not followed), which alternativeLabels names. */
+  written: unknown[];
   refs: string[];
   /** With variants: what the schema says beside its alternatives (each alternative holds with it). */
   outer?: Json;
@@ -276,6 +278,7 @@ function view(doc: Json, node: unknown): SchemaView {
   if (types.includes('null')) nullable = true;
   types = types.filter((type) => type !== 'null');
   let variants: Json[] = [];
+  let written: unknown[] = [];
   let outer: Json | undefined;
   const alternatives = Array.isArray(schema.anyOf) ? schema.anyOf : Array.isArray(schema.oneOf) ? schema.oneOf : undefined;
   if (alternatives) {
@@ -288,11 +291,12 @@ function view(doc: Json, node: unknown): SchemaView {
     const { anyOf: _anyOf, oneOf: _oneOf, ...rest } = schema;
     if (nonNull.length === 1) {
       const inner = view(doc, nonNull[0]);
-      return { schema: { ...inner.schema, ...rest, type: inner.schema.type }, nullable: nullable || inner.nullable, types: inner.types, variants: inner.variants, refs: [...refs, ...inner.refs] };
+      return { schema: { ...inner.schema, ...rest, type: inner.schema.type }, nullable: nullable || inner.nullable, types: inner.types, variants: inner.variants, written: inner.written, refs: [...refs, ...inner.refs] };
     }
     schema = rest;
     outer = rest;
     variants = nonNull.map((alternative) => resolve(doc, alternative).node);
+    written = nonNull;
     // What the alternatives accept together, so that a schema that gains or loses alternatives
     // is compared with one that has none (`string` -> `"a" | "b"`, `string` -> `number | boolean`):
     // their types (none when one of them takes any type), and their values when each is a const
@@ -306,7 +310,35 @@ function view(doc: Json, node: unknown): SchemaView {
     }
   }
   if (types.length === 0 && isObject(schema.properties)) types = ['object'];
-  return { schema, nullable, types: [...types].sort(), variants, refs, ...(outer ? { outer } : {}) };
+  return { schema, nullable, types: [...types].sort(), variants, written, refs, ...(outer ? { outer } : {}) };
+}
+
+/**
+ * The name of each alternative in an element, one that stays when the alternatives are reordered
+ * or another is added, so that an approval or a registry entry naming a place inside one keeps
+ * naming it: the value of the property that tells them apart (`<kind=card>`: a property every
+ * alternative requires with one value of its own, as zod's discriminatedUnion writes), else the
+ * component it refers to (`<CardPayment>`), else its position (`<0>`) when neither names each
+ * one apart.
+ */
+function alternativeLabels(doc: Json, alternatives: unknown[]): string[] {
+  const unique = (labels: string[]): boolean => new Set(labels).size === labels.length;
+  const shapes = alternatives.map((alternative) => withAllOf(doc, alternative, []));
+  const tagOf = (shape: Json, name: string): unknown[] | undefined => {
+    if (!Array.isArray(shape.required) || !shape.required.includes(name) || !isObject(shape.properties) || shape.properties[name] === undefined) return undefined;
+    const values = valuesOf(withAllOf(doc, shape.properties[name], []));
+    return values?.length === 1 ? values : undefined;
+  };
+  const candidates = isObject(shapes[0]?.properties) ? Object.keys(shapes[0].properties) : [];
+  for (const name of candidates) {
+    const tags = shapes.map((shape) => tagOf(shape, name));
+    if (!tags.every((tag): tag is unknown[] => tag !== undefined)) continue;
+    const labels = tags.map(([value]) => `${name}=${typeof value === 'string' ? value : JSON.stringify(value)}`);
+    if (unique(labels)) return labels;
+  }
+  const refNames = alternatives.map((alternative) => (isObject(alternative) && typeof alternative.$ref === 'string' && alternative.$ref.startsWith('#/components/schemas/') ? alternative.$ref.slice('#/components/schemas/'.length) : ''));
+  if (refNames.every(Boolean) && unique(refNames)) return refNames;
+  return alternatives.map((_, index) => String(index));
 }
 
 /**
@@ -446,7 +478,7 @@ class OpenApiComparison {
       keys.compareSchemas(keysOf(b.schema), keysOf(a.schema), direction, element, nextSeen, false);
       for (const found of keys.changes) this.add(found.class, found.element, found.rule, found.spec, `keys: ${found.message}`);
     }
-    if (b.variants.length > 0 && a.variants.length > 0) this.compareAlternatives(b.variants, a.variants, direction, element, nextSeen);
+    if (b.variants.length > 0 && a.variants.length > 0) this.compareAlternatives(b.variants, a.variants, alternativeLabels(this.after, a.written), direction, element, nextSeen);
     // One shape became alternatives (`string` -> `uuid | "first"`): what the alternatives accept
     // together is compared above (their types, their values when all are literals), but not what
     // each of them constrains. What an old client sends must still fit one of them, as a whole:
@@ -477,7 +509,7 @@ class OpenApiComparison {
    * the one at its own position first; one no alternative takes is a type change, and one left
    * over on the other side is a widening (request) or a narrowing (response).
    */
-  private compareAlternatives(before: Json[], after: Json[], direction: Direction, element: string, seen: string[]): void {
+  private compareAlternatives(before: Json[], after: Json[], afterLabels: string[], direction: Direction, element: string, seen: string[]): void {
     // Request: each old alternative looks for a new one that takes it; response: each new one for an old one.
     const [seekers, candidates] = direction === 'request' ? [before, after] : [after, before];
     const pairOf = (seeker: number, candidate: number): [number, number] => (direction === 'request' ? [seeker, candidate] : [candidate, seeker]);
@@ -516,7 +548,7 @@ class OpenApiComparison {
       if (best) {
         matchedCandidates.add(best.index);
         const [beforeIndex, afterIndex] = pairOf(seekerIndex, best.index);
-        this.compareSchemas(before[beforeIndex], after[afterIndex], direction, `${element}<${afterIndex}>`, seen, false);
+        this.compareSchemas(before[beforeIndex], after[afterIndex], direction, `${element}<${afterLabels[afterIndex]}>`, seen, false);
       } else {
         if (direction === 'request') this.add('breaking', element, 'type-changed', specRule.typeChanged, `old alternative ${seekerIndex} (${describe(seeker, this.before)}) is taken by none of the ${after.length} alternatives now${nearest}`);
         else this.add('breaking', element, 'type-changed', specRule.typeChanged, `alternative ${seekerIndex} (${describe(seeker, this.after)}) may be answered, a shape none of the ${before.length} old alternatives had${nearest}`);
@@ -524,7 +556,7 @@ class OpenApiComparison {
         // so that an approval can name that instead of every change to the whole element.
         const found = this.changes[this.changes.length - 1];
         if (closest) {
-          const at = `<${pairOf(seekerIndex, closest.index)[1]}>`;
+          const at = `<${afterLabels[pairOf(seekerIndex, closest.index)[1]]}>`;
           found.within = closest.within.map(({ place, rule }) => ({ element: `${element}${at}${place}`, ...(found.alias ? { alias: `${found.alias}${at}${place}` } : {}), rule }));
         }
       }
@@ -1169,7 +1201,7 @@ export function restElementExists(doc: Json, element: string): boolean {
   if (parameter) {
     return [...parametersOf(doc, path, operation).values()].some((candidate) => candidate.label.toLowerCase() === `${parameter[1]}.${parameter[2]}`.toLowerCase());
   }
-  const body = /^(request|response\.(\d{3}|default|[1-5]XX))\.(body(?:\([^)]+\))?)((?:\.[^.[\]{}]+|\[\]|\{\})*)$/.exec(rest);
+  const body = /^(request|response\.(\d{3}|default|[1-5]XX))\.(body(?:\([^)]+\))?)((?:\.[^.[\]{}<>]+|\[\]|\{\}|<[^<>]+>)*)$/.exec(rest);
   if (!body) return false;
   const [, place, status, mediaPart, fieldPath] = body;
   const container = place === 'request' ? operation.operation.requestBody : isObject(operation.operation.responses) ? operation.operation.responses[status] : undefined;
@@ -1178,7 +1210,7 @@ export function restElementExists(doc: Json, element: string): boolean {
 
 /** Whether a webhook (`webhook:<event type>`), its payload field (`... body.data.<field>`) or header (`... header.<name>`) is in `doc`. */
 export function webhookElementExists(doc: Json, element: string): boolean {
-  const match = /^(webhook:\S+(?: [A-Z]+)?)(?: (?:(header)\.(\S+)|(body(?:\([^)]+\))?)((?:\.[^.[\]{}]+|\[\]|\{\})*)))?$/.exec(element);
+  const match = /^(webhook:\S+(?: [A-Z]+)?)(?: (?:(header)\.(\S+)|(body(?:\([^)]+\))?)((?:\.[^.[\]{}<>]+|\[\]|\{\}|<[^<>]+>)*)))?$/.exec(element);
   const webhook = match && webhooksOf(doc).get(match[1]);
   if (!match || !webhook) return false;
   const [, , header, headerName, mediaPart, fieldPath] = match;
@@ -1187,16 +1219,19 @@ export function webhookElementExists(doc: Json, element: string): boolean {
   return bodyFieldExists(doc, webhook.operation.requestBody, mediaPart, fieldPath);
 }
 
-/** Whether the body of `container` (a request body or response) in `mediaPart` (`body` is JSON) has the field `fieldPath` (`.a[].b`, or '' for the body). */
+/** Whether the body of `container` (a request body or response) in `mediaPart` (`body` is JSON) has the field `fieldPath` (`.a[].b`, `.a<kind=card>.b`, or '' for the body). */
 function bodyFieldExists(doc: Json, container: unknown, mediaPart: string, fieldPath: string): boolean {
   if (container === undefined) return false;
   const mediaType = mediaPart === 'body' ? 'application/json' : mediaPart.slice(5, -1);
   const content = resolve(doc, container).node.content;
   let schema: Json | undefined = isObject(content) && isObject(content[mediaType]) ? (content[mediaType] as Json).schema as Json : undefined;
-  for (const step of fieldPath.match(/\.[^.[\]{}]+|\[\]|\{\}/g) ?? []) {
+  for (const step of fieldPath.match(/\.[^.[\]{}<>]+|\[\]|\{\}|<[^<>]+>/g) ?? []) {
     if (!schema) return false;
-    const current = view(doc, schema).schema;
-    if (step === '[]') schema = current.items as Json | undefined;
+    const seen = view(doc, schema);
+    const current = seen.schema;
+    // An alternative by the name the gate prints for it (alternativeLabels).
+    if (step.startsWith('<')) schema = seen.variants[alternativeLabels(doc, seen.written).indexOf(step.slice(1, -1))];
+    else if (step === '[]') schema = current.items as Json | undefined;
     else if (step === '{}') schema = isObject(current.additionalProperties) ? current.additionalProperties : undefined;
     else schema = isObject(current.properties) ? (current.properties[step.slice(1)] as Json | undefined) : undefined;
   }

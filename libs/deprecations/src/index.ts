@@ -1,1 +1,1 @@
-export { asDate, brownoutEnd, covers, deprecationHeaders, goneMessage, loadDeprecations, mayHaveUsed, phaseAt, readDeprecations, registrySetting, type Brownout, type Deprecation, type Phase } from './registry';
+export { asDate, brownoutEnd, covers, deprecationHeaders, goneMessage, loadDeprecations, mayHaveUsed, phaseAt, readDeprecations, registrySetting, withoutAlternatives, type Brownout, type Deprecation, type Phase } from './registry';

@@ -101,9 +101,21 @@ export function loadDeprecations(file: string): Deprecation[] {
   return entries;
 }
 
-/** Whether `entry` names `element` itself or one of its parents (an operation covers its parameters). */
+/**
+ * Whether `entry` names `element` itself or one of its parents (an operation covers its
+ * parameters, a field what is inside it, `payment` its alternative `payment<kind=card>`).
+ */
 export function covers(entry: string, element: string): boolean {
-  return element === entry || (element.startsWith(entry) && /^[ .[{]/.test(element.slice(entry.length)));
+  return element === entry || (element.startsWith(entry) && /^[ .[{<]/.test(element.slice(entry.length)));
+}
+
+/**
+ * `element` without the names of alternatives in it (`payment<kind=card>.brand` is
+ * `payment.brand`): the gateway records and marks a body's fields by their path, whichever
+ * alternative a value is, so that path is what use of a place inside an alternative is recorded as.
+ */
+export function withoutAlternatives(element: string): string {
+  return element.replace(/<[^<>]+>/g, '');
 }
 
 /**
@@ -115,7 +127,8 @@ export function covers(entry: string, element: string): boolean {
  * its parameters. Header names compare without case, as HTTP does.
  */
 export function mayHaveUsed(element: string, recorded: string): boolean {
-  const [wanted, seen] = element.includes(' header.') || recorded.includes(' header.') ? [element.toLowerCase(), recorded.toLowerCase()] : [element, recorded];
+  const path = withoutAlternatives(element);
+  const [wanted, seen] = path.includes(' header.') || recorded.includes(' header.') ? [path.toLowerCase(), recorded.toLowerCase()] : [path, recorded];
   if (covers(wanted, seen)) return true;
   return covers(seen, wanted) && / response\./.test(seen);
 }

@@ -8,7 +8,7 @@
 // window, or from the sunset on, a request that uses one gets 410 GONE, and a deprecated response
 // field is left out of the answer instead (docs/evolving-the-api.md).
 import type { RequestHandler } from 'express';
-import { deprecationHeaders, type Deprecation, phaseAt } from '@platform/deprecations';
+import { deprecationHeaders, type Deprecation, phaseAt, withoutAlternatives } from '@platform/deprecations';
 import type { DeprecationOutcomes } from './deprecation-outcomes';
 import { forwardedJson } from '../request-state';
 
@@ -34,8 +34,10 @@ export interface RouteDeprecations {
 /** Rewrites a buffered JSON answer of a route with deprecated response fields (the proxy calls it before writing the head). */
 export type AnswerRewrite = (status: number, body: Buffer) => Buffer;
 
+// A place inside an alternative (`payment<kind=card>.brand`) is marked wherever its path is in the
+// body (`payment.brand`), whichever alternative the value is: more often than needed, never less.
 function fieldPath(text: string): FieldPath {
-  return (text.match(/\.[^.[\]{}]+|\[\]/g) ?? []).map((step) => (step === '[]' ? step : step.slice(1)));
+  return (withoutAlternatives(text).match(/\.[^.[\]{}]+|\[\]/g) ?? []).map((step) => (step === '[]' ? step : step.slice(1)));
 }
 
 /** `rest:GET /v1/orders/{id}/shipment` for the route `/orders/:id/shipment`, with parameter names left out. */
