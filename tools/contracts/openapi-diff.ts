@@ -148,6 +148,7 @@ function bothOf(first: Json, second: Json): Json {
   if (firstTypes && secondTypes) {
     const common = [...new Set(firstTypes.flatMap((type) => (secondTypes.includes(type) ? [type] : numeric.has(type) && secondTypes.some((other) => numeric.has(other)) ? ['integer'] : [])))];
     if (common.length > 0) merged.type = common.length === 1 ? common[0] : common;
+    else merged[NO_VALUE] = `allOf members of type ${firstTypes.join('|')} and ${secondTypes.join('|')} share no value`;
   }
   const [firstValues, secondValues] = [valuesOf(first), valuesOf(second)];
   if (firstValues && secondValues) {
@@ -191,6 +192,45 @@ function bothOf(first: Json, second: Json): Json {
     merged.required = [...new Set([...(Array.isArray(first.required) ? first.required : []), ...(Array.isArray(second.required) ? second.required : [])])];
   }
   return merged;
+}
+
+/**
+ * Where allOf members meet in no value at all (a number that must be a string), bothOf says so
+ * under this key, since the merged schema cannot state it: whyNothingFits reads it.
+ */
+const NO_VALUE = 'x-contract-gate-no-value';
+
+/**
+ * Why no value can satisfy `shape` (null aside, when it takes null: then null fits), or undefined
+ * when some value may: members of no common type, an empty enum, a lower limit above the upper
+ * one for the only type the schema takes, a closed object requiring a property it refuses. Only
+ * what the schema states plainly: a contradiction hidden in a pattern or a `not` is not looked for.
+ */
+function whyNothingFits(shape: SchemaView): string | undefined {
+  const { schema, types } = shape;
+  if (shape.nullable || shape.variants.length > 0) return undefined;
+  if (typeof schema[NO_VALUE] === 'string') return schema[NO_VALUE] as string;
+  const values = valuesOf(schema);
+  if (values && values.length === 0) return 'the values allowed (allOf members each listing some) have none in common';
+  const only = (...kinds: string[]): boolean => types.length > 0 && types.every((type) => kinds.includes(type));
+  const above = (low: string, high: string, strict: boolean): string | undefined => {
+    const [min, max] = [schema[low], schema[high]];
+    return typeof min === 'number' && typeof max === 'number' && (strict ? min >= max : min > max) ? `${low} ${min} is above ${high} ${max}` : undefined;
+  };
+  const limits =
+    (only('string') && above('minLength', 'maxLength', false)) ||
+    (only('array') && above('minItems', 'maxItems', false)) ||
+    (only('object') && above('minProperties', 'maxProperties', false)) ||
+    (only('integer', 'number') && (above('minimum', 'maximum', false) || above('exclusiveMinimum', 'maximum', true) || above('minimum', 'exclusiveMaximum', true) || above('exclusiveMinimum', 'exclusiveMaximum', true)));
+  if (limits) return limits;
+  // A closed object that requires a property it does not take (one an allOf member requires and a
+  // closed member refuses) takes no value.
+  if (only('object') && schema.additionalProperties === false && !isObject(schema.patternProperties)) {
+    const properties = isObject(schema.properties) ? schema.properties : {};
+    const refused = (Array.isArray(schema.required) ? (schema.required as string[]) : []).filter((name) => !(name in properties));
+    if (refused.length > 0) return `requires ${refused.join(', ')}, yet additionalProperties: false refuses ${refused.length > 1 ? 'them' : 'it'}`;
+  }
+  return undefined;
 }
 
 /** Whether no value can satisfy both schemas: no type or no enum value they share. */
@@ -443,6 +483,14 @@ class OpenApiComparison {
 
     this.compareEnums(b.schema, a.schema, direction, element);
     this.compareConstraints(b.schema, a.schema, direction, element);
+    // A schema no value fits any more: no request an old client sends is taken, and no answer can
+    // be one the contract allows (what an old client reads is gone, as a removed field is), so it
+    // breaks in both directions. A request already refused here for a tighter limit is not told twice.
+    const nothingFits = whyNothingFits(a);
+    if (nothingFits && !whyNothingFits(b)) {
+      if (direction === 'response') this.add('breaking', element, 'response-nothing-fits', specRule.removed, `${nothingFits}: no value fits, so nothing can be answered here any more`);
+      else if (!this.changes.slice(first).some((found) => found.class === 'breaking' && found.element === element)) this.add('breaking', element, 'request-constraint-tightened', specRule.tighterRequest, `${nothingFits}: no request fits`);
+    }
 
     const beforeDefault = b.schema.default;
     const afterDefault = a.schema.default;
@@ -685,15 +733,6 @@ class OpenApiComparison {
         else this.add('breaking', path, 'response-field-became-optional', specRule.removed, 'response field may be left out now');
       }
       this.compareSchemas(schema, afterProperties[name], direction, path, seen, true);
-    }
-    // A closed object that requires a property it does not take (one an allOf member requires and a
-    // closed member refuses) takes no value at all: no request fits.
-    const unsatisfiable = (schema: Json, properties: Json, required: Set<string>): string[] =>
-      schema.additionalProperties === false && !isObject(schema.patternProperties) ? [...required].filter((name) => !(name in properties)) : [];
-    const wasUnsatisfiable = unsatisfiable(b, beforeProperties, beforeRequired).length > 0;
-    const refusedRequired = unsatisfiable(a, afterProperties, afterRequired);
-    if (direction === 'request' && refusedRequired.length > 0 && !wasUnsatisfiable) {
-      this.add('breaking', element, 'request-constraint-tightened', specRule.tighterRequest, `requires ${refusedRequired.join(', ')}, yet additionalProperties: false refuses ${refusedRequired.length > 1 ? 'them' : 'it'}: no request fits`);
     }
     for (const [name, schema] of Object.entries(afterProperties)) {
       if ((name in beforeProperties && visible(this.before, beforeProperties[name])) || !visible(this.after, schema)) continue;
