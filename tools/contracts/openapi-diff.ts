@@ -178,6 +178,13 @@ function bothOf(first: Json, second: Json): Json {
       at < firstPositions.length && at < secondPositions.length ? { allOf: [firstPositions[at], secondPositions[at]] } : (firstPositions[at] ?? secondPositions[at]),
     );
   }
+  if (isObject(first.patternProperties) && isObject(second.patternProperties)) {
+    const [firstPatterns, secondPatterns] = [first.patternProperties, second.patternProperties];
+    merged.patternProperties = { ...secondPatterns, ...firstPatterns };
+    for (const pattern of Object.keys(firstPatterns)) {
+      if (pattern in secondPatterns) (merged.patternProperties as Json)[pattern] = { allOf: [firstPatterns[pattern], secondPatterns[pattern]] };
+    }
+  }
   for (const key of ['items', 'propertyNames']) {
     if (first[key] !== undefined && second[key] !== undefined) merged[key] = { allOf: [first[key], second[key]] };
   }
@@ -517,6 +524,28 @@ class OpenApiComparison {
     const [beforeOthers, afterOthers] = [others(b.schema), others(a.schema)];
     if (beforeOthers && afterOthers && (isObject(b.schema.additionalProperties) || isObject(a.schema.additionalProperties))) {
       this.compareSchemas(beforeOthers, afterOthers, direction, `${element}{}`, nextSeen, false);
+    }
+    // patternProperties: what a property not named in `properties` must be when its name matches.
+    // Each side's rule for such a name is its pattern's schema, else what the object says of other
+    // properties (any value when open, none when closed): a pattern added to an open object
+    // constrains names that were free (a tighter request), one added to a closed object accepts
+    // names that were refused. Compared as the map's values (`{}`), the pattern named in the message.
+    const patternsOf = (schema: Json): Json => (isObject(schema.patternProperties) ? schema.patternProperties : {});
+    const [beforePatterns, afterPatterns] = [patternsOf(b.schema), patternsOf(a.schema)];
+    for (const pattern of new Set([...Object.keys(beforePatterns), ...Object.keys(afterPatterns)])) {
+      const was = pattern in beforePatterns ? beforePatterns[pattern] : beforeOthers;
+      const is = pattern in afterPatterns ? afterPatterns[pattern] : afterOthers;
+      const what = `properties matching ${JSON.stringify(pattern)}`;
+      if (was === undefined && is === undefined) continue;
+      if (was === undefined || is === undefined) {
+        const accepted = was === undefined;
+        if (direction === 'request') this.add(accepted ? 'safe' : 'breaking', element, accepted ? 'request-constraint-loosened' : 'request-constraint-tightened', accepted ? specRule.compatible : specRule.tighterRequest, `${what} ${accepted ? 'accepted' : 'refused'} now`);
+        else this.add('safe', element, accepted ? 'response-field-added' : 'response-constraint-changed', accepted ? specRule.nonBreaking : specRule.compatible, `${what} ${accepted ? 'may be answered' : 'no longer answered'} now`);
+        continue;
+      }
+      const values = new OpenApiComparison(this.before, this.after);
+      values.compareSchemas(was, is, direction, `${element}{}`, nextSeen, false);
+      for (const found of values.changes) this.add(found.class, found.element, found.rule, found.spec, `${what}: ${found.message}`);
     }
     // A map's keys (`propertyNames`, always strings) are sent or read as its values are: a key
     // pattern or enum is compared as a value's would be in this direction, reported on the map.
