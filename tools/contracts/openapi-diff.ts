@@ -293,19 +293,30 @@ function withAllOf(doc: Json, node: unknown, refs: string[]): Json {
   // describes it (JSON Schema 2020-12, which OpenAPI 3.1 is, and every validator a client may use):
   // such a property can be neither sent nor answered. The schema's own unevaluatedProperties: false
   // sees every member, and refuses none of theirs.
+  // A pattern this engine cannot read is taken to name the property: the gate keeps what it cannot judge.
+  const matches = (pattern: string, name: string): boolean => {
+    try {
+      return new RegExp(pattern, 'u').test(name);
+    } catch {
+      return true;
+    }
+  };
+  const names = (member: Json, name: string): boolean =>
+    (isObject(member.properties) && name in member.properties) || (isObject(member.patternProperties) && Object.keys(member.patternProperties).some((pattern) => matches(pattern, name)));
   const closedMembers = members.filter((member, index) => member.additionalProperties === false || (index > 0 && member.unevaluatedProperties === false));
   if (members.length > 1 && closedMembers.length > 0 && isObject(merged.properties)) {
-    // A pattern this engine cannot read is taken to name the property: the gate keeps what it cannot judge.
-    const matches = (pattern: string, name: string): boolean => {
-      try {
-        return new RegExp(pattern, 'u').test(name);
-      } catch {
-        return true;
-      }
-    };
-    const names = (member: Json, name: string): boolean =>
-      (isObject(member.properties) && name in member.properties) || (isObject(member.patternProperties) && Object.keys(member.patternProperties).some((pattern) => matches(pattern, name)));
     merged.properties = Object.fromEntries(Object.entries(merged.properties).filter(([name]) => closedMembers.every((member) => names(member, name))));
+  }
+  // A map member (additionalProperties: a schema) holds the same way: its schema is what every
+  // property it does not name itself must also be, whichever member describes that property.
+  const mapMembers = members.filter((member) => isObject(member.additionalProperties));
+  if (members.length > 1 && mapMembers.length > 0 && isObject(merged.properties)) {
+    merged.properties = Object.fromEntries(
+      Object.entries(merged.properties).map(([name, property]) => {
+        const values = mapMembers.filter((member) => !names(member, name)).map((member) => member.additionalProperties);
+        return [name, values.length > 0 ? { allOf: [property, ...values] } : property];
+      }),
+    );
   }
   // bothOf keeps one list of alternatives; where there are more, each holds.
   const lists = members.flatMap((member) => ['anyOf', 'oneOf'].flatMap((key) => (Array.isArray(member[key]) ? [member[key] as unknown[]] : [])));
