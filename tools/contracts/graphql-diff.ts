@@ -6,7 +6,7 @@
 // gateway serves: an element marked @inaccessible is not in it, so marking one is a removal.
 import { Supergraph, printSchema } from '@apollo/federation-internals';
 import { diff, CriticalityLevel, type Change } from '@graphql-inspector/core';
-import { buildSchema, getNamedType, isEnumType, isInputObjectType, isInterfaceType, isObjectType, type GraphQLSchema } from 'graphql';
+import { buildSchema, getNamedType, isEnumType, isInputObjectType, isInterfaceType, isObjectType, isScalarType, print, type ConstDirectiveNode, type GraphQLSchema } from 'graphql';
 import { change, specRule, type ChangeClass, type ContractChange } from './changes';
 
 export function schemaOf(sdl: string): GraphQLSchema {
@@ -92,6 +92,95 @@ function classify(found: Change, enumsRead: Set<string>): { cls: ChangeClass; sp
   return { cls: inspected, spec: specRule.compatible };
 }
 
+/**
+ * Directives that say nothing of what a client may send: GraphQL's own marks and federation's.
+ * Any other directive on an input field or argument (`@constraint(maxLength: 50)`) is taken to
+ * constrain its values, as the server that declares it enforces it.
+ */
+const NOT_CONSTRAINTS = new Set(['deprecated', 'specifiedBy', 'inaccessible', 'tag', 'external', 'shareable', 'override', 'provides', 'requires', 'key', 'link', 'composeDirective', 'interfaceObject', 'authenticated', 'requiresScopes', 'policy', 'cost', 'listSize']);
+
+/** The constraint directives on an input field or argument: `@name` (`@name#2` for a repeated one) → argument → value as written. */
+function constraintsOf(directives: readonly ConstDirectiveNode[] | undefined): Map<string, Map<string, string>> {
+  const found = new Map<string, Map<string, string>>();
+  for (const directive of directives ?? []) {
+    if (NOT_CONSTRAINTS.has(directive.name.value) || directive.name.value.startsWith('join__')) continue;
+    let key = `@${directive.name.value}`;
+    for (let count = 2; found.has(key); count++) key = `@${directive.name.value}#${count}`;
+    found.set(key, new Map((directive.arguments ?? []).map((argument) => [argument.name.value, print(argument.value)])));
+  }
+  return found;
+}
+
+/**
+ * How an input field's or argument's constraint directives changed, for a client sending it: a
+ * directive or argument added, or one whose value changed, refuses what it took (a `max…` lower
+ * or a `min…` higher, or any other argument changed, since the gate cannot tell what it means);
+ * one dropped, a `max…` higher or a `min…` lower, takes more.
+ */
+function constraintChange(before: Map<string, Map<string, string>>, after: Map<string, Map<string, string>>): { tighter: string[]; looser: string[] } {
+  const tighter: string[] = [];
+  const looser: string[] = [];
+  for (const name of new Set([...before.keys(), ...after.keys()])) {
+    const [was, is] = [before.get(name), after.get(name)];
+    if (!was || !is) {
+      (was ? looser : tighter).push(`${name} ${was ? 'dropped' : 'added'}`);
+      continue;
+    }
+    for (const argument of new Set([...was.keys(), ...is.keys()])) {
+      const [old, now] = [was.get(argument), is.get(argument)];
+      if (old === now) continue;
+      const what = `${name}(${argument}: ${old ?? 'none'} -> ${now ?? 'none'})`;
+      const [oldNumber, newNumber] = [Number(old), Number(now)];
+      const numeric = old !== undefined && now !== undefined && Number.isFinite(oldNumber) && Number.isFinite(newNumber);
+      if (now === undefined) looser.push(what);
+      else if (numeric && /^max/i.test(argument)) (newNumber < oldNumber ? tighter : looser).push(what);
+      else if (numeric && /^min/i.test(argument)) (newNumber > oldNumber ? tighter : looser).push(what);
+      else tighter.push(what);
+    }
+  }
+  return { tighter, looser };
+}
+
+/**
+ * What graphql-inspector leaves to directive usages, which the gate otherwise skips as plumbing:
+ * constraint directives on input fields and arguments present on both sides (one made stricter
+ * refuses what old clients send), and a custom scalar's `@specifiedBy` (the specification its
+ * values follow: clients send and parse them by it).
+ */
+function valueRuleChanges(oldSchema: GraphQLSchema, newSchema: GraphQLSchema, source: string): ContractChange[] {
+  const changes: ContractChange[] = [];
+  const compare = (element: string, before: readonly ConstDirectiveNode[] | undefined, after: readonly ConstDirectiveNode[] | undefined): void => {
+    const { tighter, looser } = constraintChange(constraintsOf(before), constraintsOf(after));
+    if (tighter.length > 0) changes.push({ ...change('graphql', 'breaking', element, 'INPUT_CONSTRAINT_TIGHTENED', specRule.tighterRequest, `constraint directives: ${[...tighter, ...looser].join(', ')}`), source });
+    else if (looser.length > 0) changes.push({ ...change('graphql', 'safe', element, 'INPUT_CONSTRAINT_LOOSENED', specRule.compatible, `constraint directives: ${looser.join(', ')}`), source });
+  };
+  for (const [name, type] of Object.entries(newSchema.getTypeMap())) {
+    if (name.startsWith('__')) continue;
+    const old = oldSchema.getType(name);
+    if (isScalarType(type) && isScalarType(old) && (old.specifiedByURL ?? null) !== (type.specifiedByURL ?? null)) {
+      const [was, is] = [old.specifiedByURL, type.specifiedByURL];
+      if (was && is) changes.push({ ...change('graphql', 'breaking', `graphql:${name}`, 'SCALAR_SPECIFIED_BY_CHANGED', specRule.typeChanged, `values follow another specification (@specifiedBy ${was} -> ${is}): what old clients send may be refused, and what they read may not parse as they expect`), source });
+      else changes.push({ ...change('graphql', 'dangerous', `graphql:${name}`, 'SCALAR_SPECIFIED_BY_CHANGED', specRule.meaning, `@specifiedBy ${was ?? 'none'} -> ${is ?? 'none'}`), source });
+    }
+    if (isInputObjectType(type) && isInputObjectType(old)) {
+      const oldFields = old.getFields();
+      for (const [fieldName, field] of Object.entries(type.getFields())) {
+        if (oldFields[fieldName]) compare(`graphql:${name}.${fieldName}`, oldFields[fieldName].astNode?.directives, field.astNode?.directives);
+      }
+    }
+    if ((isObjectType(type) || isInterfaceType(type)) && (isObjectType(old) || isInterfaceType(old))) {
+      const oldFields = old.getFields();
+      for (const [fieldName, field] of Object.entries(type.getFields())) {
+        for (const argument of field.args) {
+          const was = oldFields[fieldName]?.args.find((candidate) => candidate.name === argument.name);
+          if (was) compare(`graphql:${name}.${fieldName}.${argument.name}`, was.astNode?.directives, argument.astNode?.directives);
+        }
+      }
+    }
+  }
+  return changes;
+}
+
 /** Every client-visible change from `before` to `after` (SDL texts; supergraphs as their API schemas), classified. */
 export async function diffGraphQL(before: string, after: string, source: string): Promise<ContractChange[]> {
   const oldSchema = clientSchemaOf(before);
@@ -111,6 +200,7 @@ export async function diffGraphQL(before: string, after: string, source: string)
     const { cls, spec } = classify(item, enumsRead);
     changes.push({ ...change('graphql', cls, element, item.type, spec, item.message), source });
   }
+  changes.push(...valueRuleChanges(oldSchema, newSchema, source));
   return changes;
 }
 
