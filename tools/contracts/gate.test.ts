@@ -768,6 +768,20 @@ describe('contract:check', () => {
       expect(result.passed).toBe(false);
     });
 
+    it('refuses a check made stricter under the same message once it declares so (params.check), and passes a looser one', () => {
+      // The order rule's function declares its version 2 tighter; the released document listed it
+      // by its message alone (version 1), and a looser version 2 is the same listing otherwise.
+      const check = { version: 2, history: { 2: 'tighter' } };
+      const current = buildDocument(path.join(root, 'contracts/deprecations.yaml'), apiEndpoints.map((endpoint) => (endpoint === createOrder ? { ...createOrder, body: createOrder.body!.refine(() => true, { message: 'must not be placed on a Sunday', params: { code: 'NOT_ALLOWED', check } }) } : endpoint)));
+      const listed = JSON.stringify({ message: 'must not be placed on a Sunday', ...check });
+      expect(JSON.stringify(current)).toContain(listed);
+      const rewritten = (entry: string) => JSON.parse(JSON.stringify(current).replace(listed, entry));
+      const findings = (before: Record<string, unknown>, after: Record<string, unknown>) => diffOpenApi(before, after).map((found) => `${found.class} ${found.rule} ${found.element}: ${found.message}`);
+      const released = rewritten(JSON.stringify('must not be placed on a Sunday'));
+      expect(findings(released, current)).toEqual(['breaking request-constraint-tightened rest:POST /v1/orders request.body: check "must not be placed on a Sunday" version 1 -> 2 (tighter)']);
+      expect(findings(released, rewritten(listed.replace('tighter', 'looser')))).toEqual(['safe request-constraint-loosened rest:POST /v1/orders request.body: check "must not be placed on a Sunday" version 1 -> 2 (looser)']);
+    });
+
     it('passes the checks a released document did not list, as documented: the server made them before', async () => {
       // Released before the document listed checks: today's document without x-checks.
       const released = buildDocument(path.join(root, 'contracts/deprecations.yaml'), apiEndpoints);

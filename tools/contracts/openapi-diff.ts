@@ -78,8 +78,35 @@ interface SchemaView {
 
 const typeListOf = (schema: Json): string[] | undefined => (Array.isArray(schema.type) ? (schema.type as string[]) : typeof schema.type === 'string' ? [schema.type] : undefined);
 const valuesOf = (schema: Json): unknown[] | undefined => (Array.isArray(schema.enum) ? schema.enum : schema.const !== undefined ? [schema.const] : undefined);
-/** The checks a schema makes that JSON Schema cannot state (zod refine), by their messages (libs/validation unstated-checks.ts). */
-const checksOf = (schema: Json): string[] => (Array.isArray(schema[CHECKS_EXTENSION]) ? (schema[CHECKS_EXTENSION] as unknown[]).filter((check): check is string => typeof check === 'string') : []);
+interface Check {
+  message: string;
+  version: number;
+  history: Record<string, unknown>;
+}
+/**
+ * The checks a schema makes that JSON Schema cannot state (zod refine), as listed: a message, or a
+ * message with the version the check declares and how each version differs from the one before
+ * (libs/validation unstated-checks.ts). A check that declares none is at version 1.
+ */
+const checksOf = (schema: Json): Check[] =>
+  (Array.isArray(schema[CHECKS_EXTENSION]) ? (schema[CHECKS_EXTENSION] as unknown[]) : []).flatMap((entry): Check[] => {
+    if (typeof entry === 'string') return [{ message: entry, version: 1, history: {} }];
+    if (!isObject(entry) || typeof entry.message !== 'string') return [];
+    return [{ message: entry.message, version: typeof entry.version === 'number' ? entry.version : 1, history: isObject(entry.history) ? entry.history : {} }];
+  });
+
+/**
+ * How a check listed under the same message changed between two versions, by what it declares of
+ * each version after the first: `tighter` or `looser` when every version between says so, else
+ * `unknown` (a version going back, one the history leaves out, or some of each): the gate then
+ * takes it as tighter for a request and looser for an answer.
+ */
+function revisionBetween(before: Check, after: Check): 'tighter' | 'looser' | 'unknown' {
+  if (after.version < before.version) return 'unknown';
+  const changes = new Set<unknown>();
+  for (let version = before.version + 1; version <= after.version; version++) changes.add(after.history[String(version)]);
+  return changes.size === 1 && (changes.has('tighter') || changes.has('looser')) ? ([...changes][0] as 'tighter' | 'looser') : 'unknown';
+}
 
 /** What `list` holds that `other` does not, as many times as it holds it more. */
 function beyond(list: string[], other: string[]): string[] {
@@ -163,7 +190,7 @@ function bothOf(first: Json, second: Json): Json {
   const formats = [...new Set([...formatsOf(first), ...formatsOf(second)])].sort();
   if (formats.length > 1) merged.format = formats;
   if (typeof first.multipleOf === 'number' && typeof second.multipleOf === 'number') merged.multipleOf = leastCommonMultiple(first.multipleOf, second.multipleOf);
-  if (checksOf(first).length > 0 && checksOf(second).length > 0) merged[CHECKS_EXTENSION] = [...checksOf(first), ...checksOf(second)];
+  if (Array.isArray(first[CHECKS_EXTENSION]) && Array.isArray(second[CHECKS_EXTENSION])) merged[CHECKS_EXTENSION] = [...first[CHECKS_EXTENSION], ...second[CHECKS_EXTENSION]];
   for (const key of wholeKeywords) {
     if (first[key] !== undefined && second[key] !== undefined && !same(first[key], second[key])) merged[key] = { allOf: [first[key], second[key]] };
   }
@@ -729,13 +756,31 @@ class OpenApiComparison {
     }
     // A check JSON Schema cannot state (a zod refine), listed by its message: one added refuses
     // what old clients may send. Against a document that listed none, the server made them unseen.
-    const [addedChecks, droppedChecks] = [beyond(checksOf(a), checksOf(b)), beyond(checksOf(b), checksOf(a))];
+    // One under the same message at another version is tighter or looser as it declares. In an
+    // answer a check is a promise clients may code against (each product named once): one dropped
+    // or loosened breaks it, one added or tightened is safe.
+    const [beforeChecks, afterChecks] = [checksOf(b), checksOf(a)];
+    const messages = (checks: Check[]): string[] => checks.map((check) => check.message);
+    const [addedChecks, droppedChecks] = [beyond(messages(afterChecks), messages(beforeChecks)), beyond(messages(beforeChecks), messages(afterChecks))];
+    const loosenedAnswer = (what: string): void => this.add('breaking', element, 'response-check-loosened', specRule.typeChanged, `${what}: answers may no longer hold to what old clients relied on`);
     if (addedChecks.length > 0) {
       const what = `checks added: ${addedChecks.map((check) => JSON.stringify(check)).join(', ')}`;
       if (direction === 'request' && !documentStatesChecks(this.before)) this.add('safe', element, 'checks-documented', specRule.compatible, `${what}, in a document whose release listed no checks: the server made them before too`);
       else report(true, what);
     }
-    if (droppedChecks.length > 0) report(false, `checks dropped: ${droppedChecks.map((check) => JSON.stringify(check)).join(', ')}`);
+    if (droppedChecks.length > 0) {
+      const what = `checks dropped: ${droppedChecks.map((check) => JSON.stringify(check)).join(', ')}`;
+      if (direction === 'response') loosenedAnswer(what);
+      else report(false, what);
+    }
+    for (const check of afterChecks) {
+      const old = beforeChecks.find((candidate) => candidate.message === check.message);
+      if (!old || old.version === check.version) continue;
+      const how = revisionBetween(old, check);
+      const what = `check ${JSON.stringify(check.message)} version ${old.version} -> ${check.version} (${how === 'unknown' ? 'declared neither tighter nor looser throughout: taken as both' : how})`;
+      if (direction === 'response' && how !== 'tighter') loosenedAnswer(what);
+      else report(how !== 'looser', what);
+    }
     const closed = (schema: Json): boolean => schema.additionalProperties === false || schema.unevaluatedProperties === false;
     if (closed(b) !== closed(a)) report(closed(a), closed(a) ? 'unknown properties refused now' : 'unknown properties accepted now');
   }

@@ -10,9 +10,28 @@ export const CHECKS_EXTENSION = 'x-checks';
 /** How a check without a message (a superRefine, a refine given none) is listed: adding one still shows. */
 export const UNNAMED_CHECK = 'a check this document does not state';
 
+/** How one version of a check differs from the one before it: it takes less (tighter) or more (looser). */
+export type CheckChange = 'tighter' | 'looser';
+
+/**
+ * What a check declares of itself in its refine's `params.check`, when its function changes under
+ * the same message (`n < 100` made `n < 10`, still "too large"): its version (1 when it declares
+ * none), and for each version after the first how it differs from the one before. The contract
+ * gate cannot read a function, so this is how it learns that a check got stricter:
+ * `.refine(fn, { message: 'too large', params: { code: 'OUT_OF_RANGE', check: { version: 2, history: { 2: 'tighter' } } } })`.
+ */
+export interface CheckRevision {
+  version: number;
+  history?: Record<number, CheckChange>;
+}
+
+/** A check as the document lists it: its message, or with a declared revision the message and that revision. */
+export type ListedCheck = string | ({ message: string } & CheckRevision);
+
 interface CheckDefinition {
   check?: string;
   error?: unknown;
+  params?: { check?: unknown };
 }
 
 /** The message a refine was given (`{ message }` or a string), if any: zod keeps it as a function of the issue. */
@@ -23,8 +42,22 @@ function messageOf(definition: CheckDefinition): string | undefined {
   return undefined;
 }
 
-/** The unstated checks of `schema` itself (not of the schemas inside it), by their messages. */
-export function unstatedChecksOf(schema: z.core.$ZodType): string[] {
+/** The revision a check declares (params.check), if a well-formed one: a version above 1, each history entry tighter or looser. */
+function revisionOf(definition: CheckDefinition): CheckRevision | undefined {
+  const declared = definition.params?.check as { version?: unknown; history?: unknown } | undefined;
+  if (typeof declared !== 'object' || declared === null || typeof declared.version !== 'number' || !Number.isInteger(declared.version) || declared.version < 2) return undefined;
+  const history = typeof declared.history === 'object' && declared.history !== null ? Object.fromEntries(Object.entries(declared.history).filter(([, change]) => change === 'tighter' || change === 'looser')) : {};
+  return { version: declared.version, history };
+}
+
+/** The unstated checks of `schema` itself (not of the schemas inside it): by their messages, with the revision a check declares. */
+export function unstatedChecksOf(schema: z.core.$ZodType): ListedCheck[] {
   const checks = (schema._zod.def.checks ?? []).map((check) => check._zod.def as CheckDefinition);
-  return checks.filter((definition) => definition.check === 'custom').map((definition) => messageOf(definition) ?? UNNAMED_CHECK);
+  return checks
+    .filter((definition) => definition.check === 'custom')
+    .map((definition) => {
+      const message = messageOf(definition) ?? UNNAMED_CHECK;
+      const revision = revisionOf(definition);
+      return revision ? { message, ...revision } : message;
+    });
 }
