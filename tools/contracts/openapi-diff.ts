@@ -460,7 +460,8 @@ const limits: [string, 'lower' | 'higher'][] = [
  * Keywords the gate does not take apart (conditions, negations, dependencies, what a list must
  * contain): each is compared whole, as written, so that a new or changed one is at least a
  * tighter request and a dropped one a looser one, never nothing. (patternProperties is not one:
- * beside additionalProperties: false a new pattern takes more names, elsewhere it constrains.)
+ * beside additionalProperties: false a new pattern takes more names, elsewhere it constrains;
+ * compareViews compares each pattern's values as a map's.)
  */
 const wholeKeywords = ['not', 'if', 'then', 'else', 'dependentRequired', 'dependentSchemas', 'contains', 'unevaluatedItems'];
 
