@@ -11,6 +11,7 @@ export { percentile, runBounded } from './load';
 export { freePort, NatsServer, PostgresCluster, RedisServer, testRedisUrl } from './servers';
 export { connects, otherAddresses } from './reachability';
 export { PROMPT_REFUSAL_MS, timeAnswer, type TimedAnswer } from './timed-answer';
+export { rateLimitField } from './rate-limit-field';
 export { type Answer, between, brief, type CallOptions, type Door, door, tally, Traffic } from './traffic';
 export { alive, createDatabases, dropDatabases, ensureDatabases, Stack, stackPorts, stopStackProcesses, workspaceRoot, type StackOptions } from './stack';
 export { expectedFields, type FieldDifferences, sdlFields } from './field-lists';
