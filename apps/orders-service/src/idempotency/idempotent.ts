@@ -5,8 +5,9 @@
 // A retry with the same key and input gets that answer back; the rules of claiming a key (another
 // input: 422, a duplicate in flight: wait, then replay) are the store's (store.ts).
 import type { Principal } from '@platform/auth';
+import { ApiError } from '@platform/errors';
 import type { IdempotencyKeyRepository } from './repository';
-import { type IdempotencyStore, requestHashOf } from './store';
+import { type IdempotencyStore, KEY_TTL_MS, requestHashOf } from './store';
 
 /** What the first request with a key answered, stored for its retries. */
 export interface IdempotentAnswer {
@@ -39,12 +40,15 @@ export function idempotent<I, R>(store: IdempotencyStore, useCase: UseCaseWithAl
     try {
       const result = await useCase(principal, input, async (writes, ran) => {
         const { status, body } = answerOf(ran);
-        await writes.idempotencyKeys.answer(principal.userId, key, status, body);
+        // Thrown, the unit of work commits nothing: this request outlived its claim and a retry runs (or ran) in its place.
+        if (!(await writes.idempotencyKeys.answer(principal.userId, key, begun.claimedAt, status, body, new Date(Date.now() + KEY_TTL_MS)))) {
+          throw new ApiError('CONFLICT', 'This request outlived its deadline and a retry with its Idempotency-Key took over; that retry has the answer.', { headers: { 'Retry-After': '1' } });
+        }
       });
       return { kind: 'ran', result };
     } catch (error) {
       // Nothing was committed: forget the key so a retry runs again.
-      await store.abandon(principal.userId, key);
+      await store.abandon(principal.userId, key, begun.claimedAt);
       throw error;
     }
   };

@@ -18,18 +18,27 @@ export interface IdempotencyKeyRow {
 export class IdempotencyKeyRepository {
   constructor(private readonly prisma: PrismaClient | Prisma.TransactionClient) {}
 
-  /** Throws a unique violation when the user already holds `key`. */
-  async create(userId: string, key: string, requestHash: string, expiresAt: Date): Promise<void> {
-    await this.prisma.idempotencyKey.create({ data: { userId, key, requestHash, expiresAt } });
+  /** Claims `key` until `expiresAt`; answers the claim's `createdAt`. Throws a unique violation when the user already holds `key`. */
+  async create(userId: string, key: string, requestHash: string, expiresAt: Date): Promise<Date> {
+    const created = await this.prisma.idempotencyKey.create({ data: { userId, key, requestHash, expiresAt }, select: { createdAt: true } });
+    return created.createdAt;
   }
 
   find(userId: string, key: string): Promise<IdempotencyKeyRow | null> {
     return this.prisma.idempotencyKey.findUnique({ where: { userId_key: { userId, key } } });
   }
 
-  /** The key's answer, stored by the unit of work that made the change it describes, so both exist or neither does. */
-  async answer(userId: string, key: string, status: number, body: unknown): Promise<void> {
-    await this.prisma.idempotencyKey.update({ where: { userId_key: { userId, key } }, data: { responseStatus: status, responseBody: body as Prisma.InputJsonValue } });
+  /**
+   * The key's answer, stored by the unit of work that made the change it describes, so both exist
+   * or neither does; kept `expiresAt` on. Only on the claim made at `claimedAt` and not answered yet:
+   * false when a retry took the key over meanwhile (the caller must then not commit its change).
+   */
+  async answer(userId: string, key: string, claimedAt: Date, status: number, body: unknown, expiresAt: Date): Promise<boolean> {
+    const { count } = await this.prisma.idempotencyKey.updateMany({
+      where: { userId, key, createdAt: claimedAt, responseStatus: null },
+      data: { responseStatus: status, responseBody: body as Prisma.InputJsonValue, expiresAt },
+    });
+    return count === 1;
   }
 
   /** Removes the key only if it is still the one created at `createdAt` (not one claimed since). */
@@ -37,9 +46,9 @@ export class IdempotencyKeyRepository {
     await this.prisma.idempotencyKey.deleteMany({ where: { userId, key, createdAt } });
   }
 
-  /** Removes the key while its request has no response stored yet. */
-  async deleteUnanswered(userId: string, key: string): Promise<void> {
-    await this.prisma.idempotencyKey.deleteMany({ where: { userId, key, responseStatus: null } });
+  /** Removes the claim made at `claimedAt` while it has no response stored yet (a retry's claim since stays). */
+  async deleteUnanswered(userId: string, key: string, claimedAt: Date): Promise<void> {
+    await this.prisma.idempotencyKey.deleteMany({ where: { userId, key, createdAt: claimedAt, responseStatus: null } });
   }
 
   /** Deletes up to `batch` keys expired before `now` (oldest first); answers how many. */

@@ -9,11 +9,19 @@ import { remainingMs } from '@platform/service-kit';
 import type { DatabaseClient } from '../database';
 import { IdempotencyKeyRepository } from './repository';
 
-const KEY_TTL_MS = 24 * 60 * 60 * 1000;
-/** A key still pending after this long belongs to a request that died; a retry may take it over. */
-const ABANDONED_AFTER_MS = 60_000;
+export const KEY_TTL_MS = 24 * 60 * 60 * 1000;
+/**
+ * How long past its request's deadline a claim (a key with no answer yet) is held. A request does
+ * not outlive its deadline by more (as a placement's stock, PLACEMENT_MARGIN_MS), so a claim still
+ * unanswered then belongs to a request that died, e.g. with its replica, and a retry takes it over
+ * then rather than wait out the longest budget any request may have (a minute). Should the first
+ * request still be running, its answer no longer finds its claim and its order is not written
+ * (IdempotencyKeyRepository.answer), so a takeover never makes a second order.
+ */
+export const CLAIM_MARGIN_MS = 5_000;
 
-export type IdempotencyBegin = { kind: 'new' } | { kind: 'replay'; status: number; body: unknown };
+/** `new`: this request holds the key; `claimedAt` names its claim, which its answer must still find. */
+export type IdempotencyBegin = { kind: 'new'; claimedAt: Date } | { kind: 'replay'; status: number; body: unknown };
 
 /** A stable fingerprint of the request: the parsed body with its keys sorted. */
 export function requestHashOf(body: unknown): string {
@@ -49,16 +57,16 @@ export class IdempotencyStore {
   async begin(userId: string, key: string, requestHash: string): Promise<IdempotencyBegin> {
     for (;;) {
       try {
-        await this.keys.create(userId, key, requestHash, new Date(Date.now() + KEY_TTL_MS));
-        return { kind: 'new' };
+        // Until the request answers, `expiresAt` is its claim's end (the answer sets the key's 24 hours).
+        const claimedAt = await this.keys.create(userId, key, requestHash, new Date(Date.now() + remainingMs() + CLAIM_MARGIN_MS));
+        return { kind: 'new', claimedAt };
       } catch (error) {
         if (!isUniqueViolation(error)) throw error;
       }
       const existing = await this.keys.find(userId, key);
       if (!existing) continue; // abandoned and removed meanwhile: claim it
-      const expired = existing.expiresAt.getTime() <= Date.now();
-      const abandoned = existing.responseStatus === null && Date.now() - existing.createdAt.getTime() > ABANDONED_AFTER_MS;
-      if (expired || abandoned) {
+      // Past its 24 hours, or a claim past its request's deadline and margin (abandoned).
+      if (existing.expiresAt.getTime() <= Date.now()) {
         await this.keys.deleteCreatedAt(userId, key, existing.createdAt);
         continue;
       }
@@ -71,9 +79,9 @@ export class IdempotencyStore {
     }
   }
 
-  /** The request failed: forget the key so a retry runs again. */
-  async abandon(userId: string, key: string): Promise<void> {
-    await this.keys.deleteUnanswered(userId, key);
+  /** The request failed: forget its claim so a retry runs again. */
+  async abandon(userId: string, key: string, claimedAt: Date): Promise<void> {
+    await this.keys.deleteUnanswered(userId, key, claimedAt);
   }
 
   /** Deletes up to `batch` keys past their expiry (oldest first), so one sweep stays short. */

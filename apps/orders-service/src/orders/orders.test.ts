@@ -10,7 +10,7 @@ import { createOrdersApp, createOrderUseCases } from '../app';
 import type { Catalog } from '../catalog/client';
 import { PrismaClient } from '../generated/prisma/client';
 import { FakeCatalog, type FakeInventory, type OrdersWithFakes, startOrdersWithFakes } from '../testing/fakes';
-import { IdempotencyStore } from '../idempotency/store';
+import { CLAIM_MARGIN_MS, IdempotencyStore } from '../idempotency/store';
 import { OrderRepository, type OrderWrites } from './repository';
 import { ReservationLedger } from '../stock/repository';
 import { PLACEMENT_MARGIN_MS } from '../stock/reservations';
@@ -909,6 +909,58 @@ describe('a placement that dies between Reserve and writing its order', () => {
     expect(await built.orders.stock.retryPendingReleases({ graceMs: 0 })).toBe(1);
     expect(inventory.held(product.sku)).toBe(0);
     expect(inventory.stock.get(product.sku)).toBe(100);
+  });
+
+  /** Time passing for a key's claim: its creation and its end both `ms` earlier, as the clock moving on would leave them. */
+  const ageKey = (key: string, ms: number) => database.prisma.$executeRaw`UPDATE idempotency_keys SET created_at = created_at - make_interval(secs => ${ms / 1000}), expires_at = expires_at - make_interval(secs => ${ms / 1000}) WHERE key = ${key}`;
+
+  it("lets a retry take its Idempotency-Key over once the dead request's deadline and margin have passed, not a minute later", async () => {
+    const product = stocked(10);
+    const key = `died-${Date.now()}`;
+    const input = { items: [{ productId: product.id, quantity: 1 }] };
+    // The replica serving the first request dies (SIGKILL) after claiming the key: its order is never written.
+    const crashing = createOrderUseCases({ orders: new CrashBeforeCommit(database.prisma), reservations: new ReservationLedger(database.prisma), catalog: catalogOf(), inventory: inventoryClient, idempotency: new IdempotencyStore(database.prisma), cursorSecret: 'orders-cursor-secret', logger: createLogger('crash', 'silent') });
+    void crashing.placeOrder({ userId: alice.userId, role: 'customer', expiresAt: Math.floor(Date.now() / 1000) + 60 }, input, key);
+    await until(() => inventory.held(product.sku) > 0);
+    // Its deadline (5 s outside a request) and the margin have passed, well short of the longest budget a request may have (60 s).
+    await ageKey(key, 5_000 + CLAIM_MARGIN_MS + 1_000);
+    // The client's retry (a short budget: were the key still held, it would wait that long, then 409).
+    const retry = await placeOrder(alice.token, input, { 'idempotency-key': key, 'x-request-timeout-ms': '2000' });
+    expect([retry.status, retry.body.code]).toEqual([201, undefined]);
+    expect(await database.prisma.order.count({ where: { items: { some: { productId: product.id } } } })).toBe(1);
+    expect(await placeOrder(alice.token, input, { 'idempotency-key': key })).toMatchObject({ status: 201, body: { id: retry.body.id } });
+    // The dead request's stock goes back as any dead placement's does; the retry's order holds its own.
+    expect(await built.orders.stock.retryPendingReleases({ graceMs: 0, now: new Date(Date.now() + 10 * 60_000) })).toBe(1);
+    expect(inventory.held(product.sku)).toBe(1);
+  });
+
+  it('does not write a second order when the first request outlives its claim and a retry took the key over', async () => {
+    const product = stocked(10);
+    const key = `outlived-${Date.now()}`;
+    const input = { items: [{ productId: product.id, quantity: 1 }] };
+    let retried: Awaited<ReturnType<typeof placeOrder>> | undefined;
+    const late = createOrderUseCases({
+      orders: new (class extends OrderRepository {
+        // The first request stalls past its claim (and past the old fixed minute); the client's retry takes the key over and places the order.
+        override async unitOfWork<T>(work: (writes: OrderWrites) => Promise<T>): Promise<T> {
+          await ageKey(key, 61_000);
+          retried = await placeOrder(alice.token, input, { 'idempotency-key': key });
+          return super.unitOfWork(work);
+        }
+      })(database.prisma),
+      reservations: new ReservationLedger(database.prisma),
+      catalog: catalogOf(),
+      inventory: inventoryClient,
+      idempotency: new IdempotencyStore(database.prisma),
+      cursorSecret: 'orders-cursor-secret',
+      logger: createLogger('late', 'silent'),
+    });
+    await expect(late.placeOrder({ userId: alice.userId, role: 'customer', expiresAt: Math.floor(Date.now() / 1000) + 60 }, input, key)).rejects.toMatchObject({ status: 409, code: 'CONFLICT' });
+    expect(retried?.status).toBe(201);
+    // One order for the key, the retry's, and the stock the late request took went back.
+    expect((await database.prisma.order.findMany({ where: { items: { some: { productId: product.id } } }, select: { id: true } })).map((order) => order.id)).toEqual([retried?.body.id]);
+    expect(inventory.stock.get(product.sku)).toBe(9);
+    expect(await placeOrder(alice.token, input, { 'idempotency-key': key })).toMatchObject({ status: 201, body: { id: retried?.body.id } });
   });
 
   it('cannot write its order once the sweeper has taken the placement over: 503, nothing kept', async () => {
