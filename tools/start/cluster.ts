@@ -57,7 +57,11 @@ async function run(): Promise<void> {
   const env: NodeJS.ProcessEnv = { ...process.env, ...databases, REDIS_URL: redisUrl, NATS_URL: natsUrl };
   delete env.DATABASE_URL;
   say(`starting HAProxy and two replicas of ${CLUSTER_APPS.length} apps (logs in ${path.relative(process.cwd(), logDir) || '.'}/)…`);
-  const cluster = await Cluster.start({ offset, env, logDir });
+  // Cluster.start stops what it started when it fails; the broker is this script's to stop.
+  const cluster = await Cluster.start({ offset, env, logDir }).catch(async (error: unknown) => {
+    await nats?.stop();
+    throw error;
+  });
 
   let stopping = false;
   const stop = () => {
