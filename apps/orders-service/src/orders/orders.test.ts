@@ -878,11 +878,16 @@ describe('a placement that dies between Reserve and writing its order', () => {
       return new Promise<T>(() => undefined);
     }
   }
+  /** The use cases as another process on the same database builds them, over `orders` and `gateway`. */
+  const useCasesOver = (orders: OrderRepository, gateway: InventoryGateway = inventoryClient) =>
+    createOrderUseCases({ orders, reservations: new ReservationLedger(database.prisma), catalog: catalogOf(), inventory: gateway, idempotency: new IdempotencyStore(database.prisma), cursorSecret: 'orders-cursor-secret', logger: createLogger('other-process', 'silent') });
+  /** Alice, as a token verified now presents her. */
+  const aliceNow = () => ({ userId: alice.userId, role: 'customer' as const, expiresAt: Math.floor(Date.now() / 1000) + 60 });
 
   it('gets its stock back once its deadline has passed, and not while it is live', async () => {
     const product = stocked(10);
-    const crashing = createOrderUseCases({ orders: new CrashBeforeCommit(database.prisma), reservations: new ReservationLedger(database.prisma), catalog: catalogOf(), inventory: inventoryClient, idempotency: new IdempotencyStore(database.prisma), cursorSecret: 'orders-cursor-secret', logger: createLogger('crash', 'silent') });
-    void crashing.placeOrder({ userId: alice.userId, role: 'customer', expiresAt: Math.floor(Date.now() / 1000) + 60 }, { items: [{ productId: product.id, quantity: 4 }] });
+    const crashing = useCasesOver(new CrashBeforeCommit(database.prisma));
+    void crashing.placeOrder(aliceNow(), { items: [{ productId: product.id, quantity: 4 }] });
     await until(() => inventory.held(product.sku) > 0);
     expect(inventory.held(product.sku)).toBe(4);
 
@@ -902,8 +907,8 @@ describe('a placement that dies between Reserve and writing its order', () => {
     const { order, product } = await newOrder(alice.token, 2);
     // The process dies between the cancel's commit and its Release: that call never returns.
     const dying: InventoryGateway = { ...inventoryClient, release: () => new Promise<number>(() => undefined) };
-    const crashing = createOrderUseCases({ orders: new OrderRepository(database.prisma), reservations: new ReservationLedger(database.prisma), catalog: catalogOf(), inventory: dying, idempotency: new IdempotencyStore(database.prisma), cursorSecret: 'orders-cursor-secret', logger: createLogger('crash', 'silent') });
-    void crashing.changeOrder.patch({ userId: alice.userId, role: 'customer', expiresAt: Math.floor(Date.now() / 1000) + 60 }, order.id, { status: 'CANCELED' });
+    const crashing = useCasesOver(new OrderRepository(database.prisma), dying);
+    void crashing.changeOrder.patch(aliceNow(), order.id, { status: 'CANCELED' });
     await until(async () => (await database.prisma.order.findUnique({ where: { id: order.id } }))?.status === 'CANCELED');
     expect(inventory.held(product.sku)).toBe(2);
     expect(await built.orders.stock.retryPendingReleases({ graceMs: 0 })).toBe(1);
@@ -919,8 +924,8 @@ describe('a placement that dies between Reserve and writing its order', () => {
     const key = `died-${Date.now()}`;
     const input = { items: [{ productId: product.id, quantity: 1 }] };
     // The replica serving the first request dies (SIGKILL) after claiming the key: its order is never written.
-    const crashing = createOrderUseCases({ orders: new CrashBeforeCommit(database.prisma), reservations: new ReservationLedger(database.prisma), catalog: catalogOf(), inventory: inventoryClient, idempotency: new IdempotencyStore(database.prisma), cursorSecret: 'orders-cursor-secret', logger: createLogger('crash', 'silent') });
-    void crashing.placeOrder({ userId: alice.userId, role: 'customer', expiresAt: Math.floor(Date.now() / 1000) + 60 }, input, key);
+    const crashing = useCasesOver(new CrashBeforeCommit(database.prisma));
+    void crashing.placeOrder(aliceNow(), input, key);
     await until(() => inventory.held(product.sku) > 0);
     // Its deadline (5 s outside a request) and the margin have passed, well short of the longest budget a request may have (60 s).
     await ageKey(key, 5_000 + CLAIM_MARGIN_MS + 1_000);
@@ -939,8 +944,8 @@ describe('a placement that dies between Reserve and writing its order', () => {
     const key = `outlived-${Date.now()}`;
     const input = { items: [{ productId: product.id, quantity: 1 }] };
     let retried: Awaited<ReturnType<typeof placeOrder>> | undefined;
-    const late = createOrderUseCases({
-      orders: new (class extends OrderRepository {
+    const late = useCasesOver(
+      new (class extends OrderRepository {
         // The first request stalls past its claim (and past the old fixed minute); the client's retry takes the key over and places the order.
         override async unitOfWork<T>(work: (writes: OrderWrites) => Promise<T>): Promise<T> {
           await ageKey(key, 61_000);
@@ -948,14 +953,8 @@ describe('a placement that dies between Reserve and writing its order', () => {
           return super.unitOfWork(work);
         }
       })(database.prisma),
-      reservations: new ReservationLedger(database.prisma),
-      catalog: catalogOf(),
-      inventory: inventoryClient,
-      idempotency: new IdempotencyStore(database.prisma),
-      cursorSecret: 'orders-cursor-secret',
-      logger: createLogger('late', 'silent'),
-    });
-    await expect(late.placeOrder({ userId: alice.userId, role: 'customer', expiresAt: Math.floor(Date.now() / 1000) + 60 }, input, key)).rejects.toMatchObject({ status: 409, code: 'CONFLICT' });
+    );
+    await expect(late.placeOrder(aliceNow(), input, key)).rejects.toMatchObject({ status: 409, code: 'CONFLICT' });
     expect(retried?.status).toBe(201);
     // One order for the key, the retry's, and the stock the late request took went back.
     expect((await database.prisma.order.findMany({ where: { items: { some: { productId: product.id } } }, select: { id: true } })).map((order) => order.id)).toEqual([retried?.body.id]);
@@ -969,22 +968,16 @@ describe('a placement that dies between Reserve and writing its order', () => {
     expect(res.status).toBe(201);
     // Successful placements leave no intent behind.
     expect(await database.prisma.pendingRelease.count({ where: { placementDeadline: { not: null } } })).toBe(0);
-    const late = createOrderUseCases({
-      orders: new (class extends OrderRepository {
+    const late = useCasesOver(
+      new (class extends OrderRepository {
         // The sweeper runs (the deadline passed) just before this placement's transaction.
         override async unitOfWork<T>(work: (writes: OrderWrites) => Promise<T>): Promise<T> {
           await built.orders.stock.retryPendingReleases({ graceMs: 0, now: new Date(Date.now() + 10 * 60_000) });
           return super.unitOfWork(work);
         }
       })(database.prisma),
-      reservations: new ReservationLedger(database.prisma),
-      catalog: catalogOf(),
-      inventory: inventoryClient,
-      idempotency: new IdempotencyStore(database.prisma),
-      cursorSecret: 'orders-cursor-secret',
-      logger: createLogger('late', 'silent'),
-    });
-    await expect(late.placeOrder({ userId: alice.userId, role: 'customer', expiresAt: Math.floor(Date.now() / 1000) + 60 }, { items: [{ productId: product.id, quantity: 3 }] }, undefined)).rejects.toMatchObject({ status: 503, code: 'SERVICE_UNAVAILABLE' });
+    );
+    await expect(late.placeOrder(aliceNow(), { items: [{ productId: product.id, quantity: 3 }] }, undefined)).rejects.toMatchObject({ status: 503, code: 'SERVICE_UNAVAILABLE' });
     expect(inventory.stock.get(product.sku)).toBe(9);
     expect(await database.prisma.order.count({ where: { items: { some: { productId: product.id } } } })).toBe(1);
   });
