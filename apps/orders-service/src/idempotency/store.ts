@@ -19,6 +19,12 @@ export const KEY_TTL_MS = 24 * 60 * 60 * 1000;
  * (IdempotencyKeyRepository.answer), so a takeover never makes a second order.
  */
 export const CLAIM_MARGIN_MS = 5_000;
+/**
+ * An unanswered claim this old is abandoned whatever its end says. Replicas of the version before
+ * CLAIM_MARGIN_MS wrote a claim's end as the key's 24 hours; during a rollout such a replica is
+ * stopped mid-request, and its claim would hold the key for a day. No request's budget is longer.
+ */
+export const ABANDONED_AFTER_MS = 60_000;
 
 /** `new`: this request holds the key; `claimedAt` names its claim, which its answer must still find. */
 export type IdempotencyBegin = { kind: 'new'; claimedAt: Date } | { kind: 'replay'; status: number; body: unknown };
@@ -65,8 +71,9 @@ export class IdempotencyStore {
       }
       const existing = await this.keys.find(userId, key);
       if (!existing) continue; // abandoned and removed meanwhile: claim it
-      // Past its 24 hours, or a claim past its request's deadline and margin (abandoned).
-      if (existing.expiresAt.getTime() <= Date.now()) {
+      // Past its 24 hours, or a claim past its request's deadline and margin, or older than any request lives (abandoned).
+      const abandoned = existing.responseStatus === null && Date.now() - existing.createdAt.getTime() > ABANDONED_AFTER_MS;
+      if (existing.expiresAt.getTime() <= Date.now() || abandoned) {
         await this.keys.deleteCreatedAt(userId, key, existing.createdAt);
         continue;
       }

@@ -10,7 +10,7 @@ import { createOrdersApp, createOrderUseCases } from '../app';
 import type { Catalog } from '../catalog/client';
 import { PrismaClient } from '../generated/prisma/client';
 import { FakeCatalog, type FakeInventory, type OrdersWithFakes, startOrdersWithFakes } from '../testing/fakes';
-import { CLAIM_MARGIN_MS, IdempotencyStore } from '../idempotency/store';
+import { CLAIM_MARGIN_MS, IdempotencyStore, requestHashOf } from '../idempotency/store';
 import { OrderRepository, type OrderWrites } from './repository';
 import { ReservationLedger } from '../stock/repository';
 import { PLACEMENT_MARGIN_MS } from '../stock/reservations';
@@ -937,6 +937,16 @@ describe('a placement that dies between Reserve and writing its order', () => {
     // The dead request's stock goes back as any dead placement's does; the retry's order holds its own.
     expect(await built.orders.stock.retryPendingReleases({ graceMs: 0, now: new Date(Date.now() + 10 * 60_000) })).toBe(1);
     expect(inventory.held(product.sku)).toBe(1);
+  });
+
+  it('lets a retry take over a claim written by the previous version (ended at the key\'s 24 hours) once no request could still hold it', async () => {
+    const product = stocked(10);
+    const key = `rollout-${Date.now()}`;
+    const input = { items: [{ productId: product.id, quantity: 1 }] };
+    // A replica of the previous version claimed the key and was stopped mid-request by the rollout.
+    await database.prisma.idempotencyKey.create({ data: { userId: alice.userId, key, requestHash: requestHashOf(input), expiresAt: new Date(Date.now() + 24 * 60 * 60_000), createdAt: new Date(Date.now() - 61_000) } }); // a minute ago: longer than any request lives
+    const retry = await placeOrder(alice.token, input, { 'idempotency-key': key, 'x-request-timeout-ms': '2000' });
+    expect([retry.status, retry.body.code]).toEqual([201, undefined]);
   });
 
   it('does not write a second order when the first request outlives its claim and a retry took the key over', async () => {
