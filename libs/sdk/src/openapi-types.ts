@@ -4729,6 +4729,8 @@ export interface operations {
                 fields?: components["parameters"]["fields"];
             };
             header?: {
+                /** @description The ETag last read; the write happens only if the resource is still at that version (else 412). */
+                "If-Match"?: components["parameters"]["If-Match"];
                 /** @description W3C Trace Context: continues the caller's trace; its trace id becomes X-Request-Id. */
                 traceparent?: components["parameters"]["traceparent"];
             };
@@ -4770,6 +4772,7 @@ export interface operations {
             406: components["responses"]["NotAcceptable"];
             408: components["responses"]["RequestTimeout"];
             409: components["responses"]["ConflictCancelOrder"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableContent"];

@@ -21,8 +21,12 @@ export function ifMatchesAnyExisting(req: Request): boolean {
   return req.headers['if-match']?.trim() === '*';
 }
 
-/** 412 when the client's If-Match names another version than the one the resource is at. */
-function requireExpectedVersion(currentVersion: number, expected: number | undefined): void {
+/**
+ * 412 when the client's If-Match names another version than the one the resource is at: for a
+ * write that is accepted now and applied later (an order's cancellation request), where there is
+ * no versioned write to hand to updateAtVersion.
+ */
+export function requireExpectedVersion(currentVersion: number, expected: number | undefined): void {
   if (expected !== undefined && expected !== currentVersion) throw ApiError.preconditionFailed();
 }
 

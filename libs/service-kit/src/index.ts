@@ -17,7 +17,7 @@ export { ClientChosenLabel, createMetrics, type Metrics } from './metrics';
 export { Health, type ReadinessCheck } from './health';
 export { createStopper, stopOnSignals, stoppableHttpServer, type GracefulStopOptions, type Stoppable } from './graceful-stop';
 export { listen, type Listening, type ListenOptions } from './listen';
-export { expectedVersion, ifMatchesAnyExisting, unchangedAtVersion, updateAtVersion } from './conditional';
+export { expectedVersion, ifMatchesAnyExisting, requireExpectedVersion, unchangedAtVersion, updateAtVersion } from './conditional';
 export { createService, type Mount, type ResourceRoutes, type ServiceParts } from './create-service';
 export { runService, type BuiltService, type DatabaseOpener, type OpenDatabase, type ServiceContext, type ServiceDefinition } from './run-service';
 export { jsonBody, MAX_JSON_NESTING, nestsDeeperThan, parseJsonBody, readForwardedJson, type ForwardedJson, requireJsonBody, requireReadableBody, tooDeeplyNested } from './json-body';

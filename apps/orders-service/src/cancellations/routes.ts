@@ -13,7 +13,7 @@ export const cancellationEndpoints = defineEndpoints('orders', {
   cancelOrder: {
     method: 'POST', path: '/orders/:id/cancellation', summary: 'Request cancellation; completes asynchronously', access: 'signed-in', scope: 'orders',
     params: { id: orderInPath },
-    body: cancellationBody, conflicts: ['ORDER_ALREADY_CANCELED', 'ORDER_NOT_CANCELABLE', 'CONFLICT'],
+    body: cancellationBody, ifMatch: true, conflicts: ['ORDER_ALREADY_CANCELED', 'ORDER_NOT_CANCELABLE', 'CONFLICT'],
     responses: { 202: { description: 'The cancellation, REQUESTED (or the one already requested)', body: cancellationRepresentation, headers: ['Location'] } },
   },
 });
@@ -23,8 +23,8 @@ export function cancellationRoutes(cancellations: CancellationService) {
     getCancellation: async ({ principal, params, res }) => {
       res.json(toCancellationResponse(await cancellations.get(principal, params.id)));
     },
-    cancelOrder: async ({ principal, params, body, res }) => {
-      const cancellation = await cancellations.request(principal, params.id, body.reason);
+    cancelOrder: async ({ principal, params, body, expectedVersion, res }) => {
+      const cancellation = await cancellations.request(principal, params.id, body.reason, expectedVersion);
       // 202: accepted; the Location tells where to watch it complete.
       res.status(202).location(publicPath('orders', cancellation.orderId, 'cancellation')).json(toCancellationResponse(cancellation));
     },

@@ -4,7 +4,7 @@ import type { Principal } from '@platform/auth';
 import { NotFound } from '@platform/errors';
 import { domainEvent } from '@platform/events';
 import { newId } from '@platform/ids';
-import type { Logger } from '@platform/service-kit';
+import { type Logger, requireExpectedVersion } from '@platform/service-kit';
 import type { OrderQueries } from '../orders/queries';
 import { assertTransition } from '../orders/status';
 import type { CancelOrder } from './cancel-order';
@@ -20,9 +20,14 @@ export class CancellationService {
     private readonly wakeWorker: () => void,
   ) {}
 
-  /** Records the request (or returns the one already made) and wakes the worker. */
-  async request(principal: Principal, orderId: string, reason?: string): Promise<CancellationRow> {
+  /**
+   * Records the request (or returns the one already made) and wakes the worker. With If-Match
+   * the request is accepted only for the order at the version the client read (412 otherwise, as
+   * PATCH {status: CANCELED} answers), checked first, as every conditional write does.
+   */
+  async request(principal: Principal, orderId: string, reason?: string, expectedVersion?: number): Promise<CancellationRow> {
     const order = await this.queries.get(principal, orderId);
+    requireExpectedVersion(order.version, expectedVersion);
     const existing = await this.cancellations.findByOrder(order.id);
     if (existing) return existing;
     assertTransition(order.status, 'CANCELED');

@@ -17,8 +17,13 @@ import { createOrderBody, patchOrderBody } from '../orders/schemas';
 
 /** `orders(first:)`: how many of the caller's most recent orders, 1 to 100. */
 const firstArgument = z.number().int().min(1).max(100);
-/** `updateOrder(expectedVersion:)`: a version the order can have (If-Match's number in REST). */
+/** `updateOrder(expectedVersion:)`, `cancelOrder(expectedVersion:)`: a version the order can have (If-Match's number in REST). */
 const versionArgument = z.number().int().min(1);
+
+/** The version a mutation's `expectedVersion` names; undefined without it (the write is unconditional). */
+function expectedVersionOf(args: { expectedVersion?: number | null }): number | undefined {
+  return args.expectedVersion == null ? undefined : parseArgument(versionArgument, args.expectedVersion, 'expectedVersion');
+}
 
 /** An order as the subgraph answers it: the representation, and the graph's own parts of the row. */
 export function toOrderNode(order: OrderRow) {
@@ -51,13 +56,15 @@ export function ordersResolvers(orders: Pick<OrderUseCases, 'queries' | 'placeOr
         // while the graph answers with the order as it is now: only a replay reads it again.
         return toOrderNode(placed.kind === 'ran' ? placed.result : await orders.queries.get(principal, (placed.answer.body as OrderResponse).id));
       },
-      cancelOrder: async (_: unknown, args: { id: string }, context: OrdersContext) =>
-        toOrderNode(await orders.cancelOrder.cancel(requirePrincipal(context), args.id)),
+      cancelOrder: async (_: unknown, args: { id: string; expectedVersion?: number | null }, context: OrdersContext) => {
+        const principal = requirePrincipal(context);
+        return toOrderNode(await orders.cancelOrder.cancel(principal, args.id, { expectedVersion: expectedVersionOf(args) }));
+      },
       // REST PATCH's use case with its body schema: the same rules, codes and version check.
       updateOrder: async (_: unknown, args: { id: string; input: unknown; expectedVersion?: number | null }, context: OrdersContext) => {
         const principal = requirePrincipal(context);
         const input = parseArgument(patchOrderBody, args.input, 'input');
-        const expectedVersion = args.expectedVersion == null ? undefined : parseArgument(versionArgument, args.expectedVersion, 'expectedVersion');
+        const expectedVersion = expectedVersionOf(args);
         return toOrderNode(await orders.changeOrder.patch(principal, args.id, input, expectedVersion).catch(inArgument('input')));
       },
     },

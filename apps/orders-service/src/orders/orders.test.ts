@@ -1008,6 +1008,17 @@ describe('POST /orders/{id}/cancellation', () => {
     expect((await call('POST', `/orders/${order.id}/cancellation`, { token: alice.token })).body.id).toBe(res.body.id);
   });
 
+  it('honours If-Match as the order\'s other writes do: a stale ETag is 412 and nothing is requested', async () => {
+    const { order } = await newOrder(alice.token, 1);
+    const stale = await call('POST', `/orders/${order.id}/cancellation`, { token: alice.token, body: {}, headers: { 'if-match': '"7"' } });
+    expect([stale.status, stale.body.code]).toEqual([412, 'PRECONDITION_FAILED']);
+    expect((await call('GET', `/orders/${order.id}/cancellation`, { token: alice.token })).status).toBe(404);
+    expect((await call('POST', `/orders/${order.id}/cancellation`, { token: alice.token, body: {}, headers: { 'if-match': 'not-an-etag' } })).status).toBe(412);
+    const current = await call('POST', `/orders/${order.id}/cancellation`, { token: alice.token, body: {}, headers: { 'if-match': '"1"' } });
+    expect(current.status).toBe(202);
+    await until(async () => (await call('GET', `/orders/${order.id}`, { token: alice.token })).body.status === 'CANCELED');
+  });
+
   it('refunds the amount of the order it canceled, not the amount when it was asked for', async () => {
     const { order, product } = await newOrder(alice.token, 10);
     // The request is recorded at 10 units; the customer then replaces the items with 1 before the worker runs.
@@ -1092,6 +1103,19 @@ describe('orders subgraph', () => {
         },
       },
     });
+  });
+
+  it('cancelOrder takes expectedVersion as REST takes If-Match: PRECONDITION_FAILED at a stale one, unconditional without', async () => {
+    const cancel = 'mutation($id: ID!, $expectedVersion: Int) { cancelOrder(id: $id, expectedVersion: $expectedVersion) { id status version } }';
+    const { order } = await newOrder();
+    const stale = await graphql(cancel, alice.token, { id: order.id, expectedVersion: 9 });
+    expect(stale.body.errors[0]).toMatchObject({ path: ['cancelOrder'], extensions: { code: 'PRECONDITION_FAILED' } });
+    expect((await call('GET', `/orders/${order.id}`, { token: alice.token })).body.status).toBe('PENDING');
+    const invalid = await graphql(cancel, alice.token, { id: order.id, expectedVersion: 0 });
+    expect(invalid.body.errors[0].extensions).toMatchObject({ code: 'VALIDATION_FAILED', errors: [{ field: 'expectedVersion' }] });
+    expect((await graphql(cancel, alice.token, { id: order.id, expectedVersion: 1 })).body.data.cancelOrder).toMatchObject({ status: 'CANCELED', version: 2 });
+    const other = (await newOrder()).order;
+    expect((await graphql(cancel, alice.token, { id: other.id })).body.data.cancelOrder.status).toBe('CANCELED');
   });
 
   describe('updateOrder, as REST PATCH', () => {
