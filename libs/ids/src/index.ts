@@ -6,7 +6,11 @@ export function newId(): string {
   return uuidv7();
 }
 
-/** True for a canonical UUID string; a path id that fails this is answered 404 without a query (`pathId`, libs/validation). */
+/**
+ * True for an id in its canonical form, a lowercase UUIDv7: the form stored and answered. Input
+ * in another case is lowercased before this check (`idField`, libs/validation); a path id that
+ * fails it is answered 404 without a query (`pathId`).
+ */
 export function isId(value: unknown): value is string {
   return typeof value === 'string' && validate(value) && value === value.toLowerCase() && version(value) === 7;
 }

@@ -7,7 +7,15 @@ import { NotFound } from '@platform/errors';
 import { isId } from '@platform/ids';
 import { z } from 'zod';
 
-export const idField = () => z.string().refine(isId, { message: 'must be an id this API issued (a lowercase UUID, version 7)', params: { code: 'INVALID_FORMAT' } }).meta({ format: 'uuid' });
+/**
+ * An id as a client sends it: a UUID is case-insensitive on input (RFC 9562 §4), so any case is
+ * read, and kept lowercase, the form the API stores and answers (isId's canonical form), so the
+ * same resource is found, compared (an owner's id) and echoed (ids, Location) whatever the case sent.
+ * The message describes the ids the API issues (lowercase); it is also the check's name in the
+ * published document (`x-checks`), which contract:check compares as written, so it stays as released.
+ */
+export const idField = () =>
+  z.string().toLowerCase().refine(isId, { message: 'must be an id this API issued (a lowercase UUID, version 7)', params: { code: 'INVALID_FORMAT' } }).meta({ format: 'uuid' });
 
 /**
  * The key a path names, if it can name anything: a value `rule` refuses names nothing that can

@@ -207,6 +207,13 @@ describe('pathId and pathKey: what a path names', () => {
     expect(pathId(id, 'Order')).toBe(id);
   });
 
+  it('takes an id in any case (RFC 9562: UUIDs are case-insensitive on input) and gives it back lowercase, in a path, a body or a query', () => {
+    const id = '01890a5d-ac96-774b-bcce-b302099a8057';
+    expect(pathId(id.toUpperCase(), 'Order')).toBe(id);
+    expect(pathId('01890A5D-ac96-774B-bcce-B302099A8057', 'Order')).toBe(id);
+    expect(parseBody(z.strictObject({ id: idField() }), { id: id.toUpperCase() })).toEqual({ id });
+  });
+
   it('does the same for a key with its own rule, naming the key', () => {
     const error = caught(() => pathKey(skuField(), 'x'.repeat(MAX_SKU_LENGTH + 1), 'Stock level', ['x']));
     expect([asApiError(error).status, (error as NotFound).keys]).toEqual([404, ['x']]);

@@ -189,6 +189,25 @@ describe('POST /orders', () => {
 });
 
 describe('ids a client sends in a body or a query', () => {
+  it('are read in any case (RFC 9562), naming the same resources; answers give them lowercase', async () => {
+    const product = stocked(10, { price: 1_000 });
+    const placed = await placeOrder(alice.token, { items: [{ productId: product.id.toUpperCase(), quantity: 1 }] });
+    expect(placed.status).toBe(201);
+    expect(placed.body.items[0].productId).toBe(product.id);
+    const id: string = placed.body.id;
+    expect(placed.headers.get('location')).toBe(`/v1/orders/${id}`);
+    const read = await call('GET', `/orders/${id.toUpperCase()}`, { token: alice.token });
+    expect([read.status, read.body.id, read.headers.get('etag')]).toEqual([200, id, '"1"']);
+    const patched = await call('PATCH', `/orders/${id.toUpperCase()}`, { token: alice.token, body: { couponCode: 'CASE-1' }, headers: { 'if-match': '"1"' } });
+    expect([patched.status, patched.body.id, patched.headers.get('etag')]).toEqual([200, id, '"2"']);
+    const mine = await call('GET', `/orders?userId=${alice.userId.toUpperCase()}`, { token: alice.token });
+    expect([mine.status, mine.body.items.map((order: { id: string }) => order.id)]).toEqual([200, expect.arrayContaining([id])]);
+    const found = await call('POST', '/orders/search', { token: alice.token, body: { ids: [id.toUpperCase()] } });
+    expect(found.body.items.map((order: { id: string }) => order.id)).toEqual([id]);
+    const canceled = await call('POST', `/orders/${id.toUpperCase()}/cancellation`, { token: alice.token, body: {} });
+    expect([canceled.status, canceled.body.orderId, canceled.headers.get('location')]).toEqual([202, id, `/v1/orders/${id}/cancellation`]);
+  });
+
   it('answer 422 INVALID_FORMAT on their field when they are not ids (readable, but not an id), never 5xx', async () => {
     const list = await call('GET', '/orders?userId=x', { token: admin });
     expect([list.status, list.body.errors]).toEqual([422, [{ field: 'userId', code: 'INVALID_FORMAT', message: expect.any(String) }]]);

@@ -3,8 +3,14 @@ import { pagingQueryShape } from '@platform/paging';
 import { isId } from '@platform/ids';
 import { displayName, isoDate, queryBoolean, resourceKey, z } from '@platform/validation';
 
-/** The user a path names: an id, or `me` for the caller (the service reads `me` as the caller's id). */
-export const userInPath = resourceKey(z.string().refine((id) => id === 'me' || isId(id)).meta({ description: 'A user id, or `me` for the caller.' }), 'User');
+/**
+ * The user a path names: an id, or `me` for the caller (the service reads `me` as the caller's id).
+ * An id in any case is read lowercase, as idField reads one; `me` is only `me`.
+ */
+export const userInPath = resourceKey(
+  z.string().overwrite((id) => (isId(id.toLowerCase()) ? id.toLowerCase() : id)).refine((id) => id === 'me' || isId(id)).meta({ description: 'A user id, or `me` for the caller.' }),
+  'User',
+);
 
 const name = displayName({ max: 100 });
 const email = z.email().max(254);

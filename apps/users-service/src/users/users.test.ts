@@ -245,6 +245,15 @@ describe('GET /users/{id}', () => {
     expect(res.headers.get('etag')).toBe('"1"');
   });
 
+  it('reads an id in any case as the same user (RFC 9562), answering it lowercase; `ME` is no user', async () => {
+    const { user, token } = await signUp();
+    const res = await call('GET', `/users/${user.id.toUpperCase()}`, { token });
+    expect([res.status, res.body.id, res.headers.get('etag')]).toEqual([200, user.id, '"1"']);
+    const patched = await call('PATCH', `/users/${user.id.toUpperCase()}`, { token, body: { name: 'Upper Case' }, headers: { 'if-match': '"1"' } });
+    expect([patched.status, patched.body.id, patched.headers.get('etag')]).toEqual([200, user.id, '"2"']);
+    expect((await call('GET', '/users/ME', { token })).status).toBe(404);
+  });
+
   it("hides another customer's user behind 404, and shows it to an admin", async () => {
     const alice = await signUp();
     const bob = await signUp();
