@@ -118,6 +118,13 @@ describe('parseQuery', () => {
     expect(error.status).toBe(400);
   });
 
+  it('reads a parameter sent empty as one not sent, whatever its type; an empty unknown one is still refused', () => {
+    expect(parseQuery(listQuery, { size: '', hasCoupon: '', status: '' })).toEqual({});
+    expect(parseQuery(z.strictObject({ q: z.string().min(1).optional() }), { q: '' })).toEqual({});
+    expect(failure(() => parseQuery(z.strictObject({ q: z.string() }), { q: '' })).fieldErrors).toEqual([expect.objectContaining({ field: 'q', code: 'REQUIRED' })]);
+    expect(failure(() => parseQuery(listQuery, { sizee: '' })).fieldErrors).toEqual([expect.objectContaining({ field: 'sizee', code: 'UNKNOWN_PARAMETER' })]);
+  });
+
   it('answers 400 INVALID_TYPE for text where an integer belongs', () => {
     const error = failure(() => parseQuery(listQuery, { size: 'ten' }));
     expect(error.status).toBe(400);

@@ -184,9 +184,20 @@ export function parseArgument<S extends z.ZodType>(schema: S, value: unknown, ar
   return parse(schema, value ?? {}, { argument });
 }
 
-/** Checks a query string. Use `z.strictObject` so unknown parameters are refused. */
+/**
+ * Checks a query string. Use `z.strictObject` so unknown parameters are refused. A parameter sent
+ * empty (`size=`, as a form sends a field left blank) is read as not sent: one rule for every
+ * parameter of every endpoint, whatever its type, here where every query is read. Its name still
+ * counts: an unknown one is refused, and a required one is REQUIRED.
+ */
 export function parseQuery<S extends z.ZodType>(schema: S, query: unknown): z.output<S> {
-  return parse(schema, query ?? {}, 'query');
+  return parse(schema, emptyAsAbsent(query ?? {}), 'query');
+}
+
+/** The parameters with each empty value made undefined, its name kept for the unknown-parameter check. */
+function emptyAsAbsent(query: unknown): unknown {
+  if (typeof query !== 'object' || query === null) return query;
+  return Object.fromEntries(Object.entries(query).map(([name, value]) => [name, value === '' ? undefined : value]));
 }
 
 /**

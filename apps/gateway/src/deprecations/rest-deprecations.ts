@@ -107,7 +107,8 @@ export function enforceDeprecations(outcomes: DeprecationOutcomes): RequestHandl
     if (rules.operation) used.push(rules.operation);
     if (rules.query.length > 0) {
       const query = new URL(req.originalUrl, 'http://gateway').searchParams;
-      for (const [name, entry] of rules.query) if (query.has(name)) used.push(entry);
+      // A parameter sent empty is one not sent (docs/api.md, Lists): no use of it.
+      for (const [name, entry] of rules.query) if (query.getAll(name).some((value) => value !== '')) used.push(entry);
     }
     for (const [name, entry] of rules.headers) if (req.headers[name] !== undefined) used.push(entry);
     if (rules.requestFields.length > 0) {

@@ -132,9 +132,13 @@ function bodyElements(body: unknown, operation: OperationUsage, prefix: string, 
   }
 }
 
-/** The query string without `fields`, and the names `fields` gave (several `fields=` add up). */
-function takeFields(search: string): { rest: string; fields?: string[] } {
+/**
+ * The query string without `fields`, whether one was there, and the names `fields` gave (several
+ * `fields=` add up). An empty `fields=` names none, as any parameter sent empty is one not sent.
+ */
+function takeFields(search: string): { rest: string; taken: boolean; fields?: string[] } {
   let fields: string[] | undefined;
+  let taken = false;
   const kept: string[] = [];
   for (const part of search.split('&')) {
     if (!part) continue;
@@ -155,15 +159,18 @@ function takeFields(search: string): { rest: string; fields?: string[] } {
     } catch {
       throw new ApiError('VALIDATION_FAILED', 'The fields parameter has a malformed %-encoding.', { fieldErrors: [{ field: FIELDS_PARAMETER, code: 'INVALID_FORMAT', message: 'Malformed %-encoding.' }] });
     }
+    taken = true;
+    if (value === '') continue;
     fields = [...(fields ?? []), ...value.split(',').map((field) => field.trim())];
   }
-  return { rest: kept.join('&'), fields };
+  return { rest: kept.join('&'), taken, fields };
 }
 
 function queryNames(search: string, operation: OperationUsage): string[] {
   const names = new Set<string>();
   for (const part of search.split('&')) {
-    if (!part) continue;
+    // A parameter sent empty is one not sent (docs/api.md, Lists): no use of it.
+    if (!part || part.endsWith('=') || !part.includes('=')) continue;
     let name = part.split('=', 1)[0];
     try {
       name = decodeURIComponent(name.replace(/\+/g, ' '));
@@ -197,12 +204,14 @@ export function recordRestUsage(recorder: UsageRecorder | undefined, operations:
       if (fields) {
         const known = new Set([...operation.responses.values()].flatMap((response) => response.names));
         const unknown = [...new Set(fields)].filter((name) => !known.has(name));
-        if (unknown.length > 0 || fields.length === 0) {
+        if (unknown.length > 0) {
           const allowed = [...known].join(', ') || 'none: this operation answers no fields';
           throw new ApiError('VALIDATION_FAILED', `fields names what the answer does not have: ${unknown.join(', ') || '(empty)'}.`, {
             fieldErrors: [{ field: FIELDS_PARAMETER, code: 'NOT_ALLOWED', message: `Unknown field name${unknown.length > 1 ? 's' : ''} ${unknown.map((name) => JSON.stringify(name)).join(', ') || '""'}; allowed: ${allowed}.` }],
           });
         }
+      }
+      if (taken.taken) {
         // Services never see `fields`: they answer the whole representation, as always.
         const path = queryAt >= 0 ? req.originalUrl.slice(0, queryAt) : req.originalUrl;
         req.originalUrl = taken.rest ? `${path}?${taken.rest}` : path;

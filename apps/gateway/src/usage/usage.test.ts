@@ -49,7 +49,10 @@ beforeAll(async () => {
     res.json(rating);
   });
   service.post('/orders', express.json(), (_req, res) => void res.status(201).json({ id: 'o1' }));
-  service.get('/products', (_req, res) => void res.json({ items: [{ id: 'p1', name: 'Lamp', price: 1200 }], nextCursor: null, hasNext: false }));
+  service.get('/products', (req, res) => {
+    seenByService.push(req.originalUrl);
+    res.json({ items: [{ id: 'p1', name: 'Lamp', price: 1200 }], nextCursor: null, hasNext: false });
+  });
   service.get('/users/:id', (req, res) => {
     // As users-service answers an admin: any user; anyone else, only themselves.
     const admin = /^Bearer /.test(req.headers.authorization ?? '') && adminTokens.has((req.headers.authorization ?? '').slice(7));
@@ -190,8 +193,18 @@ describe('fields', () => {
     const body = (await answer.json()) as { code: string; errors: { field: string; code: string; message: string }[] };
     expect(body.code).toBe('VALIDATION_FAILED');
     expect(body.errors).toEqual([{ field: 'fields', code: 'NOT_ALLOWED', message: expect.stringContaining('"colour"') }]);
-    expect((await get('/v1/products/p1/rating?fields=', { authorization: `Bearer ${token}` })).status).toBe(400);
+    expect((await get('/v1/products/p1/rating?fields=productId,,average', { authorization: `Bearer ${token}` })).status).toBe(400);
     expect(seenByService.length).toBe(before);
+  });
+
+  it('reads `fields=` (sent empty) as not sent: the answer counts whole, and an empty parameter is no use of it', async () => {
+    const { token, userId } = await tokenFor(JWT_SECRET);
+    const answer = await get('/v1/products?fields=&size=', { authorization: `Bearer ${token}` });
+    expect(answer.status).toBe(200);
+    expect(seenByService.at(-1)).toBe('/products?size=');
+    const elements = (await usesOf(`user:${userId}`)).map((use) => use.element);
+    expect(elements).toContain('rest:GET /v1/products response.200.body.items[].name');
+    expect(elements).not.toContain('rest:GET /v1/products query.size');
   });
 });
 

@@ -398,6 +398,14 @@ describe('GET /orders and POST /orders/search', () => {
     expect(ids(await call('GET', '/orders?sort=-amount&offset=1&limit=2', { token: shopper.token }))).toEqual(sorted.slice(1, 3));
   });
 
+  it('reads a parameter sent empty (`size=`) as one not sent, every one alike; an unknown one stays 400', async () => {
+    const plain = await call('GET', '/orders?withTotal=true', { token: shopper.token });
+    const empty = await call('GET', '/orders?withTotal=true&size=&sort=&cursor=&page=&offset=&status=&q=&from=&to=&userId=&minAmount=&hasCoupon=', { token: shopper.token });
+    expect([empty.status, ids(empty), empty.body.totalCount]).toEqual([200, ids(plain), plain.body.totalCount]);
+    expect(ids(await call('GET', '/orders?limit=&size=2', { token: shopper.token }))).toEqual(ids(plain).slice(0, 2));
+    expect((await call('GET', '/orders?color=', { token: shopper.token })).body.errors[0]).toMatchObject({ field: 'color', code: 'UNKNOWN_PARAMETER' });
+  });
+
   it('refuses an unknown parameter, a sort outside the allow-list, a forged cursor and mixed paging with 400', async () => {
     expect((await call('GET', '/orders?color=red', { token: shopper.token })).body.errors[0]).toMatchObject({ field: 'color', code: 'UNKNOWN_PARAMETER' });
     expect((await call('GET', '/orders?sort=userId', { token: shopper.token })).status).toBe(400);
