@@ -78,6 +78,8 @@ describe('GET /products', () => {
     const ids = all.map((p: { id: string }) => p.id);
     const res = await call('GET', `/products?ids=${ids.join(',')}`, { token: customer });
     expect(res.body.items.map((p: { id: string }) => p.id).sort()).toEqual([...ids].sort());
+    const gap = await call('GET', `/products?ids=${ids[0]},,${ids[1]}`, { token: customer });
+    expect([gap.status, gap.body.errors]).toEqual([400, [expect.objectContaining({ field: 'ids[1]', code: 'REQUIRED' })]]);
   });
 
   it('walks every product once with cursors sorted by name', async () => {

@@ -515,6 +515,8 @@ describe('stock levels over REST (behind the gateway\'s /v1/stock-levels)', () =
     for (const [index, onHand] of [3, 1, 2].entries()) await call('PUT', `/stock-levels/${prefix}-${index}`, { token: admin, body: { onHand } });
     const chosen = await call('GET', `/stock-levels?sku=${prefix}-2,${prefix}-0,NO-SUCH-SKU`, { token: customer });
     expect(chosen.body.items.map((level: { sku: string; onHand: number }) => [level.sku, level.onHand])).toEqual([[`${prefix}-0`, 3], [`${prefix}-2`, 2]]);
+    const gap = await call('GET', `/stock-levels?sku=${prefix}-2,,${prefix}-0`, { token: customer });
+    expect([gap.status, gap.body.errors]).toEqual([400, [expect.objectContaining({ field: 'sku[1]', code: 'REQUIRED' })]]);
     const seen: string[] = [];
     let cursor = '';
     for (let pages = 0; pages < 100; pages++) {

@@ -33,13 +33,24 @@ export const queryInt = ({ min = INT32_MIN, max = INT32_MAX }: { min?: number; m
 /** `YYYY-MM-DD`, a calendar day. */
 export const isoDate = () => z.iso.date({ error: 'must be a date as YYYY-MM-DD' });
 
-/** One comma-separated list of allowed values (`status=PENDING,CANCELED`). */
-export const commaList = <T extends string>(values: readonly [T, ...T[]]) =>
+/** A member between two commas: an empty one is missing, so the list cannot be read as sent (400). */
+const listMember = z.string().refine((member) => member !== '', { message: 'is empty: a comma-separated list has a value between each two commas', params: { code: 'REQUIRED' } });
+
+/**
+ * The one reader of a comma-separated query value (`status=PENDING,CANCELED`, `ids=a,b`): its
+ * members, trimmed, then `members` (what each is, how many). An empty member (`A,,B`, a trailing
+ * comma) is refused on its place (`status[1]`, 400 REQUIRED) rather than dropped, which would read
+ * another list than the one sent. A parameter sent empty is not sent (parseQuery), so never one here.
+ */
+export const commaSeparated = <T extends z.ZodType<unknown, string[]>>(members: T) =>
   z
     .string()
-    .transform((text) => text.split(',').map((part) => part.trim()).filter(Boolean))
-    .pipe(z.array(z.enum(values)).min(1))
-    .meta({ queryList: values });
+    .transform((text) => text.split(',').map((part) => part.trim()))
+    .pipe(z.array(listMember))
+    .pipe(members);
+
+/** One comma-separated list of allowed values (`status=PENDING,CANCELED`). */
+export const commaList = <T extends string>(values: readonly [T, ...T[]]) => commaSeparated(z.array(z.enum(values)).min(1)).meta({ queryList: values });
 
 /** For endpoints that take no query parameters: any parameter is refused as unknown. */
 export const noQueryParameters = z.strictObject({});

@@ -125,6 +125,14 @@ describe('parseQuery', () => {
     expect(failure(() => parseQuery(listQuery, { sizee: '' })).fieldErrors).toEqual([expect.objectContaining({ field: 'sizee', code: 'UNKNOWN_PARAMETER' })]);
   });
 
+  it('refuses an empty member of a comma list (`A,,B`, a trailing comma) with 400 REQUIRED on its place', () => {
+    const error = failure(() => parseQuery(listQuery, { status: 'PENDING,,CANCELED' }));
+    expect([error.status, error.fieldErrors]).toEqual([400, [{ field: 'status[1]', code: 'REQUIRED', message: expect.stringContaining('status[1]') }]]);
+    expect(failure(() => parseQuery(listQuery, { status: 'PENDING, ' })).fieldErrors).toEqual([expect.objectContaining({ field: 'status[1]', code: 'REQUIRED' })]);
+    expect(failure(() => parseQuery(listQuery, { status: ',' })).fieldErrors.map(({ field }) => field)).toEqual(['status[0]', 'status[1]']);
+    expect(parseQuery(listQuery, { status: ' PENDING , CANCELED' })).toEqual({ status: ['PENDING', 'CANCELED'] });
+  });
+
   it('answers 400 INVALID_TYPE for text where an integer belongs', () => {
     const error = failure(() => parseQuery(listQuery, { size: 'ten' }));
     expect(error.status).toBe(400);

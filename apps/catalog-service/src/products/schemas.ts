@@ -1,6 +1,6 @@
 // Request shapes of products. Unknown fields and parameters are refused.
 import { pagingQueryShape } from '@platform/paging';
-import { idField, int32, productSkuField, queryInt, resourceId, z } from '@platform/validation';
+import { commaSeparated, idField, int32, productSkuField, queryInt, resourceId, z } from '@platform/validation';
 
 /** The product a path names: /products/{id} and what hangs under it (rating, reviews). */
 export const productInPath = resourceId('Product');
@@ -41,11 +41,7 @@ export const listProductsQuery = z.strictObject({
   minPrice: queryInt({ min: 0, max: MAX_PRICE }).optional(),
   maxPrice: queryInt({ min: 0, max: MAX_PRICE }).optional(),
   /** Batch read by id (orders-service pricing): comma-separated, up to 100. */
-  ids: z
-    .string()
-    .transform((text) => text.split(',').filter(Boolean))
-    .pipe(z.array(idField()).min(1).max(100))
-    .optional(),
+  ids: commaSeparated(z.array(idField()).min(1).max(100)).optional(),
 });
 
 export type CreateProductInput = z.output<typeof createProductBody>;

@@ -5,7 +5,7 @@
 // nothing again.
 import { pagingQueryShape } from '@platform/paging';
 import { NotFound } from '@platform/errors';
-import { int32, MAX_SKU_LENGTH, plainText, resourceKey, skuField, z } from '@platform/validation';
+import { commaSeparated, int32, MAX_SKU_LENGTH, plainText, resourceKey, skuField, z } from '@platform/validation';
 
 /** The most a SKU can have on hand (SetStock's limit, PUT's too): far below the int32 columns' limit. */
 export const MAX_ON_HAND = 1_000_000_000;
@@ -92,11 +92,7 @@ export const adjustStockRequest = z.object({
 export const listStockLevelsQuery = z.strictObject({
   ...pagingQueryShape,
   /** Only these SKUs: comma-separated, up to 100. */
-  sku: z
-    .string()
-    .transform((text) => text.split(',').map((sku) => sku.trim()).filter(Boolean))
-    .pipe(skuList)
-    .optional(),
+  sku: commaSeparated(skuList).optional(),
 });
 
 export const putStockLevelBody = z.strictObject({

@@ -406,6 +406,13 @@ describe('GET /orders and POST /orders/search', () => {
     expect((await call('GET', '/orders?color=', { token: shopper.token })).body.errors[0]).toMatchObject({ field: 'color', code: 'UNKNOWN_PARAMETER' });
   });
 
+  it('refuses a comma list with an empty member (`status=A,,B`) with 400 naming its place, not as a shorter list', async () => {
+    for (const status of ['PENDING,,CANCELED', 'PENDING,']) {
+      const res = await call('GET', `/orders?status=${status}`, { token: shopper.token });
+      expect([res.status, res.body.code, res.body.errors]).toEqual([400, 'VALIDATION_FAILED', [{ field: 'status[1]', code: 'REQUIRED', message: expect.any(String) }]]);
+    }
+  });
+
   it('refuses an unknown parameter, a sort outside the allow-list, a forged cursor and mixed paging with 400', async () => {
     expect((await call('GET', '/orders?color=red', { token: shopper.token })).body.errors[0]).toMatchObject({ field: 'color', code: 'UNKNOWN_PARAMETER' });
     expect((await call('GET', '/orders?sort=userId', { token: shopper.token })).status).toBe(400);
