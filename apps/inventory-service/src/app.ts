@@ -45,7 +45,7 @@ export function createInventoryApp(deps: InventoryAppDeps) {
   const repository = new StockRepository(deps.prisma);
   const watch = new StockWatch(deps.notifications, repository, deps.logger);
   const stock = new StockService(repository, watch);
-  const grpc = createInventoryGrpc({ stock, callers: deps.callers, logger: deps.logger, registry: deps.metrics.registry, limits: deps.streamLimits, deprecations: deps.deprecations, usage: deps.usage, onStop: () => watch.close() });
+  const grpc = createInventoryGrpc({ stock, callers: deps.callers, logger: deps.logger, registry: deps.metrics.registry, limits: deps.streamLimits, deprecations: deps.deprecations, usage: deps.usage, onStop: () => watch.close(), ready: async () => (await deps.health.readiness()).ready });
   // gRPC health follows the process: NOT_SERVING as soon as the stop begins.
   deps.health.onStopping(() => {
     grpc.health.setStatus('', 'NOT_SERVING');

@@ -376,6 +376,31 @@ describe('health', () => {
   });
 });
 
+describe('readiness when the database is gone', () => {
+  it('turns /readyz 503 and the Inventory service NOT_SERVING (the readiness probe), while the process stays SERVING (liveness)', async () => {
+    // A replica of its own, its Health wired as runService wires it: the database's ping is its check.
+    const own = await openTestDatabase({ service: 'inventory-ready', migrationsDir: path.join(__dirname, '../prisma/migrations'), createClient: (adapter) => new PrismaClient({ adapter }) });
+    const ownHealth = new Health().addCheck('database', own.ping);
+    const replica = createInventoryApp({ prisma: own.prisma, notifications: own, logger: pino({ level: 'silent' }), health: ownHealth, metrics: createMetrics('inventory-ready-test'), callers, verifier: new TokenVerifier(SECRET), cursorSecret: 'inventory-test-cursor-secret', requestTimeoutMs: 10_000, introspection: true });
+    const http = await listen(replica.app, 0, '127.0.0.1');
+    const HealthClient = makeGenericClientConstructor(healthService, 'Health');
+    const healthClient = new HealthClient(`127.0.0.1:${await replica.grpc.listen(0, '127.0.0.1')}`, credentials.createInsecure()) as unknown as {
+      check(request: { service: string }, callback: (error: ServiceError | null, reply: { status: string }) => void): void;
+      close(): void;
+    };
+    afterThisTest.push(() => healthClient.close(), () => replica.grpc.server.forceShutdown(), () => void http.server.close());
+    const check = (service: string) => new Promise<string>((resolve, reject) => healthClient.check({ service }, (error, reply) => (error ? reject(error) : resolve(reply.status))));
+    const readyz = () => fetch(`${http.url}/readyz`).then(async (res) => [res.status, await res.json()]);
+    expect(await readyz()).toEqual([200, { status: 'ready', checks: { database: 'ok' } }]);
+    expect(await check('inventory.v1.Inventory')).toBe('SERVING');
+    await own.close();
+    expect(await readyz()).toEqual([503, { status: 'unavailable', checks: { database: 'failing' } }]);
+    expect(await check('inventory.v1.Inventory')).toBe('NOT_SERVING');
+    // '' is what the liveness and startup probes ask: a database outage must not restart the pod.
+    expect(await check('')).toBe('SERVING');
+  });
+});
+
 describe('what operators see of each call', () => {
   it('logs one line per call with its method, code, duration and trace id, and times it by method, shape and code', async () => {
     const sku = await stockedSku(5);

@@ -13,6 +13,7 @@ import {
   Server,
   ServerCredentials,
   status,
+  type handleUnaryCall,
   type sendUnaryData,
   type ServerDuplexStream,
   type ServerReadableStream,
@@ -230,6 +231,34 @@ function endOf(why: StreamEnd, method: string, limits: StreamLimits): { code: st
   }
 }
 
+/**
+ * Health.Check of the Inventory service asks readiness first: Kubernetes' readiness probe is that
+ * Check (deploy/k8s, `grpc` probe of inventory.v1.Inventory), so a replica whose database stops
+ * answering turns NOT_SERVING, as /readyz turns 503, and traffic moves away; a watch hears of the
+ * change at the next Check (the probe's, every few seconds). '' (the whole server: what the liveness and startup probes ask) follows only the
+ * process's stop, so a database outage never restarts the pod.
+ */
+function checkingReadiness(server: Server, health: HealthImplementation, ready: (() => Promise<boolean>) | undefined): Server {
+  if (!ready) return server;
+  let current: ServingStatus = 'SERVING';
+  return {
+    addService(definition: ServiceDefinition, handlers: UntypedServiceImplementation) {
+      const check = handlers.check as handleUnaryCall<{ service: string }, unknown>;
+      const checkReady: handleUnaryCall<{ service: string }, unknown> = (call, callback) => {
+        if (call.request.service !== INVENTORY_SERVICE_NAME) return check(call, callback);
+        void ready().then((isReady) => {
+          const now: ServingStatus = isReady ? 'SERVING' : 'NOT_SERVING';
+          if (now !== current) health.setStatus(INVENTORY_SERVICE_NAME, (current = now));
+          check(call, callback);
+        });
+      };
+      server.addService(definition, { ...handlers, check: checkReady });
+    },
+  } as unknown as Server;
+}
+
+type ServingStatus = 'SERVING' | 'NOT_SERVING';
+
 export interface InventoryGrpc {
   server: Server;
   health: HealthImplementation;
@@ -237,7 +266,19 @@ export interface InventoryGrpc {
   stoppable: Stoppable;
 }
 
-export function createInventoryGrpc(options: { stock: StockService; callers: InventoryCallers; logger: Logger; registry: Registry; limits?: StreamLimits; onStop?: () => Promise<void>; /** The registry's entries: deprecated RPCs (deprecated-rpcs.ts). */ deprecations?: readonly Deprecation[]; usage?: UsageRecorder }): InventoryGrpc {
+export function createInventoryGrpc(options: {
+  stock: StockService;
+  callers: InventoryCallers;
+  logger: Logger;
+  registry: Registry;
+  limits?: StreamLimits;
+  onStop?: () => Promise<void>;
+  /** The registry's entries: deprecated RPCs (deprecated-rpcs.ts). */
+  deprecations?: readonly Deprecation[];
+  usage?: UsageRecorder;
+  /** Whether the replica can serve Inventory (service-kit Health's readiness: its database answers); unset: always. */
+  ready?: () => Promise<boolean>;
+}): InventoryGrpc {
   const { stock, logger } = options;
   const limits = options.limits ?? DEFAULT_STREAM_LIMITS;
   const openStreams = new OpenCalls('streams', limits.maxStreams, limits.maxStreamsPerCaller);
@@ -573,7 +614,10 @@ export function createInventoryGrpc(options: { stock: StockService; callers: Inv
 
   server.addService(InventoryService, implementation);
   const health = new HealthImplementation({ '': 'SERVING', [INVENTORY_SERVICE_NAME]: 'SERVING' });
-  health.addToServer(withOpenStreamsBounded);
+  // Once the stop began, nothing turns the server SERVING again.
+  let stopping = false;
+  const ready = options.ready;
+  health.addToServer(checkingReadiness(withOpenStreamsBounded, health, ready && (async () => !stopping && (await ready()))));
   // Reflection describes both services, so tools such as `buf curl` and grpcurl need no local
   // proto files. It serves buf's descriptors: the ones proto-loader rebuilds are malformed.
   // @grpc/reflection reads only `fileDescriptorProtos` of the definitions it is given.
@@ -586,6 +630,7 @@ export function createInventoryGrpc(options: { stock: StockService; callers: Inv
       new Promise((resolve, reject) => server.bindAsync(`${host}:${port}`, ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound)))),
     stoppable: {
       close: async () => {
+        stopping = true;
         health.setStatus('', 'NOT_SERVING');
         health.setStatus(INVENTORY_SERVICE_NAME, 'NOT_SERVING');
         // Watches never end on their own: end them (UNAVAILABLE, watch again elsewhere) so the
