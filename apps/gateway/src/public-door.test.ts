@@ -13,6 +13,7 @@ import { RETRY_AFTER_SECONDS } from '@platform/outgoing-calls';
 import { createMetrics, Health, jsonBody, listen, type Listening } from '@platform/service-kit';
 import { apiClient, testRedisUrl, tokenFor } from '@platform/test-kit';
 import { createGateway } from './app';
+import { MAX_CLIENT_LABELS } from './callers/caller-metrics';
 import { loadGatewayConfig } from './config';
 
 const JWT_SECRET = 'public-door-test-secret-public-door-test-01';
@@ -853,6 +854,27 @@ describe('response headers', () => {
     expect(text).toContain('route="/products",method="GET",status="200",client="shop-app/4.0.0"');
     expect(new Set(text.match(/client="flood\d+\/1\.0"/g)).size).toBe(5);
     expect(text).toContain('route="/openapi.json",method="GET",status="200",client="other"');
+  });
+
+  it('keeps counting known clients and gives a release a few users run its label after forty-five accounts flood it, its series bounded', async () => {
+    const known = await tokenFor(JWT_SECRET);
+    await call('GET', '/v1/products', { token: known.token, headers: { 'user-agent': 'shop-app/5.0.0' } });
+    // Each account: its five-place share of made-up User-Agents, over several routes and statuses.
+    const routes = ['/v1/openapi.json', '/v1/products', '/v1/nothing-here'];
+    for (let account = 0; account < 45; account++) {
+      const { token } = await tokenFor(JWT_SECRET);
+      for (let i = 0; i < 8; i++) await call('GET', routes[i % routes.length], { token, headers: { 'user-agent': `sybil${account}x${i}/1.0` } });
+    }
+    for (let user = 0; user < 2; user++) await call('GET', '/v1/products', { token: (await tokenFor(JWT_SECRET)).token, headers: { 'user-agent': 'shop-app/5.1.0' } });
+    await call('GET', '/v1/products', { token: known.token, headers: { 'user-agent': 'shop-app/5.0.0' } });
+    const text = await gateway.metrics.registry.getSingleMetricAsString('gateway_requests_total');
+    expect(text).toMatch(/route="\/products",method="GET",status="200",client="shop-app\/5\.0\.0"[^}]*\} 2\n/);
+    expect(text).toContain('route="/products",method="GET",status="200",client="shop-app/5.1.0"');
+    // 200 client places and `other`/`anonymous`; each place as many series as the flood gave it.
+    const clients = new Set(text.match(/client="[^"]*"/g));
+    expect(clients.size).toBeLessThanOrEqual(MAX_CLIENT_LABELS + 2);
+    const series = text.split('\n').filter((line) => line.startsWith('gateway_requests_total{'));
+    expect(series.filter((line) => /client="sybil/.test(line)).length).toBeLessThanOrEqual(MAX_CLIENT_LABELS * routes.length);
   });
 });
 

@@ -7,7 +7,7 @@ import type { GraphQLError } from 'graphql';
 import type { Logger } from 'pino';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import type { Principal } from '@platform/auth';
-import { ClientChosenLabel } from '@platform/service-kit';
+import { ClientChosenLabel, dropSeries } from '@platform/service-kit';
 
 /** Operation names are the client's to choose: past this many distinct ones, or this many new ones from one caller, "other" (ClientChosenLabel). */
 const MAX_OPERATION_NAMES = 200;
@@ -38,7 +38,10 @@ export function graphMetrics(registry: Registry, logger: Logger): GraphMetrics {
     registers: [registry],
   });
   const errors = new Counter({ name: 'graphql_operation_errors_total', help: 'GraphQL errors in responses, by operation name, type and error code', labelNames: ['operation', 'type', 'code'], registers: [registry] });
-  const operationNames = new ClientChosenLabel(MAX_OPERATION_NAMES, NEW_OPERATION_NAMES_PER_CALLER);
+  const operationNames = new ClientChosenLabel(MAX_OPERATION_NAMES, NEW_OPERATION_NAMES_PER_CALLER, (name) => {
+    void dropSeries(operations, 'operation', name);
+    void dropSeries(errors, 'operation', name);
+  });
 
   return {
     observe: (handler) => (req, res, next) => {

@@ -13,7 +13,7 @@ export {
 } from './request-context';
 export { requestLog, routeOf } from './request-log';
 export { inOrder } from './in-order';
-export { ClientChosenLabel, createMetrics, type Metrics } from './metrics';
+export { ClientChosenLabel, createMetrics, dropSeries, type Metrics } from './metrics';
 export { Health, type ReadinessCheck } from './health';
 export { createStopper, stopOnSignals, stoppableHttpServer, type GracefulStopOptions, type Stoppable } from './graceful-stop';
 export { listen, type Listening, type ListenOptions } from './listen';

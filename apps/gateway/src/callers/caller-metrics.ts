@@ -5,13 +5,13 @@
 // unauthenticated caller is `anonymous` whatever it sends, any other User-Agent is `other`.
 import type { RequestHandler } from 'express';
 import type { Principal } from '@platform/auth';
-import { ClientChosenLabel } from '@platform/service-kit';
+import { ClientChosenLabel, dropSeries } from '@platform/service-kit';
 import { Counter, type Registry } from 'prom-client';
 
 /** `name/1.2.3`: a product name and a numeric version of at most four parts. */
 const CLIENT_SHAPE = /^([A-Za-z][\w.-]{0,39})\/(\d{1,6}(?:\.\d{1,6}){0,3})(?![\w.-])/;
-/** Distinct client labels in all, and new ones any one caller may bring (ClientChosenLabel). */
-const MAX_CLIENTS = 200;
+/** Distinct client labels in all, and how many values any one caller vouches for (ClientChosenLabel). */
+export const MAX_CLIENT_LABELS = 200;
 const NEW_CLIENTS_PER_CALLER = 5;
 
 export function callerMetrics(registry: Registry): RequestHandler {
@@ -21,7 +21,7 @@ export function callerMetrics(registry: Registry): RequestHandler {
     labelNames: ['version', 'route', 'method', 'status', 'client'],
     registers: [registry],
   });
-  const clients = new ClientChosenLabel(MAX_CLIENTS, NEW_CLIENTS_PER_CALLER);
+  const clients = new ClientChosenLabel(MAX_CLIENT_LABELS, NEW_CLIENTS_PER_CALLER, (client) => void dropSeries(requests, 'client', client));
   const clientOf = (userAgent: string | undefined, caller: string | undefined): string => {
     if (caller === undefined) return 'anonymous';
     const product = userAgent ? CLIENT_SHAPE.exec(userAgent) : null;
