@@ -359,15 +359,20 @@ describe('buf curl, by reflection only (no local schema)', () => {
   });
 });
 
+/** grpc.health.v1 Check of `service` at `at`, as a probe asks it; the client is closed after the test. */
+function healthCheck(at: string): (service: string) => Promise<string> {
+  const HealthClient = makeGenericClientConstructor(healthService, 'Health');
+  const healthClient = new HealthClient(at, credentials.createInsecure()) as unknown as {
+    check(request: { service: string }, callback: (error: ServiceError | null, reply: { status: string }) => void): void;
+    close(): void;
+  };
+  afterThisTest.push(() => healthClient.close());
+  return (service) => new Promise<string>((resolve, reject) => healthClient.check({ service }, (error, reply) => (error ? reject(error) : resolve(reply.status))));
+}
+
 describe('health', () => {
   it('serves grpc.health.v1 SERVING, then NOT_SERVING once the stop begins', async () => {
-    const HealthClient = makeGenericClientConstructor(healthService, 'Health');
-    const healthClient = new HealthClient(address, credentials.createInsecure()) as unknown as {
-      check(request: { service: string }, callback: (error: ServiceError | null, reply: { status: string }) => void): void;
-      close(): void;
-    };
-    afterThisTest.push(() => healthClient.close());
-    const check = (service: string) => new Promise<string>((resolve, reject) => healthClient.check({ service }, (error, reply) => (error ? reject(error) : resolve(reply.status))));
+    const check = healthCheck(address);
     expect(await check('')).toBe('SERVING');
     expect(await check('inventory.v1.Inventory')).toBe('SERVING');
     health.markStopping();
@@ -383,13 +388,8 @@ describe('readiness when the database is gone', () => {
     const ownHealth = new Health().addCheck('database', own.ping);
     const replica = createInventoryApp({ prisma: own.prisma, notifications: own, logger: pino({ level: 'silent' }), health: ownHealth, metrics: createMetrics('inventory-ready-test'), callers, verifier: new TokenVerifier(SECRET), cursorSecret: 'inventory-test-cursor-secret', requestTimeoutMs: 10_000, introspection: true });
     const http = await listen(replica.app, 0, '127.0.0.1');
-    const HealthClient = makeGenericClientConstructor(healthService, 'Health');
-    const healthClient = new HealthClient(`127.0.0.1:${await replica.grpc.listen(0, '127.0.0.1')}`, credentials.createInsecure()) as unknown as {
-      check(request: { service: string }, callback: (error: ServiceError | null, reply: { status: string }) => void): void;
-      close(): void;
-    };
-    afterThisTest.push(() => healthClient.close(), () => replica.grpc.server.forceShutdown(), () => void http.server.close());
-    const check = (service: string) => new Promise<string>((resolve, reject) => healthClient.check({ service }, (error, reply) => (error ? reject(error) : resolve(reply.status))));
+    const check = healthCheck(`127.0.0.1:${await replica.grpc.listen(0, '127.0.0.1')}`);
+    afterThisTest.push(() => replica.grpc.server.forceShutdown(), () => void http.server.close());
     const readyz = () => fetch(`${http.url}/readyz`).then(async (res) => [res.status, await res.json()]);
     expect(await readyz()).toEqual([200, { status: 'ready', checks: { database: 'ok' } }]);
     expect(await check('inventory.v1.Inventory')).toBe('SERVING');
