@@ -33,6 +33,21 @@ export const queryInt = ({ min = INT32_MIN, max = INT32_MAX }: { min?: number; m
 /** `YYYY-MM-DD`, a calendar day. */
 export const isoDate = () => z.iso.date({ error: 'must be a date as YYYY-MM-DD' });
 
+const DAY_MS = 86_400_000;
+const FIRST_STORABLE_MS = Date.parse('0001-01-01T00:00:00Z');
+
+/**
+ * The instants a filter of whole UTC days (isoDate `from` and `to`, both inclusive) spans: from
+ * the start of `from` to before the start of the day after `to`. A bound before year 1 is year
+ * 1's first instant: ISO 8601 has a year 0000 (1 BC) and isoDate takes it, but PostgreSQL's
+ * calendar has none and refused it (a 500). Nothing was created before year 1, so `from` of year
+ * 0000 leaves nothing out and `to` of year 0000 matches nothing, as they say.
+ */
+export function daySpan(from: string | undefined, to: string | undefined): { from?: Date; before?: Date } {
+  const start = (day: string, laterDays = 0) => new Date(Math.max(Date.parse(`${day}T00:00:00Z`) + laterDays * DAY_MS, FIRST_STORABLE_MS));
+  return { from: from === undefined ? undefined : start(from), before: to === undefined ? undefined : start(to, 1) };
+}
+
 /** A member between two commas: an empty one is missing, so the list cannot be read as sent (400). */
 const listMember = z.string().refine((member) => member !== '', { message: 'is empty: a comma-separated list has a value between each two commas', params: { code: 'REQUIRED' } });
 

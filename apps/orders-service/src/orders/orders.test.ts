@@ -445,6 +445,15 @@ describe('GET /orders and POST /orders/search', () => {
     }
   });
 
+  it('reads a day of year 0000 (ISO 8601 has one, the database none) as before every order, never a 5xx', async () => {
+    const all = await call('GET', '/orders?from=0000-01-01&to=9999-12-31', { token: shopper.token });
+    expect([all.status, ids(all).length]).toEqual([200, 6]);
+    const none = await call('GET', '/orders?to=0000-01-01', { token: shopper.token });
+    expect([none.status, ids(none)]).toEqual([200, []]);
+    const searched = await call('POST', '/orders/search', { token: shopper.token, body: { from: '0000-02-29', to: '0000-12-31' } });
+    expect([searched.status, ids(searched)]).toEqual([200, []]);
+  });
+
   it('caps size at 100', async () => {
     const many = await tokenFor(JWT_SECRET);
     await database.prisma.order.createMany({

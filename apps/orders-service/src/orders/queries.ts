@@ -4,7 +4,7 @@ import { assertOwnerOrAdmin, isAdmin, type Principal } from '@platform/auth';
 import { Forbidden, Invalid, NotFound } from '@platform/errors';
 import { isId } from '@platform/ids';
 import { type ListEnvelope, parseSort, type PagingParams, toListEnvelope, toPageRequest } from '@platform/paging';
-import { pathId } from '@platform/validation';
+import { daySpan, pathId } from '@platform/validation';
 import { type OrderFilters, type OrderItemRow, type OrderRepository, type OrderRow } from './repository';
 import { type OrderSearch, orderSortFields } from './schemas';
 
@@ -74,14 +74,14 @@ export class OrderQueries {
 
   private filtersOf(principal: Principal, conditions: OrderConditions): OrderFilters {
     if (conditions.from && conditions.to && conditions.from > conditions.to) throw new Invalid('The date range is empty.', [{ field: 'from', code: 'OUT_OF_RANGE', message: 'from must not be after to.' }]);
-    const day = (date: string) => new Date(`${date}T00:00:00.000Z`);
+    const days = daySpan(conditions.from, conditions.to);
     return {
       // A customer always sees only their own orders, whatever else they ask.
       userId: isAdmin(principal) ? conditions.userId : principal.userId,
       ids: conditions.ids?.filter(isId),
       statuses: conditions.status,
-      createdFrom: conditions.from ? day(conditions.from) : undefined,
-      createdBefore: conditions.to ? new Date(day(conditions.to).getTime() + 86_400_000) : undefined,
+      createdFrom: days.from,
+      createdBefore: days.before,
       minAmount: conditions.minAmount,
       hasCoupon: conditions.hasCoupon,
       productNameContains: conditions.q,

@@ -8,7 +8,7 @@ import { unchangedAtVersion, updateAtVersion } from '@platform/service-kit';
 import type { RevocationPublisher } from '../credentials/revocations';
 import { decoyHash, hashPassword, verifyPassword } from './password';
 import { whenUniqueViolated } from '@platform/db';
-import { pathId } from '@platform/validation';
+import { daySpan, pathId } from '@platform/validation';
 import { userEvent } from './events';
 import { changesNothing, type UserChanges, type UserProfile, type UserRepository, UserRepository as Repo, type UserRow } from './repository';
 import type { TokenResponse } from './representation';
@@ -90,14 +90,14 @@ export class UserService {
     const { size, cursor, page, offset, limit, withTotal, sort: sortParam, ...filterParams } = query;
     const sort = parseSort(sortParam, userSortFields, { field: 'createdAt', direction: 'desc' });
     const pageRequest = toPageRequest({ size, cursor, page, offset, limit, withTotal }, { list: 'users', sort, filters: filterParams, secret: this.settings.cursorSecret });
-    const createdBefore = filterParams.createdTo ? new Date(Date.parse(`${filterParams.createdTo}T00:00:00Z`) + 86_400_000) : undefined;
+    const created = daySpan(filterParams.createdFrom, filterParams.createdTo);
     const { rows, total } = await this.users.list(
       {
         email: filterParams.email || undefined,
         namePrefix: filterParams.name,
         marketingAgreed: filterParams.marketingAgreed,
-        createdFrom: filterParams.createdFrom ? new Date(`${filterParams.createdFrom}T00:00:00Z`) : undefined,
-        createdBefore,
+        createdFrom: created.from,
+        createdBefore: created.before,
       },
       pageRequest,
     );

@@ -340,6 +340,13 @@ describe('GET /users (admin list)', () => {
     expect(exact.headers.get('total-count-estimated')).toBeNull();
   });
 
+  it('reads a creation day of year 0000 (ISO 8601 has one, the database none) as before every user, never a 5xx', async () => {
+    const all = await call('GET', '/users?createdFrom=0000-01-01&size=1&withTotal=true', { token: adminToken });
+    expect([all.status, all.body.totalCount > 0]).toEqual([200, true]);
+    const none = await call('GET', '/users?createdTo=0000-01-01', { token: adminToken });
+    expect([none.status, none.body.items]).toEqual([200, []]);
+  });
+
   it('refuses a sort outside the allow-list, an unknown parameter and a forged cursor with 400', async () => {
     const sort = await call('GET', '/users?sort=phone', { token: adminToken });
     expect(sort.status).toBe(400);
