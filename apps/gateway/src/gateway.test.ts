@@ -899,6 +899,19 @@ describe('JSON nested past 64 levels', () => {
   });
 });
 
+describe('JSON escaping a lone surrogate', () => {
+  it('is refused on the GraphQL route, in a POST body and a GET\'s variables, as no character; an escaped pair passes', async () => {
+    const query = 'query ($x: String) { me { id } }';
+    const refused = [400, 'MALFORMED_JSON'];
+    const posted = await call('POST', '/v1/graphql', { token, body: `{"query":${JSON.stringify(query)},"variables":{"x":"\\ud800"}}`, headers: { accept: 'application/json' } });
+    expect([posted.status, posted.body.code]).toEqual(refused);
+    const got = await call('GET', `/v1/graphql?query=${encodeURIComponent(query)}&variables=${encodeURIComponent('{"x":"\\udc00"}')}`, { token, headers: { accept: 'application/json' } });
+    expect([got.status, got.body.code, got.body.message]).toEqual([...refused, expect.stringMatching(/^The variables parameter escapes a lone UTF-16 surrogate/)]);
+    const pair = await call('GET', `/v1/graphql?query=${encodeURIComponent(query)}&variables=${encodeURIComponent('{"x":"\\ud83d\\ude42"}')}`, { token, headers: { accept: 'application/json' } });
+    expect(pair.status).toBe(200);
+  });
+});
+
 describe('GraphQL at the gateway', () => {
   it('needs a token and refuses queries deeper than 10 levels', async () => {
     expect((await call('POST', '/v1/graphql', { body: { query: '{ me { id } }' } })).status).toBe(401);

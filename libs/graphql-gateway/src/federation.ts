@@ -14,7 +14,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import { type DocumentNode, type ExecutionArgs, type ExecutionResult, getOperationAST, GraphQLError, NoSchemaIntrospectionCustomRule, specifiedRules, type ValidationRule } from 'graphql';
 import { createHandler, parseRequestParams } from 'graphql-http';
 import { ApiError, type ErrorCode } from '@platform/errors';
-import { nestsDeeperThan, tooDeeplyNested } from '@platform/service-kit';
+import { escapedLoneSurrogate, escapesLoneSurrogate, nestsDeeperThan, tooDeeplyNested } from '@platform/service-kit';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { createOutgoingCalls, type OutgoingCalls } from '@platform/outgoing-calls';
@@ -232,10 +232,12 @@ export async function createFederatedGraph(options: FederatedGraphOptions): Prom
       // Trusted documents: a hash stands for its text; with `only`, nothing else runs.
       const url = new URL(req.url, 'http://gateway');
       const params = (method === 'GET' ? Object.fromEntries(url.searchParams) : (req.body ?? {})) as Record<string, unknown>;
-      // GET's variables and extensions are JSON too: held to the body's nesting limit before anything parses them.
+      // GET's variables and extensions are JSON too: held to the body's checks (nesting, lone surrogates) before anything parses them.
       for (const name of ['variables', 'extensions']) {
         const text = params[name];
-        if (method === 'GET' && typeof text === 'string' && nestsDeeperThan(text)) throw tooDeeplyNested(`The ${name} parameter`);
+        if (method !== 'GET' || typeof text !== 'string') continue;
+        if (nestsDeeperThan(text)) throw tooDeeplyNested(`The ${name} parameter`);
+        if (escapesLoneSurrogate(text)) throw escapedLoneSurrogate(`The ${name} parameter`);
       }
       let extensions = params.extensions as { persistedQuery?: { sha256Hash?: unknown } } | string | undefined;
       if (typeof extensions === 'string') extensions = parseJsonObject(extensions);

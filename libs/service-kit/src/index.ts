@@ -20,4 +20,4 @@ export { listen, type Listening, type ListenOptions } from './listen';
 export { expectedVersion, ifMatchesAnyExisting, requireExpectedVersion, unchangedAtVersion, updateAtVersion } from './conditional';
 export { createService, type Mount, type ResourceRoutes, type ServiceParts } from './create-service';
 export { runService, type BuiltService, type DatabaseOpener, type OpenDatabase, type ServiceContext, type ServiceDefinition } from './run-service';
-export { jsonBody, MAX_JSON_NESTING, nestsDeeperThan, parseJsonBody, readForwardedJson, type ForwardedJson, requireJsonBody, requireReadableBody, tooDeeplyNested } from './json-body';
+export { escapedLoneSurrogate, escapesLoneSurrogate, jsonBody, MAX_JSON_NESTING, nestsDeeperThan, parseJsonBody, readForwardedJson, type ForwardedJson, requireJsonBody, requireReadableBody, tooDeeplyNested } from './json-body';

@@ -54,6 +54,20 @@ describe("a service's JSON body (jsonBody)", () => {
     expect(await post(service.url, Buffer.from('{"name":"Zoë 🙂"}'), { 'content-type': 'application/json' })).toEqual({ status: 201, body: { received: { name: 'Zoë 🙂' } } });
   });
 
+  it('answers 400 MALFORMED_JSON for an escaped lone surrogate, instead of storing it as U+FFFD, and reads escaped pairs', async () => {
+    const refused = { status: 400, body: { code: 'MALFORMED_JSON', message: expect.stringMatching(/lone UTF-16 surrogate/) } };
+    for (const text of ['"\\ud800"', '"\\uDFFF"', '"\\ud800x"', '"\\ud800\\n"', '"\\ud83d\\ud83d"', '"\\ude42\\ud83d"', '"a\\\\\\ud800"', '["\\ud800"]']) {
+      const body = `{"name":${text}}`;
+      expect({ body, res: await post(service.url, body, { 'content-type': 'application/json' }) }).toMatchObject({ body, res: refused });
+      expect({ body, read: readForwardedJson(Buffer.from(body), 'application/json') }).toEqual({ body, read: undefined });
+    }
+    expect(await post(service.url, Buffer.from('{"name":"\\ud800"}', 'utf16le'), { 'content-type': 'application/json; charset=utf-16le' })).toMatchObject(refused);
+    // A pair, in either case of hex; an escaped backslash before text that only looks like an escape.
+    for (const [text, name] of [['"\\ud83d\\ude42"', '🙂'], ['"\\uD83D\\uDE42!"', '🙂!'], ['"\\\\ud800"', '\\ud800'], ['"\\u00e9\\"\\u0041"', 'é"A']]) {
+      expect(await post(service.url, `{"name":${text}}`, { 'content-type': 'application/json' })).toEqual({ status: 201, body: { received: { name } } });
+    }
+  });
+
   it('answers 413 PAYLOAD_TOO_LARGE for a body over 1 MiB', async () => {
     const res = await post(service.url, JSON.stringify({ blob: 'x'.repeat(1024 * 1024 + 10) }), { 'content-type': 'application/json' });
     expect(res).toMatchObject({ status: 413, body: { code: 'PAYLOAD_TOO_LARGE', message: 'The request body is larger than 1048576 bytes.' } });

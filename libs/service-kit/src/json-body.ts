@@ -45,6 +45,48 @@ export function nestsDeeperThan(text: string | Uint8Array, max: number = MAX_JSO
   return false;
 }
 
+const LETTER_U = 0x75;
+const HIGH_SURROGATES = [0xd800, 0xdbff] as const;
+const LOW_SURROGATES = [0xdc00, 0xdfff] as const;
+
+/**
+ * Whether JSON text has a `\uXXXX` escape of a lone surrogate: a high one (D800–DBFF) not
+ * followed at once by an escaped low one (DC00–DFFF), or a low one by itself. JSON's grammar lets
+ * it through (RFC 8259 §8.2), but it is no character: JavaScript keeps it, and the database
+ * driver, the UTF-8 on the wire and every reader after it turn it into U+FFFD, so a name sent as
+ * "\ud800" was stored and answered as "\ufffd". I-JSON (RFC 7493 §2.1) refuses it, and so do we,
+ * as we refuse bytes that are not text. One pass, like nestsDeeperThan: a backslash can only
+ * start an escape (outside strings it is not JSON at all).
+ */
+export function escapesLoneSurrogate(text: string | Uint8Array): boolean {
+  const at = typeof text === 'string' ? (index: number) => text.charCodeAt(index) : (index: number) => text[index];
+  const unitAt = (index: number) => {
+    if (at(index) !== BACKSLASH || at(index + 1) !== LETTER_U) return Number.NaN;
+    const hex = String.fromCharCode(at(index + 2), at(index + 3), at(index + 4), at(index + 5));
+    return /^[\da-f]{4}$/i.test(hex) ? Number.parseInt(hex, 16) : Number.NaN;
+  };
+  const within = (unit: number, [low, high]: readonly [number, number]) => unit >= low && unit <= high;
+  for (let index = 0; index < text.length; index++) {
+    if (at(index) !== BACKSLASH) continue;
+    const unit = unitAt(index);
+    if (Number.isNaN(unit)) {
+      index++; // another escape (\n, \\, \"): its second character is no backslash to read
+      continue;
+    }
+    index += 5;
+    if (within(unit, LOW_SURROGATES)) return true;
+    if (!within(unit, HIGH_SURROGATES)) continue;
+    if (!within(unitAt(index + 1), LOW_SURROGATES)) return true;
+    index += 6;
+  }
+  return false;
+}
+
+/** The refusal of JSON that escapes a lone surrogate (escapesLoneSurrogate), wherever it is read (a body, a GraphQL parameter). */
+export function escapedLoneSurrogate(what = 'The request body'): ApiError {
+  return new ApiError('MALFORMED_JSON', `${what} escapes a lone UTF-16 surrogate (\\uD800 to \\uDFFF without its pair), which is no character.`);
+}
+
 /** The refusal of JSON nested past MAX_JSON_NESTING, wherever it is read (a body, a GraphQL parameter). */
 export function tooDeeplyNested(what = 'The request body'): ApiError {
   return new ApiError('MALFORMED_JSON', `${what} nests deeper than ${MAX_JSON_NESTING} levels.`);
@@ -77,6 +119,7 @@ export function requireJsonBody(options: { refuseContentCoding?: boolean } = {})
 const parserRefusals: Record<string, (error: { limit?: number }) => ApiError> = {
   'entity.parse.failed': () => new ApiError('MALFORMED_JSON', 'The request body is not valid JSON.'),
   'entity.text.invalid': () => new ApiError('MALFORMED_JSON', 'The request body is not valid text in its charset (UTF-8 unless Content-Type names another).'),
+  'entity.text.surrogate': () => escapedLoneSurrogate(),
   'entity.too.deep': () => tooDeeplyNested(),
   // The limit of the parser that refused it: the token route takes far less than 1 MiB.
   'entity.too.large': (error) => ApiError.payloadTooLarge(error.limit),
@@ -106,6 +149,12 @@ const parserContentType = parserRequire('content-type') as { parse(header: strin
 const parserDecoder = parserRequire('iconv-lite') as { encodingExists(encoding: string): boolean; decode(bytes: Buffer, encoding: string): string };
 
 const notText = () => Object.assign(new Error('not text in its charset'), { type: 'entity.text.invalid' });
+
+/** JSON text whose strings are text: its bytes (asText) and its escapes (escapesLoneSurrogate) alike. */
+function checkEscapes(text: Buffer | string): Buffer | string {
+  if (escapesLoneSurrogate(text)) throw Object.assign(new Error('a lone surrogate escaped'), { type: 'entity.text.surrogate' });
+  return text;
+}
 
 /**
  * A body as text it can be read as: UTF-8 as its bytes, another UTF (16, 32) decoded. Bytes that
@@ -152,7 +201,7 @@ export function readForwardedJson(body: Buffer | undefined, contentTypeHeader: s
     // `||`, as body-parser reads it: an empty charset (`charset=`, `charset=""`) is none, so UTF-8.
     const charset = (contentTypeHeader ? parserContentType.parse(contentTypeHeader).parameters.charset?.toLowerCase() : undefined) || 'utf-8';
     if (!charset.startsWith('utf-') || !parserDecoder.encodingExists(charset)) throw Object.assign(new Error('unsupported charset'), { type: 'charset.unsupported' });
-    asText(body, charset);
+    checkEscapes(asText(body, charset));
     return { value: JSON.parse(parserDecoder.decode(body, charset)) as unknown };
   } catch (error) {
     const refusal = refusalOf(error instanceof SyntaxError ? Object.assign(error, { type: 'entity.parse.failed' }) : error);
@@ -162,12 +211,12 @@ export function readForwardedJson(body: Buffer | undefined, contentTypeHeader: s
 
 /**
  * Before JSON.parse sees a body, one pass over its bytes each: bytes that are not text in their
- * charset are refused, and so is nesting past MAX_JSON_NESTING, so no later walk over the value
+ * charset are refused, and so are escapes of lone surrogates and nesting past MAX_JSON_NESTING, so no later walk over the value
  * (ours, zod's, a logger's) can be made to cost more than its size.
  */
 function checkedBeforeParsing(verify: ParserOptions['verify']): NonNullable<ParserOptions['verify']> {
   return (req, res, body, encoding) => {
-    if (nestsDeeperThan(asText(body, encoding))) throw Object.assign(new Error('too deeply nested'), { type: 'entity.too.deep' });
+    if (nestsDeeperThan(checkEscapes(asText(body, encoding)))) throw Object.assign(new Error('too deeply nested'), { type: 'entity.too.deep' });
     verify?.(req, res, body, encoding);
   };
 }
