@@ -1,6 +1,7 @@
 // Prisma queries of the api_keys table. Callers get rows; rules live in service.ts.
 import { findKeysetPage, type PageRequest, type RowsPage } from '@platform/paging';
 import type { Prisma, PrismaClient } from '../generated/prisma/client';
+import { inOwnerTransaction } from '../users/repository';
 
 /** An issued API key as stored (only a keyed hash of the key itself). */
 export interface ApiKeyRow {
@@ -37,15 +38,9 @@ const activeAt = (now: Date): Prisma.ApiKeyWhereInput => ({ revokedAt: null, OR:
 export class ApiKeyRepository {
   constructor(private readonly prisma: PrismaClient) {}
 
-  /**
-   * Runs `work` as one transaction with the owner's row locked, so two requests of one user
-   * cannot both pass the active-key limit.
-   */
+  /** Runs `work` as one transaction with the owner's row locked, so two requests of one user cannot both pass the active-key limit. */
   ownerTransaction<T>(userId: string, work: (writes: ApiKeyWrites) => Promise<T>): Promise<T> {
-    return this.prisma.$transaction(async (tx) => {
-      await tx.$queryRaw`SELECT id FROM users WHERE id = ${userId}::uuid FOR UPDATE`;
-      return work(new ApiKeyWrites(tx));
-    });
+    return inOwnerTransaction(this.prisma, userId, (tx) => work(new ApiKeyWrites(tx)));
   }
 
   findOwned(userId: string, id: string): Promise<ApiKeyRow | null> {

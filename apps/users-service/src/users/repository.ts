@@ -137,6 +137,18 @@ export function changesNothing(row: UserRow, changes: UserChanges): boolean {
   return Object.entries(changedColumns(changes)).every(([column, value]) => row[column as keyof UserRow] === value);
 }
 
+/**
+ * Runs `work` as one transaction with the user's row locked. What a user may hold only so many of
+ * (API keys, webhook endpoints) is counted and added in it, so requests of one user arriving
+ * together cannot each pass a count the others have not added to yet.
+ */
+export function inOwnerTransaction<T>(prisma: PrismaClient, userId: string, work: (tx: Prisma.TransactionClient) => Promise<T>): Promise<T> {
+  return prisma.$transaction(async (tx) => {
+    await tx.$queryRaw`SELECT id FROM users WHERE id = ${userId}::uuid FOR UPDATE`;
+    return work(tx);
+  });
+}
+
 export class UserRepository {
   constructor(private readonly prisma: PrismaClient) {}
 

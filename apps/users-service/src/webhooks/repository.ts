@@ -4,6 +4,7 @@ import { type DomainEvent, recordEvent, unitOfWork } from '@platform/events';
 import { newId } from '@platform/ids';
 import { findKeysetPage, type PageRequest, type RowsPage } from '@platform/paging';
 import { Prisma, type PrismaClient } from '../generated/prisma/client';
+import { inOwnerTransaction } from '../users/repository';
 
 /** A URL a user registered to receive events at. */
 export interface EndpointRow {
@@ -166,12 +167,12 @@ const withAttempts = { attempts: { orderBy: [{ attemptedAt: 'asc' }, { id: 'asc'
 export class WebhookRepository {
   constructor(private readonly prisma: PrismaClient) {}
 
-  createEndpoint(endpoint: NewEndpoint): Promise<EndpointRow> {
-    return this.prisma.webhookEndpoint.create({ data: { id: newId(), status: 'ENABLED', ...endpoint } });
-  }
-
-  countEndpoints(ownerId: string): Promise<number> {
-    return this.prisma.webhookEndpoint.count({ where: { ownerId } });
+  /** Creates the endpoint unless its owner has `max` already (then undefined): counted and written under the owner's lock. */
+  createEndpointWithin(max: number, endpoint: NewEndpoint): Promise<EndpointRow | undefined> {
+    return inOwnerTransaction(this.prisma, endpoint.ownerId, async (tx) => {
+      if ((await tx.webhookEndpoint.count({ where: { ownerId: endpoint.ownerId } })) >= max) return undefined;
+      return tx.webhookEndpoint.create({ data: { id: newId(), status: 'ENABLED', ...endpoint } });
+    });
   }
 
   findEndpoint(id: string): Promise<EndpointRow | null> {

@@ -45,13 +45,9 @@ export class WebhookService {
   async create(principal: Principal, input: CreateEndpointInput): Promise<EndpointRow> {
     const scope = input.scope ?? 'OWN';
     this.checkScope(principal, scope);
-    if ((await this.webhooks.countEndpoints(principal.userId)) >= MAX_ENDPOINTS_PER_USER) {
-      throw new Invalid(`An account may have at most ${MAX_ENDPOINTS_PER_USER} webhook endpoints; delete one first.`, [
-        { field: 'url', code: 'NOT_ALLOWED', message: `at most ${MAX_ENDPOINTS_PER_USER} endpoints per account` },
-      ]);
-    }
+    // The URL's lookup may take seconds: done before the owner's lock, which only counts and writes.
     await this.checkUrl(input.url);
-    return this.webhooks.createEndpoint({
+    const created = await this.webhooks.createEndpointWithin(MAX_ENDPOINTS_PER_USER, {
       ownerId: principal.userId,
       url: input.url,
       description: input.description ?? null,
@@ -60,6 +56,12 @@ export class WebhookService {
       ordered: input.ordered ?? false,
       secret: newSigningSecret(),
     });
+    if (!created) {
+      throw new Invalid(`An account may have at most ${MAX_ENDPOINTS_PER_USER} webhook endpoints; delete one first.`, [
+        { field: 'url', code: 'NOT_ALLOWED', message: `at most ${MAX_ENDPOINTS_PER_USER} endpoints per account` },
+      ]);
+    }
+    return created;
   }
 
   async list(principal: Principal, query: { size?: number; cursor?: string; page?: number; offset?: number; limit?: number; withTotal?: boolean; sort?: string }): Promise<ListEnvelope<EndpointRow>> {

@@ -37,6 +37,8 @@ let now = new Date();
 const registry: Deprecation[] = [];
 /** The fake DNS: names tests point at the receiver or at internal addresses. */
 const dns = new Map<string, ResolvedAddress[]>();
+/** Names that take this long to resolve, as a real lookup may. */
+const dnsDelayMs = new Map<string, number>();
 const call = apiClient(() => server.url);
 
 /** A receiver: records every request and answers what the test tells it to. */
@@ -65,6 +67,8 @@ beforeAll(async () => {
       clock: () => now,
       timeoutMs: 1_000,
       resolve: async (host) => {
+        const delay = dnsDelayMs.get(host);
+        if (delay) await new Promise((resolve) => setTimeout(resolve, delay));
         const addresses = dns.get(host);
         if (!addresses) throw new Error(`ENOTFOUND ${host}`);
         return addresses;
@@ -246,6 +250,17 @@ it('caps the endpoints of one account, so one account cannot multiply every even
   for (let i = 0; i < MAX_ENDPOINTS_PER_USER; i++) await register(owner.token, { url: hookUrl(`many-${i}`), eventTypes: ['user.updated'] });
   const refused = await call('POST', '/webhook-endpoints', { token: owner.token, body: { url: hookUrl('one-too-many'), eventTypes: ['user.updated'] } });
   expect([refused.status, refused.body.message]).toEqual([422, expect.stringMatching(/at most 20 webhook endpoints/)]);
+  expect(await database.prisma.webhookEndpoint.count({ where: { ownerId: owner.id } })).toBe(MAX_ENDPOINTS_PER_USER);
+});
+
+it('caps the endpoints of one account when its registrations arrive all at once, each URL taking a while to check', async () => {
+  const owner = await customer();
+  dns.set('slow.hooks.test', [{ address: '127.0.0.1', family: 4 }]);
+  dnsDelayMs.set('slow.hooks.test', 50);
+  const register = (i: number) => call('POST', '/webhook-endpoints', { token: owner.token, body: { url: `http://slow.hooks.test:${receiverPort}/burst-${i}`, eventTypes: ['user.updated'] } });
+  const answers = await Promise.all(Array.from({ length: 2 * MAX_ENDPOINTS_PER_USER }, (_, i) => register(i)));
+  const statuses = answers.map((answer) => answer.status);
+  expect({ created: statuses.filter((status) => status === 201).length, refused: statuses.filter((status) => status === 422).length }).toEqual({ created: MAX_ENDPOINTS_PER_USER, refused: MAX_ENDPOINTS_PER_USER });
   expect(await database.prisma.webhookEndpoint.count({ where: { ownerId: owner.id } })).toBe(MAX_ENDPOINTS_PER_USER);
 });
 
