@@ -723,6 +723,15 @@ describe('token requests', () => {
 });
 
 describe('client input is a 4xx, never a 5xx', () => {
+  it('serves a request with an expectation it does not know as sent, with every header of ours, never a bare 417', async () => {
+    const client = await RawClient.open(gateway.server.port);
+    client.send(`GET /v1/users/echo HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer ${token}\r\nExpect: foo\r\n\r\n`);
+    const res = await client.response();
+    client.close();
+    expect([res.status, res.headers['x-request-id'], res.headers['x-content-type-options']]).toEqual([200, expect.stringMatching(TRACE_ID), 'nosniff']);
+    expect(JSON.parse(res.body).headers.expect).toBeUndefined();
+  });
+
   it('answers 400 in the error format for a malformed %-encoding in the path', async () => {
     const before = upstream.seen.length;
     const res = await call('GET', '/v1/users/%E0%A4%A', { token });

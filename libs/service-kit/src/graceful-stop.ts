@@ -45,8 +45,9 @@ export function stoppableHttpServer(server: Server): Stoppable {
     for (const socket of connections) lastOnItsConnection((socket as Socket & { _httpMessage?: ServerResponse })._httpMessage);
     const onRequest = (_req: IncomingMessage, res: ServerResponse) => lastOnItsConnection(res);
     server.prependListener('request', onRequest);
-    // A request with Expect: 100-continue arrives as checkContinue (listen.ts answers it), not request.
+    // A request with Expect arrives as checkContinue or checkExpectation (listen.ts answers both), not request.
     server.prependListener('checkContinue', onRequest);
+    server.prependListener('checkExpectation', onRequest);
   };
   return {
     drain,

@@ -169,6 +169,12 @@ function refuseTunnel(req: IncomingMessage, socket: Duplex): void {
  */
 export async function listen(handler: RequestListener, port: number, host = '0.0.0.0', options: ListenOptions = {}): Promise<Listening> {
   const requestTimeout = options.requestTimeoutMs ?? 60_000;
+  const serve = (req: IncomingMessage, res: ServerResponse) => {
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    const targetError = requestTargetError(req);
+    if (targetError) return refuseRequest(req, res, targetError);
+    handler(req, res);
+  };
   const server = createServer(
     {
       keepAliveTimeout: 65_000,
@@ -181,12 +187,7 @@ export async function listen(handler: RequestListener, port: number, host = '0.0
       requireHostHeader: false,
       ...(isExpressApp(handler) ? bornWithPrototypesOf(handler) : {}),
     },
-    (req, res) => {
-      res.setHeader('X-Content-Type-Options', 'nosniff');
-      const targetError = requestTargetError(req);
-      if (targetError) return refuseRequest(req, res, targetError);
-      handler(req, res);
-    },
+    serve,
   );
   // With tracing on, a request the sampler leaves out skips the HTTP instrumentation (libs/tracing).
   sampledRequestsOnly(server);
@@ -203,6 +204,11 @@ export async function listen(handler: RequestListener, port: number, host = '0.0
     res.writeContinue();
     handler(req, res);
   });
+  // Any other expectation (`Expect: foo`): Node would answer 417 itself, with an empty body and
+  // none of our headers (no error format, no X-Request-Id). RFC 9110 §10.1.1 lets a server ignore
+  // an expectation it does not know (417 is a MAY), as the gateway drops the header when it
+  // forwards a request: the request is served as sent.
+  server.on('checkExpectation', serve);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolve());
