@@ -482,6 +482,16 @@ describe('stock levels over REST (behind the gateway\'s /v1/stock-levels)', () =
     expect((await call('GET', `/stock-levels/${sku}`, { token: admin })).body.onHand).toBe(20);
   });
 
+  it('answers an If-Match naming a version past any it holds 412, as every other service does, never 400 or 422', async () => {
+    const sku = `BIG-${Date.now()}`;
+    expect((await call('PUT', `/stock-levels/${sku}`, { token: admin, body: { onHand: 3 } })).status).toBe(201);
+    for (const tag of ['"2147483648"', '"99999999999999999999"', `"${'9'.repeat(400)}"`]) {
+      const res = await call('PUT', `/stock-levels/${sku}`, { token: admin, body: { onHand: 4 }, headers: { 'if-match': tag } });
+      expect([tag.length, res.status, res.body.code]).toEqual([tag.length, 412, 'PRECONDITION_FAILED']);
+    }
+    expect((await call('GET', `/stock-levels/${sku}`, { token: admin })).body.onHand).toBe(3);
+  });
+
   it('never creates a SKU under If-Match: * (only a level that exists matches it), and replaces an existing one', async () => {
     const sku = `ANY-${Date.now()}`;
     const refused = await call('PUT', `/stock-levels/${sku}`, { token: admin, body: { onHand: 3 }, headers: { 'if-match': '*' } });

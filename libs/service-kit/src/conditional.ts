@@ -1,15 +1,19 @@
 import type { Request } from 'express';
 import { ApiError } from '@platform/errors';
 
+/** The highest version a resource reaches: versions are 32-bit integer columns. */
+const MAX_VERSION = 2_147_483_647;
+
 /**
  * The version an `If-Match` header expects (ETags are `"<version>"`); undefined when absent or
- * `*`. A value that is no ETag of ours can never match: 412.
+ * `*`. A value that is no ETag of ours can never match: 412, and so can a version past any a
+ * resource reaches (`"99999999999999999999"` was 422 or 400 where a schema read it as a number).
  */
 export function expectedVersion(req: Request): number | undefined {
   const header = req.headers['if-match'];
   if (header === undefined || header.trim() === '*') return undefined;
   const match = /^(?:W\/)?"(\d+)"$/.exec(header.trim());
-  if (!match) throw ApiError.preconditionFailed();
+  if (!match || Number(match[1]) > MAX_VERSION) throw ApiError.preconditionFailed();
   return Number(match[1]);
 }
 
