@@ -24,8 +24,22 @@ const unreadableCodes = new Set<FieldErrorCode>(['REQUIRED', 'INVALID_TYPE', 'UN
  */
 export function refusalOf(fieldErrors: FieldError[], options: { message?: string; unreadable?: boolean } = {}): ApiError | Invalid {
   const unreadable = options.unreadable ?? fieldErrors.some((error) => unreadableCodes.has(error.code));
-  if (unreadable) return new ApiError('VALIDATION_FAILED', options.message ?? 'The request has missing, unknown or wrongly typed fields.', { status: 400, fieldErrors });
-  return new Invalid(options.message ?? 'Some fields break a rule; correct them and resend.', fieldErrors);
+  const { listed, unlisted } = listedErrors(fieldErrors);
+  if (unreadable) return new ApiError('VALIDATION_FAILED', (options.message ?? 'The request has missing, unknown or wrongly typed fields.') + unlisted, { status: 400, fieldErrors: listed });
+  return new Invalid((options.message ?? 'Some fields break a rule; correct them and resend.') + unlisted, listed);
+}
+
+/**
+ * The most field errors one refusal lists: more than a request of the API can get wrong in earnest
+ * (a search names up to 1,000 ids). A 1 MiB body of 90,000 unknown fields was answered with 7 MB
+ * of errors, written, logged and compressed at every hop.
+ */
+export const MAX_LISTED_FIELD_ERRORS = 1_000;
+
+/** The field errors a refusal lists, and the words its message ends with when some are left out. */
+function listedErrors(fieldErrors: FieldError[]): { listed: FieldError[]; unlisted: string } {
+  if (fieldErrors.length <= MAX_LISTED_FIELD_ERRORS) return { listed: fieldErrors, unlisted: '' };
+  return { listed: fieldErrors.slice(0, MAX_LISTED_FIELD_ERRORS), unlisted: ` (the first ${MAX_LISTED_FIELD_ERRORS} of ${fieldErrors.length} wrong fields are listed)` };
 }
 
 /** A protobuf field's name in the .proto (`order_id`) from its name in the generated code (`orderId`). */
@@ -158,7 +172,9 @@ function check<S extends z.ZodType>(schema: S, input: unknown, source: Source): 
   const result = schema.safeParse(input, { reportInput: true });
   if (result.success && !nulErrors.length) return { data: result.data };
   const schemaErrors = result.success ? [] : tightestBounds(result.error.issues).flatMap((issue) => toFieldErrors(issue, source));
-  return { fieldErrors: [...nulErrors, ...schemaErrors.filter((error) => !nulErrors.some((nul) => nul.field === error.field))] };
+  // A field refused for its NUL is not refused again; a set, so that 40,000 such fields cost no more than their count (a scan of the NUL list for each was seconds).
+  const nulFields = new Set(nulErrors.map((error) => error.field));
+  return { fieldErrors: [...nulErrors, ...schemaErrors.filter((error) => !nulFields.has(error.field))] };
 }
 
 function parse<S extends z.ZodType>(schema: S, input: unknown, source: Source): z.output<S> {
@@ -208,7 +224,10 @@ function emptyAsAbsent(query: unknown): unknown {
  */
 export function parseMessage<S extends z.ZodType>(schema: S, message: unknown): z.output<S> {
   const checked = check(schema, message ?? {}, 'message');
-  if (checked.fieldErrors) throw new Invalid(checked.fieldErrors.map((error) => error.message).join(' '), checked.fieldErrors);
+  if (checked.fieldErrors) {
+    const { listed, unlisted } = listedErrors(checked.fieldErrors);
+    throw new Invalid(listed.map((error) => error.message).join(' ') + unlisted, listed);
+  }
   return checked.data;
 }
 
