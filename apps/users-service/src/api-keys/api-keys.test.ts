@@ -204,6 +204,15 @@ describe('verification (the gateway) and revocation', () => {
     expect((await verify(key.key)).body).toEqual({ valid: false, reason: 'unknown' });
     expect(await database.prisma.apiKey.count({ where: { id: key.id } })).toBe(0);
   });
+
+  it('answers 401, never a 5xx, to a token whose user was deleted meanwhile asking for a key, and stores none', async () => {
+    // The gateway refuses such a token within 5 s; a request already past it reaches the service.
+    const owner = await signUp();
+    expect((await call('DELETE', `/users/${owner.id}`, { token: owner.token })).status).toBe(204);
+    const refused = await call('POST', '/api-keys', { token: owner.token, body: { name: 'too late', scopes: ['orders:read'] } });
+    expect([refused.status, refused.body.code]).toEqual([401, 'UNAUTHENTICATED']);
+    expect(await database.prisma.apiKey.count({ where: { userId: owner.id } })).toBe(0);
+  });
 });
 
 describe('POST /api-keys/{id}/rotation', () => {

@@ -3,6 +3,7 @@
 import { emailKeyOf } from '@platform/auth';
 import { type DomainEvent, recordEvent, unitOfWork } from '@platform/events';
 import { countMatching, escapeLike } from '@platform/db';
+import { Unauthenticated } from '@platform/errors';
 import { findKeysetPage, type PageRequest, type RowsPage, type TotalCount } from '@platform/paging';
 import type { Prisma, PrismaClient } from '../generated/prisma/client';
 
@@ -140,11 +141,14 @@ export function changesNothing(row: UserRow, changes: UserChanges): boolean {
 /**
  * Runs `work` as one transaction with the user's row locked. What a user may hold only so many of
  * (API keys, webhook endpoints) is counted and added in it, so requests of one user arriving
- * together cannot each pass a count the others have not added to yet.
+ * together cannot each pass a count the others have not added to yet. A user deleted meanwhile
+ * (its token still valid for the moment the gateway takes to learn of it) holds nothing any more:
+ * 401, where the insert's foreign key failed as a 500.
  */
 export function inOwnerTransaction<T>(prisma: PrismaClient, userId: string, work: (tx: Prisma.TransactionClient) => Promise<T>): Promise<T> {
   return prisma.$transaction(async (tx) => {
-    await tx.$queryRaw`SELECT id FROM users WHERE id = ${userId}::uuid FOR UPDATE`;
+    const owners = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM users WHERE id = ${userId}::uuid FOR UPDATE`;
+    if (owners.length === 0) throw new Unauthenticated('The account this request acts for no longer exists.');
     return work(tx);
   });
 }

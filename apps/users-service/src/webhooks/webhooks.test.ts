@@ -264,6 +264,14 @@ it('caps the endpoints of one account when its registrations arrive all at once,
   expect(await database.prisma.webhookEndpoint.count({ where: { ownerId: owner.id } })).toBe(MAX_ENDPOINTS_PER_USER);
 });
 
+it('answers 401, never a 5xx, to a token whose user was deleted meanwhile registering an endpoint, and stores none', async () => {
+  const owner = await customer();
+  expect((await call('DELETE', `/users/${owner.id}`, { token: owner.token })).status).toBe(204);
+  const refused = await call('POST', '/webhook-endpoints', { token: owner.token, body: { url: hookUrl('too-late'), eventTypes: ['user.updated'] } });
+  expect([refused.status, refused.body.code]).toEqual([401, 'UNAUTHENTICATED']);
+  expect(await database.prisma.webhookEndpoint.count({ where: { ownerId: owner.id } })).toBe(0);
+});
+
 describe('the SSRF guard', () => {
   it.each([
     ['http://10.0.0.8/hook', /10\.0\.0\.8 is a private address/],
