@@ -52,6 +52,12 @@ describe('access tokens', () => {
     expect((await rejection(verifier.verify(expired))).message).toMatch(/expired/);
   });
 
+  it('refuses a signed token whose subject is empty: it names nobody (the gateway asked users-service about no one, and answered 503)', async () => {
+    const nobody = await new SignJWT({ role: 'customer' }).setProtectedHeader({ alg: 'HS256' }).setSubject('').setIssuer('order-platform').setAudience('order-platform-api').setExpirationTime('1h').sign(new TextEncoder().encode(secret));
+    const error = await rejection(verifier.verify(nobody));
+    expect([error instanceof ApiError, error.status, error.code]).toEqual([true, 401, 'UNAUTHENTICATED']);
+  });
+
   it('refuses a missing or malformed Authorization header', async () => {
     expect((await rejection(verifier.verifyHeader(undefined))).status).toBe(401);
     expect((await rejection(verifier.verifyHeader('Basic dXNlcjpwYXNz'))).status).toBe(401);

@@ -101,7 +101,7 @@ export class TokenVerifier {
     const payload = await this.verifiedPayload(token);
     const role = payload.role;
     const roleFits = this.audience === 'api' ? roles.includes(role as Role) : role === SERVICE_ROLE;
-    if (typeof payload.sub !== 'string' || !roleFits) throw ApiError.unauthenticated('The access token is not valid.');
+    if (typeof payload.sub !== 'string' || payload.sub === '' || !roleFits) throw ApiError.unauthenticated('The access token is not valid.');
     const principal: Principal = { userId: payload.sub, role: role as Principal['role'], expiresAt: payload.exp as number, credentialVersion: Number.isInteger(payload.cv) ? (payload.cv as number) : 1 };
     if (this.cache.size >= this.maxCached) this.cache.delete(this.cache.keys().next().value as string);
     this.cache.set(token, principal);
