@@ -242,14 +242,45 @@ describe('POST /api-keys/{id}/rotation', () => {
     const rotated = await call('POST', `/api-keys/${first.id}/rotation`, { token: owner.token, body: { overlapSeconds: 3600 } });
     expect(rotated.status).toBe(201);
     // Each further rotation would add a key living as long as the overlap: the same key, its successor or another.
-    for (const id of [first.id, rotated.body.id, second.id]) {
+    for (const id of [rotated.body.id, second.id]) {
       const refused = await call('POST', `/api-keys/${id}/rotation`, { token: owner.token, body: { overlapSeconds: 3600 } });
       expect([refused.status, refused.body.code]).toEqual([409, 'API_KEY_LIMIT_REACHED']);
     }
+    // The key already rotated is refused for that, which no revocation would change.
+    const again = await call('POST', `/api-keys/${first.id}/rotation`, { token: owner.token, body: { overlapSeconds: 3600 } });
+    expect([again.status, again.body.code]).toEqual([409, 'API_KEY_NOT_ACTIVE']);
     const active = await database.prisma.apiKey.count({ where: { userId: owner.id, revokedAt: null, OR: [{ expiresAt: null }, { expiresAt: { gt: new Date() } }] } });
     expect(active).toBe(MAX_ACTIVE_KEYS_PER_USER + 1);
     expect((await call('DELETE', `/api-keys/${first.id}`, { token: owner.token })).status).toBe(204);
     expect((await call('POST', `/api-keys/${second.id}/rotation`, { token: owner.token, body: { overlapSeconds: 3600 } })).status).toBe(201);
+  });
+
+  it('refuses to rotate a key already rotated (in its overlap): its successor keeps the expiry, the key has one successor', async () => {
+    const owner = await signUp();
+    const expiresAt = new Date(Date.now() + 30 * 86_400_000).toISOString();
+    const old = (await call('POST', '/api-keys', { token: owner.token, body: { name: 'twice', scopes: ['orders:read'], expiresAt } })).body;
+    const successor = await call('POST', `/api-keys/${old.id}/rotation`, { token: owner.token, body: { overlapSeconds: 3600 } });
+    expect([successor.status, successor.body.expiresAt]).toEqual([201, expiresAt]);
+    // The old key still works (its overlap), but rotating it again would give a key ending with that overlap.
+    const again = await call('POST', `/api-keys/${old.id}/rotation`, { token: owner.token, body: { overlapSeconds: 60 } });
+    expect(again.status).toBe(409);
+    expect(again.body).toMatchObject({ code: 'API_KEY_NOT_ACTIVE', message: expect.stringContaining(successor.body.id) });
+    expect(await database.prisma.apiKey.count({ where: { rotatedFromId: old.id } })).toBe(1);
+    // The successor is rotated in its turn, its expiry going on to the next.
+    const next = await call('POST', `/api-keys/${successor.body.id}/rotation`, { token: owner.token, body: { overlapSeconds: 60 } });
+    expect([next.status, next.body.expiresAt, next.body.rotatedFromId]).toEqual([201, expiresAt, successor.body.id]);
+  });
+
+  it('lets one of two concurrent rotations of a key win; the other is 409 and makes no key', async () => {
+    const owner = await signUp();
+    const old = (await call('POST', '/api-keys', { token: owner.token, body: { name: 'raced', scopes: ['orders:read'] } })).body;
+    const both = await Promise.all([3600, 7200].map((overlapSeconds) => call('POST', `/api-keys/${old.id}/rotation`, { token: owner.token, body: { overlapSeconds } })));
+    expect(both.map((res) => res.status).sort()).toEqual([201, 409]);
+    const won = both.find((res) => res.status === 201)!;
+    expect(won.body).toMatchObject({ expiresAt: null, rotatedFromId: old.id });
+    expect(both.find((res) => res.status === 409)!.body).toMatchObject({ code: 'API_KEY_NOT_ACTIVE', message: expect.stringContaining(won.body.id) });
+    const successors = await database.prisma.apiKey.findMany({ where: { rotatedFromId: old.id } });
+    expect(successors.map((row) => [row.id, row.expiresAt])).toEqual([[won.body.id, null]]);
   });
 
   it('stops the old key at once with an overlap of 0, and refuses an overlap beyond 7 days', async () => {

@@ -77,6 +77,11 @@ export class ApiKeyWrites {
     return this.tx.apiKey.findFirst({ where: { id, userId } });
   }
 
+  /** The key that replaced `id` by rotation, if any (there is at most one: rotations of a key run under its owner's lock). */
+  findSuccessor(userId: string, id: string): Promise<Pick<ApiKeyRow, 'id'> | null> {
+    return this.tx.apiKey.findFirst({ where: { userId, rotatedFromId: id }, select: { id: true } });
+  }
+
   create(key: NewApiKey): Promise<ApiKeyRow> {
     return this.tx.apiKey.create({ data: key });
   }

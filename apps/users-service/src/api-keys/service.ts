@@ -86,7 +86,8 @@ export class ApiKeyService {
   /**
    * A new key with the same name, scopes and expiry; the old one keeps working `overlapSeconds`
    * more (its expiry moves to then, never later than it was), so a caller can deploy the new key
-   * before the old stops. An overlap of 0 stops the old key now.
+   * before the old stops. An overlap of 0 stops the old key now. A key has at most one successor:
+   * rotating it again is 409.
    */
   async rotate(principal: Principal, id: string, input: RotateApiKeyInput): Promise<{ row: ApiKeyRow; key: string }> {
     const now = new Date();
@@ -95,6 +96,13 @@ export class ApiKeyService {
       if (!old) throw NotFound.of('API key');
       const status = statusOf(old, now.getTime());
       if (status !== 'ACTIVE') throw new Conflict('API_KEY_NOT_ACTIVE', `This API key is ${status.toLowerCase()}; only an active key can be rotated. Create a new key instead.`);
+      // A key rotated already works only to the end of its overlap (its expiry was moved there), so
+      // a second successor would inherit that end and stop with it. Checked under the owner's lock
+      // (ownerTransaction), so of two rotations racing, the second sees the first's successor.
+      const successor = await writes.findSuccessor(principal.userId, old.id);
+      if (successor) {
+        throw new Conflict('API_KEY_NOT_ACTIVE', `This API key was already rotated and stops at the end of its overlap; rotate its successor (${successor.id}) instead, or create a new key.`);
+      }
       // The new key counts like a created one; the key rotated does not (it is on its way out), so
       // an owner at the limit can still rotate, and only that one key is over it, for its overlap.
       // Without this, rotating again and again (the same key, its successor or another) added a
