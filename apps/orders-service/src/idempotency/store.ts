@@ -26,6 +26,20 @@ export const CLAIM_MARGIN_MS = 5_000;
  */
 export const ABANDONED_AFTER_MS = 60_000;
 
+/** The pause between two looks at a key another request holds. */
+const POLL_INTERVAL_MS = 25;
+/**
+ * Kept back from a waiting duplicate's deadline so that its 409 reaches the client while the
+ * gateway still waits, not after the gateway's own timer answered 504. The gateway forwards as
+ * X-Request-Timeout-Ms exactly the time its timer gives the call (its remaining budget less
+ * HOP_MARGIN_MS, libs/service-kit, which it keeps for its own answer, not for ours); that timer
+ * started before the call waited for a connection and crossed to this service, time our deadline
+ * does not count, and the 409 has the way back to make. A fifth of a second covers a wait for a
+ * connection and a busy event loop at each end, there and back (tens of ms each under load), and
+ * leaves a duplicate with a 1 s budget most of it to wait for the first request's answer.
+ */
+const CONFLICT_ANSWER_MARGIN_MS = 200;
+
 /** `new`: this request holds the key; `claimedAt` names its claim, which its answer must still find. */
 export type IdempotencyBegin = { kind: 'new'; claimedAt: Date } | { kind: 'replay'; status: number; body: unknown };
 
@@ -62,6 +76,7 @@ export class IdempotencyStore {
 
   async begin(userId: string, key: string, requestHash: string): Promise<IdempotencyBegin> {
     for (;;) {
+      const lookStarted = Date.now();
       try {
         // Until the request answers, `expiresAt` is its claim's end (the answer sets the key's 24 hours).
         const claimedAt = await this.keys.create(userId, key, requestHash, new Date(Date.now() + remainingMs() + CLAIM_MARGIN_MS));
@@ -81,8 +96,13 @@ export class IdempotencyStore {
         throw new ApiError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used with a different request body; use a new key for a new request.');
       }
       if (existing.responseStatus !== null) return { kind: 'replay', status: existing.responseStatus, body: existing.responseBody };
-      if (remainingMs() < 200) throw new ApiError('CONFLICT', 'A request with this Idempotency-Key is still being processed; retry shortly.', { headers: { 'Retry-After': '1' } });
-      await wait(25);
+      // Another look costs the pause and about what this one took (a slow database makes it long):
+      // give up now unless it ends with the margin still ahead of the deadline.
+      const nextLookMs = POLL_INTERVAL_MS + (Date.now() - lookStarted);
+      if (remainingMs() < nextLookMs + CONFLICT_ANSWER_MARGIN_MS) {
+        throw new ApiError('CONFLICT', 'A request with this Idempotency-Key is still being processed; retry shortly.', { headers: { 'Retry-After': '1' } });
+      }
+      await wait(POLL_INTERVAL_MS);
     }
   }
 

@@ -297,6 +297,35 @@ describe('Idempotency-Key', () => {
     expect([rest.status, rest.body.errors[0].field]).toEqual([409, 'items[0].quantity']);
   });
 
+  it('answers a duplicate waiting on a held key 409 with Retry-After within its budget, when the database slows down meanwhile', async () => {
+    const product = stocked(10);
+    const key = `slow-held-${Date.now()}`;
+    const input = { items: [{ productId: product.id, quantity: 1 }] };
+    // Another request holds the key (its claim is fresh, unanswered).
+    await database.prisma.idempotencyKey.create({ data: { userId: alice.userId, key, requestHash: requestHashOf(input), expiresAt: new Date(Date.now() + 60_000) } });
+    // The database gets loaded while the duplicate waits: its first look at the key is quick, every
+    // later claim attempt takes SLOW_CLAIM_MS, so a look begun with a fixed 200 ms left ends past the deadline.
+    const SLOW_CLAIM_MS = 2_200;
+    await database.prisma.$executeRawUnsafe('CREATE SEQUENCE slow_claim_attempts');
+    await database.prisma.$executeRawUnsafe(`CREATE FUNCTION slow_idempotency_claim() RETURNS trigger AS $$ BEGIN IF NEW.key LIKE 'slow-held-%' AND nextval('slow_claim_attempts') > 1 THEN PERFORM pg_sleep(${SLOW_CLAIM_MS / 1000}); END IF; RETURN NEW; END $$ LANGUAGE plpgsql`);
+    await database.prisma.$executeRawUnsafe('CREATE TRIGGER slow_idempotency_claim BEFORE INSERT ON idempotency_keys FOR EACH ROW EXECUTE FUNCTION slow_idempotency_claim()');
+    try {
+      // The budget the gateway forwards is the time its own timer gives the call: an answer after it is the gateway's 504.
+      // Two slow looks do not fit in it, one does, with room to spare.
+      const BUDGET_MS = 2 * SLOW_CLAIM_MS;
+      const sent = Date.now();
+      const res = await placeOrder(alice.token, input, { 'idempotency-key': key, 'x-request-timeout-ms': String(BUDGET_MS) });
+      const answeredAfter = Date.now() - sent;
+      expect([res.status, res.body.code, res.headers.get('retry-after')]).toEqual([409, 'CONFLICT', '1']);
+      expect(answeredAfter).toBeLessThan(BUDGET_MS);
+    } finally {
+      await database.prisma.$executeRawUnsafe('DROP TRIGGER slow_idempotency_claim ON idempotency_keys');
+      await database.prisma.$executeRawUnsafe('DROP FUNCTION slow_idempotency_claim');
+      await database.prisma.$executeRawUnsafe('DROP SEQUENCE slow_claim_attempts');
+    }
+    expect(await database.prisma.order.count({ where: { items: { some: { productId: product.id } } } })).toBe(0);
+  }, 15_000);
+
   it('creates exactly one order for 100 concurrent POSTs with one key', async () => {
     const product = stocked(1000);
     const body = { items: [{ productId: product.id, quantity: 1 }] };
