@@ -537,6 +537,23 @@ describe('slow bodies and floods', () => {
     }
   });
 
+  it('passes on what is left of the budget after the wait for a connection, so the service never outlasts the gateway\'s timer', async () => {
+    const bounded = await startGateway(upstream.server.url, { UPSTREAM_LIMITS: JSON.stringify({ users: { maxSockets: 1, maxQueued: 1 } }), REQUEST_TIMEOUT_MS: '5000' });
+    const boundedCall = apiClient(() => bounded.server.url);
+    const [first, second] = await Promise.all([tokenFor(JWT_SECRET), tokenFor(JWT_SECRET)]);
+    try {
+      const holding = boundedCall('GET', '/v1/users/echo?delay=1000&budget=holding', { token: first.token });
+      await upstream.until(() => upstream.seen.includes('GET /users/echo?delay=1000&budget=holding'));
+      // Waits about a second for the one connection, then goes on with what is left of its 5 s.
+      const waited = await boundedCall('GET', '/v1/users/echo?budget=waited', { token: second.token });
+      expect([(await holding).status, waited.status]).toEqual([200, 200]);
+      expect(Number(waited.body.headers['x-request-timeout-ms'])).toBeLessThanOrEqual(5_000 - 900);
+      expect(Number(waited.body.headers['x-request-timeout-ms'])).toBeGreaterThan(0);
+    } finally {
+      await bounded.stop();
+    }
+  });
+
   it('shares a busy service fairly: a caller with many requests waiting gives up its place to another caller, who is served next', async () => {
     const bounded = await startGateway(upstream.server.url, { UPSTREAM_LIMITS: JSON.stringify({ users: { maxSockets: 2, maxQueued: 4 } }) });
     const boundedCall = apiClient(() => bounded.server.url);

@@ -172,6 +172,11 @@ export function createUpstreamProxy(target: string, options: UpstreamOptions): R
 
     const send = () => {
       if (settled || clientGone) return;
+      // The budget the service is given is what is left once a connection is free: time spent
+      // waiting for one (FairShare) is gone from the gateway's timer, and a service told the
+      // whole budget would work on past it, for an answer nobody waits for.
+      const waitedMs = Date.now() - enteredAt;
+      if (waitedMs > 0) headers[TIMEOUT_HEADER] = String(Math.max(1, head.budgetMs - waitedMs));
       // `pathname` is not Node's: the HTTP instrumentation reads it on a recorded call. Without it,
       // it parses the path against an origin it writes without the port's colon, which throws, and
       // an exception per recorded call costs about as much as the rest of its span.
@@ -245,6 +250,7 @@ export function createUpstreamProxy(target: string, options: UpstreamOptions): R
     };
 
     // The request's budget covers its wait for a connection and the service's answer starting.
+    const enteredAt = Date.now();
     const timer = setTimeout(() => refuse(timedOut(service)), head.budgetMs);
     const busy = () => unavailable(service, undefined, `The ${service} service is at capacity; retry shortly.`);
     // Placed by caller: a caller with many requests waiting is refused before one with few.
