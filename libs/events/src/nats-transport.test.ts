@@ -1,4 +1,4 @@
-// The JetStream transport against a nats-server of its own (port 41222, a temporary store):
+// The JetStream transport against a nats-server of its own (a free port, a temporary store):
 // acknowledged publishes, ordered delivery with explicit acks, redelivery of what a handler
 // refused, duplicates of a republished batch dropped, a durable consumer that resumes, and both
 // sides carrying on across broker kills (a second server of the test's own, on a free port), and
@@ -10,12 +10,11 @@ import { freePort, NatsServer } from '@platform/test-kit';
 import { toCloudEvent } from './envelope';
 import { DEFAULT_STREAM_MAX_AGE_MS, DEFAULT_STREAM_MAX_BYTES, EVENTS_STREAM, NatsTransport, partitionOf } from './nats-transport';
 
-const PORT = 41222;
 const logger = createLogger('nats-test', 'silent');
 let server: NatsServer;
 
 beforeAll(async () => {
-  server = await NatsServer.start(PORT);
+  server = await NatsServer.start(); // a free port: a fixed one met another checkout's run of this suite, and the two shared one stream
 });
 
 afterAll(async () => {
@@ -27,8 +26,8 @@ const eventOf = (sequence: number) =>
   toCloudEvent('/users-service', { id: `01900000-0000-7000-8000-${String(sequence).padStart(12, '0')}`, type: 'user.deleted', aggregateType: 'user', aggregateId: userId, sequence, data: { id: userId }, occurredAt: new Date() });
 
 it('delivers acknowledged events in order, again after a refusal, once despite a republished batch, and resumes a durable consumer', async () => {
-  const producer = await NatsTransport.connect({ servers: `nats://127.0.0.1:${PORT}`, name: 'users-service', logger });
-  const consumerSide = await NatsTransport.connect({ servers: `nats://127.0.0.1:${PORT}`, name: 'orders-service', logger, ackWaitMs: 1_000 });
+  const producer = await NatsTransport.connect({ servers: server.url, name: 'users-service', logger });
+  const consumerSide = await NatsTransport.connect({ servers: server.url, name: 'orders-service', logger, ackWaitMs: 1_000 });
   try {
     await producer.publish([eventOf(1), eventOf(2), eventOf(3)]);
     // The relay crashed before marking: the same batch again. JetStream keeps one copy.
@@ -66,8 +65,8 @@ it('delivers acknowledged events in order, again after a refusal, once despite a
 }, 180_000); // generous: the machine running it may be loaded
 
 it('spreads aggregates over partitions handled side by side, each aggregate\'s events still in order', async () => {
-  const producer = await NatsTransport.connect({ servers: `nats://127.0.0.1:${PORT}`, name: 'catalog-service', logger });
-  const consumerSide = await NatsTransport.connect({ servers: `nats://127.0.0.1:${PORT}`, name: 'orders-service', logger });
+  const producer = await NatsTransport.connect({ servers: server.url, name: 'catalog-service', logger });
+  const consumerSide = await NatsTransport.connect({ servers: server.url, name: 'orders-service', logger });
   try {
     const aggregates = Array.from({ length: 12 }, (_, index) => `01900000-0000-7000-8000-0000000001${String(index).padStart(2, '0')}`);
     const productEvent = (productId: string, sequence: number) =>
