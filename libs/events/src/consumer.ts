@@ -6,6 +6,7 @@
 // `maxAttempts`, so it never blocks the events behind it for longer than its retries.
 import type { Logger } from '@platform/service-kit';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { isEventType } from './catalog';
 import { type DeadLetter, DeadLetters, type EventHandlers } from './dead-letters';
 import { fromCloudEventJson, MalformedEvent, type ReceivedEvent } from './envelope';
 import type { SqlClient, SqlDatabase } from './outbox';
@@ -106,16 +107,21 @@ export class EventConsumer {
   async deliver(delivery: Delivery): Promise<HandleOutcome> {
     const source = String(delivery.event.source ?? '').replace(/^\//, '');
     if (delivery.attempt > 1) this.redeliveries.inc({ source });
+    // What this consumer does not handle is passed over before it is read: a producer deployed
+    // ahead may send a type this version does not know, or a newer shape of one it ignores, and
+    // neither is this consumer's to refuse (parking them filled its dead letters and paged).
+    const type = String(delivery.event.type ?? '');
+    if (!Object.hasOwn(this.settings.handlers, type)) return this.count(source, isEventType(type) ? type : 'unknown', 'ignored');
     let event: ReceivedEvent;
     try {
       event = fromCloudEventJson(delivery.event);
     } catch (error) {
       if (!(error instanceof MalformedEvent)) throw error;
       await this.park(delivery.event, error.message, delivery.attempt);
-      return this.count(source, String(delivery.event.type), 'parked');
+      return this.count(source, type, 'parked');
     }
     const handler = this.settings.handlers[event.type];
-    if (!handler) return this.count(source, event.type, 'ignored');
+    if (!handler) return this.count(source, event.type, 'ignored'); // a handlers entry set to undefined
     if ((await this.lastSequence(this.db, event)) >= event.sequence) return this.count(source, event.type, 'duplicate');
     try {
       await this.within(handler(event), event.type);

@@ -256,6 +256,17 @@ describe('events', () => {
       expect(await consumer.deliver(delivery(created))).toBe('ignored');
     });
 
+    it("passes over, without parking, what a newer producer sends that it has no handler for: a type it does not know, or a newer shape of one it does not handle", async () => {
+      // orders-service handles user.deleted only; users-service deployed ahead of it.
+      const consumer = new EventConsumer(db, new RecordingTransport(), logger, { consumer: 'orders-service', sources: ['users-service'], handlers: { 'user.deleted': async () => undefined } });
+      const envelope = { specversion: '1.0', source: '/users-service', subject: `user/${userId}`, aggregatesequence: 1 };
+      const newType = { ...envelope, id: '01900000-0000-7000-8000-0000000000a1', type: 'user.suspended', data: { id: userId } };
+      const newShape = { ...envelope, id: '01900000-0000-7000-8000-0000000000a2', type: 'user.updated', data: { ...user, nickname: 'K' } };
+      expect(await consumer.deliver(delivery(newType))).toBe('ignored');
+      expect(await consumer.deliver(delivery(newShape))).toBe('ignored');
+      expect(await consumer.deadLetters()).toEqual([]);
+    });
+
     it('retries a failing handler, parks the event after its attempts, and replays it on request', async () => {
       await db.$transaction((tx) => recordEvent(tx, domainEvent('user.deleted', userId, { id: userId })));
       const [deleted] = await published();
