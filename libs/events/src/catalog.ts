@@ -136,6 +136,27 @@ export function domainEvent<T extends EventType>(type: T, aggregateId: string, d
   return { type, aggregateId, data };
 }
 
+/**
+ * `schema` with every object reading past fields it does not name (dropping them) instead of
+ * refusing them, nested objects included. Recording stays strict (no event carries more than the
+ * catalog says); receiving is tolerant, since a producer deployed ahead may add a field (a change
+ * the contracts gate calls safe) and its consumers must go on handling its events meanwhile.
+ */
+function tolerantOf(schema: z.ZodType): z.ZodType {
+  if (schema instanceof z.ZodObject) return z.object(Object.fromEntries(Object.entries(schema.shape).map(([key, field]) => [key, tolerantOf(field as z.ZodType)])));
+  if (schema instanceof z.ZodArray) return z.array(tolerantOf(schema.element as z.ZodType));
+  if (schema instanceof z.ZodNullable) return tolerantOf(schema.unwrap() as z.ZodType).nullable();
+  if (schema instanceof z.ZodOptional) return tolerantOf(schema.unwrap() as z.ZodType).optional();
+  return schema;
+}
+
+const receivedSchemas = Object.fromEntries(eventTypes.map((type) => [type, tolerantOf(eventCatalog[type].data)])) as Record<EventType, z.ZodType>;
+
+/** The schema a consumer reads `type`'s data with: the catalog's, tolerating fields it does not name. */
+export function receivedDataOf(type: EventType): z.ZodType {
+  return receivedSchemas[type];
+}
+
 /** The URI a CloudEvent's `dataschema` names: the type and version of its data's schema. */
 export function dataSchemaOf(type: EventType): string {
   return `urn:order-platform:event:${type}:v${eventCatalog[type].version}`;

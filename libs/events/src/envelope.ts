@@ -1,7 +1,7 @@
 // The envelope: CloudEvents 1.0 through the `cloudevents` package, plus one extension attribute,
 // `aggregatesequence` (1, 2, 3… per aggregate), which consumers order and deduplicate by.
 import { CloudEvent } from 'cloudevents';
-import { dataSchemaOf, eventCatalog, type EventType, isEventType } from './catalog';
+import { dataSchemaOf, eventCatalog, type EventType, isEventType, receivedDataOf } from './catalog';
 
 /** An event as the outbox holds it (and the relay reads it). */
 export interface RecordedEvent {
@@ -50,7 +50,8 @@ export class MalformedEvent extends Error {}
 
 /**
  * Reads a CloudEvent in its JSON form (structured mode): the envelope is checked by the
- * `cloudevents` package, the data by the type's schema. Throws MalformedEvent otherwise.
+ * `cloudevents` package, the data by the type's schema (fields it does not name are dropped, not
+ * refused: see receivedDataOf). Throws MalformedEvent otherwise.
  */
 export function fromCloudEventJson(json: Record<string, unknown>): ReceivedEvent {
   let event: CloudEvent<unknown>;
@@ -64,7 +65,7 @@ export function fromCloudEventJson(json: Record<string, unknown>): ReceivedEvent
   const [aggregateType, aggregateId] = (event.subject ?? '').split('/', 2);
   if (!Number.isInteger(sequence) || sequence < 1 || !aggregateId) throw new MalformedEvent(`event ${event.id} has no aggregate subject or sequence`);
   if (aggregateType !== eventCatalog[event.type].aggregate) throw new MalformedEvent(`event ${event.id}: ${event.type} is not about a ${aggregateType}`);
-  const data = eventCatalog[event.type].data.safeParse(event.data);
+  const data = receivedDataOf(event.type).safeParse(event.data);
   if (!data.success) throw new MalformedEvent(`event ${event.id}: data does not match ${event.type}: ${data.error.message}`);
   return { id: event.id, source: event.source, type: event.type, aggregateType, aggregateId, sequence, time: event.time ?? '', data: data.data, cloudEvent: json };
 }

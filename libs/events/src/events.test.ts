@@ -267,6 +267,25 @@ describe('events', () => {
       expect(await consumer.deadLetters()).toEqual([]);
     });
 
+    it('handles an event of a producer deployed ahead that added a field (a change the contracts gate calls safe), reading the fields it knows', async () => {
+      const seen: unknown[] = [];
+      const consumer = new EventConsumer(db, new RecordingTransport(), logger, { consumer: 'users-service', sources: ['orders-service'], handlers: { 'order.created': async (event) => void seen.push(event.data) } });
+      const item = { id: '01900000-0000-7000-8000-0000000000b2', productId: '01900000-0000-7000-8000-0000000000b3', sku: 'SKU-1', productName: 'Mug', quantity: 1, unitPrice: 500, amount: 500 };
+      const order = { id: orderId, userId, status: 'PENDING', amount: 500, currency: 'EUR', couponCode: null, items: [item], version: 1, createdAt: '2026-11-24T00:00:00.000Z' };
+      const newer = {
+        specversion: '1.0',
+        id: '01900000-0000-7000-8000-0000000000b1',
+        source: '/orders-service',
+        type: 'order.created',
+        subject: `order/${orderId}`,
+        aggregatesequence: 1,
+        data: { ...order, giftMessage: 'Happy birthday', items: [{ ...item, engraving: 'K' }] },
+      };
+      expect(await consumer.deliver(delivery(newer))).toBe('handled');
+      expect(seen).toEqual([order]);
+      expect(await consumer.deadLetters()).toEqual([]);
+    });
+
     it('retries a failing handler, parks the event after its attempts, and replays it on request', async () => {
       await db.$transaction((tx) => recordEvent(tx, domainEvent('user.deleted', userId, { id: userId })));
       const [deleted] = await published();
