@@ -113,6 +113,22 @@ it("user.deleted keeps the user's reviews without their author and the ratings u
   expect((await call('GET', `/products/${product.id}/rating`, { token: customer.token })).body).toEqual(ratingBefore);
 });
 
+it("a review posted after user.deleted was handled, with the deleted user's token still accepted, is refused (401): no review stays linked to a deleted account", async () => {
+  const leaving = await tokenFor(JWT_SECRET, 'customer');
+  const product = (await call('POST', '/products', { token: admin, body: { sku: 'EVT-6', name: 'Cup', price: 4_000 } })).body;
+  const consumer = new EventConsumer(database.prisma, { kind: 'embedded' } as EventTransport, createLogger('consumer-test', 'silent'), { consumer: 'catalog-service', sources: ['users-service'], handlers: built.eventHandlers });
+  const event = toCloudEvent('/users-service', { id: newId(), type: 'user.deleted', aggregateType: 'user', aggregateId: leaving.userId, sequence: 2, data: { id: leaving.userId }, occurredAt: new Date() }).toJSON() as Record<string, unknown>;
+  expect(await consumer.deliver({ event, attempt: 1 })).toBe('handled');
+
+  // The gateway trusts a credential check for a few seconds: the token outlives the account briefly.
+  const late = await call('POST', `/products/${product.id}/reviews`, { token: leaving.token, body: { rating: 1, title: 'Gone' } });
+  expect(late.status).toBe(401);
+  expect(late.body).toMatchObject({ code: 'UNAUTHENTICATED' });
+  expect(await database.prisma.review.count({ where: { userId: leaving.userId } })).toBe(0);
+  expect(await database.prisma.outboxEvent.count({ where: { type: 'review.created', data: { path: ['userId'], equals: leaving.userId } } })).toBe(0);
+  expect((await call('GET', `/products/${product.id}/rating`, { token: customer.token })).body).toMatchObject({ count: 0 });
+});
+
 it('a user.deleted its handler could not take waits in the dead letters, and a replay through /internal/dead-letters (service tokens only) unlinks the review', async () => {
   const leaving = await tokenFor(JWT_SECRET, 'customer');
   const product = (await call('POST', '/products', { token: admin, body: { sku: 'EVT-4', name: 'Jug', price: 9_000 } })).body;

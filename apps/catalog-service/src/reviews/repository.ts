@@ -1,4 +1,5 @@
 // Prisma queries of reviews. A review and the product's rating counters change together.
+import { ApiError } from '@platform/errors';
 import { type DomainEvent, recordEvent, unitOfWork } from '@platform/events';
 import { findKeysetPage, type PageRequest } from '@platform/paging';
 import type { PrismaClient } from '../generated/prisma/client';
@@ -19,6 +20,14 @@ export interface ReviewRow {
 /** A review to write; its time is the database's. */
 export type NewReview = Omit<ReviewRow, 'createdAt'>;
 
+/**
+ * The advisory lock (its first key; the second is a hash of the user's id) that orders a user's
+ * review writes against the recording of their deletion. Review writes share it, the deletion
+ * takes it alone: the deletion waits for a review under way to commit (and then unlinks it), and a
+ * review that comes after it sees the user deleted.
+ */
+const USER_DELETION_LOCK = 0x63746c67; // "ctlg" in ASCII
+
 export class ReviewRepository {
   constructor(private readonly prisma: PrismaClient) {}
 
@@ -26,10 +35,15 @@ export class ReviewRepository {
    * Inserts the review and bumps the product's counters in one transaction. The UPDATE takes
    * the product row's lock and its SET reads the row as locked, so concurrent reviews add up
    * exactly. A second review by the same user fails on the unique index and rolls back whole.
-   * The event `eventOf` makes of the review commits with it.
+   * The event `eventOf` makes of the review commits with it. A user who deleted their account
+   * (`removeAuthor`) while their token still works gets 401 and nothing is written.
    */
   createAndRate(data: NewReview, eventOf: (review: ReviewRow) => DomainEvent): Promise<ReviewRow> {
     return unitOfWork(this.prisma, async (tx) => {
+      if (data.userId) {
+        await tx.$executeRaw`SELECT pg_advisory_xact_lock_shared(${USER_DELETION_LOCK}::int, hashtext(${data.userId}::text))`;
+        if ((await tx.deletedUser.count({ where: { userId: data.userId } })) > 0) throw ApiError.unauthenticated('The account of this access token no longer exists.');
+      }
       const review = await tx.review.create({ data });
       await recordEvent(tx, eventOf(review));
       const stars = data.rating;
@@ -48,10 +62,18 @@ export class ReviewRepository {
     });
   }
 
-  /** A deleted user's reviews stay, without an author; the products' rating counters do not change. */
+  /**
+   * A deleted user's reviews stay, without an author; the products' rating counters do not change.
+   * The deletion is recorded with it, once their reviews under way committed, so that none of
+   * theirs is written afterwards (createAndRate). Running it again changes nothing.
+   */
   async removeAuthor(userId: string): Promise<number> {
-    const { count } = await this.prisma.review.updateMany({ where: { userId }, data: { userId: null } });
-    return count;
+    return this.prisma.$transaction(async (tx) => {
+      await tx.$executeRaw`SELECT pg_advisory_xact_lock(${USER_DELETION_LOCK}::int, hashtext(${userId}::text))`;
+      await tx.deletedUser.createMany({ data: [{ userId }], skipDuplicates: true });
+      const { count } = await tx.review.updateMany({ where: { userId }, data: { userId: null } });
+      return count;
+    });
   }
 
   findById(productId: string, id: string): Promise<ReviewRow | null> {
