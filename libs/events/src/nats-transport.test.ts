@@ -129,6 +129,44 @@ it('publishes and consumes again after the broker is killed (SIGKILL) and restar
   }
 }, 180_000);
 
+it("after a broker restart, an event waiting for the consumer is handled at once, not only after the ack wait (a pull it gave up on while the broker was down does not keep it)", async () => {
+  // The production ack wait: a message lost to a pull nobody reads any more comes back only after it.
+  const ACK_WAIT_MS = 30_000;
+  /** Well inside the ack wait: the property is that the event does not wait for it. */
+  const HANDLED_WITHIN_MS = ACK_WAIT_MS / 2;
+  const broker = await NatsServer.start();
+  const producer = await NatsTransport.connect({ servers: broker.url, name: 'users-service', logger });
+  const consumerSide = await NatsTransport.connect({ servers: broker.url, name: 'orders-service', logger, ackWaitMs: ACK_WAIT_MS });
+  const seen: number[] = [];
+  const consumption = await consumerSide.consume({ consumer: 'orders-service', sources: ['users-service'], types: ['user.deleted'] }, async ({ event }) => void seen.push(Number(event.aggregatesequence)));
+  try {
+    await producer.publish([eventOf(1)]);
+    for (const giveUpAt = Date.now() + 10_000; seen.length < 1 && Date.now() < giveUpAt; ) await new Promise((resolve) => setTimeout(resolve, 50));
+    // The broker writes a consumer's acks to its store a moment later: killed before, it would deliver event 1 again after the ack wait.
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    await broker.kill();
+    // Down longer than a pull is waited for (twice its 5 s expiry): the consumer gives its pull up and pulls again.
+    await new Promise((resolve) => setTimeout(resolve, 11_000));
+    await broker.restart();
+    for (const giveUpAt = Date.now() + 30_000; ; ) {
+      try {
+        await producer.publish([eventOf(2)]);
+        break;
+      } catch (error) {
+        if (Date.now() > giveUpAt) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    }
+    for (const giveUpAt = Date.now() + HANDLED_WITHIN_MS; seen.length < 2 && Date.now() < giveUpAt; ) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(seen).toEqual([1, 2]);
+  } finally {
+    await consumption.stop();
+    await producer.close();
+    await consumerSide.close();
+    await broker.stop();
+  }
+}, 120_000);
+
 it('waits at start for a broker that comes up after the service, instead of failing', async () => {
   const port = await freePort();
   const connecting = NatsTransport.connect({ servers: `nats://127.0.0.1:${port}`, name: 'users-service', logger, connectWithinMs: 60_000 });

@@ -152,7 +152,7 @@ export class NatsTransport implements EventTransport {
         });
       }
     };
-    // One pull at a time (`next`), each bounded, rather than the client's long-lived `consume`:
+    // One pull of one message at a time, each bounded, rather than the client's long-lived `consume`:
     // after a broker restart `consume` waits out a 30 s backoff per failed check, again at every
     // restart, and in the fault test consumers had not caught up 2 minutes after repeated broker
     // kills. A failed or expired pull here is simply followed by the next one; a broker that is
@@ -174,12 +174,24 @@ export class NatsTransport implements EventTransport {
           const consumer = await this.client.consumers.get(EVENTS_STREAM, durable);
           firstAttemptOver();
           while (!stopping) {
+            // One message per pull, read from the pull's own iterator so that a pull given up on
+            // can be stopped: left running, the client pulls again for it after a reconnect, the
+            // server hands the partition's next message to that pull, nobody reads it, and the
+            // partition (one message in flight) waits out the ack wait (30 s) at every broker restart.
+            const messages = await consumer.fetch({ max_messages: 1, expires: PULL_EXPIRES_MS });
             // Bounded by a timer of our own as well: a pull cut by a disconnect can be left
-            // pending by the client for good (its heartbeat monitor stops on disconnect). An
-            // abandoned pull's message comes again after the ack wait.
+            // pending by the client for good (its heartbeat monitor stops on disconnect).
             let timer: NodeJS.Timeout | undefined;
             const abandoned = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('pull unanswered; pulling again')), PULL_EXPIRES_MS * 2)));
-            const message = await Promise.race([stopped, consumer.next({ expires: PULL_EXPIRES_MS }), abandoned]).finally(() => clearTimeout(timer));
+            const first = (async () => {
+              for await (const message of messages) return message;
+              return null;
+            })();
+            first.catch(() => undefined); // a pull that fails after it was given up on is no one's concern
+            const message = await Promise.race([stopped, first, abandoned]).finally(() => {
+              clearTimeout(timer);
+              messages.stop();
+            });
             failures = 0;
             if (!message) continue; // nothing within the pull's time, or stopping
             try {
