@@ -62,7 +62,13 @@ export function fromCloudEventJson(json: Record<string, unknown>): ReceivedEvent
   }
   if (!isEventType(event.type)) throw new MalformedEvent(`unknown event type ${event.type}`);
   const sequence = Number(event['aggregatesequence']);
-  const [aggregateType, aggregateId] = (event.subject ?? '').split('/', 2);
+  // The type ends at the first slash; the id is all the rest: inventory's SKUs may hold slashes
+  // (`stock/AB/12`), and cut at the next one, two SKUs became one aggregate here (`AB`), the
+  // later one's events dropped as its duplicates.
+  const subject = event.subject ?? '';
+  const slash = subject.indexOf('/');
+  const aggregateType = slash < 0 ? subject : subject.slice(0, slash);
+  const aggregateId = slash < 0 ? '' : subject.slice(slash + 1);
   if (!Number.isInteger(sequence) || sequence < 1 || !aggregateId) throw new MalformedEvent(`event ${event.id} has no aggregate subject or sequence`);
   if (aggregateType !== eventCatalog[event.type].aggregate) throw new MalformedEvent(`event ${event.id}: ${event.type} is not about a ${aggregateType}`);
   const data = receivedDataOf(event.type).safeParse(event.data);

@@ -14,7 +14,7 @@ import { Registry } from 'prom-client';
 import { domainEvent, eventCatalog, eventJsonSchemas, eventTypes } from './catalog';
 import { EventConsumer } from './consumer';
 import { EmbeddedTransport, eventLogRoutes, sqlCursorStore } from './embedded-transport';
-import { fromCloudEventJson, MalformedEvent, type PlatformEvent } from './envelope';
+import { fromCloudEventJson, MalformedEvent, type PlatformEvent, toCloudEvent } from './envelope';
 import { InvalidEvent, recordEvent, type SqlClient, type SqlDatabase } from './outbox';
 import { unitOfWork } from './outbox-signals';
 import { OutboxRelay, startOutboxRelay } from './relay';
@@ -265,6 +265,15 @@ describe('events', () => {
       expect(await consumer.deliver(delivery(newType))).toBe('ignored');
       expect(await consumer.deliver(delivery(newShape))).toBe('ignored');
       expect(await consumer.deadLetters()).toEqual([]);
+    });
+
+    it("keeps a whole aggregate id that has a slash in it (inventory's SKUs are any text): two SKUs sharing a prefix are two aggregates, neither's event a duplicate of the other's", async () => {
+      const handled: string[] = [];
+      const consumer = new EventConsumer(db, new RecordingTransport(), logger, { consumer: 'users-service', sources: ['inventory-service'], handlers: { 'stock.changed': async (event) => void handled.push(event.aggregateId) } });
+      const stockEvent = (n: number, sku: string) =>
+        toCloudEvent('/inventory-service', { id: `01900000-0000-7000-8000-0000000000c${n}`, type: 'stock.changed', aggregateType: 'stock', aggregateId: sku, sequence: 1, data: { sku, available: 3, reserved: 0, lowStockThreshold: 10, low: true }, occurredAt: new Date() }).toJSON() as Record<string, unknown>;
+      for (const [n, sku] of [[1, 'AB/12'], [2, 'AB/13'], [3, 'AB']] as const) expect(await consumer.deliver(delivery(stockEvent(n, sku)))).toBe('handled');
+      expect(handled).toEqual(['AB/12', 'AB/13', 'AB']);
     });
 
     it('handles an event of a producer deployed ahead that added a field (a change the contracts gate calls safe), reading the fields it knows', async () => {
