@@ -25,6 +25,18 @@ const userId = '01900000-0000-7000-8000-000000000001';
 const eventOf = (sequence: number) =>
   toCloudEvent('/users-service', { id: `01900000-0000-7000-8000-${String(sequence).padStart(12, '0')}`, type: 'user.deleted', aggregateType: 'user', aggregateId: userId, sequence, data: { id: userId }, occurredAt: new Date() });
 
+/** As the relay does: a batch is published again until the broker acknowledges it. */
+async function publishedUntilAcknowledged(producer: NatsTransport, events: ReturnType<typeof eventOf>[]): Promise<void> {
+  for (const giveUpAt = Date.now() + 60_000; ; ) {
+    try {
+      return await producer.publish(events);
+    } catch (error) {
+      if (Date.now() > giveUpAt) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+}
+
 it('delivers acknowledged events in order, again after a refusal, once despite a republished batch, and resumes a durable consumer', async () => {
   const producer = await NatsTransport.connect({ servers: server.url, name: 'users-service', logger });
   const consumerSide = await NatsTransport.connect({ servers: server.url, name: 'orders-service', logger, ackWaitMs: 1_000 });
@@ -98,17 +110,7 @@ it('publishes and consumes again after the broker is killed (SIGKILL) and restar
   const consumption = await consumerSide.consume({ consumer: 'orders-service', sources: ['users-service'], types: ['user.deleted'] }, async ({ event }) => {
     if (!seen.includes(Number(event.aggregatesequence))) seen.push(Number(event.aggregatesequence));
   });
-  // As the relay does: a batch is published again until the broker acknowledges it.
-  const publishUntilAcknowledged = async (events: ReturnType<typeof eventOf>[]) => {
-    for (const giveUpAt = Date.now() + 60_000; ; ) {
-      try {
-        return await producer.publish(events);
-      } catch (error) {
-        if (Date.now() > giveUpAt) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 200));
-      }
-    }
-  };
+  const publishUntilAcknowledged = (events: ReturnType<typeof eventOf>[]) => publishedUntilAcknowledged(producer, events);
   try {
     let sequence = 0;
     for (let restart = 0; restart < 8; restart++) {
@@ -148,15 +150,7 @@ it("after a broker restart, an event waiting for the consumer is handled at once
     // Down longer than a pull is waited for (twice its 5 s expiry): the consumer gives its pull up and pulls again.
     await new Promise((resolve) => setTimeout(resolve, 11_000));
     await broker.restart();
-    for (const giveUpAt = Date.now() + 30_000; ; ) {
-      try {
-        await producer.publish([eventOf(2)]);
-        break;
-      } catch (error) {
-        if (Date.now() > giveUpAt) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-    }
+    await publishedUntilAcknowledged(producer, [eventOf(2)]);
     for (const giveUpAt = Date.now() + HANDLED_WITHIN_MS; seen.length < 2 && Date.now() < giveUpAt; ) await new Promise((resolve) => setTimeout(resolve, 50));
     expect(seen).toEqual([1, 2]);
   } finally {
