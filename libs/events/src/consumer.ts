@@ -7,7 +7,7 @@
 import type { Logger } from '@platform/service-kit';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { isEventType } from './catalog';
-import { type DeadLetter, DeadLetters, type EventHandlers } from './dead-letters';
+import { type DeadLetter, DeadLetters, type EventHandlers, handlerOf } from './dead-letters';
 import { fromCloudEventJson, MalformedEvent, type ReceivedEvent } from './envelope';
 import type { SqlClient, SqlDatabase } from './outbox';
 import type { Consumption, Delivery, EventTransport } from './transport';
@@ -107,11 +107,10 @@ export class EventConsumer {
   async deliver(delivery: Delivery): Promise<HandleOutcome> {
     const source = String(delivery.event.source ?? '').replace(/^\//, '');
     if (delivery.attempt > 1) this.redeliveries.inc({ source });
-    // What this consumer does not handle is passed over before it is read: a producer deployed
-    // ahead may send a type this version does not know, or a newer shape of one it ignores, and
-    // neither is this consumer's to refuse (parking them filled its dead letters and paged).
+    // Parking what it does not handle (a producer deployed ahead) filled its dead letters and paged.
     const type = String(delivery.event.type ?? '');
-    if (!Object.hasOwn(this.settings.handlers, type)) return this.count(source, isEventType(type) ? type : 'unknown', 'ignored');
+    const handler = handlerOf(this.settings.handlers, type);
+    if (!handler) return this.count(source, isEventType(type) ? type : 'unknown', 'ignored');
     let event: ReceivedEvent;
     try {
       event = fromCloudEventJson(delivery.event);
@@ -120,8 +119,6 @@ export class EventConsumer {
       await this.park(delivery.event, error.message, delivery.attempt);
       return this.count(source, type, 'parked');
     }
-    const handler = this.settings.handlers[event.type];
-    if (!handler) return this.count(source, event.type, 'ignored'); // a handlers entry set to undefined
     if ((await this.lastSequence(this.db, event)) >= event.sequence) return this.count(source, event.type, 'duplicate');
     try {
       await this.within(handler(event), event.type);

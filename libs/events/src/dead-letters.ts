@@ -20,6 +20,15 @@ import type { SqlClient } from './outbox';
 
 export type EventHandlers = Partial<Record<EventType, (event: ReceivedEvent) => Promise<void>>>;
 
+/**
+ * The handler of a received event's `type` (as received, unread), if any. An event without one is
+ * passed over before it is read: a type newer than this consumer, or a newer shape of one it
+ * ignores, is not its to refuse.
+ */
+export function handlerOf(handlers: EventHandlers, type: unknown): ((event: ReceivedEvent) => Promise<void>) | undefined {
+  return typeof type === 'string' && Object.hasOwn(handlers, type) ? handlers[type as EventType] : undefined;
+}
+
 export interface DeadLetter {
   id: string;
   source: string;
@@ -107,9 +116,11 @@ export class DeadLetters {
     if (!row) return undefined;
     let handled: 'handled' | 'ignored';
     try {
-      const event = fromCloudEventJson(deadLetterOf(row).event as Record<string, unknown>);
-      const handler = this.handlers[event.type];
+      // Passed over unread as the consumer does (handlerOf): a letter parked before it did is cleared.
+      const json = deadLetterOf(row).event as Record<string, unknown>;
+      const handler = handlerOf(this.handlers, json.type);
       if (handler) {
+        const event = fromCloudEventJson(json);
         await handler(event);
         await this.markHandled(event);
       }

@@ -267,6 +267,14 @@ describe('events', () => {
       expect(await consumer.deadLetters()).toEqual([]);
     });
 
+    it('a letter parked before this consumer passed over types it has no handler for (a type newer than it) is replayed as ignored, so the operator can clear it', async () => {
+      const consumer = new EventConsumer(db, new RecordingTransport(), logger, { consumer: 'orders-service', sources: ['users-service'], handlers: { 'user.deleted': async () => undefined } });
+      const newType = { specversion: '1.0', id: '01900000-0000-7000-8000-0000000000d1', source: '/users-service', type: 'user.suspended', subject: `user/${userId}`, aggregatesequence: 3, data: { id: userId } };
+      await consumer.deadLetterStore.park(newType, 'unknown event type user.suspended', 1);
+      expect(await consumer.replay(newType.id)).toBe('ignored');
+      expect(await consumer.deadLetterStore.list('parked')).toEqual([]);
+    });
+
     it("keeps a whole aggregate id that has a slash in it (inventory's SKUs are any text): two SKUs sharing a prefix are two aggregates, neither's event a duplicate of the other's", async () => {
       const handled: string[] = [];
       const consumer = new EventConsumer(db, new RecordingTransport(), logger, { consumer: 'users-service', sources: ['inventory-service'], handlers: { 'stock.changed': async (event) => void handled.push(event.aggregateId) } });
