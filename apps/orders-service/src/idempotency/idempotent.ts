@@ -7,7 +7,7 @@
 import type { Principal } from '@platform/auth';
 import { ApiError } from '@platform/errors';
 import type { IdempotencyKeyRepository } from './repository';
-import { type IdempotencyStore, KEY_TTL_MS, requestHashOf } from './store';
+import { formerRequestHashOf, type IdempotencyStore, KEY_TTL_MS, requestHashOf } from './store';
 
 /** What the first request with a key answered, stored for its retries. */
 export interface IdempotentAnswer {
@@ -35,7 +35,7 @@ export type IdempotentUseCase<I, R> = (principal: Principal, input: I, idempoten
 export function idempotent<I, R>(store: IdempotencyStore, useCase: UseCaseWithAlongside<I, R>, answerOf: (result: R) => IdempotentAnswer): IdempotentUseCase<I, R> {
   return async (principal, input, key) => {
     if (!key) return { kind: 'ran', result: await useCase(principal, input) };
-    const begun = await store.begin(principal.userId, key, requestHashOf(input));
+    const begun = await store.begin(principal.userId, key, requestHashOf(input), formerRequestHashOf(input));
     if (begun.kind === 'replay') return { kind: 'replayed', answer: { status: begun.status, body: begun.body } };
     try {
       const result = await useCase(principal, input, async (writes, ran) => {

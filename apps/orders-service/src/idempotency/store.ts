@@ -43,10 +43,35 @@ const CONFLICT_ANSWER_MARGIN_MS = 200;
 /** `new`: this request holds the key; `claimedAt` names its claim, which its answer must still find. */
 export type IdempotencyBegin = { kind: 'new'; claimedAt: Date } | { kind: 'replay'; status: number; body: unknown };
 
-/** A stable fingerprint of the request: the parsed body with its keys sorted. */
-export function requestHashOf(body: unknown): string {
-  const canonical = JSON.stringify(body, (_key, value: unknown) =>
-    value && typeof value === 'object' && !Array.isArray(value) ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => a.localeCompare(b))) : value,
+/**
+ * A stable fingerprint of the request: its parsed input with its keys sorted and its null fields
+ * left out, so inputs that mean the same request hash alike. A field of null is one not sent in
+ * every input a key may carry (an order to place: couponCode null is no coupon, as GraphQL's
+ * nullable input field sends it); only a PATCH tells them apart, and it takes no key.
+ */
+export function requestHashOf(input: unknown): string {
+  return fingerprintOf(input, true);
+}
+
+/**
+ * The fingerprint the version before requestHashOf wrote, null fields kept. A key it stored for a
+ * body with a null field is still answered (KEY_TTL_MS) after the deploy, and its retry, the same
+ * body, must still match it rather than be refused 422. Not needed once that version's keys have
+ * all expired (a day after the deploy); for a body with no null field the two are equal.
+ */
+export function formerRequestHashOf(input: unknown): string {
+  return fingerprintOf(input, false);
+}
+
+function fingerprintOf(input: unknown, leaveOutNulls: boolean): string {
+  const canonical = JSON.stringify(input, (_key, value: unknown) =>
+    value && typeof value === 'object' && !Array.isArray(value)
+      ? Object.fromEntries(
+          Object.entries(value)
+            .filter(([, field]) => !(leaveOutNulls && field === null))
+            .sort(([a], [b]) => a.localeCompare(b)),
+        )
+      : value,
   );
   return createHash('sha256').update(canonical).digest('hex');
 }
@@ -74,7 +99,8 @@ export class IdempotencyStore {
     this.keys = new IdempotencyKeyRepository(prisma);
   }
 
-  async begin(userId: string, key: string, requestHash: string): Promise<IdempotencyBegin> {
+  /** `formerHash`: what the version before would have stored for this request (formerRequestHashOf), matched too. */
+  async begin(userId: string, key: string, requestHash: string, formerHash = requestHash): Promise<IdempotencyBegin> {
     for (;;) {
       const lookStarted = Date.now();
       try {
@@ -92,7 +118,7 @@ export class IdempotencyStore {
         await this.keys.deleteCreatedAt(userId, key, existing.createdAt);
         continue;
       }
-      if (existing.requestHash !== requestHash) {
+      if (existing.requestHash !== requestHash && existing.requestHash !== formerHash) {
         throw new ApiError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used with a different request body; use a new key for a new request.');
       }
       if (existing.responseStatus !== null) return { kind: 'replay', status: existing.responseStatus, body: existing.responseBody };

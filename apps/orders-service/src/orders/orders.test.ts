@@ -10,7 +10,7 @@ import { createOrdersApp, createOrderUseCases } from '../app';
 import type { Catalog } from '../catalog/client';
 import { PrismaClient } from '../generated/prisma/client';
 import { FakeCatalog, type FakeInventory, type OrdersWithFakes, startOrdersWithFakes } from '../testing/fakes';
-import { CLAIM_MARGIN_MS, IdempotencyStore, requestHashOf } from '../idempotency/store';
+import { CLAIM_MARGIN_MS, formerRequestHashOf, IdempotencyStore, requestHashOf } from '../idempotency/store';
 import { OrderRepository, type OrderWrites } from './repository';
 import { ReservationLedger } from '../stock/repository';
 import { PLACEMENT_MARGIN_MS } from '../stock/reservations';
@@ -283,6 +283,31 @@ describe('Idempotency-Key', () => {
     expect(viaGraph.body).toEqual({ data: { createOrder: { id: expect.any(String), couponCode: null } } });
     const viaRest = await placeOrder(alice.token, { items: [{ productId: product.id, quantity: 1 }], couponCode: null });
     expect([viaRest.status, viaRest.body.couponCode]).toEqual([201, null]);
+  });
+
+  it('replays, not refuses, a retry that sends couponCode null where the first left it out, and the other way round; another coupon is 422', async () => {
+    const product = stocked(10);
+    const items = [{ productId: product.id, quantity: 1 }];
+    const first = await placeOrder(alice.token, { items, couponCode: null }, { 'idempotency-key': 'key-null-coupon-1' });
+    const absent = await placeOrder(alice.token, { items }, { 'idempotency-key': 'key-null-coupon-1' });
+    expect([first.status, absent.status, absent.body.id]).toEqual([201, 201, first.body.id]);
+    const second = await placeOrder(alice.token, { items }, { 'idempotency-key': 'key-null-coupon-2' });
+    const asNull = await placeOrder(alice.token, { items, couponCode: null }, { 'idempotency-key': 'key-null-coupon-2' });
+    expect([second.status, asNull.status, asNull.body.id]).toEqual([201, 201, second.body.id]);
+    const coupon = await placeOrder(alice.token, { items, couponCode: 'SAVE-10' }, { 'idempotency-key': 'key-null-coupon-2' });
+    expect([coupon.status, coupon.body.code]).toEqual([422, 'IDEMPOTENCY_KEY_REUSED']);
+    expect(inventory.stock.get(product.sku)).toBe(8);
+  });
+
+  it('still replays, across the deploy, a key the version before answered for a body with couponCode null', async () => {
+    const product = stocked(10);
+    const body = { items: [{ productId: product.id, quantity: 1 }], couponCode: null };
+    const first = await placeOrder(alice.token, body, { 'idempotency-key': 'key-former-hash-1' });
+    // The version before fingerprinted the body with its null field kept.
+    await database.prisma.idempotencyKey.updateMany({ where: { userId: alice.userId, key: 'key-former-hash-1' }, data: { requestHash: formerRequestHashOf(body) } });
+    const retry = await placeOrder(alice.token, body, { 'idempotency-key': 'key-former-hash-1' });
+    expect([retry.status, retry.body.id]).toEqual([201, first.body.id]);
+    expect(inventory.stock.get(product.sku)).toBe(9);
   });
 
   it('names the fields of a refused createOrder from its argument, as GraphQL validation does: input.items[0]…', async () => {
