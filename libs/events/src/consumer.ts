@@ -7,7 +7,7 @@
 import type { Logger } from '@platform/service-kit';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { isEventType } from './catalog';
-import { type DeadLetter, DeadLetters, type EventHandlers, handlerOf } from './dead-letters';
+import { type DeadLetter, DeadLetters, type EventHandlers, handlerOf, RESOLVED_RETENTION_MS } from './dead-letters';
 import { fromCloudEventJson, MalformedEvent, type ReceivedEvent } from './envelope';
 import type { SqlClient, SqlDatabase } from './outbox';
 import type { Consumption, Delivery, EventTransport } from './transport';
@@ -36,6 +36,15 @@ export class HandlerTimeout extends Error {
   }
 }
 
+/**
+ * How often deliveries purge resolved dead letters, as the relay purges published outbox rows
+ * after its passes: a consumer only gains letters by deliveries, and once an hour keeps the purge
+ * off nearly every one of them.
+ */
+const PURGE_EVERY_MS = 60 * 60 * 1000;
+/** Resolved letters deleted by one purge: a few hundred a day are a mass parking already. */
+const PURGE_BATCH = 1_000;
+
 export type HandleOutcome = 'handled' | 'duplicate' | 'ignored' | 'parked';
 
 export class EventConsumer {
@@ -45,6 +54,7 @@ export class EventConsumer {
   private readonly outcomes: Counter;
   private readonly redeliveries: Counter;
   private readonly lag: Histogram;
+  private lastPurge = 0;
   /** This consumer's parked events (the operators' routes use one built alike: `deadLettersOf`). */
   readonly deadLetterStore: DeadLetters;
 
@@ -103,8 +113,17 @@ export class EventConsumer {
     await this.consumption?.stop();
   }
 
-  /** One delivery: resolves when the event is consumed (handled, passed over or parked); rejects to have it delivered again. */
+  /**
+   * One delivery: resolves when the event is consumed (handled, passed over or parked); rejects to
+   * have it delivered again. Now and then it purges the dead letters resolved long ago.
+   */
   async deliver(delivery: Delivery): Promise<HandleOutcome> {
+    const outcome = await this.consume(delivery);
+    await this.purgeResolvedNowAndThen();
+    return outcome;
+  }
+
+  private async consume(delivery: Delivery): Promise<HandleOutcome> {
     const source = String(delivery.event.source ?? '').replace(/^\//, '');
     if (delivery.attempt > 1) this.redeliveries.inc({ source });
     // Parking what it does not handle (a producer deployed ahead) filled its dead letters and paged.
@@ -133,6 +152,18 @@ export class EventConsumer {
     await this.markHandled(event);
     this.lag.observe({ source }, Math.max(0, (Date.now() - Date.parse(event.time)) / 1000));
     return this.count(source, event.type, 'handled');
+  }
+
+  /** A failed purge is tried again at the next one; it never fails the delivery, whose event is consumed. */
+  private async purgeResolvedNowAndThen(): Promise<void> {
+    if (Date.now() - this.lastPurge < PURGE_EVERY_MS) return;
+    this.lastPurge = Date.now();
+    try {
+      const purged = await this.deadLetterStore.purgeResolved(new Date(Date.now() - RESOLVED_RETENTION_MS), PURGE_BATCH);
+      if (purged) this.logger.info({ purged }, 'dead letters resolved more than 30 days ago purged');
+    } catch (error) {
+      this.logger.warn({ err: error }, 'purging resolved dead letters failed; the next purge tries again');
+    }
   }
 
   /** Parked events, replayed or not, newest first. */

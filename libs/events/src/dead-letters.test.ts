@@ -178,3 +178,34 @@ it('a service that consumes no events serves its event log and no dead-letter do
     await producer.close();
   }
 });
+
+it('purges letters resolved (replayed or ignored) more than 30 days ago, a bounded batch at a time, as deliveries go on; parked ones stay whatever their age', async () => {
+  const transport = new EmbeddedTransport({ producers: { 'users-service': server.url }, serviceToken: serviceTokenSource(SECRET, 'orders-service'), cursors: sqlCursorStore(db), logger, waitMs: 1_000 });
+  const consumer = new EventConsumer(db, transport, logger, { consumer: 'orders-service', sources: ['users-service'], handlers });
+  const DAY_MS = 24 * 60 * 60 * 1000;
+  // id → days since it was resolved (null: still parked); every one was parked 90 days ago.
+  const letters = new Map<string, number | null>([
+    [newId(), null],
+    [newId(), 40],
+    [newId(), 31],
+    [newId(), 1],
+  ]);
+  for (const [id, resolvedDaysAgo] of letters) {
+    await consumer.deadLetterStore.park({ id, source: '/users-service', type: 'user.deleted' }, 'poisoned', 5);
+    await db.$executeRawUnsafe(
+      `UPDATE dead_letter_events SET parked_at = $2::timestamptz, replayed_at = $3::timestamptz WHERE id = $1::uuid`,
+      id,
+      new Date(Date.now() - 90 * DAY_MS).toISOString(),
+      resolvedDaysAgo === null ? null : new Date(Date.now() - resolvedDaysAgo * DAY_MS).toISOString(),
+    );
+  }
+  const left = async () => (await db.$queryRawUnsafe<{ id: string }[]>(`SELECT id::text AS id FROM dead_letter_events WHERE id = ANY($1::uuid[])`, [...letters.keys()])).map((row) => row.id).sort();
+  const [waiting, , resolved31, resolved1] = [...letters.keys()]; // the second, resolved 40 days ago, goes first
+
+  // One batch deletes no more than its limit, the longest resolved first.
+  expect(await consumer.deadLetterStore.purgeResolved(new Date(Date.now() - 30 * DAY_MS), 1)).toBe(1);
+  expect(await left()).toEqual([waiting, resolved31, resolved1].sort());
+  // The consumer purges by itself as it consumes: any delivery, here one of a type it passes over.
+  expect(await consumer.deliver({ event: { id: newId(), source: '/users-service', type: 'user.renamed' }, attempt: 1 })).toBe('ignored');
+  expect(await left()).toEqual([waiting, resolved1].sort());
+});

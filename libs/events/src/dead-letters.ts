@@ -55,6 +55,9 @@ interface DeadLetterRow {
   replayed_at: Date | string | null;
 }
 
+/** How long a resolved letter (replayed, or ignored on replay) stays listable before it is purged. */
+export const RESOLVED_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
+
 const COLUMNS = `id::text AS id, source, type, event, error, attempts, parked_at, replayed_at`;
 
 function deadLetterOf(row: DeadLetterRow): DeadLetter {
@@ -138,6 +141,18 @@ export class DeadLetters {
     const [replayed] = await this.db.$queryRawUnsafe<DeadLetterRow[]>(`UPDATE dead_letter_events SET replayed_at = now() WHERE id = $1::uuid AND replayed_at IS NULL RETURNING ${COLUMNS}`, id);
     this.logger.info({ eventId: id, outcome: handled }, 'dead letter replayed');
     return replayed ? { outcome: handled, letter: deadLetterOf(replayed) } : undefined;
+  }
+
+  /**
+   * Deletes up to `limit` letters resolved (replayed or ignored) before `before`, oldest first, so
+   * one purge stays short. Parked letters stay whatever their age: they wait for an operator.
+   */
+  async purgeResolved(before: Date, limit: number): Promise<number> {
+    return this.db.$executeRawUnsafe(
+      `DELETE FROM dead_letter_events WHERE id IN (SELECT id FROM dead_letter_events WHERE replayed_at < $1::timestamptz ORDER BY replayed_at LIMIT $2)`,
+      before.toISOString(),
+      limit,
+    );
   }
 }
 
