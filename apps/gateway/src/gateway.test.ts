@@ -15,6 +15,7 @@ import { createMetrics, Health, listen, type Listening } from '@platform/service
 import { apiClient, percentile, rateLimitField, RedisServer, runBounded, testRedisUrl, timeAnswer, tokenFor, PROMPT_REFUSAL_MS } from '@platform/test-kit';
 import { MAX_BODY_BYTES } from '@platform/errors';
 import { issueAccessToken, publishRevocation, serviceTokenSource } from '@platform/auth';
+import { newId } from '@platform/ids';
 import { Redis } from 'ioredis';
 import type { Deprecation } from '@platform/deprecations';
 import { createGateway } from './app';
@@ -42,7 +43,8 @@ function fakeService() {
     res.json({ userId: req.params.id, exists: version !== null, credentialVersion: version });
   });
   // What users-service does on a deletion and a password change: the gateway sees them pass.
-  app.delete('/users/:id', (req, res) => void (credentialVersions.set(req.params.id, null), res.status(204).end()));
+  // An id in any case names the same user, as users-service reads it (idField lowercases).
+  app.delete('/users/:id', (req, res) => void (credentialVersions.set(req.params.id.toLowerCase(), null), res.status(204).end()));
   app.all('/users/echo', (req, res) => {
     echoedPaths.push(req.originalUrl);
     res.json({ path: req.originalUrl, method: req.method, headers: req.headers, body: req.body?.toString('utf8') ?? null });
@@ -1410,6 +1412,20 @@ describe('revocation reaches every gateway within a second, and no answer older 
       const token = await userToken(userId);
       expect((await echoAs(gateway, token)).status).toBe(200);
       expect((await apiClient(() => gateway.server.url)('DELETE', `/v1/users/${userId}`, { token })).status).toBe(204);
+      expect((await echoAs(gateway, token)).status).toBe(401);
+    } finally {
+      credentialVersions.delete(userId);
+      await gateway.stop();
+    }
+  });
+
+  it('without Redis, forgets a deleted user whose id the path gave in upper case (the id users-service read)', async () => {
+    const gateway = await startGateway(upstream.url, { credentials: { cacheMs: 60_000 } });
+    const userId = newId();
+    try {
+      const token = await userToken(userId);
+      expect((await echoAs(gateway, token)).status).toBe(200);
+      expect((await apiClient(() => gateway.server.url)('DELETE', `/v1/users/${userId.toUpperCase()}`, { token })).status).toBe(204);
       expect((await echoAs(gateway, token)).status).toBe(401);
     } finally {
       credentialVersions.delete(userId);

@@ -229,8 +229,9 @@ export function forgetCredentialsAfterUserWrite(credentials: CallerCredentials):
   return (req, res, next) => {
     const route = res.locals.route as CompiledRoute;
     if (route.pattern === '/users/:id' && req.method !== 'GET' && req.method !== 'HEAD') {
+      // Lowercase, as users-service reads an id sent in any case (idField): the answer is cached by the id it stores.
       const id = decodeURIComponent(req.path.replace(/\/$/, '').split('/').pop() ?? '');
-      const userId = id === 'me' ? res.locals.principal?.userId : id;
+      const userId = id === 'me' ? res.locals.principal?.userId : id.toLowerCase();
       // Emitted as the answer leaves, before the client can send its next request.
       res.once('finish', () => {
         if (userId && res.statusCode < 300) credentials.forget(userId);
@@ -274,7 +275,8 @@ export function revokeApiKeysAfterWrite(apiKeys: Pick<ApiKeyCheck, 'revoked'>): 
     };
     if (id && endsNow()) {
       res.once('finish', () => {
-        if (res.statusCode < 300) apiKeys.revoked(decodeURIComponent(id));
+        // Lowercase, as users-service reads a key id sent in any case (idField): the id verify() meets.
+        if (res.statusCode < 300) apiKeys.revoked(decodeURIComponent(id).toLowerCase());
       });
     }
     next();

@@ -344,8 +344,9 @@ describe('API keys at the gateway', () => {
       const rotatedNow = issueKey(['orders:read'], { ownerId });
       const rotatedLater = issueKey(['orders:read'], { ownerId });
       for (const key of [deleted, rotatedNow, rotatedLater]) expect((await viaAlone('GET', '/v1/orders', { headers: { 'x-api-key': key.text } })).status).toBe(200);
-      expect((await viaAlone('DELETE', `/v1/api-keys/${deleted.id}`, { token })).status).toBe(204);
-      expect((await viaAlone('POST', `/v1/api-keys/${rotatedNow.id}/rotation`, { token, body: { overlapSeconds: 0 } })).status).toBe(201);
+      // Ids in any case name the same key (users-service lowercases them): upper case must revoke it too.
+      expect((await viaAlone('DELETE', `/v1/api-keys/${deleted.id.toUpperCase()}`, { token })).status).toBe(204);
+      expect((await viaAlone('POST', `/v1/api-keys/${rotatedNow.id.toUpperCase()}/rotation`, { token, body: { overlapSeconds: 0 } })).status).toBe(201);
       expect((await viaAlone('POST', `/v1/api-keys/${rotatedLater.id}/rotation`, { token, body: { overlapSeconds: 3600 } })).status).toBe(201);
       // users-service's answer is still "valid" in this gateway's cache: only what passed through it tells.
       expectRefused(await viaAlone('GET', '/v1/orders', { headers: { 'x-api-key': deleted.text } }), 401, 'UNAUTHENTICATED');
