@@ -111,6 +111,9 @@ describe('nesting (nestsDeeperThan, and jsonBody refusing past MAX_JSON_NESTING)
     expect(await post(service.url, '['.repeat(65) + ']'.repeat(65), { 'content-type': 'application/json' })).toMatchObject(refused);
     expect(await post(service.url, Buffer.from('['.repeat(65) + ']'.repeat(65), 'utf16le'), { 'content-type': 'application/json; charset=utf-16le' })).toMatchObject(refused);
     expect(await post(service.url, '['.repeat(64) + ']'.repeat(64), { 'content-type': 'application/json' })).toMatchObject({ status: 201 });
+    // A proxy judging what it forwards (readForwardedJson) refuses it as the service does.
+    expect(readForwardedJson(Buffer.from('['.repeat(65) + ']'.repeat(65)), 'application/json')).toEqual({ refusal: expect.objectContaining({ status: 400, code: 'MALFORMED_JSON', message: refused.body.message }) });
+    expect(readForwardedJson(Buffer.from('['.repeat(64) + ']'.repeat(64)), 'application/json')).toEqual({ value: expect.any(Array) });
   });
 
   it('refuses unreadable JSON on POST, PUT and PATCH only when the handler reads the body, so checks before it answer first', async () => {

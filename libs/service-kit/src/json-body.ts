@@ -150,10 +150,15 @@ const parserDecoder = parserRequire('iconv-lite') as { encodingExists(encoding: 
 
 const notText = () => Object.assign(new Error('not text in its charset'), { type: 'entity.text.invalid' });
 
-/** JSON text whose strings are text: its bytes (asText) and its escapes (escapesLoneSurrogate) alike. */
-function checkEscapes(text: Buffer | string): Buffer | string {
+/**
+ * The checks of a body's text before JSON.parse sees it, one pass each, for the services' parser
+ * and a proxy's reading alike: bytes that are text in their charset (asText), no escaped lone
+ * surrogate (escapesLoneSurrogate), no nesting past MAX_JSON_NESTING.
+ */
+function checkText(body: Buffer, encoding: string): void {
+  const text = asText(body, encoding);
   if (escapesLoneSurrogate(text)) throw Object.assign(new Error('a lone surrogate escaped'), { type: 'entity.text.surrogate' });
-  return text;
+  if (nestsDeeperThan(text)) throw Object.assign(new Error('too deeply nested'), { type: 'entity.too.deep' });
 }
 
 /**
@@ -188,7 +193,7 @@ export type ForwardedJson = { value: unknown; refusal?: undefined } | { value?: 
  * A body as the services' parser (jsonBody) reads it, for a proxy that judges a body it forwards
  * (the gateway), with the parser's own libraries (parserContentType, parserDecoder): the charset
  * as it reads the header (UTF-8 when it names none or an empty one; the first of two), the bytes checked as the
- * parser checks them (asText), then decoded (a byte-order mark followed, and dropped) and parsed;
+ * parser checks them (checkText: text, escapes, nesting), then decoded (a byte-order mark followed, and dropped) and parsed;
  * an empty body reads as `{}`. Read any other way (as UTF-8 whatever it said, or UTF-16 as
  * little-endian only), a body looked like "not JSON, the service will refuse it" to the gateway
  * while the service read it and acted on it. A body the service would refuse comes back as the
@@ -201,7 +206,7 @@ export function readForwardedJson(body: Buffer | undefined, contentTypeHeader: s
     // `||`, as body-parser reads it: an empty charset (`charset=`, `charset=""`) is none, so UTF-8.
     const charset = (contentTypeHeader ? parserContentType.parse(contentTypeHeader).parameters.charset?.toLowerCase() : undefined) || 'utf-8';
     if (!charset.startsWith('utf-') || !parserDecoder.encodingExists(charset)) throw Object.assign(new Error('unsupported charset'), { type: 'charset.unsupported' });
-    checkEscapes(asText(body, charset));
+    checkText(body, charset);
     return { value: JSON.parse(parserDecoder.decode(body, charset)) as unknown };
   } catch (error) {
     const refusal = refusalOf(error instanceof SyntaxError ? Object.assign(error, { type: 'entity.parse.failed' }) : error);
@@ -216,7 +221,7 @@ export function readForwardedJson(body: Buffer | undefined, contentTypeHeader: s
  */
 function checkedBeforeParsing(verify: ParserOptions['verify']): NonNullable<ParserOptions['verify']> {
   return (req, res, body, encoding) => {
-    if (nestsDeeperThan(checkEscapes(asText(body, encoding)))) throw Object.assign(new Error('too deeply nested'), { type: 'entity.too.deep' });
+    checkText(body, encoding);
     verify?.(req, res, body, encoding);
   };
 }
