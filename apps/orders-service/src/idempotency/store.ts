@@ -32,11 +32,11 @@ const POLL_INTERVAL_MS = 25;
  * Kept back from a waiting duplicate's deadline so that its 409 reaches the client while the
  * gateway still waits, not after the gateway's own timer answered 504. The gateway forwards as
  * X-Request-Timeout-Ms exactly the time its timer gives the call (its remaining budget less
- * HOP_MARGIN_MS, libs/service-kit, which it keeps for its own answer, not for ours); that timer
- * started before the call waited for a connection and crossed to this service, time our deadline
- * does not count, and the 409 has the way back to make. A fifth of a second covers a wait for a
- * connection and a busy event loop at each end, there and back (tens of ms each under load), and
- * leaves a duplicate with a 1 s budget most of it to wait for the first request's answer.
+ * HOP_MARGIN_MS, libs/service-kit, which it keeps for its own answer, not for ours), less its
+ * wait for a connection (the gateway's upstream-proxy.ts); the crossing to this service is time
+ * our deadline does not count, and the 409 has the way back to make. A fifth of a second covers a
+ * busy event loop at each end, there and back (tens of ms each under load), and leaves a
+ * duplicate with a 1 s budget most of it to wait for the first request's answer.
  */
 const CONFLICT_ANSWER_MARGIN_MS = 200;
 
