@@ -28,6 +28,17 @@ async function ownerOf(event: ReceivedEvent, webhooks: WebhookRepository): Promi
   }
 }
 
+/**
+ * The event's data as its producer sent it, for the log and the fan-out. Handlers read data
+ * tolerantly (fields this version does not know are dropped, libs/events receivedDataOf), so that
+ * a producer deployed ahead with a new field keeps being handled; but what is logged here is kept
+ * and sent to receivers for good, and that field belongs in it: the producer's contract has it.
+ */
+function dataAsSent(event: ReceivedEvent): unknown {
+  const sent = event.cloudEvent.data;
+  return typeof sent === 'object' && sent !== null && !Array.isArray(sent) ? sent : event.data;
+}
+
 export function webhookEventHandlers(webhooks: WebhookRepository, options: { clock?: () => Date; onDeliveriesDue: () => void }): EventHandlers {
   const clock = options.clock ?? (() => new Date());
   const accept = async (event: ReceivedEvent) => {
@@ -38,7 +49,7 @@ export function webhookEventHandlers(webhooks: WebhookRepository, options: { clo
         source: event.source.replace(/^\//, ''),
         subject: `${event.aggregateType}/${event.aggregateId}`,
         ownerId: await ownerOf(event, webhooks),
-        data: event.data,
+        data: dataAsSent(event),
         occurredAt: new Date(event.time),
       },
       clock(),

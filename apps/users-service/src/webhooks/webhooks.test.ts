@@ -1395,6 +1395,19 @@ describe('GET /events', () => {
     expect((await call('GET', '/events?cursor=forged', { token: owner.token })).status).toBe(400);
   });
 
+  it('logs and sends the data as its producer sent it, a field this version does not know yet included (a producer deployed ahead)', async () => {
+    const owner = await customer();
+    const endpoint = await register(owner.token, { url: hookUrl('ahead'), eventTypes: ['order.created'] });
+    const orderId = newId();
+    const ahead = { ...orderData(orderId, owner.id), giftWrap: true };
+    const id = await arrive('orders-service', 'order.created', 'order', orderId, ahead);
+    const logged = await call('GET', `/events?resource=order/${orderId}`, { token: owner.token });
+    expect(logged.body.items).toEqual([expect.objectContaining({ id, data: ahead })]);
+    await dispatcher.drain();
+    expect(received.filter((request) => request.path === '/ahead').map((request) => JSON.parse(request.body).data)).toEqual([ahead]);
+    await call('DELETE', `/webhook-endpoints/${endpoint.id}`, { token: owner.token });
+  });
+
   it("refuses another caller's cursor with 400 INVALID_CURSOR; the owner's own still pages", async () => {
     const owner = await customer();
     const other = await customer();
