@@ -20,11 +20,21 @@ export const KEY_TTL_MS = 24 * 60 * 60 * 1000;
  */
 export const CLAIM_MARGIN_MS = 5_000;
 /**
- * An unanswered claim this old is abandoned whatever its end says. Replicas of the version before
- * CLAIM_MARGIN_MS wrote a claim's end as the key's 24 hours; during a rollout such a replica is
- * stopped mid-request, and its claim would hold the key for a day. No request's budget is longer.
+ * An unanswered claim of the previous version (writtenByPreviousVersion) this old is abandoned
+ * whatever its end says. That version wrote a claim's end as the key's 24 hours; during a rollout
+ * such a replica is stopped mid-request, and its claim would hold the key for a day. That version
+ * gave no request a longer budget than a minute.
  */
 export const ABANDONED_AFTER_MS = 60_000;
+
+/**
+ * Whether a claim was written by the version before CLAIM_MARGIN_MS: its end is the key's 24
+ * hours, where a claim written since ends at its request's deadline and margin, never near that.
+ * Only such claims need ABANDONED_AFTER_MS; a claim written since is held as long as it says, so a
+ * request given a longer budget than a minute (a service allows six times REQUEST_TIMEOUT_MS)
+ * keeps its key while it runs.
+ */
+const writtenByPreviousVersion = (claim: { createdAt: Date; expiresAt: Date }) => claim.expiresAt.getTime() - claim.createdAt.getTime() > KEY_TTL_MS / 2;
 
 /** The pause between two looks at a key another request holds. */
 const POLL_INTERVAL_MS = 25;
@@ -113,7 +123,7 @@ export class IdempotencyStore {
       const existing = await this.keys.find(userId, key);
       if (!existing) continue; // abandoned and removed meanwhile: claim it
       // Past its 24 hours, or a claim past its request's deadline and margin, or older than any request lives (abandoned).
-      const abandoned = existing.responseStatus === null && Date.now() - existing.createdAt.getTime() > ABANDONED_AFTER_MS;
+      const abandoned = existing.responseStatus === null && writtenByPreviousVersion(existing) && Date.now() - existing.createdAt.getTime() > ABANDONED_AFTER_MS;
       if (existing.expiresAt.getTime() <= Date.now() || abandoned) {
         await this.keys.deleteCreatedAt(userId, key, existing.createdAt);
         continue;

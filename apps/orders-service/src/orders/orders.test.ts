@@ -1052,6 +1052,17 @@ describe('a placement that dies between Reserve and writing its order', () => {
     expect([retry.status, retry.body.code]).toEqual([201, undefined]);
   });
 
+  it('keeps a key for a live request given a budget longer than a minute: a retry waits on it, and is not let take it over', async () => {
+    const product = stocked(10);
+    const key = `long-budget-${Date.now()}`;
+    const input = { items: [{ productId: product.id, quantity: 1 }] };
+    // A request of this version, given 120 s (a service allows six times its REQUEST_TIMEOUT_MS), claimed the key 61 s ago and still runs.
+    await database.prisma.idempotencyKey.create({ data: { userId: alice.userId, key, requestHash: requestHashOf(input), expiresAt: new Date(Date.now() + 59_000 + CLAIM_MARGIN_MS), createdAt: new Date(Date.now() - 61_000) } });
+    const retry = await placeOrder(alice.token, input, { 'idempotency-key': key, 'x-request-timeout-ms': '1500' });
+    expect([retry.status, retry.body.code, retry.headers.get('retry-after')]).toEqual([409, 'CONFLICT', '1']);
+    expect(await database.prisma.order.count({ where: { items: { some: { productId: product.id } } } })).toBe(0);
+  });
+
   it('does not write a second order when the first request outlives its claim and a retry took the key over', async () => {
     const product = stocked(10);
     const key = `outlived-${Date.now()}`;
