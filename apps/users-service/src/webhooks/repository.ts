@@ -256,7 +256,9 @@ export class WebhookRepository {
   async requeueDelivery(id: string, dueAt: Date): Promise<boolean> {
     const { count } = await this.prisma.webhookDelivery.updateMany({
       where: { id, OR: [{ leasedUntil: null }, { leasedUntil: { lte: dueAt } }] },
-      data: { status: 'PENDING', nextAttemptAt: dueAt, putBacks: 0 }, // asked for by hand: its put-backs count from none, as after an attempt
+      // Asked for by hand: its put-backs count from none, as after an attempt, and a lease run out is
+      // ended, so the late answer of the replica that held it is not recorded over this retry.
+      data: { status: 'PENDING', nextAttemptAt: dueAt, putBacks: 0, leasedUntil: null },
     });
     return count === 1;
   }

@@ -1214,6 +1214,33 @@ describe('replicas and owners', () => {
     }
   });
 
+  it('records nothing of an attempt answered after its lease ran out and the delivery was retried by hand meanwhile', async () => {
+    const owner = await customer();
+    const endpoint = await register(owner.token, { url: hookUrl('late-after-retry'), eventTypes: ['user.updated'] });
+    answer = (request) => (request.path === '/late-after-retry' && !holding.length ? 'hold' : { status: 204 });
+    const guard = new AddressGuard({ allowLoopback: true, resolve: async () => [{ address: '127.0.0.1', family: 4 }] });
+    try {
+      await arrive('users-service', 'user.updated', 'user', owner.id, { id: owner.id, role: 'customer', name: 'R', email: 'r@example.com', version: 2, createdAt: now.toISOString() });
+      const late = new WebhookDispatcher(new WebhookRepository(database.prisma), guard, logger, { clock: () => now, timeoutMs: 10_000, slowAfterMs: 10_000 });
+      const lateDrain = late.drain();
+      await untilHeld(1);
+      // Past the lease, by the clock: the owner retries the delivery by hand, which takes it over.
+      now = new Date(now.getTime() + LEASE_MS + 1_000);
+      const [delivery] = await deliveriesOf(owner.token, endpoint.id);
+      expect((await call('POST', `/webhook-endpoints/${endpoint.id}/deliveries/${delivery.id}/retry`, { token: owner.token })).status).toBe(202);
+      // The first attempt is answered at last, with a failure: it is not recorded over the retry asked for.
+      holding[0].res.writeHead(500).end();
+      await lateDrain;
+      await dispatcher.drain(); // the retry, sent (the retry also woke the dispatcher: sent once either way)
+      expect(await deliveriesOf(owner.token, endpoint.id)).toEqual([
+        expect.objectContaining({ status: 'SUCCEEDED', attemptCount: 1, attempts: [expect.objectContaining({ outcome: 'SUCCEEDED', statusCode: 204 })] }),
+      ]);
+      expect((await call('GET', `/webhook-endpoints/${endpoint.id}`, { token: owner.token })).body).toMatchObject({ failingSince: null });
+    } finally {
+      await call('DELETE', `/webhook-endpoints/${endpoint.id}`, { token: owner.token });
+    }
+  });
+
   it('claims nothing once stopped: the attempt under way ends, or is cut and handed back when the grace runs out; what is due is left to the other replicas', async () => {
     const owner = await customer();
     const endpoint = await register(owner.token, { url: hookUrl('stopping'), eventTypes: ['user.updated'] });
