@@ -275,6 +275,61 @@ describe('prod carries events over NATS JetStream', () => {
     }
     expect(find(rendered.dev, 'StatefulSet', 'nats')).toBeUndefined();
   });
+
+  describe('signs each service in as itself, allowed to publish only its own events', () => {
+    const envOf = (object: { spec: { template: { spec: { containers: { env?: { name: string }[] }[] } } } }) => object.spec.template.spec.containers[0].env ?? [];
+    const passwordVariable = (service: string) => `NATS_${service.replace(/-/g, '_').toUpperCase()}_PASSWORD`;
+    const conf = () => find(rendered.prod, 'ConfigMap', 'nats-config').data['nats.conf'] as string;
+    /** The sources each service's EventConsumer reads (its main.ts), as the transport makes one durable consumer per source and partition. */
+    const sourcesOf = (service: string): string[] => {
+      const main = readFileSync(path.join(deployDir, `../apps/${service}/src/main.ts`), 'utf8');
+      const listed = new RegExp(`consumer: '${service}', sources: (\\[[^\\]]*\\]|EVENT_SOURCES)`).exec(main)?.[1];
+      if (!listed) return [];
+      const list = listed === 'EVENT_SOURCES' ? /EVENT_SOURCES = (\[[^\]]*\])/.exec(readFileSync(path.join(deployDir, `../apps/${service}/src/webhooks/intake.ts`), 'utf8'))![1] : listed;
+      return [...list.matchAll(/'([a-z-]+)'/g)].map((match) => match[1]);
+    };
+    const partitions = Number(/export const PARTITIONS = (\d+);/.exec(readFileSync(path.join(deployDir, '../libs/events/src/nats-transport.ts'), 'utf8'))?.[1]);
+    /** A user's entry in the authorization block: from its `user:` line to the next user's. */
+    const userBlock = (service: string) => conf().split(/^\s*\{\s*$/m).find((block) => new RegExp(`^\\s*user: ${service}$`, 'm').test(block)) ?? '';
+
+    it('each service Deployment (prod only) reads NATS_USER, its own name, and NATS_PASSWORD from its own key of Secret platform-nats', () => {
+      for (const service of services) {
+        const env = envOf(find(rendered.prod, 'Deployment', service));
+        expect(env.filter((variable) => variable.name.startsWith('NATS_'))).toEqual([
+          { name: 'NATS_USER', value: service },
+          { name: 'NATS_PASSWORD', valueFrom: { secretKeyRef: { name: 'platform-nats', key: service } } },
+        ]);
+        expect(envOf(find(rendered.dev, 'Deployment', service)).filter((variable) => variable.name.startsWith('NATS_'))).toEqual([]);
+      }
+      expect(envOf(find(rendered.prod, 'Deployment', 'gateway')).filter((variable) => variable.name.startsWith('NATS_'))).toEqual([]);
+    });
+
+    it('the servers get every service\'s password from the same Secret, and nats.conf has one user per service with it', () => {
+      const env = envOf(find(rendered.prod, 'StatefulSet', 'nats'));
+      for (const service of services) {
+        expect(env).toContainEqual({ name: passwordVariable(service), valueFrom: { secretKeyRef: { name: 'platform-nats', key: service } } });
+        expect(userBlock(service)).toMatch(new RegExp(`^\\s*password: \\$${passwordVariable(service)}$`, 'm'));
+      }
+      expect([...conf().matchAll(/^\s*user: ([a-z-]+)$/gm)].map((match) => match[1])).toEqual(services);
+    });
+
+    it('with exactly the publish rights its transport needs: its own events, the EVENTS stream, its own durable consumers; replies only on _INBOX', () => {
+      expect(partitions).toBeGreaterThan(0);
+      for (const service of services) {
+        const durables = sourcesOf(service).flatMap((source) => Array.from({ length: partitions }, (_, partition) => ({ name: `${service}-from-${source}-p${partition}`, filter: `events.${source}.p${partition}.>` })));
+        const expected = [
+          `events.${service}.>`,
+          ...['$JS.API.INFO', '$JS.API.STREAM.INFO.EVENTS', '$JS.API.STREAM.CREATE.EVENTS', '$JS.API.STREAM.UPDATE.EVENTS'],
+          ...durables.flatMap(({ name, filter }) => [`$JS.API.CONSUMER.CREATE.EVENTS.${name}.${filter}`, `$JS.API.CONSUMER.INFO.EVENTS.${name}`, `$JS.API.CONSUMER.MSG.NEXT.EVENTS.${name}`, `$JS.ACK.EVENTS.${name}.>`]),
+        ];
+        const block = userBlock(service);
+        const publish = /publish: \{ allow: \[([^\]]*)\] \}/.exec(block)?.[1] ?? '';
+        expect([...publish.matchAll(/"([^"]+)"/g)].map((match) => match[1])).toEqual(expected);
+        expect(/subscribe: \{ allow: \[([^\]]*)\] \}/.exec(block)?.[1]).toBe('"_INBOX.>"');
+      }
+      expect(sourcesOf('orders-service')).toEqual(['users-service']); // the regexes above read main.ts
+    });
+  });
 });
 
 it('dev runs one replica with in-cluster PostgreSQL and Redis', () => {

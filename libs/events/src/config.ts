@@ -4,6 +4,10 @@ import { z } from '@platform/validation';
 export const eventsConfigShape = {
   /** A NATS server with JetStream (nats://host:4222, comma-separated for a cluster); unset: the embedded transport. */
   NATS_URL: z.string().optional(),
+  /** This service's user on the broker (its name; prod's nats.conf lets it publish only its own events); unset: no authentication (a local nats-server). */
+  NATS_USER: z.string().min(1).optional(),
+  /** NATS_USER's password, from Secret platform-nats in prod (docs/operations.md). */
+  NATS_PASSWORD: z.string().min(1).optional(),
   /** Copies JetStream keeps of the stream: 3 on the prod overlay's three-server cluster, 1 on one server. */
   NATS_STREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
   /** How long the stream keeps an event (s; 7 days): a consumer down longer misses the older ones (libs/events/src/nats-transport.ts). */

@@ -33,6 +33,9 @@ export interface NatsTransportSettings {
   servers: string;
   /** The connecting service, for the server's connection list. */
   name: string;
+  /** The broker user and password (prod: one user per service, allowed to publish only its own events); unset: no authentication. */
+  user?: string;
+  pass?: string;
   logger: Logger;
   /** How long JetStream waits for an ack before it delivers an event again. */
   ackWaitMs?: number;
@@ -86,7 +89,7 @@ export class NatsTransport implements EventTransport {
     for (let attempt = 1; ; attempt++) {
       let connection: NatsConnection | undefined;
       try {
-        connection = await connect({ servers: settings.servers.split(','), name: settings.name, reconnect: true, maxReconnectAttempts: -1, reconnectTimeWait: 500, timeout: 5_000 });
+        connection = await connect({ servers: settings.servers.split(','), name: settings.name, user: settings.user, pass: settings.pass, reconnect: true, maxReconnectAttempts: -1, reconnectTimeWait: 500, timeout: 5_000 });
         const manager = await jetstreamManager(connection, { timeout: 5_000 });
         await ensureStream(manager, settings);
         return new NatsTransport(connection, jetstream(connection), manager, settings);
@@ -280,7 +283,7 @@ async function ensureStream(manager: JetStreamManager, settings: NatsTransportSe
 }
 
 /** NATS JetStream when NATS_URL is set (the stream as the events settings say), the embedded transport otherwise. */
-export async function connectNatsIfConfigured(config: EventsConfig, settings: Omit<NatsTransportSettings, 'servers' | 'replicas' | 'maxAgeMs' | 'maxBytes'>): Promise<NatsTransport | undefined> {
+export async function connectNatsIfConfigured(config: EventsConfig, settings: Omit<NatsTransportSettings, 'servers' | 'user' | 'pass' | 'replicas' | 'maxAgeMs' | 'maxBytes'>): Promise<NatsTransport | undefined> {
   if (!config.NATS_URL) return undefined;
-  return NatsTransport.connect({ ...settings, servers: config.NATS_URL, replicas: config.NATS_STREAM_REPLICAS, maxAgeMs: config.NATS_STREAM_MAX_AGE_S * 1_000, maxBytes: config.NATS_STREAM_MAX_BYTES });
+  return NatsTransport.connect({ ...settings, servers: config.NATS_URL, user: config.NATS_USER, pass: config.NATS_PASSWORD, replicas: config.NATS_STREAM_REPLICAS, maxAgeMs: config.NATS_STREAM_MAX_AGE_S * 1_000, maxBytes: config.NATS_STREAM_MAX_BYTES });
 }

@@ -8,7 +8,7 @@ import { newId } from '@platform/ids';
 import type { CallOptions } from './traffic';
 
 export { percentile, runBounded } from './load';
-export { freePort, NatsServer, PostgresCluster, RedisServer, testRedisUrl } from './servers';
+export { freePort, NatsServer, type NatsServerOptions, PostgresCluster, RedisServer, testRedisUrl } from './servers';
 export { connects, otherAddresses } from './reachability';
 export { PROMPT_REFUSAL_MS, timeAnswer, type TimedAnswer } from './timed-answer';
 export { rateLimitField } from './rate-limit-field';

@@ -3,7 +3,7 @@
 // Redis (TEST_REDIS_URL) only under a key prefix of the test's own.
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -128,17 +128,24 @@ export class RedisServer {
  * (never the shared 4222). `kill` is a SIGKILL; `restart` starts it again on the same port and
  * store, as a broker pod rescheduled onto its volume would.
  */
+export interface NatsServerOptions {
+  /** nats.conf text (an authorization block, say); its `$VARIABLES` are read from `env`. */
+  config?: string;
+  env?: Record<string, string>;
+}
+
 export class NatsServer {
   private child!: ChildProcess;
 
   private constructor(
     readonly port: number,
     private readonly dir: string,
+    private readonly options: NatsServerOptions,
   ) {}
 
   /** On `port`, or a free one. */
-  static async start(port?: number): Promise<NatsServer> {
-    const server = new NatsServer(port ?? (await freePort()), mkdtempSync(path.join(tmpdir(), 'test-nats-')));
+  static async start(port?: number, options: NatsServerOptions = {}): Promise<NatsServer> {
+    const server = new NatsServer(port ?? (await freePort()), mkdtempSync(path.join(tmpdir(), 'test-nats-')), options);
     try {
       await server.launch();
     } catch (error) {
@@ -174,7 +181,11 @@ export class NatsServer {
   }
 
   private async launch(): Promise<void> {
-    this.child = spawn('nats-server', ['-a', '127.0.0.1', '-p', String(this.port), '-js', '-sd', this.dir], { stdio: 'ignore' });
+    const configFile = path.join(this.dir, 'nats.conf');
+    if (this.options.config !== undefined) writeFileSync(configFile, this.options.config);
+    const config = this.options.config === undefined ? [] : ['-c', configFile];
+    // The command line's address, port and store win over the file's.
+    this.child = spawn('nats-server', [...config, '-a', '127.0.0.1', '-p', String(this.port), '-js', '-sd', this.dir], { stdio: 'ignore', env: { ...process.env, ...this.options.env } });
     const child = this.child;
     // The INFO line comes once the client port listens; JetStream has recovered its store by then.
     await waitFor(`nats-server on ${this.port}`, 30_000, async () => {

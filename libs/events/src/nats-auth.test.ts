@@ -1,0 +1,108 @@
+// The broker's authorization as prod runs it: a nats-server of the test's own with the very
+// authorization block of deploy/k8s/overlays/prod/nats.yaml (test passwords for its $variables).
+// A service signed in as itself publishes and consumes its events as without authentication,
+// and cannot publish under another service's name: no forged `user.deleted` from orders-service
+// (or anyone) reaches the stream.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
+import { createLogger } from '@platform/service-kit';
+import { NatsServer } from '@platform/test-kit';
+import { parse } from 'yaml';
+import { toCloudEvent } from './envelope';
+import { EVENTS_STREAM, NatsTransport } from './nats-transport';
+
+const logger = createLogger('nats-auth-test', 'silent');
+const services = ['users-service', 'orders-service', 'catalog-service', 'inventory-service'];
+const passwordOf = (service: string) => `test-password-of-${service}`;
+/** A forged publish must fail; this long for JetStream's answer that never comes is plenty on a local server. */
+const PUBLISH_TIMEOUT_MS = 2_000;
+
+/** nats.conf's `authorization { … }` block, as the prod overlay ships it. */
+function prodAuthorization(): string {
+  const manifest = readFileSync(path.resolve(__dirname, '../../../deploy/k8s/overlays/prod/nats.yaml'), 'utf8');
+  const configMap = manifest.split(/^---$/m).map((document) => parse(document)).find((object) => object?.kind === 'ConfigMap' && object.metadata.name === 'nats-config');
+  const conf = configMap.data['nats.conf'] as string;
+  const start = conf.indexOf('authorization {');
+  if (start < 0) throw new Error('no authorization block in nats.conf');
+  let depth = 0;
+  for (let index = conf.indexOf('{', start); index < conf.length; index++) {
+    if (conf[index] === '{') depth++;
+    else if (conf[index] === '}' && --depth === 0) return conf.slice(start, index + 1);
+  }
+  throw new Error('unbalanced authorization block in nats.conf');
+}
+
+let server: NatsServer;
+
+beforeAll(async () => {
+  const env = Object.fromEntries(services.map((service) => [`NATS_${service.replace(/-/g, '_').toUpperCase()}_PASSWORD`, passwordOf(service)]));
+  server = await NatsServer.start(undefined, { config: prodAuthorization(), env });
+});
+
+afterAll(async () => {
+  await server?.stop();
+});
+
+const signedInAs = (service: string) => NatsTransport.connect({ servers: server.url, name: service, user: service, pass: passwordOf(service), logger, publishTimeoutMs: PUBLISH_TIMEOUT_MS, connectWithinMs: 0 });
+const userId = '01900000-0000-7000-8000-000000000001';
+const deletedBy = (source: string, sequence: number) =>
+  toCloudEvent(`/${source}`, { id: `01900000-0000-7000-8000-${String(sequence).padStart(12, '0')}`, type: 'user.deleted', aggregateType: 'user', aggregateId: userId, sequence, data: { id: userId }, occurredAt: new Date() });
+
+async function storedEvents(): Promise<number> {
+  const connection = await connect({ servers: server.url, user: 'users-service', pass: passwordOf('users-service') });
+  try {
+    return (await (await jetstreamManager(connection)).streams.info(EVENTS_STREAM)).state.messages;
+  } finally {
+    await connection.close();
+  }
+}
+
+it('lets a service publish its own events and the services consume them, each signed in as itself', async () => {
+  const users = await signedInAs('users-service');
+  const orders = await signedInAs('orders-service');
+  try {
+    await users.publish([deletedBy('users-service', 1)]);
+    const seen: string[] = [];
+    const consumptions = await Promise.all([
+      orders.consume({ consumer: 'orders-service', sources: ['users-service'], types: ['user.deleted'] }, async ({ event }) => void seen.push(`orders-service got ${event.id}`)),
+      users.consume({ consumer: 'users-service', sources: ['users-service'], types: ['user.deleted'] }, async ({ event }) => void seen.push(`users-service got ${event.id}`)),
+    ]);
+    for (const giveUpAt = Date.now() + 60_000; seen.length < 2 && Date.now() < giveUpAt; ) await new Promise((resolve) => setTimeout(resolve, 20));
+    await Promise.all(consumptions.map((consumption) => consumption.stop()));
+    expect(seen.sort()).toEqual([`orders-service got ${deletedBy('users-service', 1).id}`, `users-service got ${deletedBy('users-service', 1).id}`]);
+  } finally {
+    await users.close();
+    await orders.close();
+  }
+});
+
+it("refuses a service's publish under another service's name, and stores nothing of it", async () => {
+  const before = await storedEvents();
+  const users = await signedInAs('users-service');
+  try {
+    // The forged event of the security report: orders-service's subject, from users-service's credentials.
+    await expect(users.publish([deletedBy('orders-service', 2)])).rejects.toThrow();
+  } finally {
+    await users.close();
+  }
+  // A raw publish on the subject the report names: the server answers with a permissions violation.
+  const raw = await connect({ servers: server.url, user: 'users-service', pass: passwordOf('users-service') });
+  try {
+    const refused = (async () => {
+      for await (const status of raw.status()) if (status.type === 'error') return String(status.error);
+      return 'closed';
+    })();
+    raw.publish('events.orders-service.p3.user.deleted', JSON.stringify(deletedBy('orders-service', 3).toJSON()));
+    expect(await refused).toMatch(/permissions violation for publish to "events\.orders-service\.p3\.user\.deleted"/i);
+  } finally {
+    await raw.close();
+  }
+  expect(await storedEvents()).toBe(before);
+});
+
+it('refuses a connection without credentials or with the wrong password', async () => {
+  await expect(connect({ servers: server.url })).rejects.toThrow(/authorization/i);
+  await expect(connect({ servers: server.url, user: 'orders-service', pass: passwordOf('users-service') })).rejects.toThrow(/authorization/i);
+});
