@@ -310,7 +310,10 @@ describe('prod carries events over NATS JetStream', () => {
         expect(env).toContainEqual({ name: passwordVariable(service), valueFrom: { secretKeyRef: { name: 'platform-nats', key: service } } });
         expect(userBlock(service)).toMatch(new RegExp(`^\\s*password: \\$${passwordVariable(service)}$`, 'm'));
       }
-      expect([...conf().matchAll(/^\s*user: ([a-z-]+)$/gm)].map((match) => match[1])).toEqual(services);
+      expect([...conf().matchAll(/^\s*user: ([a-z-]+)$/gm)].map((match) => match[1])).toEqual([...services, 'operator']);
+      // The operators' user, for the runbook's nats commands: its own key, every right.
+      expect(env).toContainEqual({ name: 'NATS_OPERATOR_PASSWORD', valueFrom: { secretKeyRef: { name: 'platform-nats', key: 'operator' } } });
+      expect(userBlock('operator')).toMatch(/^\s*password: \$NATS_OPERATOR_PASSWORD$/m);
     });
 
     it('with exactly the publish rights its transport needs: its own events, the EVENTS stream, its own durable consumers; replies only on _INBOX', () => {

@@ -37,7 +37,7 @@ function prodAuthorization(): string {
 let server: NatsServer;
 
 beforeAll(async () => {
-  const env = Object.fromEntries(services.map((service) => [`NATS_${service.replace(/-/g, '_').toUpperCase()}_PASSWORD`, passwordOf(service)]));
+  const env = { ...Object.fromEntries(services.map((service) => [`NATS_${service.replace(/-/g, '_').toUpperCase()}_PASSWORD`, passwordOf(service)])), NATS_OPERATOR_PASSWORD: passwordOf('operator') };
   server = await NatsServer.start(undefined, { config: prodAuthorization(), env });
 });
 
@@ -105,4 +105,14 @@ it("refuses a service's publish under another service's name, and stores nothing
 it('refuses a connection without credentials or with the wrong password', async () => {
   await expect(connect({ servers: server.url })).rejects.toThrow(/authorization/i);
   await expect(connect({ servers: server.url, user: 'orders-service', pass: passwordOf('users-service') })).rejects.toThrow(/authorization/i);
+});
+
+it("lets the operators' user read the stream, as the runbook's nats commands do", async () => {
+  const connection = await connect({ servers: server.url, user: 'operator', pass: passwordOf('operator') });
+  try {
+    const manager = await jetstreamManager(connection, { timeout: 5_000 });
+    expect((await manager.streams.info(EVENTS_STREAM)).config.name).toBe(EVENTS_STREAM);
+  } finally {
+    await connection.close();
+  }
 });
