@@ -500,6 +500,16 @@ describe('browsers on other origins (CORS)', () => {
     expect(varyOf(answer)).toContain('origin');
   });
 
+  it('says Vary: Origin on answers to requests without an Origin too, so a shared cache never serves them to a browser app', async () => {
+    // /v1/openapi.json may be cached by anyone for 5 minutes: stored without Vary: Origin (and so
+    // without Access-Control-Allow-Origin), a CDN would hand it to an allowed app, whose browser refuses it.
+    const plain = await rawRequest(`${gateway.server.url}/v1/openapi.json`, 'GET', {});
+    expect([plain.status, plain.headers['cache-control'], plain.headers['access-control-allow-origin']]).toEqual([200, 'public, max-age=300', undefined]);
+    expect(varyOf(plain)).toContain('origin');
+    const fromApp = await rawRequest(`${gateway.server.url}/v1/openapi.json`, 'GET', { origin: app });
+    expect([fromApp.headers['access-control-allow-origin'], varyOf(fromApp)]).toEqual([app, expect.arrayContaining(['origin'])]);
+  });
+
   it('allows exactly the CORS_ORIGINS patterns given, where * stands for one host label or port', async () => {
     const strict = await startGateway(upstream.url, { corsOrigins: 'https://app.example.com, https://*.shop.example.com' });
     try {
@@ -580,6 +590,9 @@ describe('pages for people', () => {
     }
     const json = await rawRequest(`${gateway.server.url}/v1/graphql`, 'GET', { accept: 'application/json' });
     expect(json.headers['content-type']).not.toMatch(/html/);
+    // One URL, two answers chosen by Accept: a cache must key them apart, or it serves the IDE's
+    // HTML to a GraphQL client (or a JSON error to the browser).
+    expect([varyOf(ide), varyOf(json)]).toEqual([expect.arrayContaining(['accept']), expect.arrayContaining(['accept'])]);
   });
 
   it.each([

@@ -42,8 +42,12 @@ export function crossOrigin(patterns: readonly string[]): RequestHandler {
     optionsSuccessStatus: 204,
   });
   return (req, res, next) => {
+    // On every answer, also those to no Origin or a disallowed one: the CORS headers depend on it,
+    // so a shared cache must not hand an answer stored for one Origin (or none) to another. A
+    // public answer (/v1/openapi.json) stored without it would reach an allowed app bare of
+    // Access-Control-Allow-Origin, and its browser would refuse it until the entry expired.
+    res.vary('Origin');
     if (req.headers.origin === undefined) return next();
-    res.vary('Origin'); // also on answers to disallowed origins: a shared cache must not serve one origin's answer to another
     // Only a real preflight (OPTIONS with Access-Control-Request-Method) ends here; a plain OPTIONS goes on to its 405.
     if (req.method === 'OPTIONS' && req.headers['access-control-request-method'] === undefined) return next();
     answer(req, res, next);

@@ -134,9 +134,11 @@ export function browserPages(options: PagesOptions): RequestHandler {
     // A browser asks for HTML first; GraphQL clients ask for JSON and go on to the graph.
     // Every method is heard here (express would otherwise answer an OPTIONS itself), and only a
     // GET or HEAD may be the IDE's: the graph answers the rest.
-    router.all('/v1/graphql', (req, res, next) =>
-      (req.method === 'GET' || req.method === 'HEAD') && req.accepts(['application/json', 'application/graphql-response+json', 'text/html']) === 'text/html' ? ide(req, res, next) : next(),
-    );
+    router.all('/v1/graphql', (req, res, next) => {
+      if (req.method !== 'GET' && req.method !== 'HEAD') return next();
+      res.vary('Accept'); // one URL, the IDE or the graph's answer by Accept: caches must keep them apart
+      return req.accepts(['application/json', 'application/graphql-response+json', 'text/html']) === 'text/html' ? ide(req, res, next) : next();
+    });
   }
   // The pages are read-only: any other method is 405 in the error format. (Left to express, an
   // OPTIONS got its own 200 text/plain "GET, HEAD", and TRACE a 404.)
