@@ -1081,6 +1081,19 @@ describe('GraphQL over HTTP (the GraphQL-over-HTTP specification)', () => {
     expect((await graphql({ nope: true }, 'application/graphql-response+json')).status).toBe(400);
   });
 
+  it('answers a request error found once the variables are known (a value of the wrong type, a cost over the limit) as one: no data, 400 for application/graphql-response+json', async () => {
+    // The GraphQL specification: an error raised before execution leaves out `data`; GraphQL over
+    // HTTP: an answer without `data` is 4xx for application/graphql-response+json.
+    const wrongType = { query: 'query ($n: Int!) { orders(first: $n) { id } }', variables: { n: 'many' } };
+    const costly = { query: 'query ($n: Int) { orders(first: $n) { id amount product { name imageUrl rating reviewCount price currency sku } } }', variables: { n: 1_000 } };
+    for (const [body, code] of [[wrongType, 'GRAPHQL_VALIDATION_FAILED'], [costly, 'QUERY_COST_LIMIT_EXCEEDED']] as const) {
+      const strict = await graphql(body, 'application/graphql-response+json');
+      expect([code, strict.status, strict.headers.get('content-type'), 'data' in strict.body, strict.body.errors[0].extensions.code]).toEqual([code, 400, expect.stringContaining('application/graphql-response+json'), false, code]);
+      const lenient = await graphql(body);
+      expect([code, lenient.status, 'data' in lenient.body, lenient.body.errors[0].extensions.code]).toEqual([code, 200, false, code]);
+    }
+  });
+
   it('answers what it cannot take (another media type, an unacceptable answer) in the error format', async () => {
     const text = await call('POST', '/v1/graphql', { token, body: '{ me { id } }', headers: { 'content-type': 'text/plain' } });
     expect([text.status, text.body.code]).toEqual([415, 'UNSUPPORTED_MEDIA_TYPE']);

@@ -150,8 +150,13 @@ export async function createFederatedGraph(options: FederatedGraphOptions): Prom
     return hash;
   };
 
-  /** Apollo Gateway plans and runs the operation; graphql-http did the HTTP, parsing and validation. */
-  const execute = async (args: ExecutionArgs): Promise<ExecutionResult> => {
+  /**
+   * Apollo Gateway plans and runs the operation; graphql-http did the HTTP, parsing and validation.
+   * A refusal before anything runs (variables that do not fit, a cost over the limit once they are
+   * known, a gone argument) is a request error: its errors alone, which graphql-http answers as it
+   * answers a validation error, without `data` and 400 for application/graphql-response+json.
+   */
+  const execute = async (args: ExecutionArgs): Promise<ExecutionResult | readonly GraphQLError[]> => {
     const source = args.document.loc?.source.body ?? '';
     const operation = getOperationAST(args.document, args.operationName ?? undefined);
     if (!operation) return { errors: [new GraphQLError('The document names no operation to run.', { extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } })] };
@@ -159,11 +164,11 @@ export async function createFederatedGraph(options: FederatedGraphOptions): Prom
     // With the variables known, `first: $n` counts as it will run (the value sent, else $n's default); over the limit, nothing runs.
     const cost = costOf(schema, args.document, operation, (args.variableValues ?? {}) as Record<string, unknown>);
     if (cost.requested > cost.limit) {
-      return { errors: [new GraphQLError(`Query cost limit exceeded: this operation costs ${cost.requested} with its variables and the limit is ${cost.limit}.`, { extensions: { code: 'QUERY_COST_LIMIT_EXCEEDED', cost } })], extensions: { cost } };
+      return [new GraphQLError(`Query cost limit exceeded: this operation costs ${cost.requested} with its variables and the limit is ${cost.limit}.`, { extensions: { code: 'QUERY_COST_LIMIT_EXCEEDED', cost } })];
     }
     const selection = { elements: selectedElements(schema, args.document, args.operationName), outputFields: selectedOutputFields(schema, args.document, args.operationName) };
     const { refusal, leaveOut } = options.inspectSelection?.(selection, context.exchange.req, context.exchange.res) ?? {};
-    if (refusal) return { errors: [graphQLErrorOf(refusal)] };
+    if (refusal) return [graphQLErrorOf(refusal)];
     // Charged before it runs: a refusal (429) leaves every mutation field unrun.
     const rootFields = rootFieldsOf(args.document, operation);
     await options.admit?.(context.exchange.req, context.exchange.res, { type: operation.operation, cost: cost.requested, mutationFields: operation.operation === 'mutation' ? rootFields.length : 0, rootFields, outputFields: selection.outputFields });
@@ -188,6 +193,8 @@ export async function createFederatedGraph(options: FederatedGraphOptions): Prom
       options.logger.error({ err: error, traceId: context.traceId }, 'graphql execution failed');
       return { data: null, errors: [new GraphQLError('An unexpected error occurred.', { extensions: { code: 'INTERNAL' } })] };
     });
+    // No `data` at all: Apollo refused the variables (a wrong type, a required one missing) before running anything.
+    if (!('data' in result) || result.data === undefined) return result.errors ?? [];
     const answer = leaveOut ? leaveOutFields(schema, args.document, operation, result, leaveOut) : result;
     return { data: answer.data ?? null, errors: answer.errors, extensions: { cost } };
   };
@@ -210,7 +217,8 @@ export async function createFederatedGraph(options: FederatedGraphOptions): Prom
     context: (req) => ({ authorization: req.raw.headers.authorization, traceId: req.context.res.locals.traceId, exchange: { req: req.raw, res: req.context.res } }),
     onOperation: (req, args, result) => {
       const operation = getOperationAST(args.document, args.operationName ?? undefined);
-      metrics.ran(req.context.res, { operationName: args.operationName ?? operation?.name?.value, type: operation?.operation, errors: result.errors });
+      const errors = Array.isArray(result) ? (result as readonly GraphQLError[]) : result.errors;
+      metrics.ran(req.context.res, { operationName: args.operationName ?? operation?.name?.value, type: operation?.operation, errors });
     },
     formatError: formatGraphQLError({ hideSuggestions: !options.introspection }),
   });
