@@ -478,7 +478,7 @@ describe('browsers on other origins (CORS)', () => {
     expect(preflight.headers['access-control-allow-origin']).toBe(app);
     expect(varyOf(preflight)).toContain('origin');
     expect(String(preflight.headers['access-control-allow-methods']).split(',')).toEqual(expect.arrayContaining(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']));
-    expect(String(preflight.headers['access-control-allow-headers']).split(',')).toEqual(['authorization', 'content-type', 'idempotency-key', 'if-match', 'if-none-match', 'traceparent']);
+    expect(String(preflight.headers['access-control-allow-headers']).split(',')).toEqual(['authorization', 'content-type', 'idempotency-key', 'if-match', 'if-none-match', 'traceparent', 'x-client-name', 'x-client-version']);
     expect(preflight.headers['access-control-max-age']).toBe('600');
     expect(preflight.headers['access-control-allow-credentials']).toBeUndefined(); // bearer tokens, never cookies
   });
@@ -489,6 +489,18 @@ describe('browsers on other origins (CORS)', () => {
     expect(answer.headers['access-control-allow-origin']).toBe(app);
     expect(String(answer.headers['access-control-expose-headers']).split(',')).toEqual(['RateLimit', 'RateLimit-Policy', 'Retry-After', 'X-Request-Id', 'ETag', 'Location', 'Deprecation', 'Sunset', 'Link', 'Deprecated-Fields']);
     expect(varyOf(answer)).toEqual(expect.arrayContaining(['origin', 'accept-language']));
+  });
+
+  it("lets a browser app send the client's name and version (X-Client-Name, X-Client-Version), as the SDK does when given them", async () => {
+    // createApiClient(url, { client }) sends both on every call: a preflight that did not allow
+    // them would make the browser refuse every call of an app that identifies itself.
+    const preflight = await rawRequest(`${gateway.server.url}/v1/products`, 'OPTIONS', {
+      origin: app,
+      'access-control-request-method': 'GET',
+      'access-control-request-headers': 'authorization,x-client-name,x-client-version',
+    });
+    expect(preflight.status).toBe(204);
+    expect(String(preflight.headers['access-control-allow-headers']).split(',')).toEqual(expect.arrayContaining(['authorization', 'x-client-name', 'x-client-version']));
   });
 
   it('gives a disallowed origin no CORS header: its preflight meets the 405 a plain OPTIONS gets', async () => {

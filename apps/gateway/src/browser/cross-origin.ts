@@ -8,8 +8,12 @@ import cors from 'cors';
 /** What the development stack allows when CORS_ORIGINS is unset: a web app served from this machine. */
 export const DEVELOPMENT_ORIGINS = ['http://localhost:*', 'http://127.0.0.1:*'];
 
-/** Request headers a browser app may send: the ones the API reads. */
-const ALLOWED_HEADERS = ['authorization', 'content-type', 'idempotency-key', 'if-match', 'if-none-match', 'traceparent'];
+/**
+ * Request headers a browser app may send: the ones the API reads. X-Client-Name/-Version name the
+ * app in usage records and deprecation notices; the SDK sends them when given `client`, so without
+ * them here every call of such an app failed its preflight. (X-Api-Key stays out: keys are for servers.)
+ */
+const ALLOWED_HEADERS = ['authorization', 'content-type', 'idempotency-key', 'if-match', 'if-none-match', 'traceparent', 'x-client-name', 'x-client-version'];
 
 /** Response headers a browser app may read: paging, rate limits, tracing, caching, versioning. */
 const EXPOSED_HEADERS = ['RateLimit', 'RateLimit-Policy', 'Retry-After', 'X-Request-Id', 'ETag', 'Location', 'Deprecation', 'Sunset', 'Link', 'Deprecated-Fields'];
