@@ -668,6 +668,30 @@ describe('stock levels over REST (behind the gateway\'s /v1/stock-levels)', () =
       expect(await eventsOf(plenty)).toEqual([]);
     });
 
+    it('a PUT or SetStock to the on-hand count a level already has changes nothing: 200, the same ETag and version, no event; a stale If-Match is still 412', async () => {
+      const sku = `NOOP-${Date.now()}`;
+      const created = await call('PUT', `/stock-levels/${sku}`, { token: admin, body: { onHand: 3 } });
+      expect(created.status).toBe(201);
+      const etag = created.headers.get('etag') as string;
+      const versionOf = async () => Number((await database.prisma.stock.findUniqueOrThrow({ where: { sku } })).version);
+      const version = await versionOf();
+      const events = await eventsOf(sku);
+
+      const same = await call('PUT', `/stock-levels/${sku}`, { token: admin, body: { onHand: 3 }, headers: { 'if-match': etag } });
+      expect([same.status, same.headers.get('etag'), same.body]).toEqual([200, etag, created.body]);
+      const unconditional = await call('PUT', `/stock-levels/${sku}`, { token: admin, body: { onHand: 3 } });
+      expect([unconditional.status, unconditional.headers.get('etag'), unconditional.body]).toEqual([200, etag, created.body]);
+      await setStock(sku, 3);
+      expect(await versionOf()).toBe(version);
+      expect(await eventsOf(sku)).toEqual(events);
+      // If-Match still counts for a write that changes nothing.
+      const stale = await call('PUT', `/stock-levels/${sku}`, { token: admin, body: { onHand: 3 }, headers: { 'if-match': `"${version + 1}"` } });
+      expect([stale.status, stale.body.code]).toEqual([412, 'PRECONDITION_FAILED']);
+      // Another client's If-Match on the ETag it read still applies its real change.
+      const changed = await call('PUT', `/stock-levels/${sku}`, { token: admin, body: { onHand: 4 }, headers: { 'if-match': etag } });
+      expect([changed.status, changed.body.onHand]).toEqual([200, 4]);
+    });
+
     it("gRPC's SetStock and AdjustStock record the same stock.changed as REST's PUT /stock-levels/{sku} when crossing the threshold", async () => {
       const viaRest = `PARITY-REST-${Date.now()}`;
       const viaGrpc = `PARITY-GRPC-${Date.now()}`;

@@ -2,6 +2,7 @@
 // its own and holds the stock rows' locks only for as long as that statement runs. Stock changes
 // (SetStock, AdjustStock) are one short transaction with their idempotency record.
 import { findKeysetPage, type PageRequest } from '@platform/paging';
+import { unchangedAtVersion } from '@platform/service-kit';
 import type { PrismaClient } from '../generated/prisma/client';
 
 export type ReserveOutcome =
@@ -362,6 +363,22 @@ export class StockRepository {
           // The level's updated_at was set by the change's own statement, at its transaction's now(): created_at.
           const row = prior.versionAfter === null ? undefined : { ...level, version: Number(prior.versionAfter), updatedAt: prior.createdAt };
           return { kind: 'repeat', level, created: prior.createdStock, row };
+        }
+        // A SET to the on-hand count the level already has changes nothing: no row is written, so
+        // its version (the ETag other clients hold for If-Match) stays and no event is recorded,
+        // as for every resource's no-op write (service-kit's unchangedAtVersion: a stale If-Match
+        // is still 412, and its throw ends the transaction, claim included). The claim keeps the
+        // level as found, so a retry answers the same.
+        if (change.kind === 'SET') {
+          const [current] = await tx.$queryRaw<StockLevelRow[]>`
+            SELECT sku, available, reserved, version::float8 AS version, updated_at AS "updatedAt" FROM stock WHERE sku = ${change.sku} FOR UPDATE`;
+          if (current && current.available + current.reserved === change.amount) {
+            const row = unchangedAtVersion(current, change.expectedVersion);
+            await tx.$executeRaw`
+              UPDATE stock_changes SET on_hand_after = ${change.amount}, reserved_after = ${row.reserved}, available_after = ${row.available}, version_after = ${row.version}
+              WHERE request_id = ${change.requestId}`;
+            return { kind: 'applied', level: { sku: row.sku, available: row.available, reserved: row.reserved }, created: false, row };
+          }
         }
         // `created` comes from the write itself: xmax is 0 only on a row version this statement
         // inserted (ON CONFLICT's update sets it), so of two first SETs of a SKU racing, the one
