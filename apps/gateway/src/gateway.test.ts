@@ -1174,6 +1174,17 @@ describe('GraphQL over HTTP (the GraphQL-over-HTTP specification)', () => {
     const fits = await call('POST', '/v1/graphql', { token, body: { query: document('N'.repeat(128)), variables: {} } });
     expect(JSON.stringify(fits.body.errors ?? [])).not.toMatch(/at most 128 characters/);
   });
+
+  it.each([
+    ['an operationName the document does not define', { query: 'query A { me { id } }', operationName: 'C' }, 'operationName "C" names no operation in the document (it defines: A).'],
+    ['several operations and no operationName', { query: 'query A { me { id } } query B { me { name } }' }, 'The document defines several operations (A, B): name one in operationName.'],
+  ])('says what is wrong with %s (400 GRAPHQL_VALIDATION_FAILED), not "Unable to detect operation AST"', async (_what, body, message) => {
+    const res = await call('POST', '/v1/graphql', { token, body, headers: { accept: 'application/graphql-response+json' } });
+    expect([res.status, res.body]).toEqual([400, { errors: [{ message, extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }] }]);
+    // Named right, the same document runs (200; a refusal before running would be 400 for graphql-response+json).
+    const named = await call('POST', '/v1/graphql', { token, body: { ...body, operationName: 'A' }, headers: { accept: 'application/graphql-response+json' } });
+    expect(named.status).toBe(200);
+  });
 });
 
 describe('GraphQL with introspection off (production)', () => {
