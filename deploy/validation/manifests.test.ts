@@ -3,6 +3,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { eventServices, eventSubscriptions, type EventService, natsAuthorizationConf, PARTITIONS } from '@platform/events';
 import { parse } from 'yaml';
 import { policyViolations } from './policy';
 import { blockedDependencies, dependenciesOf, SECRET_ADDRESSES, unusedAppRules } from './reachability';
@@ -240,7 +241,7 @@ describe("the runbook's commands (docs/runbook.md), against the prod overlay the
 });
 
 describe('prod carries events over NATS JetStream', () => {
-  const services = ['users-service', 'orders-service', 'catalog-service', 'inventory-service'];
+  const services = eventServices;
 
   it('as a StatefulSet of three servers of the official image, clustered over a headless Service, on file storage on PVCs', () => {
     const nats = find(rendered.prod, 'StatefulSet', 'nats');
@@ -280,15 +281,9 @@ describe('prod carries events over NATS JetStream', () => {
     const envOf = (object: { spec: { template: { spec: { containers: { env?: { name: string }[] }[] } } } }) => object.spec.template.spec.containers[0].env ?? [];
     const passwordVariable = (service: string) => `NATS_${service.replace(/-/g, '_').toUpperCase()}_PASSWORD`;
     const conf = () => find(rendered.prod, 'ConfigMap', 'nats-config').data['nats.conf'] as string;
-    /** The sources each service's EventConsumer reads (its main.ts), as the transport makes one durable consumer per source and partition. */
-    const sourcesOf = (service: string): string[] => {
-      const main = readFileSync(path.join(deployDir, `../apps/${service}/src/main.ts`), 'utf8');
-      const listed = new RegExp(`consumer: '${service}', sources: (\\[[^\\]]*\\]|EVENT_SOURCES)`).exec(main)?.[1];
-      if (!listed) return [];
-      const list = listed === 'EVENT_SOURCES' ? /EVENT_SOURCES = (\[[^\]]*\])/.exec(readFileSync(path.join(deployDir, `../apps/${service}/src/webhooks/intake.ts`), 'utf8'))![1] : listed;
-      return [...list.matchAll(/'([a-z-]+)'/g)].map((match) => match[1]);
-    };
-    const partitions = Number(/export const PARTITIONS = (\d+);/.exec(readFileSync(path.join(deployDir, '../libs/events/src/nats-transport.ts'), 'utf8'))?.[1]);
+    /** The sources each service's EventConsumer reads, as the transport makes one durable consumer per source and partition. */
+    const sourcesOf = (service: EventService): readonly string[] => eventSubscriptions[service];
+    const partitions = PARTITIONS;
     /** A user's entry in the authorization block: from its `user:` line to the next user's. */
     const userBlock = (service: string) => conf().split(/^\s*\{\s*$/m).find((block) => new RegExp(`^\\s*user: ${service}$`, 'm').test(block)) ?? '';
 
@@ -330,7 +325,24 @@ describe('prod carries events over NATS JetStream', () => {
         expect([...publish.matchAll(/"([^"]+)"/g)].map((match) => match[1])).toEqual(expected);
         expect(/subscribe: \{ allow: \[([^\]]*)\] \}/.exec(block)?.[1]).toBe('"_INBOX.>"');
       }
-      expect(sourcesOf('orders-service')).toEqual(['users-service']); // the regexes above read main.ts
+    });
+
+    it('from the wiring the services run with: each consuming app builds its EventConsumer from its own entry of eventSubscriptions', () => {
+      // The manifest is generated from eventSubscriptions; a consumer wired in main.ts with a list of its own would read sources the broker refuses it.
+      for (const service of eventServices) {
+        const main = readFileSync(path.join(deployDir, `../apps/${service}/src/main.ts`), 'utf8');
+        expect([service, /\bsources:/.test(main)]).toEqual([service, false]);
+        expect([service, main.includes(`subscriptionOf('${service}')`)]).toEqual([service, eventSubscriptions[service].length > 0]);
+      }
+    });
+
+    it("is the block generated from that wiring, which a new consumer or partition count makes stale (the generator's --check then fails)", () => {
+      // What lies between the markers in the file, which the generator rewrites and its --check compares byte for byte.
+      const manifest = readFileSync(path.join(deployDir, 'k8s/overlays/prod/nats.yaml'), 'utf8');
+      const committed = /# BEGIN generated: nats-authorization\b.*\n([\s\S]*?)^[ \t]*# END generated: nats-authorization$/m.exec(manifest)?.[1];
+      expect(committed).toBe(natsAuthorizationConf());
+      expect(natsAuthorizationConf({ ...eventSubscriptions, 'catalog-service': [...eventSubscriptions['catalog-service'], 'orders-service'] })).not.toBe(committed);
+      expect(natsAuthorizationConf(eventSubscriptions, PARTITIONS + 1)).not.toBe(committed);
     });
   });
 });

@@ -2,7 +2,7 @@
 import './instrument'; // first: tracing must patch modules before they load
 import path from 'node:path';
 import { serviceTokenSource } from '@platform/auth';
-import { connectNatsIfConfigured, EmbeddedTransport, EventConsumer, sqlCursorStore, startOutboxRelay } from '@platform/events';
+import { connectNatsIfConfigured, EmbeddedTransport, EventConsumer, sqlCursorStore, startOutboxRelay, subscriptionOf } from '@platform/events';
 import { createOutgoingCalls } from '@platform/outgoing-calls';
 import { configOrExit, runService, seedsDemoData } from '@platform/service-kit';
 import { createCatalogApp } from './app';
@@ -31,7 +31,7 @@ runService({
       });
     const events = await startOutboxRelay(database, transport, logger, { service: 'catalog-service', pollMs: config.EVENTS_POLL_MS }, metrics.registry);
     const { app, products, eventHandlers } = await createCatalogApp({ config, prisma: database.prisma, databaseKind: database.kind, logger, health, metrics });
-    const consumer = new EventConsumer(database.prisma, transport, logger, { consumer: 'catalog-service', sources: ['users-service'], handlers: eventHandlers, handlerTimeoutMs: config.EVENTS_HANDLER_TIMEOUT_MS }, metrics.registry);
+    const consumer = new EventConsumer(database.prisma, transport, logger, { ...subscriptionOf('catalog-service'), handlers: eventHandlers, handlerTimeoutMs: config.EVENTS_HANDLER_TIMEOUT_MS }, metrics.registry);
     await consumer.start();
     return {
       app,

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { serviceTokenSource } from '@platform/auth';
 import { createInventoryClient } from '@platform/inventory-contract';
 import { createOutgoingCalls } from '@platform/outgoing-calls';
-import { connectNatsIfConfigured, EmbeddedTransport, EventConsumer, sqlCursorStore, startOutboxRelay } from '@platform/events';
+import { connectNatsIfConfigured, EmbeddedTransport, EventConsumer, sqlCursorStore, startOutboxRelay, subscriptionOf } from '@platform/events';
 import { configOrExit, runService } from '@platform/service-kit';
 import { createOrdersApp } from './app';
 import { ordersDatabase } from './database';
@@ -45,7 +45,7 @@ runService({
       health,
       metrics,
     });
-    const consumer = new EventConsumer(database.prisma, transport, logger, { consumer: 'orders-service', sources: ['users-service'], handlers: eventHandlers, handlerTimeoutMs: config.EVENTS_HANDLER_TIMEOUT_MS }, metrics.registry);
+    const consumer = new EventConsumer(database.prisma, transport, logger, { ...subscriptionOf('orders-service'), handlers: eventHandlers, handlerTimeoutMs: config.EVENTS_HANDLER_TIMEOUT_MS }, metrics.registry);
     await consumer.start();
     return {
       app,

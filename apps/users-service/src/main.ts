@@ -2,14 +2,13 @@
 import './instrument'; // first: tracing must patch modules before they load
 import path from 'node:path';
 import { serviceTokenSource } from '@platform/auth';
-import { connectNatsIfConfigured, EmbeddedTransport, EventConsumer, sqlCursorStore, startOutboxRelay } from '@platform/events';
+import { connectNatsIfConfigured, EmbeddedTransport, EventConsumer, sqlCursorStore, startOutboxRelay, subscriptionOf } from '@platform/events';
 import { createOutgoingCalls } from '@platform/outgoing-calls';
 import { configOrExit, runService } from '@platform/service-kit';
 import { createUsersApp } from './app';
 import { usersDatabase } from './database';
 import { redisRevocationPublisher } from './credentials/revocations';
 import { loadUsersConfig } from './config';
-import { EVENT_SOURCES } from './webhooks/intake';
 
 const config = configOrExit('users-service', loadUsersConfig);
 
@@ -36,7 +35,7 @@ runService({
       });
     const events = await startOutboxRelay(database, transport, logger, { service: 'users-service', pollMs: config.EVENTS_POLL_MS }, metrics.registry);
     const { app, users, dispatcher, eventHandlers } = await createUsersApp({ config, prisma: database.prisma, databaseKind: database.kind, logger, health, metrics, revocations });
-    const consumer = new EventConsumer(database.prisma, transport, logger, { consumer: 'users-service', sources: EVENT_SOURCES, handlers: eventHandlers, handlerTimeoutMs: config.EVENTS_HANDLER_TIMEOUT_MS }, metrics.registry);
+    const consumer = new EventConsumer(database.prisma, transport, logger, { ...subscriptionOf('users-service'), handlers: eventHandlers, handlerTimeoutMs: config.EVENTS_HANDLER_TIMEOUT_MS }, metrics.registry);
     return {
       app,
       resources: [() => consumer.stop(), () => dispatcher.stop(), events.stop, () => transport.close(), async () => revocations?.stop()],

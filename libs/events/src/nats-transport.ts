@@ -54,6 +54,16 @@ export interface NatsTransportSettings {
   partitions?: number;
 }
 
+/** The durable consumer through which `consumer` reads `source`'s partition `partition`: one name token (no dots). */
+export function durableNameOf(consumer: string, source: string, partition: number): string {
+  return `${consumer}-from-${source}-p${partition}`;
+}
+
+/** The subjects of `source`'s events in partition `partition`: a durable consumer's filter. */
+export function partitionFilterOf(source: string, partition: number): string {
+  return `events.${source}.p${partition}.>`;
+}
+
 /** The partition of an aggregate (the CloudEvents subject, `order/<id>`): the same for all its events. */
 export function partitionOf(subject: string, partitions = PARTITIONS): number {
   return createHash('sha1').update(subject).digest().readUInt32BE(0) % partitions;
@@ -127,7 +137,7 @@ export class NatsTransport implements EventTransport {
     const partitions = Array.from({ length: this.settings.partitions ?? PARTITIONS }, (_, partition) => partition);
     const counts = await Promise.all(
       partitions.map(async (partition) => {
-        const info = await this.manager.consumers.info(EVENTS_STREAM, `${consumer}-from-${source}-p${partition}`).catch(() => undefined);
+        const info = await this.manager.consumers.info(EVENTS_STREAM, durableNameOf(consumer, source, partition)).catch(() => undefined);
         return info ? info.num_pending + info.num_ack_pending : 0;
       }),
     );
@@ -138,7 +148,7 @@ export class NatsTransport implements EventTransport {
   }
 
   private async follow(consumer: string, source: string, partition: number, handle: (delivery: Delivery) => Promise<void>): Promise<Consumption> {
-    const durable = `${consumer}-from-${source}-p${partition}`;
+    const durable = durableNameOf(consumer, source, partition);
     const ackWaitMs = this.settings.ackWaitMs ?? 30_000;
     const ensureDurable = async () => {
       try {
@@ -147,7 +157,7 @@ export class NatsTransport implements EventTransport {
         if (!(error instanceof JetStreamApiError && error.code === JetStreamApiCodes.ConsumerNotFound)) throw error;
         await this.manager.consumers.add(EVENTS_STREAM, {
           durable_name: durable,
-          filter_subject: `events.${source}.p${partition}.>`,
+          filter_subject: partitionFilterOf(source, partition),
           ack_policy: AckPolicy.Explicit,
           deliver_policy: DeliverPolicy.All,
           ack_wait: nanos(ackWaitMs),

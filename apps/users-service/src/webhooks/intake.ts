@@ -1,12 +1,10 @@
 // Events in: every service's events (libs/events consumer, the same code on NATS and on the
 // embedded transport) are logged for GET /events and fanned out to the endpoints that want them.
 // The consumer hands each resource's events over in sequence, so the log's order per resource is
-// the order they happened in; a redelivered event is logged once and queued once.
+// the order they happened in; a redelivered event is logged once and queued once. It reads every
+// service's events: users-service's entry in libs/events' eventSubscriptions.
 import { type EventHandlers, type EventType, eventTypes, type ReceivedEvent } from '@platform/events';
 import type { WebhookRepository } from './repository';
-
-/** The producing services whose events webhooks carry. */
-export const EVENT_SOURCES = ['users-service', 'orders-service', 'catalog-service', 'inventory-service'] as const;
 
 /**
  * The user whose resource the event is about: the user, the order's or review's customer, the

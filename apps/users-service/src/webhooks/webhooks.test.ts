@@ -9,7 +9,7 @@ import { Worker } from 'node:worker_threads';
 import type { Database } from '@platform/db';
 import type { Deprecation } from '@platform/deprecations';
 import { openTestDatabase } from '@platform/db/testing';
-import { EventConsumer, type EventTransport, eventJsonSchemas, type EventType, type PlatformEvent, startOutboxRelay, toCloudEvent } from '@platform/events';
+import { EventConsumer, type EventTransport, eventJsonSchemas, type EventType, type PlatformEvent, startOutboxRelay, subscriptionOf, toCloudEvent } from '@platform/events';
 import { newId } from '@platform/ids';
 import { createLogger, createMetrics, Health, listen, type Listening } from '@platform/service-kit';
 import { apiClient } from '@platform/test-kit';
@@ -18,7 +18,6 @@ import { createUsersApp } from '../app';
 import { PrismaClient } from '../generated/prisma/client';
 import { AddressGuard, forbiddenKindOf, type ResolvedAddress } from './address-guard';
 import { type DispatcherSettings, LEASE_MS, NOT_SENT_AGAIN_AFTER_MS, NOT_SENT_PUT_BACKS, WebhookDispatcher } from './dispatcher';
-import { EVENT_SOURCES } from './intake';
 import { WebhookRepository } from './repository';
 import { MAX_ATTEMPTS, RETRY_DELAYS_MS } from './retry-schedule';
 import { MAX_ENDPOINTS_PER_USER } from './service';
@@ -77,7 +76,7 @@ beforeAll(async () => {
   });
   dispatcher = built.dispatcher;
   // The consumer as main.ts builds it; the test hands it deliveries itself instead of a transport.
-  consumer = new EventConsumer(database.prisma, {} as EventTransport, logger, { consumer: 'users-service', sources: EVENT_SOURCES, handlers: built.eventHandlers });
+  consumer = new EventConsumer(database.prisma, {} as EventTransport, logger, { ...subscriptionOf('users-service'), handlers: built.eventHandlers });
   await built.users.bootstrapAdmin('root@example.com', 'root-password-1');
   server = await listen(built.app, 0, '127.0.0.1');
   adminToken = (await call('POST', '/tokens', { body: { email: 'root@example.com', password: 'root-password-1' } })).body.accessToken;

@@ -1,0 +1,86 @@
+// The broker rights each service's user gets in prod: exactly the subjects its NatsTransport
+// publishes to, derived from the same names the transport uses (durableNameOf, partitionFilterOf,
+// EVENTS_STREAM, PARTITIONS) and from who reads whom (eventSubscriptions). Rendered as nats.conf's
+// `authorization` block by `natsAuthorizationConf`, which tools/deploy/render-nats-auth.ts writes
+// into deploy/k8s/overlays/prod/nats.yaml (`--check` in `check-generated`); nats-auth.test.ts runs
+// a nats-server with the written block.
+//
+// No wildcards in the consumer rights: NATS matches whole tokens only, and a durable's name is one
+// token, so `$JS.API.CONSUMER.INFO.EVENTS.*` would let a service read, and `…CREATE.EVENTS.*.>`
+// create, any service's durable consumers (and pull its deliveries away). Listing every durable is
+// what keeps a service to its own; the list is long, hence generated.
+import { durableNameOf, EVENTS_STREAM, PARTITIONS, partitionFilterOf } from './nats-transport';
+import { eventServices, eventSubscriptions } from './subscriptions';
+
+export interface NatsPermissions {
+  /** Subjects it may publish to, grouped (one line of nats.conf each): its events, the stream's API, then one group per durable consumer. */
+  publish: string[][];
+  /** Subjects it may subscribe to: the replies to its requests only. */
+  subscribe: string[];
+}
+
+/** What `service` may do on the broker, when it reads `sources` over `partitions` partitions each. */
+export function natsPermissionsOf(service: string, sources: readonly string[], partitions = PARTITIONS): NatsPermissions {
+  const durables = sources.flatMap((source) => Array.from({ length: partitions }, (_, partition) => ({ name: durableNameOf(service, source, partition), filter: partitionFilterOf(source, partition) })));
+  return {
+    publish: [
+      // Its own events only: consumers trust the subject for who produced an event.
+      [`events.${service}.>`],
+      // Every service applies the stream's settings at start (ensureStream); jetstreamManager asks $JS.API.INFO.
+      ['$JS.API.INFO', `$JS.API.STREAM.INFO.${EVENTS_STREAM}`, `$JS.API.STREAM.CREATE.${EVENTS_STREAM}`, `$JS.API.STREAM.UPDATE.${EVENTS_STREAM}`],
+      // Create (with that very filter), info, pull and ack of its own durable consumers.
+      ...durables.map(({ name, filter }) => [
+        `$JS.API.CONSUMER.CREATE.${EVENTS_STREAM}.${name}.${filter}`,
+        `$JS.API.CONSUMER.INFO.${EVENTS_STREAM}.${name}`,
+        `$JS.API.CONSUMER.MSG.NEXT.${EVENTS_STREAM}.${name}`,
+        `$JS.ACK.${EVENTS_STREAM}.${name}.>`,
+      ]),
+    ],
+    subscribe: ['_INBOX.>'],
+  };
+}
+
+/** The environment variable the nats-server reads `user`'s password from (from its key of Secret platform-nats). */
+export function natsPasswordVariableOf(user: string): string {
+  return `NATS_${user.replace(/-/g, '_').toUpperCase()}_PASSWORD`;
+}
+
+/** The broker users: one per event service, then the operators' one (runbook's `nats` commands). */
+export const natsUsers = [...eventServices, 'operator'] as const;
+
+/**
+ * nats.conf's `authorization { … }` block, indented as it sits in the ConfigMap (4 spaces): one
+ * user per service with `natsPermissionsOf` its subscriptions, and `operator` with every right.
+ */
+export function natsAuthorizationConf(subscriptions: Readonly<Record<string, readonly string[]>> = eventSubscriptions, partitions = PARTITIONS): string {
+  const quoted = (subjects: readonly string[]) => subjects.map((subject) => `"${subject}"`).join(', ');
+  const serviceUser = (service: string) => {
+    const permissions = natsPermissionsOf(service, subscriptions[service] ?? [], partitions);
+    return [
+      '        {',
+      `          user: ${service}`,
+      `          password: $${natsPasswordVariableOf(service)}`,
+      '          permissions: {',
+      '            publish: { allow: [',
+      ...permissions.publish.map((group) => `              ${quoted(group)}`),
+      '            ] }',
+      `            subscribe: { allow: [${quoted(permissions.subscribe)}] }`,
+      '          }',
+      '        }',
+    ];
+  };
+  return [
+    '    authorization {',
+    '      users = [',
+    ...Object.keys(subscriptions).flatMap(serviceUser),
+    '        {',
+    "          # An operator's, for the nats CLI of the runbook (`nats --user operator --password …",
+    '          # stream info EVENTS`): every right, as before the services had users of their own.',
+    '          user: operator',
+    `          password: $${natsPasswordVariableOf('operator')}`,
+    '        }',
+    '      ]',
+    '    }',
+    '',
+  ].join('\n');
+}
