@@ -2,19 +2,22 @@
 // authorization block of deploy/k8s/overlays/prod/nats.yaml (test passwords for its $variables).
 // A service signed in as itself publishes and consumes its events as without authentication,
 // and cannot publish under another service's name: no forged `user.deleted` from orders-service
-// (or anyone) reaches the stream.
+// (or anyone) reaches the stream. The block is generated from the wiring the services run with
+// (eventSubscriptions, PARTITIONS; tools/deploy/render-nats-auth.ts): every service here consumes
+// every source it is wired to over every partition, and cannot touch another's durable consumers.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { jetstreamManager } from '@nats-io/jetstream';
+import { AckPolicy, jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { createLogger } from '@platform/service-kit';
 import { NatsServer } from '@platform/test-kit';
 import { parse } from 'yaml';
 import { toCloudEvent } from './envelope';
-import { EVENTS_STREAM, NatsTransport } from './nats-transport';
+import { durableNameOf, EVENTS_STREAM, NatsTransport, PARTITIONS, partitionFilterOf } from './nats-transport';
+import { eventServices, eventSubscriptions, subscriptionOf } from './subscriptions';
 
 const logger = createLogger('nats-auth-test', 'silent');
-const services = ['users-service', 'orders-service', 'catalog-service', 'inventory-service'];
+const services = eventServices;
 const passwordOf = (service: string) => `test-password-of-${service}`;
 /** A forged publish must fail; this long for JetStream's answer that never comes is plenty on a local server. */
 const PUBLISH_TIMEOUT_MS = 2_000;
@@ -75,6 +78,53 @@ it('lets a service publish its own events and the services consume them, each si
   } finally {
     await users.close();
     await orders.close();
+  }
+});
+
+it('lets every service consume every source it is wired to, on every partition (each durable consumer the generated block names)', async () => {
+  const transports = Object.fromEntries(await Promise.all(services.map(async (service) => [service, await signedInAs(service)] as const)));
+  try {
+    // One event of each producer; its aggregate decides its partition, and every partition's durable is made and pulled.
+    const published = services.map((source, index) => deletedBy(source, 100 + index));
+    for (const [index, source] of services.entries()) await transports[source].publish([published[index]]);
+    const wanted = services.flatMap((consumer) => eventSubscriptions[consumer].map((source) => `${consumer} got ${published[services.indexOf(source)].id}`));
+    const seen = new Set<string>();
+    const consumptions = await Promise.all(
+      services.filter((service) => eventSubscriptions[service].length > 0).map((service) => transports[service].consume({ ...subscriptionOf(service), types: ['user.deleted'] }, async ({ event }) => void seen.add(`${service} got ${event.id}`))),
+    );
+    for (const giveUpAt = Date.now() + 20_000; wanted.some((entry) => !seen.has(entry)) && Date.now() < giveUpAt; ) await new Promise((resolve) => setTimeout(resolve, 20));
+    await Promise.all(consumptions.map((consumption) => consumption.stop()));
+    expect(wanted.filter((entry) => !seen.has(entry))).toEqual([]);
+    expect(wanted.length).toBeGreaterThan(services.length); // users-service reads all four, the others users-service's
+    // Each service made its durable consumer of every source and partition: none was refused.
+    const operator = await connect({ servers: server.url, user: 'operator', pass: passwordOf('operator') });
+    try {
+      const names = new Set<string>();
+      for await (const info of (await jetstreamManager(operator)).consumers.list(EVENTS_STREAM)) names.add(info.name);
+      const durables = services.flatMap((consumer) => eventSubscriptions[consumer].flatMap((source) => Array.from({ length: PARTITIONS }, (_, partition) => durableNameOf(consumer, source, partition))));
+      expect(durables.filter((name) => !names.has(name))).toEqual([]);
+    } finally {
+      await operator.close();
+    }
+  } finally {
+    await Promise.all(Object.values(transports).map((transport) => transport.close()));
+  }
+});
+
+it("keeps a service to its own durable consumers: another service's it can neither create, read nor pull from, nor its own on other events", async () => {
+  // orders-service's durables exist (it consumed above); catalog-service reads the same source.
+  const theirs = durableNameOf('orders-service', 'users-service', 0);
+  const connection = await connect({ servers: server.url, user: 'catalog-service', pass: passwordOf('catalog-service') });
+  try {
+    const manager = await jetstreamManager(connection, { timeout: 5_000 });
+    await expect(manager.consumers.info(EVENTS_STREAM, theirs)).rejects.toThrow(/permission/i);
+    await expect(manager.consumers.add(EVENTS_STREAM, { durable_name: theirs, filter_subject: partitionFilterOf('users-service', 0), ack_policy: AckPolicy.Explicit })).rejects.toThrow(/permission/i);
+    await expect(manager.consumers.add(EVENTS_STREAM, { durable_name: durableNameOf('catalog-service', 'users-service', 0), filter_subject: partitionFilterOf('orders-service', 0), ack_policy: AckPolicy.Explicit })).rejects.toThrow(/permission/i);
+    await expect(connection.request(`$JS.API.CONSUMER.MSG.NEXT.${EVENTS_STREAM}.${theirs}`, JSON.stringify({ batch: 1 }), { timeout: 2_000 })).rejects.toThrow(/permission/i);
+    // Its own durable, as the transport makes it, it may read: the refusals above are about whose it is.
+    expect((await manager.consumers.info(EVENTS_STREAM, durableNameOf('catalog-service', 'users-service', 0))).name).toBe(durableNameOf('catalog-service', 'users-service', 0));
+  } finally {
+    await connection.close();
   }
 });
 
