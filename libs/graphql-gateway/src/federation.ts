@@ -6,12 +6,12 @@
 // with `application/graphql-response+json` the specification's 4xx. Never a 5xx for what a client
 // sends. The caller's credential goes to every subgraph; every call is bounded by the time left.
 // First: @platform/graphql-kit turns Apollo's telemetry off before @apollo/gateway loads.
-import { documentCache, formatGraphQLError, graphQLErrorOf } from '@platform/graphql-kit';
+import { documentCache, formatGraphQLError, graphQLErrorOf, MAX_NAME_LENGTH, withOperationChoice } from '@platform/graphql-kit';
 import { createHash } from 'node:crypto';
 import { ApolloGateway } from '@apollo/gateway';
 import { ApolloArmor } from '@escape.tech/graphql-armor';
 import type { Request, RequestHandler, Response } from 'express';
-import { type DocumentNode, type ExecutionArgs, type ExecutionResult, getOperationAST, GraphQLError, Kind, NoSchemaIntrospectionCustomRule, specifiedRules, type ValidationRule } from 'graphql';
+import { type DocumentNode, type ExecutionArgs, type ExecutionResult, getOperationAST, GraphQLError, NoSchemaIntrospectionCustomRule, specifiedRules, type ValidationRule } from 'graphql';
 import { createHandler, parseRequestParams } from 'graphql-http';
 import { ApiError, type ErrorCode } from '@platform/errors';
 import { escapedLoneSurrogate, escapesLoneSurrogate, nestsDeeperThan, tooDeeplyNested } from '@platform/service-kit';
@@ -96,9 +96,6 @@ const KnownOperationTypes: ValidationRule = (context) => ({
   },
 });
 
-/** The longest name a document may give (operation, fragment, alias, variable); the schema's own are far shorter. */
-const MAX_NAME_LENGTH = 128;
-
 /**
  * A name is refused past MAX_NAME_LENGTH: the query plan copies an operation's name into every
  * subgraph fetch (twice), so a long one could push a fetch past the subgraph's body limit and come
@@ -111,28 +108,6 @@ const NameLengthLimit: ValidationRule = (context) => ({
     }
   },
 });
-
-/**
- * What is wrong when no operation of `document` can run for `operationName`: graphql-http's own
- * answer, "Unable to detect operation AST", tells the client nothing. Undefined when one can run.
- */
-function unselectableOperation(document: DocumentNode, operationName: string | null | undefined): string | undefined {
-  if (getOperationAST(document, operationName)) return undefined;
-  const names = document.definitions.flatMap((definition) => (definition.kind === Kind.OPERATION_DEFINITION ? [definition.name?.value ?? '(anonymous)'] : []));
-  if (names.length === 0) return 'The document defines no operation.';
-  // The name is the client's: quoted, and no longer than a name the document could give (NameLengthLimit).
-  if (operationName != null) return `operationName ${JSON.stringify(operationName.slice(0, MAX_NAME_LENGTH))} names no operation in the document (it defines: ${names.join(', ')}).`;
-  return `The document defines several operations (${names.join(', ')}): name one in operationName.`;
-}
-
-/** Reports `message` once, as a validation error: graphql-http answers it as it answers any other. */
-function refusalRule(message: string): ValidationRule {
-  return (context) => ({
-    Document() {
-      context.reportError(new GraphQLError(message, { extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }));
-    },
-  });
-}
 
 export async function createFederatedGraph(options: FederatedGraphOptions): Promise<{ middleware: RequestHandler; stop: () => Promise<void> }> {
   const metrics = graphMetrics(options.registry, options.logger);
@@ -237,11 +212,7 @@ export async function createFederatedGraph(options: FederatedGraphOptions): Prom
     // The operation to run is chosen after validation, and a choice that fails gets graphql-http's
     // unclear refusal: such a request gets one more rule saying why (a fresh list, so the
     // document cache's verdict for the usual lists stays as it is).
-    validationRules: (req, args) => {
-      const listed = req.method === 'GET' ? rules : postRules;
-      const problem = unselectableOperation(args.document, args.operationName);
-      return problem === undefined ? listed : [...listed, refusalRule(problem)];
-    },
+    validationRules: (req, args) => withOperationChoice(req.method === 'GET' ? rules : postRules, args.document, args.operationName),
     execute: execute as never,
     context: (req) => ({ authorization: req.raw.headers.authorization, traceId: req.context.res.locals.traceId, exchange: { req: req.raw, res: req.context.res } }),
     onOperation: (req, args, result) => {

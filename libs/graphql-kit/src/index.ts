@@ -7,3 +7,4 @@ export { default as gql } from 'graphql-tag';
 export { DateTime } from './date-time';
 export { formatGraphQLError, graphQLErrorOf, inArgument } from './graphql-errors';
 export { documentCache, type DocumentCache } from './document-cache';
+export { MAX_NAME_LENGTH, withOperationChoice } from './operation-choice';

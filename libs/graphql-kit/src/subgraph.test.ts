@@ -64,4 +64,27 @@ describe('createSubgraphMiddleware', () => {
       await server.close();
     }
   });
+
+  it('says what is wrong with an operationName the document lacks (400 GRAPHQL_VALIDATION_FAILED), not "Unable to detect operation AST"', async () => {
+    const typeDefs = gql`
+      extend schema @link(url: "https://specs.apollo.dev/federation/v2.3", import: ["@key"])
+      type Query {
+        hello: String
+      }
+    `;
+    const middleware = createSubgraphMiddleware({ typeDefs, resolvers: { Query: { hello: () => 'hi' } }, verifier: new TokenVerifier(secret), introspection: false });
+    const server = await listen(express().use(express.json()).use('/graphql', middleware).use(errorHandler), 0, '127.0.0.1');
+    try {
+      const { accessToken } = await issueAccessToken(secret, { userId: 'u-1', role: 'customer' });
+      const ask = async (body: Record<string, unknown>) => {
+        const res = await fetch(`${server.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json', authorization: `Bearer ${accessToken}` }, body: JSON.stringify(body) });
+        return [res.status, await res.json()];
+      };
+      expect(await ask({ query: 'query A { hello }', operationName: 'C' })).toEqual([400, { errors: [{ message: 'operationName "C" names no operation in the document (it defines: A).', extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }] }]);
+      expect(await ask({ query: 'query A { hello } query B { hello }' })).toEqual([400, { errors: [{ message: 'The document defines several operations (A, B): name one in operationName.', extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }] }]);
+      expect(await ask({ query: 'query A { hello } query B { hello }', operationName: 'B' })).toEqual([200, { data: { hello: 'hi' } }]);
+    } finally {
+      await server.close();
+    }
+  });
 });

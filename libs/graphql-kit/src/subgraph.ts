@@ -12,6 +12,7 @@ import { authenticate, type Principal, type TokenVerifier } from '@platform/auth
 import { requireReadableBody } from '@platform/service-kit';
 import { formatGraphQLError } from './graphql-errors';
 import { documentCache } from './document-cache';
+import { withOperationChoice } from './operation-choice';
 
 export interface SubgraphContext {
   /** Undefined when the request carried no valid token; resolvers call `requirePrincipal`. */
@@ -42,8 +43,10 @@ export function createSubgraphMiddleware(options: SubgraphOptions): RequestHandl
 
   const handler = createHandler<SubgraphContext>({
     schema,
-    // A function, so the list is this one array every time (graphql-http would copy an array).
-    validationRules: () => rules,
+    // A function, so the list is this one array every time (graphql-http would copy an array);
+    // an operationName the document lacks gets a rule saying so (graphql-http's own answer,
+    // "Unable to detect operation AST", tells the caller nothing).
+    validationRules: (_req, args) => withOperationChoice(rules, args.document, args.operationName),
     parse: documents.parse,
     validate: documents.validate,
     context: (req) => ({ principal: req.context.res.locals.principal, authorization: req.raw.headers.authorization }),
