@@ -1069,6 +1069,24 @@ describe('GraphQL over HTTP (the GraphQL-over-HTTP specification)', () => {
     expect(byVariable.body.errors[0].extensions).toMatchObject({ code: 'QUERY_COST_LIMIT_EXCEEDED' });
   });
 
+  it.each([
+    ['a syntax error', '{ orders(first: 1) { id ', { code: 'GRAPHQL_PARSE_FAILED' }],
+    ['more than 2,000 tokens', `{ ${'a '.repeat(2_100)} }`, { code: 'QUERY_TOKEN_LIMIT_EXCEEDED', tokens: { limit: 2_000 } }],
+    // Nested inline fragments count as levels: the schema has no cycle to nest fields through.
+    ['a selection nested deeper than 10', `{ me { ${'... { '.repeat(10)}id${' }'.repeat(10)} } }`, { code: 'QUERY_DEPTH_LIMIT_EXCEEDED', depth: { requested: 12, limit: 10 } }],
+    ['more than 15 aliases', `{ ${Array.from({ length: 16 }, (_, i) => `a${i}: me { id }`).join(' ')} }`, { code: 'QUERY_ALIAS_LIMIT_EXCEEDED', aliases: { requested: 16, limit: 15 } }],
+    ['more than 20 directives', `{ me { ${'id @include(if: true) '.repeat(21)}} }`, { code: 'QUERY_DIRECTIVE_LIMIT_EXCEEDED', directives: { requested: 21, limit: 20 } }],
+    ['a name of more than 128 characters', `query ${'N'.repeat(129)} { me { id } }`, { code: 'NAME_LENGTH_LIMIT_EXCEEDED', nameLength: { requested: 129, limit: 128 } }],
+  ])('answers %s with a code of its own and the limit beside it, 200 for application/json and 400 for graphql-response+json', async (_what, query, extensions) => {
+    for (const [accept, status] of [['application/json', 200], ['application/graphql-response+json', 400]] as const) {
+      const res = await graphql({ query }, accept);
+      expect([accept, res.status, res.headers.get('content-type'), 'data' in res.body]).toEqual([accept, status, expect.stringContaining(accept), false]);
+      expect(res.body.errors.map((error: { extensions: unknown }) => error.extensions)).toEqual([extensions]);
+      // The message names the limit; none is armor's "Syntax Error: …" for a limit.
+      expect(res.body.errors[0].message).not.toMatch(extensions.code === 'GRAPHQL_PARSE_FAILED' ? /^$/ : /^Syntax Error/);
+    }
+  });
+
   it("prices a list by the length it runs with: a variable's default, the schema's default, an order's 50 lines", async () => {
     // An outside tester's query: with `first` a variable defaulting to 100 and no variables sent it
     // was priced as if 1 and ran (15 × 100 orders of 50 lines: 11–30 s and 10–13 MB for one request).
@@ -1167,7 +1185,7 @@ describe('GraphQL over HTTP (the GraphQL-over-HTTP specification)', () => {
   ])('refuses %s named with more than 128 characters before it runs (the plan would copy it into every subgraph fetch)', async (_what, document) => {
     const long = 'N'.repeat(100_000);
     const res = await call('POST', '/v1/graphql', { token, body: { query: document(long), variables: {} } });
-    expect(res.body.errors?.[0]?.extensions?.code).toBe('GRAPHQL_VALIDATION_FAILED');
+    expect(res.body.errors?.[0]?.extensions).toEqual({ code: 'NAME_LENGTH_LIMIT_EXCEEDED', nameLength: { requested: 100_000, limit: 128 } });
     expect(res.body.errors[0].message).toMatch(/at most 128 characters/);
     expect(res.text).not.toContain(long.slice(0, 200));
     // 128 characters is still a name.

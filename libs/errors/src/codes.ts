@@ -42,6 +42,42 @@ export const errorCatalog = {
 
 export type ErrorCode = keyof typeof errorCatalog;
 
+/**
+ * The codes only a GraphQL answer carries, in `errors[].extensions.code`, beside the codes above
+ * (a GraphQL error of a use case carries the code REST sends). The same promise: a code, once
+ * shipped, keeps its meaning. The OpenAPI document lists them on GraphQLResponse, and the SDK's
+ * `graphqlErrorCodes` is generated from there. Each `*_LIMIT_EXCEEDED` names its limit in an
+ * extension beside the code (`cost`, `depth`...: `{requested, limit}`).
+ */
+export const graphqlErrorCatalog = {
+  /** The document is not GraphQL: a syntax error, with its `locations`. */
+  GRAPHQL_PARSE_FAILED: 'The document cannot be parsed',
+  /** The document does not fit the schema, no operation of it can run for the operationName sent, or its variables do not fit it. */
+  GRAPHQL_VALIDATION_FAILED: 'The document is not valid against the schema',
+  /** More tokens than the parser reads (`tokens: {limit}`; parsing stops there, so no count). */
+  QUERY_TOKEN_LIMIT_EXCEEDED: 'Token limit exceeded',
+  /** Fields nested deeper than the limit (`depth: {requested, limit}`). */
+  QUERY_DEPTH_LIMIT_EXCEEDED: 'Depth limit exceeded',
+  /** More aliases in one operation than the limit (`aliases: {requested, limit}`). */
+  QUERY_ALIAS_LIMIT_EXCEEDED: 'Alias limit exceeded',
+  /** More directives in one operation than the limit (`directives: {requested, limit}`). */
+  QUERY_DIRECTIVE_LIMIT_EXCEEDED: 'Directive limit exceeded',
+  /** A name (operation, alias, fragment, variable) longer than the limit (`nameLength: {requested, limit}`). */
+  NAME_LENGTH_LIMIT_EXCEEDED: 'Name too long',
+  /** The operation costs more than the limit (`cost: {requested, limit}`). */
+  QUERY_COST_LIMIT_EXCEEDED: 'Cost limit exceeded',
+  /** More mutation fields (writes) in one request than the limit (`mutationFields: {requested, limit}`). */
+  MUTATION_LIMIT_EXCEEDED: 'Mutation field limit exceeded',
+  /** No trusted document has the hash sent. */
+  PERSISTED_QUERY_NOT_FOUND: 'Trusted document not found',
+  /** The query sent is not the trusted document its hash names. */
+  PERSISTED_QUERY_HASH_MISMATCH: 'Trusted document hash mismatch',
+  /** Only trusted documents run, and the request named none. */
+  PERSISTED_QUERY_NOT_ALLOWED: 'Only trusted documents run',
+} as const satisfies Record<string, string>;
+
+export type GraphQLErrorCode = keyof typeof graphqlErrorCatalog;
+
 /** Codes of one entry of `errors[]`: what is wrong with one field or parameter. */
 export const fieldErrorCodes = [
   'REQUIRED',

@@ -11,9 +11,9 @@ import { createHash } from 'node:crypto';
 import { ApolloGateway } from '@apollo/gateway';
 import { ApolloArmor } from '@escape.tech/graphql-armor';
 import type { Request, RequestHandler, Response } from 'express';
-import { type DocumentNode, type ExecutionArgs, type ExecutionResult, getOperationAST, GraphQLError, NoSchemaIntrospectionCustomRule, specifiedRules, type ValidationRule } from 'graphql';
+import { type ASTNode, type DocumentNode, type ExecutionArgs, type ExecutionResult, getOperationAST, GraphQLError, NoSchemaIntrospectionCustomRule, specifiedRules, type ValidationContext, type ValidationRule } from 'graphql';
 import { createHandler, parseRequestParams } from 'graphql-http';
-import { ApiError, type ErrorCode } from '@platform/errors';
+import { ApiError, type ErrorCode, type GraphQLErrorCode } from '@platform/errors';
 import { escapedLoneSurrogate, escapesLoneSurrogate, nestsDeeperThan, tooDeeplyNested } from '@platform/service-kit';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
@@ -91,7 +91,7 @@ const PROTOCOL_REFUSALS: Record<number, ErrorCode> = { 405: 'METHOD_NOT_ALLOWED'
 const KnownOperationTypes: ValidationRule = (context) => ({
   OperationDefinition(node) {
     if (!context.getSchema().getRootType(node.operation)) {
-      context.reportError(new GraphQLError(`This graph has no ${node.operation} operations.`, { nodes: [node], extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }));
+      context.reportError(new GraphQLError(`This graph has no ${node.operation} operations.`, { nodes: [node], extensions: { code: 'GRAPHQL_VALIDATION_FAILED' satisfies GraphQLErrorCode } }));
     }
   },
 });
@@ -104,10 +104,32 @@ const KnownOperationTypes: ValidationRule = (context) => ({
 const NameLengthLimit: ValidationRule = (context) => ({
   Name(node) {
     if (node.value.length > MAX_NAME_LENGTH) {
-      context.reportError(new GraphQLError(`A name is at most ${MAX_NAME_LENGTH} characters; this one has ${node.value.length}.`, { nodes: [node], extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }));
+      context.reportError(refusal(`A name is at most ${MAX_NAME_LENGTH} characters; this one has ${node.value.length}.`, 'NAME_LENGTH_LIMIT_EXCEEDED', { nameLength: { requested: node.value.length, limit: MAX_NAME_LENGTH } }, [node]));
     }
   },
 });
+
+/** A limit's refusal: its own code, and the limit in an extension beside it, as the cost limit's `cost`. */
+function refusal(message: string, code: GraphQLErrorCode, limit: Record<string, { requested?: number; limit: number }>, nodes?: readonly ASTNode[]): GraphQLError {
+  return new GraphQLError(message, { nodes, extensions: { code, ...limit } });
+}
+
+const MAX_DEPTH = 10;
+const MAX_ALIASES = 15;
+const MAX_DIRECTIVES = 20;
+
+/**
+ * graphql-armor's refusal of one of its limits, reported with that limit's code instead of its
+ * `BAD_USER_INPUT` and "Syntax Error: …" message. Armor passes its error alone; the count is in its
+ * message ("… exceeded, found 13.", exposeLimits is on), and left out should a later armor say it otherwise.
+ */
+function armorRefusal(code: GraphQLErrorCode, extension: string, limit: number, message: (requested: number | undefined) => string) {
+  return (context: ValidationContext | null, error: GraphQLError) => {
+    const found = /found (\d+)/.exec(error.message)?.[1];
+    const requested = found === undefined ? undefined : Number(found);
+    context?.reportError(refusal(message(requested), code, { [extension]: requested === undefined ? { limit } : { requested, limit } }));
+  };
+}
 
 export async function createFederatedGraph(options: FederatedGraphOptions): Promise<{ middleware: RequestHandler; stop: () => Promise<void> }> {
   const metrics = graphMetrics(options.registry, options.logger);
@@ -125,9 +147,11 @@ export async function createFederatedGraph(options: FederatedGraphOptions): Prom
   const { schema, executor } = await gateway.load();
   // Depth, aliases, directives and cost as validation rules; the token limit is the parser's own.
   const armor = new ApolloArmor({
-    maxDepth: { n: 10 },
-    maxAliases: { n: 15 },
-    maxDirectives: { n: 20 },
+    // Each refusal with its own code and the limit beside it (propagateOnRejection: false, so
+    // armor adds no BAD_USER_INPUT of its own).
+    maxDepth: { n: MAX_DEPTH, propagateOnRejection: false, onReject: [armorRefusal('QUERY_DEPTH_LIMIT_EXCEEDED', 'depth', MAX_DEPTH, (found) => `Query depth limit exceeded: this operation nests ${found ?? 'more'} levels deep and the limit is ${MAX_DEPTH}.`)] },
+    maxAliases: { n: MAX_ALIASES, propagateOnRejection: false, onReject: [armorRefusal('QUERY_ALIAS_LIMIT_EXCEEDED', 'aliases', MAX_ALIASES, (found) => `Query alias limit exceeded: this operation has ${found ?? 'more'} aliases and the limit is ${MAX_ALIASES}.`)] },
+    maxDirectives: { n: MAX_DIRECTIVES, propagateOnRejection: false, onReject: [armorRefusal('QUERY_DIRECTIVE_LIMIT_EXCEEDED', 'directives', MAX_DIRECTIVES, (found) => `Query directive limit exceeded: this operation has ${found ?? 'more'} directives and the limit is ${MAX_DIRECTIVES}.`)] },
     maxTokens: { enabled: false },
     costLimit: { enabled: false }, // ours (query-cost.ts): the same computation gives the limit and extensions.cost
     blockFieldSuggestion: { enabled: false }, // an error-formatting plugin graphql-http does not run: formatGraphQLError hides suggestions
@@ -156,12 +180,12 @@ export async function createFederatedGraph(options: FederatedGraphOptions): Prom
   const execute = async (args: ExecutionArgs): Promise<ExecutionResult | readonly GraphQLError[]> => {
     const source = args.document.loc?.source.body ?? '';
     const operation = getOperationAST(args.document, args.operationName ?? undefined);
-    if (!operation) return { errors: [new GraphQLError('The document names no operation to run.', { extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } })] };
+    if (!operation) return { errors: [new GraphQLError('The document names no operation to run.', { extensions: { code: 'GRAPHQL_VALIDATION_FAILED' satisfies GraphQLErrorCode } })] };
     const context = args.contextValue as GatewayContext;
     // With the variables known, `first: $n` counts as it will run (the value sent, else $n's default); over the limit, nothing runs.
     const cost = costOf(schema, args.document, operation, (args.variableValues ?? {}) as Record<string, unknown>);
     if (cost.requested > cost.limit) {
-      return [new GraphQLError(`Query cost limit exceeded: this operation costs ${cost.requested} with its variables and the limit is ${cost.limit}.`, { extensions: { code: 'QUERY_COST_LIMIT_EXCEEDED', cost } })];
+      return [new GraphQLError(`Query cost limit exceeded: this operation costs ${cost.requested} with its variables and the limit is ${cost.limit}.`, { extensions: { code: 'QUERY_COST_LIMIT_EXCEEDED' satisfies GraphQLErrorCode, cost } })];
     }
     const selection = { elements: selectedElements(schema, args.document, args.operationName), outputFields: selectedOutputFields(schema, args.document, args.operationName) };
     const { refusal, leaveOut } = options.inspectSelection?.(selection, context.exchange.req, context.exchange.res) ?? {};
@@ -226,7 +250,7 @@ export async function createFederatedGraph(options: FederatedGraphOptions): Prom
   // A Map: a hash like `constructor` or `__proto__` is no trusted document (an object would answer with its prototype's).
   const trustedTexts = new Map(Object.entries(trusted.documents));
   /** A refusal before parsing, in GraphQL's error shape: 200 for application/json, 400 for graphql-response+json. */
-  const refuse = (req: Request, res: Response, code: string, message: string) => {
+  const refuse = (req: Request, res: Response, code: GraphQLErrorCode, message: string) => {
     const strict = req.accepts(['application/json', 'application/graphql-response+json']) === 'application/graphql-response+json';
     res.status(strict ? 400 : 200).type(strict ? 'application/graphql-response+json' : 'application/json').send(JSON.stringify({ errors: [{ message, extensions: { code } }] }));
   };

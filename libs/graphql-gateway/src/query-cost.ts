@@ -33,6 +33,7 @@ import {
   type SelectionSetNode,
   type ValidationRule,
 } from 'graphql';
+import type { GraphQLErrorCode } from '@platform/errors';
 import { MAX_PAGE_SIZE } from '@platform/paging';
 import { MAX_ORDER_ITEMS } from '@platform/validation';
 
@@ -198,7 +199,7 @@ export const QueryCostLimit: ValidationRule = (context) => ({
       context.reportError(
         new GraphQLError(`Query cost limit exceeded: this operation costs ${cost.requested} and the limit is ${cost.limit} (a field costs 1, an object 2 plus its fields, a list its selection times its length).`, {
           nodes: [node],
-          extensions: { code: 'QUERY_COST_LIMIT_EXCEEDED', cost },
+          extensions: { code: 'QUERY_COST_LIMIT_EXCEEDED' satisfies GraphQLErrorCode, cost },
         }),
       );
     }
@@ -213,7 +214,7 @@ export const MutationFieldLimit: ValidationRule = (context) => ({
       context.reportError(
         new GraphQLError(`Too many mutation fields: this operation has ${fields} and at most ${MAX_MUTATION_FIELDS} run per request (aliases count; each is a write, as one REST call).`, {
           nodes: [node],
-          extensions: { code: 'MUTATION_LIMIT_EXCEEDED', mutationFields: { requested: fields, limit: MAX_MUTATION_FIELDS } },
+          extensions: { code: 'MUTATION_LIMIT_EXCEEDED' satisfies GraphQLErrorCode, mutationFields: { requested: fields, limit: MAX_MUTATION_FIELDS } },
         }),
       );
     }

@@ -2,10 +2,27 @@
 // and the same tree against the same schema and rules the same verdict. The gateway and the
 // subgraphs see the same few documents over and over (client apps' operations, the gateway's
 // planned fetches), so each handler does both once per text instead of once per request.
-import { type DocumentNode, type GraphQLError, type GraphQLSchema, parse, type ParseOptions, type Source, validate, type ValidationRule } from 'graphql';
+import { type DocumentNode, GraphQLError, type GraphQLSchema, parse, type ParseOptions, type Source, validate, type ValidationRule } from 'graphql';
+import type { GraphQLErrorCode } from '@platform/errors';
 
 /** Enough for every operation of every client app; a flood of one-off documents cannot grow it further. */
 const MAX_CACHED_DOCUMENTS = 1_000;
+
+/**
+ * graphql-js's parse error, coded: the token limit, which graphql-js reports as a syntax error
+ * ("Document contains more that N tokens. Parsing aborted.", sic), is QUERY_TOKEN_LIMIT_EXCEEDED
+ * with `tokens: {limit}` (parsing stops there: no count); any other syntax error is
+ * GRAPHQL_PARSE_FAILED, with its location.
+ */
+function parseFailure(error: unknown, maxTokens: number | undefined): unknown {
+  if (!(error instanceof GraphQLError)) return error;
+  if (maxTokens !== undefined && error.message.endsWith(` ${maxTokens} tokens. Parsing aborted.`)) {
+    const code: GraphQLErrorCode = 'QUERY_TOKEN_LIMIT_EXCEEDED';
+    return new GraphQLError(`Token limit exceeded: the document has more than ${maxTokens} tokens, the most that is parsed.`, { extensions: { code, tokens: { limit: maxTokens } } });
+  }
+  const code: GraphQLErrorCode = 'GRAPHQL_PARSE_FAILED';
+  return new GraphQLError(error.message, { source: error.source, positions: error.positions, extensions: { code } });
+}
 
 export interface DocumentCache {
   /** graphql-js `parse`, once per text; `maxTokens` from the cache's options applies to every text. */
@@ -23,7 +40,11 @@ export function documentCache(options: ParseOptions = {}): DocumentCache {
       let document = documents.get(text);
       if (!document) {
         // Syntax errors and the token limit throw here, every time: only good documents are kept.
-        document = parse(text, { ...parseOptions, ...options });
+        try {
+          document = parse(text, { ...parseOptions, ...options });
+        } catch (error) {
+          throw parseFailure(error, options.maxTokens);
+        }
         if (documents.size >= MAX_CACHED_DOCUMENTS) documents.delete(documents.keys().next().value as string);
         documents.set(text, document);
       }

@@ -65,7 +65,7 @@ describe('createSubgraphMiddleware', () => {
     }
   });
 
-  it('says what is wrong with an operationName the document lacks (400 GRAPHQL_VALIDATION_FAILED), not "Unable to detect operation AST"', async () => {
+  it('says what is wrong with an operationName the document lacks (400 GRAPHQL_VALIDATION_FAILED), and codes a syntax error GRAPHQL_PARSE_FAILED', async () => {
     const typeDefs = gql`
       extend schema @link(url: "https://specs.apollo.dev/federation/v2.3", import: ["@key"])
       type Query {
@@ -83,6 +83,7 @@ describe('createSubgraphMiddleware', () => {
       expect(await ask({ query: 'query A { hello }', operationName: 'C' })).toEqual([400, { errors: [{ message: 'operationName "C" names no operation in the document (it defines: A).', extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }] }]);
       expect(await ask({ query: 'query A { hello } query B { hello }' })).toEqual([400, { errors: [{ message: 'The document defines several operations (A, B): name one in operationName.', extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }] }]);
       expect(await ask({ query: 'query A { hello } query B { hello }', operationName: 'B' })).toEqual([200, { data: { hello: 'hi' } }]);
+      expect(await ask({ query: '{ hello ' })).toEqual([400, { errors: [{ message: 'Syntax Error: Expected Name, found <EOF>.', locations: [{ line: 1, column: 9 }], extensions: { code: 'GRAPHQL_PARSE_FAILED' } }] }]);
     } finally {
       await server.close();
     }

@@ -1430,11 +1430,28 @@ export interface components {
                     limit: number;
                 };
             };
-            /** @description `extensions.code` carries the same codes as the REST error format. */
+            /** @description `extensions.code` carries the codes of the REST error format, and GraphQL's own (parsing, validation, the limits, trusted documents). */
             errors?: ({
                 message: string;
                 path?: (string | number)[];
                 extensions?: {
+                    /**
+                     * @description Stable; clients branch on it. A code of the REST error format (Error.code) when REST would refuse the same thing, else one of GraphQL's own listed here; a `*_LIMIT_EXCEEDED` code names its limit in an extension beside it (`cost`, `depth`, `aliases`, `directives`, `tokens`, `nameLength`, `mutationFields`). Unknown codes get default handling.
+                     * @example GRAPHQL_PARSE_FAILED
+                     * @example GRAPHQL_VALIDATION_FAILED
+                     * @example QUERY_TOKEN_LIMIT_EXCEEDED
+                     * @example QUERY_DEPTH_LIMIT_EXCEEDED
+                     * @example QUERY_ALIAS_LIMIT_EXCEEDED
+                     * @example QUERY_DIRECTIVE_LIMIT_EXCEEDED
+                     * @example NAME_LENGTH_LIMIT_EXCEEDED
+                     * @example QUERY_COST_LIMIT_EXCEEDED
+                     * @example MUTATION_LIMIT_EXCEEDED
+                     * @example PERSISTED_QUERY_NOT_FOUND
+                     * @example PERSISTED_QUERY_HASH_MISMATCH
+                     * @example PERSISTED_QUERY_NOT_ALLOWED
+                     */
+                    code: string;
+                } & {
                     [key: string]: unknown;
                 };
             } & {

@@ -2,6 +2,7 @@
 // declared as the services declare theirs (libs/endpoints): the route table and the OpenAPI
 // document are derived from these, as from the services' declarations.
 import { component, defineEndpoints } from '@platform/endpoints';
+import { graphqlErrorCatalog } from '@platform/errors';
 import { listEnvelopeSchema } from '@platform/paging';
 import { z } from '@platform/validation';
 import { deprecationUsageRepresentation } from '../usage/representation';
@@ -28,9 +29,23 @@ const graphqlResponse = component(
       .optional()
       .meta({ description: '`cost`: what the operation cost and the limit (a scalar field 1, an object 2 plus its fields, a list its selection times first).' }),
     errors: z
-      .array(z.looseObject({ message: z.string(), path: z.array(z.union([z.string(), z.number().int()])).optional(), extensions: z.record(z.string(), z.unknown()).optional() }))
+      .array(
+        z.looseObject({
+          message: z.string(),
+          path: z.array(z.union([z.string(), z.number().int()])).optional(),
+          extensions: z
+            .looseObject({
+              // The GraphQL-only codes, from their catalog (libs/errors): the SDK's graphqlErrorCodes is generated from this list.
+              code: z.string().meta({
+                description: 'Stable; clients branch on it. A code of the REST error format (Error.code) when REST would refuse the same thing, else one of GraphQL\'s own listed here; a `*_LIMIT_EXCEEDED` code names its limit in an extension beside it (`cost`, `depth`, `aliases`, `directives`, `tokens`, `nameLength`, `mutationFields`). Unknown codes get default handling.',
+                examples: Object.keys(graphqlErrorCatalog),
+              }),
+            })
+            .optional(),
+        }),
+      )
       .optional()
-      .meta({ description: '`extensions.code` carries the same codes as the REST error format.' }),
+      .meta({ description: '`extensions.code` carries the codes of the REST error format, and GraphQL\'s own (parsing, validation, the limits, trusted documents).' }),
   }),
 );
 const openApiSection = z.record(z.string(), z.unknown());
