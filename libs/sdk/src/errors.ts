@@ -1,7 +1,7 @@
 // Errors by code: the API's answers other than 2xx carry a stable `code` (docs/api.md), and a
 // client branches on it. The SDK types it as the documented codes or any other string, because a
 // newer server may answer a code this version does not know; a switch over it still completes.
-import { errorCodes } from './error-codes';
+import { errorCodes, graphqlErrorCodes } from './error-codes';
 import type { components } from './openapi-types';
 
 /** A code the API documents (`OUT_OF_STOCK`, `VALIDATION_FAILED`...). */
@@ -14,6 +14,19 @@ const documented: ReadonlySet<string> = new Set(errorCodes);
 /** Whether `code` is one the API documents (else: a newer server's code; give it default handling). */
 export function isErrorCode(code: string): code is ErrorCode {
   return documented.has(code);
+}
+
+/**
+ * A code only a GraphQL error carries in `errors[].extensions.code` (`GRAPHQL_PARSE_FAILED`,
+ * `QUERY_DEPTH_LIMIT_EXCEEDED`...); otherwise that code is an ErrorCode, as REST would answer.
+ */
+export type GraphQLErrorCode = (typeof graphqlErrorCodes)[number];
+
+const documentedGraphQL: ReadonlySet<string> = new Set(graphqlErrorCodes);
+
+/** Whether a GraphQL error's `extensions.code` is one of GraphQL's own the API documents. */
+export function isGraphQLErrorCode(code: string): code is GraphQLErrorCode {
+  return documentedGraphQL.has(code);
 }
 
 /** A non-2xx answer, thrown by `orThrow` and `allItems` for code that prefers exceptions to checking `error`. */

@@ -7,8 +7,8 @@ import createClient, { type Client, type Middleware } from 'openapi-fetch';
 import type { components, operations, paths } from './openapi-types';
 
 export type { components, Middleware, operations, paths };
-export { errorCodes } from './error-codes';
-export { ApiRequestError, isErrorCode, orThrow, type ErrorBody, type ErrorCode } from './errors';
+export { errorCodes, graphqlErrorCodes } from './error-codes';
+export { ApiRequestError, isErrorCode, isGraphQLErrorCode, orThrow, type ErrorBody, type ErrorCode, type GraphQLErrorCode } from './errors';
 export { allItems, type Page, type PageResult } from './paging';
 export { verifyWebhook, WebhookVerificationError, type WebhookEvent, type WebhookEventType } from './webhooks';
 /** The document's named schemas: `Schemas['Order']`, `Schemas['Error']`... */

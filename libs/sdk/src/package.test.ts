@@ -66,11 +66,15 @@ it('type-checks every code block of the README, and refuses an undocumented code
   blocks.forEach((code, i) => writeFileSync(path.join(scratch, `readme-${i + 1}.ts`), `${code}\nexport {};\n`));
   writeFileSync(
     path.join(scratch, 'typed-errors.ts'),
-    `import { ApiRequestError } from '@platform/sdk';
+    `import { ApiRequestError, type GraphQLErrorCode } from '@platform/sdk';
 declare const error: ApiRequestError;
 if (error.is('OUT_OF_STOCK')) { const code: 'OUT_OF_STOCK' = error.code; void code; }
 // @ts-expect-error a code the document does not list is no ErrorCode
 error.is('NO_SUCH_CODE');
+const limit: GraphQLErrorCode = 'QUERY_DEPTH_LIMIT_EXCEEDED';
+// @ts-expect-error a code of the REST format alone is no GraphQLErrorCode
+const rest: GraphQLErrorCode = 'OUT_OF_STOCK';
+void [limit, rest];
 export {};
 `,
   );
@@ -90,7 +94,7 @@ export {};
 it('loads in Node and pages through a list with allItems', () => {
   // Two pages from a fetch of our own: the SDK sends the first nextCursor back and stops at null.
   const script = `
-const { allItems, createApiClient, errorCodes, ApiRequestError, orThrow } = require('@platform/sdk');
+const { allItems, createApiClient, errorCodes, graphqlErrorCodes, isGraphQLErrorCode, ApiRequestError, orThrow } = require('@platform/sdk');
 const asked = [];
 const fetch = async (request) => {
   const url = new URL(request.url);
@@ -105,13 +109,14 @@ const api = createApiClient('http://127.0.0.1:1', { token: 't', fetch });
   const refused = new Response(JSON.stringify({ code: 'OUT_OF_STOCK', message: 'Sold out.', traceId: 'abc', errors: [] }), { status: 409 });
   let thrown;
   try { orThrow({ error: await refused.clone().json(), response: refused }); } catch (error) { thrown = error; }
-  console.log(JSON.stringify({ ids, asked, known: errorCodes.includes('OUT_OF_STOCK'), error: [thrown instanceof ApiRequestError, thrown.code, thrown.status, thrown.is('OUT_OF_STOCK')] }));
+  console.log(JSON.stringify({ ids, asked, known: errorCodes.includes('OUT_OF_STOCK'), graphql: [graphqlErrorCodes.includes('QUERY_DEPTH_LIMIT_EXCEEDED'), isGraphQLErrorCode('GRAPHQL_PARSE_FAILED'), isGraphQLErrorCode('OUT_OF_STOCK')], error: [thrown instanceof ApiRequestError, thrown.code, thrown.status, thrown.is('OUT_OF_STOCK')] }));
 })();
 `;
   expect(JSON.parse(run(process.execPath, ['-e', script], scratch))).toEqual({
     ids: ['a', 'b'],
     asked: ['/v1/orders?size=1', '/v1/orders?size=1&cursor=next'],
     known: true,
+    graphql: [true, true, false],
     error: [true, 'OUT_OF_STOCK', 409, true],
   });
 });
