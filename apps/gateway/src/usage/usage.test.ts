@@ -173,6 +173,17 @@ describe('fields', () => {
     expect(elements).toContain('rest:GET /v1/products/{id}/rating response.200');
   });
 
+  it('counts a HEAD as a call of the operation, never as reading the fields of an answer it has no body of', async () => {
+    // A monitor that checks a URL with HEAD reads no field: were it counted as reading `count`, it
+    // would be told of that field's retirement and keep it "in use" in the removal gate forever.
+    const { token, userId } = await tokenFor(JWT_SECRET);
+    const head = await fetch(`http://127.0.0.1:${gateway.port}/v1/products/p1/rating`, { method: 'HEAD', headers: { authorization: `Bearer ${token}` } });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('deprecated-fields')).toBeNull();
+    const elements = (await usesOf(`user:${userId}`)).map((use) => use.element);
+    expect(elements).toEqual(['rest:GET /v1/products/{id}/rating']);
+  });
+
   it('records the header parameters a request sends', async () => {
     const { token, userId } = await tokenFor(JWT_SECRET);
     await fetch(`http://127.0.0.1:${gateway.port}/v1/orders`, {
