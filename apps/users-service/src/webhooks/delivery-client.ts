@@ -104,6 +104,13 @@ export function sendWebhook(request: WebhookRequest): Promise<AttemptResult | No
     outgoing.on('error', (error) => finish({ outcome: 'NETWORK_ERROR', statusCode: null, responseBody: null, error: error.message.slice(0, 500) }));
     outgoing.on('response', (response) => {
       const status = response.statusCode ?? 0;
+      // Node takes any three digits for a status; outside 100..599 the answer is not HTTP (as a
+      // malformed one is a network error), and the log's `statusCode` keeps its documented range.
+      if (status < 100 || status > 599) {
+        finish({ outcome: 'NETWORK_ERROR', statusCode: null, responseBody: null, error: `answered ${status}, which is not an HTTP status (100 to 599)` });
+        response.destroy();
+        return;
+      }
       const chunks: Buffer[] = [];
       let read = 0;
       const done = () => {

@@ -495,6 +495,19 @@ describe('deliveries', () => {
     expect(bigDelivery.attempts[0]).toMatchObject({ outcome: 'HTTP_ERROR', statusCode: 500, responseBody: 'x'.repeat(1024) });
   });
 
+  it("records an answer whose status is outside HTTP's 100..599 as a network error, so the delivery log stays in its documented shape", async () => {
+    // Node reads any three digits as a status; `statusCode` is documented as 100..599, and a
+    // client that checks answers against the OpenAPI document would refuse a log holding 600.
+    const owner = await customer();
+    const endpoint = await register(owner.token, { url: hookUrl('odd-status'), eventTypes: ['user.updated'] });
+    answer = () => ({ status: 600 });
+    await arrive('users-service', 'user.updated', 'user', owner.id, { id: owner.id, role: 'customer', name: 'S', email: 's@example.com', version: 2, createdAt: now.toISOString() });
+    await dispatcher.drain();
+    const [delivery] = await deliveriesOf(owner.token, endpoint.id);
+    expect(delivery.status).toBe('PENDING');
+    expect(delivery.attempts[0]).toMatchObject({ outcome: 'NETWORK_ERROR', statusCode: null, error: 'answered 600, which is not an HTTP status (100 to 599)' });
+  });
+
   it('counts an answer that does not come in time as a failure', async () => {
     const owner = await customer();
     const endpoint = await register(owner.token, { url: hookUrl('hang'), eventTypes: ['user.updated'] });
