@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `npm run migrate`: applies each service's pending migrations to the PostgreSQL named by
-// DATABASE_URL_<APP> (USERS, ORDERS, CATALOG, INVENTORY), as the Kubernetes migration Jobs do
+// DATABASE_URL_<APP> (USERS, ORDERS, CATALOG, INVENTORY), as each pod's `migrate` init container does
 // (`node main.js migrate`). Apps without such a variable are skipped: the embedded database
 // migrates itself at start. `npm start` runs the same step before it starts the apps.
 'use strict';
