@@ -129,10 +129,15 @@ const parserRefusals: Record<string, (error: { limit?: number }) => ApiError> = 
   'request.size.invalid': () => new ApiError('VALIDATION_FAILED', 'The request body length does not match Content-Length.'),
 };
 
-function refusalOf(error: unknown): unknown {
+/** The client's answer to a parser error, if its `type` is one the parser refuses a body with. */
+function parserRefusal(error: unknown): ApiError | undefined {
   const type = (error as { type?: unknown } | undefined)?.type;
-  const refusal = typeof type === 'string' ? parserRefusals[type] : undefined;
-  return refusal ? refusal(error as { limit?: number }) : error;
+  return typeof type === 'string' && Object.hasOwn(parserRefusals, type) ? parserRefusals[type](error as { limit?: number }) : undefined;
+}
+
+/** A parser error as the client sees it; any other failure goes on as it is. */
+function refusalOf(error: unknown): unknown {
+  return parserRefusal(error) ?? error;
 }
 
 type ParserOptions = NonNullable<Parameters<typeof express.json>[0]>;
@@ -209,8 +214,8 @@ export function readForwardedJson(body: Buffer | undefined, contentTypeHeader: s
     checkText(body, charset);
     return { value: JSON.parse(parserDecoder.decode(body, charset)) as unknown };
   } catch (error) {
-    const refusal = refusalOf(error instanceof SyntaxError ? Object.assign(error, { type: 'entity.parse.failed' }) : error);
-    return { refusal: refusal instanceof ApiError ? refusal : (refusalOf({ type: 'entity.parse.failed' }) as ApiError) };
+    // What is no refusal of the parser's (JSON.parse's SyntaxError, a header it cannot read) is a body it cannot read.
+    return { refusal: parserRefusal(error) ?? parserRefusals['entity.parse.failed']({}) };
   }
 }
 
