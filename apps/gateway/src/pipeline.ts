@@ -6,6 +6,7 @@ import type { Request, RequestHandler } from 'express';
 import { principalOf, requireAdmin, type TokenVerifier } from '@platform/auth';
 import type { Endpoint } from '@platform/endpoints';
 import { ApiError, MAX_BODY_BYTES } from '@platform/errors';
+import { canonicalId } from '@platform/ids';
 import { inOrder, TIMEOUT_HEADER } from '@platform/service-kit';
 import { noQueryParameters, parseQuery } from '@platform/validation';
 import { type ApiKeyCheck, apiKeyOf, assertRouteScope } from './auth/api-keys';
@@ -229,9 +230,9 @@ export function forgetCredentialsAfterUserWrite(credentials: CallerCredentials):
   return (req, res, next) => {
     const route = res.locals.route as CompiledRoute;
     if (route.pattern === '/users/:id' && req.method !== 'GET' && req.method !== 'HEAD') {
-      // Lowercase, as users-service reads an id sent in any case (idField): the answer is cached by the id it stores.
+      // Canonical, as users-service reads an id sent in any case (idField): the answer is cached by the id it stores.
       const id = decodeURIComponent(req.path.replace(/\/$/, '').split('/').pop() ?? '');
-      const userId = id === 'me' ? res.locals.principal?.userId : id.toLowerCase();
+      const userId = id === 'me' ? res.locals.principal?.userId : canonicalId(id);
       // Emitted as the answer leaves, before the client can send its next request.
       res.once('finish', () => {
         if (userId && res.statusCode < 300) credentials.forget(userId);
@@ -275,8 +276,8 @@ export function revokeApiKeysAfterWrite(apiKeys: Pick<ApiKeyCheck, 'revoked'>): 
     };
     if (id && endsNow()) {
       res.once('finish', () => {
-        // Lowercase, as users-service reads a key id sent in any case (idField): the id verify() meets.
-        if (res.statusCode < 300) apiKeys.revoked(decodeURIComponent(id).toLowerCase());
+        // Canonical, as users-service reads a key id sent in any case (idField): the id verify() meets.
+        if (res.statusCode < 300) apiKeys.revoked(canonicalId(decodeURIComponent(id)));
       });
     }
     next();

@@ -7,8 +7,17 @@ export function newId(): string {
 }
 
 /**
+ * An id in its canonical form, the one stored and answered: lowercase, as a UUID is read in any
+ * case (RFC 9562 §4). What names the same resource as an id sent in another case (a cache of the
+ * answers for a user, a revoked key) is kept by this form too.
+ */
+export function canonicalId(value: string): string {
+  return value.toLowerCase();
+}
+
+/**
  * True for an id in its canonical form, a lowercase UUIDv7: the form stored and answered. Input
- * in another case is lowercased before this check (`idField`, libs/validation); a path id that
+ * in another case is made canonical (canonicalId) before this check (`idField`, libs/validation); a path id that
  * fails it is answered 404 without a query (`pathId`).
  */
 export function isId(value: unknown): value is string {

@@ -4,7 +4,7 @@
 // unknown one is, 404 (`pathId`, `pathKey`; an endpoint declares its path's parameters with
 // `resourceId`, `resourceKey` or `writtenKey`, and its route checks them before the handler runs).
 import { NotFound } from '@platform/errors';
-import { isId } from '@platform/ids';
+import { canonicalId, isId } from '@platform/ids';
 import { z } from 'zod';
 
 /**
@@ -15,7 +15,7 @@ import { z } from 'zod';
  * published document (`x-checks`), which contract:check compares as written, so it stays as released.
  */
 export const idField = () =>
-  z.string().toLowerCase().refine(isId, { message: 'must be an id this API issued (a lowercase UUID, version 7)', params: { code: 'INVALID_FORMAT' } }).meta({ format: 'uuid' });
+  z.string().overwrite(canonicalId).refine(isId, { message: 'must be an id this API issued (a lowercase UUID, version 7)', params: { code: 'INVALID_FORMAT' } }).meta({ format: 'uuid' });
 
 /**
  * The key a path names, if it can name anything: a value `rule` refuses names nothing that can

@@ -1,14 +1,14 @@
 // Request shapes of the users resource. Unknown fields and parameters are refused.
 import { pagingQueryShape } from '@platform/paging';
-import { isId } from '@platform/ids';
+import { canonicalId, isId } from '@platform/ids';
 import { displayName, isoDate, queryBoolean, resourceKey, z } from '@platform/validation';
 
 /**
  * The user a path names: an id, or `me` for the caller (the service reads `me` as the caller's id).
- * An id in any case is read lowercase, as idField reads one; `me` is only `me`.
+ * An id in any case is read in its canonical form (canonicalId), as idField reads one; `me` is only `me`.
  */
 export const userInPath = resourceKey(
-  z.string().overwrite((id) => (isId(id.toLowerCase()) ? id.toLowerCase() : id)).refine((id) => id === 'me' || isId(id)).meta({ description: 'A user id, or `me` for the caller.' }),
+  z.string().overwrite((id) => (isId(canonicalId(id)) ? canonicalId(id) : id)).refine((id) => id === 'me' || isId(id)).meta({ description: 'A user id, or `me` for the caller.' }),
   'User',
 );
 
