@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import { ApolloGateway } from '@apollo/gateway';
 import { ApolloArmor } from '@escape.tech/graphql-armor';
 import type { Request, RequestHandler, Response } from 'express';
-import { type ASTNode, type DocumentNode, type ExecutionArgs, type ExecutionResult, getOperationAST, GraphQLError, NoSchemaIntrospectionCustomRule, specifiedRules, type ValidationContext, type ValidationRule } from 'graphql';
+import { type ASTNode, type DocumentNode, type ExecutionArgs, type ExecutionResult, getOperationAST, GraphQLError, NoSchemaIntrospectionCustomRule, type OperationDefinitionNode, specifiedRules, type ValidationContext, type ValidationRule } from 'graphql';
 import { createHandler, parseRequestParams } from 'graphql-http';
 import { ApiError, type ErrorCode, type GraphQLErrorCode } from '@platform/errors';
 import { escapedLoneSurrogate, escapesLoneSurrogate, nestsDeeperThan, tooDeeplyNested } from '@platform/service-kit';
@@ -179,8 +179,9 @@ export async function createFederatedGraph(options: FederatedGraphOptions): Prom
    */
   const execute = async (args: ExecutionArgs): Promise<ExecutionResult | readonly GraphQLError[]> => {
     const source = args.document.loc?.source.body ?? '';
-    const operation = getOperationAST(args.document, args.operationName ?? undefined);
-    if (!operation) return { errors: [new GraphQLError('The document names no operation to run.', { extensions: { code: 'GRAPHQL_VALIDATION_FAILED' satisfies GraphQLErrorCode } })] };
+    // graphql-http calls this only once getOperationAST found the operation for these same args
+    // (it answers a document without one itself, after our unselectableOperation rule says why).
+    const operation = getOperationAST(args.document, args.operationName ?? undefined) as OperationDefinitionNode;
     const context = args.contextValue as GatewayContext;
     // With the variables known, `first: $n` counts as it will run (the value sent, else $n's default); over the limit, nothing runs.
     const cost = costOf(schema, args.document, operation, (args.variableValues ?? {}) as Record<string, unknown>);
