@@ -27,6 +27,8 @@ export interface ConsumerSettings {
    * parks its event after `maxAttempts` instead of holding its partition forever.
    */
   handlerTimeoutMs?: number;
+  /** How often resolved dead letters are purged once started (ms, default PURGE_EVERY_MS: an hour). */
+  purgeEveryMs?: number;
 }
 
 /** A handler that took longer than its time: the delivery fails like one whose handler threw. */
@@ -37,9 +39,10 @@ export class HandlerTimeout extends Error {
 }
 
 /**
- * How often deliveries purge resolved dead letters, as the relay purges published outbox rows
- * after its passes: a consumer only gains letters by deliveries, and once an hour keeps the purge
- * off nearly every one of them.
+ * How often resolved dead letters are purged: on a timer from start() to stop(), so a consumer
+ * that receives nothing for months still purges them (letters are resolved by operators' replays,
+ * not by deliveries), and by deliveries, at most this often, as the relay purges published outbox
+ * rows after its passes.
  */
 const PURGE_EVERY_MS = 60 * 60 * 1000;
 /** Resolved letters deleted by one purge: a few hundred a day are a mass parking already. */
@@ -55,6 +58,10 @@ export class EventConsumer {
   private readonly redeliveries: Counter;
   private readonly lag: Histogram;
   private lastPurge = 0;
+  private readonly purgeEveryMs: number;
+  private purgeTimer: NodeJS.Timeout | undefined;
+  /** The purge under way, if any: the timer and a delivery never run two at once, and stop() waits for it. */
+  private purging: Promise<void> | undefined;
   /** This consumer's parked events (the operators' routes use one built alike: `deadLettersOf`). */
   readonly deadLetterStore: DeadLetters;
 
@@ -67,6 +74,7 @@ export class EventConsumer {
   ) {
     this.maxAttempts = settings.maxAttempts ?? 5;
     this.handlerTimeoutMs = settings.handlerTimeoutMs ?? 25_000;
+    this.purgeEveryMs = settings.purgeEveryMs ?? PURGE_EVERY_MS;
     this.deadLetterStore = deadLettersOf(db, settings.handlers, logger);
     const registers = registry ? [registry] : [];
     this.outcomes = new Counter({ name: 'events_consumed_total', help: 'Events received, by source, type and outcome', labelNames: ['source', 'type', 'outcome'], registers });
@@ -107,10 +115,16 @@ export class EventConsumer {
     this.consumption = await this.transport.consume({ consumer: this.settings.consumer, sources: this.settings.sources, types: Object.keys(this.settings.handlers) }, (delivery) =>
       this.deliver(delivery).then(() => undefined),
     );
+    // unref: the timer alone never keeps a process alive; stop() ends it.
+    this.purgeTimer ??= setInterval(() => void this.purgeResolved(), this.purgeEveryMs).unref();
   }
 
   async stop(): Promise<void> {
+    clearInterval(this.purgeTimer);
+    this.purgeTimer = undefined;
     await this.consumption?.stop();
+    // The database closes after the consumer: a purge under way finishes first.
+    await this.purging;
   }
 
   /**
@@ -154,16 +168,26 @@ export class EventConsumer {
     return this.count(source, event.type, 'handled');
   }
 
-  /** A failed purge is tried again at the next one; it never fails the delivery, whose event is consumed. */
+  /** A delivery purges when the last purge (the timer's or a delivery's) is purgeEveryMs old. */
   private async purgeResolvedNowAndThen(): Promise<void> {
-    if (Date.now() - this.lastPurge < PURGE_EVERY_MS) return;
+    if (Date.now() - this.lastPurge < this.purgeEveryMs) return;
+    await this.purgeResolved();
+  }
+
+  /** One purge, unless one is under way. A failed purge is tried again at the next one; it never fails a delivery, whose event is consumed. */
+  private purgeResolved(): Promise<void> {
     this.lastPurge = Date.now();
-    try {
-      const purged = await this.deadLetterStore.purgeResolved(new Date(Date.now() - RESOLVED_RETENTION_MS), PURGE_BATCH);
-      if (purged) this.logger.info({ purged }, 'dead letters resolved more than 30 days ago purged');
-    } catch (error) {
-      this.logger.warn({ err: error }, 'purging resolved dead letters failed; the next purge tries again');
-    }
+    this.purging ??= (async () => {
+      try {
+        const purged = await this.deadLetterStore.purgeResolved(new Date(Date.now() - RESOLVED_RETENTION_MS), PURGE_BATCH);
+        if (purged) this.logger.info({ purged }, 'dead letters resolved more than 30 days ago purged');
+      } catch (error) {
+        this.logger.warn({ err: error }, 'purging resolved dead letters failed; the next purge tries again');
+      } finally {
+        this.purging = undefined;
+      }
+    })();
+    return this.purging;
   }
 
   /** Parked events, replayed or not, newest first. */

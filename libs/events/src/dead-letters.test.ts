@@ -15,6 +15,7 @@ import { domainEvent } from './catalog';
 import { EventConsumer } from './consumer';
 import { EmbeddedTransport, sqlCursorStore } from './embedded-transport';
 import type { ReceivedEvent } from './envelope';
+import type { EventTransport } from './transport';
 import { recordEvent, type SqlClient, type SqlDatabase } from './outbox';
 import { eventRoutes } from './internal-routes';
 import { unitOfWork } from './outbox-signals';
@@ -209,3 +210,30 @@ it('purges letters resolved (replayed or ignored) more than 30 days ago, a bound
   expect(await consumer.deliver({ event: { id: newId(), source: '/users-service', type: 'user.renamed' }, attempt: 1 })).toBe('ignored');
   expect(await left()).toEqual([waiting, resolved1].sort());
 });
+
+it('purges resolved letters on its own timer from start() to stop(), with no delivery at all', async () => {
+  // A broker that delivers nothing: any purge is the timer's.
+  const quiet: EventTransport = { kind: 'embedded', publish: async () => undefined, consume: async () => ({ stop: async () => undefined }), close: async () => undefined };
+  const consumer = new EventConsumer(db, quiet, logger, { consumer: 'orders-service', sources: ['users-service'], handlers, purgeEveryMs: 20 });
+  const resolvedLongAgo = async () => {
+    const id = newId();
+    await consumer.deadLetterStore.park({ id, source: '/users-service', type: 'user.deleted' }, 'poisoned', 5);
+    await db.$executeRawUnsafe(`UPDATE dead_letter_events SET parked_at = now() - interval '90 days', replayed_at = now() - interval '40 days' WHERE id = $1::uuid`, id);
+    return id;
+  };
+  const stored = async (id: string) => (await db.$queryRawUnsafe<unknown[]>(`SELECT 1 FROM dead_letter_events WHERE id = $1::uuid`, id)).length === 1;
+  const purges = jest.spyOn(consumer.deadLetterStore, 'purgeResolved');
+
+  const first = await resolvedLongAgo();
+  await consumer.start();
+  await until(async () => !(await stored(first)), 10_000);
+
+  await consumer.stop();
+  const purgesAtStop = purges.mock.calls.length;
+  const second = await resolvedLongAgo();
+  // Many periods later the stopped timer has purged nothing more.
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  expect([purges.mock.calls.length, await stored(second)]).toEqual([purgesAtStop, true]);
+  await consumer.deadLetterStore.purgeResolved(new Date(), 10);
+});
+
