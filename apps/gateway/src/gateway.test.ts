@@ -377,6 +377,13 @@ describe('what the gateway answers itself', () => {
     expect((await call('GET', '/v1/products', { token, headers: { accept: 'text/html' } })).headers.get('ratelimit')).toMatch(/^"default";r=\d+;t=\d+$/);
   });
 
+  it('answers a URL over 16 KiB with 414 URI_TOO_LONG and headers over 16 KiB with 431, in the error format', async () => {
+    const longUrl = await call('GET', `/v1/products?q=${'x'.repeat(20 * 1024)}`, { token });
+    expect([longUrl.status, longUrl.body.code, longUrl.headers.get('content-type')]).toEqual([414, 'URI_TOO_LONG', 'application/json; charset=utf-8']);
+    const largeHeaders = await call('GET', '/v1/products', { token, headers: { 'x-padding': 'x'.repeat(20 * 1024) } });
+    expect([largeHeaders.status, largeHeaders.body.code]).toEqual([431, 'REQUEST_HEADERS_TOO_LARGE']);
+  });
+
   it('serves the OpenAPI document without a token', async () => {
     const res = await call('GET', '/v1/openapi.json');
     expect(res.status).toBe(200);

@@ -30,6 +30,8 @@ export const errorCatalog = {
   GONE: { status: 410, title: 'Gone' },
   PRECONDITION_FAILED: { status: 412, title: 'Precondition failed' },
   PAYLOAD_TOO_LARGE: { status: 413, title: 'Payload too large' },
+  /** The request target (path and query) is longer than a server reads (libs/service-kit listen). */
+  URI_TOO_LONG: { status: 414, title: 'URI too long' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Unsupported media type' },
   IDEMPOTENCY_KEY_REUSED: { status: 422, title: 'Idempotency key reused' },
   RATE_LIMITED: { status: 429, title: 'Too many requests' },

@@ -56,9 +56,34 @@ export interface ListenOptions {
   requestTimeoutMs?: number;
 }
 
+/**
+ * The longest request target (path and query) read, in bytes: what fitted before, when Node's
+ * 16 KiB bound held the request line and the headers together. A longer one is 414 URI_TOO_LONG.
+ */
+export const MAX_REQUEST_TARGET_BYTES = 16 * 1024;
+/** The most header bytes read (each field as `name: value` and its line end): more is 431. */
+export const MAX_HEADER_BYTES = 16 * 1024;
+/**
+ * Node's parser's own bound on the request line and headers together (maxHeaderSize), above the
+ * two bounds it holds: Node counts them as one, so at its default (16 KiB) a long URL overflowed
+ * as "headers too large", and its refusal (HPE_HEADER_OVERFLOW) cannot tell which part did. Up to
+ * this bound the two are told apart (requestTargetError); a request past it is answered 431 by
+ * the parser, whichever part is long.
+ */
+const PARSER_MAX_HEAD_BYTES = 64 * 1024;
+
+const headersTooLarge = { code: 'REQUEST_HEADERS_TOO_LARGE', message: 'The request headers are larger than this server reads.' } as const;
+
+/** The bytes of a request's header fields as sent: `name: value` and CRLF each. */
+function headerBytes(req: IncomingMessage): number {
+  let bytes = 0;
+  for (let i = 0; i < req.rawHeaders.length; i += 2) bytes += Buffer.byteLength(req.rawHeaders[i], 'latin1') + Buffer.byteLength(req.rawHeaders[i + 1], 'latin1') + 4;
+  return bytes;
+}
+
 /** What a request the HTTP parser refused is answered with; anything else is 400. */
 const PARSER_REFUSALS: Partial<Record<string, { code: ErrorCode; message: string }>> = {
-  HPE_HEADER_OVERFLOW: { code: 'REQUEST_HEADERS_TOO_LARGE', message: 'The request headers are larger than this server reads.' },
+  HPE_HEADER_OVERFLOW: headersTooLarge,
   ERR_HTTP_REQUEST_TIMEOUT: { code: 'REQUEST_TIMEOUT', message: 'The request did not arrive in time.' },
 };
 
@@ -84,7 +109,8 @@ const ABSOLUTE_FORM = /^https?:\/\/([^/?#@]+)([/?][^#]*)?$/i;
 
 /**
  * What RFC 9112 §3.2 asks of the request line and Host before any app reads them, or the refusal:
- * an HTTP/1.x version; an HTTP/1.1 request names exactly one Host (HTTP/1.0 may name none; two could be read as two
+ * an HTTP/1.x version; a target of at most MAX_REQUEST_TARGET_BYTES (414) and headers of at most
+ * MAX_HEADER_BYTES (431); an HTTP/1.1 request names exactly one Host (HTTP/1.0 may name none; two could be read as two
  * different hosts by two hops), and a server must accept the absolute-form (`GET
  * http://host/v1/users/me`), whose host replaces Host. Apps route by `req.url` and the gateway
  * forwards a slice of it, so an absolute-form target becomes the origin-form it names
@@ -97,6 +123,9 @@ function requestTargetError(req: IncomingMessage): ApiError | undefined {
   // empty 400) and would answer them as HTTP/1.1: a hop that reads the version differently could
   // frame the bytes differently. Only HTTP/1.x is served here; HTTP/2 comes over its own preface.
   if (req.httpVersionMajor !== 1) return new ApiError('MALFORMED_REQUEST', `The request line names HTTP/${req.httpVersion}; this server speaks HTTP/1.1.`);
+  // The URL first: a long one is what a client can shorten (fewer ids in a query, a POST search).
+  if ((req.url ?? '').length > MAX_REQUEST_TARGET_BYTES) return new ApiError('URI_TOO_LONG', `The request target (path and query) is longer than ${MAX_REQUEST_TARGET_BYTES} bytes.`);
+  if (headerBytes(req) > MAX_HEADER_BYTES) return new ApiError(headersTooLarge.code, headersTooLarge.message);
   let hostLines = 0;
   for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i].toLowerCase() === 'host') hostLines += 1;
   if (hostLines > 1) return new ApiError('MALFORMED_REQUEST', 'A request must carry one Host header, not several.');
@@ -183,6 +212,7 @@ export async function listen(handler: RequestListener, port: number, host = '0.0
       // How often Node looks for requests past those timeouts (its default is 30 s).
       connectionsCheckingInterval: Math.min(1_000, requestTimeout),
       insecureHTTPParser: false,
+      maxHeaderSize: PARSER_MAX_HEAD_BYTES,
       // An HTTP/1.1 request without Host is refused below, in the error format, not by Node with an empty 400.
       requireHostHeader: false,
       ...(isExpressApp(handler) ? bornWithPrototypesOf(handler) : {}),
