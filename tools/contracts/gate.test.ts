@@ -786,6 +786,21 @@ describe('contract:check', () => {
       expect(findings(released, rewritten(listed.replace('tighter', 'looser')))).toEqual(['safe request-constraint-loosened rest:POST /v1/orders request.body: check "must not be placed on a Sunday" version 1 -> 2 (looser)']);
     });
 
+    it('takes a check reworded with its released message in `formerly` (params.check) as the same check, safe; reworded without it, as one dropped and one added', () => {
+      const document = (message: string, check?: object) =>
+        buildDocument(path.join(root, 'contracts/deprecations.yaml'), apiEndpoints.map((endpoint) => (endpoint === createOrder ? { ...createOrder, body: createOrder.body!.refine(() => true, { message, params: { code: 'NOT_ALLOWED', ...(check ? { check } : {}) } }) } : endpoint)));
+      const findings = (before: Record<string, unknown>, after: Record<string, unknown>) => diffOpenApi(before, after).map((found) => `${found.class} ${found.rule} ${found.element}: ${found.message}`);
+      const released = document('must not be placed on a Sunday');
+      const reworded = document('must not be placed on a Sunday (UTC)', { formerly: ['must not be placed on a Sunday'] });
+      expect(JSON.stringify(reworded)).toContain(JSON.stringify({ message: 'must not be placed on a Sunday (UTC)', formerly: ['must not be placed on a Sunday'] }));
+      expect(findings(released, reworded)).toEqual(['safe check-reworded rest:POST /v1/orders request.body: check reworded: "must not be placed on a Sunday" -> "must not be placed on a Sunday (UTC)"']);
+      expect(findings(released, document('must not be placed on a Sunday (UTC)'))).toContain('breaking request-constraint-tightened rest:POST /v1/orders request.body: checks added: "must not be placed on a Sunday (UTC)"');
+      // A version declared beside it is still compared: reworded and made stricter is breaking.
+      expect(findings(released, document('must not be placed on a Sunday (UTC)', { formerly: ['must not be placed on a Sunday'], version: 2, history: { 2: 'tighter' } }))).toContain(
+        'breaking request-constraint-tightened rest:POST /v1/orders request.body: check "must not be placed on a Sunday (UTC)" version 1 -> 2 (tighter)',
+      );
+    });
+
     it('passes the checks a released document did not list, as documented: the server made them before', async () => {
       // Released before the document listed checks: today's document without x-checks.
       const released = buildDocument(path.join(root, 'contracts/deprecations.yaml'), apiEndpoints);

@@ -82,6 +82,8 @@ interface Check {
   message: string;
   version: number;
   history: Record<string, unknown>;
+  /** The messages it was listed under before (a rewording; libs/validation CheckRewording). */
+  formerly: string[];
 }
 /**
  * The checks a schema makes that JSON Schema cannot state (zod refine), as listed: a message, or a
@@ -90,9 +92,10 @@ interface Check {
  */
 const checksOf = (schema: Json): Check[] =>
   (Array.isArray(schema[CHECKS_EXTENSION]) ? (schema[CHECKS_EXTENSION] as unknown[]) : []).flatMap((entry): Check[] => {
-    if (typeof entry === 'string') return [{ message: entry, version: 1, history: {} }];
+    if (typeof entry === 'string') return [{ message: entry, version: 1, history: {}, formerly: [] }];
     if (!isObject(entry) || typeof entry.message !== 'string') return [];
-    return [{ message: entry.message, version: typeof entry.version === 'number' ? entry.version : 1, history: isObject(entry.history) ? entry.history : {} }];
+    const formerly = Array.isArray(entry.formerly) ? entry.formerly.filter((message): message is string => typeof message === 'string') : [];
+    return [{ message: entry.message, version: typeof entry.version === 'number' ? entry.version : 1, history: isObject(entry.history) ? entry.history : {}, formerly }];
   });
 
 /**
@@ -760,7 +763,16 @@ class OpenApiComparison {
     // One under the same message at another version is tighter or looser as it declares. In an
     // answer a check is a promise clients may code against (each product named once): one dropped
     // or loosened breaks it, one added or tightened is safe.
-    const [beforeChecks, afterChecks] = [checksOf(b), checksOf(a)];
+    const afterChecks = checksOf(a);
+    // A check reworded (listed now with `formerly` naming its released message) is the same check
+    // under its new message: it takes and refuses what it did, only the refusal's text differs
+    // (clients branch on its code), so it is compared as that check and reported as safe.
+    const beforeChecks = checksOf(b).map((check) => {
+      const successor = afterChecks.some((candidate) => candidate.message === check.message) ? undefined : afterChecks.find((candidate) => candidate.formerly.includes(check.message));
+      if (!successor) return check;
+      this.add('safe', element, 'check-reworded', specRule.compatible, `check reworded: ${JSON.stringify(check.message)} -> ${JSON.stringify(successor.message)}`);
+      return { ...check, message: successor.message };
+    });
     const messages = (checks: Check[]): string[] => checks.map((check) => check.message);
     const [addedChecks, droppedChecks] = [beyond(messages(afterChecks), messages(beforeChecks)), beyond(messages(beforeChecks), messages(afterChecks))];
     const loosenedAnswer = (what: string): void => this.add('breaking', element, 'response-check-loosened', specRule.typeChanged, `${what}: answers may no longer hold to what old clients relied on`);

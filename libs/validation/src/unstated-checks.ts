@@ -25,8 +25,18 @@ export interface CheckRevision {
   history?: Record<number, CheckChange>;
 }
 
-/** A check as the document lists it: its message, or with a declared revision the message and that revision. */
-export type ListedCheck = string | ({ message: string } & CheckRevision);
+/**
+ * The messages a check was listed under before, when only its message changed (reworded, the
+ * function the same): `params: { check: { formerly: ['must be an id (a UUID)'] } }`. The gate
+ * then compares it with the check listed under one of them, as the same check, and asks for a
+ * changelog entry as for a changed description, instead of seeing one check dropped and another added.
+ */
+export interface CheckRewording {
+  formerly: string[];
+}
+
+/** A check as the document lists it: its message, or with a declared revision or former messages the message and those. */
+export type ListedCheck = string | ({ message: string } & Partial<CheckRevision> & Partial<CheckRewording>);
 
 interface CheckDefinition {
   check?: string;
@@ -42,12 +52,18 @@ function messageOf(definition: CheckDefinition): string | undefined {
   return undefined;
 }
 
-/** The revision a check declares (params.check), if a well-formed one: a version above 1, each history entry tighter or looser. */
-function revisionOf(definition: CheckDefinition): CheckRevision | undefined {
-  const declared = definition.params?.check as { version?: unknown; history?: unknown } | undefined;
-  if (typeof declared !== 'object' || declared === null || typeof declared.version !== 'number' || !Number.isInteger(declared.version) || declared.version < 2) return undefined;
+/**
+ * What a check declares of itself (params.check), the well-formed parts: a revision (a version
+ * above 1, each history entry tighter or looser) and the messages it was listed under before.
+ */
+function declarationOf(definition: CheckDefinition): (Partial<CheckRevision> & Partial<CheckRewording>) | undefined {
+  const declared = definition.params?.check as { version?: unknown; history?: unknown; formerly?: unknown } | undefined;
+  if (typeof declared !== 'object' || declared === null) return undefined;
+  const formerly = Array.isArray(declared.formerly) ? declared.formerly.filter((message): message is string => typeof message === 'string') : [];
+  const versioned = typeof declared.version === 'number' && Number.isInteger(declared.version) && declared.version >= 2;
+  if (!versioned && formerly.length === 0) return undefined;
   const history = typeof declared.history === 'object' && declared.history !== null ? Object.fromEntries(Object.entries(declared.history).filter(([, change]) => change === 'tighter' || change === 'looser')) : {};
-  return { version: declared.version, history };
+  return { ...(versioned ? { version: declared.version as number, history } : {}), ...(formerly.length > 0 ? { formerly } : {}) };
 }
 
 /** The unstated checks of `schema` itself (not of the schemas inside it): by their messages, with the revision a check declares. */
@@ -57,7 +73,7 @@ export function unstatedChecksOf(schema: z.core.$ZodType): ListedCheck[] {
     .filter((definition) => definition.check === 'custom')
     .map((definition) => {
       const message = messageOf(definition) ?? UNNAMED_CHECK;
-      const revision = revisionOf(definition);
-      return revision ? { message, ...revision } : message;
+      const declared = declarationOf(definition);
+      return declared ? { message, ...declared } : message;
     });
 }
