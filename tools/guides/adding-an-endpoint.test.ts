@@ -160,7 +160,7 @@ describe('docs/adding-an-endpoint.md, followed as written', () => {
     const document = JSON.parse(readFileSync(path.join(scratch, 'apps/gateway/src/openapi/openapi.json'), 'utf8'));
     expect(document.paths['/products/{id}/similar'].get).toMatchObject({
       operationId: 'getSimilarProducts',
-      parameters: expect.arrayContaining([{ name: 'id', in: 'path', required: true, schema: { type: 'string', format: 'uuid', 'x-checks': ['must be an id this API issued (a lowercase UUID, version 7)'] } }, expect.objectContaining({ name: 'size', in: 'query', schema: expect.objectContaining({ minimum: 1, maximum: 20, default: 5 }) })]),
+      parameters: expect.arrayContaining([{ name: 'id', in: 'path', required: true, schema: { type: 'string', format: 'uuid', 'x-checks': [{ message: 'must be an id this API issued (a UUID, version 7; upper or lower case)', formerly: ['must be an id this API issued (a lowercase UUID, version 7)'] }] } }, expect.objectContaining({ name: 'size', in: 'query', schema: expect.objectContaining({ minimum: 1, maximum: 20, default: 5 }) })]),
       responses: expect.objectContaining({ 200: expect.objectContaining({ content: { 'application/json': { schema: { $ref: '#/components/schemas/SimilarProducts' } } } }) }),
     });
     expect(document.components.schemas.SimilarProducts).toBeDefined();

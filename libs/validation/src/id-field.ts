@@ -7,15 +7,22 @@ import { NotFound } from '@platform/errors';
 import { canonicalId, isId } from '@platform/ids';
 import { z } from 'zod';
 
+/** What a value idField refuses is told: any case is read, so the message names none. */
+const ID_CHECK_MESSAGE = 'must be an id this API issued (a UUID, version 7; upper or lower case)';
+
 /**
  * An id as a client sends it: a UUID is case-insensitive on input (RFC 9562 §4), so any case is
  * read, and kept lowercase, the form the API stores and answers (isId's canonical form), so the
  * same resource is found, compared (an owner's id) and echoed (ids, Location) whatever the case sent.
- * The message describes the ids the API issues (lowercase); it is also the check's name in the
- * published document (`x-checks`), which contract:check compares as written, so it stays as released.
+ * The message is also the check's name in the published document (`x-checks`): it names the
+ * wording it was released under (`formerly`), so contract:check sees the same check reworded.
  */
 export const idField = () =>
-  z.string().overwrite(canonicalId).refine(isId, { message: 'must be an id this API issued (a lowercase UUID, version 7)', params: { code: 'INVALID_FORMAT' } }).meta({ format: 'uuid' });
+  z
+    .string()
+    .overwrite(canonicalId)
+    .refine(isId, { message: ID_CHECK_MESSAGE, params: { code: 'INVALID_FORMAT', check: { formerly: ['must be an id this API issued (a lowercase UUID, version 7)'] } } })
+    .meta({ format: 'uuid' });
 
 /**
  * The key a path names, if it can name anything: a value `rule` refuses names nothing that can

@@ -268,6 +268,9 @@ describe('pathId and pathKey: what a path names', () => {
     // A well-formed UUID of another version is told which ids this API takes, not that it is no UUID.
     const v4 = failure(() => parseBody(z.strictObject({ id: idField() }), { id: '3f2504e0-4f89-41d3-9a0c-0305e82c3301' }));
     expect([v4.status, v4.fieldErrors[0]?.code, v4.fieldErrors[0]?.message]).toEqual([422, 'INVALID_FORMAT', expect.stringContaining('version 7')]);
+    // Sent in upper case, it is refused for its version, not its case: the message asks for no case.
+    const upperV4 = failure(() => parseBody(z.strictObject({ id: idField() }), { id: '3F2504E0-4F89-41D3-9A0C-0305E82C3301' }));
+    expect(upperV4.fieldErrors[0]?.message).toBe('id must be an id this API issued (a UUID, version 7; upper or lower case).');
   });
 });
 
