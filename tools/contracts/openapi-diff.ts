@@ -446,6 +446,14 @@ const numeric = new Set(['integer', 'number']);
  * clients keep as a string.
  */
 const FORMATS_CLIENTS_PARSE = new Set(['date-time', 'date', 'time', 'duration', 'int32', 'int64', 'float', 'double', 'decimal', 'uuid', 'uri', 'byte', 'binary']);
+/**
+ * Number formats and the wider ones that hold every value of each exactly (an int32 is an int64
+ * and a double; a float is a double): a request field moved to a wider one refuses nothing an old
+ * client sent, and a response field moved to a narrower one answers nothing its old format cannot read.
+ */
+const WIDER_FORMATS: Readonly<Record<string, readonly string[]>> = { int32: ['int64', 'double'], float: ['double'] };
+/** Whether every value of format `format` is one of format `other`. */
+const fitsIn = (format: string, other: string): boolean => format === other || (WIDER_FORMATS[format] ?? []).includes(other);
 /** Whether every type of `narrow` is accepted by `wide` (an integer is a number). */
 function covers(wide: string[], narrow: string[]): boolean {
   if (wide.length === 0) return true;
@@ -737,11 +745,13 @@ class OpenApiComparison {
     // Several formats (allOf members' each) all hold: one more is tighter, one fewer looser.
     const [beforeFormats, afterFormats] = [formatsOf(b), formatsOf(a)];
     const formatChange = `format ${JSON.stringify(b.format ?? null)} -> ${JSON.stringify(a.format ?? null)}`;
-    const parsed = direction === 'response' && beforeFormats.some((format) => FORMATS_CLIENTS_PARSE.has(format) && !afterFormats.includes(format));
+    // A format is kept when the other side has it or, for numbers, one it holds every value of:
+    // a response's int64 made int32 still fits the old format, a request's int32 made int64 refuses nothing.
+    const parsed = direction === 'response' && beforeFormats.some((format) => FORMATS_CLIENTS_PARSE.has(format) && !afterFormats.some((now) => fitsIn(now, format)));
     if (parsed) {
       this.add('breaking', element, 'response-format-changed', specRule.typeChanged, `${formatChange}: values old clients parse by the old format may not fit it`);
     } else if (!same([...beforeFormats].sort(), [...afterFormats].sort())) {
-      report(afterFormats.some((format) => !beforeFormats.includes(format)), formatChange);
+      report(afterFormats.some((format) => !beforeFormats.some((was) => fitsIn(was, format))), formatChange);
     }
     // A multiple of the new multipleOf is one of the old when the new is a multiple of the old: 0.01 -> 0.05 refuses 1.01.
     if (!same(b.multipleOf, a.multipleOf)) {
