@@ -95,7 +95,7 @@ describe('contract:check', () => {
     const result = await runCheck({ root, today, zeroUseDays: 14 });
     expect(result.passed).toBe(false);
     expect(result.text).toContain(
-      `BREAKING  rest:#/components/schemas/Shipment.trackingNumber (2 places)\n          field-removed: response field removed | §Versioning 3: removing or renaming a field\n          REFUSED: not allowed: ship it as a new major version, deprecate it first (contracts/deprecations.yaml), or approve it (contracts/approvals.yaml)\n          at ${restElement}\n          at ${putElement}\n`,
+      `BREAKING  rest:#/components/schemas/Shipment.trackingNumber (2 places)\n          field-removed: response field removed | §Versioning 3: removing or renaming a field\n          REFUSED: not allowed: deprecate it first (contracts/deprecations.yaml: a replacement, a sunset at least 30 days on) and remove it after the sunset once no use is recorded for 14 days (docs/evolving-the-api.md, "Replacing a field: the four steps today"); or ship it as a new major version, or approve it (contracts/approvals.yaml)\n          at ${restElement}\n          at ${putElement}\n`,
     );
     expect(result.text).toContain(`BREAKING  graphql:Shipment.trackingNumber (${supergraph})`);
     expect(result.text).toContain(`BREAKING  graphql:Shipment.trackingNumber (${ordersSubgraph})`);
@@ -126,6 +126,20 @@ describe('contract:check', () => {
     expect(expired.passed).toBe(false);
   });
 
+  it('tells a team that a change in place ships beside the old element, not by deprecating it (a deprecated element may only be removed)', async () => {
+    edit(openapi, (text) => {
+      const document = JSON.parse(text);
+      document.paths['/orders/{id}/cancellation'].post.requestBody.content['application/json'].schema.properties.reason.maxLength = 200;
+      return JSON.stringify(document, null, 2);
+    });
+    const result = await runCheck({ root, today, zeroUseDays: 14 });
+    expect(result.text).toContain(
+      'BREAKING  rest:POST /v1/orders/{id}/cancellation request.body.reason\n          request-constraint-tightened: maxLength 500 -> 200 | §Versioning 1 and 3: a request an old client sends is refused (tighter constraint)\n' +
+        '          REFUSED: not allowed: it cannot change in place: add the changed one beside it (a new field, parameter or operation), deprecate this one (contracts/deprecations.yaml: the new one as replacement, a sunset at least 30 days on) and remove it after the sunset (docs/evolving-the-api.md, "Replacing a field: the four steps today"); or ship it as a new major version, or approve it (contracts/approvals.yaml)\n',
+    );
+    expect(result.passed).toBe(false);
+  });
+
   it('refuses an approval that names nothing in the contracts, which would allow every change under it', async () => {
     removeTrackingNumber();
     const approval = (element: string) => `  - element: "${element}"\n    reason: "cleanup"\n    approvedBy: "@api-owner"\n    approved: 2026-11-20\n    expires: 2026-12-15\n`;
@@ -133,7 +147,7 @@ describe('contract:check', () => {
     const result = await runCheck({ root, today, zeroUseDays: 14 });
     expect(result.text).toContain('REGISTRY  approvals.yaml: "rest:GET" names nothing in the contracts');
     expect(result.text).toContain('REGISTRY  approvals.yaml: "rest:PUT" names nothing in the contracts');
-    expect(result.text).toContain(`REFUSED: not allowed: ship it as a new major version`);
+    expect(result.text).toContain('REFUSED: not allowed: deprecate it first');
     expect(result.text).not.toContain('"graphql:Shipment.trackingNumber" names nothing');
     expect(result.passed).toBe(false);
   });

@@ -209,7 +209,13 @@ function judgeEach(input: GateInput): Verdict[] {
       return { change: item, allowed: true, reason: `replacement complete: sunset ${deprecation.sunset} passed and no recorded use ${input.zeroUseSince ? window : `for ${input.zeroUseDays} days`}` };
     }
     const expired = approval ? ` (the approval expired ${approval.expires})` : '';
-    return { change: item, allowed: false, reason: `not allowed${expired}: ship it as a new major version, deprecate it first (contracts/deprecations.yaml), or approve it (contracts/approvals.yaml)` };
+    // The dated path differs: a removal is the last step of a replacement, while a change in place
+    // never passes that way (a deprecated element may be removed, not changed), so the changed
+    // element is added beside the old one and the old one replaced.
+    const dated = isRemoval(item.rule)
+      ? `deprecate it first (contracts/deprecations.yaml: a replacement, a sunset at least 30 days on) and remove it after the sunset once no use is recorded for ${input.zeroUseDays} days`
+      : `it cannot change in place: add the changed one beside it (a new field, parameter or operation), deprecate this one (contracts/deprecations.yaml: the new one as replacement, a sunset at least 30 days on) and remove it after the sunset`;
+    return { change: item, allowed: false, reason: `not allowed${expired}: ${dated} (docs/evolving-the-api.md, "Replacing a field: the four steps today"); or ship it as a new major version, or approve it (contracts/approvals.yaml)` };
   });
 }
 
