@@ -47,6 +47,8 @@ export interface ProtoModel {
   packages: Set<string>;
   /** Enums a client reads: reachable from some RPC's reply. */
   enumsRead: Set<string>;
+  /** Messages a client reads: some RPC's reply, and the messages its fields hold. */
+  messagesRead: Set<string>;
 }
 
 /** Builds the module in `dir` (a directory with buf.yaml) into a descriptor set, comments included. */
@@ -107,7 +109,7 @@ function modelOf(files: FileDescriptor[]): ProtoModel {
       else pending.push(target);
     }
   }
-  return { elements, packages, enumsRead };
+  return { elements, packages, enumsRead, messagesRead: visited };
 }
 
 export function protoModel(dir: string): ProtoModel {
@@ -115,6 +117,14 @@ export function protoModel(dir: string): ProtoModel {
 }
 
 const scalarNumbers = new Set(['TYPE_INT32', 'TYPE_INT64', 'TYPE_UINT32', 'TYPE_UINT64', 'TYPE_SINT32', 'TYPE_SINT64', 'TYPE_FIXED32', 'TYPE_FIXED64', 'TYPE_SFIXED32', 'TYPE_SFIXED64', 'TYPE_DOUBLE', 'TYPE_FLOAT']);
+
+/**
+ * Varint types and the wider ones that read every value of each the same on the wire, and take a
+ * JSON number for it (proto3 JSON parsers accept an int64 as a number or a string): a field of a
+ * message only clients send may take the wider type. A reply's may not: JSON writes int64 as a
+ * string, which an old client's int32 does not parse.
+ */
+const WIDER_VARINTS: Readonly<Record<string, readonly string[]>> = { TYPE_INT32: ['TYPE_INT64'], TYPE_UINT32: ['TYPE_UINT64', 'TYPE_INT64'], TYPE_SINT32: ['TYPE_SINT64'] };
 
 function typeLabel(field: FieldDescriptor): string {
   return `${field.label === 'LABEL_REPEATED' ? 'repeated ' : ''}${field.typeName ?? (field.type ?? '').replace(/^TYPE_/, '').toLowerCase()}`;
@@ -214,6 +224,8 @@ export function compareProto(beforeDir: string, afterDir: string): { changes: Co
   const newPackages = [...after.packages].filter((pkg) => !before.packages.has(pkg));
   for (const pkg of newPackages) add('safe', pkg, 'major-version-added', specRule.newMajor, `package ${pkg} added`);
 
+  /** Request fields whose type `request-type-widened` accepts: buf's JSON rule (int64 is written as a string) is about replies. */
+  const widenedInRequests = new Set<string>();
   const kindWord: Record<ElementKind, string> = { message: 'message', field: 'field', enum: 'enum', 'enum-value': 'enum value', service: 'service', rpc: 'RPC' };
   for (const [name, element] of before.elements) {
     const next = after.elements.get(name);
@@ -230,7 +242,11 @@ export function compareProto(beforeDir: string, afterDir: string): { changes: Co
       if (element.field.number !== next.field.number) add('breaking', name, 'field-number-changed', specRule.compatible, `field number ${element.field.number} -> ${next.field.number}`);
       const was = typeLabel(element.field);
       const is = typeLabel(next.field);
-      if (was !== is) {
+      const sentOnly = !before.messagesRead.has(element.parent ?? '') && !after.messagesRead.has(next.parent ?? '');
+      if (was !== is && sentOnly && element.field.label === next.field.label && (WIDER_VARINTS[element.field.type ?? ''] ?? []).includes(next.field.type ?? '')) {
+        add('safe', name, 'request-type-widened', specRule.compatible, `type ${was} -> ${is}: a wider integer in a message only clients send (no reply holds it); what old clients send, on the wire or as a JSON number, reads the same`);
+        widenedInRequests.add(`proto:${name}`);
+      } else if (was !== is) {
         const numberString = (scalarNumbers.has(element.field.type ?? '') && next.field.type === 'TYPE_STRING') || (element.field.type === 'TYPE_STRING' && scalarNumbers.has(next.field.type ?? ''));
         add('breaking', name, numberString ? 'number-string-changed' : 'type-changed', numberString ? specRule.numberString : specRule.typeChanged, `type ${was} -> ${is}`);
       }
@@ -265,7 +281,7 @@ export function compareProto(beforeDir: string, afterDir: string): { changes: Co
   const breakingElements = new Set(changes.filter((item) => item.class === 'breaking').map((item) => item.element));
   for (const finding of bufBreaking(afterDir, beforeDir)) {
     const element = elementOfFinding(finding, before, after, afterDir);
-    if (breakingElements.has(element)) continue;
+    if (breakingElements.has(element) || (finding.type === 'FIELD_WIRE_JSON_COMPATIBLE_TYPE' && widenedInRequests.has(element))) continue;
     breakingElements.add(element);
     changes.push(change('proto', 'breaking', element, finding.type, specRule.compatible, `buf: ${finding.message.replace(/ See https:\S+.*$/, '')}`));
   }
