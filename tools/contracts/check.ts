@@ -239,6 +239,7 @@ export async function runCheck(options: { today: string; usage?: unknown; zeroUs
     today: options.today,
     zeroUseDays: options.zeroUseDays,
     zeroUseSince: options.zeroUseSince,
+    registrable: exists,
     impliedBy: (element) => (element.startsWith('proto:') ? [...new Set(protos.flatMap((model) => rpcsReading(model, element)))] : []),
   });
   const { text, passed } = render(verdicts, [...deprecations.problems, ...noticeProblems, ...markProblems, ...approvals.problems, ...usage.problems]);

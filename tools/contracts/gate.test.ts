@@ -140,6 +140,20 @@ describe('contract:check', () => {
     expect(result.passed).toBe(false);
   });
 
+  it('tells a team that a header, status or error code no registry entry can name ships in a new operation', async () => {
+    edit(openapi, (text) => {
+      const document = JSON.parse(text);
+      delete document.paths['/orders'].post.responses['201'].headers.ETag;
+      return JSON.stringify(document, null, 2);
+    });
+    const result = await runCheck({ root, today, zeroUseDays: 14 });
+    expect(result.text).toContain(
+      'BREAKING  rest:POST /v1/orders response.201.header.ETag\n          response-header-removed: header ETag no longer sent | §Versioning 3: removing or renaming a field\n' +
+        '          REFUSED: not allowed: the deprecation registry cannot name rest:POST /v1/orders response.201.header.ETag: ship the change in a new operation beside rest:POST /v1/orders, deprecate the old one (contracts/deprecations.yaml: the new one as replacement, a sunset at least 30 days on) and remove it after the sunset (docs/evolving-the-api.md, "Replacing a field: the four steps today"); or ship it as a new major version, or approve it (contracts/approvals.yaml)\n',
+    );
+    expect(result.passed).toBe(false);
+  });
+
   it('refuses an approval that names nothing in the contracts, which would allow every change under it', async () => {
     removeTrackingNumber();
     const approval = (element: string) => `  - element: "${element}"\n    reason: "cleanup"\n    approvedBy: "@api-owner"\n    approved: 2026-11-20\n    expires: 2026-12-15\n`;

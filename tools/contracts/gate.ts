@@ -105,6 +105,12 @@ export interface GateInput {
   zeroUseDays: number;
   /** Tests only (CONTRACT_ZERO_USE_SECONDS): the window starts at this ISO time instead, and use is compared to the second. */
   zeroUseSince?: string;
+  /**
+   * Whether contracts/deprecations.yaml may name the element (check.ts: an operation, parameter,
+   * body field, GraphQL or proto member, in the contract now or as released); unset: any. A status,
+   * an error code, a header or an access rule cannot be deprecated by itself.
+   */
+  registrable?: (element: string) => boolean;
   /** Other recorded elements whose use counts as use of `element` (proto: the RPCs whose replies hold it). */
   impliedBy?: (element: string) => string[];
 }
@@ -212,7 +218,10 @@ function judgeEach(input: GateInput): Verdict[] {
     // The dated path differs: a removal is the last step of a replacement, while a change in place
     // never passes that way (a deprecated element may be removed, not changed), so the changed
     // element is added beside the old one and the old one replaced.
-    const dated = isRemoval(item.rule)
+    const operation = /^rest:[A-Z]+ \S+/.exec(item.element)?.[0];
+    const dated = input.registrable && !input.registrable(item.element)
+      ? `the deprecation registry cannot name ${item.element}: ship the change in a new operation beside ${operation ?? 'it'}, deprecate the old one (contracts/deprecations.yaml: the new one as replacement, a sunset at least 30 days on) and remove it after the sunset`
+      : isRemoval(item.rule)
       ? `deprecate it first (contracts/deprecations.yaml: a replacement, a sunset at least 30 days on) and remove it after the sunset once no use is recorded for ${input.zeroUseDays} days`
       : `it cannot change in place: add the changed one beside it (a new field, parameter or operation), deprecate this one (contracts/deprecations.yaml: the new one as replacement, a sunset at least 30 days on) and remove it after the sunset`;
     return { change: item, allowed: false, reason: `not allowed${expired}: ${dated} (docs/evolving-the-api.md, "Replacing a field: the four steps today"); or ship it as a new major version, or approve it (contracts/approvals.yaml)` };
