@@ -42,7 +42,7 @@ export const specRule = {
   defaultChanged: '§Versioning 1 and 3: a default changed (what an old client gets without asking changes)',
   nullableResponse: "§Versioning 3: changing a field's type (a response field may now be null)",
   removedError: '§Versioning 1 and 3: a status or error code an old client handles is removed',
-  newResponseValue: '§Versioning 1: a new value in a response enum, or a new type a union or interface may answer (old clients must tolerate unknown values; needs a changelog entry)',
+  newResponseValue: '§Versioning 1: a new value in a response enum, a response value outside its old limits, or a new type a union or interface may answer (old clients must tolerate unknown values; needs a changelog entry)',
   newMajor: '§Versioning 5: a new major version next to the old one',
   narrowerAccess: '§Versioning 1: a call an old client makes is refused (who may call it, or the API-key scope it needs, narrowed)',
 } as const;

@@ -718,8 +718,14 @@ class OpenApiComparison {
   }
 
   private compareConstraints(b: Json, a: Json, direction: Direction, element: string): void {
-    const report = (tighter: boolean, what: string): void => {
-      if (direction === 'response') this.add('safe', element, 'response-constraint-changed', specRule.compatible, what);
+    // An answer within tighter limits is one old clients read; one outside the old limits (a
+    // negative amount where the minimum was 0, a longer name) is a value they have not seen, as a
+    // new enum value is: told in the changelog (a limit is what clients size and check by).
+    // `tighter`: a value the old schema took may be refused (a request breaks); `looser`: a value
+    // the old schema refused may be taken (an answer is new to clients). A changed pattern is both.
+    const report = (tighter: boolean, what: string, looser = !tighter): void => {
+      if (direction === 'response' && !looser) this.add('safe', element, 'response-constraint-changed', specRule.compatible, what);
+      else if (direction === 'response') this.add('dangerous', element, 'response-constraint-loosened', specRule.newResponseValue, `${what}: answers may fall outside the old limits`);
       else if (tighter) this.add('breaking', element, 'request-constraint-tightened', specRule.tighterRequest, what);
       else this.add('safe', element, 'request-constraint-loosened', specRule.compatible, what);
     };
@@ -751,22 +757,30 @@ class OpenApiComparison {
     if (parsed) {
       this.add('breaking', element, 'response-format-changed', specRule.typeChanged, `${formatChange}: values old clients parse by the old format may not fit it`);
     } else if (!same([...beforeFormats].sort(), [...afterFormats].sort())) {
-      report(afterFormats.some((format) => !beforeFormats.some((was) => fitsIn(was, format))), formatChange);
+      report(
+        afterFormats.some((format) => !beforeFormats.some((was) => fitsIn(was, format))),
+        formatChange,
+        beforeFormats.some((was) => !afterFormats.some((format) => fitsIn(format, was))),
+      );
     }
     // A multiple of the new multipleOf is one of the old when the new is a multiple of the old: 0.01 -> 0.05 refuses 1.01.
     if (!same(b.multipleOf, a.multipleOf)) {
       const [was, is] = [b.multipleOf, a.multipleOf];
-      report(typeof is === 'number' && (typeof was !== 'number' || !isMultipleOf(was, is)), `multipleOf ${JSON.stringify(was ?? null)} -> ${JSON.stringify(is ?? null)}`);
+      report(
+        typeof is === 'number' && (typeof was !== 'number' || !isMultipleOf(was, is)),
+        `multipleOf ${JSON.stringify(was ?? null)} -> ${JSON.stringify(is ?? null)}`,
+        typeof was === 'number' && (typeof is !== 'number' || !isMultipleOf(is, was)),
+      );
     }
     if (!same(b.pattern, a.pattern) && !(sortFields[0] && sortFields[1])) {
-      report(a.pattern !== undefined, `pattern ${JSON.stringify(b.pattern ?? null)} -> ${JSON.stringify(a.pattern ?? null)}`);
+      report(a.pattern !== undefined, `pattern ${JSON.stringify(b.pattern ?? null)} -> ${JSON.stringify(a.pattern ?? null)}`, b.pattern !== undefined);
     }
     if (Boolean(b.uniqueItems) !== Boolean(a.uniqueItems)) report(Boolean(a.uniqueItems), `uniqueItems ${Boolean(b.uniqueItems)} -> ${Boolean(a.uniqueItems)}`);
     for (const key of wholeKeywords) {
       if (b[key] === undefined && a[key] === undefined) continue;
       const [was, is] = [inlined(this.before, b[key]), inlined(this.after, a[key])];
       if (same(was, is)) continue;
-      report(a[key] !== undefined, `${key} ${b[key] === undefined ? 'added' : a[key] === undefined ? 'dropped' : 'changed'} (compared as written, refs followed: ${JSON.stringify(was ?? null).slice(0, 80)} -> ${JSON.stringify(is ?? null).slice(0, 80)})`);
+      report(a[key] !== undefined, `${key} ${b[key] === undefined ? 'added' : a[key] === undefined ? 'dropped' : 'changed'} (compared as written, refs followed: ${JSON.stringify(was ?? null).slice(0, 80)} -> ${JSON.stringify(is ?? null).slice(0, 80)})`, b[key] !== undefined);
     }
     // A check JSON Schema cannot state (a zod refine), listed by its message: one added refuses
     // what old clients may send. Against a document that listed none, the server made them unseen.
