@@ -1186,7 +1186,12 @@ function compareOperation(comparison: OpenApiComparison, old: Operation, operati
     }
   }
   for (const status of Object.keys(afterResponses)) {
-    if (!(status in beforeResponses)) add('safe', `${element} response.${status}`, 'response-status-added', specRule.nonBreaking, `status ${status} may be answered`);
+    if (status in beforeResponses) continue;
+    // A new error status is a new error code (spec rule 2); a new success or redirect status is a
+    // new kind of answer to a call an old client makes (a 202 without the body it reads): it is
+    // told in the changelog, as a new response enum value is.
+    if (/^[23]/.test(status)) add('dangerous', `${element} response.${status}`, 'success-status-added', specRule.newResponseValue, `status ${status} may be answered where an old client expects ${Object.keys(beforeResponses).filter((code) => /^[23]/.test(code)).join(' or ') || 'another'}`);
+    else add('safe', `${element} response.${status}`, 'response-status-added', specRule.nonBreaking, `status ${status} may be answered`);
   }
 }
 
