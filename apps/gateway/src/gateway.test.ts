@@ -1707,11 +1707,20 @@ describe('deprecated elements (contracts/deprecations.yaml)', () => {
     expect(JSON.parse(gunzipSync(answer.body).toString('utf8'))).toEqual({ ...LARGE_PAGE, items: LARGE_PAGE.items.map(({ price: _price, ...item }) => item) });
   });
 
-  it('passes HEAD on a route with deprecated response fields through untouched, with the length GET would have', async () => {
-    const head = await fetch(`${retiring.server.url}/v1/orders/o1/items`, { method: 'HEAD', headers: { authorization: `Bearer ${token}` } });
-    expect(head.status).toBe(200);
-    const direct = await fetch(`${upstream.url}/orders/o1/items`);
-    expect(head.headers.get('content-length')).toBe(direct.headers.get('content-length'));
+  it('answers HEAD on a route with deprecated response fields with the headers of its GET, length and deprecation headers alike (RFC 9110 §9.3.2)', async () => {
+    const headers = { authorization: `Bearer ${token}` };
+    for (const path of ['/v1/orders/o1/items', '/v1/orders/o1/shipment?tracked=1', '/v1/orders/o1/shipment']) {
+      const get = await fetch(`${retiring.server.url}${path}`, { headers });
+      const head = await fetch(`${retiring.server.url}${path}`, { method: 'HEAD', headers });
+      expect(head.status).toBe(get.status);
+      expect(await head.text()).toBe('');
+      for (const name of ['content-length', 'content-type', ...DEPRECATION_HEADERS]) expect([path, name, head.headers.get(name)]).toEqual([path, name, get.headers.get(name)]);
+    }
+    // A HEAD reads no field: no use of one is counted, as none is recorded (usage/recording.ts).
+    const before = await counted('rest:GET /v1/orders/{id}/shipment response.200.body.trackingNumber', 'warned');
+    const head = await fetch(`${retiring.server.url}/v1/orders/o1/shipment?tracked=1`, { method: 'HEAD', headers });
+    expect(head.headers.get('deprecated-fields')).toBe('trackingNumber');
+    expect(await counted('rest:GET /v1/orders/{id}/shipment response.200.body.trackingNumber', 'warned')).toBe(before);
   });
 
   it('passes error answers of such a route through as the service wrote them', async () => {

@@ -118,8 +118,11 @@ export function enforceDeprecations(outcomes: DeprecationOutcomes): RequestHandl
     const { refusal } = outcomes.judge(req, res, used);
     if (refusal) throw refusal;
     if (used.length > 0) for (const [name, value] of Object.entries(deprecationHeaders(used))) res.setHeader(name, value);
-    // HEAD answers have no body to read: they go through as the service sent them.
-    if (rules.responseFields.length > 0 && req.method !== 'HEAD') {
+    // A HEAD gets the headers of its GET (RFC 9110 §9.3.2), Deprecated-Fields too: the proxy asks
+    // the service for the GET's answer, reads it as GET's is read and sends none of it. Its caller
+    // reads no field, so no use of one is counted or logged (as usage/recording.ts records none).
+    const head = req.method === 'HEAD';
+    if (rules.responseFields.length > 0) {
       const rewrite: AnswerRewrite = (status, body) => {
         const fields = rules.responseFields.filter((field) => field.status === String(status));
         const answer = fields.length > 0 ? parseJson(body) : undefined;
@@ -132,7 +135,7 @@ export function enforceDeprecations(outcomes: DeprecationOutcomes): RequestHandl
           // In a brownout or past the sunset the field is left out: the answer still works for a client that does not read it.
           const leaveOut = phase === 'brownout' || phase === 'sunset';
           if (!present(answer, field.path, leaveOut)) continue;
-          outcomes.record(req, res, field.entry, leaveOut ? phase : phase === 'dry-run' ? 'dry_run' : 'warned');
+          if (!head) outcomes.record(req, res, field.entry, leaveOut ? phase : phase === 'dry-run' ? 'dry_run' : 'warned');
           answered.push(field.entry);
           if (leaveOut) changed = true;
           else named.push(field.name);

@@ -180,7 +180,10 @@ export function createUpstreamProxy(target: string, options: UpstreamOptions): R
       // `pathname` is not Node's: the HTTP instrumentation reads it on a recorded call. Without it,
       // it parses the path against an origin it writes without the port's colon, which throws, and
       // an exception per recorded call costs about as much as the rest of its span.
-      const options = { hostname, port, method: req.method, path: target.path, pathname: target.path.split('?')[0], headers, agent, insecureHTTPParser: false };
+      // A HEAD on a route whose answers are rewritten (rest-deprecations.ts) is asked of the service
+      // as its GET: the answer's headers depend on its body, and Node writes none for a HEAD.
+      const method = req.method === 'HEAD' && res.locals.rewriteAnswer ? 'GET' : req.method;
+      const options = { hostname, port, method, path: target.path, pathname: target.path.split('?')[0], headers, agent, insecureHTTPParser: false };
       // A request the tracing sampler left out (libs/tracing's sampledRequestsOnly): its call goes
       // around the HTTP instrumentation, which would only record nothing at some cost, carrying
       // this hop's trace itself. A recorded one goes through it, which writes this hop's span.

@@ -230,8 +230,8 @@ export function recordRestUsage(recorder: UsageRecorder | undefined, operations:
     }
     res.once('finish', () => {
       const response = operation.responses.get(res.statusCode);
-      // A HEAD answer has no body: its caller read no field (and is told of none, rest-deprecations.ts),
-      // so it records the operation and what it sent, never the answer's fields.
+      // A HEAD answer has no body: its caller read no field (its headers are still GET's, deprecation
+      // headers too: rest-deprecations.ts), so it records the operation and what it sent, never the answer's fields.
       if (req.method === 'HEAD') {
         recorder.record(callerIdentityOf(req as Request, res), [...new Set(elements)]);
         return;

@@ -175,11 +175,15 @@ describe('fields', () => {
 
   it('counts a HEAD as a call of the operation, never as reading the fields of an answer it has no body of', async () => {
     // A monitor that checks a URL with HEAD reads no field: were it counted as reading `count`, it
-    // would be told of that field's retirement and keep it "in use" in the removal gate forever.
+    // would keep that field "in use" in the removal gate forever. Its answer still has the headers
+    // of its GET (RFC 9110 §9.3.2): they say what the GET's answer holds.
     const { token, userId } = await tokenFor(JWT_SECRET);
     const head = await fetch(`http://127.0.0.1:${gateway.port}/v1/products/p1/rating`, { method: 'HEAD', headers: { authorization: `Bearer ${token}` } });
     expect(head.status).toBe(200);
-    expect(head.headers.get('deprecated-fields')).toBeNull();
+    expect(head.headers.get('deprecated-fields')).toBe('count');
+    expect(head.headers.get('sunset')).toBe('Thu, 01 Jan 2099 00:00:00 GMT');
+    expect(head.headers.get('link')).toBe('<https://docs.example.com/changes/rating-count>; rel="deprecation"; type="text/html"');
+    expect(head.headers.get('deprecation')).toBe(`@${Date.parse('2026-01-01T00:00:00Z') / 1000}`);
     const elements = (await usesOf(`user:${userId}`)).map((use) => use.element);
     expect(elements).toEqual(['rest:GET /v1/products/{id}/rating']);
   });
