@@ -82,8 +82,12 @@ describe('the name resolution of webhook URLs', () => {
     await expect(guard.pin(`https://${ANSWERED}/hooks`)).resolves.toMatchObject({ address: { address: '93.184.216.34' } });
     await expect(guard.pin(`http://${ANSWERED}:80/hooks`)).resolves.toMatchObject({ address: { address: '93.184.216.34' } });
     await expect(guard.pin(`https://${ANSWERED}:8443/hooks`)).rejects.toMatchObject({ reason: 'port 8443 is closed to webhooks here; a URL may use port 443 or 80', unreachable: false });
-    // Unset, any port.
-    await expect(new AddressGuard({ allowLoopback: false, resolve: dnsResolver({ servers }) }).pin(`https://${ANSWERED}:8443/hooks`)).resolves.toMatchObject({ url: expect.objectContaining({ port: '8443' }) });
+    // Unset, any port but 0, where no server listens.
+    const anyPort = new AddressGuard({ allowLoopback: false, resolve: dnsResolver({ servers }) });
+    await expect(anyPort.pin(`https://${ANSWERED}:8443/hooks`)).resolves.toMatchObject({ url: expect.objectContaining({ port: '8443' }) });
+    for (const settings of [{}, { allowedPorts: [443, 80] }]) {
+      await expect(new AddressGuard({ allowLoopback: true, ...settings, resolve: dnsResolver({ servers }) }).pin('http://1.1.1.1:0/')).rejects.toMatchObject({ reason: 'port 0 cannot receive webhooks; a URL needs a port from 1 to 65535', unreachable: false });
+    }
   });
 
   it('answers localhost and its subdomains as loopback without asking DNS, as /etc/hosts did', async () => {

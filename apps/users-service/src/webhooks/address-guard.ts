@@ -200,6 +200,8 @@ export class AddressGuard {
     if (url.hash) throw new ForbiddenUrl('a URL may not carry a fragment');
     // The network lets deliveries out on these ports only: a URL on another would fail every attempt unseen.
     const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
+    // Port 0 is no port a server listens on (a connection to it fails): refused whatever ports are allowed.
+    if (port === 0) throw new ForbiddenUrl('port 0 cannot receive webhooks; a URL needs a port from 1 to 65535');
     const allowed = this.settings.allowedPorts;
     if (allowed && !allowed.includes(port)) throw new ForbiddenUrl(`port ${port} is closed to webhooks here; a URL may use port ${allowed.join(' or ')}`);
     return url;

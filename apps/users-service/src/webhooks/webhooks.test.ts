@@ -288,6 +288,7 @@ describe('the SSRF guard', () => {
     ['http://[2002:a9fe:a9fe::]/', /metadata/], // 6to4 of 169.254.169.254
     ['http://[fec0::1]/', /private/], // site-local
     ['http://0.0.0.0:8080/', /reserved/],
+    ['http://1.1.1.1:0/', /^port 0 cannot receive webhooks/], // a public address, but no server listens on port 0
     ['http://internal.test/hook', /^internal\.test resolves to a private address$/], // not which: the inside of a cluster stays unmapped
     ['http://metadata.test/hook', /metadata/],
     ['http://split.test/hook', /^split\.test resolves to a private address$/],
@@ -316,6 +317,8 @@ describe('the SSRF guard', () => {
     // A change of URL is checked the same way.
     const endpoint = await register(owner.token, { url: hookUrl('fine'), eventTypes: ['order.created'] });
     expect((await call('PATCH', `/webhook-endpoints/${endpoint.id}`, { token: owner.token, body: { url: 'http://169.254.169.254/' } })).status).toBe(422);
+    const portZero = await call('PATCH', `/webhook-endpoints/${endpoint.id}`, { token: owner.token, body: { url: 'https://hooks.test:0/' } });
+    expect([portZero.status, portZero.body.errors]).toEqual([422, [{ field: 'url', code: 'NOT_ALLOWED', message: expect.stringMatching(/^port 0 /) }]]);
   });
 
   it('refuses loopback unless the setting allows it', async () => {
