@@ -1,5 +1,7 @@
 // verifyWebhook against deliveries signed by the Standard Webhooks reference package, as the
 // platform signs them: it accepts them with either secret of a rotation and refuses the rest.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { verifyWebhook, WebhookVerificationError } from './webhooks';
 
@@ -27,4 +29,16 @@ it('refuses another secret, an altered body or id, a missing header and a stale 
   await expect(verifyWebhook(body, { ...signed([secret]), 'webhook-id': 'msg-2' }, secret, at)).rejects.toThrow(WebhookVerificationError);
   await expect(verifyWebhook(body, { 'webhook-id': 'msg-1', 'webhook-timestamp': '1' }, secret, at)).rejects.toThrow(/Missing/);
   await expect(verifyWebhook(body, signed([secret]), secret, new Date(at.getTime() + 6 * 60_000))).rejects.toThrow(/5 minutes/);
+});
+
+it('the README shows a secret in the shape the platform issues (whsec_ and 32 bytes in base64), one that verifies', async () => {
+  const readme = readFileSync(path.join(__dirname, '../README.md'), 'utf8');
+  const examples = readme.match(/whsec_[A-Za-z0-9+/=]+/g) ?? [];
+  expect(examples.length).toBeGreaterThan(0);
+  for (const example of examples) {
+    const key = Buffer.from(example.slice('whsec_'.length), 'base64');
+    // As users-service's newSigningSecret writes one: the base64 of exactly 32 bytes.
+    expect([example, key.length, `whsec_${key.toString('base64')}`]).toEqual([example, 32, example]);
+    expect((await verifyWebhook(body, signed([example]), example, at)).type).toBe('order.shipped');
+  }
 });
