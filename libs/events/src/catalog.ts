@@ -129,11 +129,16 @@ export interface DomainEvent<T extends EventType = EventType> {
   type: T;
   aggregateId: string;
   data: EventData<T>;
+  /**
+   * When the change happened, when the use case read the clock for it (an order's createdAt): the
+   * event's `time` is then exactly that. Unset: the start of the transaction that records it.
+   */
+  occurredAt?: Date;
 }
 
 /** Builds an event; the data is checked against the type's schema when it is recorded. */
-export function domainEvent<T extends EventType>(type: T, aggregateId: string, data: EventData<T>): DomainEvent<T> {
-  return { type, aggregateId, data };
+export function domainEvent<T extends EventType>(type: T, aggregateId: string, data: EventData<T>, occurredAt?: Date): DomainEvent<T> {
+  return occurredAt ? { type, aggregateId, data, occurredAt } : { type, aggregateId, data };
 }
 
 /**

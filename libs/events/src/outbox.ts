@@ -46,13 +46,15 @@ export async function recordEvent(tx: SqlClient, event: DomainEvent): Promise<vo
        INSERT INTO event_sequences (aggregate_type, aggregate_id, last_sequence) VALUES ($1, $2, 1)
        ON CONFLICT (aggregate_type, aggregate_id) DO UPDATE SET last_sequence = event_sequences.last_sequence + 1
        RETURNING last_sequence)
-     INSERT INTO outbox_events (id, type, aggregate_type, aggregate_id, sequence, data)
-     SELECT $3::uuid, $4, $1, $2, last_sequence, $5::jsonb FROM next`,
+     INSERT INTO outbox_events (id, type, aggregate_type, aggregate_id, sequence, data, occurred_at)
+     SELECT $3::uuid, $4, $1, $2, last_sequence, $5::jsonb, COALESCE($6::timestamptz, now()) FROM next`,
     definition.aggregate,
     event.aggregateId,
     newId(),
     event.type,
     JSON.stringify(checked.data),
+    // now() is the transaction's start: earlier than a time the use case read later for the change itself.
+    event.occurredAt?.toISOString() ?? null,
   );
   noteEventRecorded(tx);
 }

@@ -69,6 +69,23 @@ it('placing, confirming, shipping and delivering record one event each, numbered
   expect(events.map((event) => event.data.status)).toEqual(['PENDING', 'CONFIRMED', 'SHIPPED', 'DELIVERED']);
 });
 
+it("order.created happened exactly when the order was created: its time is the order's createdAt, one clock reading", async () => {
+  // The event's time (a webhook's `timestamp`, the CloudEvent's `time`) was the transaction's
+  // start, milliseconds before the createdAt the order was written with.
+  const product = catalog.add({ price: 3_000 });
+  inventory.stock.set(product.sku, 10);
+  const input = { items: [{ productId: product.id, quantity: 1 }] };
+  const placed: { id: string; createdAt: string }[] = [];
+  for (let i = 0; i < 3; i++) placed.push((await call('POST', '/orders', { token: alice.token, body: input })).body as { id: string; createdAt: string });
+  const viaGraphql = await graphql('mutation($input: CreateOrderInput!) { createOrder(input: $input) { id createdAt } }', alice.token, { input });
+  placed.push(viaGraphql.body.data.createOrder as { id: string; createdAt: string });
+  for (const order of placed) {
+    const [event] = await database.prisma.outboxEvent.findMany({ where: { aggregateId: order.id, type: 'order.created' } });
+    const row = await database.prisma.order.findUniqueOrThrow({ where: { id: order.id } });
+    expect([event.occurredAt.toISOString(), (event.data as { createdAt: string }).createdAt, row.createdAt.toISOString()]).toEqual([order.createdAt, order.createdAt, order.createdAt]);
+  }
+});
+
 it('a coupon change and new items record order.updated; a refused change records nothing', async () => {
   const order = await newOrder();
   expect((await call('PATCH', `/orders/${order.id}`, { token: alice.token, body: { couponCode: 'SPRING-5' } })).status).toBe(200);

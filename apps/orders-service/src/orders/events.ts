@@ -12,8 +12,9 @@ export function statusEventOf(status: OrderStatus): OrderEventType | undefined {
   return events[status];
 }
 
-export function orderEvent(type: OrderEventType, row: OrderRow): DomainEvent {
-  return domainEvent(type, row.id, {
+/** `occurredAt`: when the change happened, if the use case read the clock for it (placing: the order's createdAt). */
+export function orderEvent(type: OrderEventType, row: OrderRow, occurredAt?: Date): DomainEvent {
+  const data = {
     id: row.id,
     userId: row.userId,
     status: row.status,
@@ -23,7 +24,8 @@ export function orderEvent(type: OrderEventType, row: OrderRow): DomainEvent {
     items: row.items.map((item) => ({ id: item.id, productId: item.productId, sku: item.sku, productName: item.productName, quantity: item.quantity, unitPrice: item.unitPrice, amount: item.amount })),
     version: row.version,
     createdAt: row.createdAt.toISOString(),
-  });
+  };
+  return domainEvent(type, row.id, data, occurredAt);
 }
 
 /** Records `type` for the order as this unit of work leaves it. */

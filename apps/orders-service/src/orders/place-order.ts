@@ -29,8 +29,11 @@ export class PlaceOrder {
         // being canceled, so this one must not be written (its stock goes back below).
         if (await writes.isDeletedUser(principal.userId)) throw new Unauthenticated('The account of this access token no longer exists.');
         await this.stock.keep(writes, id);
-        const order = await writes.create({ id, userId: principal.userId, amount: priced.amount, currency: priced.currency, couponCode: input.couponCode ?? null, reservationKey: id, items: priced.items });
-        await writes.recordEvent(orderEvent('order.created', order));
+        // One clock reading for the order's createdAt and its order.created's time: left to
+        // themselves, the event took the transaction's start and the row a later time.
+        const createdAt = new Date();
+        const order = await writes.create({ id, userId: principal.userId, amount: priced.amount, currency: priced.currency, couponCode: input.couponCode ?? null, reservationKey: id, createdAt, items: priced.items });
+        await writes.recordEvent(orderEvent('order.created', order, order.createdAt));
         await alongside?.(writes, order);
         return order;
       });

@@ -84,6 +84,8 @@ export interface NewOrder {
   currency: string;
   couponCode: string | null;
   reservationKey: string;
+  /** When it was placed: the use case's one clock reading, which its order.created carries too. */
+  createdAt: Date;
   items: NewOrderItem[];
 }
 
