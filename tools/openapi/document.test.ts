@@ -58,3 +58,18 @@ describe('who may call each operation', () => {
     expect(wrong).toEqual([]);
   });
 });
+
+describe('the webhooks section', () => {
+  const document = buildDocument() as Json;
+  const allScopeOnly = /^Sent only to enabled endpoints with scope ALL \(admins\) subscribed to /;
+
+  it("says which event types never reach a customer's endpoints (scope OWN), and why: user.deleted among them", () => {
+    // A customer's endpoints are deleted with their account (users-service webhooks), so the
+    // catalog must not offer them their own user.deleted as something they will receive.
+    expect(document.webhooks['user.deleted'].post.description).toMatch(/^Sent only to enabled endpoints with scope ALL \(admins\) subscribed to user\.deleted: a user's own endpoints are deleted with their account, so they never receive their own user\.deleted\. /);
+    // Those whose owner is no customer (users-service webhooks/intake.ts ownerOf answers null) or one who is gone.
+    const adminsOnly = Object.keys(document.webhooks).filter((type) => allScopeOnly.test(document.webhooks[type].post.description));
+    expect(adminsOnly).toEqual(['user.deleted', 'order.unlinked', 'product.created', 'product.updated', 'product.deleted', 'stock.changed']);
+    expect(document.webhooks['order.created'].post.description).toMatch(/^Sent to every enabled endpoint subscribed to order\.created \(yours only, or every one with scope ALL\)\. /);
+  });
+});

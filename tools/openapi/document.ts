@@ -10,7 +10,7 @@ import { component, type Endpoint, namedComponents, pathParameterNames, type Suc
 import { errorBodySchema, errorCatalog, problemBodySchema, type ErrorCode } from '@platform/errors';
 import { SORT_FIELDS_EXTENSION, sortPattern } from '@platform/paging';
 import { CHECKS_EXTENSION, unstatedChecksOf } from '@platform/validation';
-import { eventCatalog, eventJsonSchemas, eventTypes } from '@platform/events';
+import { eventCatalog, eventJsonSchemas, type EventType, eventTypes } from '@platform/events';
 import { loadDeprecations } from '@platform/deprecations';
 import { markDeprecations } from './deprecation-marks';
 import { apiEndpoints } from './endpoints';
@@ -85,6 +85,12 @@ const webhookHeaders = [
   { name: 'Link', in: 'header', required: false, description: 'The deprecation notice of each deprecated element carried (`<url>; rel="deprecation"; type="text/html"`). Only with Deprecation.', schema: { type: 'string' } },
 ];
 
+/** Which endpoints get an event type's deliveries: a type no endpoint with scope OWN ever receives says so, and why. */
+function audienceOf(type: EventType): string {
+  const reason: string | undefined = eventCatalog[type].allScopeOnly;
+  return reason ? `Sent only to enabled endpoints with scope ALL (admins) subscribed to ${type}: ${reason}.` : `Sent to every enabled endpoint subscribed to ${type} (yours only, or every one with scope ALL).`;
+}
+
 /** The OpenAPI 3.1 `webhooks`: what we POST to a registered endpoint, one entry per event type. */
 function webhookOperations(): Record<string, unknown> {
   const schedule = RETRY_DELAYS_MS.map((ms) => (ms < 60_000 ? `${ms / 1000} s` : ms < 3_600_000 ? `${ms / 60_000} min` : `${ms / 3_600_000} h`)).join(', ');
@@ -95,7 +101,7 @@ function webhookOperations(): Record<string, unknown> {
         post: {
           operationId: `on${eventComponentName(type)}`,
           summary: `${type}: ${eventCatalog[type].description}`,
-          description: `Sent to every enabled endpoint subscribed to ${type} (yours only, or every one with scope ALL). A 2xx within 15 s acknowledges it; anything else (3xx included: redirects are not followed) is retried ${MAX_ATTEMPTS - 1} times after ${schedule}. An endpoint failing for 5 days is disabled.`,
+          description: `${audienceOf(type)} A 2xx within 15 s acknowledges it; anything else (3xx included: redirects are not followed) is retried ${MAX_ATTEMPTS - 1} times after ${schedule}. An endpoint failing for 5 days is disabled.`,
           tags: ['webhooks'],
           // The catalog's version of the data's schema (the `dataschema` URN ends in it); the
           // contract gate names it when a payload change breaks receivers.

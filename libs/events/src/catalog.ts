@@ -57,6 +57,12 @@ interface EventDefinition<A extends string, S extends z.ZodType> {
   version: number;
   description: string;
   data: S;
+  /**
+   * Why no webhook endpoint with scope OWN ever receives it, for a type only endpoints with scope
+   * ALL (admins') get: the webhooks section of the OpenAPI document says so, so a customer is not
+   * offered an event that cannot reach them. Unset: an OWN endpoint gets those about its owner's resources.
+   */
+  allScopeOnly?: string;
 }
 
 function defineEvent<A extends string, S extends z.ZodType>(definition: EventDefinition<A, S>): EventDefinition<A, S> {
@@ -66,7 +72,13 @@ function defineEvent<A extends string, S extends z.ZodType>(definition: EventDef
 export const eventCatalog = {
   'user.created': defineEvent({ aggregate: 'user', version: 1, description: 'A user signed up (or was created by an admin).', data: userData }),
   'user.updated': defineEvent({ aggregate: 'user', version: 1, description: "A user's profile or credentials changed; the data is the profile after the change.", data: userData }),
-  'user.deleted': defineEvent({ aggregate: 'user', version: 1, description: "A user's account was deleted.", data: z.strictObject({ id }) }),
+  'user.deleted': defineEvent({
+    aggregate: 'user',
+    version: 1,
+    description: "A user's account was deleted.",
+    data: z.strictObject({ id }),
+    allScopeOnly: "a user's own endpoints are deleted with their account, so they never receive their own user.deleted",
+  }),
   'order.created': defineEvent({ aggregate: 'order', version: 1, description: 'An order was placed (status PENDING).', data: orderData }),
   'order.updated': defineEvent({ aggregate: 'order', version: 1, description: "An order's items or coupon changed while it was PENDING.", data: orderData }),
   'order.confirmed': defineEvent({ aggregate: 'order', version: 1, description: 'An order moved to CONFIRMED.', data: orderData }),
@@ -78,6 +90,7 @@ export const eventCatalog = {
     version: 1,
     description: "An order lost its link to a customer who deleted their account: the order is kept, a financial record, with userId null; the data is the order after the change.",
     data: orderData,
+    allScopeOnly: 'the order belongs to no customer any more, and the one it belonged to has no endpoints left',
   }),
   'order.deleted': defineEvent({ aggregate: 'order', version: 1, description: 'An order was deleted.', data: z.strictObject({ id, userId: id.nullable() }) }),
   'order.cancellation.completed': defineEvent({
@@ -91,9 +104,9 @@ export const eventCatalog = {
       refundAmount: money,
     }),
   }),
-  'product.created': defineEvent({ aggregate: 'product', version: 1, description: 'A product was added to the catalog.', data: productData }),
-  'product.updated': defineEvent({ aggregate: 'product', version: 1, description: 'A product changed; the data is the product after the change.', data: productData }),
-  'product.deleted': defineEvent({ aggregate: 'product', version: 1, description: 'A product was removed from the catalog; it can no longer be ordered.', data: z.strictObject({ id, sku: z.string() }) }),
+  'product.created': defineEvent({ aggregate: 'product', version: 1, description: 'A product was added to the catalog.', data: productData, allScopeOnly: 'catalog events belong to no customer' }),
+  'product.updated': defineEvent({ aggregate: 'product', version: 1, description: 'A product changed; the data is the product after the change.', data: productData, allScopeOnly: 'catalog events belong to no customer' }),
+  'product.deleted': defineEvent({ aggregate: 'product', version: 1, description: 'A product was removed from the catalog; it can no longer be ordered.', data: z.strictObject({ id, sku: z.string() }), allScopeOnly: 'catalog events belong to no customer' }),
   'review.created': defineEvent({
     aggregate: 'review',
     version: 1,
@@ -105,6 +118,7 @@ export const eventCatalog = {
     version: 1,
     description: "A SKU's available stock crossed the low-stock threshold, down (low: true) or back up (low: false), or a SKU was created below it (low: true).",
     data: z.strictObject({ sku: z.string(), available: z.number().int(), reserved: z.number().int(), lowStockThreshold: z.number().int(), low: z.boolean() }),
+    allScopeOnly: 'stock belongs to no customer',
   }),
   'webhook_endpoint.disabled': defineEvent({
     aggregate: 'webhook_endpoint',

@@ -603,7 +603,7 @@ export interface webhooks {
         put?: never;
         /**
          * user.deleted: A user's account was deleted.
-         * @description Sent to every enabled endpoint subscribed to user.deleted (yours only, or every one with scope ALL). A 2xx within 15 s acknowledges it; anything else (3xx included: redirects are not followed) is retried 9 times after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h. An endpoint failing for 5 days is disabled.
+         * @description Sent only to enabled endpoints with scope ALL (admins) subscribed to user.deleted: a user's own endpoints are deleted with their account, so they never receive their own user.deleted. A 2xx within 15 s acknowledges it; anything else (3xx included: redirects are not followed) is retried 9 times after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h. An endpoint failing for 5 days is disabled.
          */
         post: operations["onUserDeletedEvent"];
         delete?: never;
@@ -743,7 +743,7 @@ export interface webhooks {
         put?: never;
         /**
          * order.unlinked: An order lost its link to a customer who deleted their account: the order is kept, a financial record, with userId null; the data is the order after the change.
-         * @description Sent to every enabled endpoint subscribed to order.unlinked (yours only, or every one with scope ALL). A 2xx within 15 s acknowledges it; anything else (3xx included: redirects are not followed) is retried 9 times after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h. An endpoint failing for 5 days is disabled.
+         * @description Sent only to enabled endpoints with scope ALL (admins) subscribed to order.unlinked: the order belongs to no customer any more, and the one it belonged to has no endpoints left. A 2xx within 15 s acknowledges it; anything else (3xx included: redirects are not followed) is retried 9 times after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h. An endpoint failing for 5 days is disabled.
          */
         post: operations["onOrderUnlinkedEvent"];
         delete?: never;
@@ -803,7 +803,7 @@ export interface webhooks {
         put?: never;
         /**
          * product.created: A product was added to the catalog.
-         * @description Sent to every enabled endpoint subscribed to product.created (yours only, or every one with scope ALL). A 2xx within 15 s acknowledges it; anything else (3xx included: redirects are not followed) is retried 9 times after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h. An endpoint failing for 5 days is disabled.
+         * @description Sent only to enabled endpoints with scope ALL (admins) subscribed to product.created: catalog events belong to no customer. A 2xx within 15 s acknowledges it; anything else (3xx included: redirects are not followed) is retried 9 times after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h. An endpoint failing for 5 days is disabled.
          */
         post: operations["onProductCreatedEvent"];
         delete?: never;
@@ -823,7 +823,7 @@ export interface webhooks {
         put?: never;
         /**
          * product.updated: A product changed; the data is the product after the change.
-         * @description Sent to every enabled endpoint subscribed to product.updated (yours only, or every one with scope ALL). A 2xx within 15 s acknowledges it; anything else (3xx included: redirects are not followed) is retried 9 times after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h. An endpoint failing for 5 days is disabled.
+         * @description Sent only to enabled endpoints with scope ALL (admins) subscribed to product.updated: catalog events belong to no customer. A 2xx within 15 s acknowledges it; anything else (3xx included: redirects are not followed) is retried 9 times after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h. An endpoint failing for 5 days is disabled.
          */
         post: operations["onProductUpdatedEvent"];
         delete?: never;
@@ -843,7 +843,7 @@ export interface webhooks {
         put?: never;
         /**
          * product.deleted: A product was removed from the catalog; it can no longer be ordered.
-         * @description Sent to every enabled endpoint subscribed to product.deleted (yours only, or every one with scope ALL). A 2xx within 15 s acknowledges it; anything else (3xx included: redirects are not followed) is retried 9 times after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h. An endpoint failing for 5 days is disabled.
+         * @description Sent only to enabled endpoints with scope ALL (admins) subscribed to product.deleted: catalog events belong to no customer. A 2xx within 15 s acknowledges it; anything else (3xx included: redirects are not followed) is retried 9 times after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h. An endpoint failing for 5 days is disabled.
          */
         post: operations["onProductDeletedEvent"];
         delete?: never;
@@ -883,7 +883,7 @@ export interface webhooks {
         put?: never;
         /**
          * stock.changed: A SKU's available stock crossed the low-stock threshold, down (low: true) or back up (low: false), or a SKU was created below it (low: true).
-         * @description Sent to every enabled endpoint subscribed to stock.changed (yours only, or every one with scope ALL). A 2xx within 15 s acknowledges it; anything else (3xx included: redirects are not followed) is retried 9 times after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h. An endpoint failing for 5 days is disabled.
+         * @description Sent only to enabled endpoints with scope ALL (admins) subscribed to stock.changed: stock belongs to no customer. A 2xx within 15 s acknowledges it; anything else (3xx included: redirects are not followed) is retried 9 times after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h. An endpoint failing for 5 days is disabled.
          */
         post: operations["onStockChangedEvent"];
         delete?: never;
