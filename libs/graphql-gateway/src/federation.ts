@@ -180,7 +180,7 @@ export async function createFederatedGraph(options: FederatedGraphOptions): Prom
   const execute = async (args: ExecutionArgs): Promise<ExecutionResult | readonly GraphQLError[]> => {
     const source = args.document.loc?.source.body ?? '';
     // graphql-http calls this only once getOperationAST found the operation for these same args
-    // (it answers a document without one itself, after our unselectableOperation rule says why).
+    // (it answers a document without one itself, after withOperationChoice's rule, @platform/graphql-kit, says why).
     const operation = getOperationAST(args.document, args.operationName ?? undefined) as OperationDefinitionNode;
     const context = args.contextValue as GatewayContext;
     // With the variables known, `first: $n` counts as it will run (the value sent, else $n's default); over the limit, nothing runs.
