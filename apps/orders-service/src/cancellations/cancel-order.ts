@@ -66,9 +66,11 @@ export class CancelOrder {
   /** False when another write changed the order since `version`: nothing is written then. */
   private async cancelAt(order: OrderRow, version: number, couponCode?: string | null): Promise<boolean> {
     const canceled = await this.orders.unitOfWork(async (writes) => {
-      if (!(await writes.updateAtVersion(order.id, version, { status: 'CANCELED', couponCode, canceledAt: new Date() }))) return false;
+      // One clock reading for canceledAt, the order's updatedAt and order.canceled's time.
+      const canceledAt = new Date();
+      if (!(await writes.updateAtVersion(order.id, version, { status: 'CANCELED', couponCode, canceledAt }, canceledAt))) return false;
       await this.stock.releaseAfterCommit(writes, order.reservationKey, 'order canceled');
-      await recordOrderEvent(writes, 'order.canceled', order.id);
+      await recordOrderEvent(writes, 'order.canceled', order.id, canceledAt);
       return true;
     });
     if (canceled) await this.stock.release(order.reservationKey, 'order canceled');

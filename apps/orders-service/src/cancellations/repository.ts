@@ -31,11 +31,12 @@ export class CancellationRepository {
 
   /**
    * Completes a REQUESTED record once, with the event announcing it in the same transaction;
-   * false (and no event) when another worker completed it first.
+   * false (and no event) when another worker completed it first. `completedAt`: the use case's
+   * clock reading, which the event carries as its time too.
    */
-  complete(id: string, refundAmount: number, event: DomainEvent): Promise<boolean> {
+  complete(id: string, refundAmount: number, completedAt: Date, event: DomainEvent): Promise<boolean> {
     return unitOfWork(this.prisma, async (tx) => {
-      const { count } = await tx.cancellation.updateMany({ where: { id, status: 'REQUESTED' }, data: { status: 'COMPLETED', refundAmount, completedAt: new Date() } });
+      const { count } = await tx.cancellation.updateMany({ where: { id, status: 'REQUESTED' }, data: { status: 'COMPLETED', refundAmount, completedAt } });
       if (count === 1) await recordEvent(tx, event);
       return count === 1;
     });

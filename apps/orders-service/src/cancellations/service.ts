@@ -58,8 +58,10 @@ export class CancellationService {
       // The refund is the amount of the order that stands canceled, not the one recorded with the
       // request (a PUT may have changed the items since); an order that shipped first gets none.
       const refund = canceledAmount;
-      const completed = domainEvent('order.cancellation.completed', cancellation.orderId, { cancellationId: cancellation.id, orderId: cancellation.orderId, outcome, refundAmount: refund });
-      if (await this.cancellations.complete(cancellation.id, refund, completed)) this.logger.info({ orderId: cancellation.orderId, outcome }, 'cancellation completed');
+      // One clock reading for the cancellation's completedAt and its event's time.
+      const completedAt = new Date();
+      const completed = domainEvent('order.cancellation.completed', cancellation.orderId, { cancellationId: cancellation.id, orderId: cancellation.orderId, outcome, refundAmount: refund }, completedAt);
+      if (await this.cancellations.complete(cancellation.id, refund, completedAt, completed)) this.logger.info({ orderId: cancellation.orderId, outcome }, 'cancellation completed');
     }
   }
 }

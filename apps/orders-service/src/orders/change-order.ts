@@ -47,9 +47,11 @@ export class ChangeOrder {
     }
     await updateOrderAtVersion(this.orders, order, expectedVersion, (version) =>
       this.orders.unitOfWork(async (writes) => {
-        if (!(await writes.updateAtVersion(order.id, version, { status: input.status, couponCode: input.couponCode }))) return null;
+        // One clock reading for the order's updatedAt and its event's time.
+        const at = new Date();
+        if (!(await writes.updateAtVersion(order.id, version, { status: input.status, couponCode: input.couponCode }, at))) return null;
         const event = moves ? statusEventOf(input.status!) : input.couponCode !== undefined && input.couponCode !== order.couponCode ? 'order.updated' : undefined;
-        if (event) await recordOrderEvent(writes, event, order.id);
+        if (event) await recordOrderEvent(writes, event, order.id, at);
         return true;
       }),
     );
@@ -79,11 +81,13 @@ export class ChangeOrder {
       try {
         swapped = await this.orders.unitOfWork(async (writes) => {
           // Lost to another write: nothing is written yet, and the new reservation goes back below.
-          if (!(await writes.updateAtVersion(order.id, version, { amount: priced.amount, currency: priced.currency, couponCode: input.couponCode ?? null, reservationKey }))) return false;
+          // One clock reading for the order's updatedAt and its order.updated's time.
+          const at = new Date();
+          if (!(await writes.updateAtVersion(order.id, version, { amount: priced.amount, currency: priced.currency, couponCode: input.couponCode ?? null, reservationKey }, at))) return false;
           await this.stock.keep(writes, reservationKey);
-          await writes.replaceItems(order.id, priced.items);
+          await writes.replaceItems(order.id, priced.items, at);
           await this.stock.releaseAfterCommit(writes, order.reservationKey, 'replaced items');
-          await recordOrderEvent(writes, 'order.updated', order.id);
+          await recordOrderEvent(writes, 'order.updated', order.id, at);
           return true;
         });
       } catch (error) {

@@ -86,6 +86,47 @@ it("order.created happened exactly when the order was created: its time is the o
   }
 });
 
+it("every change's event happened exactly when the order says it changed: its time is the updatedAt the change wrote", async () => {
+  // Each event's time (a webhook's `timestamp`) was the transaction's start, milliseconds before
+  // the updatedAt Prisma wrote: a receiver comparing the two saw the event before the change.
+  const lastEventTime = async (orderId: string) => (await database.prisma.outboxEvent.findFirstOrThrow({ where: { aggregateId: orderId }, orderBy: { position: 'desc' } })).occurredAt.toISOString();
+  const changedAt = async (orderId: string) => {
+    const res = await call('GET', `/orders/${orderId}`, { token: admin });
+    const row = await database.prisma.order.findUniqueOrThrow({ where: { id: orderId } });
+    expect(row.updatedAt.toISOString()).toBe(res.body.updatedAt);
+    return res.body.updatedAt as string;
+  };
+  const shipped = await newOrder();
+  const replacement = catalog.add({ price: 1_000 });
+  inventory.stock.set(replacement.sku, 10);
+  const moves: [string, () => Promise<{ status: number }>][] = [
+    ['order.updated', () => call('PATCH', `/orders/${shipped.id}`, { token: alice.token, body: { couponCode: 'TIME-1' } })],
+    ['order.updated', () => call('PUT', `/orders/${shipped.id}`, { token: alice.token, body: { items: [{ productId: replacement.id, quantity: 1 }] } })],
+    ['order.confirmed', () => call('PATCH', `/orders/${shipped.id}`, { token: admin, body: { status: 'CONFIRMED' } })],
+    ['order.shipped', () => call('PUT', `/orders/${shipped.id}/shipment`, { token: admin, body: { status: 'SHIPPED', carrier: 'CJ' } })],
+    ['order.delivered', () => call('PATCH', `/orders/${shipped.id}`, { token: admin, body: { status: 'DELIVERED' } })],
+  ];
+  for (const [type, move] of moves) {
+    expect((await move()).status).toBe(200);
+    const [event] = await database.prisma.outboxEvent.findMany({ where: { aggregateId: shipped.id }, orderBy: { position: 'desc' }, take: 1 });
+    expect([event.type, event.occurredAt.toISOString()]).toEqual([type, await changedAt(shipped.id)]);
+  }
+  const shipment = await database.prisma.shipment.findUniqueOrThrow({ where: { orderId: shipped.id } });
+  expect(shipment.shippedAt?.toISOString()).toBe((await database.prisma.outboxEvent.findFirstOrThrow({ where: { aggregateId: shipped.id, type: 'order.shipped' } })).occurredAt.toISOString());
+
+  const canceled = await newOrder();
+  expect((await call('PATCH', `/orders/${canceled.id}`, { token: alice.token, body: { status: 'CANCELED' } })).status).toBe(200);
+  const row = await database.prisma.order.findUniqueOrThrow({ where: { id: canceled.id } });
+  expect([await lastEventTime(canceled.id), row.canceledAt?.toISOString()]).toEqual([await changedAt(canceled.id), await changedAt(canceled.id)]);
+
+  const byJob = await newOrder();
+  expect((await call('POST', `/orders/${byJob.id}/cancellation`, { token: alice.token, body: {} })).status).toBe(202);
+  await built.sweeper.sweep();
+  const completion = await database.prisma.outboxEvent.findFirstOrThrow({ where: { aggregateId: byJob.id, type: 'order.cancellation.completed' } });
+  const cancellation = await database.prisma.cancellation.findUniqueOrThrow({ where: { orderId: byJob.id } });
+  expect(completion.occurredAt.toISOString()).toBe(cancellation.completedAt?.toISOString());
+});
+
 it('a coupon change and new items record order.updated; a refused change records nothing', async () => {
   const order = await newOrder();
   expect((await call('PATCH', `/orders/${order.id}`, { token: alice.token, body: { couponCode: 'SPRING-5' } })).status).toBe(200);
@@ -198,6 +239,11 @@ describe('user.deleted, consumed', () => {
     // The orders are no longer the (deleted) user's to read.
     expect((await call('GET', `/orders/${shipped.id}`, { token: leaving.token })).status).toBe(404);
     expect((await eventsOf(open.id)).map((recorded) => recorded.type)).toEqual(['order.created', 'order.canceled', 'order.unlinked']);
+    // order.unlinked happened at the updatedAt the unlinking wrote, one reading for every order it unlinked.
+    for (const id of [open.id, shipped.id]) {
+      const unlinked = await database.prisma.outboxEvent.findFirstOrThrow({ where: { aggregateId: id, type: 'order.unlinked' } });
+      expect(unlinked.occurredAt.toISOString()).toBe((await database.prisma.order.findUniqueOrThrow({ where: { id } })).updatedAt.toISOString());
+    }
     // The unlinking is a change like any other: each order records order.unlinked, the order as it became.
     const shippedEvents = await eventsOf(shipped.id);
     expect(shippedEvents.map((recorded) => recorded.type)).toEqual(['order.created', 'order.confirmed', 'order.shipped', 'order.unlinked']);

@@ -12,7 +12,7 @@ export function statusEventOf(status: OrderStatus): OrderEventType | undefined {
   return events[status];
 }
 
-/** `occurredAt`: when the change happened, if the use case read the clock for it (placing: the order's createdAt). */
+/** `occurredAt`: when the change happened, the use case's clock reading the order was written with (its createdAt or updatedAt). */
 export function orderEvent(type: OrderEventType, row: OrderRow, occurredAt?: Date): DomainEvent {
   const data = {
     id: row.id,
@@ -28,7 +28,11 @@ export function orderEvent(type: OrderEventType, row: OrderRow, occurredAt?: Dat
   return domainEvent(type, row.id, data, occurredAt);
 }
 
-/** Records `type` for the order as this unit of work leaves it. */
-export async function recordOrderEvent(writes: OrderWrites, type: OrderEventType, orderId: string): Promise<void> {
-  await writes.recordEvent(orderEvent(type, await writes.findById(orderId)));
+/**
+ * Records `type` for the order as this unit of work leaves it, as having happened `at`: the clock
+ * reading the unit of work wrote as the order's updatedAt. Unset, the event took the transaction's
+ * start, milliseconds before the updatedAt a webhook receiver then compares it with.
+ */
+export async function recordOrderEvent(writes: OrderWrites, type: OrderEventType, orderId: string, at: Date): Promise<void> {
+  await writes.recordEvent(orderEvent(type, await writes.findById(orderId), at));
 }

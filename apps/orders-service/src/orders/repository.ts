@@ -383,16 +383,20 @@ export class OrderWrites {
     return count === 1;
   }
 
-  /** Updates only at the expected version; false when another write got there first. */
-  async updateAtVersion(id: string, version: number, changes: OrderChanges): Promise<boolean> {
-    const { count } = await this.tx.order.updateMany({ where: { id, version }, data: { ...changes, version: { increment: 1 } } });
+  /**
+   * Updates only at the expected version; false when another write got there first. `at`: the
+   * use case's one clock reading, the order's updatedAt and the time of the event it records.
+   */
+  async updateAtVersion(id: string, version: number, changes: OrderChanges, at: Date): Promise<boolean> {
+    const { count } = await this.tx.order.updateMany({ where: { id, version }, data: { ...changes, version: { increment: 1 }, updatedAt: at } });
     return count === 1;
   }
 
-  async replaceItems(orderId: string, items: NewOrderItem[]): Promise<void> {
+  /** `at`: the use case's clock reading, as its updateAtVersion wrote it (Prisma would stamp a later one). */
+  async replaceItems(orderId: string, items: NewOrderItem[], at: Date): Promise<void> {
     await this.tx.orderItem.deleteMany({ where: { orderId } });
     await this.tx.orderItem.createMany({ data: items.map((item) => ({ ...item, orderId })) });
-    await this.tx.order.update({ where: { id: orderId }, data: searchableNamesOf(items) });
+    await this.tx.order.update({ where: { id: orderId }, data: { ...searchableNamesOf(items), updatedAt: at } });
   }
 
   async upsertShipment(orderId: string, shipment: ShipmentChanges): Promise<void> {
@@ -413,8 +417,8 @@ export class OrderWrites {
    * Removes the link from a deleted user's orders to them (the orders stay, as financial
    * records), moving each one's version as every write does; the ids of the orders it changed.
    */
-  async removeUser(userId: string): Promise<string[]> {
-    return (await this.tx.order.updateManyAndReturn({ where: { userId }, data: { userId: null, version: { increment: 1 } }, select: { id: true } })).map((order) => order.id);
+  async removeUser(userId: string, at: Date): Promise<string[]> {
+    return (await this.tx.order.updateManyAndReturn({ where: { userId }, data: { userId: null, version: { increment: 1 }, updatedAt: at }, select: { id: true } })).map((order) => order.id);
   }
 
   /** The event that tells the other services about this change, committed with it. */

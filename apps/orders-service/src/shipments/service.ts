@@ -51,12 +51,13 @@ export class ShipmentService {
     const moves = target !== undefined && target !== order.status;
     if (moves) assertTransition(order.status, target);
     const ships = target === 'SHIPPED' && order.status !== 'SHIPPED';
-    const now = new Date();
     await updateOrderAtVersion(this.orders, order, expectedVersion, (version) =>
       this.orders.unitOfWork(async (writes) => {
+        // One clock reading for the order's updatedAt, a first shippedAt and the event's time.
+        const now = new Date();
         // The order's version moves with its shipment too, status or not: it is the shipment's
         // ETag, so a write at a version read before another changed the carrier loses its race.
-        if (!(await writes.updateAtVersion(order.id, version, moves ? { status: target } : {}))) return null;
+        if (!(await writes.updateAtVersion(order.id, version, moves ? { status: target } : {}, now))) return null;
         if (ships) await this.stock.fulfilAfterCommit(writes, order.reservationKey);
         await writes.upsertShipment(order.id, {
           status: shipment.status,
@@ -65,7 +66,7 @@ export class ShipmentService {
           shippedAt: target ? (order.shipment?.shippedAt ?? now) : null,
         });
         const event = moves ? statusEventOf(target) : undefined;
-        if (event) await recordOrderEvent(writes, event, order.id);
+        if (event) await recordOrderEvent(writes, event, order.id, now);
         return true;
       }),
     );

@@ -32,8 +32,10 @@ export class DeletedUsers {
     }
     // Each order unlinked records order.unlinked with the unlinking, as every change records its event.
     const unlinked = await this.orders.unitOfWork(async (writes) => {
-      const orderIds = await writes.removeUser(userId);
-      for (const orderId of orderIds) await recordOrderEvent(writes, 'order.unlinked', orderId);
+      // One clock reading for the orders' updatedAt and their order.unlinked's time.
+      const at = new Date();
+      const orderIds = await writes.removeUser(userId, at);
+      for (const orderId of orderIds) await recordOrderEvent(writes, 'order.unlinked', orderId, at);
       return orderIds.length;
     });
     return { canceled, unlinked };
