@@ -64,6 +64,24 @@ it('records user.created, user.updated and user.deleted with the changes, in seq
   expect(everything).not.toMatch(/correct-horse|scrypt|password|accessToken/i);
 });
 
+it("user.created and user.updated happened exactly when the user was written: their time is the row's createdAt, then its updatedAt", async () => {
+  // The event's time (a webhook's `timestamp`) was the transaction's start, milliseconds before
+  // the time Prisma stamped on the row: a receiver saw the event before the change.
+  const created = await call('POST', '/users', { body: { name: 'Moon', email: 'moon-events@example.com', password: 'correct-horse-1' } });
+  const id = created.body.id as string;
+  const token = (await call('POST', '/tokens', { body: { email: 'moon-events@example.com', password: 'correct-horse-1' } })).body.accessToken as string;
+  expect((await call('PATCH', `/users/${id}`, { token, body: { name: 'Moon Byul' } })).status).toBe(200);
+  const afterPatch = await database.prisma.user.findUniqueOrThrow({ where: { id } });
+  expect((await call('PUT', `/users/${id}`, { token, body: { name: 'Moon B', email: 'moon-events@example.com' } })).status).toBe(200);
+  const afterPut = await database.prisma.user.findUniqueOrThrow({ where: { id } });
+  expect((await eventsOf(id)).map((event) => [event.type, event.occurredAt.toISOString()])).toEqual([
+    ['user.created', created.body.createdAt],
+    ['user.updated', afterPatch.updatedAt.toISOString()],
+    ['user.updated', afterPut.updatedAt.toISOString()],
+  ]);
+  expect(afterPatch.createdAt.toISOString()).toBe(created.body.createdAt);
+});
+
 it('a PATCH or PUT that changes nothing records nothing and leaves the ETag; If-Match still counts', async () => {
   const profile = { name: 'Same', email: 'same-events@example.com', phone: '010-1234-5678', address: { zipCode: '04524', line1: 'Sejong-daero 110', line2: null }, nickname: 'same', marketingAgreed: true };
   const created = await call('POST', '/users', { body: { ...profile, password: 'correct-horse-1' } });

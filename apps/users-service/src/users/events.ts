@@ -3,6 +3,7 @@
 import { domainEvent, type DomainEvent } from '@platform/events';
 import type { UserRow } from './repository';
 
-export function userEvent(type: 'user.created' | 'user.updated', row: UserRow): DomainEvent {
-  return domainEvent(type, row.id, { id: row.id, role: row.role, name: row.name, email: row.email, version: row.version, createdAt: row.createdAt.toISOString() });
+/** `at`: the use case's clock reading the row was written with (its createdAt, or its updatedAt), the event's time. */
+export function userEvent(type: 'user.created' | 'user.updated', row: UserRow, at: Date): DomainEvent {
+  return domainEvent(type, row.id, { id: row.id, role: row.role, name: row.name, email: row.email, version: row.version, createdAt: row.createdAt.toISOString() }, at);
 }

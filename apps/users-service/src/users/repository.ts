@@ -50,6 +50,8 @@ export interface NewUser extends UserProfile {
   id: string;
   role: 'customer' | 'admin';
   passwordHash: string;
+  /** The use case's one clock reading: the user's createdAt and updatedAt, and its user.created's time. */
+  createdAt: Date;
 }
 
 /** What a versioned update may change; fields left out keep their value. */
@@ -202,12 +204,15 @@ export class UserWrites {
 
   create(user: NewUser): Promise<UserRow> {
     const { address, ...columns } = user;
-    return this.tx.user.create({ data: { ...columns, emailKey: emailKeyOf(user.email), ...addressColumns(address) } });
+    return this.tx.user.create({ data: { ...columns, updatedAt: user.createdAt, emailKey: emailKeyOf(user.email), ...addressColumns(address) } });
   }
 
-  /** Updates only when the version still matches (optimistic concurrency); null when it moved on. */
-  async updateVersioned(id: string, version: number, changes: UserChanges): Promise<UserRow | null> {
-    const { count } = await this.tx.user.updateMany({ where: { id, version }, data: { ...changedColumns(changes), version: { increment: 1 } } });
+  /**
+   * Updates only when the version still matches (optimistic concurrency); null when it moved on.
+   * `at`: the use case's clock reading, the updatedAt written and its event's time.
+   */
+  async updateVersioned(id: string, version: number, changes: UserChanges, at: Date): Promise<UserRow | null> {
+    const { count } = await this.tx.user.updateMany({ where: { id, version }, data: { ...changedColumns(changes), version: { increment: 1 }, updatedAt: at } });
     return count === 1 ? this.tx.user.findUnique({ where: { id } }) : null;
   }
 

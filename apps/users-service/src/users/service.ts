@@ -52,8 +52,11 @@ export class UserService {
     const passwordHash = await hashPassword(input.password);
     return whenUniqueViolated(
       this.users.unitOfWork(async (writes) => {
-        const user = await writes.create({ id: newId(), ...profileOf(input), role, passwordHash });
-        await writes.recordEvent(userEvent('user.created', user));
+        // One clock reading for the user's createdAt and its user.created's time: left to
+        // themselves, the event took the transaction's start and the row a later time.
+        const createdAt = new Date();
+        const user = await writes.create({ id: newId(), ...profileOf(input), role, passwordHash, createdAt });
+        await writes.recordEvent(userEvent('user.created', user, createdAt));
         return user;
       }),
       emailTaken,
@@ -164,8 +167,10 @@ export class UserService {
     return updateAtVersion('user', current.version, expectedVersion, (version) =>
       whenUniqueViolated(
         this.users.unitOfWork(async (writes) => {
-          const updated = await writes.updateVersioned(current.id, version, changes);
-          if (updated) await writes.recordEvent(userEvent('user.updated', updated));
+          // One clock reading for the user's updatedAt and its user.updated's time.
+          const at = new Date();
+          const updated = await writes.updateVersioned(current.id, version, changes, at);
+          if (updated) await writes.recordEvent(userEvent('user.updated', updated, at));
           return updated;
         }),
         emailTaken,
