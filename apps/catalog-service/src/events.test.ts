@@ -154,3 +154,22 @@ it('a user.deleted its handler could not take waits in the dead letters, and a r
   expect(replayed.body).toMatchObject({ outcome: 'handled', deadLetter: { id: eventId, replayedAt: expect.any(String) } });
   expect((await call('GET', `/products/${product.id}/reviews/${review.id}`, { token: customer.token })).body).toMatchObject({ id: review.id, userId: null, rating: 3 });
 }, 120_000);
+
+// Last: the tests above count every product.created and review.created.
+it("product and review events happened exactly when their rows were written: their time is the createdAt, then the updatedAt", async () => {
+  // The event's time (a webhook's `timestamp`) was the transaction's start, milliseconds before
+  // the time Prisma stamped on the row: a receiver saw the event before the change.
+  const created = await call('POST', '/products', { token: admin, body: { sku: 'EVT-TIME', name: 'Clock', price: 9_000 } });
+  const id = created.body.id as string;
+  expect((await call('PATCH', `/products/${id}`, { token: admin, body: { price: 8_000 } })).status).toBe(200);
+  const row = await database.prisma.product.findUniqueOrThrow({ where: { id } });
+  const times = (await database.prisma.outboxEvent.findMany({ where: { aggregateId: id }, orderBy: { position: 'asc' } })).map((event) => [event.type, event.occurredAt.toISOString()]);
+  expect(times).toEqual([
+    ['product.created', created.body.createdAt],
+    ['product.updated', row.updatedAt.toISOString()],
+  ]);
+  const review = await call('POST', `/products/${id}/reviews`, { token: customer.token, body: { rating: 4 } });
+  expect(review.status).toBe(201);
+  const reviewEvent = await database.prisma.outboxEvent.findFirstOrThrow({ where: { aggregateId: review.body.id, type: 'review.created' } });
+  expect(reviewEvent.occurredAt.toISOString()).toBe(review.body.createdAt);
+});

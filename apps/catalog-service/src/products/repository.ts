@@ -185,13 +185,14 @@ export class ProductRepository {
 export class ProductWrites {
   constructor(private readonly tx: Prisma.TransactionClient) {}
 
-  async create(product: NewProduct): Promise<ProductRow> {
-    return toProductRow(await this.tx.product.create({ data: withFragments(product) }));
+  /** `at`: the use case's clock reading, the product's createdAt and updatedAt and its event's time. */
+  async create(product: NewProduct, at: Date): Promise<ProductRow> {
+    return toProductRow(await this.tx.product.create({ data: { ...withFragments(product), createdAt: at, updatedAt: at } }));
   }
 
-  /** Updates only at the expected version; null when the row moved on or is gone. */
-  async updateVersioned(id: string, version: number, changes: ProductChanges): Promise<ProductRow | null> {
-    const { count } = await this.tx.product.updateMany({ where: { id, version }, data: { ...withFragments(changes), version: { increment: 1 } } });
+  /** Updates only at the expected version; null when the row moved on or is gone. `at`: as create's. */
+  async updateVersioned(id: string, version: number, changes: ProductChanges, at: Date): Promise<ProductRow | null> {
+    const { count } = await this.tx.product.updateMany({ where: { id, version }, data: { ...withFragments(changes), version: { increment: 1 }, updatedAt: at } });
     return count === 1 ? toProductRowOrNull(await this.tx.product.findUnique({ where: { id } })) : null;
   }
 

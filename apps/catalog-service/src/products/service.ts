@@ -69,8 +69,10 @@ export class ProductService {
     const product: NewProduct = { id: newId(), ...wholeProductOf(input) };
     return whenUniqueViolated(
       this.products.unitOfWork(async (writes) => {
-        const created = await writes.create(product);
-        await writes.recordEvent(productEvent('product.created', created));
+        // One clock reading for the product's createdAt and its product.created's time.
+        const at = new Date();
+        const created = await writes.create(product, at);
+        await writes.recordEvent(productEvent('product.created', created, at));
         return created;
       }),
       skuTaken,
@@ -121,8 +123,10 @@ export class ProductService {
     return updateAtVersion('product', current.version, expectedVersion, (version) =>
       whenUniqueViolated(
         this.products.unitOfWork(async (writes) => {
-          const updated = await writes.updateVersioned(current.id, version, changes);
-          if (updated) await writes.recordEvent(productEvent('product.updated', updated));
+          // One clock reading for the product's updatedAt and its product.updated's time.
+          const at = new Date();
+          const updated = await writes.updateVersioned(current.id, version, changes, at);
+          if (updated) await writes.recordEvent(productEvent('product.updated', updated, at));
           return updated;
         }),
         skuTaken,

@@ -45,7 +45,8 @@ export class ReviewRepository {
         if ((await tx.deletedUser.count({ where: { userId: data.userId } })) > 0) throw ApiError.unauthenticated('The account of this access token no longer exists.');
       }
       const review = await tx.review.create({ data });
-      await recordEvent(tx, eventOf(review));
+      // review.created happened at the review's createdAt, the one reading its row was written with.
+      await recordEvent(tx, { ...eventOf(review), occurredAt: review.createdAt });
       const stars = data.rating;
       await tx.$executeRaw`
         UPDATE products SET
