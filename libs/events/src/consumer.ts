@@ -60,6 +60,8 @@ export class EventConsumer {
   private lastPurge = 0;
   private readonly purgeEveryMs: number;
   private purgeTimer: NodeJS.Timeout | undefined;
+  private starting: Promise<void> | undefined;
+  private stopping = false;
   /** The purge under way, if any: the timer and a delivery never run two at once, and stop() waits for it. */
   private purging: Promise<void> | undefined;
   /** This consumer's parked events (the operators' routes use one built alike: `deadLettersOf`). */
@@ -111,15 +113,25 @@ export class EventConsumer {
     }
   }
 
-  async start(): Promise<void> {
-    this.consumption = await this.transport.consume({ consumer: this.settings.consumer, sources: this.settings.sources, types: Object.keys(this.settings.handlers) }, (delivery) =>
-      this.deliver(delivery).then(() => undefined),
-    );
-    // unref: the timer alone never keeps a process alive; stop() ends it.
-    this.purgeTimer ??= setInterval(() => void this.purgeResolved(), this.purgeEveryMs).unref();
+  /** Starts consuming once: a second call answers the first's promise. */
+  start(): Promise<void> {
+    this.starting ??= (async () => {
+      this.consumption = await this.transport.consume({ consumer: this.settings.consumer, sources: this.settings.sources, types: Object.keys(this.settings.handlers) }, (delivery) =>
+        this.deliver(delivery).then(() => undefined),
+      );
+      // A stop() that came while the broker set the consumption up ends it; no timer after it.
+      if (this.stopping) return;
+      // unref: the timer alone never keeps a process alive; stop() ends it.
+      this.purgeTimer ??= setInterval(() => void this.purgeResolved(), this.purgeEveryMs).unref();
+    })();
+    return this.starting;
   }
 
   async stop(): Promise<void> {
+    this.stopping = true;
+    // A start() under way (a shutdown while the process starts) finishes first, so the
+    // consumption it sets up is the one stopped here and not left pulling after the stop.
+    await this.starting?.catch(() => undefined);
     clearInterval(this.purgeTimer);
     this.purgeTimer = undefined;
     await this.consumption?.stop();

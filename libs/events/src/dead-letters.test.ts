@@ -237,3 +237,26 @@ it('purges resolved letters on its own timer from start() to stop(), with no del
   await consumer.deadLetterStore.purgeResolved(new Date(), 10);
 });
 
+
+it('stops a consumption that start() was still setting up when stop() came, and starts no purge timer after it', async () => {
+  // A broker slow to set the consumption up: a shutdown arrives while the process still starts.
+  let setUp!: () => void;
+  const consumptionStops = jest.fn(async () => undefined);
+  const slow: EventTransport = {
+    kind: 'embedded',
+    publish: async () => undefined,
+    consume: () => new Promise((resolve) => (setUp = () => resolve({ stop: consumptionStops }))),
+    close: async () => undefined,
+  };
+  const consumer = new EventConsumer(db, slow, logger, { consumer: 'orders-service', sources: ['users-service'], handlers, purgeEveryMs: 20 });
+  const purges = jest.spyOn(consumer.deadLetterStore, 'purgeResolved');
+
+  const started = consumer.start();
+  const stopped = consumer.stop();
+  setUp();
+  await Promise.all([started, stopped]);
+
+  // The consumption set up after the stop was asked for is stopped, and no timer purges later.
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  expect([consumptionStops.mock.calls.length, purges.mock.calls.length]).toEqual([1, 0]);
+});
