@@ -311,7 +311,7 @@ describe('prod carries events over NATS JetStream', () => {
       expect(userBlock('operator')).toMatch(/^\s*password: \$NATS_OPERATOR_PASSWORD$/m);
     });
 
-    it('with exactly the publish rights its transport needs: its own events, the EVENTS stream, its own durable consumers; replies only on _INBOX', () => {
+    it('with exactly the publish rights its transport needs: its own events, the EVENTS stream, its own durable consumers; replies only on its own inbox prefix', () => {
       expect(partitions).toBeGreaterThan(0);
       for (const service of services) {
         const durables = sourcesOf(service).flatMap((source) => Array.from({ length: partitions }, (_, partition) => ({ name: `${service}-from-${source}-p${partition}`, filter: `events.${source}.p${partition}.>` })));
@@ -323,7 +323,8 @@ describe('prod carries events over NATS JetStream', () => {
         const block = userBlock(service);
         const publish = /publish: \{ allow: \[([^\]]*)\] \}/.exec(block)?.[1] ?? '';
         expect([...publish.matchAll(/"([^"]+)"/g)].map((match) => match[1])).toEqual(expected);
-        expect(/subscribe: \{ allow: \[([^\]]*)\] \}/.exec(block)?.[1]).toBe('"_INBOX.>"');
+        // Its own inbox prefix only (the transport's `inboxPrefix`): `_INBOX.>` would let it read every service's replies and pulled events.
+        expect(/subscribe: \{ allow: \[([^\]]*)\] \}/.exec(block)?.[1]).toBe(`"_INBOX_${service}.>"`);
       }
     });
 

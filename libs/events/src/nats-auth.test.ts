@@ -13,7 +13,7 @@ import { createLogger } from '@platform/service-kit';
 import { NatsServer } from '@platform/test-kit';
 import { parse } from 'yaml';
 import { toCloudEvent } from './envelope';
-import { durableNameOf, EVENTS_STREAM, NatsTransport, PARTITIONS, partitionFilterOf } from './nats-transport';
+import { durableNameOf, EVENTS_STREAM, inboxPrefixOf, NatsTransport, PARTITIONS, partitionFilterOf } from './nats-transport';
 import { eventServices, eventSubscriptions, subscriptionOf } from './subscriptions';
 
 const logger = createLogger('nats-auth-test', 'silent');
@@ -54,7 +54,7 @@ const deletedBy = (source: string, sequence: number) =>
   toCloudEvent(`/${source}`, { id: `01900000-0000-7000-8000-${String(sequence).padStart(12, '0')}`, type: 'user.deleted', aggregateType: 'user', aggregateId: userId, sequence, data: { id: userId }, occurredAt: new Date() });
 
 async function storedEvents(): Promise<number> {
-  const connection = await connect({ servers: server.url, user: 'users-service', pass: passwordOf('users-service') });
+  const connection = await connect({ servers: server.url, user: 'users-service', pass: passwordOf('users-service'), inboxPrefix: inboxPrefixOf('users-service') });
   try {
     return (await (await jetstreamManager(connection)).streams.info(EVENTS_STREAM)).state.messages;
   } finally {
@@ -114,7 +114,7 @@ it('lets every service consume every source it is wired to, on every partition (
 it("keeps a service to its own durable consumers: another service's it can neither create, read nor pull from, nor its own on other events", async () => {
   // orders-service's durables exist (it consumed above); catalog-service reads the same source.
   const theirs = durableNameOf('orders-service', 'users-service', 0);
-  const connection = await connect({ servers: server.url, user: 'catalog-service', pass: passwordOf('catalog-service') });
+  const connection = await connect({ servers: server.url, user: 'catalog-service', pass: passwordOf('catalog-service'), inboxPrefix: inboxPrefixOf('catalog-service') });
   try {
     const manager = await jetstreamManager(connection, { timeout: 5_000 });
     await expect(manager.consumers.info(EVENTS_STREAM, theirs)).rejects.toThrow(/permission/i);
@@ -125,6 +125,45 @@ it("keeps a service to its own durable consumers: another service's it can neith
     expect((await manager.consumers.info(EVENTS_STREAM, durableNameOf('catalog-service', 'users-service', 0))).name).toBe(durableNameOf('catalog-service', 'users-service', 0));
   } finally {
     await connection.close();
+  }
+});
+
+it("keeps a service out of another service's reply inboxes: it cannot read the events pulled for it, and consumes its own as before", async () => {
+  // catalog-service listens where orders-service's replies arrive, under its inbox prefix as well
+  // as the shared `_INBOX.` (where they arrived before each service had a prefix of its own).
+  const spy = await connect({ servers: server.url, user: 'catalog-service', pass: passwordOf('catalog-service'), inboxPrefix: inboxPrefixOf('catalog-service') });
+  const overheard: string[] = [];
+  const refusals: string[] = [];
+  for (const subject of [`${inboxPrefixOf('orders-service')}.>`, '_INBOX.>'])
+    spy.subscribe(subject, {
+      callback: (error: Error | null, message: { string(): string }) => {
+        if (error) refusals.push(String(error));
+        else overheard.push(message.string());
+      },
+    });
+  await spy.flush();
+  const users = await signedInAs('users-service');
+  const orders = await signedInAs('orders-service');
+  const catalog = await signedInAs('catalog-service');
+  try {
+    const event = deletedBy('users-service', 4);
+    await users.publish([event]);
+    const seen: string[] = [];
+    const consumptions = await Promise.all(
+      ['orders-service', 'catalog-service'].map((service) => (service === 'orders-service' ? orders : catalog).consume({ consumer: service, sources: ['users-service'], types: ['user.deleted'] }, async ({ event: got }) => void seen.push(`${service} got ${got.id}`))),
+    );
+    for (const giveUpAt = Date.now() + 20_000; seen.length < 2 && Date.now() < giveUpAt; ) await new Promise((resolve) => setTimeout(resolve, 20));
+    await Promise.all(consumptions.map((consumption) => consumption.stop()));
+    await spy.flush();
+    // Both consume it through their own inboxes; the spy heard none of orders-service's replies, not even the event.
+    expect(seen.sort()).toEqual([`catalog-service got ${event.id}`, `orders-service got ${event.id}`]);
+    expect(overheard.filter((body) => body.includes(event.id))).toEqual([]);
+    expect(overheard).toEqual([]);
+    expect(refusals.join('\n')).toMatch(/permissions violation for subscription to "_INBOX_orders-service\.>"/i);
+    expect(refusals.join('\n')).toMatch(/permissions violation for subscription to "_INBOX\.>"/i);
+  } finally {
+    await Promise.all([users, orders, catalog].map((transport) => transport.close()));
+    await spy.close();
   }
 });
 

@@ -9,13 +9,13 @@
 // token, so `$JS.API.CONSUMER.INFO.EVENTS.*` would let a service read, and `…CREATE.EVENTS.*.>`
 // create, any service's durable consumers (and pull its deliveries away). Listing every durable is
 // what keeps a service to its own; the list is long, hence generated.
-import { durableNameOf, EVENTS_STREAM, PARTITIONS, partitionFilterOf } from './nats-transport';
+import { durableNameOf, EVENTS_STREAM, inboxPrefixOf, PARTITIONS, partitionFilterOf } from './nats-transport';
 import { eventServices, eventSubscriptions } from './subscriptions';
 
 export interface NatsPermissions {
   /** Subjects it may publish to, grouped (one line of nats.conf each): its events, the stream's API, then one group per durable consumer. */
   publish: string[][];
-  /** Subjects it may subscribe to: the replies to its requests only. */
+  /** Subjects it may subscribe to: the replies to its own requests only, under its own inbox prefix (not another service's replies and pull deliveries). */
   subscribe: string[];
 }
 
@@ -36,7 +36,9 @@ export function natsPermissionsOf(service: string, sources: readonly string[], p
         `$JS.ACK.${EVENTS_STREAM}.${name}.>`,
       ]),
     ],
-    subscribe: ['_INBOX.>'],
+    // Its transport connects with this inbox prefix: under the shared `_INBOX.>` a service could
+    // subscribe to another's reply inboxes and read its pulled events and JetStream API answers.
+    subscribe: [`${inboxPrefixOf(service)}.>`],
   };
 }
 

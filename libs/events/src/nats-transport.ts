@@ -64,6 +64,17 @@ export function partitionFilterOf(source: string, partition: number): string {
   return `events.${source}.p${partition}.>`;
 }
 
+/**
+ * The subject prefix of `user`'s reply inboxes (`_INBOX_<user>.…`), the connection's `inboxPrefix`:
+ * every reply it waits for (JetStream API answers, publish acks, the deliveries of its pull
+ * requests) comes to a subject under it. With the shared `_INBOX.` every service user would have
+ * to be allowed `_INBOX.>`, and so could subscribe to another service's inboxes and read its events
+ * and API answers; prod's nats.conf lets each user subscribe only under its own prefix (nats-permissions.ts).
+ */
+export function inboxPrefixOf(user: string): string {
+  return `_INBOX_${user}`;
+}
+
 /** The partition of an aggregate (the CloudEvents subject, `order/<id>`): the same for all its events. */
 export function partitionOf(subject: string, partitions = PARTITIONS): number {
   return createHash('sha1').update(subject).digest().readUInt32BE(0) % partitions;
@@ -99,7 +110,9 @@ export class NatsTransport implements EventTransport {
     for (let attempt = 1; ; attempt++) {
       let connection: NatsConnection | undefined;
       try {
-        connection = await connect({ servers: settings.servers.split(','), name: settings.name, user: settings.user, pass: settings.pass, reconnect: true, maxReconnectAttempts: -1, reconnectTimeWait: 500, timeout: 5_000 });
+        // The broker user's inbox prefix (the service's name without authentication): prod allows it only its own.
+        const inboxPrefix = inboxPrefixOf(settings.user ?? settings.name);
+        connection = await connect({ servers: settings.servers.split(','), name: settings.name, user: settings.user, pass: settings.pass, inboxPrefix, reconnect: true, maxReconnectAttempts: -1, reconnectTimeWait: 500, timeout: 5_000 });
         const manager = await jetstreamManager(connection, { timeout: 5_000 });
         await ensureStream(manager, settings);
         return new NatsTransport(connection, jetstream(connection), manager, settings);
