@@ -441,7 +441,7 @@ export class WebhookDispatcher {
           url: endpoint.url,
           failingSince: endpoint.failingSince!.toISOString(),
           disabledAt: at.toISOString(),
-        }),
+        }, at),
     };
   }
 

@@ -137,7 +137,11 @@ export interface NewEndpoint {
 /** `provenAt: null`: the endpoint is again one never heard from (its deliveries share the unproven endpoints' few workers until one succeeds). */
 export type EndpointChanges = Partial<Pick<EndpointRow, 'url' | 'description' | 'eventTypes' | 'scope' | 'ordered' | 'status' | 'disabledAt' | 'failingSince' | 'secret' | 'previousSecret' | 'previousSecretExpiresAt'> & { provenAt: null }>;
 
-/** Disabling endpoints that failed too long: as of `at`, those failing since `failingBefore` or earlier; `event` tells the owner. */
+/**
+ * Disabling endpoints that failed too long: as of `at`, those failing since `failingBefore` or
+ * earlier; `event` tells the owner. `at` is the dispatcher's one clock reading: the endpoint's
+ * disabledAt and updatedAt, and its event's time.
+ */
 export interface EndpointDisabling {
   at: Date;
   failingBefore: Date;
@@ -375,7 +379,8 @@ type Transaction = Parameters<Parameters<PrismaClient['$transaction']>[0]>[0];
 async function disableIfFailing(tx: Transaction, id: string, disabling: EndpointDisabling): Promise<EndpointRow | null> {
   const { count } = await tx.webhookEndpoint.updateMany({
     where: { id, status: 'ENABLED', failingSince: { lte: disabling.failingBefore } },
-    data: { status: 'DISABLED', disabledAt: disabling.at, version: { increment: 1 } },
+    // updatedAt too, else Prisma stamps its own clock's: the event announcing the change happens when the endpoint says it changed.
+    data: { status: 'DISABLED', disabledAt: disabling.at, updatedAt: disabling.at, version: { increment: 1 } },
   });
   if (count !== 1) return null;
   const disabled = await tx.webhookEndpoint.findUniqueOrThrow({ where: { id } });

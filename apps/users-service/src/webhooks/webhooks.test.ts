@@ -692,6 +692,8 @@ describe('deliveries', () => {
     const [recorded] = await database.prisma.outboxEvent.findMany({ where: { type: 'webhook_endpoint.disabled', aggregateId: failing.id } });
     expect(recorded.data).toEqual({ id: failing.id, userId: owner.id, url: hookUrl('down'), failingSince: start.toISOString(), disabledAt: now.toISOString() });
     expect(JSON.stringify(recorded.data)).not.toContain(failing.secret.slice(6));
+    // It happens when the endpoint says it changed: one clock reading, the dispatcher's, for the event's time, updatedAt and disabledAt.
+    expect([recorded.occurredAt.toISOString(), disabled.body.updatedAt]).toEqual([now.toISOString(), now.toISOString()]);
     // ... and comes back through the consumer to the owner's other endpoint and the event log.
     received = [];
     await arrive('users-service', 'webhook_endpoint.disabled', 'webhook_endpoint', failing.id, recorded.data as Record<string, unknown>);
@@ -778,9 +780,11 @@ describe('deliveries', () => {
     expect((await endpointStatus()).status).toBe('ENABLED');
     now = new Date(start.getTime() + 5 * DAY_MS);
     await replica.drain();
-    expect(await endpointStatus()).toMatchObject({ status: 'DISABLED', disabledAt: now.toISOString(), failingSince: start.toISOString() });
+    expect(await endpointStatus()).toMatchObject({ status: 'DISABLED', disabledAt: now.toISOString(), updatedAt: now.toISOString(), failingSince: start.toISOString() });
     const recorded = await database.prisma.outboxEvent.findMany({ where: { type: 'webhook_endpoint.disabled', aggregateId: failing.id } });
     expect(recorded.map((event) => event.data)).toEqual([{ id: failing.id, userId: owner.id, url: hookUrl('down-quiet'), failingSince: start.toISOString(), disabledAt: now.toISOString() }]);
+    // The once-a-minute check's clock reading is the event's time too, as the attempt's is above.
+    expect(recorded.map((event) => event.occurredAt.toISOString())).toEqual([now.toISOString()]);
   });
 
   it('publishes webhook_endpoint.disabled as soon as it commits: the commit wakes the relay, it does not wait for its poll', async () => {
