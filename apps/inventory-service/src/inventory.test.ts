@@ -692,6 +692,30 @@ describe('stock levels over REST (behind the gateway\'s /v1/stock-levels)', () =
       expect([changed.status, changed.body.onHand]).toEqual([200, 4]);
     });
 
+    it("happens at the level's updatedAt, exactly, whichever call moved it across the threshold: its webhook's timestamp is the change GET /stock-levels/{sku} shows", async () => {
+      // The trigger's now() and the statement's updated_at = now() are one transaction's start; this keeps them one.
+      const sku = `AT-${Date.now()}`;
+      const eventTimes = async () => (await database.prisma.outboxEvent.findMany({ where: { aggregateType: 'stock', aggregateId: sku }, orderBy: { position: 'asc' } })).map((event) => event.occurredAt.toISOString());
+      const seen: [string, unknown][] = [];
+      const look = async (step: string) => {
+        const level = await call('GET', `/stock-levels/${sku}`, { token: admin });
+        seen.push([step, level.body.updatedAt]);
+      };
+      expect((await call('PUT', `/stock-levels/${sku}`, { token: admin, body: { onHand: 3 } })).status).toBe(201); // created low
+      await look('created');
+      expect((await call('PUT', `/stock-levels/${sku}`, { token: admin, body: { onHand: 12 } })).status).toBe(200); // 12: up
+      await look('put');
+      await reserve({ orderId: `${sku}-order`, sku, quantity: 5 }); // 7: down
+      await look('reserved');
+      await release(`${sku}-order`); // 12: up
+      await look('released');
+      await adjustStock(sku, -5); // 7: down
+      await look('adjusted');
+      const times = await eventTimes();
+      expect(times).toHaveLength(5);
+      expect(seen).toEqual(seen.map(([step], index) => [step, times[index]]));
+    });
+
     it("gRPC's SetStock and AdjustStock record the same stock.changed as REST's PUT /stock-levels/{sku} when crossing the threshold", async () => {
       const viaRest = `PARITY-REST-${Date.now()}`;
       const viaGrpc = `PARITY-GRPC-${Date.now()}`;
