@@ -6,12 +6,13 @@ import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { sortChanges, specRule, type ContractChange } from './changes';
-import { type Deprecation, readDeprecations } from '@platform/deprecations';
+import { covers, type Deprecation, readDeprecations } from '@platform/deprecations';
 import { isRemoval, judge, readApprovals, readUsage, render } from './gate';
 import type { GraphQLSchema } from 'graphql';
-import { clientSchemaOf, diffGraphQL, graphqlDeprecationReason, graphqlElementExists, schemaOf } from './graphql-diff';
+import { clientSchemaOf, diffGraphQL, graphqlDeprecatedElements, graphqlDeprecationReason, graphqlElementExists, schemaOf } from './graphql-diff';
 import { diffOpenApi, restElementExists, webhookElementExists } from './openapi-diff';
-import { compareProto, protoElementDeprecated, protoElementExists, rpcsReading } from './proto-diff';
+import { compareProto, protoDeprecatedElements, protoElementDeprecated, protoElementExists, rpcsReading } from './proto-diff';
+import { unregisteredMarksOf } from '../openapi/deprecation-marks';
 import { layoutOf, repositoryRoot } from './layout';
 
 /** The usage export a removal commits under contracts/ for the gate in CI (`npm run contract:usage -- --export contracts/usage-export.json`). */
@@ -79,6 +80,12 @@ export function changelogSinceRelease(current: string, released: string | undefi
       return day !== undefined && day >= releasedDay;
     })
     .join('\n');
+}
+
+/** The elements the registry file names, whatever else its entries lack. */
+function registeredElementsOf(raw: unknown): string[] {
+  const list = (raw as { deprecations?: unknown } | null)?.deprecations;
+  return Array.isArray(list) ? list.flatMap((item: { element?: unknown } | null) => (typeof item?.element === 'string' ? [item.element.trim()] : [])) : [];
 }
 
 /** The least time between the change that sets a sunset and the sunset: clients are told before an element stops answering. */
@@ -162,7 +169,8 @@ export async function runCheck(options: { today: string; usage?: unknown; zeroUs
     : element.startsWith('graphql:') ? schemas.some((schema) => graphqlElementExists(schema, element))
     : element.startsWith('proto:') ? protos.some((model) => protoElementExists(model, element))
     : false;
-  const deprecations = readDeprecations(readYaml(path.join(contractsDir, 'deprecations.yaml')), exists);
+  const registry = readYaml(path.join(contractsDir, 'deprecations.yaml'));
+  const deprecations = readDeprecations(registry, exists);
   // The registry as released (contract:release copies it): an entry dropped in the change that
   // removes its element, the last step of a replacement, still lets that removal pass on its terms.
   const releasedEntries = readDeprecations(readYaml(path.join(baselineDir, 'deprecations.yaml'))).entries;
@@ -192,6 +200,22 @@ export async function runCheck(options: { today: string; usage?: unknown; zeroUs
     if (entry.element.startsWith('proto:') && protoElementDeprecated(proto.after, entry.element) === false) return [`${label}: the .proto must mark it deprecated ([deprecated = true] on a field or enum value, option deprecated = true; in an RPC, message or enum)`];
     return [];
   });
+  // The other way round: a mark in a contract with no entry behind it. The registry is the one
+  // place a deprecation is declared: without an entry no sunset is tracked, the gateway sends no
+  // Deprecation header and the removal is not gated on use, while clients read "deprecated".
+  // An entry the registry reports a problem with still counts here (it is reported once, there).
+  const named = [...new Set([...deprecations.entries.map((entry) => entry.element), ...registeredElementsOf(registry)])];
+  const unregistered = (element: string) => !named.some((entry) => covers(entry, element));
+  const markedIn = new Map<string, string[]>();
+  for (const { current } of [...subgraphFiles, supergraph]) {
+    for (const element of graphqlDeprecatedElements(clientSchemaOf(readFileSync(current, 'utf8')))) markedIn.set(element, [...(markedIn.get(element) ?? []), path.relative(root, current)]);
+  }
+  for (const { element, file } of protoDeprecatedElements(proto.after)) markedIn.set(element, [path.relative(root, path.join(protoDir, file))]);
+  const addEntry = 'add an entry to contracts/deprecations.yaml (element, replacement, announced, a sunset at least 30 days on, notice), or take the mark away: the registry is where a deprecation is declared, and without an entry no sunset is tracked, the gateway sends no Deprecation header and its removal is not gated on use (docs/evolving-the-api.md, "The deprecation registry")';
+  const unregisteredProblems = [
+    ...[...markedIn].filter(([element]) => unregistered(element)).map(([element, files]) => `${element} is marked deprecated in ${files.join(', ')} but has no registry entry: ${addEntry}`),
+    ...unregisteredMarksOf(openapiAfter).filter(({ element }) => !element || unregistered(element)).map(({ pointer, element }) => `${element ?? pointer} is marked deprecated in ${path.relative(root, openapi.current)} (at ${pointer}) by its declaration, not by the registry: REST marks are generated from contracts/deprecations.yaml; drop the hand-made mark and ${addEntry.replace(', or take the mark away', '')}`),
+  ];
   const approvals = readApprovals(readYaml(path.join(contractsDir, 'approvals.yaml')), options.today);
   // An approval allows what it names and everything under it, so it must name something of the
   // contracts (now or as released): "rest:GET" or "webhook:order" would allow every breaking change
@@ -242,7 +266,7 @@ export async function runCheck(options: { today: string; usage?: unknown; zeroUs
     registrable: exists,
     impliedBy: (element) => (element.startsWith('proto:') ? [...new Set(protos.flatMap((model) => rpcsReading(model, element)))] : []),
   });
-  const { text, passed } = render(verdicts, [...deprecations.problems, ...noticeProblems, ...markProblems, ...approvals.problems, ...usage.problems]);
+  const { text, passed } = render(verdicts, [...deprecations.problems, ...noticeProblems, ...markProblems, ...unregisteredProblems, ...approvals.problems, ...usage.problems]);
   return { text: `contract:check against the baseline released ${release.releasedAt} at ${release.commit.slice(0, 12)}\n${text}`, passed };
 }
 

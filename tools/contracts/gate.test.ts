@@ -4,6 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { parse, stringify } from 'yaml';
 import { change, specRule } from './changes';
 import { runCheck, zeroUseWindow } from './check';
 import { judge, namedIn, render, type Approval, type UsageExport } from './gate';
@@ -67,11 +68,25 @@ function writeContractsFile(name: string, text: string): void {
   writeFileSync(path.join(root, 'contracts', name), text);
 }
 
+/**
+ * The repository's own entries, as YAML list items: their elements are marked deprecated in the
+ * contracts (Product.rating's @deprecated, AdjustStockRequest.reason's [deprecated = true]), and a
+ * mark without an entry is a registry problem, so a test's registry keeps them beside its own.
+ */
+const standingEntries = ((parse(readFileSync(path.join(repositoryRoot, 'contracts/deprecations.yaml'), 'utf8')) as { deprecations?: unknown[] } | null)?.deprecations ?? [])
+  .map((entry) => stringify([entry]).replace(/^/gm, '  ').trimEnd() + '\n')
+  .join('');
+
+/** contracts/deprecations.yaml with `entries` (YAML list items, indented two spaces), then the standing ones. */
+function writeRegistry(entries: string): void {
+  writeContractsFile('deprecations.yaml', `deprecations:\n${entries}${standingEntries}`);
+}
+
 function deprecate(elements: string[], dates: { announced: string; sunset: string }): void {
   const entries = elements.map(
     (element) => `  - element: "${element}"\n    replacement: "none: carriers' links replace it"\n    announced: ${dates.announced}\n    sunset: ${dates.sunset}\n    notice: https://docs.example.com/changes/tracking-number\n`,
   );
-  writeContractsFile('deprecations.yaml', `deprecations:\n${entries.join('')}`);
+  writeRegistry(entries.join(''));
 }
 
 function usage(elements: UsageExport['elements'], recordedSince = '2026-09-01'): UsageExport {
@@ -340,7 +355,7 @@ describe('contract:check', () => {
 
     // After the sunset, with no recorded use for 14 days: the removal and the dropped entry in one change.
     writeContractsFile('usage-export.json', JSON.stringify(usage({ 'rest:GET /v1/orders query.size': { lastUsed: '2026-11-23T10:00:00Z', callers: [{ caller: 'user:u1 (web/1.0)' }] } })));
-    writeContractsFile('deprecations.yaml', 'deprecations: []\n');
+    writeRegistry('');
     generate(true);
     const removed = await runCheck({ root, today, zeroUseDays: 14 });
     expect(removed.text).toContain(`BREAKING  ${element}\n          parameter-removed`);
@@ -394,9 +409,9 @@ describe('contract:check', () => {
       document.paths['/orders'].get.parameters = document.paths['/orders'].get.parameters.filter((parameter) => parameter.name !== 'offset');
       return JSON.stringify(document);
     };
-    writeContractsFile('deprecations.yaml', 'deprecations:\n  - element: "rest:GET /v1/orders query.offset"\n    replacement: "rest:GET /v1/orders query.cursor"\n    announced: 2026-09-01\n    sunset: 2026-11-01\n    notice: https://docs.example.com/n\n');
+    writeRegistry('  - element: "rest:GET /v1/orders query.offset"\n    replacement: "rest:GET /v1/orders query.cursor"\n    announced: 2026-09-01\n    sunset: 2026-11-01\n    notice: https://docs.example.com/n\n');
     writeFileSync(path.join(root, 'contracts/v1/openapi.json'), withoutOffset(buildDocument(path.join(root, 'contracts/deprecations.yaml')) as Document));
-    writeContractsFile('deprecations.yaml', 'deprecations: []\n');
+    writeRegistry('');
     edit(openapi, () => withoutOffset(buildDocument(path.join(root, 'contracts/deprecations.yaml')) as Document));
     const result = await runCheck({ root, today, zeroUseDays: 14 });
     expect(result.text).toContain('SAFE      rest:GET /v1/orders response.410\n          deprecation-gone-removed');
@@ -536,7 +551,7 @@ describe('contract:check', () => {
       ['an RPC not in the contract', '  - element: "proto:inventory.v1.Inventory.Restock"\n    replacement: "proto:inventory.v1.Inventory.AdjustStock"\n    announced: 2026-11-01\n    sunset: 2027-05-01\n    notice: https://docs.example.com/n\n', 'names an element that is not in the contract'],
       ['a webhook payload field not in the contract', '  - element: "webhook:order.created body.data.couponName"\n    replacement: "none"\n    announced: 2026-11-01\n    sunset: 2027-05-01\n    notice: https://docs.example.com/n\n', 'names an element that is not in the contract'],
     ])('refuses an entry with %s', async (_label, entry, problem) => {
-      writeContractsFile('deprecations.yaml', `deprecations:\n${entry}`);
+      writeRegistry(entry);
       const result = await runCheck({ root, today, zeroUseDays: 14 });
       expect(result.text).toContain(problem);
       expect(result.text).toMatch(/1 registry problems: FAILED/);
@@ -545,16 +560,16 @@ describe('contract:check', () => {
 
     it('refuses a sunset or a brownout set with less notice than clients need, for an element still served', async () => {
       const entry = (sunset: string, brownout = '') => `  - element: "rest:GET /v1/orders query.hasCoupon"\n    replacement: "none"\n    announced: ${today}\n    sunset: ${sunset}\n    notice: https://docs.example.com/n\n${brownout}`;
-      writeContractsFile('deprecations.yaml', `deprecations:\n${entry(today)}`);
+      writeRegistry(entry(today));
       const atOnce = await runCheck({ root, today, zeroUseDays: 14 });
       expect(atOnce.text).toContain(`sunset ${today} gives clients less than 30 days' notice from ${today}; set it on 2026-12-24 or later`);
       expect(atOnce.passed).toBe(false);
-      writeContractsFile('deprecations.yaml', `deprecations:\n${entry('2026-12-24', '    brownouts:\n      - start: 2026-11-25T10:00:00Z\n        end: 2026-11-25T11:00:00Z\n')}`);
+      writeRegistry(entry('2026-12-24', '    brownouts:\n      - start: 2026-11-25T10:00:00Z\n        end: 2026-11-25T11:00:00Z\n'));
       const brownoutTomorrow = await runCheck({ root, today, zeroUseDays: 14 });
       expect(brownoutTomorrow.text).toContain("the brownout from 2026-11-25T10:00:00.000Z gives clients less than 7 days' notice");
       expect(brownoutTomorrow.text).not.toContain("days' notice from 2026-11-24; set it");
       expect(brownoutTomorrow.passed).toBe(false);
-      writeContractsFile('deprecations.yaml', `deprecations:\n${entry('2026-12-24', '    brownouts:\n      - start: 2026-12-01T10:00:00Z\n        end: 2026-12-01T11:00:00Z\n')}`);
+      writeRegistry(entry('2026-12-24', '    brownouts:\n      - start: 2026-12-01T10:00:00Z\n        end: 2026-12-01T11:00:00Z\n'));
       const enough = await runCheck({ root, today, zeroUseDays: 14 });
       expect(enough.text).toMatch(/0 registry problems: passed/);
       expect(enough.passed).toBe(true);
@@ -579,18 +594,18 @@ describe('contract:check', () => {
       ['webhook:user.deleted', 'none'],
     ];
     const registryOf = (entries: [string, string][]) =>
-      `deprecations:\n${entries.map(([element, replacement]) => `  - element: "${element}"\n    replacement: "${replacement}"\n    announced: 2026-11-01\n    sunset: 2027-05-01\n    notice: https://docs.example.com/n\n`).join('')}`;
+      `${entries.map(([element, replacement]) => `  - element: "${element}"\n    replacement: "${replacement}"\n    announced: 2026-11-01\n    sunset: 2027-05-01\n    notice: https://docs.example.com/n\n`).join('')}`;
 
     it('accepts entries naming existing elements of every kind, marked deprecated in their sources', async () => {
       markSources();
-      writeContractsFile('deprecations.yaml', registryOf(everyKind));
+      writeRegistry(registryOf(everyKind));
       const result = await runCheck({ root, today, zeroUseDays: 14 });
       expect(result.text).toMatch(/0 registry problems: passed/);
       expect(result.passed).toBe(true);
     });
 
     it('refuses a GraphQL entry whose SDL does not say @deprecated with the replacement and the sunset date', async () => {
-      writeContractsFile('deprecations.yaml', registryOf(everyKind.filter(([element]) => element.startsWith('graphql:Shipment'))));
+      writeRegistry(registryOf(everyKind.filter(([element]) => element.startsWith('graphql:Shipment'))));
       const unmarked = await runCheck({ root, today, zeroUseDays: 14 });
       expect(unmarked.text).toContain('REGISTRY  deprecations.yaml entry 1 (graphql:Shipment.trackingNumber): the subgraph SDL must mark it @deprecated(reason: "Use Shipment.trackingUrl; removed on 2027-05-01.")');
       expect(unmarked.passed).toBe(false);
@@ -601,7 +616,7 @@ describe('contract:check', () => {
     });
 
     it('asks a GraphQL entry without a replacement for a reason that says why, not "Use none"', async () => {
-      writeContractsFile('deprecations.yaml', registryOf([['graphql:Shipment.trackingNumber', 'none: the carrier page has it']]));
+      writeRegistry(registryOf([['graphql:Shipment.trackingNumber', 'none: the carrier page has it']]));
       const unmarked = await runCheck({ root, today, zeroUseDays: 14 });
       expect(unmarked.text).toContain('REGISTRY  deprecations.yaml entry 1 (graphql:Shipment.trackingNumber): the subgraph SDL must mark it @deprecated(reason: "No replacement: the carrier page has it; removed on 2027-05-01.")');
       expect(unmarked.text).not.toContain('Use none');
@@ -609,10 +624,51 @@ describe('contract:check', () => {
     });
 
     it('refuses a proto entry whose .proto does not mark it deprecated', async () => {
-      writeContractsFile('deprecations.yaml', registryOf(everyKind.filter(([element]) => element.startsWith('proto:'))));
+      writeRegistry(registryOf(everyKind.filter(([element]) => element.startsWith('proto:'))));
       const result = await runCheck({ root, today, zeroUseDays: 14 });
       expect(result.text).toContain('REGISTRY  deprecations.yaml entry 1 (proto:inventory.v1.Inventory.Reserve): the .proto must mark it deprecated');
       expect(result.text).toContain('REGISTRY  deprecations.yaml entry 2 (proto:inventory.v1.ReserveRequest.sku): the .proto must mark it deprecated');
+      expect(result.passed).toBe(false);
+    });
+
+    // The registry is the one place a deprecation is declared: a mark with no entry tracks no
+    // sunset, sends no Deprecation header and leaves the removal ungated by use.
+    it('refuses a GraphQL @deprecated or a proto [deprecated = true] with no registry entry, naming the element and the files', async () => {
+      const markTrackingNumber = (text: string) => text.replace(/\n(\s*)trackingNumber: String\n/, '\n$1trackingNumber: String @deprecated(reason: "Use trackingUrl; removed on 2027-05-01.")\n');
+      edit(ordersSubgraph, markTrackingNumber);
+      edit(supergraph, markTrackingNumber);
+      edit(protoFile, (text) => text.replace('  string sku = 4;', '  string sku = 4 [deprecated = true];'));
+      const unregistered = await runCheck({ root, today, zeroUseDays: 14 });
+      expect(unregistered.text).toContain(`REGISTRY  graphql:Shipment.trackingNumber is marked deprecated in ${ordersSubgraph}, ${supergraph} but has no registry entry: add an entry to contracts/deprecations.yaml (element, replacement, announced, a sunset at least 30 days on, notice), or take the mark away`);
+      expect(unregistered.text).toContain(`REGISTRY  proto:inventory.v1.ReserveRequest.sku is marked deprecated in ${protoFile} but has no registry entry: add an entry to contracts/deprecations.yaml`);
+      expect(unregistered.text).toMatch(/2 registry problems: FAILED/);
+      expect(unregistered.passed).toBe(false);
+
+      writeRegistry(registryOf([['graphql:Shipment.trackingNumber', 'graphql:Shipment.trackingUrl'], ['proto:inventory.v1.ReserveRequest.sku', 'none']]));
+      const registered = await runCheck({ root, today, zeroUseDays: 14 });
+      expect(registered.text).toMatch(/0 refused, 0 registry problems: passed/);
+      expect(registered.passed).toBe(true);
+    });
+
+    it('asks each mark for an entry naming it or what holds it: one for an RPC does not cover a field of its request message', async () => {
+      edit(protoFile, (text) => text.replace('  rpc Reserve(ReserveRequest) returns (ReserveReply);', '  rpc Reserve(ReserveRequest) returns (ReserveReply) {\n    option deprecated = true;\n  }').replace('  string sku = 4;', '  string sku = 4 [deprecated = true];'));
+      writeRegistry(registryOf([['proto:inventory.v1.Inventory.Reserve', 'proto:inventory.v1.Inventory.ReserveStream']]));
+      const result = await runCheck({ root, today, zeroUseDays: 14 });
+      expect(result.text).toContain('REGISTRY  proto:inventory.v1.ReserveRequest.sku is marked deprecated in proto/inventory/v1/inventory.proto but has no registry entry');
+      expect(result.text).toMatch(/1 registry problems: FAILED/);
+    });
+
+    it('refuses an OpenAPI `deprecated: true` the registry did not generate (set in a declaration), naming its place', async () => {
+      edit(openapi, (text) => {
+        const document = JSON.parse(text);
+        document.components.schemas.Shipment.properties.trackingNumber.deprecated = true;
+        document.paths['/orders'].get.parameters.find((parameter: { name: string }) => parameter.name === 'hasCoupon').deprecated = true;
+        return JSON.stringify(document, null, 2);
+      });
+      const result = await runCheck({ root, today, zeroUseDays: 14 });
+      expect(result.text).toContain(`REGISTRY  #/components/schemas/Shipment/properties/trackingNumber is marked deprecated in ${openapi} (at #/components/schemas/Shipment/properties/trackingNumber) by its declaration, not by the registry: REST marks are generated from contracts/deprecations.yaml; drop the hand-made mark and add an entry to contracts/deprecations.yaml`);
+      expect(result.text).toMatch(new RegExp(`REGISTRY  rest:GET /v1/orders query\\.hasCoupon is marked deprecated in ${openapi} \\(at #/paths/~1orders/get/parameters/\\d+\\) by its declaration, not by the registry`));
+      expect(result.text).toMatch(/2 registry problems: FAILED/);
       expect(result.passed).toBe(false);
     });
   });
@@ -756,7 +812,9 @@ describe('contract:check', () => {
 
     it('passes a new package version next to inventory.v1', async () => {
       mkdirSync(path.join(root, 'proto/inventory/v2'));
-      writeFileSync(path.join(root, 'proto/inventory/v2/inventory.proto'), readFileSync(path.join(root, protoFile), 'utf8').replace('package inventory.v1;', 'package inventory.v2;').replace('string sku = 4;', 'string sku = 5;'));
+      writeFileSync(path.join(root, 'proto/inventory/v2/inventory.proto'), readFileSync(path.join(root, protoFile), 'utf8').replace('package inventory.v1;', 'package inventory.v2;').replace('string sku = 4;', 'string sku = 5;')
+          // v1's deprecation is v1's: a mark copied into v2 would need a registry entry of its own.
+          .replace(' [deprecated = true]', ''));
       const result = await runCheck({ root, today, zeroUseDays: 14 });
       expect(result.text).toContain('SAFE      proto:inventory.v2\n          major-version-added');
       expect(result.passed).toBe(true);

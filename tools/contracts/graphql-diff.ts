@@ -222,6 +222,24 @@ export function graphqlElementExists(schema: GraphQLSchema, element: string): bo
   return false;
 }
 
+/** Every field, argument, input field and enum value `schema` marks @deprecated, named as graphqlElementExists takes them. */
+export function graphqlDeprecatedElements(schema: GraphQLSchema): string[] {
+  const found: string[] = [];
+  for (const type of Object.values(schema.getTypeMap())) {
+    if (type.name.startsWith('__')) continue;
+    if (isEnumType(type)) {
+      for (const value of type.getValues()) if (value.deprecationReason != null) found.push(`graphql:${type.name}.${value.name}`);
+      continue;
+    }
+    if (!isObjectType(type) && !isInterfaceType(type) && !isInputObjectType(type)) continue;
+    for (const field of Object.values(type.getFields())) {
+      if (field.deprecationReason != null) found.push(`graphql:${type.name}.${field.name}`);
+      for (const arg of 'args' in field ? field.args : []) if (arg.deprecationReason != null) found.push(`graphql:${type.name}.${field.name}.${arg.name}`);
+    }
+  }
+  return found;
+}
+
 /** The `@deprecated(reason:)` of a field, argument, input field or enum value: undefined when `schema` lacks the element (or it cannot be deprecated), null when it is not deprecated. */
 export function graphqlDeprecationReason(schema: GraphQLSchema, element: string): string | null | undefined {
   const match = /^graphql:([_A-Za-z][_0-9A-Za-z]*)\.([_A-Za-z][_0-9A-Za-z]*)(?:\.([_A-Za-z][_0-9A-Za-z]*))?$/.exec(element);

@@ -31,6 +31,8 @@ interface Element {
   kind: ElementKind;
   name: string;
   pkg: string;
+  /** The .proto declaring it, relative to the module (buf.yaml's directory). */
+  file: string;
   comment: string;
   field?: FieldDescriptor;
   method?: MethodDescriptor;
@@ -70,16 +72,16 @@ function modelOf(files: FileDescriptor[]): ProtoModel {
     }
     const addEnum = (enumType: EnumDescriptor, qualified: string, at: string, parent?: string): void => {
       const reserved = { ranges: (enumType.reservedRange ?? []).map((range) => ({ start: range.start, end: range.end + 1 })), names: enumType.reservedName ?? [] };
-      elements.set(qualified, { kind: 'enum', name: qualified, pkg, comment: comments.get(at) ?? '', parent, reserved, deprecated: enumType.options?.deprecated === true });
+      elements.set(qualified, { kind: 'enum', name: qualified, pkg, file: file.name, comment: comments.get(at) ?? '', parent, reserved, deprecated: enumType.options?.deprecated === true });
       (enumType.value ?? []).forEach((value, index) => {
-        elements.set(`${qualified}.${value.name}`, { kind: 'enum-value', name: `${qualified}.${value.name}`, pkg, comment: comments.get(`${at}.2.${index}`) ?? '', field: { name: value.name, number: value.number }, parent: qualified, deprecated: value.options?.deprecated === true });
+        elements.set(`${qualified}.${value.name}`, { kind: 'enum-value', name: `${qualified}.${value.name}`, pkg, file: file.name, comment: comments.get(`${at}.2.${index}`) ?? '', field: { name: value.name, number: value.number }, parent: qualified, deprecated: value.options?.deprecated === true });
       });
     };
     const addMessage = (message: MessageDescriptor, qualified: string, at: string, parent?: string): void => {
       const reserved = { ranges: message.reservedRange ?? [], names: message.reservedName ?? [] };
-      elements.set(qualified, { kind: 'message', name: qualified, pkg, comment: comments.get(at) ?? '', parent, reserved, deprecated: message.options?.deprecated === true });
+      elements.set(qualified, { kind: 'message', name: qualified, pkg, file: file.name, comment: comments.get(at) ?? '', parent, reserved, deprecated: message.options?.deprecated === true });
       (message.field ?? []).forEach((field, index) => {
-        elements.set(`${qualified}.${field.name}`, { kind: 'field', name: `${qualified}.${field.name}`, pkg, comment: comments.get(`${at}.2.${index}`) ?? '', field, parent: qualified, deprecated: field.options?.deprecated === true });
+        elements.set(`${qualified}.${field.name}`, { kind: 'field', name: `${qualified}.${field.name}`, pkg, file: file.name, comment: comments.get(`${at}.2.${index}`) ?? '', field, parent: qualified, deprecated: field.options?.deprecated === true });
       });
       (message.nestedType ?? []).forEach((nested, index) => addMessage(nested, `${qualified}.${nested.name}`, `${at}.3.${index}`, qualified));
       (message.enumType ?? []).forEach((nested, index) => addEnum(nested, `${qualified}.${nested.name}`, `${at}.4.${index}`, qualified));
@@ -89,9 +91,9 @@ function modelOf(files: FileDescriptor[]): ProtoModel {
     (file.enumType ?? []).forEach((enumType, index) => addEnum(enumType, `${prefix}${enumType.name}`, `5.${index}`));
     (file.service ?? []).forEach((service, index) => {
       const qualified = `${prefix}${service.name}`;
-      elements.set(qualified, { kind: 'service', name: qualified, pkg, comment: comments.get(`6.${index}`) ?? '', deprecated: service.options?.deprecated === true });
+      elements.set(qualified, { kind: 'service', name: qualified, pkg, file: file.name, comment: comments.get(`6.${index}`) ?? '', deprecated: service.options?.deprecated === true });
       (service.method ?? []).forEach((method, methodIndex) => {
-        elements.set(`${qualified}.${method.name}`, { kind: 'rpc', name: `${qualified}.${method.name}`, pkg, comment: comments.get(`6.${index}.2.${methodIndex}`) ?? '', method, parent: qualified, deprecated: method.options?.deprecated === true });
+        elements.set(`${qualified}.${method.name}`, { kind: 'rpc', name: `${qualified}.${method.name}`, pkg, file: file.name, comment: comments.get(`6.${index}.2.${methodIndex}`) ?? '', method, parent: qualified, deprecated: method.options?.deprecated === true });
       });
     });
   }
@@ -291,6 +293,11 @@ export function compareProto(beforeDir: string, afterDir: string): { changes: Co
 /** Whether `proto:<qualified name>` names a message, field, enum, enum value, service or RPC of the module. */
 export function protoElementExists(model: ProtoModel, element: string): boolean {
   return element.startsWith('proto:') && model.elements.has(element.slice('proto:'.length));
+}
+
+/** Every element the .proto files mark deprecated, as `proto:<qualified name>`, with the file declaring it (relative to the module). */
+export function protoDeprecatedElements(model: ProtoModel): { element: string; file: string }[] {
+  return [...model.elements.values()].filter((element) => element.deprecated).map((element) => ({ element: `proto:${element.name}`, file: element.file }));
 }
 
 /** Whether the element is marked deprecated in the .proto; undefined when `model` does not have it. */

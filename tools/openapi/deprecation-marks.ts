@@ -92,3 +92,33 @@ function markWebhook(document: Json, entry: Deprecation): boolean {
   if (target) Object.assign(target, marks(entry, false));
   return Boolean(target);
 }
+
+/**
+ * `deprecated: true` marks the registry did not make (each of its marks carries `x-sunset`): set by
+ * hand in an endpoint or schema declaration (zod's `.meta({ deprecated: true })`). Each with its
+ * JSON pointer and, for an operation, a parameter or a webhook, the element the registry would name.
+ */
+export function unregisteredMarksOf(document: Json): { pointer: string; element?: string }[] {
+  const found: { pointer: string; element?: string }[] = [];
+  const step = (key: string) => key.replace(/~/g, '~0').replace(/\//g, '~1');
+  const walk = (node: unknown, pointer: string[]): void => {
+    if (Array.isArray(node)) node.forEach((item, index) => walk(item, [...pointer, String(index)]));
+    if (!isObject(node)) return;
+    if (node.deprecated === true && !('x-sunset' in node)) found.push({ pointer: `#/${pointer.map(step).join('/')}`, element: elementAt(pointer, node) });
+    for (const [key, value] of Object.entries(node)) walk(value, [...pointer, key]);
+  };
+  walk(document, []);
+  return found;
+}
+
+/** The registry's name of what sits at `pointer`, where it is an operation, a parameter or a webhook. */
+function elementAt(pointer: string[], node: Json): string | undefined {
+  const [where, name, method, part] = pointer;
+  if (where === 'webhooks' && method === 'post' && pointer.length === 3) return `webhook:${name}`;
+  if (where !== 'paths' || !method) return undefined;
+  // v1's operations are listed under the server's /v1; a later major's with their prefix.
+  const operation = `rest:${method.toUpperCase()} ${/^\/v\d+\//.test(name) ? name : `/v1${name}`}`;
+  if (pointer.length === 3) return operation;
+  if (part === 'parameters' && pointer.length === 5 && typeof node.in === 'string' && typeof node.name === 'string') return `${operation} ${node.in}.${node.name}`;
+  return undefined;
+}
