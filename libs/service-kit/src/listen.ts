@@ -74,13 +74,6 @@ const PARSER_MAX_HEAD_BYTES = 64 * 1024;
 
 const headersTooLarge = { code: 'REQUEST_HEADERS_TOO_LARGE', message: 'The request headers are larger than this server reads.' } as const;
 
-/** The bytes of a request's header fields as sent: `name: value` and CRLF each. */
-function headerBytes(req: IncomingMessage): number {
-  let bytes = 0;
-  for (let i = 0; i < req.rawHeaders.length; i += 2) bytes += Buffer.byteLength(req.rawHeaders[i], 'latin1') + Buffer.byteLength(req.rawHeaders[i + 1], 'latin1') + 4;
-  return bytes;
-}
-
 /** What a request the HTTP parser refused is answered with; anything else is 400. */
 const PARSER_REFUSALS: Partial<Record<string, { code: ErrorCode; message: string }>> = {
   HPE_HEADER_OVERFLOW: headersTooLarge,
@@ -125,9 +118,16 @@ function requestTargetError(req: IncomingMessage): ApiError | undefined {
   if (req.httpVersionMajor !== 1) return new ApiError('MALFORMED_REQUEST', `The request line names HTTP/${req.httpVersion}; this server speaks HTTP/1.1.`);
   // The URL first: a long one is what a client can shorten (fewer ids in a query, a POST search).
   if ((req.url ?? '').length > MAX_REQUEST_TARGET_BYTES) return new ApiError('URI_TOO_LONG', `The request target (path and query) is longer than ${MAX_REQUEST_TARGET_BYTES} bytes.`);
-  if (headerBytes(req) > MAX_HEADER_BYTES) return new ApiError(headersTooLarge.code, headersTooLarge.message);
+  // The header fields' bytes as sent (`name: value` and CRLF each), and the Host lines among them.
+  // Node reads header bytes as latin1, one character a byte, so a string's length is its bytes.
+  let headerBytes = 0;
   let hostLines = 0;
-  for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i].toLowerCase() === 'host') hostLines += 1;
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    const name = req.rawHeaders[i];
+    headerBytes += name.length + req.rawHeaders[i + 1].length + 4;
+    if (name.length === 4 && name.toLowerCase() === 'host') hostLines += 1;
+  }
+  if (headerBytes > MAX_HEADER_BYTES) return new ApiError(headersTooLarge.code, headersTooLarge.message);
   if (hostLines > 1) return new ApiError('MALFORMED_REQUEST', 'A request must carry one Host header, not several.');
   if (hostLines === 0 && req.httpVersion !== '1.0') return new ApiError('MALFORMED_REQUEST', 'An HTTP/1.1 request must carry a Host header.');
   const url = req.url ?? '/';

@@ -7,7 +7,7 @@ import { demoDataSetting, loadConfig, portSetting, seedsDemoData } from './confi
 import { createLogger } from './logger';
 import { createStopper, stoppableHttpServer } from './graceful-stop';
 import { Health } from './health';
-import { listen } from './listen';
+import { listen, MAX_HEADER_BYTES } from './listen';
 import { currentContext, outgoingTraceparent, requestContext, traceIdFrom } from './request-context';
 
 describe('loadConfig', () => {
@@ -160,6 +160,20 @@ describe('listen: what every app answers before its own code runs', () => {
     expect(await exchange(`POST /things?q=${'a'.repeat(70_000)} HTTP/1.1`)).toEqual(['HTTP/1.1 431 Request Header Fields Too Large', 'REQUEST_HEADERS_TOO_LARGE']);
     // 10 KB of URL and 10 KB of headers: each within its bound, so read (Node's one 16 KiB bound refused it).
     expect(await exchange(`POST /things?q=${'a'.repeat(10_000)} HTTP/1.1`, `X-Padding: ${'a'.repeat(10_000)}\r\n`)).toEqual(['HTTP/1.1 201 Created', {}]);
+  });
+
+  it('counts header bytes as sent, not characters: non-ASCII bytes up to 16 KiB of headers are read, one byte more is 431', async () => {
+    // Every field counts `name: value` and its CRLF; the padding's value is two-byte UTF-8 characters (é is C3 A9) and one ASCII byte to reach an exact count.
+    const fixed = ['Host: x', 'Connection: close', 'Content-Type: application/json', 'Content-Length: 2'].reduce((bytes, line) => bytes + line.length + 2, 0);
+    const exchange = async (headerBytes: number) => {
+      const valueBytes = headerBytes - fixed - 'X-Padding: '.length - 2;
+      const value = `${'é'.repeat(Math.floor(valueBytes / 2))}${valueBytes % 2 ? 'a' : ''}`;
+      expect(Buffer.byteLength(value)).toBe(valueBytes);
+      const { head } = await rawExchange(server.port, `POST /things HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: 2\r\nX-Padding: ${value}\r\n\r\n{}`);
+      return head.split('\r\n')[0];
+    };
+    expect(await exchange(MAX_HEADER_BYTES)).toBe('HTTP/1.1 201 Created');
+    expect(await exchange(MAX_HEADER_BYTES + 1)).toBe('HTTP/1.1 431 Request Header Fields Too Large');
   });
 
   it('answers 408 in the error format when a body stalls past requestTimeoutMs, and closes the connection', async () => {
