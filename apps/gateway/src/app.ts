@@ -3,12 +3,13 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import compression from 'compression';
 import express, { type RequestHandler } from 'express';
+import { Counter, type Registry } from 'prom-client';
 import './request-state';
 import { serviceTokenSource, TokenVerifier } from '@platform/auth';
 import { errorHandler, MAX_BODY_BYTES, requireAcceptableResponse } from '@platform/errors';
 import { createFederatedGraph, type OperationWork } from '@platform/graphql-gateway';
 import { createOutgoingCalls, type OutgoingCalls } from '@platform/outgoing-calls';
-import { type Health, inOrder, type Logger, type Metrics, parseJsonBody, requestContext, requestLog, requireJsonBody } from '@platform/service-kit';
+import { type ConnectionLimits, type Health, inOrder, type Logger, type Metrics, parseJsonBody, requestContext, requestLog, requireJsonBody } from '@platform/service-kit';
 import { DEVELOPMENT_ORIGINS, crossOrigin } from './browser/cross-origin';
 import { browserPages } from './browser/pages';
 import { callerMetrics } from './callers/caller-metrics';
@@ -186,8 +187,23 @@ export interface GatewayOverrides {
   routes?: RouteDefinition[];
 }
 
+/**
+ * The connections the public port holds (service-kit's `listen` keeps to them): MAX_CONNECTIONS
+ * in all, MAX_CONNECTIONS_PER_ADDRESS from one peer address unless TRUST_PROXY trusts that peer
+ * as a proxy, which speaks for many clients (the ingress; with a hop count or `true`, every peer).
+ * Each refusal is counted, by the limit that refused it.
+ */
+function connectionLimits(config: Pick<GatewayConfig, 'MAX_CONNECTIONS' | 'MAX_CONNECTIONS_PER_ADDRESS'>, app: express.Express, registry: Registry): ConnectionLimits {
+  const refused = new Counter({ name: 'gateway_connections_refused_total', help: 'Connections refused at the public port before any HTTP was read, by the limit that refused them: address (429) or total (503)', labelNames: ['limit'], registers: [registry] });
+  for (const limit of ['address', 'total']) refused.inc({ limit }, 0); // both series from the start, so a rate over them is never empty
+  const trustsAsProxy = app.get('trust proxy fn') as (address: string, hop: number) => boolean;
+  return { max: config.MAX_CONNECTIONS, maxPerAddress: config.MAX_CONNECTIONS_PER_ADDRESS, isProxy: (address) => trustsAsProxy(address, 0), onRefused: (limit) => refused.inc({ limit }) };
+}
+
 export interface Gateway {
   app: express.Express;
+  /** What the public port's listen() holds it to. */
+  connections: ConnectionLimits;
   /** Closed in this order when the gateway stops. */
   resources: (() => Promise<void>)[];
   /** Whether Redis answered at start (rate limits shared) and the revocation feed subscribed; undefined without REDIS_URL. */
@@ -226,6 +242,7 @@ export async function createGateway(config: GatewayConfig, kit: { logger: Logger
   const { app, stopGraph } = await createGatewayApp({ config, rateLimits, credentials, apiKeys, logger, health: kit.health, metrics, calls, usage, routes: overrides.routes, ...files });
   return {
     app,
+    connections: connectionLimits(config, app, metrics.registry),
     resources: [stopGraph, async () => usage?.stop().then(() => usage.store.close()), async () => rateLimits.stop(), async () => revocations?.stop(), async () => void (await redis?.quit().catch(() => redis.disconnect()))], // a Redis that is down refuses QUIT: stop reconnecting anyway
     ready: { sharedCounts, revocationFeed },
     redis,

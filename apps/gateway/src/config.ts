@@ -117,6 +117,19 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env) {
        */
       CLIENT_BODY_TIMEOUT_MS: z.coerce.number().int().min(1).default(5_000),
       CLIENT_BODY_MIN_RATE: z.coerce.number().int().min(1).default(1_024),
+      /**
+       * Connections the public port holds at once, all peers together. One holding an unfinished
+       * 64 KiB request head costs about 95 KiB (13 KiB idle), so 2,048 bound that to about 190 MiB,
+       * however many addresses send them: within the pod's 640 MiB over its 240 MiB resident. Past
+       * it, 503 SERVICE_UNAVAILABLE with Retry-After on the raw socket, and the connection closed.
+       */
+      MAX_CONNECTIONS: z.coerce.number().int().min(1).default(2_048),
+      /**
+       * Connections one peer address holds at once, except a proxy TRUST_PROXY trusts (the ingress
+       * carries every client): twice the requests one caller may have in flight, so a client's
+       * idle keep-alive connections fit beside them. Past it, 429 RATE_LIMITED with Retry-After.
+       */
+      MAX_CONNECTIONS_PER_ADDRESS: z.coerce.number().int().min(1).default(128),
       /** Record each caller's use of the contracts in the usage store (Redis with REDIS_URL, else DATA_DIR/usage); `off` only to measure its cost. */
       USAGE_RECORDING: z.enum(['on', 'off']).default('on'),
       /** The usage store's Redis keys start with this (a test stack on a shared Redis keeps its own). */

@@ -18,6 +18,7 @@ runService({
     logger.info({ port: metricsServer.port }, 'metrics listening');
     return {
       app: gateway.app,
+      connections: gateway.connections,
       listeners: [stoppableHttpServer(metricsServer.server)],
       resources: gateway.resources,
     };

@@ -49,8 +49,9 @@ class RawClient {
   /** Every connection a test opened: afterEach destroys those a failed test left open. */
   static readonly opened = new Set<Socket>();
 
-  static async open(port: number): Promise<RawClient> {
-    const socket = connect(port, '127.0.0.1');
+  /** A connection to the gateway from `localAddress` (Linux answers on all of 127.0.0.0/8). */
+  static async open(port: number, localAddress = '127.0.0.1'): Promise<RawClient> {
+    const socket = connect({ port, host: '127.0.0.1', localAddress });
     RawClient.opened.add(socket);
     socket.on('close', () => RawClient.opened.delete(socket));
     await once(socket, 'connect');
@@ -202,7 +203,7 @@ async function startGateway(upstreamUrl: string, env: Record<string, string> = {
   const logger = pino({ level: 'silent' });
   const gateway = await createGateway(config, { logger, health: new Health(), metrics }, { supergraphPath, openapiPath, trustedDocumentsPath }, { credentials: everyTokenCurrent });
   if (redisUrl) expect(gateway.ready.sharedCounts).toBe(true);
-  const server = await listen(gateway.app, 0, '127.0.0.1', { requestTimeoutMs: config.REQUEST_TIMEOUT_MS });
+  const server = await listen(gateway.app, 0, '127.0.0.1', { requestTimeoutMs: config.REQUEST_TIMEOUT_MS, connections: gateway.connections });
   return {
     server,
     metrics,
@@ -902,6 +903,80 @@ describe('response headers', () => {
     expect(clients.size).toBeLessThanOrEqual(MAX_CLIENT_LABELS + 2);
     const series = text.split('\n').filter((line) => line.startsWith('gateway_requests_total{'));
     expect(series.filter((line) => /client="sybil/.test(line)).length).toBeLessThanOrEqual(MAX_CLIENT_LABELS * routes.length);
+  });
+});
+
+describe('connections at the door (MAX_CONNECTIONS, MAX_CONNECTIONS_PER_ADDRESS)', () => {
+  const served = async (client: RawClient) => (await client.send('GET /v1/openapi.json HTTP/1.1\r\nHost: gateway\r\n\r\n').response()).status;
+  /** Opens `count` connections from `from`, in order: the gateway accepts them in the order they came. */
+  const openFrom = async (port: number, from: string, count: number) => {
+    const clients: RawClient[] = [];
+    for (let i = 0; i < count; i++) clients.push(await RawClient.open(port, from));
+    return clients;
+  };
+  /** The refusal a connection over a limit gets at once, before it sends a byte, and that it is closed after it. */
+  const refusal = async (client: RawClient) => {
+    const res = await client.response();
+    await client.closedByPeer();
+    return { status: res.status, code: JSON.parse(res.body).code, retryAfter: res.headers['retry-after'], connection: res.headers.connection, requestId: res.headers['x-request-id'] };
+  };
+  /**
+   * Resolves once the gateway's socket count is `count`: a connection a client closed is freed when
+   * the gateway sees it close. Node counts a socket out as it destroys it; its 'close', which frees
+   * the slot, comes in the same turn of the event loop, before the next connection is accepted.
+   */
+  const until = async (gateway: Gateway, count: number) => {
+    const open = () => new Promise<number>((resolve, reject) => gateway.server.server.getConnections((error, n) => (error ? reject(error) : resolve(n))));
+    while ((await open()) !== count) await new Promise((resolve) => setImmediate(resolve));
+  };
+  const refusedCount = async (gateway: Gateway, limit: string) => (await gateway.metrics.registry.getSingleMetric('gateway_connections_refused_total')!.get()).values.find((value) => value.labels.limit === limit)?.value;
+
+  it('refuses connections from one address past its limit with 429 RATE_LIMITED in the error format, serves the ones within it and those of another address, and frees a slot when one closes', async () => {
+    const door = await startGateway(upstream.server.url, { TRUST_PROXY: 'false', MAX_CONNECTIONS_PER_ADDRESS: '4', MAX_CONNECTIONS: '16' });
+    try {
+      const held = await openFrom(door.server.port, '127.0.0.1', 4);
+      const [extra, another] = await openFrom(door.server.port, '127.0.0.1', 2);
+      for (const client of [extra, another]) expect(await refusal(client)).toEqual({ status: 429, code: 'RATE_LIMITED', retryAfter: '1', connection: 'close', requestId: expect.stringMatching(TRACE_ID) });
+      // A client that sends its request at once, as any HTTP client does, reads the same refusal.
+      const eager = (await RawClient.open(door.server.port, '127.0.0.1')).send('GET /v1/openapi.json HTTP/1.1\r\nHost: gateway\r\n\r\n');
+      expect((await refusal(eager)).status).toBe(429);
+      // The four within the limit are served, and keep being served.
+      for (const client of held) expect(await served(client)).toBe(200);
+      // Another address is served while the first is at its limit.
+      const [neighbour] = await openFrom(door.server.port, '127.0.0.2', 1);
+      expect(await served(neighbour)).toBe(200);
+      // Two closed: two new connections from the first address are served, a third is refused.
+      held.splice(0, 2).forEach((client) => client.close());
+      await until(door, 3);
+      const again = await openFrom(door.server.port, '127.0.0.1', 3);
+      expect([await served(again[0]), await served(again[1])]).toEqual([200, 200]);
+      expect((await refusal(again[2])).status).toBe(429);
+      for (const client of held) expect(await served(client)).toBe(200);
+      expect(await refusedCount(door, 'address')).toBe(4);
+      expect(await refusedCount(door, 'total')).toBe(0);
+    } finally {
+      await door.stop();
+    }
+  });
+
+  it('holds a proxy it trusts to the total limit only: past MAX_CONNECTIONS every peer gets 503 SERVICE_UNAVAILABLE, until a connection closes', async () => {
+    const door = await startGateway(upstream.server.url, { TRUST_PROXY: '127.0.0.3', MAX_CONNECTIONS_PER_ADDRESS: '2', MAX_CONNECTIONS: '5' });
+    try {
+      // The proxy carries many clients: five connections from it, more than one address may hold, are served.
+      const proxied = await openFrom(door.server.port, '127.0.0.3', 5);
+      for (const client of proxied) expect(await served(client)).toBe(200);
+      // The process is full: the proxy's sixth and a direct client's first are refused.
+      const [sixth] = await openFrom(door.server.port, '127.0.0.3', 1);
+      const [direct] = await openFrom(door.server.port, '127.0.0.1', 1);
+      for (const client of [sixth, direct]) expect(await refusal(client)).toEqual({ status: 503, code: 'SERVICE_UNAVAILABLE', retryAfter: '1', connection: 'close', requestId: expect.stringMatching(TRACE_ID) });
+      proxied.pop()!.close();
+      await until(door, 4);
+      const [freed] = await openFrom(door.server.port, '127.0.0.1', 1);
+      expect(await served(freed)).toBe(200);
+      expect(await refusedCount(door, 'total')).toBe(2);
+    } finally {
+      await door.stop();
+    }
   });
 });
 

@@ -16,7 +16,7 @@ export { inOrder } from './in-order';
 export { ClientChosenLabel, createMetrics, dropSeries, type Metrics } from './metrics';
 export { Health, type ReadinessCheck } from './health';
 export { createStopper, stopOnSignals, stoppableHttpServer, type GracefulStopOptions, type Stoppable } from './graceful-stop';
-export { listen, type Listening, type ListenOptions } from './listen';
+export { type ConnectionLimits, listen, type Listening, type ListenOptions } from './listen';
 export { expectedVersion, ifMatchesAnyExisting, requireExpectedVersion, unchangedAtVersion, updateAtVersion } from './conditional';
 export { createService, type Mount, type ResourceRoutes, type ServiceParts } from './create-service';
 export { runService, type BuiltService, type DatabaseOpener, type OpenDatabase, type ServiceContext, type ServiceDefinition } from './run-service';

@@ -1,5 +1,5 @@
 import { createServer, IncomingMessage, type RequestListener, type Server, type ServerOptions, ServerResponse, STATUS_CODES } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { ApiError, type ErrorCode, MAX_BODY_BYTES, toErrorBody } from '@platform/errors';
 import { sampledRequestsOnly } from '@platform/tracing';
@@ -47,6 +47,22 @@ function bornWithPrototypesOf(app: PrototypeSwappingApp): Pick<ServerOptions, 'I
   return { IncomingMessage: AppRequest as unknown as typeof IncomingMessage, ServerResponse: AppResponse as unknown as typeof ServerResponse };
 }
 
+/**
+ * Connections a listener holds at once. Each costs a socket and memory, and up to the parser's
+ * bound (64 KiB) of request head for up to the headers timeout, whatever the client then sends:
+ * a public listener bounds them before any HTTP is read.
+ */
+export interface ConnectionLimits {
+  /** Connections open at once, every peer together; past it a new one is answered 503 SERVICE_UNAVAILABLE. */
+  max: number;
+  /** Connections one peer address holds at once; past it a new one is answered 429 RATE_LIMITED. Unset: none per address. */
+  maxPerAddress?: number;
+  /** A peer many clients come through (a proxy the app trusts, the ingress): held to `max` only, not to `maxPerAddress`. */
+  isProxy?: (address: string) => boolean;
+  /** Told of each connection refused, and which limit refused it: `address` or `total`. */
+  onRefused?: (limit: 'address' | 'total') => void;
+}
+
 export interface ListenOptions {
   /**
    * Longest time to receive a whole request, headers and body (default 60 s). A slower one is
@@ -54,6 +70,8 @@ export interface ListenOptions {
    * or what the app opened for that request, for longer.
    */
   requestTimeoutMs?: number;
+  /** Unset: as many connections as the process takes (the services, reached only through the gateway's bounded pools). */
+  connections?: ConnectionLimits;
 }
 
 /**
@@ -179,6 +197,48 @@ function refuseOnSocket(socket: Duplex, error: ApiError, traceparent: string | u
 }
 
 /**
+ * Holds `server` to `limits`. A connection over a limit never reaches Node's HTTP code (no parser,
+ * nothing buffered): it is answered on the raw socket in the error format, with Retry-After and
+ * `Connection: close`, and closed; the answer is a few hundred bytes, as cheap as the accept that
+ * preceded it, and tells a client or its operator why, where a reset would not. Node's own
+ * `server.maxConnections` can only drop the socket, and knows no peers.
+ */
+function limitConnections(server: Server, limits: ConnectionLimits): void {
+  // Node's HTTP server reads a socket from its 'connection' listener: it runs only for a
+  // connection admitted here.
+  const serveConnection = server.listeners('connection') as ((socket: Socket) => void)[];
+  server.removeAllListeners('connection');
+  let open = 0;
+  const openByAddress = new Map<string, number>();
+  server.on('connection', (socket: Socket) => {
+    const address = socket.remoteAddress;
+    if (address === undefined) return void socket.destroy(); // gone before it was accepted
+    const perAddress = limits.maxPerAddress !== undefined && !limits.isProxy?.(address);
+    const held = openByAddress.get(address) ?? 0;
+    const refusedBy = perAddress && held >= limits.maxPerAddress! ? 'address' : open >= limits.max ? 'total' : undefined;
+    if (refusedBy) {
+      limits.onRefused?.(refusedBy);
+      socket.on('error', () => socket.destroy());
+      const error =
+        refusedBy === 'address'
+          ? new ApiError('RATE_LIMITED', `At most ${limits.maxPerAddress} connections from one address at once; retry when one has closed.`, { headers: { 'Retry-After': '1' } })
+          : new ApiError('SERVICE_UNAVAILABLE', 'The server holds as many connections as it takes; retry shortly.', { headers: { 'Retry-After': '1' } });
+      return refuseOnSocket(socket, error, undefined);
+    }
+    open += 1;
+    if (perAddress) openByAddress.set(address, held + 1);
+    socket.once('close', () => {
+      open -= 1;
+      if (!perAddress) return;
+      const left = openByAddress.get(address)! - 1;
+      if (left > 0) openByAddress.set(address, left);
+      else openByAddress.delete(address);
+    });
+    for (const listener of serveConnection) listener.call(server, socket);
+  });
+}
+
+/**
  * A CONNECT request asks for a tunnel, which no app here opens. Node hands it to a `connect`
  * listener and, without one, drops the connection with no answer at all; it is answered 405 in
  * the error format instead. Its `Allow` is empty: the target names a host, not one of our
@@ -194,7 +254,8 @@ function refuseTunnel(req: IncomingMessage, socket: Duplex): void {
  * Listens on `port` (0: any free port). Keep-alive outlives typical load balancer idle timeouts.
  * Every app gets the same HTTP hygiene here: Node's strict parser (never the lenient one, whatever
  * the process flags say), a bound on the time to receive a request, refusals in the error format
- * and `X-Content-Type-Options: nosniff` on every response.
+ * and `X-Content-Type-Options: nosniff` on every response; with `options.connections`, a bound on
+ * the connections held at once, per peer address and in all.
  */
 export async function listen(handler: RequestListener, port: number, host = '0.0.0.0', options: ListenOptions = {}): Promise<Listening> {
   const requestTimeout = options.requestTimeoutMs ?? 60_000;
@@ -219,6 +280,7 @@ export async function listen(handler: RequestListener, port: number, host = '0.0
     },
     serve,
   );
+  if (options.connections) limitConnections(server, options.connections);
   // With tracing on, a request the sampler leaves out skips the HTTP instrumentation (libs/tracing).
   sampledRequestsOnly(server);
   server.on('clientError', answerParserRefusal);

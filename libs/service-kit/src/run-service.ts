@@ -5,7 +5,7 @@ import type { RequestListener } from 'node:http';
 import type { BaseConfig, LoadedConfig } from './config';
 import { createStopper, stopOnSignals, stoppableHttpServer, type Stoppable } from './graceful-stop';
 import { Health } from './health';
-import { listen } from './listen';
+import { type ConnectionLimits, listen } from './listen';
 import { createLogger, type Logger } from './logger';
 import { stopTracing } from '@platform/tracing';
 import { createMetrics, type Metrics } from './metrics';
@@ -46,6 +46,8 @@ export interface BuiltService {
   listeners?: Stoppable[];
   /** Closed after the listeners, before the database. */
   resources?: (() => Promise<void>)[];
+  /** Connections the app's port holds at once (the gateway's public door); unset: no limit. */
+  connections?: ConnectionLimits;
 }
 
 export interface ServiceDefinition<D extends OpenDatabase> {
@@ -80,7 +82,7 @@ async function run<D extends OpenDatabase>(definition: ServiceDefinition<D>): Pr
   const built = await definition.build({ logger, health, metrics, database });
   await built.beforeListen?.();
   // A request must arrive within the budget a request has: a body that stalls is cut with 408.
-  const server = await listen(built.app, config.PORT, config.LISTEN_HOST, { requestTimeoutMs: config.REQUEST_TIMEOUT_MS });
+  const server = await listen(built.app, config.PORT, config.LISTEN_HOST, { requestTimeoutMs: config.REQUEST_TIMEOUT_MS, connections: built.connections });
   logger.info({ host: config.LISTEN_HOST, port: server.port }, `${name} ready`);
 
   const stop = createStopper({
