@@ -89,6 +89,12 @@ describe.each(overlays)('the %s overlay', (overlay) => {
     expect(find(objects, 'Ingress', 'gateway').metadata.annotations['nginx.ingress.kubernetes.io/proxy-body-size']).toBe('2m');
   });
 
+  it("holds each client address to the gateway's per-address connection limit at the Ingress, where the gateway sees only the controller's addresses", () => {
+    const settings = find(objects, 'ConfigMap', 'gateway-config').data as Record<string, string>;
+    expect(settings.MAX_CONNECTIONS_PER_ADDRESS).toMatch(/^[1-9]\d*$/);
+    expect(find(objects, 'Ingress', 'gateway').metadata.annotations['nginx.ingress.kubernetes.io/limit-connections']).toBe(settings.MAX_CONNECTIONS_PER_ADDRESS);
+  });
+
   it("spreads orders' gRPC calls over every inventory pod: its address is a headless Service (a DNS answer per pod) of inventory's gRPC port", () => {
     const address = find(objects, 'ConfigMap', 'orders-service-config').data.INVENTORY_ADDRESS as string;
     const [, name, port] = /^dns:\/\/\/([a-z0-9-]+):(\d+)$/.exec(address) ?? [];
