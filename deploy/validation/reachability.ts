@@ -166,7 +166,8 @@ export function dependenciesOf(objects: K8sObject[], deployment: K8sObject): Dep
   // Sampling configured means the app exports traces as soon as the endpoint is set.
   if (!variables.has('OTEL_EXPORTER_OTLP_ENDPOINT') && variables.has('OTEL_TRACES_SAMPLER')) variables.set('OTEL_EXPORTER_OTLP_ENDPOINT', DOCUMENTED_COLLECTOR);
   return [...variables]
-    .filter(([name]) => /_(URL|ADDRESS|ENDPOINT)$/.test(name))
+    // A limit named after what it counts per address (MAX_CONNECTIONS_PER_ADDRESS) names no address.
+    .filter(([name]) => /_(URL|ADDRESS|ENDPOINT)$/.test(name) && !name.startsWith('MAX_'))
     .map(([variable, value]) => {
       const addresses = addressesIn(value ?? SECRET_ADDRESSES[variable] ?? '');
       return { variable, address: addresses.map(({ host, port }) => `${host}:${port}`).join(','), targets: addresses.flatMap(({ host, port }) => resolve(objects, namespace, host, port)) };
