@@ -6,18 +6,18 @@
 // with `application/graphql-response+json` the specification's 4xx. Never a 5xx for what a client
 // sends. The caller's credential goes to every subgraph; every call is bounded by the time left.
 // First: @platform/graphql-kit turns Apollo's telemetry off before @apollo/gateway loads.
-import { documentCache, formatGraphQLError, graphQLErrorOf, MAX_NAME_LENGTH, withOperationChoice } from '@platform/graphql-kit';
+import { documentCache, formatGraphQLError, graphQLErrorOf, withOperationChoice } from '@platform/graphql-kit';
 import { createHash } from 'node:crypto';
 import { ApolloGateway } from '@apollo/gateway';
-import { ApolloArmor } from '@escape.tech/graphql-armor';
 import type { Request, RequestHandler, Response } from 'express';
-import { type ASTNode, type DocumentNode, type ExecutionArgs, type ExecutionResult, getOperationAST, GraphQLError, NoSchemaIntrospectionCustomRule, type OperationDefinitionNode, specifiedRules, type ValidationContext, type ValidationRule } from 'graphql';
+import { type DocumentNode, type ExecutionArgs, type ExecutionResult, getOperationAST, GraphQLError, NoSchemaIntrospectionCustomRule, type OperationDefinitionNode, specifiedRules, type ValidationRule } from 'graphql';
 import { createHandler, parseRequestParams } from 'graphql-http';
 import { ApiError, type ErrorCode, type GraphQLErrorCode } from '@platform/errors';
 import { escapedLoneSurrogate, escapesLoneSurrogate, nestsDeeperThan, tooDeeplyNested } from '@platform/service-kit';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { createOutgoingCalls, type OutgoingCalls } from '@platform/outgoing-calls';
+import { NameLengthLimit, shapeLimitRules } from './document-limits';
 import { graphMetrics } from './operation-metrics';
 import { costOf, MutationFieldLimit, type OperationWork, QueryCostLimit, rootFieldsOf } from './query-cost';
 import { type LeftOutField, leaveOutFields } from './left-out-fields';
@@ -96,41 +96,6 @@ const KnownOperationTypes: ValidationRule = (context) => ({
   },
 });
 
-/**
- * A name is refused past MAX_NAME_LENGTH: the query plan copies an operation's name into every
- * subgraph fetch (twice), so a long one could push a fetch past the subgraph's body limit and come
- * back as BAD_GATEWAY, and names reach logs and metric labels.
- */
-const NameLengthLimit: ValidationRule = (context) => ({
-  Name(node) {
-    if (node.value.length > MAX_NAME_LENGTH) {
-      context.reportError(refusal(`A name is at most ${MAX_NAME_LENGTH} characters; this one has ${node.value.length}.`, 'NAME_LENGTH_LIMIT_EXCEEDED', { nameLength: { requested: node.value.length, limit: MAX_NAME_LENGTH } }, [node]));
-    }
-  },
-});
-
-/** A limit's refusal: its own code, and the limit in an extension beside it, as the cost limit's `cost`. */
-function refusal(message: string, code: GraphQLErrorCode, limit: Record<string, { requested?: number; limit: number }>, nodes?: readonly ASTNode[]): GraphQLError {
-  return new GraphQLError(message, { nodes, extensions: { code, ...limit } });
-}
-
-const MAX_DEPTH = 10;
-const MAX_ALIASES = 15;
-const MAX_DIRECTIVES = 20;
-
-/**
- * graphql-armor's refusal of one of its limits, reported with that limit's code instead of its
- * `BAD_USER_INPUT` and "Syntax Error: …" message. Armor passes its error alone; the count is in its
- * message ("… exceeded, found 13.", exposeLimits is on), and left out should a later armor say it otherwise.
- */
-function armorRefusal(code: GraphQLErrorCode, extension: string, limit: number, message: (requested: number | undefined) => string) {
-  return (context: ValidationContext | null, error: GraphQLError) => {
-    const found = /found (\d+)/.exec(error.message)?.[1];
-    const requested = found === undefined ? undefined : Number(found);
-    context?.reportError(refusal(message(requested), code, { [extension]: requested === undefined ? { limit } : { requested, limit } }));
-  };
-}
-
 export async function createFederatedGraph(options: FederatedGraphOptions): Promise<{ middleware: RequestHandler; stop: () => Promise<void> }> {
   const metrics = graphMetrics(options.registry, options.logger);
   const calls = options.calls ?? createOutgoingCalls({ registry: options.registry });
@@ -145,19 +110,8 @@ export async function createFederatedGraph(options: FederatedGraphOptions): Prom
     },
   });
   const { schema, executor } = await gateway.load();
-  // Depth, aliases, directives and cost as validation rules; the token limit is the parser's own.
-  const armor = new ApolloArmor({
-    // Each refusal with its own code and the limit beside it (propagateOnRejection: false, so
-    // armor adds no BAD_USER_INPUT of its own).
-    maxDepth: { n: MAX_DEPTH, propagateOnRejection: false, onReject: [armorRefusal('QUERY_DEPTH_LIMIT_EXCEEDED', 'depth', MAX_DEPTH, (found) => `Query depth limit exceeded: this operation nests ${found ?? 'more'} levels deep and the limit is ${MAX_DEPTH}.`)] },
-    maxAliases: { n: MAX_ALIASES, propagateOnRejection: false, onReject: [armorRefusal('QUERY_ALIAS_LIMIT_EXCEEDED', 'aliases', MAX_ALIASES, (found) => `Query alias limit exceeded: this operation has ${found ?? 'more'} aliases and the limit is ${MAX_ALIASES}.`)] },
-    maxDirectives: { n: MAX_DIRECTIVES, propagateOnRejection: false, onReject: [armorRefusal('QUERY_DIRECTIVE_LIMIT_EXCEEDED', 'directives', MAX_DIRECTIVES, (found) => `Query directive limit exceeded: this operation has ${found ?? 'more'} directives and the limit is ${MAX_DIRECTIVES}.`)] },
-    maxTokens: { enabled: false },
-    costLimit: { enabled: false }, // ours (query-cost.ts): the same computation gives the limit and extensions.cost
-    blockFieldSuggestion: { enabled: false }, // an error-formatting plugin graphql-http does not run: formatGraphQLError hides suggestions
-  });
-  const limits = armor.protect().validationRules ?? [];
-  const rules = [NameLengthLimit, ...specifiedRules, ...limits, QueryCostLimit, MutationFieldLimit, ...(options.introspection ? [] : [NoSchemaIntrospectionCustomRule])];
+  // Depth, aliases, directives, names and cost as validation rules; the token limit is the parser's own.
+  const rules = [NameLengthLimit, ...specifiedRules, ...shapeLimitRules(), QueryCostLimit, MutationFieldLimit, ...(options.introspection ? [] : [NoSchemaIntrospectionCustomRule])];
   // Over GET a mutation is 405 whatever the graph has (graphql-http checks it after validating).
   const postRules = [...rules, KnownOperationTypes];
 
