@@ -2,18 +2,14 @@
 // by graphql-armor) and a name's length. Each refusal carries its own code and, beside it, the count
 // and the limit (`depth: {requested, limit}`), as the cost limit carries `cost` (query-cost.ts).
 import { ApolloArmor } from '@escape.tech/graphql-armor';
-import { type ASTNode, GraphQLError, type ValidationContext, type ValidationRule } from 'graphql';
-import { MAX_NAME_LENGTH } from '@platform/graphql-kit';
+import type { ValidationContext, ValidationRule } from 'graphql';
+import { graphQLRefusal, MAX_NAME_LENGTH } from '@platform/graphql-kit';
 import type { GraphQLErrorCode } from '@platform/errors';
 
 export const MAX_DEPTH = 10;
 export const MAX_ALIASES = 15;
 export const MAX_DIRECTIVES = 20;
 
-/** A limit's refusal: its own code, and the limit in an extension beside it, as the cost limit's `cost`. */
-function refusal(message: string, code: GraphQLErrorCode, limit: Record<string, { requested: number; limit: number }>, nodes?: readonly ASTNode[]): GraphQLError {
-  return new GraphQLError(message, { nodes, extensions: { code, ...limit } });
-}
 
 /**
  * A name is refused past MAX_NAME_LENGTH: the query plan copies an operation's name into every
@@ -23,7 +19,7 @@ function refusal(message: string, code: GraphQLErrorCode, limit: Record<string, 
 export const NameLengthLimit: ValidationRule = (context) => ({
   Name(node) {
     if (node.value.length > MAX_NAME_LENGTH) {
-      context.reportError(refusal(`A name is at most ${MAX_NAME_LENGTH} characters; this one has ${node.value.length}.`, 'NAME_LENGTH_LIMIT_EXCEEDED', { nameLength: { requested: node.value.length, limit: MAX_NAME_LENGTH } }, [node]));
+      context.reportError(graphQLRefusal(`A name is at most ${MAX_NAME_LENGTH} characters; this one has ${node.value.length}.`, 'NAME_LENGTH_LIMIT_EXCEEDED', { nodes: [node], extensions: { nameLength: { requested: node.value.length, limit: MAX_NAME_LENGTH } } }));
     }
   },
 });
@@ -41,7 +37,7 @@ function armorLimit(code: GraphQLErrorCode, extension: string, limit: number, me
     propagateOnRejection: false, // nor, should it ever refuse after all, a BAD_USER_INPUT of its own
     onAccept: [
       (context: ValidationContext | null, { n: requested }: { n: number }) => {
-        if (requested > limit) context?.reportError(refusal(message(requested), code, { [extension]: { requested, limit } }));
+        if (requested > limit) context?.reportError(graphQLRefusal(message(requested), code, { extensions: { [extension]: { requested, limit } } }));
       },
     ],
   };

@@ -6,7 +6,7 @@
 // with `application/graphql-response+json` the specification's 4xx. Never a 5xx for what a client
 // sends. The caller's credential goes to every subgraph; every call is bounded by the time left.
 // First: @platform/graphql-kit turns Apollo's telemetry off before @apollo/gateway loads.
-import { documentCache, formatGraphQLError, graphQLErrorOf, withOperationChoice } from '@platform/graphql-kit';
+import { documentCache, formatGraphQLError, graphQLErrorOf, graphQLRefusal, withOperationChoice } from '@platform/graphql-kit';
 import { createHash } from 'node:crypto';
 import { ApolloGateway } from '@apollo/gateway';
 import type { Request, RequestHandler, Response } from 'express';
@@ -91,7 +91,7 @@ const PROTOCOL_REFUSALS: Record<number, ErrorCode> = { 405: 'METHOD_NOT_ALLOWED'
 const KnownOperationTypes: ValidationRule = (context) => ({
   OperationDefinition(node) {
     if (!context.getSchema().getRootType(node.operation)) {
-      context.reportError(new GraphQLError(`This graph has no ${node.operation} operations.`, { nodes: [node], extensions: { code: 'GRAPHQL_VALIDATION_FAILED' satisfies GraphQLErrorCode } }));
+      context.reportError(graphQLRefusal(`This graph has no ${node.operation} operations.`, 'GRAPHQL_VALIDATION_FAILED', { nodes: [node] }));
     }
   },
 });
@@ -140,7 +140,7 @@ export async function createFederatedGraph(options: FederatedGraphOptions): Prom
     // With the variables known, `first: $n` counts as it will run (the value sent, else $n's default); over the limit, nothing runs.
     const cost = costOf(schema, args.document, operation, (args.variableValues ?? {}) as Record<string, unknown>);
     if (cost.requested > cost.limit) {
-      return [new GraphQLError(`Query cost limit exceeded: this operation costs ${cost.requested} with its variables and the limit is ${cost.limit}.`, { extensions: { code: 'QUERY_COST_LIMIT_EXCEEDED' satisfies GraphQLErrorCode, cost } })];
+      return [graphQLRefusal(`Query cost limit exceeded: this operation costs ${cost.requested} with its variables and the limit is ${cost.limit}.`, 'QUERY_COST_LIMIT_EXCEEDED', { extensions: { cost } })];
     }
     const selection = { elements: selectedElements(schema, args.document, args.operationName), outputFields: selectedOutputFields(schema, args.document, args.operationName) };
     const { refusal, leaveOut } = options.inspectSelection?.(selection, context.exchange.req, context.exchange.res) ?? {};

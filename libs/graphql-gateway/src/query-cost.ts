@@ -22,7 +22,6 @@ import {
   getNullableType,
   getVariableValues,
   type GraphQLCompositeType,
-  GraphQLError,
   type GraphQLField,
   type GraphQLSchema,
   isCompositeType,
@@ -33,7 +32,7 @@ import {
   type SelectionSetNode,
   type ValidationRule,
 } from 'graphql';
-import type { GraphQLErrorCode } from '@platform/errors';
+import { graphQLRefusal } from '@platform/graphql-kit';
 import { MAX_PAGE_SIZE } from '@platform/paging';
 import { MAX_ORDER_ITEMS } from '@platform/validation';
 
@@ -197,9 +196,9 @@ export const QueryCostLimit: ValidationRule = (context) => ({
     const cost = costOf(context.getSchema(), context.getDocument(), node);
     if (cost.requested > cost.limit) {
       context.reportError(
-        new GraphQLError(`Query cost limit exceeded: this operation costs ${cost.requested} and the limit is ${cost.limit} (a field costs 1, an object 2 plus its fields, a list its selection times its length).`, {
+        graphQLRefusal(`Query cost limit exceeded: this operation costs ${cost.requested} and the limit is ${cost.limit} (a field costs 1, an object 2 plus its fields, a list its selection times its length).`, 'QUERY_COST_LIMIT_EXCEEDED', {
           nodes: [node],
-          extensions: { code: 'QUERY_COST_LIMIT_EXCEEDED' satisfies GraphQLErrorCode, cost },
+          extensions: { cost },
         }),
       );
     }
@@ -212,9 +211,9 @@ export const MutationFieldLimit: ValidationRule = (context) => ({
     const fields = mutationFieldsOf(context.getDocument(), node);
     if (fields > MAX_MUTATION_FIELDS) {
       context.reportError(
-        new GraphQLError(`Too many mutation fields: this operation has ${fields} and at most ${MAX_MUTATION_FIELDS} run per request (aliases count; each is a write, as one REST call).`, {
+        graphQLRefusal(`Too many mutation fields: this operation has ${fields} and at most ${MAX_MUTATION_FIELDS} run per request (aliases count; each is a write, as one REST call).`, 'MUTATION_LIMIT_EXCEEDED', {
           nodes: [node],
-          extensions: { code: 'MUTATION_LIMIT_EXCEEDED' satisfies GraphQLErrorCode, mutationFields: { requested: fields, limit: MAX_MUTATION_FIELDS } },
+          extensions: { mutationFields: { requested: fields, limit: MAX_MUTATION_FIELDS } },
         }),
       );
     }

@@ -1,6 +1,6 @@
 // DateTime: an instant in UTC, ISO 8601 with milliseconds, the way the REST API writes times.
-import { GraphQLError, GraphQLScalarType, Kind } from 'graphql';
-import type { GraphQLErrorCode } from '@platform/errors';
+import { GraphQLScalarType, Kind } from 'graphql';
+import { graphQLRefusal } from './graphql-errors';
 
 const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,3})?Z$/;
 
@@ -11,8 +11,7 @@ function isInstant(value: unknown): value is string {
 /** A client's value that is no instant is a variable or argument that does not fit: GRAPHQL_VALIDATION_FAILED, as any other (never Apollo's BAD_USER_INPUT). */
 function toInstant(value: unknown): Date {
   if (isInstant(value)) return new Date(value);
-  const code: GraphQLErrorCode = 'GRAPHQL_VALIDATION_FAILED';
-  throw new GraphQLError('A DateTime is an ISO 8601 instant in UTC, e.g. 2026-11-22T09:30:00.000Z.', { extensions: { code } });
+  throw graphQLRefusal('A DateTime is an ISO 8601 instant in UTC, e.g. 2026-11-22T09:30:00.000Z.', 'GRAPHQL_VALIDATION_FAILED');
 }
 
 /** An answer's value that is no instant is the service's fault: a plain Error, so the client sees INTERNAL. */

@@ -3,7 +3,7 @@
 // subgraphs see the same few documents over and over (client apps' operations, the gateway's
 // planned fetches), so each handler does both once per text instead of once per request.
 import { type DocumentNode, GraphQLError, type GraphQLSchema, parse, type ParseOptions, type Source, validate, type ValidationRule } from 'graphql';
-import type { GraphQLErrorCode } from '@platform/errors';
+import { graphQLRefusal } from './graphql-errors';
 
 /** Enough for every operation of every client app; a flood of one-off documents cannot grow it further. */
 const MAX_CACHED_DOCUMENTS = 1_000;
@@ -17,11 +17,9 @@ const MAX_CACHED_DOCUMENTS = 1_000;
 function parseFailure(error: unknown, maxTokens: number | undefined): unknown {
   if (!(error instanceof GraphQLError)) return error;
   if (maxTokens !== undefined && error.message.endsWith(` ${maxTokens} tokens. Parsing aborted.`)) {
-    const code: GraphQLErrorCode = 'QUERY_TOKEN_LIMIT_EXCEEDED';
-    return new GraphQLError(`Token limit exceeded: the document has more than ${maxTokens} tokens, the most that is parsed.`, { extensions: { code, tokens: { limit: maxTokens } } });
+    return graphQLRefusal(`Token limit exceeded: the document has more than ${maxTokens} tokens, the most that is parsed.`, 'QUERY_TOKEN_LIMIT_EXCEEDED', { extensions: { tokens: { limit: maxTokens } } });
   }
-  const code: GraphQLErrorCode = 'GRAPHQL_PARSE_FAILED';
-  return new GraphQLError(error.message, { source: error.source, positions: error.positions, extensions: { code } });
+  return graphQLRefusal(error.message, 'GRAPHQL_PARSE_FAILED', { source: error.source, positions: error.positions });
 }
 
 export interface DocumentCache {

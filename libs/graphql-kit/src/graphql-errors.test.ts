@@ -2,7 +2,7 @@
 // REST clients get, whether a subgraph's resolver threw it or it reached the gateway as itself.
 import { GraphQLError } from 'graphql';
 import { ApiError, asApiError, Conflict, type DomainError, Forbidden, Invalid, NotFound, OutOfStock, Unauthenticated, VersionMismatch } from '@platform/errors';
-import { formatGraphQLError } from './graphql-errors';
+import { formatGraphQLError, graphQLRefusal } from './graphql-errors';
 
 const format = formatGraphQLError({ hideSuggestions: true });
 
@@ -37,4 +37,13 @@ it('keeps GraphQL\'s own errors and hides every other fault', () => {
   // A subgraph's error as the gateway meets it: its code, without the subgraph's name.
   expect(format(new GraphQLError('Order not found.', { path: ['order'], extensions: { code: 'NOT_FOUND', serviceName: 'orders' } })).toJSON()).toEqual({ message: 'Order not found.', path: ['order'], extensions: { code: 'NOT_FOUND' } });
   expect(format(new ApiError('GATEWAY_TIMEOUT', 'The orders service did not answer in time.')).toJSON()).toEqual({ message: 'The orders service did not answer in time.', extensions: { code: 'GATEWAY_TIMEOUT' } });
+});
+
+it("raises a GraphQL-only code one way, typed by graphqlErrorCatalog's codes, with what goes beside it and where", () => {
+  const refusal = graphQLRefusal('Query cost limit exceeded.', 'QUERY_COST_LIMIT_EXCEEDED', { extensions: { cost: { requested: 6_000, limit: 5_000 } } });
+  expect(format(refusal).toJSON()).toEqual({ message: 'Query cost limit exceeded.', extensions: { code: 'QUERY_COST_LIMIT_EXCEEDED', cost: { requested: 6_000, limit: 5_000 } } });
+  // @ts-expect-error the code is the second argument, not an extension beside it
+  graphQLRefusal('x', 'GRAPHQL_PARSE_FAILED', { extensions: { code: 'OTHER' } });
+  // @ts-expect-error a code of the REST format alone (a use case's) is no GraphQL refusal: graphQLErrorOf raises those
+  expect(graphQLRefusal('Not enough stock.', 'OUT_OF_STOCK').extensions.code).toBe('OUT_OF_STOCK');
 });

@@ -3,8 +3,17 @@
 // its message, its code in `extensions.code` (the same code REST sends) and its per-field list in
 // `extensions.errors`; GraphQL's own errors keep theirs; anything else is `INTERNAL` with nothing
 // of its message.
-import { GraphQLError } from 'graphql';
-import { ApiError, DomainError } from '@platform/errors';
+import { GraphQLError, type GraphQLErrorOptions } from 'graphql';
+import { ApiError, DomainError, type GraphQLErrorCode } from '@platform/errors';
+
+/**
+ * A refusal only GraphQL has (a parse or validation failure, a limit: graphqlErrorCatalog in
+ * @platform/errors), the one way such a code is raised: typed by this parameter, so a code the
+ * catalog lacks does not compile. `extensions` go beside the code (a limit's `{requested, limit}`).
+ */
+export function graphQLRefusal(message: string, code: GraphQLErrorCode, options: Omit<GraphQLErrorOptions, 'extensions' | 'originalError'> & { extensions?: { [beside: string]: unknown; code?: never } } = {}): GraphQLError {
+  return new GraphQLError(message, { ...options, extensions: { code, ...options.extensions } });
+}
 
 export function graphQLErrorOf(error: ApiError | DomainError, path?: readonly (string | number)[]): GraphQLError {
   return new GraphQLError(error.message, { path, extensions: { code: error.code, ...(error.fieldErrors.length ? { errors: error.fieldErrors } : {}) } });

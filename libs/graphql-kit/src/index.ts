@@ -5,6 +5,6 @@ import './telemetry-off';
 export { createSubgraphMiddleware, requirePrincipal, type SubgraphContext, type SubgraphOptions } from './subgraph';
 export { default as gql } from 'graphql-tag';
 export { DateTime } from './date-time';
-export { formatGraphQLError, graphQLErrorOf, inArgument } from './graphql-errors';
+export { formatGraphQLError, graphQLErrorOf, graphQLRefusal, inArgument } from './graphql-errors';
 export { documentCache, type DocumentCache } from './document-cache';
 export { MAX_NAME_LENGTH, withOperationChoice } from './operation-choice';

@@ -3,8 +3,8 @@
 // every subgraph give such a request one more validation rule that says what is wrong, so it is
 // answered as any other validation error (GRAPHQL_VALIDATION_FAILED, 400 for
 // application/graphql-response+json, 200 for application/json).
-import { type DocumentNode, getOperationAST, GraphQLError, Kind, type ValidationRule } from 'graphql';
-import type { GraphQLErrorCode } from '@platform/errors';
+import { type DocumentNode, getOperationAST, Kind, type ValidationRule } from 'graphql';
+import { graphQLRefusal } from './graphql-errors';
 
 /** The longest name a document may give (operation, fragment, alias, variable); the schemas' own are far shorter. */
 export const MAX_NAME_LENGTH = 128;
@@ -21,10 +21,9 @@ function unselectableOperation(document: DocumentNode, operationName: string | n
 
 /** Reports `message` once, as a validation error. */
 function refusalRule(message: string): ValidationRule {
-  const code: GraphQLErrorCode = 'GRAPHQL_VALIDATION_FAILED';
   return (context) => ({
     Document() {
-      context.reportError(new GraphQLError(message, { extensions: { code } }));
+      context.reportError(graphQLRefusal(message, 'GRAPHQL_VALIDATION_FAILED'));
     },
   });
 }
