@@ -41,7 +41,7 @@ import { enforceDeprecations } from './deprecations/rest-deprecations';
 import { gatewayEndpoints } from './routing/gateway-endpoints';
 import { type RouteDefinition, routeTable } from './routing/route-table';
 import { callerIdentityOf } from './callers/caller-identity';
-import { operationUsageOf, recordRestUsage, type OpenApiDocument } from './usage/recording';
+import { graphqlUsageOf, operationUsageOf, recordRestUsage, type OpenApiDocument } from './usage/recording';
 import { deprecationReports } from './usage/routes';
 import { emptyUsageStore, openUsageStore, UsageRecorder } from '@platform/usage';
 import { RouteTable } from './routing/router';
@@ -112,7 +112,7 @@ async function createGatewayApp(deps: GatewayAppDeps) {
     trustedDocuments: { mode: config.GRAPHQL_TRUSTED_DOCUMENTS, documents: JSON.parse(readFileSync(deps.trustedDocumentsPath, 'utf8')) as Record<string, string> },
     admit: admitGraphQLOperation, // an API key's scopes, then points by the work asked
     inspectSelection: graphqlDeprecations(deprecations, deprecationOutcomes), // deprecated fields, arguments and enum values: headers; in a brownout or past the sunset a field is answered null with a GONE error at its path, an argument or enum value refuses the operation with GONE
-    selected: usage ? (req, res, elements) => usage.record(callerIdentityOf(req, res), elements) : undefined, // each field and argument the operation selects, per caller
+    selected: usage ? (req, res, selection) => usage.record(callerIdentityOf(req, res), graphqlUsageOf(req, selection)) : undefined, // each field and argument the operation selects (a HEAD's: not the fields beneath its root fields), per caller
   });
   const openapi = readFileSync(deps.openapiPath);
   const operationUsage = operationUsageOf(JSON.parse(openapi.toString('utf8')) as OpenApiDocument);

@@ -24,6 +24,15 @@ import { type LeftOutField, leaveOutFields } from './left-out-fields';
 import { selectedElements, selectedOutputFields } from './selected-elements';
 import { type SubgraphCallContext, SubgraphSource } from './subgraph-source';
 
+/** What one operation selects, as `graphql:Type.field`, `graphql:Type.field.argument`, `graphql:Enum.VALUE`. */
+export interface SelectedElements {
+  elements: readonly string[];
+  /** The elements that are fields of the answer, at any depth. */
+  outputFields: ReadonlySet<string>;
+  /** The root fields among them. */
+  rootFields: ReadonlySet<string>;
+}
+
 /** The subgraph calls' context, and the HTTP exchange the operation came in (for `admit`). */
 type GatewayContext = SubgraphCallContext & { exchange: { req: Request; res: Response } };
 
@@ -63,9 +72,10 @@ export interface FederatedGraphOptions {
   inspectSelection?: (selection: { elements: readonly string[]; outputFields: ReadonlySet<string> }, req: Request, res: Response) => { refusal?: ApiError; leaveOut?: ReadonlyMap<string, LeftOutField> } | undefined;
   /**
    * Called once per admitted operation with the schema elements it selects (selected-elements.ts,
-   * computed once per document): the gateway records them as the caller's usage.
+   * computed once per document), which of them are output fields and which the root fields (the
+   * operation's entry points, as a REST route is): the gateway records them as the caller's usage.
    */
-  selected?: (req: Request, res: Response, elements: readonly string[]) => void;
+  selected?: (req: Request, res: Response, selection: SelectedElements) => void;
 }
 
 /** Longer documents are refused while parsing, before they cost anything. */
@@ -148,7 +158,10 @@ export async function createFederatedGraph(options: FederatedGraphOptions): Prom
     // Charged before it runs: a refusal (429) leaves every mutation field unrun.
     const rootFields = rootFieldsOf(args.document, operation);
     await options.admit?.(context.exchange.req, context.exchange.res, { type: operation.operation, cost: cost.requested, mutationFields: operation.operation === 'mutation' ? rootFields.length : 0, rootFields, outputFields: selection.outputFields });
-    options.selected?.(context.exchange.req, context.exchange.res, selectedElements(schema, args.document, args.operationName));
+    if (options.selected) {
+      const rootType = schema.getRootType(operation.operation)?.name;
+      options.selected(context.exchange.req, context.exchange.res, { ...selection, rootFields: new Set(rootFields.map((name) => `graphql:${rootType}.${name}`)) });
+    }
     // A fault of the planner or executor is ours: INTERNAL in the body (logged), never a 500 the
     // client's document could trigger again and again.
     const result = await executor({

@@ -3,7 +3,7 @@
 // so no subgraph service loads @apollo/gateway or graphql-armor; the subgraph side is
 // @platform/graphql-kit.
 import './request-state';
-export { createFederatedGraph, type FederatedGraphOptions } from './federation';
+export { createFederatedGraph, type FederatedGraphOptions, type SelectedElements } from './federation';
 export { type OperationWork } from './query-cost';
 export { type LeftOutField } from './left-out-fields';
 export { selectedElements } from './selected-elements';

@@ -10,6 +10,7 @@
 // names of its own.
 import type { RequestHandler, Request } from 'express';
 import { ApiError } from '@platform/errors';
+import type { SelectedElements } from '@platform/graphql-gateway';
 import type { UsageRecorder } from '@platform/usage';
 import { callerIdentityOf } from '../callers/caller-identity';
 import type { CompiledRoute } from '../routing/router';
@@ -181,6 +182,18 @@ function queryNames(search: string, operation: OperationUsage): string[] {
     if (operation.queryParameters.has(name)) names.add(`${operation.element} query.${name}`);
   }
   return [...names];
+}
+
+/**
+ * What a GraphQL operation used: every element it selects. A HEAD's answer has no body, so its
+ * caller read no field: as recordRestUsage records a REST HEAD (its operation and what it sent,
+ * never the answer's fields), it records the root fields (the operation's entry points, as a REST
+ * route) and the arguments and enum values it sent, never the fields selected beneath, which
+ * name what the answer holds as REST's `fields` does.
+ */
+export function graphqlUsageOf(req: Request, selection: SelectedElements): readonly string[] {
+  if (req.method !== 'HEAD') return selection.elements;
+  return selection.elements.filter((element) => selection.rootFields.has(element) || !selection.outputFields.has(element));
 }
 
 /**

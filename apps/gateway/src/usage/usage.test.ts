@@ -188,6 +188,20 @@ describe('fields', () => {
     expect(elements).toEqual(['rest:GET /v1/products/{id}/rating']);
   });
 
+  it('counts a GraphQL HEAD as a call of its root fields with the arguments it sent, never as reading the fields selected beneath', async () => {
+    // The same document over GET reads the answer: every field selected counts.
+    const query = `/v1/graphql?query=${encodeURIComponent('{ orders(first: 2) { id user { name } } }')}`;
+    const selected = ['graphql:Order.id', 'graphql:Order.user', 'graphql:Query.orders', 'graphql:Query.orders.first', 'graphql:User.name'];
+    const reader = await tokenFor(JWT_SECRET);
+    expect((await get(query, { authorization: `Bearer ${reader.token}`, accept: 'application/json' })).status).toBe(200);
+    expect((await usesOf(`user:${reader.userId}`)).map((use) => use.element).sort()).toEqual(selected);
+    // A HEAD has no body: the operation (its root field) and what it sent, as a REST HEAD.
+    const monitor = await tokenFor(JWT_SECRET);
+    const head = await fetch(`http://127.0.0.1:${gateway.port}${query}`, { method: 'HEAD', headers: { authorization: `Bearer ${monitor.token}`, accept: 'application/json' } });
+    expect([head.status, await head.text()]).toEqual([200, '']);
+    expect((await usesOf(`user:${monitor.userId}`)).map((use) => use.element).sort()).toEqual(['graphql:Query.orders', 'graphql:Query.orders.first']);
+  });
+
   it('records the header parameters a request sends', async () => {
     const { token, userId } = await tokenFor(JWT_SECRET);
     await fetch(`http://127.0.0.1:${gateway.port}/v1/orders`, {
