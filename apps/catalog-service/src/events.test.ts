@@ -15,19 +15,21 @@ const JWT_SECRET = 'catalog-events-secret-catalog-events-0123';
 let database: Database<PrismaClient>;
 let server: Listening;
 let built: Awaited<ReturnType<typeof createCatalogApp>>;
+let appDeps: Parameters<typeof createCatalogApp>[0];
 const call = apiClient(() => server.url);
 let admin: string;
 let customer: { token: string; userId: string };
 
 beforeAll(async () => {
   database = await openTestDatabase({ service: 'catalog_events', migrationsDir: path.join(__dirname, '../prisma/migrations'), createClient: (adapter) => new PrismaClient({ adapter }) });
-  built = await createCatalogApp({
+  appDeps = {
     config: { jwtVerifySecrets: [JWT_SECRET], cursorSecret: 'catalog-cursor-secret', REQUEST_TIMEOUT_MS: 10_000, NODE_ENV: 'test' },
     prisma: database.prisma,
     logger: createLogger('catalog-events-test', 'silent'),
     health: new Health(),
     metrics: createMetrics('catalog-events-test'),
-  });
+  };
+  built = await createCatalogApp(appDeps);
   server = await listen(built.app, 0, '127.0.0.1');
   admin = (await tokenFor(JWT_SECRET, 'admin')).token;
   customer = await tokenFor(JWT_SECRET, 'customer');
@@ -172,4 +174,36 @@ it("product and review events happened exactly when their rows were written: the
   expect(review.status).toBe(201);
   const reviewEvent = await database.prisma.outboxEvent.findFirstOrThrow({ where: { aggregateId: review.body.id, type: 'review.created' } });
   expect(reviewEvent.occurredAt.toISOString()).toBe(review.body.createdAt);
+});
+
+it('product.deleted happens when the row went, not when its transaction began: never before the product.updated a DELETE waited for', async () => {
+  // A DELETE without If-Match that meets a PATCH's row lock waits for it, then deletes: the
+  // PATCH's updatedAt (its answer, its event's time) is later than the DELETE's transaction
+  // start, so product.deleted at that start came, by its time, before the update it follows.
+  // Here the clock moves on while the DELETE statement runs, as it does during that wait.
+  const created = await call('POST', '/products', { token: admin, body: { sku: 'EVT-GONE', name: 'Gone', price: 1_000 } });
+  const id = created.body.id as string;
+  let wentAt: Date | undefined;
+  const waiting = database.prisma.$extends({
+    query: {
+      product: {
+        async deleteMany({ args, query }) {
+          jest.setSystemTime(Date.now() + 60_000);
+          wentAt = new Date();
+          return query(args);
+        },
+      },
+    },
+  }) as unknown as PrismaClient;
+  const app = await createCatalogApp({ ...appDeps, prisma: waiting, metrics: createMetrics('catalog-events-waiting') });
+  const waitingServer = await listen(app.app, 0, '127.0.0.1');
+  jest.useFakeTimers({ advanceTimers: true, doNotFake: ['hrtime', 'nextTick', 'performance', 'queueMicrotask', 'setImmediate', 'clearImmediate', 'setInterval', 'clearInterval', 'setTimeout', 'clearTimeout'] });
+  try {
+    expect((await apiClient(() => waitingServer.url)('DELETE', `/products/${id}`, { token: admin })).status).toBe(204);
+  } finally {
+    jest.useRealTimers();
+    await waitingServer.close();
+  }
+  const deleted = await database.prisma.outboxEvent.findFirstOrThrow({ where: { aggregateId: id, type: 'product.deleted' } });
+  expect(deleted.occurredAt.getTime()).toBeGreaterThanOrEqual((wentAt as Date).getTime());
 });

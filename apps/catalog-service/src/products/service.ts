@@ -101,7 +101,8 @@ export class ProductService {
       (version) =>
         this.products.unitOfWork(async (writes) => {
           if (!(await writes.delete(product.id, expectedVersion === undefined ? undefined : version))) return null;
-          await writes.recordEvent(domainEvent('product.deleted', product.id, { id: product.id, sku: product.sku }));
+          // Read once the row went: a delete that waited for a concurrent update's lock happens after that update.
+          await writes.recordEvent(domainEvent('product.deleted', product.id, { id: product.id, sku: product.sku }, new Date()));
           return true;
         }),
       { explainLostRace: async () => NotFound.of('Product') }, // unconditional: only a delete beside it leaves nothing to delete

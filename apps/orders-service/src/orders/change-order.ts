@@ -115,7 +115,8 @@ export class ChangeOrder {
       this.orders.unitOfWork(async (writes) => {
         if (!(await writes.deleteAtVersion(order.id, version))) return null;
         if (holdsStock) await this.stock.releaseAfterCommit(writes, order.reservationKey, 'order deleted');
-        await writes.recordEvent(domainEvent('order.deleted', order.id, { id: order.id, userId: order.userId }));
+        // Read once the row went, as every order event's time is the app's clock reading of its change.
+        await writes.recordEvent(domainEvent('order.deleted', order.id, { id: order.id, userId: order.userId }, new Date()));
         return true;
       }),
     );

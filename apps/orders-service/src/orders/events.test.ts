@@ -201,6 +201,35 @@ it('deleting records order.deleted; a delete at a stale version records nothing'
   ]);
 });
 
+it('order.deleted happens when the row went, at a clock reading of the app as every order event, not at its transaction start', async () => {
+  // Every other order event takes the app's clock reading its change wrote as updatedAt; the
+  // transaction's start (the outbox's default) is the database's clock and earlier than the
+  // deletion. Here the clock moves on while the DELETE statement runs, as during a lock wait.
+  const order = await newOrder();
+  let wentAt: Date | undefined;
+  const waiting = database.prisma.$extends({
+    query: {
+      order: {
+        async deleteMany({ args, query }) {
+          jest.setSystemTime(Date.now() + 60_000);
+          wentAt = new Date();
+          return query(args);
+        },
+      },
+    },
+  }) as unknown as PrismaClient;
+  const second = await startOrdersWithFakes(waiting, { jwtSecret: JWT_SECRET, name: 'orders-events-waiting' });
+  jest.useFakeTimers({ advanceTimers: true, doNotFake: ['hrtime', 'nextTick', 'performance', 'queueMicrotask', 'setImmediate', 'clearImmediate', 'setInterval', 'clearInterval', 'setTimeout', 'clearTimeout'] });
+  try {
+    expect((await apiClient(() => second.server.url)('DELETE', `/orders/${order.id}`, { token: alice.token })).status).toBe(204);
+  } finally {
+    jest.useRealTimers();
+    await second.stop();
+  }
+  const deleted = await database.prisma.outboxEvent.findFirstOrThrow({ where: { aggregateId: order.id, type: 'order.deleted' } });
+  expect(deleted.occurredAt.getTime()).toBeGreaterThanOrEqual((wentAt as Date).getTime());
+});
+
 it('an order refused for want of stock records nothing', async () => {
   const before = await database.prisma.outboxEvent.count();
   const product = catalog.add();

@@ -16,17 +16,19 @@ const logger = createLogger('users-events-test', 'silent');
 let database: Database<PrismaClient>;
 let server: Listening;
 let adminToken: string;
+let appDeps: Parameters<typeof createUsersApp>[0];
 const call = apiClient(() => server.url);
 
 beforeAll(async () => {
   database = await openTestDatabase({ service: 'users_events', migrationsDir: path.join(__dirname, '../../prisma/migrations'), createClient: (adapter) => new PrismaClient({ adapter }) });
-  const built = await createUsersApp({
+  appDeps = {
     config: { jwtSecret: JWT_SECRET, jwtVerifySecrets: [JWT_SECRET], cursorSecret: 'cursor-secret-for-tests', ACCESS_TOKEN_TTL_S: 600, REQUEST_TIMEOUT_MS: 10_000, NODE_ENV: 'test' },
     prisma: database.prisma,
     logger,
     health: new Health(),
     metrics: createMetrics('users-events-test'),
-  });
+  };
+  const built = await createUsersApp(appDeps);
   await built.users.bootstrapAdmin('root@example.com', 'root-password-1');
   server = await listen(built.app, 0, '127.0.0.1');
   adminToken = (await call('POST', '/tokens', { body: { email: 'root@example.com', password: 'root-password-1' } })).body.accessToken;
@@ -150,4 +152,35 @@ it('serves its published events to services only, as CloudEvents in log order', 
   expect((await call('GET', '/internal/events')).status).toBe(401);
   expect((await call('GET', '/internal/events?after=-1', { token: serviceToken })).status).toBe(422);
   expect((await call('GET', '/internal/events?limit=100000', { token: serviceToken })).status).toBe(422);
+});
+
+it('user.deleted happens when the row went, not when its transaction began: never before the user.updated a DELETE waited for', async () => {
+  // A DELETE without If-Match that meets a PATCH's row lock waits for it, then deletes: the
+  // PATCH's updatedAt (its answer, its event's time) is later than the DELETE's transaction
+  // start, so user.deleted at that start came, by its time, before the update it follows.
+  // Here the clock moves on while the DELETE statement runs, as it does during that wait.
+  const created = await call('POST', '/users', { body: { name: 'Gone', email: 'gone-events@example.com', password: 'correct-horse-1' } });
+  let wentAt: Date | undefined;
+  const waiting = database.prisma.$extends({
+    query: {
+      user: {
+        async deleteMany({ args, query }) {
+          jest.setSystemTime(Date.now() + 60_000);
+          wentAt = new Date();
+          return query(args);
+        },
+      },
+    },
+  }) as unknown as PrismaClient;
+  const app = await createUsersApp({ ...appDeps, prisma: waiting, metrics: createMetrics('users-events-waiting') });
+  const waitingServer = await listen(app.app, 0, '127.0.0.1');
+  jest.useFakeTimers({ advanceTimers: true, doNotFake: ['hrtime', 'nextTick', 'performance', 'queueMicrotask', 'setImmediate', 'clearImmediate', 'setInterval', 'clearInterval', 'setTimeout', 'clearTimeout'] });
+  try {
+    expect((await apiClient(() => waitingServer.url)('DELETE', `/users/${created.body.id}`, { token: adminToken })).status).toBe(204);
+  } finally {
+    jest.useRealTimers();
+    await waitingServer.close();
+  }
+  const deleted = await database.prisma.outboxEvent.findFirstOrThrow({ where: { aggregateId: created.body.id, type: 'user.deleted' } });
+  expect(deleted.occurredAt.getTime()).toBeGreaterThanOrEqual((wentAt as Date).getTime());
 });

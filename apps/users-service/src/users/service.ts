@@ -136,7 +136,8 @@ export class UserService {
       (version) =>
         this.users.unitOfWork(async (writes) => {
           if (!(await writes.delete(user.id, expectedVersion === undefined ? undefined : version))) return null;
-          await writes.recordEvent(domainEvent('user.deleted', user.id, { id: user.id }));
+          // Read once the row went: a delete that waited for a concurrent update's lock happens after that update.
+          await writes.recordEvent(domainEvent('user.deleted', user.id, { id: user.id }, new Date()));
           return true;
         }),
       { explainLostRace: async () => NotFound.of('User') }, // unconditional: only a delete beside it leaves nothing to delete
