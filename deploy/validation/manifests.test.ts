@@ -276,7 +276,8 @@ describe('prod carries events over NATS JetStream', () => {
   it('points every service at it with a stream of three copies, bounded well within the servers\' file store; dev keeps the embedded transport', () => {
     const fileStore = /max_file_store: (\d+)Gi/.exec(find(rendered.prod, 'ConfigMap', 'nats-config').data['nats.conf'] as string);
     for (const app of services) {
-      expect(find(rendered.prod, 'ConfigMap', `${app}-config`).data).toMatchObject({ NATS_URL: 'nats://nats:4222', NATS_STREAM_REPLICAS: '3' });
+      // The services only read the stream: their broker users may not create or change it (nats-permissions.ts).
+      expect(find(rendered.prod, 'ConfigMap', `${app}-config`).data).toMatchObject({ NATS_URL: 'nats://nats:4222', NATS_STREAM_REPLICAS: '3', NATS_STREAM_SETUP: 'check' });
       expect(Number(find(rendered.prod, 'ConfigMap', `${app}-config`).data.NATS_STREAM_MAX_BYTES)).toBeLessThanOrEqual((Number(fileStore?.[1]) * 1024 ** 3) / 2);
       expect(find(rendered.dev, 'ConfigMap', `${app}-config`).data.NATS_URL).toBeUndefined();
     }
@@ -317,13 +318,13 @@ describe('prod carries events over NATS JetStream', () => {
       expect(userBlock('operator')).toMatch(/^\s*password: \$NATS_OPERATOR_PASSWORD$/m);
     });
 
-    it('with exactly the publish rights its transport needs: its own events, the EVENTS stream, its own durable consumers; replies only on its own inbox prefix', () => {
+    it("with exactly the publish rights its transport needs: its own events, the EVENTS stream's info (not its creation or change), its own durable consumers; replies only on its own inbox prefix", () => {
       expect(partitions).toBeGreaterThan(0);
       for (const service of services) {
         const durables = sourcesOf(service).flatMap((source) => Array.from({ length: partitions }, (_, partition) => ({ name: `${service}-from-${source}-p${partition}`, filter: `events.${source}.p${partition}.>` })));
         const expected = [
           `events.${service}.>`,
-          ...['$JS.API.INFO', '$JS.API.STREAM.INFO.EVENTS', '$JS.API.STREAM.CREATE.EVENTS', '$JS.API.STREAM.UPDATE.EVENTS'],
+          ...['$JS.API.INFO', '$JS.API.STREAM.INFO.EVENTS'],
           ...durables.flatMap(({ name, filter }) => [`$JS.API.CONSUMER.CREATE.EVENTS.${name}.${filter}`, `$JS.API.CONSUMER.INFO.EVENTS.${name}`, `$JS.API.CONSUMER.MSG.NEXT.EVENTS.${name}`, `$JS.ACK.EVENTS.${name}.>`]),
         ];
         const block = userBlock(service);

@@ -8,6 +8,13 @@ export const eventsConfigShape = {
   NATS_USER: z.string().min(1).optional(),
   /** NATS_USER's password, from Secret platform-nats in prod (docs/operations.md). */
   NATS_PASSWORD: z.string().min(1).optional(),
+  /**
+   * `apply`: the service creates the EVENTS stream and brings it to the NATS_STREAM_* settings at
+   * start (a local broker, where every connection may). `check`: it only reads the stream, waits
+   * for one that does not exist yet and warns where its settings differ: prod, where the services'
+   * broker users may not create or change it, and an operator applies them (`npm run events:stream`).
+   */
+  NATS_STREAM_SETUP: z.enum(['apply', 'check']).default('apply'),
   /** Copies JetStream keeps of the stream: 3 on the prod overlay's three-server cluster, 1 on one server. */
   NATS_STREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
   /** How long the stream keeps an event (s; 7 days): a consumer down longer misses the older ones (libs/events/src/nats-transport.ts). */

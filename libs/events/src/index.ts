@@ -9,6 +9,6 @@ export { EmbeddedTransport, eventLogRoutes, sqlCursorStore, type CursorStore, ty
 export { eventRoutes, type EventRoutesOptions } from './internal-routes';
 export type { Consumption, Delivery, EventTransport, Subscription } from './transport';
 export { eventsConfigShape } from './config';
-export { connectNatsIfConfigured, durableNameOf, EVENTS_STREAM, NatsTransport, PARTITIONS, partitionFilterOf, partitionOf, type NatsTransportSettings } from './nats-transport';
+export { applyEventsStream, connectNatsIfConfigured, durableNameOf, EVENTS_STREAM, NatsTransport, PARTITIONS, partitionFilterOf, partitionOf, type NatsTransportSettings } from './nats-transport';
 export { natsAuthorizationConf, natsPasswordVariableOf, natsPermissionsOf, natsUsers, type NatsPermissions } from './nats-permissions';
 export { eventServices, eventSubscriptions, subscriptionOf, type EventService } from './subscriptions';

@@ -11,12 +11,16 @@ import { AckPolicy, jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { createLogger } from '@platform/service-kit';
 import { NatsServer } from '@platform/test-kit';
+import { z } from '@platform/validation';
 import { parse } from 'yaml';
 import { toCloudEvent } from './envelope';
-import { durableNameOf, EVENTS_STREAM, inboxPrefixOf, NatsTransport, PARTITIONS, partitionFilterOf } from './nats-transport';
+import { eventsConfigShape } from './config';
+import { applyEventsStream, durableNameOf, EVENTS_STREAM, inboxPrefixOf, NatsTransport, PARTITIONS, partitionFilterOf } from './nats-transport';
 import { eventServices, eventSubscriptions, subscriptionOf } from './subscriptions';
 
 const logger = createLogger('nats-auth-test', 'silent');
+/** The events settings with their defaults, as a service reads them from an empty environment. */
+const eventsConfig = z.object(eventsConfigShape).parse({});
 const services = eventServices;
 const passwordOf = (service: string) => `test-password-of-${service}`;
 /** A forged publish must fail; this long for JetStream's answer that never comes is plenty on a local server. */
@@ -42,13 +46,15 @@ let server: NatsServer;
 beforeAll(async () => {
   const env = { ...Object.fromEntries(services.map((service) => [`NATS_${service.replace(/-/g, '_').toUpperCase()}_PASSWORD`, passwordOf(service)])), NATS_OPERATOR_PASSWORD: passwordOf('operator') };
   server = await NatsServer.start(undefined, { config: prodAuthorization(), env });
+  // As in prod, the operator creates the stream (npm run events:stream); the services only read it.
+  await applyEventsStream({ ...eventsConfig, NATS_URL: server.url, NATS_USER: 'operator', NATS_PASSWORD: passwordOf('operator') }, logger);
 });
 
 afterAll(async () => {
   await server?.stop();
 });
 
-const signedInAs = (service: string) => NatsTransport.connect({ servers: server.url, name: service, user: service, pass: passwordOf(service), logger, publishTimeoutMs: PUBLISH_TIMEOUT_MS, connectWithinMs: 0 });
+const signedInAs = (service: string) => NatsTransport.connect({ servers: server.url, name: service, user: service, pass: passwordOf(service), logger, publishTimeoutMs: PUBLISH_TIMEOUT_MS, connectWithinMs: 0, stream: 'check' });
 const userId = '01900000-0000-7000-8000-000000000001';
 const deletedBy = (source: string, sequence: number) =>
   toCloudEvent(`/${source}`, { id: `01900000-0000-7000-8000-${String(sequence).padStart(12, '0')}`, type: 'user.deleted', aggregateType: 'user', aggregateId: userId, sequence, data: { id: userId }, occurredAt: new Date() });
@@ -189,6 +195,27 @@ it("refuses a service's publish under another service's name, and stores nothing
     await raw.close();
   }
   expect(await storedEvents()).toBe(before);
+});
+
+it("leaves the stream to the operator: a service reads it, but can neither create, change, purge nor delete it", async () => {
+  // A compromised service could otherwise widen its subjects, cut its retention to nothing or purge it.
+  const connection = await connect({ servers: server.url, user: 'orders-service', pass: passwordOf('orders-service'), inboxPrefix: inboxPrefixOf('orders-service') });
+  try {
+    const manager = await jetstreamManager(connection, { timeout: 5_000 });
+    const { config } = await manager.streams.info(EVENTS_STREAM);
+    await expect(manager.streams.update(EVENTS_STREAM, { ...config, max_age: 3_600 * 1_000_000_000, subjects: ['events.>', 'other.>'] })).rejects.toThrow(/permission/i);
+    await expect(manager.streams.add({ ...config, name: 'EVENTS2' })).rejects.toThrow(/permission/i);
+    await expect(manager.streams.purge(EVENTS_STREAM)).rejects.toThrow(/permission/i);
+    await expect(manager.streams.delete(EVENTS_STREAM)).rejects.toThrow(/permission/i);
+  } finally {
+    await connection.close();
+  }
+  const operator = await connect({ servers: server.url, user: 'operator', pass: passwordOf('operator') });
+  try {
+    expect((await (await jetstreamManager(operator)).streams.info(EVENTS_STREAM)).config).toMatchObject({ subjects: ['events.>'], max_age: eventsConfig.NATS_STREAM_MAX_AGE_S * 1_000_000_000 });
+  } finally {
+    await operator.close();
+  }
 });
 
 it('refuses a connection without credentials or with the wrong password', async () => {

@@ -26,8 +26,10 @@ export function natsPermissionsOf(service: string, sources: readonly string[], p
     publish: [
       // Its own events only: consumers trust the subject for who produced an event.
       [`events.${service}.>`],
-      // Every service applies the stream's settings at start (ensureStream); jetstreamManager asks $JS.API.INFO.
-      ['$JS.API.INFO', `$JS.API.STREAM.INFO.${EVENTS_STREAM}`, `$JS.API.STREAM.CREATE.${EVENTS_STREAM}`, `$JS.API.STREAM.UPDATE.${EVENTS_STREAM}`],
+      // The stream's info only (prod runs NATS_STREAM_SETUP=check): creating or changing it (its
+      // subjects, retention, bounds) is the operator's (npm run events:stream), so a compromised
+      // service cannot widen, shorten or purge it. jetstreamManager asks $JS.API.INFO.
+      ['$JS.API.INFO', `$JS.API.STREAM.INFO.${EVENTS_STREAM}`],
       // Create (with that very filter), info, pull and ack of its own durable consumers.
       ...durables.map(({ name, filter }) => [
         `$JS.API.CONSUMER.CREATE.${EVENTS_STREAM}.${name}.${filter}`,

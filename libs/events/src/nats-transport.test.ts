@@ -220,3 +220,25 @@ it('bounds the stream in age and size, dropping the oldest events, and brings a 
     await broker.stop();
   }
 }, 60_000);
+
+it("with stream: 'check' (prod's services) only reads the stream: waits for one not yet created, and leaves one of other settings as it is", async () => {
+  const broker = await NatsServer.start();
+  const admin = await connect({ servers: broker.url });
+  try {
+    await expect(NatsTransport.connect({ servers: broker.url, name: 'users-service', logger, connectWithinMs: 1_500, stream: 'check' })).rejects.toThrow(/EVENTS stream does not exist yet/);
+    const manager = await jetstreamManager(admin);
+    expect((await manager.streams.names().next()).length).toBe(0); // nothing created
+    // The operator's step made it with its settings; a service configured otherwise reads, publishes, changes nothing.
+    await (await NatsTransport.connect({ servers: broker.url, name: 'events-stream', logger, maxBytes: 8 * 1024 * 1024 })).close();
+    const checking = await NatsTransport.connect({ servers: broker.url, name: 'users-service', logger, maxBytes: 16 * 1024 * 1024, replicas: 1, stream: 'check' });
+    try {
+      await checking.publish([eventOf(1)]);
+    } finally {
+      await checking.close();
+    }
+    expect((await manager.streams.info(EVENTS_STREAM)).config.max_bytes).toBe(8 * 1024 * 1024);
+  } finally {
+    await admin.close();
+    await broker.stop();
+  }
+}, 60_000);

@@ -43,7 +43,7 @@ export interface NatsTransportSettings {
   duplicateWindowMs?: number;
   /** Copies of the stream JetStream keeps (3 on a three-server cluster, 1 on a single server). */
   replicas?: number;
-  /** The stream's bounds (see `ensureStream`): the oldest events go past either. */
+  /** The stream's bounds (see `applyStream`): the oldest events go past either. */
   maxAgeMs?: number;
   maxBytes?: number;
   /** How long a publish waits for JetStream's acknowledgement. */
@@ -52,6 +52,8 @@ export interface NatsTransportSettings {
   connectWithinMs?: number;
   /** Partitions per producer (PARTITIONS unless a bench compares); producers and consumers must agree. */
   partitions?: number;
+  /** `apply` (default): create the stream or bring it to these settings (`applyStream`); `check`: only read it (`checkStream`). */
+  stream?: 'apply' | 'check';
 }
 
 /** The durable consumer through which `consumer` reads `source`'s partition `partition`: one name token (no dots). */
@@ -101,8 +103,9 @@ export class NatsTransport implements EventTransport {
   }
 
   /**
-   * Connects (reconnecting for ever after) and makes sure the stream exists. A broker that is
-   * not up yet (a deployment starting everything at once, a broker restarting) is waited for,
+   * Connects (reconnecting for ever after) and applies the stream's settings, or with `stream:
+   * 'check'` makes sure the stream exists. A broker that is not up yet (a deployment starting
+   * everything at once, a broker restarting), or a stream not yet created, is waited for,
    * `connectWithinMs` at most (60 s), instead of failing the service's start.
    */
   static async connect(settings: NatsTransportSettings): Promise<NatsTransport> {
@@ -114,7 +117,7 @@ export class NatsTransport implements EventTransport {
         const inboxPrefix = inboxPrefixOf(settings.user ?? settings.name);
         connection = await connect({ servers: settings.servers.split(','), name: settings.name, user: settings.user, pass: settings.pass, inboxPrefix, reconnect: true, maxReconnectAttempts: -1, reconnectTimeWait: 500, timeout: 5_000 });
         const manager = await jetstreamManager(connection, { timeout: 5_000 });
-        await ensureStream(manager, settings);
+        await (settings.stream === 'check' ? checkStream : applyStream)(manager, settings);
         return new NatsTransport(connection, jetstream(connection), manager, settings);
       } catch (error) {
         await connection?.close().catch(() => undefined);
@@ -275,14 +278,36 @@ function streamSettingsOf(settings: NatsTransportSettings) {
   };
 }
 
+/** The stream's settings that differ from `wanted`: what they are, and what they should be. */
+function differingSettings(current: Record<string, unknown>, wanted: ReturnType<typeof streamSettingsOf>) {
+  const differing = (Object.keys(wanted) as (keyof typeof wanted)[]).filter((key) => current[key] !== wanted[key]);
+  return { differing, was: Object.fromEntries(differing.map((key) => [key, current[key]])), now: Object.fromEntries(differing.map((key) => [key, wanted[key]])) };
+}
+
+/**
+ * For a user that may only read the stream (prod's services: changing its retention or subjects
+ * is not theirs to do): the stream must exist, else this throws and `connect` waits for it; a
+ * setting that differs from this service's NATS_STREAM_* is logged, never changed.
+ */
+async function checkStream(manager: JetStreamManager, settings: NatsTransportSettings): Promise<void> {
+  let current;
+  try {
+    current = (await manager.streams.info(EVENTS_STREAM)).config;
+  } catch (error) {
+    if (!(error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound)) throw error;
+    throw new Error(`the ${EVENTS_STREAM} stream does not exist yet: an operator creates it (npm run events:stream, docs/operations.md)`, { cause: error });
+  }
+  const { differing, was, now } = differingSettings(current as unknown as Record<string, unknown>, streamSettingsOf(settings));
+  if (differing.length) settings.logger.warn({ stream: EVENTS_STREAM, is: was, wanted: now }, 'the stream differs from this service\'s NATS_STREAM_* settings; an operator applies them (npm run events:stream)');
+}
+
 /**
  * Creates the EVENTS stream unless it exists, and brings an existing one to these settings (a
- * stream created before the bounds, a changed NATS_STREAM_MAX_BYTES or replica count): every
- * service applies them at start, so set them alike everywhere. A replica count the servers
- * refuse (more than there are) is left as it is, with a warning, and the bounds applied anyway.
- * Any other failure (a timeout) is the caller's to retry.
+ * stream created before the bounds, a changed NATS_STREAM_MAX_BYTES or replica count). A
+ * replica count the servers refuse (more than there are) is left as it is, with a warning, and
+ * the bounds applied anyway. Any other failure (a timeout) is the caller's to retry.
  */
-async function ensureStream(manager: JetStreamManager, settings: NatsTransportSettings): Promise<void> {
+async function applyStream(manager: JetStreamManager, settings: NatsTransportSettings): Promise<void> {
   const wanted = streamSettingsOf(settings);
   let current;
   try {
@@ -290,11 +315,11 @@ async function ensureStream(manager: JetStreamManager, settings: NatsTransportSe
   } catch (error) {
     if (!(error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound)) throw error;
     await manager.streams.add({ name: EVENTS_STREAM, subjects: ['events.>'], storage: StorageType.File, ...wanted });
+    settings.logger.info({ stream: EVENTS_STREAM, settings: wanted }, 'stream created');
     return;
   }
-  const differing = (Object.keys(wanted) as (keyof typeof wanted)[]).filter((key) => current[key] !== wanted[key]);
+  const { differing, was, now } = differingSettings(current as unknown as Record<string, unknown>, wanted);
   if (!differing.length) return;
-  const was = Object.fromEntries(differing.map((key) => [key, current[key]]));
   try {
     await manager.streams.update(EVENTS_STREAM, { ...current, ...wanted });
   } catch (error) {
@@ -302,11 +327,22 @@ async function ensureStream(manager: JetStreamManager, settings: NatsTransportSe
     settings.logger.warn({ err: error, stream: EVENTS_STREAM, replicas: current.num_replicas, wantedReplicas: wanted.num_replicas }, 'the servers refuse this replica count; the stream keeps its own, and gets the other settings');
     await manager.streams.update(EVENTS_STREAM, { ...current, ...wanted, num_replicas: current.num_replicas });
   }
-  settings.logger.info({ stream: EVENTS_STREAM, was, now: Object.fromEntries(differing.map((key) => [key, wanted[key]])) }, 'stream settings updated');
+  settings.logger.info({ stream: EVENTS_STREAM, was, now }, 'stream settings updated');
 }
 
 /** NATS JetStream when NATS_URL is set (the stream as the events settings say), the embedded transport otherwise. */
-export async function connectNatsIfConfigured(config: EventsConfig, settings: Omit<NatsTransportSettings, 'servers' | 'user' | 'pass' | 'replicas' | 'maxAgeMs' | 'maxBytes'>): Promise<NatsTransport | undefined> {
+export async function connectNatsIfConfigured(config: EventsConfig, settings: Omit<NatsTransportSettings, 'servers' | 'user' | 'pass' | 'replicas' | 'maxAgeMs' | 'maxBytes' | 'stream'>): Promise<NatsTransport | undefined> {
   if (!config.NATS_URL) return undefined;
-  return NatsTransport.connect({ ...settings, servers: config.NATS_URL, user: config.NATS_USER, pass: config.NATS_PASSWORD, replicas: config.NATS_STREAM_REPLICAS, maxAgeMs: config.NATS_STREAM_MAX_AGE_S * 1_000, maxBytes: config.NATS_STREAM_MAX_BYTES });
+  return NatsTransport.connect({ ...settings, servers: config.NATS_URL, user: config.NATS_USER, pass: config.NATS_PASSWORD, replicas: config.NATS_STREAM_REPLICAS, maxAgeMs: config.NATS_STREAM_MAX_AGE_S * 1_000, maxBytes: config.NATS_STREAM_MAX_BYTES, stream: config.NATS_STREAM_SETUP });
+}
+
+/**
+ * The operators' step (`npm run events:stream`): creates the EVENTS stream or brings it to
+ * `config`'s NATS_STREAM_* settings, whatever NATS_STREAM_SETUP says, then disconnects. Run as a
+ * broker user allowed to (prod: `operator`), never as a service's.
+ */
+export async function applyEventsStream(config: EventsConfig, logger: Logger): Promise<void> {
+  if (!config.NATS_URL) throw new Error('NATS_URL is not set: without a broker there is no stream to apply');
+  const transport = await connectNatsIfConfigured({ ...config, NATS_STREAM_SETUP: 'apply' }, { name: 'events-stream', logger, connectWithinMs: 10_000 });
+  await transport?.close();
 }
