@@ -46,7 +46,8 @@ describe.each(overlays)('the %s overlay', (overlay) => {
       expect(pod.initContainers[0].image).toBe(pod.containers[0].image);
       expect(pod.initContainers[0].env.find((variable) => variable.name === 'DATABASE_URL')).toEqual({ name: 'DATABASE_URL', valueFrom: { secretKeyRef: { name: `${app}-database`, key: 'url' } } });
     }
-    expect(objects.some((object) => object.kind === 'Job')).toBe(false);
+    // Migrations are never a Job; prod's one Job sets up the event stream (below).
+    expect(objects.filter((object) => object.kind === 'Job').map((job) => job.metadata.name)).toEqual(overlay === 'prod' ? ['events-stream'] : []);
   });
 
   it('gives every app that reads the deprecation registry the one of contracts/deprecations.yaml, mounted where DEPRECATIONS_FILE points, in every container', () => {
@@ -117,6 +118,8 @@ describe.each(overlays)('the %s overlay', (overlay) => {
     expect(checked('orders-service')).toEqual(['CATALOG_URL catalog-service:3003', 'DATABASE_URL postgres:5432', 'INVENTORY_ADDRESS inventory-service-grpc:50051', ...broker, collector, ...feeds('USERS_URL users-service:3001')]);
     expect(checked('catalog-service')).toEqual(['DATABASE_URL postgres:5432', ...broker, collector, ...feeds('USERS_URL users-service:3001')]);
     expect(checked('inventory-service')).toEqual(['DATABASE_URL postgres:5432', ...broker, collector, 'REDIS_URL redis:6379']);
+    // prod's events-stream Job reaches the broker, and nothing else.
+    if (overlay === 'prod') expect(dependenciesOf(objects, find(objects, 'Job', 'events-stream')).map((dependency) => `${dependency.variable} ${dependency.address}`)).toEqual(broker);
     // Where PostgreSQL and Redis are: dev's pods, prod's servers outside the cluster.
     const redis = dependenciesOf(objects, find(objects, 'Deployment', 'inventory-service')).find((dependency) => dependency.variable === 'REDIS_URL');
     expect(redis?.targets).toEqual([overlay === 'dev' ? expect.objectContaining({ pods: true, labels: { 'app.kubernetes.io/name': 'redis' }, port: 6379 }) : expect.objectContaining({ pods: false, port: 6379 })]);
@@ -161,6 +164,11 @@ describe.each(overlays)('the %s overlay', (overlay) => {
       ...broker,
       ...feeds(`3002/TCP ${pod('orders-service')}`, `3003/TCP ${pod('catalog-service')}`, `3004/TCP ${pod('inventory-service')}`),
     ]);
+    // The events-stream Job (prod): the broker's client port, nothing else; nothing may reach it.
+    if (overlay === 'prod') {
+      expect(egressOf('events-stream')).toEqual([...dns, ...broker]);
+      expect(policiesOf('events-stream').flatMap((policy) => policy.spec.ingress ?? [])).toEqual([]);
+    }
     expect(find(objects, 'NetworkPolicy', 'default-deny').spec).toEqual({ podSelector: {}, policyTypes: ['Ingress', 'Egress'] });
     // The API takes webhook URLs on exactly the ports the policy lets deliveries out on: a URL on
     // another would be accepted and then fail every delivery unseen.
@@ -249,6 +257,44 @@ describe("the runbook's commands (docs/runbook.md), against the prod overlay the
 describe('prod carries events over NATS JetStream', () => {
   const services = eventServices;
 
+  describe('sets up the EVENTS stream on every apply: the events-stream Job', () => {
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    const job = () => find(rendered.prod, 'Job', 'events-stream') as any;
+    const container = () => job().spec.template.spec.containers[0];
+
+    it("runs users-service's own image, `main.js events-stream` (libs/events applyEventsStream), as the broker's stream-admin user with its own key of Secret platform-nats and no other secret", () => {
+      expect(find(rendered.dev, 'Job', 'events-stream')).toBeUndefined();
+      expect(container().image).toBe(find(rendered.prod, 'Deployment', 'users-service').spec.template.spec.containers[0].image);
+      expect(container().args).toEqual(['node', 'main.js', 'events-stream']);
+      expect(container().env).toEqual([
+        { name: 'NATS_USER', value: 'stream-admin' },
+        { name: 'NATS_PASSWORD', valueFrom: { secretKeyRef: { name: 'platform-nats', key: 'stream-admin' } } },
+      ]);
+      expect(container().envFrom).toEqual([{ configMapRef: { name: 'events-stream-config' } }]);
+      expect(readFileSync(path.join(deployDir, '../apps/users-service/src/main.ts'), 'utf8')).toMatch(/process\.argv\[2\] === 'events-stream'[\s\S]*applyEventsStream\(/);
+    });
+
+    it("applies the very stream settings the services check against: the same broker and NATS_STREAM_* values, and never only checks", () => {
+      const settings = (name: string) => Object.fromEntries(Object.entries(find(rendered.prod, 'ConfigMap', name).data as Record<string, string>).filter(([key]) => key === 'NATS_URL' || (key.startsWith('NATS_STREAM_') && key !== 'NATS_STREAM_SETUP')));
+      const own = settings('events-stream-config');
+      expect(own).toMatchObject({ NATS_URL: 'nats://nats:4222', NATS_STREAM_REPLICAS: '3' });
+      for (const service of services) expect([service, settings(`${service}-config`)]).toEqual([service, own]);
+      expect(find(rendered.prod, 'ConfigMap', 'events-stream-config').data.NATS_STREAM_SETUP).toBeUndefined();
+    });
+
+    it('runs again on the next apply once finished (a Job spec cannot change), non-root as the apps do, with no service account token and its own service account', () => {
+      expect(job().spec.ttlSecondsAfterFinished).toBeGreaterThan(0);
+      expect(job().spec.backoffLimit).toBeGreaterThan(0);
+      const pod = job().spec.template.spec;
+      const app = find(rendered.prod, 'Deployment', 'users-service').spec.template.spec;
+      expect(pod.securityContext).toEqual(app.securityContext);
+      expect(container().securityContext).toEqual(app.containers[0].securityContext);
+      expect(pod.automountServiceAccountToken).toBe(false);
+      expect(pod.serviceAccountName).toBe('events-stream');
+      expect(find(rendered.prod, 'ServiceAccount', 'events-stream').automountServiceAccountToken).toBe(false);
+    });
+  });
+
   it('as a StatefulSet of three servers of the official image, clustered over a headless Service, on file storage on PVCs', () => {
     const nats = find(rendered.prod, 'StatefulSet', 'nats');
     expect(nats.spec.replicas).toBe(3);
@@ -265,10 +311,10 @@ describe('prod carries events over NATS JetStream', () => {
     expect(find(rendered.prod, 'PodDisruptionBudget', 'nats').spec).toEqual({ maxUnavailable: 1, selector: { matchLabels: { 'app.kubernetes.io/name': 'nats' } } });
   });
 
-  it('lets the services reach its client port and the servers reach each other on the cluster port, nothing else in', () => {
+  it('lets the services and the events-stream Job reach its client port and the servers reach each other on the cluster port, nothing else in', () => {
     const policy = find(rendered.prod, 'NetworkPolicy', 'nats').spec as { ingress: { from: { podSelector?: { matchLabels: Record<string, string> }; namespaceSelector?: unknown }[]; ports: { port: number }[] }[] };
     const sources = (port: number) => policy.ingress.filter((rule) => rule.ports.some((entry) => entry.port === port)).flatMap((rule) => rule.from.map((from) => from.podSelector?.matchLabels['app.kubernetes.io/name'] ?? 'namespace'));
-    expect(sources(4222)).toEqual(services);
+    expect(sources(4222)).toEqual([...services, 'events-stream']);
     expect(sources(6222)).toEqual(['nats']);
     expect(sources(8222)).toEqual(['namespace']);
   });
@@ -312,7 +358,10 @@ describe('prod carries events over NATS JetStream', () => {
         expect(env).toContainEqual({ name: passwordVariable(service), valueFrom: { secretKeyRef: { name: 'platform-nats', key: service } } });
         expect(userBlock(service)).toMatch(new RegExp(`^\\s*password: \\$${passwordVariable(service)}$`, 'm'));
       }
-      expect([...conf().matchAll(/^\s*user: ([a-z-]+)$/gm)].map((match) => match[1])).toEqual([...services, 'operator']);
+      expect([...conf().matchAll(/^\s*user: ([a-z-]+)$/gm)].map((match) => match[1])).toEqual([...services, 'stream-admin', 'operator']);
+      // The events-stream Job's user: its own key.
+      expect(env).toContainEqual({ name: 'NATS_STREAM_ADMIN_PASSWORD', valueFrom: { secretKeyRef: { name: 'platform-nats', key: 'stream-admin' } } });
+      expect(userBlock('stream-admin')).toMatch(/^\s*password: \$NATS_STREAM_ADMIN_PASSWORD$/m);
       // The operators' user, for the runbook's nats commands: its own key, every right.
       expect(env).toContainEqual({ name: 'NATS_OPERATOR_PASSWORD', valueFrom: { secretKeyRef: { name: 'platform-nats', key: 'operator' } } });
       expect(userBlock('operator')).toMatch(/^\s*password: \$NATS_OPERATOR_PASSWORD$/m);
@@ -333,6 +382,16 @@ describe('prod carries events over NATS JetStream', () => {
         // Its own inbox prefix only (the transport's `inboxPrefix`): `_INBOX.>` would let it read every service's replies and pulled events.
         expect(/subscribe: \{ allow: \[([^\]]*)\] \}/.exec(block)?.[1]).toBe(`"_INBOX_${service}.>"`);
       }
+    });
+
+    it("stream-admin, the events-stream Job's user, may manage the EVENTS stream (info, create, update) and nothing else: no event, no consumer, no other stream, no purge or deletion", () => {
+      const block = userBlock('stream-admin');
+      const publish = /publish: \{ allow: \[([^\]]*)\] \}/.exec(block)?.[1] ?? '';
+      expect([...publish.matchAll(/"([^"]+)"/g)].map((match) => match[1])).toEqual(['$JS.API.INFO', '$JS.API.STREAM.INFO.EVENTS', '$JS.API.STREAM.CREATE.EVENTS', '$JS.API.STREAM.UPDATE.EVENTS']);
+      expect(/subscribe: \{ allow: \[([^\]]*)\] \}/.exec(block)?.[1]).toBe('"_INBOX_stream-admin.>"');
+      // And it is the only user but the operators' that may: no service's block names the stream's creation or change.
+      const mayChangeStream = [...conf().matchAll(/^\s*user: ([a-z-]+)$/gm)].map((match) => match[1]).filter((user) => /\$JS\.API\.STREAM\.(CREATE|UPDATE)/.test(userBlock(user)));
+      expect(mayChangeStream).toEqual(['stream-admin']);
     });
 
     it('from the wiring the services run with: each consuming app builds its EventConsumer from its own entry of eventSubscriptions', () => {

@@ -94,7 +94,7 @@ export function policyViolations(objects: K8sObject[]): string[] {
       if (!rule.to?.length || !rule.ports?.length) violations.push(`${where(policy)}: egress rule ${i + 1} must name both destinations and ports (no allow-all)`);
     }
   }
-  for (const object of objects.filter((candidate) => candidate.kind === 'Deployment' || candidate.kind === 'StatefulSet')) {
+  for (const object of objects.filter((candidate) => candidate.kind === 'Deployment' || candidate.kind === 'StatefulSet' || candidate.kind === 'Job')) {
     const labels = (object.spec as { template?: { metadata?: { labels?: Record<string, string> } } }).template?.metadata?.labels ?? {};
     const own = policies.filter((policy) => Object.keys(specOf(policy).podSelector ?? {}).length > 0 && policySelects(policy, labels));
     if (object.metadata.labels?.['app.kubernetes.io/part-of'] === 'order-platform' && !own.some((policy) => specOf(policy).policyTypes?.includes('Egress') && specOf(policy).egress?.length)) {

@@ -196,11 +196,13 @@ const policiesOf = (objects: K8sObject[]) => objects.filter((object) => object.k
 const isolating = (objects: K8sObject[], namespace: string, labels: Labels, type: 'Ingress' | 'Egress') =>
   policiesOf(objects).filter((policy) => namespaceOf(policy) === namespace && selects((policy.spec as PolicySpec).podSelector, labels) && ((policy.spec as PolicySpec).policyTypes ?? ['Ingress']).includes(type));
 
-/** Each dependency of each app Deployment that a NetworkPolicy blocks, said as what fails to connect where. */
+/** The platform's own pods: its apps' Deployments, and Jobs of their images (prod's events-stream). */
+const platformWorkloads = (objects: K8sObject[]) => objects.filter((object) => (object.kind === 'Deployment' || object.kind === 'Job') && object.metadata.labels?.['app.kubernetes.io/part-of'] === 'order-platform');
+
+/** Each dependency of each app Deployment or Job that a NetworkPolicy blocks, said as what fails to connect where. */
 export function blockedDependencies(objects: K8sObject[]): string[] {
   const problems: string[] = [];
-  const apps = objects.filter((object) => object.kind === 'Deployment' && object.metadata.labels?.['app.kubernetes.io/part-of'] === 'order-platform');
-  for (const app of apps) {
+  for (const app of platformWorkloads(objects)) {
     const namespace = namespaceOf(app);
     const labels = templateOf(app).metadata?.labels ?? {};
     for (const dependency of dependenciesOf(objects, app)) {
@@ -232,7 +234,7 @@ export function blockedDependencies(objects: K8sObject[]): string[] {
  * controller) are not judged here.
  */
 export function unusedAppRules(objects: K8sObject[]): string[] {
-  const apps = objects.filter((object) => object.kind === 'Deployment' && object.metadata.labels?.['app.kubernetes.io/part-of'] === 'order-platform');
+  const apps = platformWorkloads(objects);
   const labelsOf = (app: K8sObject) => templateOf(app).metadata?.labels ?? {};
   /** Every (caller, target pods, port) the apps' settings make. */
   const uses = apps.flatMap((app) => dependenciesOf(objects, app).flatMap((dependency) => dependency.targets.filter((target) => target.pods).map((target) => ({ caller: app, target }))));

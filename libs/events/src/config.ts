@@ -12,7 +12,7 @@ export const eventsConfigShape = {
    * `apply`: the service creates the EVENTS stream and brings it to the NATS_STREAM_* settings at
    * start (a local broker, where every connection may). `check`: it only reads the stream, waits
    * for one that does not exist yet and warns where its settings differ: prod, where the services'
-   * broker users may not create or change it, and an operator applies them (`npm run events:stream`).
+   * broker users may not create or change it, and the events-stream Job applies them (`main.js events-stream`).
    */
   NATS_STREAM_SETUP: z.enum(['apply', 'check']).default('apply'),
   /** Copies JetStream keeps of the stream: 3 on the prod overlay's three-server cluster, 1 on one server. */
@@ -28,3 +28,8 @@ export const eventsConfigShape = {
 };
 
 export type EventsConfig = z.output<z.ZodObject<typeof eventsConfigShape>>;
+
+/** The events settings alone, from `env`: all `main.js events-stream` reads, so its Job needs none of the service's other settings or secrets. */
+export function eventsConfigFrom(env: NodeJS.ProcessEnv): EventsConfig {
+  return z.object(eventsConfigShape).parse(env);
+}

@@ -8,7 +8,7 @@ export { deadLetterRoutes, DeadLetters, type DeadLetter, type DeadLetterState, t
 export { EmbeddedTransport, eventLogRoutes, sqlCursorStore, type CursorStore, type EmbeddedTransportSettings } from './embedded-transport';
 export { eventRoutes, type EventRoutesOptions } from './internal-routes';
 export type { Consumption, Delivery, EventTransport, Subscription } from './transport';
-export { eventsConfigShape } from './config';
+export { eventsConfigFrom, eventsConfigShape } from './config';
 export { applyEventsStream, connectNatsIfConfigured, durableNameOf, EVENTS_STREAM, NatsTransport, PARTITIONS, partitionFilterOf, partitionOf, type NatsTransportSettings } from './nats-transport';
 export { natsAuthorizationConf, natsPasswordVariableOf, natsPermissionsOf, natsUsers, type NatsPermissions } from './nats-permissions';
 export { eventServices, eventSubscriptions, subscriptionOf, type EventService } from './subscriptions';

@@ -7,20 +7,20 @@
 // every source it is wired to over every partition, and cannot touch another's durable consumers.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { AckPolicy, jetstreamManager } from '@nats-io/jetstream';
+import { AckPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { createLogger } from '@platform/service-kit';
 import { NatsServer } from '@platform/test-kit';
-import { z } from '@platform/validation';
 import { parse } from 'yaml';
 import { toCloudEvent } from './envelope';
-import { eventsConfigShape } from './config';
+import { eventsConfigFrom } from './config';
 import { applyEventsStream, durableNameOf, EVENTS_STREAM, inboxPrefixOf, NatsTransport, PARTITIONS, partitionFilterOf } from './nats-transport';
+import { natsPasswordVariableOf, natsUsers } from './nats-permissions';
 import { eventServices, eventSubscriptions, subscriptionOf } from './subscriptions';
 
 const logger = createLogger('nats-auth-test', 'silent');
 /** The events settings with their defaults, as a service reads them from an empty environment. */
-const eventsConfig = z.object(eventsConfigShape).parse({});
+const eventsConfig = eventsConfigFrom({});
 const services = eventServices;
 const passwordOf = (service: string) => `test-password-of-${service}`;
 /** A forged publish must fail; this long for JetStream's answer that never comes is plenty on a local server. */
@@ -44,11 +44,14 @@ function prodAuthorization(): string {
 let server: NatsServer;
 
 beforeAll(async () => {
-  const env = { ...Object.fromEntries(services.map((service) => [`NATS_${service.replace(/-/g, '_').toUpperCase()}_PASSWORD`, passwordOf(service)])), NATS_OPERATOR_PASSWORD: passwordOf('operator') };
+  const env = Object.fromEntries(natsUsers.map((user) => [natsPasswordVariableOf(user), passwordOf(user)]));
   server = await NatsServer.start(undefined, { config: prodAuthorization(), env });
-  // As in prod, the operator creates the stream (npm run events:stream); the services only read it.
-  await applyEventsStream({ ...eventsConfig, NATS_URL: server.url, NATS_USER: 'operator', NATS_PASSWORD: passwordOf('operator') }, logger);
+  // As in prod, the events-stream Job creates the stream as stream-admin; the services only read it.
+  await applyEventsStream(streamAdminConfig(), logger);
 });
+
+/** The events-stream Job's settings: the stream-admin user, these stream settings. */
+const streamAdminConfig = (settings: Partial<typeof eventsConfig> = {}) => ({ ...eventsConfig, ...settings, NATS_URL: server.url, NATS_USER: 'stream-admin', NATS_PASSWORD: passwordOf('stream-admin') });
 
 afterAll(async () => {
   await server?.stop();
@@ -197,7 +200,40 @@ it("refuses a service's publish under another service's name, and stores nothing
   expect(await storedEvents()).toBe(before);
 });
 
-it("leaves the stream to the operator: a service reads it, but can neither create, change, purge nor delete it", async () => {
+it("lets the events-stream Job's user, stream-admin, change the stream's settings, and nothing else: no purge or deletion, no other stream, no event, no consumer", async () => {
+  const maxBytesNow = async () => {
+    const operator = await connect({ servers: server.url, user: 'operator', pass: passwordOf('operator') });
+    try {
+      return (await (await jetstreamManager(operator)).streams.info(EVENTS_STREAM)).config.max_bytes;
+    } finally {
+      await operator.close();
+    }
+  };
+  // A changed NATS_STREAM_MAX_BYTES, applied again (the Job of the next `kubectl apply`), then put back.
+  await applyEventsStream(streamAdminConfig({ NATS_STREAM_MAX_BYTES: 512 * 1024 ** 2 }), logger);
+  expect(await maxBytesNow()).toBe(512 * 1024 ** 2);
+  await applyEventsStream(streamAdminConfig(), logger);
+  expect(await maxBytesNow()).toBe(eventsConfig.NATS_STREAM_MAX_BYTES);
+
+  const before = await storedEvents();
+  const connection = await connect({ servers: server.url, user: 'stream-admin', pass: passwordOf('stream-admin'), inboxPrefix: inboxPrefixOf('stream-admin') });
+  try {
+    const manager = await jetstreamManager(connection, { timeout: 5_000 });
+    const { config } = await manager.streams.info(EVENTS_STREAM);
+    await expect(manager.streams.purge(EVENTS_STREAM)).rejects.toThrow(/permission/i);
+    await expect(manager.streams.delete(EVENTS_STREAM)).rejects.toThrow(/permission/i);
+    await expect(manager.streams.add({ ...config, name: 'EVENTS2', subjects: ['other.>'] })).rejects.toThrow(/permission/i);
+    await expect(manager.consumers.info(EVENTS_STREAM, durableNameOf('orders-service', 'users-service', 0))).rejects.toThrow(/permission/i);
+    await expect(manager.consumers.add(EVENTS_STREAM, { durable_name: 'stream-admin-reads', ack_policy: AckPolicy.Explicit })).rejects.toThrow(/permission/i);
+    // A forged user.deleted goes nowhere: its publish is refused and the stream stores nothing.
+    await expect(jetstream(connection).publish('events.users-service.p0.user.deleted', JSON.stringify(deletedBy('users-service', 900).toJSON()), { timeout: PUBLISH_TIMEOUT_MS })).rejects.toThrow();
+  } finally {
+    await connection.close();
+  }
+  expect(await storedEvents()).toBe(before);
+});
+
+it("leaves the stream to stream-admin: a service reads it, but can neither create, change, purge nor delete it", async () => {
   // A compromised service could otherwise widen its subjects, cut its retention to nothing or purge it.
   const connection = await connect({ servers: server.url, user: 'orders-service', pass: passwordOf('orders-service'), inboxPrefix: inboxPrefixOf('orders-service') });
   try {

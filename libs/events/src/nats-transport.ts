@@ -295,10 +295,10 @@ async function checkStream(manager: JetStreamManager, settings: NatsTransportSet
     current = (await manager.streams.info(EVENTS_STREAM)).config;
   } catch (error) {
     if (!(error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound)) throw error;
-    throw new Error(`the ${EVENTS_STREAM} stream does not exist yet: an operator creates it (npm run events:stream, docs/operations.md)`, { cause: error });
+    throw new Error(`the ${EVENTS_STREAM} stream does not exist yet: the events-stream Job creates it (main.js events-stream, docs/operations.md)`, { cause: error });
   }
   const { differing, was, now } = differingSettings(current as unknown as Record<string, unknown>, streamSettingsOf(settings));
-  if (differing.length) settings.logger.warn({ stream: EVENTS_STREAM, is: was, wanted: now }, 'the stream differs from this service\'s NATS_STREAM_* settings; an operator applies them (npm run events:stream)');
+  if (differing.length) settings.logger.warn({ stream: EVENTS_STREAM, is: was, wanted: now }, 'the stream differs from this service\'s NATS_STREAM_* settings; the events-stream Job applies them (docs/operations.md)');
 }
 
 /**
@@ -337,12 +337,15 @@ export async function connectNatsIfConfigured(config: EventsConfig, settings: Om
 }
 
 /**
- * The operators' step (`npm run events:stream`): creates the EVENTS stream or brings it to
- * `config`'s NATS_STREAM_* settings, whatever NATS_STREAM_SETUP says, then disconnects. Run as a
- * broker user allowed to (prod: `operator`), never as a service's.
+ * `main.js events-stream` (users-service's entry point; prod's events-stream Job runs it on every
+ * `kubectl apply`, deploy/k8s/overlays/prod/events-stream.yaml): creates the EVENTS stream or
+ * brings it to `config`'s NATS_STREAM_* settings, whatever NATS_STREAM_SETUP says, then
+ * disconnects. Run as a broker user allowed to (prod: `stream-admin`, natsStreamAdminPermissions),
+ * never as a service's. Waits for a broker not up yet as long as a service does (a new cluster's
+ * servers electing their JetStream leader); past that it throws, and the Job tries again.
  */
 export async function applyEventsStream(config: EventsConfig, logger: Logger): Promise<void> {
   if (!config.NATS_URL) throw new Error('NATS_URL is not set: without a broker there is no stream to apply');
-  const transport = await connectNatsIfConfigured({ ...config, NATS_STREAM_SETUP: 'apply' }, { name: 'events-stream', logger, connectWithinMs: 10_000 });
+  const transport = await connectNatsIfConfigured({ ...config, NATS_STREAM_SETUP: 'apply' }, { name: 'events-stream', logger });
   await transport?.close();
 }
