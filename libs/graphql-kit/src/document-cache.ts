@@ -2,23 +2,33 @@
 // and the same tree against the same schema and rules the same verdict. The gateway and the
 // subgraphs see the same few documents over and over (client apps' operations, the gateway's
 // planned fetches), so each handler does both once per text instead of once per request.
-import { type DocumentNode, GraphQLError, type GraphQLSchema, parse, type ParseOptions, type Source, validate, type ValidationRule } from 'graphql';
+import { type DocumentNode, GraphQLError, type GraphQLSchema, Lexer, parse, type ParseOptions, Source, TokenKind, validate, type ValidationRule } from 'graphql';
 import { graphQLRefusal } from './graphql-errors';
 
 /** Enough for every operation of every client app; a flood of one-off documents cannot grow it further. */
 const MAX_CACHED_DOCUMENTS = 1_000;
 
 /**
- * graphql-js's parse error, coded: the token limit, which graphql-js reports as a syntax error
- * ("Document contains more that N tokens. Parsing aborted.", sic), is QUERY_TOKEN_LIMIT_EXCEEDED
- * with `tokens: {limit}` (parsing stops there: no count); any other syntax error is
- * GRAPHQL_PARSE_FAILED, with its location.
+ * Whether `text` has more than `maxTokens` tokens as graphql-js's parser counts them (each token
+ * its lexer gives but the end; comments are none), read no further than the one past the limit.
+ * graphql-js would report that limit only as a syntax error told by its wording, so the limit is
+ * counted here, before parsing. A lexical error before there (a character no token starts with)
+ * is no count: `parse` reports it, where it is, as it would have.
  */
-function parseFailure(error: unknown, maxTokens: number | undefined): unknown {
-  if (!(error instanceof GraphQLError)) return error;
-  if (maxTokens !== undefined && error.message.endsWith(` ${maxTokens} tokens. Parsing aborted.`)) {
-    return graphQLRefusal(`Token limit exceeded: the document has more than ${maxTokens} tokens, the most that is parsed.`, 'QUERY_TOKEN_LIMIT_EXCEEDED', { extensions: { tokens: { limit: maxTokens } } });
+function exceedsTokenLimit(text: string, maxTokens: number): boolean {
+  const lexer = new Lexer(new Source(text));
+  try {
+    for (let count = 0; count <= maxTokens; count++) if (lexer.advance().kind === TokenKind.EOF) return false;
+    return true;
+  } catch (error) {
+    if (error instanceof GraphQLError) return false;
+    throw error;
   }
+}
+
+/** graphql-js's parse error, coded: a syntax error is GRAPHQL_PARSE_FAILED, with its location. */
+function parseFailure(error: unknown): unknown {
+  if (!(error instanceof GraphQLError)) return error;
   return graphQLRefusal(error.message, 'GRAPHQL_PARSE_FAILED', { source: error.source, positions: error.positions });
 }
 
@@ -38,10 +48,16 @@ export function documentCache(options: ParseOptions = {}): DocumentCache {
       let document = documents.get(text);
       if (!document) {
         // Syntax errors and the token limit throw here, every time: only good documents are kept.
+        // The limit is counted first (exceedsTokenLimit), so the parser gets none of its own.
+        const { maxTokens, ...parserOptions } = { ...parseOptions, ...options };
+        if (maxTokens !== undefined && exceedsTokenLimit(text, maxTokens)) {
+          // Parsing stops at the limit: the answer has the limit, no count.
+          throw graphQLRefusal(`Token limit exceeded: the document has more than ${maxTokens} tokens, the most that is parsed.`, 'QUERY_TOKEN_LIMIT_EXCEEDED', { extensions: { tokens: { limit: maxTokens } } });
+        }
         try {
-          document = parse(text, { ...parseOptions, ...options });
+          document = parse(text, parserOptions);
         } catch (error) {
-          throw parseFailure(error, options.maxTokens);
+          throw parseFailure(error);
         }
         if (documents.size >= MAX_CACHED_DOCUMENTS) documents.delete(documents.keys().next().value as string);
         documents.set(text, document);
