@@ -15,6 +15,18 @@ export const RESPONSE_READ_LIMIT = 4096;
 /** Characters of the body kept with the attempt. */
 export const RESPONSE_KEEP_LIMIT = 1024;
 
+/**
+ * The part of an answer's body kept with the attempt, as a text column can hold it. The receiver
+ * writes these bytes, and PostgreSQL text takes no U+0000: one NUL in an answer made the attempt's
+ * write fail, so the delivery was never counted and went out again at each lease's end, for ever.
+ * A NUL becomes U+FFFD, as bytes that are not UTF-8 already do; the cut at RESPONSE_KEEP_LIMIT
+ * never keeps half of a surrogate pair.
+ */
+function keptAnswer(bytes: Buffer): string {
+  const kept = bytes.subarray(0, RESPONSE_READ_LIMIT).toString('utf8').replaceAll('\u0000', '\ufffd').slice(0, RESPONSE_KEEP_LIMIT);
+  return /[\ud800-\udbff]$/.test(kept) ? kept.slice(0, -1) : kept;
+}
+
 export type AttemptOutcome = 'SUCCEEDED' | 'HTTP_ERROR' | 'TIMEOUT' | 'NETWORK_ERROR' | 'FORBIDDEN_ADDRESS';
 
 export interface AttemptResult {
@@ -114,7 +126,7 @@ export function sendWebhook(request: WebhookRequest): Promise<AttemptResult | No
       const chunks: Buffer[] = [];
       let read = 0;
       const done = () => {
-        const body = Buffer.concat(chunks).subarray(0, RESPONSE_READ_LIMIT).toString('utf8').slice(0, RESPONSE_KEEP_LIMIT);
+        const body = keptAnswer(Buffer.concat(chunks));
         // 3xx included: a redirect is not followed, so it is not a delivery.
         const succeeded = status >= 200 && status < 300;
         finish({ outcome: succeeded ? 'SUCCEEDED' : 'HTTP_ERROR', statusCode: status, responseBody: body || null, error: succeeded ? null : `answered ${status}` });

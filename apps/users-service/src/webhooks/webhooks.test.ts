@@ -498,6 +498,28 @@ describe('deliveries', () => {
     expect(bigDelivery.attempts[0]).toMatchObject({ outcome: 'HTTP_ERROR', statusCode: 500, responseBody: 'x'.repeat(1024) });
   });
 
+  it('records an answer holding NUL characters, or cut inside a character pair, as an attempt like any other', async () => {
+    // PostgreSQL text holds no U+0000: a receiver whose answer had one made the attempt's write
+    // fail, so the delivery stayed PENDING with no attempt counted, and was sent again at every
+    // lease's end, for ever (never retried on the schedule, never FAILED, its endpoint never failing).
+    const owner = await customer();
+    const endpoint = await register(owner.token, { url: hookUrl('nul'), eventTypes: ['user.updated'] });
+    answer = (request) => (request.path === '/nul' ? { status: 200, body: 'ok\u0000done' } : { status: 500, body: `${'a'.repeat(1023)}😀 and more` });
+    await arrive('users-service', 'user.updated', 'user', owner.id, { id: owner.id, role: 'customer', name: 'N', email: 'n@example.com', version: 2, createdAt: now.toISOString() });
+    await dispatcher.drain();
+    const [delivery] = await deliveriesOf(owner.token, endpoint.id);
+    expect(delivery).toMatchObject({ status: 'SUCCEEDED', attemptCount: 1 });
+    expect(delivery.attempts).toEqual([expect.objectContaining({ outcome: 'SUCCEEDED', statusCode: 200, responseBody: 'ok\ufffddone' })]);
+
+    const split = await register(owner.token, { url: hookUrl('split'), eventTypes: ['user.updated'] });
+    await arrive('users-service', 'user.updated', 'user', owner.id, { id: owner.id, role: 'customer', name: 'P', email: 'p@example.com', version: 3, createdAt: now.toISOString() });
+    await dispatcher.drain();
+    const [cut] = await deliveriesOf(owner.token, split.id);
+    expect(cut).toMatchObject({ status: 'PENDING', attemptCount: 1 });
+    // The kept part ends before the pair it would have halved.
+    expect(cut.attempts).toEqual([expect.objectContaining({ outcome: 'HTTP_ERROR', statusCode: 500, responseBody: 'a'.repeat(1023) })]);
+  });
+
   it("records an answer whose status is outside HTTP's 100..599 as a network error, so the delivery log stays in its documented shape", async () => {
     // Node reads any three digits as a status; `statusCode` is documented as 100..599, and a
     // client that checks answers against the OpenAPI document would refuse a log holding 600.
