@@ -11,6 +11,7 @@ import { inOrder, TIMEOUT_HEADER } from '@platform/service-kit';
 import { noQueryParameters, parseQuery } from '@platform/validation';
 import { type ApiKeyCheck, apiKeyOf, assertRouteScope } from './auth/api-keys';
 import type { CallerCredentials } from './auth/credentials';
+import { byCaller } from './rate-limit/policies';
 import { forwardedJson } from './request-state';
 import type { CompiledRoute, RouteTable } from './routing/router';
 
@@ -89,6 +90,58 @@ export interface BodyReceiving {
 
 const hasBody = (req: Request) => req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
 
+/** One request's body as the buffer counts it: its bytes, and how to refuse it while it still arrives. */
+interface HeldBody {
+  bytes: number;
+  arriving: boolean;
+  refuse: (error: ApiError) => void;
+}
+
+const bufferFull = () => new ApiError('SERVICE_UNAVAILABLE', 'The gateway is receiving too many request bodies at once; retry shortly.', { headers: { 'Retry-After': '1', Connection: 'close' } });
+
+/**
+ * The bytes of request bodies the gateway holds at once, shared between callers (byCaller) as
+ * fair-share.ts shares a service's queue: when a byte would go past `maxBytes`, the caller holding
+ * the most gives up its newest body still arriving (503) to make room for a caller holding less;
+ * a caller that holds the most itself is refused. One pool for everyone let four accounts × 64
+ * in-flight bodies of 1 MiB, sent almost whole and then stalled, refuse every other user's body.
+ */
+class BodyBuffer {
+  private total = 0;
+  private readonly byCaller = new Map<string, { bytes: number; bodies: Set<HeldBody> }>();
+
+  constructor(private readonly maxBytes: number) {}
+
+  /** Counts `bytes` more of `body`; false when no room can be made for them. */
+  take(caller: string, body: HeldBody, bytes: number): boolean {
+    const own = this.byCaller.get(caller) ?? { bytes: 0, bodies: new Set<HeldBody>() };
+    while (this.total + bytes > this.maxBytes) {
+      let biggest: { bytes: number; bodies: Set<HeldBody> } | undefined;
+      for (const [other, held] of this.byCaller) {
+        if (other !== caller && held.bytes > own.bytes + bytes && held.bytes > (biggest?.bytes ?? 0) && [...held.bodies].some((each) => each.arriving)) biggest = held;
+      }
+      const newest = biggest && [...biggest.bodies].reverse().find((each) => each.arriving);
+      if (!newest) return false;
+      newest.refuse(bufferFull()); // gives its bytes back at once (release)
+    }
+    own.bodies.add(body);
+    own.bytes += bytes;
+    body.bytes += bytes;
+    this.total += bytes;
+    this.byCaller.set(caller, own);
+    return true;
+  }
+
+  /** Gives back what `body` holds: its exchange is over, or it was refused and its bytes dropped. */
+  release(caller: string, body: HeldBody): void {
+    const own = this.byCaller.get(caller);
+    if (!own?.bodies.delete(body)) return;
+    own.bytes -= body.bytes;
+    this.total -= body.bytes;
+    if (own.bodies.size === 0) this.byCaller.delete(caller);
+  }
+}
+
 /**
  * Reads a request's body whole before the request goes further, so that a connection to a
  * service, or a place in its queue, is only ever taken by a request that has fully arrived: a
@@ -96,41 +149,46 @@ const hasBody = (req: Request) => req.headers['transfer-encoding'] !== undefined
  * other callers share. The body must keep a minimum rate (Apache's mod_reqtimeout `MinRate`):
  * its time is `timeoutMs` plus one second per `minBytesPerS` bytes received. A slower body is cut
  * with 408 and its connection closed; one over 1 MiB with 413; while the gateway already holds
- * `maxBufferedBytes` of bodies, a new byte is refused with 503. GraphQL parses its own body
- * (bounded by the server's time to receive a request) and takes no service connection meanwhile.
+ * `maxBufferedBytes` of bodies, a byte is refused with 503, or makes room by refusing the newest
+ * body of the caller holding the most (BodyBuffer). GraphQL parses its own body (bounded by the
+ * server's time to receive a request) and takes no service connection meanwhile.
  */
 export function receiveBody(options: BodyReceiving): RequestHandler {
-  let buffered = 0;
+  const buffer = new BodyBuffer(options.maxBufferedBytes);
   return (req, res, next) => {
     if (res.locals.forwardBody || res.locals.route?.upstream === 'graphql' || !hasBody(req)) return next();
-    const chunks: Buffer[] = [];
+    const caller = byCaller(req, res);
+    let chunks: Buffer[] = [];
     let received = 0;
     let settled = false;
     const started = Date.now();
-    // What this request holds is given back when its exchange is over, forwarded or not.
-    res.once('close', () => (buffered -= received));
     // Called from the body's events, which Node emits in the connection's async context, not the
     // request's: bound to the request's, so what runs next (the proxy) still has its deadline and
     // trace (service-kit's request context, OpenTelemetry's), as raw-body does for body-parser.
     const settle = AsyncResource.bind((error?: ApiError) => {
       if (settled) return;
       settled = true;
+      held.arriving = false;
       clearTimeout(timer);
       req.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose);
       if (!error) {
         res.locals.forwardBody = Buffer.concat(chunks, received);
         return next();
       }
-      // The rest of the body is not read: the connection closes after the answer.
+      // The rest of the body is not read, and what was is dropped: the connection closes after the answer.
+      chunks = [];
+      buffer.release(caller, held);
       req.pause();
       res.shouldKeepAlive = false;
       next(error);
     });
+    const held: HeldBody = { bytes: 0, arriving: true, refuse: settle };
+    // What a forwarded body holds is given back when its exchange is over.
+    res.once('close', () => buffer.release(caller, held));
     const onData = (chunk: Buffer) => {
       received += chunk.length;
-      buffered += chunk.length;
       if (received > MAX_BODY_BYTES) return settle(ApiError.payloadTooLarge());
-      if (buffered > options.maxBufferedBytes) return settle(new ApiError('SERVICE_UNAVAILABLE', 'The gateway is receiving too many request bodies at once; retry shortly.', { headers: { 'Retry-After': '1', Connection: 'close' } }));
+      if (!buffer.take(caller, held, chunk.length)) return settle(bufferFull());
       chunks.push(chunk);
     };
     const onEnd = () => settle();

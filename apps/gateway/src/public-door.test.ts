@@ -501,6 +501,43 @@ describe('slow bodies and floods', () => {
     }
   });
 
+  it("keeps room for other callers' bodies while one caller's stalled bodies fill the gateway's buffer: the biggest holder gives up its newest body", async () => {
+    // Before: the bytes held at once (MAX_BUFFERED_BODY_BYTES) were one pool for everyone, so four
+    // self-registered accounts × 64 in-flight bodies of 1 MiB, sent almost whole and then stalled,
+    // made every other user's PATCH and POST a 503 for as long as they kept it up.
+    const buffer = await startGateway(upstream.server.url, { MAX_BUFFERED_BODY_BYTES: String(1_048_576), REQUEST_TIMEOUT_MS: '10000' });
+    const bufferCall = apiClient(() => buffer.server.url);
+    const greedy = await tokenFor(JWT_SECRET);
+    const stalled: RawClient[] = [];
+    try {
+      // Three bodies of 340 KiB, each announced as 400 KiB: 1,020 KiB held of the 1,024 KiB.
+      for (let n = 1; n <= 3; n++) {
+        const client = await RawClient.open(buffer.server.port);
+        client.send(`PATCH /v1/users/echo?stalled=${n} HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer ${greedy.token}\r\nContent-Type: application/json\r\nContent-Length: ${400 * 1024}\r\n\r\n${' '.repeat(340 * 1024)}`);
+        stalled.push(client);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 300)); // the gateway has read what was sent
+      const body = { note: 'x'.repeat(10_000) };
+      const other = await bufferCall('PATCH', '/v1/users/echo?client=other', { token, body });
+      expect(other.status).toBe(200);
+      expect(JSON.parse(other.body.body)).toEqual(body);
+      // The greedy caller's newest body made the room, in the error format; its older ones still wait.
+      const refused = await stalled[2].response();
+      expect(refused.status).toBe(503);
+      expect(JSON.parse(refused.body)).toMatchObject({ code: 'SERVICE_UNAVAILABLE', traceId: expect.stringMatching(TRACE_ID), errors: [] });
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+      expect(stalled[0].unread()).toBe('');
+      expect(upstream.seen.filter((line) => line.includes('stalled='))).toEqual([]);
+      // A caller cannot make room at another's expense once it holds the most itself.
+      const more = await RawClient.open(buffer.server.port);
+      more.send(`PATCH /v1/users/echo?stalled=4 HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer ${greedy.token}\r\nContent-Type: application/json\r\nContent-Length: ${400 * 1024}\r\n\r\n${' '.repeat(400 * 1024)}`);
+      expect((await more.response()).status).toBe(503);
+    } finally {
+      for (const client of stalled) client.close();
+      await buffer.stop();
+    }
+  });
+
   it('bounds in-flight requests per caller: the excess answers 429 RATE_LIMITED with Retry-After', async () => {
     const bounded = await startGateway(upstream.server.url, { MAX_IN_FLIGHT_PER_CALLER: '3' });
     const boundedCall = apiClient(() => bounded.server.url);
