@@ -9,7 +9,7 @@ import { serviceTokenSource, TokenVerifier } from '@platform/auth';
 import { errorHandler, MAX_BODY_BYTES, requireAcceptableResponse } from '@platform/errors';
 import { createFederatedGraph, type OperationWork } from '@platform/graphql-gateway';
 import { createOutgoingCalls, type OutgoingCalls } from '@platform/outgoing-calls';
-import { type ConnectionLimits, type Health, inOrder, type Logger, type Metrics, parseJsonBody, requestContext, requestLog, requireJsonBody } from '@platform/service-kit';
+import { type ConnectionLimits, type Health, inOrder, type Logger, type Metrics, requestContext, requestLog, requireJsonBody } from '@platform/service-kit';
 import { DEVELOPMENT_ORIGINS, crossOrigin } from './browser/cross-origin';
 import { browserPages } from './browser/pages';
 import { callerMetrics } from './callers/caller-metrics';
@@ -21,6 +21,7 @@ import {
   keepAccountsFromApiKeys,
   identifyCaller,
   limitBodySize,
+  parseReceivedJson,
   receiveBody,
   requireApiKeyScope,
   requireAuthentication,
@@ -163,7 +164,7 @@ async function createGatewayApp(deps: GatewayAppDeps) {
         orders: createUpstreamProxy(config.ORDERS_URL, { service: 'orders', calls, ...config.UPSTREAM_LIMITS.orders }),
         catalog: createUpstreamProxy(config.CATALOG_URL, { service: 'catalog', calls, ...config.UPSTREAM_LIMITS.catalog }),
         inventory: createUpstreamProxy(config.INVENTORY_URL, { service: 'inventory', calls, ...config.UPSTREAM_LIMITS.inventory }),
-        graphql: [parseJsonBody({ limit: MAX_BODY_BYTES, type: 'application/json' }), graph.middleware],
+        graphql: [parseReceivedJson({ limit: MAX_BODY_BYTES, type: 'application/json' }), graph.middleware],
         usage: deprecationReports(usage?.store ?? emptyUsageStore, () => deprecations, calls.http('users', config.USERS_URL)),
         openapi: (req, res) => void res.type('application/json').send(req.path.endsWith('/event-schemas') ? eventSchemas : openapi),
       }, gatewayEndpoints), // proxy over connections shared fairly between callers, with the remaining-deadline header; 502/503/504 in the error format

@@ -2,12 +2,13 @@
 // body-parsed (the token route's body excepted): a body is read whole, as bytes, before its
 // request takes a connection to a service, and forwarded as it came.
 import { AsyncResource } from 'node:async_hooks';
+import { Readable } from 'node:stream';
 import type { Request, RequestHandler } from 'express';
 import { principalOf, requireAdmin, type TokenVerifier } from '@platform/auth';
 import type { Endpoint } from '@platform/endpoints';
 import { ApiError, MAX_BODY_BYTES } from '@platform/errors';
 import { canonicalId } from '@platform/ids';
-import { inOrder, TIMEOUT_HEADER } from '@platform/service-kit';
+import { inOrder, parseJsonBody, TIMEOUT_HEADER } from '@platform/service-kit';
 import { noQueryParameters, parseQuery } from '@platform/validation';
 import { type ApiKeyCheck, apiKeyOf, assertRouteScope } from './auth/api-keys';
 import type { CallerCredentials } from './auth/credentials';
@@ -150,13 +151,13 @@ class BodyBuffer {
  * its time is `timeoutMs` plus one second per `minBytesPerS` bytes received. A slower body is cut
  * with 408 and its connection closed; one over 1 MiB with 413; while the gateway already holds
  * `maxBufferedBytes` of bodies, a byte is refused with 503, or makes room by refusing the newest
- * body of the caller holding the most (BodyBuffer). GraphQL parses its own body (bounded by the
- * server's time to receive a request) and takes no service connection meanwhile.
+ * body of the caller holding the most (BodyBuffer). GraphQL's body too: it takes no service
+ * connection while it arrives, but it is memory all the same (parseReceivedJson reads it after).
  */
 export function receiveBody(options: BodyReceiving): RequestHandler {
   const buffer = new BodyBuffer(options.maxBufferedBytes);
   return (req, res, next) => {
-    if (res.locals.forwardBody || res.locals.route?.upstream === 'graphql' || !hasBody(req)) return next();
+    if (res.locals.forwardBody || !hasBody(req)) return next();
     const caller = byCaller(req, res);
     let chunks: Buffer[] = [];
     let received = 0;
@@ -204,6 +205,24 @@ export function receiveBody(options: BodyReceiving): RequestHandler {
     };
     timer = setTimeout(check, options.timeoutMs);
     req.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose);
+  };
+}
+
+/**
+ * parseJsonBody over the bytes receiveBody read (the GraphQL route's body), with every refusal it
+ * gives a body read from the request: body-parser reads a stream with the request's headers, so
+ * it is handed one that replays those bytes.
+ */
+export function parseReceivedJson(options: Parameters<typeof parseJsonBody>[0]): RequestHandler {
+  const parse = parseJsonBody(options);
+  return (req, res, next) => {
+    const received = res.locals.forwardBody;
+    if (!received) return parse(req, res, next);
+    const replay = Object.assign(Readable.from([received]), { headers: req.headers, method: req.method, body: undefined as unknown });
+    parse(replay as unknown as Request, res, (error?: unknown) => {
+      req.body = replay.body;
+      next(error);
+    });
   };
 }
 

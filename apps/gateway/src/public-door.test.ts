@@ -538,6 +538,35 @@ describe('slow bodies and floods', () => {
     }
   });
 
+  it('counts GraphQL bodies in that buffer: stalled ones past it are refused, and a whole one still runs', async () => {
+    // Before: the GraphQL route's body was read by its own parser, outside the buffer, so each
+    // account's 64 in-flight bodies of 1 MiB, stalled, held 64 MiB with no bound for all callers:
+    // 20 accounts grew the gateway by 680 MB, and its pods' limit is 640 MiB.
+    const buffer = await startGateway(upstream.server.url, { MAX_BUFFERED_BODY_BYTES: String(1_048_576), REQUEST_TIMEOUT_MS: '10000' });
+    const greedy = await tokenFor(JWT_SECRET);
+    const stalled: RawClient[] = [];
+    try {
+      for (let n = 1; n <= 4; n++) {
+        const client = await RawClient.open(buffer.server.port);
+        client.send(`POST /v1/graphql HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer ${greedy.token}\r\nContent-Type: application/json\r\nContent-Length: ${400 * 1024}\r\n\r\n${' '.repeat(340 * 1024)}`);
+        stalled.push(client);
+      }
+      const refused = await stalled[3].response();
+      expect(refused.status).toBe(503);
+      expect(JSON.parse(refused.body)).toMatchObject({ code: 'SERVICE_UNAVAILABLE', errors: [] });
+      expect(stalled[0].unread()).toBe('');
+      for (const client of stalled) client.close();
+      // A body read whole is parsed and refused as before: the GraphQL route still reads its bodies.
+      const bufferCall = apiClient(() => buffer.server.url);
+      const nested = await bufferCall('POST', '/v1/graphql', { token, body: '['.repeat(100) + ']'.repeat(100), headers: { 'content-type': 'application/json' } });
+      expect(nested.status).toBe(400);
+      expect(nested.body).toMatchObject({ code: 'MALFORMED_JSON', message: 'The request body nests deeper than 64 levels.' });
+    } finally {
+      for (const client of stalled) client.close();
+      await buffer.stop();
+    }
+  });
+
   it('bounds in-flight requests per caller: the excess answers 429 RATE_LIMITED with Retry-After', async () => {
     const bounded = await startGateway(upstream.server.url, { MAX_IN_FLIGHT_PER_CALLER: '3' });
     const boundedCall = apiClient(() => bounded.server.url);
