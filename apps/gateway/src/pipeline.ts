@@ -174,6 +174,7 @@ export function receiveBody(options: BodyReceiving): RequestHandler {
       req.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose);
       if (!error) {
         res.locals.forwardBody = Buffer.concat(chunks, received);
+        chunks = []; // held once, in forwardBody, until the exchange ends
         return next();
       }
       // The rest of the body is not read, and what was is dropped: the connection closes after the answer.
