@@ -114,6 +114,12 @@ export function sendWebhook(request: WebhookRequest): Promise<AttemptResult | No
       else socket.once('connect', () => clearTimeout(connectDeadline));
     });
     outgoing.on('error', (error) => finish({ outcome: 'NETWORK_ERROR', statusCode: null, responseBody: null, error: error.message.slice(0, 500) }));
+    // A 101 goes to 'upgrade', never to 'response': no delivery, and without this the attempt
+    // waited for its whole deadline and was logged as a timeout.
+    outgoing.on('upgrade', (_response, socket) => {
+      socket.destroy();
+      finish({ outcome: 'HTTP_ERROR', statusCode: 101, responseBody: null, error: 'answered 101' });
+    });
     outgoing.on('response', (response) => {
       const status = response.statusCode ?? 0;
       // Node takes any three digits for a status; outside 100..599 the answer is not HTTP (as a

@@ -520,6 +520,19 @@ describe('deliveries', () => {
     expect(cut.attempts).toEqual([expect.objectContaining({ outcome: 'HTTP_ERROR', statusCode: 500, responseBody: 'a'.repeat(1023) })]);
   });
 
+  it('records a 101 Switching Protocols as the failed answer it is, at once, not as a timeout', async () => {
+    // Node's client hands a 101 to an 'upgrade' listener, never to 'response': without one, the
+    // attempt waited for the whole deadline and was logged as "no complete answer".
+    const owner = await customer();
+    const endpoint = await register(owner.token, { url: hookUrl('upgrade'), eventTypes: ['user.updated'] });
+    answer = () => ({ status: 101, headers: { upgrade: 'websocket', connection: 'Upgrade' } });
+    await arrive('users-service', 'user.updated', 'user', owner.id, { id: owner.id, role: 'customer', name: 'U', email: 'u@example.com', version: 2, createdAt: now.toISOString() });
+    await dispatcher.drain();
+    const [delivery] = await deliveriesOf(owner.token, endpoint.id);
+    expect(delivery).toMatchObject({ status: 'PENDING', attemptCount: 1 });
+    expect(delivery.attempts[0]).toMatchObject({ outcome: 'HTTP_ERROR', statusCode: 101, error: 'answered 101' });
+  });
+
   it("records an answer whose status is outside HTTP's 100..599 as a network error, so the delivery log stays in its documented shape", async () => {
     // Node reads any three digits as a status; `statusCode` is documented as 100..599, and a
     // client that checks answers against the OpenAPI document would refuse a log holding 600.
