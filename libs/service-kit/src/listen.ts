@@ -82,6 +82,13 @@ export const MAX_REQUEST_TARGET_BYTES = 16 * 1024;
 /** The most header bytes read (each field as `name: value` and its line end): more is 431. */
 export const MAX_HEADER_BYTES = 16 * 1024;
 /**
+ * The most header fields read: more is 431. Node's own count bound (`maxHeadersCount`) does not
+ * refuse: it drops the fields past it without a word, so an `Authorization` or `X-Api-Key` sent
+ * as the 1,001st field vanished and the request was answered as if it had none. Node's bound is
+ * lifted (the parser's 64 KiB bound on the head still holds the memory) and this one refuses.
+ */
+export const MAX_HEADER_FIELDS = 1000;
+/**
  * Node's parser's own bound on the request line and headers together (maxHeaderSize), above the
  * two bounds it holds: Node counts them as one, so at its default (16 KiB) a long URL overflowed
  * as "headers too large", and its refusal (HPE_HEADER_OVERFLOW) cannot tell which part did. Up to
@@ -145,7 +152,7 @@ function requestTargetError(req: IncomingMessage): ApiError | undefined {
     headerBytes += name.length + req.rawHeaders[i + 1].length + 4;
     if (name.length === 4 && name.toLowerCase() === 'host') hostLines += 1;
   }
-  if (headerBytes > MAX_HEADER_BYTES) return new ApiError(headersTooLarge.code, headersTooLarge.message);
+  if (headerBytes > MAX_HEADER_BYTES || req.rawHeaders.length / 2 > MAX_HEADER_FIELDS) return new ApiError(headersTooLarge.code, headersTooLarge.message);
   if (hostLines > 1) return new ApiError('MALFORMED_REQUEST', 'A request must carry one Host header, not several.');
   if (hostLines === 0 && req.httpVersion !== '1.0') return new ApiError('MALFORMED_REQUEST', 'An HTTP/1.1 request must carry a Host header.');
   const url = req.url ?? '/';
@@ -281,6 +288,8 @@ export async function listen(handler: RequestListener, port: number, host = '0.0
     serve,
   );
   if (options.connections) limitConnections(server, options.connections);
+  // Every field is kept, so that requestTargetError refuses too many instead of Node dropping them (MAX_HEADER_FIELDS).
+  server.maxHeadersCount = 0;
   // With tracing on, a request the sampler leaves out skips the HTTP instrumentation (libs/tracing).
   sampledRequestsOnly(server);
   server.on('clientError', answerParserRefusal);

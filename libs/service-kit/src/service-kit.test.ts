@@ -7,7 +7,7 @@ import { demoDataSetting, loadConfig, portSetting, seedsDemoData } from './confi
 import { createLogger } from './logger';
 import { createStopper, stoppableHttpServer } from './graceful-stop';
 import { Health } from './health';
-import { listen, MAX_HEADER_BYTES } from './listen';
+import { listen, MAX_HEADER_BYTES, MAX_HEADER_FIELDS } from './listen';
 import { currentContext, outgoingTraceparent, requestContext, traceIdFrom } from './request-context';
 
 describe('loadConfig', () => {
@@ -174,6 +174,18 @@ describe('listen: what every app answers before its own code runs', () => {
     };
     expect(await exchange(MAX_HEADER_BYTES)).toBe('HTTP/1.1 201 Created');
     expect(await exchange(MAX_HEADER_BYTES + 1)).toBe('HTTP/1.1 431 Request Header Fields Too Large');
+  });
+
+  it('refuses more than MAX_HEADER_FIELDS header fields with 431 rather than reading the request without the ones past a count', async () => {
+    // Short fields, so that the count is reached well within 16 KiB of header bytes.
+    const exchange = async (fields: number) => {
+      const padding = Array.from({ length: fields - 4 }, (_, i) => `x${i}:\r\n`).join('');
+      const { head, body } = await rawExchange(server.port, `POST /things HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\n${padding}Content-Length: 7\r\n\r\n{"a":1}`);
+      return [head.split('\r\n')[0], JSON.parse(body)];
+    };
+    // The last field (Content-Length) is read at the bound: without it there would be no body.
+    expect(await exchange(MAX_HEADER_FIELDS)).toEqual(['HTTP/1.1 201 Created', { a: 1 }]);
+    expect(await exchange(MAX_HEADER_FIELDS + 1)).toEqual(['HTTP/1.1 431 Request Header Fields Too Large', expect.objectContaining({ code: 'REQUEST_HEADERS_TOO_LARGE' })]);
   });
 
   it('answers 408 in the error format when a body stalls past requestTimeoutMs, and closes the connection', async () => {
