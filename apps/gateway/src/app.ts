@@ -30,7 +30,7 @@ import {
   routeRequest,
   strictTransportSecurity,
 } from './pipeline';
-import { chargeEarlyRefusals, chargeGraphQLOperation, limitInFlight, limitsOf, rateLimit, rateLimitByAddress } from './rate-limit/policies';
+import { addressKeyOf, chargeEarlyRefusals, chargeGraphQLOperation, limitInFlight, limitsOf, rateLimit, rateLimitByAddress } from './rate-limit/policies';
 import { createUpstreamProxy } from './proxy/upstream-proxy';
 import { ApiKeyCheck, assertGraphQLScopes } from './auth/api-keys';
 import { type CallerCredentials, CredentialCheck } from './auth/credentials';
@@ -190,15 +190,16 @@ export interface GatewayOverrides {
 
 /**
  * The connections the public port holds (service-kit's `listen` keeps to them): MAX_CONNECTIONS
- * in all, MAX_CONNECTIONS_PER_ADDRESS from one peer address unless TRUST_PROXY trusts that peer
- * as a proxy, which speaks for many clients (the ingress; with a hop count or `true`, every peer).
+ * in all, MAX_CONNECTIONS_PER_ADDRESS from one client address (counted as the rate limits count
+ * it: an IPv6 one by its /64) unless TRUST_PROXY trusts that peer as a proxy, which speaks for
+ * many clients (the ingress; with a hop count or `true`, every peer).
  * Each refusal is counted, by the limit that refused it.
  */
 function connectionLimits(config: Pick<GatewayConfig, 'MAX_CONNECTIONS' | 'MAX_CONNECTIONS_PER_ADDRESS'>, app: express.Express, registry: Registry): ConnectionLimits {
   const refused = new Counter({ name: 'gateway_connections_refused_total', help: 'Connections refused at the public port before any HTTP was read, by the limit that refused them: address (429) or total (503)', labelNames: ['limit'], registers: [registry] });
   for (const limit of ['address', 'total']) refused.inc({ limit }, 0); // both series from the start, so a rate over them is never empty
   const trustsAsProxy = app.get('trust proxy fn') as (address: string, hop: number) => boolean;
-  return { max: config.MAX_CONNECTIONS, maxPerAddress: config.MAX_CONNECTIONS_PER_ADDRESS, isProxy: (address) => trustsAsProxy(address, 0), onRefused: (limit) => refused.inc({ limit }) };
+  return { max: config.MAX_CONNECTIONS, maxPerAddress: config.MAX_CONNECTIONS_PER_ADDRESS, clientOf: addressKeyOf, isProxy: (address) => trustsAsProxy(address, 0), onRefused: (limit) => refused.inc({ limit }) };
 }
 
 export interface Gateway {

@@ -1025,6 +1025,21 @@ describe('connections at the door (MAX_CONNECTIONS, MAX_CONNECTIONS_PER_ADDRESS)
     }
   });
 
+  it('counts the addresses of one IPv6 /64 as one client, as the rate limits do: rotating among them brings no new connections', async () => {
+    const door = await startGateway(upstream.server.url, { TRUST_PROXY: 'false', MAX_CONNECTIONS_PER_ADDRESS: '2', MAX_CONNECTIONS: '16' });
+    try {
+      // Loopback has one IPv6 address: each accepted connection is shown to the limit as coming
+      // from the next of these peers, the first three in one /64 (one subscriber's), the last in another.
+      const peers = ['2001:db8:1:2::1', '2001:db8:1:2::2', '2001:db8:1:2:ffff::3', '2001:db8:1:3::1'];
+      door.server.server.prependListener('connection', (socket: Socket) => Object.defineProperty(socket, 'remoteAddress', { value: peers.shift() }));
+      const [first, second, third, otherBlock] = await openFrom(door.server.port, '127.0.0.1', 4);
+      expect(await refusal(third)).toMatchObject({ status: 429, code: 'RATE_LIMITED' });
+      expect([await served(first), await served(second), await served(otherBlock)]).toEqual([200, 200, 200]);
+    } finally {
+      await door.stop();
+    }
+  });
+
   it('holds a proxy it trusts to the total limit only: past MAX_CONNECTIONS every peer gets 503 SERVICE_UNAVAILABLE, until a connection closes', async () => {
     const door = await startGateway(upstream.server.url, { TRUST_PROXY: '127.0.0.3', MAX_CONNECTIONS_PER_ADDRESS: '2', MAX_CONNECTIONS: '5' });
     try {

@@ -57,6 +57,11 @@ export interface ConnectionLimits {
   max: number;
   /** Connections one peer address holds at once; past it a new one is answered 429 RATE_LIMITED. Unset: none per address. */
   maxPerAddress?: number;
+  /**
+   * The client a peer address stands for, under which `maxPerAddress` counts it (the gateway's:
+   * an IPv6 address by its /64, which one subscriber holds whole). Unset: the address as read.
+   */
+  clientOf?: (address: string) => string;
   /** A peer many clients come through (a proxy the app trusts, the ingress): held to `max` only, not to `maxPerAddress`. */
   isProxy?: (address: string) => boolean;
   /** Told of each connection refused, and which limit refused it: `address` or `total`. */
@@ -221,7 +226,8 @@ function limitConnections(server: Server, limits: ConnectionLimits): void {
     const address = socket.remoteAddress;
     if (address === undefined) return void socket.destroy(); // gone before it was accepted
     const perAddress = limits.maxPerAddress !== undefined && !limits.isProxy?.(address);
-    const held = openByAddress.get(address) ?? 0;
+    const client = limits.clientOf?.(address) ?? address;
+    const held = openByAddress.get(client) ?? 0;
     const refusedBy = perAddress && held >= limits.maxPerAddress! ? 'address' : open >= limits.max ? 'total' : undefined;
     if (refusedBy) {
       limits.onRefused?.(refusedBy);
@@ -233,13 +239,13 @@ function limitConnections(server: Server, limits: ConnectionLimits): void {
       return refuseOnSocket(socket, error, undefined);
     }
     open += 1;
-    if (perAddress) openByAddress.set(address, held + 1);
+    if (perAddress) openByAddress.set(client, held + 1);
     socket.once('close', () => {
       open -= 1;
       if (!perAddress) return;
-      const left = openByAddress.get(address)! - 1;
-      if (left > 0) openByAddress.set(address, left);
-      else openByAddress.delete(address);
+      const left = openByAddress.get(client)! - 1;
+      if (left > 0) openByAddress.set(client, left);
+      else openByAddress.delete(client);
     });
     for (const listener of serveConnection) listener.call(server, socket);
   });
