@@ -1079,6 +1079,9 @@ describe('GraphQL over HTTP (the GraphQL-over-HTTP specification)', () => {
   it.each([
     ['a syntax error', '{ orders(first: 1) { id ', { code: 'GRAPHQL_PARSE_FAILED' }],
     ['more than 2,000 tokens', `{ ${'a '.repeat(2_100)} }`, { code: 'QUERY_TOKEN_LIMIT_EXCEEDED', tokens: { limit: 2_000 } }],
+    // Refused before a character is read: comments and a block string's lines are no tokens, and 1 MiB of them cost ~0.2 s of CPU to read.
+    ['more than 32,768 characters of comments', `{ me { id } }\n${'# c\n'.repeat(8_192)}`, { code: 'QUERY_LENGTH_LIMIT_EXCEEDED', length: { requested: 14 + 4 * 8_192, limit: 32_768 } }],
+    ['a block string of more than 32,768 characters', `{ me { id(a: """${'x\n'.repeat(16_384)}""") } }`, { code: 'QUERY_LENGTH_LIMIT_EXCEEDED', length: { requested: 15 + 2 * 16_384 + 9, limit: 32_768 } }],
     // Nested inline fragments count as levels: the schema has no cycle to nest fields through.
     ['a selection nested deeper than 10', `{ me { ${'... { '.repeat(10)}id${' }'.repeat(10)} } }`, { code: 'QUERY_DEPTH_LIMIT_EXCEEDED', depth: { requested: 12, limit: 10 } }],
     ['more than 15 aliases', `{ ${Array.from({ length: 16 }, (_, i) => `a${i}: me { id }`).join(' ')} }`, { code: 'QUERY_ALIAS_LIMIT_EXCEEDED', aliases: { requested: 16, limit: 15 } }],
@@ -1092,6 +1095,16 @@ describe('GraphQL over HTTP (the GraphQL-over-HTTP specification)', () => {
       // The message names the limit; none is armor's "Syntax Error: …" for a limit.
       expect(res.body.errors[0].message).not.toMatch(extensions.code === 'GRAPHQL_PARSE_FAILED' ? /^$/ : /^Syntax Error/);
     }
+  });
+
+  it('runs a large operation within the limits: nearly 32,768 characters, most of them comments, under the same limit that refuses more', async () => {
+    const notes = Array.from({ length: 1_100 }, (_, i) => `# note ${String(i).padStart(4, '0')}: the screen asks\n`).join('');
+    const query = `${notes}query Orders {\n  orders(first: 10) {\n    id\n  }\n}\n`;
+    expect(query.length).toBeGreaterThan(30_000);
+    expect(query.length).toBeLessThanOrEqual(32_768);
+    const res = await graphql({ query });
+    // Parsed, validated, priced and run (the cost is told only of an operation that ran).
+    expect([res.status, res.body.extensions]).toEqual([200, { cost: { requested: 2 + 10, limit: 5_000 } }]);
   });
 
   it("prices a list by the length it runs with: a variable's default, the schema's default, an order's 50 lines", async () => {

@@ -56,6 +56,8 @@ export const graphqlErrorCatalog = {
   GRAPHQL_PARSE_FAILED: 'The document cannot be parsed',
   /** The document does not fit the schema, no operation of it can run for the operationName sent, or its variables do not fit it. */
   GRAPHQL_VALIDATION_FAILED: 'The document is not valid against the schema',
+  /** A document longer than the limit, refused before it is read (`length: {requested, limit}`, in UTF-16 code units). */
+  QUERY_LENGTH_LIMIT_EXCEEDED: 'Document length limit exceeded',
   /** More tokens than the parser reads (`tokens: {limit}`; parsing stops there, so no count). */
   QUERY_TOKEN_LIMIT_EXCEEDED: 'Token limit exceeded',
   /** Fields nested deeper than the limit (`depth: {requested, limit}`). */

@@ -80,6 +80,13 @@ export interface FederatedGraphOptions {
 
 /** Longer documents are refused while parsing, before they cost anything. */
 const MAX_TOKENS = 2_000;
+/**
+ * Longer documents (UTF-16 code units, as a string's length) are refused before any of them is
+ * read: comments and a block string's lines are no tokens, and reading 1 MiB of them (a body's
+ * most) cost ~0.2 s of CPU for one point of a caller's budget (docs/benchmarks.md). The largest
+ * trusted document is under 400; an operation of 2,000 tokens, one field a line, about 23,000.
+ */
+const MAX_DOCUMENT_LENGTH = 32_768;
 
 /** A JSON object from text (GET's `extensions`), or undefined. */
 function parseJsonObject(text: string): Record<string, never> | undefined {
@@ -126,7 +133,7 @@ export async function createFederatedGraph(options: FederatedGraphOptions): Prom
   const postRules = [...rules, KnownOperationTypes];
 
   // The gateway sees the same few documents over and over: parse and validate each once.
-  const documents = documentCache({ maxTokens: MAX_TOKENS });
+  const documents = documentCache({ maxTokens: MAX_TOKENS, maxSourceLength: MAX_DOCUMENT_LENGTH });
   /** Apollo's query-plan cache key (a SHA-256 of the text), once per cached document, not per request. */
   const queryHashes = new WeakMap<DocumentNode, string>();
   const queryHashOf = (document: DocumentNode, source: string): string => {

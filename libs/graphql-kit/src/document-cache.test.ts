@@ -46,3 +46,29 @@ it('gives any other syntax error as GRAPHQL_PARSE_FAILED where it is: a bad toke
   expect(refusalOf('{ a ~ b c d e f }')).toMatchObject({ extensions: { code: 'GRAPHQL_PARSE_FAILED' }, locations: [{ line: 1, column: 5 }] });
   expect(refusalOf('{ a b')).toMatchObject({ extensions: { code: 'GRAPHQL_PARSE_FAILED' } });
 });
+
+const lengthRefusalOf = (text: string, maxSourceLength: number) => {
+  try {
+    documentCache({ maxTokens: 50, maxSourceLength }).parse(text);
+  } catch (error) {
+    if (!(error instanceof GraphQLError)) throw error;
+    return { message: error.message, extensions: error.extensions };
+  }
+  return undefined;
+};
+
+it('refuses a document longer than maxSourceLength with QUERY_LENGTH_LIMIT_EXCEEDED, its length and the limit, however few its tokens', () => {
+  // Comments and a block string's lines are no tokens: the token limit does not stop them, the length does.
+  const comments = `{ a }\n${'# c\n'.repeat(100)}`;
+  expect(lengthRefusalOf(comments, 400)).toEqual({
+    message: `Document length limit exceeded: the document is ${comments.length} characters and the limit is 400.`,
+    extensions: { code: 'QUERY_LENGTH_LIMIT_EXCEEDED', length: { requested: comments.length, limit: 400 } },
+  });
+  const blockString = `{ a(b: """${'x\n'.repeat(200)}""") }`;
+  expect(lengthRefusalOf(blockString, 400)?.extensions).toEqual({ code: 'QUERY_LENGTH_LIMIT_EXCEEDED', length: { requested: blockString.length, limit: 400 } });
+  // Refused before it is read: a syntax error past the limit is not what is reported.
+  expect(lengthRefusalOf(`${comments}~`, 400)?.extensions).toMatchObject({ code: 'QUERY_LENGTH_LIMIT_EXCEEDED' });
+  // At the limit, it parses.
+  expect(lengthRefusalOf(comments, comments.length)).toBeUndefined();
+  expect(lengthRefusalOf(blockString, blockString.length)).toBeUndefined();
+});

@@ -11,9 +11,9 @@ const MAX_CACHED_DOCUMENTS = 1_000;
 /**
  * Whether `text` has more than `maxTokens` tokens as graphql-js's parser counts them (each token
  * its lexer gives but the end; comments are none), read no further than the one past the limit.
- * graphql-js would report that limit only as a syntax error told by its wording, so the limit is
- * counted here, before parsing. A lexical error before there (a character no token starts with)
- * is no count: `parse` reports it, where it is, as it would have.
+ * graphql-js reports its own limit only as a syntax error told by its wording, so once a parse
+ * with the limit has failed, this says whether the limit was why. A lexical error before there
+ * (a character no token starts with) is no count: that error is the one reported, where it is.
  */
 function exceedsTokenLimit(text: string, maxTokens: number): boolean {
   const lexer = new Lexer(new Source(text));
@@ -33,7 +33,7 @@ function parseFailure(error: unknown): unknown {
 }
 
 export interface DocumentCache {
-  /** graphql-js `parse`, once per text; `maxTokens` from the cache's options applies to every text. */
+  /** graphql-js `parse`, once per text; `maxTokens` and `maxSourceLength` from the cache's options apply to every text. */
   parse(source: string | Source, options?: ParseOptions): DocumentNode;
   /** graphql-js `validate`, once per parsed document and rule list (keep each rule list one array). */
   validate(schema: GraphQLSchema, document: DocumentNode, rules?: readonly ValidationRule[]): readonly GraphQLError[];
@@ -47,16 +47,23 @@ export function documentCache(options: ParseOptions = {}): DocumentCache {
       const text = typeof source === 'string' ? source : source.body;
       let document = documents.get(text);
       if (!document) {
-        // Syntax errors and the token limit throw here, every time: only good documents are kept.
-        // The limit is counted first (exceedsTokenLimit), so the parser gets none of its own.
-        const { maxTokens, ...parserOptions } = { ...parseOptions, ...options };
-        if (maxTokens !== undefined && exceedsTokenLimit(text, maxTokens)) {
-          // Parsing stops at the limit: the answer has the limit, no count.
-          throw graphQLRefusal(`Token limit exceeded: the document has more than ${maxTokens} tokens, the most that is parsed.`, 'QUERY_TOKEN_LIMIT_EXCEEDED', { extensions: { tokens: { limit: maxTokens } } });
+        // Syntax errors and the limits throw here, every time: only good documents are kept.
+        const { maxSourceLength, ...parserOptions } = { ...parseOptions, ...options };
+        // The length first, by us, before a character is read: comments and the lines of a block
+        // string are no tokens, so only the length bounds what reading them costs.
+        if (maxSourceLength !== undefined && text.length > maxSourceLength) {
+          throw graphQLRefusal(`Document length limit exceeded: the document is ${text.length} characters and the limit is ${maxSourceLength}.`, 'QUERY_LENGTH_LIMIT_EXCEEDED', { extensions: { length: { requested: text.length, limit: maxSourceLength } } });
         }
+        // One pass for a good document: the parser stops at its own token limit. Only a failed
+        // parse is read a second time, to tell the limit from a syntax error (never by wording).
         try {
           document = parse(text, parserOptions);
         } catch (error) {
+          const maxTokens = parserOptions.maxLexicalTokens ?? parserOptions.maxTokens;
+          if (error instanceof GraphQLError && maxTokens !== undefined && exceedsTokenLimit(text, maxTokens)) {
+            // Parsing stopped at the limit: the answer has the limit, no count.
+            throw graphQLRefusal(`Token limit exceeded: the document has more than ${maxTokens} tokens, the most that is parsed.`, 'QUERY_TOKEN_LIMIT_EXCEEDED', { extensions: { tokens: { limit: maxTokens } } });
+          }
           throw parseFailure(error);
         }
         if (documents.size >= MAX_CACHED_DOCUMENTS) documents.delete(documents.keys().next().value as string);

@@ -1439,6 +1439,7 @@ export interface components {
                      * @description Stable; clients branch on it. A code of the REST error format (Error.code) when REST would refuse the same thing, else one of GraphQL's own listed here; a `*_LIMIT_EXCEEDED` code names its limit in an extension beside it (`cost`, `depth`, `aliases`, `directives`, `tokens`, `nameLength`, `mutationFields`). Unknown codes get default handling.
                      * @example GRAPHQL_PARSE_FAILED
                      * @example GRAPHQL_VALIDATION_FAILED
+                     * @example QUERY_LENGTH_LIMIT_EXCEEDED
                      * @example QUERY_TOKEN_LIMIT_EXCEEDED
                      * @example QUERY_DEPTH_LIMIT_EXCEEDED
                      * @example QUERY_ALIAS_LIMIT_EXCEEDED
