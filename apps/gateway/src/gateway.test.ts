@@ -1778,6 +1778,33 @@ describe('deprecated elements (contracts/deprecations.yaml)', () => {
     }
   });
 
+  it('answers a GraphQL HEAD with the headers of its GET, counting its root fields but no field beneath them, as a REST HEAD counts no response field', async () => {
+    const subgraph = await listen(
+      express().post('/graphql', express.json(), (_req, res) => void res.json({ data: { order: { id: 'o1', shipment: { status: 'SHIPPED', trackingNumber: 'JD0142' } } } })),
+      0,
+      '127.0.0.1',
+    );
+    // Query.order stands for the operation (a REST route); Shipment.status and .trackingNumber for what the answer holds.
+    const graph = await startGateway(upstream.url, { ordersUrl: subgraph.url, deprecations: [...registry, entry('graphql:Query.order'), entry('graphql:Shipment.status')] });
+    try {
+      const path = `/v1/graphql?query=${encodeURIComponent('{ order(id: "o1") { id shipment { status trackingNumber } } }')}`;
+      const headers = { authorization: `Bearer ${token}`, accept: 'application/json' };
+      const get = await fetch(`${graph.server.url}${path}`, { headers });
+      expect(await get.json()).toEqual({ data: { order: { id: 'o1', shipment: { status: 'SHIPPED', trackingNumber: null } } }, errors: [expect.objectContaining({ extensions: { code: 'GONE' } })], extensions: expect.anything() });
+      const counts = async () => [await counted('graphql:Query.order', 'warned', graph), await counted('graphql:Shipment.status', 'warned', graph), await counted('graphql:Shipment.trackingNumber', 'brownout', graph)];
+      expect(await counts()).toEqual([1, 1, 1]);
+      const head = await fetch(`${graph.server.url}${path}`, { method: 'HEAD', headers });
+      expect(head.status).toBe(get.status);
+      expect(await head.text()).toBe('');
+      for (const name of ['content-length', 'content-type', ...DEPRECATION_HEADERS]) expect([name, head.headers.get(name)]).toEqual([name, get.headers.get(name)]);
+      expect(head.headers.get('deprecation')).not.toBeNull();
+      expect(await counts()).toEqual([2, 1, 1]);
+    } finally {
+      await graph.stop();
+      await subgraph.close();
+    }
+  });
+
   it('marks a GraphQL answer that selected a deprecated field, and only that one', async () => {
     const marked = await retiringCall('POST', '/v1/graphql', { token, body: { query: '{ me { id email } }' } });
     expect(marked.headers.get('deprecation')).toBe(`@${Date.parse('2026-06-01T00:00:00Z') / 1000}`);

@@ -63,13 +63,13 @@ export interface FederatedGraphOptions {
   admit?: (req: Request, res: Response, work: OperationWork) => Promise<void>;
   /**
    * Called with the elements the operation selects (selectedElements: `graphql:Type.field`, …,
-   * and which of them are output fields), before `admit`; it may set headers. A `refusal` refuses
+   * which of them are output fields and which the root fields), before `admit`; it may set headers. A `refusal` refuses
    * the whole operation with a GraphQL error carrying its code (the gateway's deprecated arguments
    * and enum values: GONE in a brownout or past the sunset); the output fields in `leaveOut` are
    * answered null with their error at each place, the rest of the operation answering
    * (left-out-fields.ts: the gateway's deprecated fields).
    */
-  inspectSelection?: (selection: { elements: readonly string[]; outputFields: ReadonlySet<string> }, req: Request, res: Response) => { refusal?: ApiError; leaveOut?: ReadonlyMap<string, LeftOutField> } | undefined;
+  inspectSelection?: (selection: SelectedElements, req: Request, res: Response) => { refusal?: ApiError; leaveOut?: ReadonlyMap<string, LeftOutField> } | undefined;
   /**
    * Called once per admitted operation with the schema elements it selects (selected-elements.ts,
    * computed once per document), which of them are output fields and which the root fields (the
@@ -159,16 +159,18 @@ export async function createFederatedGraph(options: FederatedGraphOptions): Prom
     if (cost.requested > cost.limit) {
       return [graphQLRefusal(`Query cost limit exceeded: this operation costs ${cost.requested} with its variables and the limit is ${cost.limit}.`, 'QUERY_COST_LIMIT_EXCEEDED', { extensions: { cost } })];
     }
-    const selection = { elements: selectedElements(schema, args.document, args.operationName), outputFields: selectedOutputFields(schema, args.document, args.operationName) };
+    const rootFields = rootFieldsOf(args.document, operation);
+    const rootType = schema.getRootType(operation.operation)?.name;
+    const selection: SelectedElements = {
+      elements: selectedElements(schema, args.document, args.operationName),
+      outputFields: selectedOutputFields(schema, args.document, args.operationName),
+      rootFields: new Set(rootFields.map((name) => `graphql:${rootType}.${name}`)),
+    };
     const { refusal, leaveOut } = options.inspectSelection?.(selection, context.exchange.req, context.exchange.res) ?? {};
     if (refusal) return [graphQLErrorOf(refusal)];
     // Charged before it runs: a refusal (429) leaves every mutation field unrun.
-    const rootFields = rootFieldsOf(args.document, operation);
     await options.admit?.(context.exchange.req, context.exchange.res, { type: operation.operation, cost: cost.requested, mutationFields: operation.operation === 'mutation' ? rootFields.length : 0, rootFields, outputFields: selection.outputFields });
-    if (options.selected) {
-      const rootType = schema.getRootType(operation.operation)?.name;
-      options.selected(context.exchange.req, context.exchange.res, { ...selection, rootFields: new Set(rootFields.map((name) => `graphql:${rootType}.${name}`)) });
-    }
+    options.selected?.(context.exchange.req, context.exchange.res, selection);
     // A fault of the planner or executor is ours: INTERNAL in the body (logged), never a 500 the
     // client's document could trigger again and again.
     const result = await executor({

@@ -8,7 +8,7 @@
 // libs/graphql-kit: 200 with `errors`). The schema itself says it with @deprecated(reason:).
 import type { Request, Response } from 'express';
 import type { ApiError } from '@platform/errors';
-import type { LeftOutField } from '@platform/graphql-gateway';
+import type { LeftOutField, SelectedElements } from '@platform/graphql-gateway';
 import { covers, deprecationHeaders, type Deprecation, goneMessage, phaseAt } from '@platform/deprecations';
 import type { DeprecationOutcomes } from './deprecation-outcomes';
 
@@ -19,11 +19,16 @@ export function graphqlDeprecations(entries: readonly Deprecation[], outcomes: D
   /** Keyed by selectedElements' own cached array: one matching per document, not per request. */
   const matched = new WeakMap<readonly string[], Deprecation[]>();
   return (
-    selection: { elements: readonly string[]; outputFields: ReadonlySet<string> },
+    selection: SelectedElements,
     req: Request,
     res: Response,
   ): { refusal?: ApiError; leaveOut?: ReadonlyMap<string, LeftOutField> } | undefined => {
-    const { elements, outputFields } = selection;
+    const { elements, outputFields, rootFields } = selection;
+    // A HEAD gets its GET's headers (and its GET's answer is computed, for its length) but its
+    // caller reads no field: as a REST HEAD counts no response field (rest-deprecations.ts) and
+    // usage records none (graphqlUsageOf), only its root fields, the operation's entry points as a
+    // REST route is, are counted; its arguments and enum values are input, judged as for GET.
+    const head = req.method === 'HEAD';
     let used = matched.get(elements);
     if (!used) matched.set(elements, (used = graphqlEntries.filter((entry) => elements.some((element) => covers(entry.element, element)))));
     if (used.length === 0) return undefined;
@@ -40,7 +45,7 @@ export function graphqlDeprecations(entries: readonly Deprecation[], outcomes: D
     for (const entry of fields) {
       const phase = phaseAt(entry, now);
       if (phase === 'brownout' || phase === 'sunset') leaveOut.set(entry.element, { message: goneMessage(entry, phase, now), code: 'GONE' });
-      outcomes.record(req, res, entry, phase === 'deprecated' ? 'warned' : phase === 'dry-run' ? 'dry_run' : phase);
+      if (!head || rootFields.has(entry.element)) outcomes.record(req, res, entry, phase === 'deprecated' ? 'warned' : phase === 'dry-run' ? 'dry_run' : phase);
     }
     for (const [name, value] of Object.entries(deprecationHeaders(used))) res.setHeader(name, value);
     return leaveOut.size > 0 ? { leaveOut } : undefined;
