@@ -9,6 +9,7 @@ import path from 'node:path';
 import express, { type Request, type Response } from 'express';
 import pino from 'pino';
 import { errorHandler } from '@platform/errors';
+import { newId } from '@platform/ids';
 import { RETRY_AFTER_SECONDS } from '@platform/outgoing-calls';
 import { createMetrics, Health, jsonBody, listen, type Listening } from '@platform/service-kit';
 import { apiClient, testRedisUrl, tokenFor } from '@platform/test-kit';
@@ -168,6 +169,7 @@ async function recordingService() {
   });
   app.get('/products', (_req, res) => void res.json({ items: [], nextCursor: null, hasNext: false }));
   app.get('/orders', (_req, res) => void res.json({ items: [], nextCursor: null, hasNext: false }));
+  app.post('/webhook-endpoints/:id/deliveries/:deliveryId/retry', (req, res) => void res.status(202).json({ id: req.params.deliveryId, status: 'PENDING' }));
   app.use(errorHandler);
   const server = await listen(app, 0, '127.0.0.1');
   return {
@@ -804,6 +806,32 @@ describe('token requests', () => {
     client.close();
     expect(res.status).toBe(200);
     expect(JSON.parse(res.body)).toEqual({ accessToken: 'token-for-ada@example.com' });
+  });
+});
+
+describe('webhook deliveries sent again by hand', () => {
+  it("bounds the webhook deliveries an account has sent again by hand, whatever deliveries it names: 429 with Retry-After, its other calls untouched", async () => {
+    const limited = await startGateway(upstream.server.url, { RATE_LIMIT_WEBHOOK_RETRIES_POINTS: '3' });
+    const limitedCall = apiClient(() => limited.server.url);
+    try {
+      const account = (await tokenFor(JWT_SECRET)).token;
+      const retry = (deliveryId: string, as = account) => limitedCall('POST', `/v1/webhook-endpoints/${newId()}/deliveries/${deliveryId}/retry`, { token: as });
+      const sent = upstream.seen.filter((line) => line.endsWith('/retry')).length;
+      const statuses = [];
+      for (let i = 0; i < 5; i++) statuses.push((await retry(newId())).status);
+      expect(statuses).toEqual([202, 202, 202, 429, 429]);
+      // Each POST the platform would make to a receiver is one the service was asked for: 3, not 5.
+      expect(upstream.seen.filter((line) => line.endsWith('/retry')).length - sent).toBe(3);
+      const refused = await retry(newId());
+      expect([refused.status, refused.body.code, refused.body.traceId]).toEqual([429, 'RATE_LIMITED', expect.any(String)]);
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(refused.headers.get('ratelimit-policy')).toContain('"webhook-retries";q=3;w=60');
+      // The account's other calls spend their own budget, and another account's retries theirs.
+      expect((await limitedCall('GET', '/v1/users/me', { token: account })).status).toBe(200);
+      expect((await retry(newId(), (await tokenFor(JWT_SECRET)).token)).status).toBe(202);
+    } finally {
+      await limited.stop();
+    }
   });
 });
 

@@ -11,6 +11,7 @@ describe('the rate-limit policy table', () => {
       tokens: { points: 10, windowS: 60 },
       'tokens-email': { points: 100, windowS: 60 },
       'tokens-ip': { points: 100, windowS: 60 },
+      'webhook-retries': { points: 10, windowS: 60 },
     });
   });
 
@@ -21,6 +22,7 @@ describe('the rate-limit policy table', () => {
       tokens: { points: 10, windowS: 120 },
       'tokens-email': { points: 40, windowS: 120 },
       'tokens-ip': { points: 3, windowS: 120 },
+      'webhook-retries': { points: 10, windowS: 60 },
     });
   });
 

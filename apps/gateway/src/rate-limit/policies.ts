@@ -39,6 +39,14 @@
 //   1 point like GET /v1/users/me, `orders(first: 100)` with a few fields about 5, the largest
 //   query allowed (5,000) 50. The request's own point is taken at the door like any call's; the
 //   rest once the operation is validated, before it runs.
+// - `webhook-retry`: POST /v1/webhook-endpoints/{id}/deliveries/{deliveryId}/retry, the
+//   `webhook-retries` count per caller, 10 per 60 s (RATE_LIMIT_WEBHOOK_RETRIES_POINTS,
+//   RATE_LIMIT_WEBHOOK_RETRIES_WINDOW_S), then the `default` one. Each retry makes the platform
+//   POST to the endpoint's URL, any public address the account chose: one delivery is never sent
+//   twice at once, but an account with many deliveries retrying them at its `default` budget had
+//   the platform send 10 requests a second to a third party, from the platform's addresses. Per
+//   caller, not per endpoint: an account's 20 endpoints bring no more budget. First in the row:
+//   its headers are the ones reported, so a client sees what it has left of it.
 // - `docs`: the reference pages (/docs and their assets, served before routing) spend the
 //   `default` limit per client address.
 // Besides the table: at most MAX_IN_FLIGHT_PER_CALLER requests of one caller at once
@@ -167,6 +175,10 @@ export const policyTable = {
   // of password hashes of its own.
   'sign-up': { limits: [perCaller, passwordWorkPerAddress], cost: ONE_POINT_PER_REQUEST },
   graphql: { limits: [perCaller], cost: { request: 1, operation: graphqlPointsOf } },
+  'webhook-retry': {
+    limits: [{ name: 'webhook-retries', key: byCaller, points: setting('RATE_LIMIT_WEBHOOK_RETRIES_POINTS', 10), windowS: setting('RATE_LIMIT_WEBHOOK_RETRIES_WINDOW_S', 60) }, perCaller],
+    cost: ONE_POINT_PER_REQUEST,
+  },
   docs: { limits: [{ ...perCaller, key: byAddress }], cost: ONE_POINT_PER_REQUEST },
 } as const satisfies Record<string, PolicyRow>;
 

@@ -14,7 +14,7 @@ export const serviceRoutes: GatewayRoute[] = [
   {"pattern":"/webhook-endpoints/:id","methods":["GET","PATCH","DELETE"],"upstream":"users"},
   {"pattern":"/webhook-endpoints/:id/secret/rotation","methods":["POST"],"upstream":"users"},
   {"pattern":"/webhook-endpoints/:id/deliveries","methods":["GET"],"upstream":"users"},
-  {"pattern":"/webhook-endpoints/:id/deliveries/:deliveryId/retry","methods":["POST"],"upstream":"users"},
+  {"pattern":"/webhook-endpoints/:id/deliveries/:deliveryId/retry","methods":["POST"],"upstream":"users","policy":"webhook-retry"},
   {"pattern":"/events","methods":["GET"],"upstream":"users"},
   {"pattern":"/orders","methods":["GET","POST"],"upstream":"orders","resource":"orders"},
   {"pattern":"/orders/search","methods":["POST"],"upstream":"orders","resource":"orders","readsOnly":true},

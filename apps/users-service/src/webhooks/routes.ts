@@ -63,7 +63,7 @@ export const webhookEndpoints = defineEndpoints('users', {
     responses: { 200: { description: 'A page of deliveries', body: webhookDeliveryPageRepresentation } },
   },
   retryWebhookDelivery: {
-    method: 'POST', path: '/webhook-endpoints/:id/deliveries/:deliveryId/retry', summary: 'Send a delivery again now', access: 'signed-in',
+    method: 'POST', path: '/webhook-endpoints/:id/deliveries/:deliveryId/retry', summary: 'Send a delivery again now', access: 'signed-in', policy: 'webhook-retry',
     params: { id: webhookEndpointInPath, deliveryId: resourceId('Delivery') },
     conflicts: ['CONFLICT'],
     responses: { 202: { description: 'The delivery, due now', body: webhookDeliveryRepresentation } },
