@@ -30,6 +30,8 @@ export interface DatabaseOptions<P> {
   databaseUrl?: string;
   /** Root for embedded data; `memory://` keeps it in memory (tests). */
   dataDir: string;
+  /** In memory only: a fresh data directory (PGlite's dumpDataDir) to start from instead of running initdb (tests, @platform/db/testing). */
+  initialDataDir?: Blob;
   migrationsDir: string;
   createClient: (adapter: SqlDriverAdapterFactory) => P;
   /** Run pending migrations first (embedded default, tests); the Kubernetes Job does it otherwise. */
@@ -232,7 +234,7 @@ export async function openDatabase<P extends PrismaLike>(options: DatabaseOption
     await mkdir(dataPath, { recursive: true });
     if (!existsSync(path.join(dataPath, 'PG_VERSION'))) await createEmbeddedDatabase(dataPath);
   }
-  const pglite = await PGlite.create(dataPath, { ...PGLITE_OPTIONS, extensions: EMBEDDED_EXTENSIONS });
+  const pglite = await PGlite.create(dataPath, { ...PGLITE_OPTIONS, extensions: EMBEDDED_EXTENSIONS, ...(inMemory && options.initialDataDir ? { loadDataDir: options.initialDataDir } : {}) });
   // The embedded database has no separate migration step: it is this process's own.
   const migrations = await applyMigrations(pgliteRunner(pglite), options.migrationsDir);
   const prisma = options.createClient(new PrismaPGlite(pglite) as unknown as SqlDriverAdapterFactory);

@@ -1,8 +1,9 @@
 import { mkdtemp, mkdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import { applyMigrations, type SqlRunner } from './migrate';
+import { createTestPGlite } from './testing';
 
 async function migrationsDir(files: Record<string, string>): Promise<string> {
   const dir = await mkdtemp(path.join(tmpdir(), 'migrations-'));
@@ -20,7 +21,7 @@ function runner(db: PGlite): SqlRunner {
 describe('applyMigrations', () => {
   let db: PGlite;
   beforeEach(async () => {
-    db = await PGlite.create();
+    db = await createTestPGlite();
   });
   afterEach(() => db.close());
 

@@ -3,9 +3,9 @@
 // included); operators list and replay it over HTTP with a service token, and nobody else can.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { PGlite, type Transaction } from '@electric-sql/pglite';
+import type { PGlite, Transaction } from '@electric-sql/pglite';
 import { issueAccessToken, serviceTokenSource, TokenVerifier } from '@platform/auth';
-import { EMBEDDED_EXTENSIONS } from '@platform/db/testing';
+import { createTestPGlite, EMBEDDED_EXTENSIONS } from '@platform/db/testing';
 import { errorHandler } from '@platform/errors';
 import { newId } from '@platform/ids';
 import { createLogger, type Listening, listen } from '@platform/service-kit';
@@ -59,7 +59,7 @@ const api = apiClient(() => server.url);
 const call = (method: 'GET' | 'POST', url: string, token?: string) => api(method, url, { token });
 
 beforeAll(async () => {
-  pglite = await PGlite.create({ extensions: EMBEDDED_EXTENSIONS });
+  pglite = await createTestPGlite({ extensions: EMBEDDED_EXTENSIONS });
   for (const dir of readdirSync(migrationsDir).filter((name) => /^\d/.test(name)).sort()) await pglite.exec(readFileSync(path.join(migrationsDir, dir, 'migration.sql'), 'utf8'));
   db = { ...sqlClientOf(pglite), $transaction: (work) => pglite.transaction((tx) => work(sqlClientOf(tx))) };
   // One process plays both sides: the producer's event log and the consumer's dead-letter door.

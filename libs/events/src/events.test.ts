@@ -3,9 +3,9 @@
 // what the transport acknowledged, the consumer's idempotence, ordering and dead letters.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { PGlite, type Transaction } from '@electric-sql/pglite';
+import type { PGlite, Transaction } from '@electric-sql/pglite';
 import { serviceTokenSource, TokenVerifier } from '@platform/auth';
-import { EMBEDDED_EXTENSIONS } from '@platform/db/testing';
+import { createTestPGlite, EMBEDDED_EXTENSIONS } from '@platform/db/testing';
 import { createLogger, listen } from '@platform/service-kit';
 import { Writable } from 'node:stream';
 import express from 'express';
@@ -62,7 +62,7 @@ describe('events', () => {
   let db: SqlDatabase;
 
   beforeAll(async () => {
-    pglite = await PGlite.create({ extensions: EMBEDDED_EXTENSIONS });
+    pglite = await createTestPGlite({ extensions: EMBEDDED_EXTENSIONS });
     for (const dir of readdirSync(migrationsDir).filter((name) => /^\d/.test(name)).sort()) await pglite.exec(readFileSync(path.join(migrationsDir, dir, 'migration.sql'), 'utf8'));
     db = sqlDatabaseOf(pglite);
   });
