@@ -3,7 +3,8 @@
 // rules let through but the specification does not (a removed RPC, message or enum, a removed
 // field even when its number is reserved) and the safe and dangerous changes buf does not list.
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { change, specRule, type ContractChange } from './changes';
 
@@ -53,10 +54,37 @@ export interface ProtoModel {
   messagesRead: Set<string>;
 }
 
-/** Builds the module in `dir` (a directory with buf.yaml) into a descriptor set, comments included. */
+/** Every file of `dir` and below, by relative path and content (a module's identity for buf). */
+function contentsOf(dir: string): string {
+  const hash = createHash('sha256');
+  const files = readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => path.relative(dir, path.join(entry.parentPath, entry.name)))
+    .sort();
+  for (const file of files) hash.update(`${file}\0`).update(readFileSync(path.join(dir, file))).update('\0');
+  return hash.digest('hex');
+}
+
+/**
+ * The images built so far, by the module's contents: a gate run builds the baseline and the
+ * current module, and a process that runs it again (its tests run it sixty times) mostly on the
+ * same two, each `buf build` 0.3 to 0.5 s.
+ */
+const images = new Map<string, string>();
+
+/** Builds the module in `dir` (a directory with buf.yaml) into a descriptor set, comments included, as buf's JSON. */
+function imageJson(dir: string): string {
+  const contents = contentsOf(dir);
+  let out = images.get(contents);
+  if (out === undefined) {
+    out = execFileSync(buf, ['build', dir, '-o', '-#format=json'], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+    images.set(contents, out);
+  }
+  return out;
+}
+
 function image(dir: string): { file: FileDescriptor[] } {
-  const out = execFileSync(buf, ['build', dir, '-o', '-#format=json'], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
-  return JSON.parse(out) as { file: FileDescriptor[] };
+  return JSON.parse(imageJson(dir)) as { file: FileDescriptor[] };
 }
 
 function modelOf(files: FileDescriptor[]): ProtoModel {
@@ -281,7 +309,9 @@ export function compareProto(beforeDir: string, afterDir: string): { changes: Co
 
   // buf's wire and JSON rules; what we already named breaking for the same element is not repeated.
   const breakingElements = new Set(changes.filter((item) => item.class === 'breaking').map((item) => item.element));
-  for (const finding of bufBreaking(afterDir, beforeDir)) {
+  // Two equal images hold no change for any rule to find: `buf breaking` (about 0.4 s) only for two that differ.
+  const findings = imageJson(afterDir) === imageJson(beforeDir) ? [] : bufBreaking(afterDir, beforeDir);
+  for (const finding of findings) {
     const element = elementOfFinding(finding, before, after, afterDir);
     if (breakingElements.has(element) || (finding.type === 'FIELD_WIRE_JSON_COMPATIBLE_TYPE' && widenedInRequests.has(element))) continue;
     breakingElements.add(element);
