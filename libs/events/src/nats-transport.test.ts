@@ -138,7 +138,9 @@ it("after a broker restart, an event waiting for the consumer is handled at once
   const HANDLED_WITHIN_MS = ACK_WAIT_MS / 2;
   const broker = await NatsServer.start();
   const producer = await NatsTransport.connect({ servers: broker.url, name: 'users-service', logger });
-  const consumerSide = await NatsTransport.connect({ servers: broker.url, name: 'orders-service', logger, ackWaitMs: ACK_WAIT_MS });
+  // Pulls of 1 s rather than 5: the broker need only be down three of them, not eleven seconds.
+  const PULL_EXPIRES_MS = 1_000;
+  const consumerSide = await NatsTransport.connect({ servers: broker.url, name: 'orders-service', logger, ackWaitMs: ACK_WAIT_MS, pullExpiresMs: PULL_EXPIRES_MS });
   const seen: number[] = [];
   const consumption = await consumerSide.consume({ consumer: 'orders-service', sources: ['users-service'], types: ['user.deleted'] }, async ({ event }) => void seen.push(Number(event.aggregatesequence)));
   try {
@@ -147,8 +149,8 @@ it("after a broker restart, an event waiting for the consumer is handled at once
     // The broker writes a consumer's acks to its store a moment later: killed before, it would deliver event 1 again after the ack wait.
     await new Promise((resolve) => setTimeout(resolve, 3_000));
     await broker.kill();
-    // Down longer than a pull is waited for (twice its 5 s expiry): the consumer gives its pull up and pulls again.
-    await new Promise((resolve) => setTimeout(resolve, 11_000));
+    // Down longer than a pull is waited for (twice its expiry): the consumer gives its pull up and pulls again.
+    await new Promise((resolve) => setTimeout(resolve, 3 * PULL_EXPIRES_MS));
     await broker.restart();
     await publishedUntilAcknowledged(producer, [eventOf(2)]);
     for (const giveUpAt = Date.now() + HANDLED_WITHIN_MS; seen.length < 2 && Date.now() < giveUpAt; ) await new Promise((resolve) => setTimeout(resolve, 50));

@@ -20,7 +20,7 @@ export const EVENTS_STREAM = 'EVENTS';
  * other partitions, so it is done with the relays stopped and the consumers drained.
  */
 export const PARTITIONS = 16;
-/** How long one pull waits for an event before the next pull; a broken pull shows within it. */
+/** How long one pull waits for an event before the next pull (unless settings say otherwise); a broken pull shows within it. */
 const PULL_EXPIRES_MS = 5_000;
 
 // The package's own `nanos` and connection type live behind a subpath export that this
@@ -54,6 +54,8 @@ export interface NatsTransportSettings {
   partitions?: number;
   /** `apply` (default): create the stream or bring it to these settings (`applyStream`); `check`: only read it (`checkStream`). */
   stream?: 'apply' | 'check';
+  /** How long one pull waits for an event (PULL_EXPIRES_MS); one unanswered twice as long is given up (a test of that shortens it). */
+  pullExpiresMs?: number;
 }
 
 /** The durable consumer through which `consumer` reads `source`'s partition `partition`: one name token (no dots). */
@@ -166,6 +168,7 @@ export class NatsTransport implements EventTransport {
   private async follow(consumer: string, source: string, partition: number, handle: (delivery: Delivery) => Promise<void>): Promise<Consumption> {
     const durable = durableNameOf(consumer, source, partition);
     const ackWaitMs = this.settings.ackWaitMs ?? 30_000;
+    const pullExpiresMs = this.settings.pullExpiresMs ?? PULL_EXPIRES_MS;
     const ensureDurable = async () => {
       try {
         await this.manager.consumers.info(EVENTS_STREAM, durable);
@@ -207,11 +210,11 @@ export class NatsTransport implements EventTransport {
             // can be stopped: left running, the client pulls again for it after a reconnect, the
             // server hands the partition's next message to that pull, nobody reads it, and the
             // partition (one message in flight) waits out the ack wait (30 s) at every broker restart.
-            const messages = await consumer.fetch({ max_messages: 1, expires: PULL_EXPIRES_MS });
+            const messages = await consumer.fetch({ max_messages: 1, expires: pullExpiresMs });
             // Bounded by a timer of our own as well: a pull cut by a disconnect can be left
             // pending by the client for good (its heartbeat monitor stops on disconnect).
             let timer: NodeJS.Timeout | undefined;
-            const abandoned = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('pull unanswered; pulling again')), PULL_EXPIRES_MS * 2)));
+            const abandoned = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('pull unanswered; pulling again')), pullExpiresMs * 2)));
             const first = (async () => {
               for await (const message of messages) return message;
               return null;
