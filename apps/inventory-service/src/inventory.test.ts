@@ -502,6 +502,20 @@ describe('stock levels over REST (behind the gateway\'s /v1/stock-levels)', () =
     expect([replaced.status, replaced.body.onHand]).toEqual([200, 4]);
   });
 
+  it('only creates a SKU under If-None-Match: * (create-only): a level that exists is 412 and stays as it was', async () => {
+    const sku = `NONE-${Date.now()}`;
+    const created = await call('PUT', `/stock-levels/${sku}`, { token: admin, body: { onHand: 3 }, headers: { 'if-none-match': '*' } });
+    expect([created.status, created.body.onHand]).toEqual([201, 3]);
+    // Another client's create-only PUT of the same SKU, to another count (and to the same one: a
+    // write that would change nothing is still not a creation).
+    for (const onHand of [7, 3]) {
+      const refused = await call('PUT', `/stock-levels/${sku}`, { token: admin, body: { onHand }, headers: { 'if-none-match': '*' } });
+      expect([onHand, refused.status, refused.body.code]).toEqual([onHand, 412, 'PRECONDITION_FAILED']);
+    }
+    const level = await call('GET', `/stock-levels/${sku}`, { token: admin });
+    expect([level.body.onHand, level.headers.get('etag')]).toEqual([3, created.headers.get('etag')]);
+  });
+
   it('answers a replay with the same Idempotency-Key exactly as the first PUT: 201 with Location, the same body', async () => {
     const sku = `REPLAY-${Date.now()}`;
     const key = `replay-${sku}`;

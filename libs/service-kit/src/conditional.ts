@@ -26,6 +26,15 @@ export function ifMatchesAnyExisting(req: Request): boolean {
 }
 
 /**
+ * Whether `If-None-Match` is `*` on a write: it applies only where there is no current
+ * representation (RFC 9110 §13.1.2), a create-only PUT. Ignoring it let a client's create-only PUT
+ * of a stock level replace the one another client had made.
+ */
+export function ifMatchesNoneExisting(req: Request): boolean {
+  return req.headers['if-none-match']?.trim() === '*';
+}
+
+/**
  * 412 when the client's If-Match names another version than the one the resource is at: for a
  * write that is accepted now and applied later (an order's cancellation request), where there is
  * no versioned write to hand to updateAtVersion.

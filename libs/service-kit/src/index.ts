@@ -17,7 +17,7 @@ export { ClientChosenLabel, createMetrics, dropSeries, type Metrics } from './me
 export { Health, type ReadinessCheck } from './health';
 export { createStopper, stopOnSignals, stoppableHttpServer, type GracefulStopOptions, type Stoppable } from './graceful-stop';
 export { type ConnectionLimits, listen, type Listening, type ListenOptions } from './listen';
-export { expectedVersion, ifMatchesAnyExisting, requireExpectedVersion, unchangedAtVersion, updateAtVersion } from './conditional';
+export { expectedVersion, ifMatchesAnyExisting, ifMatchesNoneExisting, requireExpectedVersion, unchangedAtVersion, updateAtVersion } from './conditional';
 export { createService, type Mount, type ResourceRoutes, type ServiceParts } from './create-service';
 export { runService, type BuiltService, type DatabaseOpener, type OpenDatabase, type ServiceContext, type ServiceDefinition } from './run-service';
 export { escapedLoneSurrogate, escapesLoneSurrogate, jsonBody, MAX_JSON_NESTING, nestsDeeperThan, parseJsonBody, readForwardedJson, type ForwardedJson, requireJsonBody, requireReadableBody, tooDeeplyNested } from './json-body';

@@ -71,6 +71,8 @@ export interface StockChangeRequest {
   reason: string | null;
   /** SET through REST with If-Match: only a row still at this version changes (none is created). */
   expectedVersion?: number;
+  /** SET through REST with If-None-Match: *: only a SKU without a row is set (none is replaced). */
+  createOnly?: boolean;
 }
 
 /**
@@ -96,7 +98,9 @@ export type StockChangeOutcome =
   /** SET below what is reserved; ADJUST taking more than is available, or past `maxOnHand`. */
   | { kind: 'out-of-bounds'; available: number; reserved: number }
   /** `expectedVersion` was given and the row is at another version, or there is no row. */
-  | { kind: 'version-mismatch' };
+  | { kind: 'version-mismatch' }
+  /** `createOnly` was given and the SKU has a row. */
+  | { kind: 'exists' };
 
 /** Ends a stock change's transaction without keeping anything (its idempotency record included). */
 class ChangeRefused {
@@ -372,6 +376,7 @@ export class StockRepository {
         if (change.kind === 'SET') {
           const [current] = await tx.$queryRaw<StockLevelRow[]>`
             SELECT sku, available, reserved, version::float8 AS version, updated_at AS "updatedAt" FROM stock WHERE sku = ${change.sku} FOR UPDATE`;
+          if (current && change.createOnly) throw new ChangeRefused({ kind: 'exists' });
           if (current && current.available + current.reserved === change.amount) {
             const row = unchangedAtVersion(current, change.expectedVersion);
             await tx.$executeRaw`
@@ -389,6 +394,12 @@ export class StockRepository {
                 UPDATE stock SET available = ${change.amount} - reserved, updated_at = now()
                 WHERE sku = ${change.sku} AND version = ${change.expectedVersion} AND reserved <= ${change.amount}
                 RETURNING available, reserved, version::float8 AS version, updated_at AS "updatedAt", false AS created`
+            : change.kind === 'SET' && change.createOnly
+            ? // Of two create-only SETs racing for a new SKU, the one whose INSERT loses finds no row here.
+              await tx.$queryRaw<ChangedLevel[]>`
+                INSERT INTO stock (sku, available, reserved, updated_at) VALUES (${change.sku}, ${change.amount}, 0, now())
+                ON CONFLICT (sku) DO NOTHING
+                RETURNING available, reserved, version::float8 AS version, updated_at AS "updatedAt", true AS created`
             : change.kind === 'SET'
             ? await tx.$queryRaw<ChangedLevel[]>`
                 INSERT INTO stock (sku, available, reserved, updated_at) VALUES (${change.sku}, ${change.amount}, 0, now())
@@ -402,6 +413,7 @@ export class StockRepository {
         if (!level) {
           const [current] = await tx.$queryRaw<{ available: number; reserved: number; version: number }[]>`SELECT available, reserved, version::float8 AS version FROM stock WHERE sku = ${change.sku}`;
           if (change.expectedVersion !== undefined && current?.version !== change.expectedVersion) throw new ChangeRefused({ kind: 'version-mismatch' });
+          if (change.createOnly && current) throw new ChangeRefused({ kind: 'exists' });
           throw new ChangeRefused(current ? { kind: 'out-of-bounds', available: current.available, reserved: current.reserved } : { kind: 'unknown-sku' });
         }
         await tx.$executeRaw`

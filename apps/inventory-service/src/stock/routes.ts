@@ -5,7 +5,7 @@ import { defineEndpoints, publicPath } from '@platform/endpoints';
 import { ApiError, Invalid } from '@platform/errors';
 import { newId } from '@platform/ids';
 import { mapListItems, parseSort, toListEnvelope, toPageRequest } from '@platform/paging';
-import { ifMatchesAnyExisting } from '@platform/service-kit';
+import { ifMatchesAnyExisting, ifMatchesNoneExisting } from '@platform/service-kit';
 import { parseParts, writtenKey } from '@platform/validation';
 import { etagOf, stockLevelPageRepresentation, stockLevelRepresentation, toStockLevelResponse } from './representation';
 import { listStockLevelsQuery, putStockLevelBody, setStockRequest, skuInPath, stockLevelInPath } from './schemas';
@@ -66,7 +66,10 @@ export function stockLevelRoutes(stock: StockService, cursorSecret: string) {
       // count twice is harmless (PUT is idempotent by itself).
       const requestId = (req.headers['idempotency-key'] as string | undefined) ?? newId();
       // The path, body and headers together are SetStock's message: checked by the rule gRPC's SetStock is.
-      const change = parseParts(setStockRequest, { sku, onHand: body.onHand, requestId, expectedVersion }, { requestId: 'Idempotency-Key', expectedVersion: 'If-Match' });
+      // If-None-Match: * creates the SKU and never replaces a level: decided by the write itself, so
+      // of two create-only PUTs of a new SKU racing, one creates it and the other is 412.
+      const createOnly = ifMatchesNoneExisting(req) || undefined;
+      const change = parseParts(setStockRequest, { sku, onHand: body.onHand, requestId, expectedVersion, createOnly }, { requestId: 'Idempotency-Key', expectedVersion: 'If-Match' });
       const { row, created } = await stock.putOnHand(change).catch((error: unknown) => Promise.reject(inRestNames(error)));
       if (created) res.status(201).location(publicPath('stock-levels', sku));
       res.setHeader('ETag', etagOf(row)).json(toStockLevelResponse(row));

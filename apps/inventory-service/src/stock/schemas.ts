@@ -79,7 +79,7 @@ export const getStockRequest = z.object({ skus: skuList });
 export const watchStockRequest = getStockRequest;
 
 /** SetStock; PUT /stock-levels/{sku} sends the same change (its request id is the Idempotency-Key, its expected version the If-Match). */
-export const setStockRequest = z.object({ sku, onHand, requestId, expectedVersion: z.number().int().optional() });
+export const setStockRequest = z.object({ sku, onHand, requestId, expectedVersion: z.number().int().optional(), createOnly: z.boolean().optional() });
 
 export const adjustStockRequest = z.object({
   sku,

@@ -27,7 +27,7 @@ type RequestIdName = 'request_id' | 'Idempotency-Key';
 
 /** SetStock as the repository's change: on hand set to `onHand`. */
 function setChangeOf(request: SetStockRequest): StockChangeRequest {
-  return { requestId: request.requestId, sku: request.sku, kind: 'SET', amount: request.onHand, reason: null, expectedVersion: request.expectedVersion };
+  return { requestId: request.requestId, sku: request.sku, kind: 'SET', amount: request.onHand, reason: null, expectedVersion: request.expectedVersion, createOnly: request.createOnly };
 }
 
 export class StockService {
@@ -114,6 +114,8 @@ export class StockService {
         throw new NotFound(`Unknown SKU ${request.sku}.`, [request.sku]);
       case 'version-mismatch':
         throw new VersionMismatch();
+      case 'exists':
+        throw new VersionMismatch(`If-None-Match: * sets only a SKU inventory does not know; ${request.sku} has a stock level.`);
       case 'out-of-bounds':
         if (request.kind === 'SET') throw new Conflict('CONFLICT', `${request.sku} has ${outcome.reserved} reserved; on_hand cannot be set below that.`);
         if (request.amount < 0) throw new Conflict('CONFLICT', `${request.sku} has ${outcome.available} available; ${-request.amount} cannot be taken.`);
