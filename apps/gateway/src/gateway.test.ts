@@ -529,6 +529,25 @@ describe('browsers on other origins (CORS)', () => {
     expect([fromApp.headers['access-control-allow-origin'], varyOf(fromApp)]).toEqual([app, expect.arrayContaining(['origin'])]);
   });
 
+  it('lets shared caches keep only the successful answers of a cacheable route: its refusals (429, 406) are no-store', async () => {
+    // /v1/openapi.json is public for 5 minutes. A 429 carrying that too would be kept by a CDN
+    // and handed to every client for 5 minutes: one client spending its own budget would stop all.
+    const limited = await startGateway(upstream.url, { points: 2 });
+    try {
+      const answers = [];
+      for (let i = 0; i < 3; i++) answers.push(await rawRequest(`${limited.server.url}/v1/openapi.json`, 'GET', {}));
+      expect(answers.map((answer) => [answer.status, answer.headers['cache-control']])).toEqual([
+        [200, 'public, max-age=300'],
+        [200, 'public, max-age=300'],
+        [429, 'no-store'],
+      ]);
+    } finally {
+      await limited.stop();
+    }
+    const refused = await rawRequest(`${gateway.server.url}/v1/openapi.json`, 'GET', { accept: 'text/html' });
+    expect([refused.status, refused.headers['cache-control']]).toEqual([406, 'no-store']);
+  });
+
   it('allows exactly the CORS_ORIGINS patterns given, where * stands for one host label or port', async () => {
     const strict = await startGateway(upstream.url, { corsOrigins: 'https://app.example.com, https://*.shop.example.com' });
     try {

@@ -14,6 +14,10 @@ export function sendError(req: Request, res: Response, thrown: unknown): void {
   // The request log reads the cause; the client never sees it.
   if (error.status >= 500) res.locals.errorCause = error.cause ?? error;
   const traceId = traceIdOf(res);
+  // A refusal is about this request (its caller's budget, its headers, an outage now), never for a
+  // cache to keep, also on a route whose answers shared caches may keep (the gateway's
+  // /v1/openapi.json): a 429 stored there for 5 minutes reached every client.
+  res.setHeader('Cache-Control', 'no-store');
   for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
   res.status(error.status);
   const wantsProblem = req.accepts(['application/json', PROBLEM_JSON]) === PROBLEM_JSON;
