@@ -12,6 +12,7 @@ export { freePort, NatsServer, type NatsServerOptions, PostgresCluster, RedisSer
 export { connects, otherAddresses } from './reachability';
 export { PROMPT_REFUSAL_MS, timeAnswer, type TimedAnswer } from './timed-answer';
 export { rateLimitField } from './rate-limit-field';
+export { clockMovingOnDelete, whileClockMoves } from './moving-clock';
 export { type Answer, between, brief, type CallOptions, type Door, door, tally, Traffic } from './traffic';
 export { alive, createDatabases, dropDatabases, ensureDatabases, Stack, stackPorts, stopStackProcesses, workspaceRoot, type StackOptions } from './stack';
 export { expectedFields, type FieldDifferences, sdlFields } from './field-lists';

@@ -7,7 +7,7 @@ import { openTestDatabase } from '@platform/db/testing';
 import { EventConsumer, type EventTransport, fromCloudEventJson, toCloudEvent } from '@platform/events';
 import { newId } from '@platform/ids';
 import { createLogger, type Listening } from '@platform/service-kit';
-import { apiClient, tokenFor } from '@platform/test-kit';
+import { apiClient, clockMovingOnDelete, tokenFor, whileClockMoves } from '@platform/test-kit';
 import type { createOrdersApp } from '../app';
 import { PrismaClient } from '../generated/prisma/client';
 import { type FakeCatalog, type FakeInventory, type OrdersWithFakes, startOrdersWithFakes } from '../testing/fakes';
@@ -206,28 +206,15 @@ it('order.deleted happens when the row went, at a clock reading of the app as ev
   // transaction's start (the outbox's default) is the database's clock and earlier than the
   // deletion. Here the clock moves on while the DELETE statement runs, as during a lock wait.
   const order = await newOrder();
-  let wentAt: Date | undefined;
-  const waiting = database.prisma.$extends({
-    query: {
-      order: {
-        async deleteMany({ args, query }) {
-          jest.setSystemTime(Date.now() + 60_000);
-          wentAt = new Date();
-          return query(args);
-        },
-      },
-    },
-  }) as unknown as PrismaClient;
-  const second = await startOrdersWithFakes(waiting, { jwtSecret: JWT_SECRET, name: 'orders-events-waiting' });
-  jest.useFakeTimers({ advanceTimers: true, doNotFake: ['hrtime', 'nextTick', 'performance', 'queueMicrotask', 'setImmediate', 'clearImmediate', 'setInterval', 'clearInterval', 'setTimeout', 'clearTimeout'] });
+  const waiting = clockMovingOnDelete(database.prisma, 'order');
+  const second = await startOrdersWithFakes(waiting.prisma, { jwtSecret: JWT_SECRET, name: 'orders-events-waiting' });
   try {
-    expect((await apiClient(() => second.server.url)('DELETE', `/orders/${order.id}`, { token: alice.token })).status).toBe(204);
+    expect(await whileClockMoves(async () => (await apiClient(() => second.server.url)('DELETE', `/orders/${order.id}`, { token: alice.token })).status)).toBe(204);
   } finally {
-    jest.useRealTimers();
     await second.stop();
   }
   const deleted = await database.prisma.outboxEvent.findFirstOrThrow({ where: { aggregateId: order.id, type: 'order.deleted' } });
-  expect(deleted.occurredAt.getTime()).toBeGreaterThanOrEqual((wentAt as Date).getTime());
+  expect(deleted.occurredAt.getTime()).toBeGreaterThanOrEqual(waiting.movedTo().getTime());
 });
 
 it('an order refused for want of stock records nothing', async () => {

@@ -7,7 +7,7 @@ import type { Database } from '@platform/db';
 import { openTestDatabase } from '@platform/db/testing';
 import { EmbeddedTransport, OutboxRelay } from '@platform/events';
 import { createLogger, createMetrics, Health, listen, type Listening } from '@platform/service-kit';
-import { apiClient } from '@platform/test-kit';
+import { apiClient, clockMovingOnDelete, whileClockMoves } from '@platform/test-kit';
 import { PrismaClient } from '../generated/prisma/client';
 import { createUsersApp } from '../app';
 
@@ -160,27 +160,14 @@ it('user.deleted happens when the row went, not when its transaction began: neve
   // start, so user.deleted at that start came, by its time, before the update it follows.
   // Here the clock moves on while the DELETE statement runs, as it does during that wait.
   const created = await call('POST', '/users', { body: { name: 'Gone', email: 'gone-events@example.com', password: 'correct-horse-1' } });
-  let wentAt: Date | undefined;
-  const waiting = database.prisma.$extends({
-    query: {
-      user: {
-        async deleteMany({ args, query }) {
-          jest.setSystemTime(Date.now() + 60_000);
-          wentAt = new Date();
-          return query(args);
-        },
-      },
-    },
-  }) as unknown as PrismaClient;
-  const app = await createUsersApp({ ...appDeps, prisma: waiting, metrics: createMetrics('users-events-waiting') });
+  const waiting = clockMovingOnDelete(database.prisma, 'user');
+  const app = await createUsersApp({ ...appDeps, prisma: waiting.prisma, metrics: createMetrics('users-events-waiting') });
   const waitingServer = await listen(app.app, 0, '127.0.0.1');
-  jest.useFakeTimers({ advanceTimers: true, doNotFake: ['hrtime', 'nextTick', 'performance', 'queueMicrotask', 'setImmediate', 'clearImmediate', 'setInterval', 'clearInterval', 'setTimeout', 'clearTimeout'] });
   try {
-    expect((await apiClient(() => waitingServer.url)('DELETE', `/users/${created.body.id}`, { token: adminToken })).status).toBe(204);
+    expect(await whileClockMoves(async () => (await apiClient(() => waitingServer.url)('DELETE', `/users/${created.body.id}`, { token: adminToken })).status)).toBe(204);
   } finally {
-    jest.useRealTimers();
     await waitingServer.close();
   }
   const deleted = await database.prisma.outboxEvent.findFirstOrThrow({ where: { aggregateId: created.body.id, type: 'user.deleted' } });
-  expect(deleted.occurredAt.getTime()).toBeGreaterThanOrEqual((wentAt as Date).getTime());
+  expect(deleted.occurredAt.getTime()).toBeGreaterThanOrEqual(waiting.movedTo().getTime());
 });
